@@ -1,0 +1,1 @@
+//! pidx: an SQLite index over pi session transcripts.
