@@ -1,0 +1,187 @@
+//! Which files are sessions, by pi's own rules (spec §1.1, §5.1): the sessions root's direct
+//! sub-folders (symlinks followed) and, in each, the files whose name ends in `.jsonl`
+//! (case-sensitive). Files directly in the root and deeper folders are not sessions. A flat root
+//! (`$PI_CODING_AGENT_SESSION_DIR`) holds session files directly.
+
+use std::fs::Metadata;
+use std::path::{Path, PathBuf};
+
+/// How a root stores its session files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// `<root>/--<cwd>--/<file>.jsonl`, pi's default.
+    Tree,
+    /// `<root>/<file>.jsonl`, a custom session dir.
+    Flat,
+}
+
+impl Layout {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layout::Tree => "tree",
+            Layout::Flat => "flat",
+        }
+    }
+}
+
+/// A folder pidx indexes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    pub path: PathBuf,
+    pub layout: Layout,
+}
+
+/// A session file found on disk, with its `stat`.
+pub struct Found {
+    pub path: PathBuf,
+    pub dir: PathBuf,
+    pub name: String,
+    pub meta: Metadata,
+}
+
+/// What discovery could not read (reported, then skipped).
+pub struct DiscoverError {
+    pub path: PathBuf,
+    pub error: std::io::Error,
+}
+
+/// The roots pi itself uses: `$PI_CODING_AGENT_DIR/sessions` (else `~/.pi/agent/sessions`),
+/// plus the flat `$PI_CODING_AGENT_SESSION_DIR` when set.
+pub fn default_roots() -> Vec<Root> {
+    let agent_dir = std::env::var("PI_CODING_AGENT_DIR")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(|v| expand_path(&v))
+        .unwrap_or_else(|| home().join(".pi").join("agent"));
+    let mut roots = vec![Root {
+        path: absolute(&agent_dir.join("sessions")),
+        layout: Layout::Tree,
+    }];
+    if let Some(flat) = std::env::var("PI_CODING_AGENT_SESSION_DIR").ok().filter(|v| !v.is_empty()) {
+        roots.push(Root {
+            path: absolute(&expand_path(&flat)),
+            layout: Layout::Flat,
+        });
+    }
+    roots
+}
+
+fn home() -> PathBuf {
+    dirs::home_dir().unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// pi's env-path expansion: `~`, `~/...` and `file://` URLs.
+pub fn expand_path(v: &str) -> PathBuf {
+    if v == "~" {
+        return home();
+    }
+    if let Some(rest) = v.strip_prefix("~/") {
+        return home().join(rest);
+    }
+    if let Some(rest) = v.strip_prefix("file://") {
+        return PathBuf::from(rest);
+    }
+    PathBuf::from(v)
+}
+
+/// Makes a path absolute against the process cwd without resolving symlinks (as Node's
+/// `path.resolve`, so stored paths read like pi's `SessionInfo.path`).
+pub fn absolute(p: &Path) -> PathBuf {
+    let joined = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// pi's folder name for a cwd (spec §1.2): one leading separator dropped, every `/`, `\` and
+/// `:` replaced by `-`, wrapped in `--`.
+pub fn encode_cwd(cwd: &str) -> String {
+    let trimmed = cwd.strip_prefix(['/', '\\']).unwrap_or(cwd);
+    let body: String = trimmed
+        .chars()
+        .map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c })
+        .collect();
+    format!("--{body}--")
+}
+
+/// Every session file under `root`, with the errors met on the way. A missing root is empty.
+pub fn discover(root: &Root) -> (Vec<Found>, Vec<DiscoverError>) {
+    let mut found = Vec::new();
+    let mut errors = Vec::new();
+    match root.layout {
+        Layout::Flat => scan_dir(&root.path, &mut found, &mut errors),
+        Layout::Tree => match std::fs::read_dir(&root.path) {
+            Ok(entries) => {
+                for entry in entries.flatten() {
+                    let is_dir = entry.file_type().is_ok_and(|t| t.is_dir() || t.is_symlink());
+                    if is_dir {
+                        scan_dir(&entry.path(), &mut found, &mut errors);
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => errors.push(DiscoverError {
+                path: root.path.clone(),
+                error,
+            }),
+        },
+    }
+    (found, errors)
+}
+
+fn scan_dir(dir: &Path, found: &mut Vec<Found>, errors: &mut Vec<DiscoverError>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        // A symlink to a file, or a folder that vanished: pi skips these silently too.
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => return,
+        Err(error) => {
+            errors.push(DiscoverError {
+                path: dir.to_path_buf(),
+                error,
+            });
+            return;
+        }
+    };
+    for entry in entries.flatten() {
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        if !name.ends_with(".jsonl") {
+            continue;
+        }
+        let path = dir.join(&name);
+        match std::fs::metadata(&path) {
+            Ok(meta) if meta.is_file() => found.push(Found {
+                path,
+                dir: dir.to_path_buf(),
+                name,
+                meta,
+            }),
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => errors.push(DiscoverError { path, error }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encode_cwd_matches_pi() {
+        assert_eq!(encode_cwd("/home/u/proj"), "--home-u-proj--");
+        assert_eq!(encode_cwd("/home/u/my-proj.x:y/sub dir"), "--home-u-my-proj.x-y-sub dir--");
+        assert_eq!(encode_cwd("/"), "----");
+        assert_eq!(encode_cwd("C:\\Users\\me"), "--C--Users-me--");
+        assert_eq!(encode_cwd("\\\\srv\\share"), "---srv-share--");
+    }
+}

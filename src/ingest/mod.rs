@@ -1,0 +1,8 @@
+//! From files on disk to rows in the index: discovery (pi's rules), tailing by byte offset,
+//! pure line parsing and folding, and the sync that ties them together.
+
+pub mod discover;
+pub mod fold;
+pub mod parse;
+pub mod sync;
+pub mod tail;

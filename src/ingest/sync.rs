@@ -1,0 +1,358 @@
+//! `sync`: brings the index up to date with the files on disk. A stat pass compares every file
+//! with its row (new / grown / rewritten / gone); grown files are read from their stored offset,
+//! whole lines only; rewritten ones (inode change, shrink, head or tail hash mismatch) are read
+//! again from byte 0. Each batch of entries commits together with the file's new offset, so an
+//! interrupted sync resumes exactly where it stopped.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, TransactionBehavior};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::ingest::discover::{discover, Found, Root};
+use crate::ingest::parse::{parse_line, Line};
+use crate::ingest::tail::{Chunk, LineReader, Windows};
+use crate::model::{EntryRow, SessionState};
+use crate::store::writer::{self, FileRow};
+use crate::store::Store;
+
+/// Lines per transaction are bounded by bytes and rows, so one huge file never holds a huge
+/// batch in memory and a crash loses at most one batch of work.
+const BATCH_BYTES: usize = 8 << 20;
+const BATCH_ROWS: usize = 20_000;
+
+/// How a sync reports progress.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SyncOptions {
+    /// Draw a progress bar on stderr (only when it is a terminal and the work is large).
+    pub progress: bool,
+}
+
+/// A skipped line, reported as `path:line: reason`.
+#[derive(Debug, Clone)]
+pub struct BadLine {
+    pub path: PathBuf,
+    pub line: i64,
+    pub reason: String,
+}
+
+/// What a sync did.
+#[derive(Debug, Default)]
+pub struct SyncReport {
+    pub new: usize,
+    pub changed: usize,
+    pub removed: usize,
+    pub unchanged: usize,
+    pub entries: i64,
+    pub bytes: u64,
+    pub bad: Vec<BadLine>,
+    /// Files or folders that could not be read (skipped; the rest was indexed).
+    pub errors: Vec<String>,
+    pub elapsed: Duration,
+}
+
+impl SyncReport {
+    /// The one-line summary `pidx sync` prints.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "{} files: {} new, {} changed, {} removed, {} unchanged; {} entries, {} bad lines, {:.1} MB read in {:.2}s",
+            self.new + self.changed + self.unchanged,
+            self.new,
+            self.changed,
+            self.removed,
+            self.unchanged,
+            self.entries,
+            self.bad.len(),
+            self.bytes as f64 / 1e6,
+            self.elapsed.as_secs_f64()
+        );
+        if !self.errors.is_empty() {
+            s.push_str(&format!("; {} unreadable", self.errors.len()));
+        }
+        s
+    }
+}
+
+/// Brings the index up to date with `roots`.
+///
+/// # Errors
+/// Index errors (disk full, read-only, corrupt). Unreadable session files are not errors:
+/// they are listed in the report and skipped.
+pub fn sync(store: &mut Store, roots: &[Root], opts: SyncOptions) -> Result<SyncReport> {
+    let started = Instant::now();
+    let mut report = SyncReport::default();
+    let mut work = Vec::new();
+    for root in roots {
+        let root_path = root.path.to_string_lossy().into_owned();
+        let root_id = writer::upsert_root(&store.conn, &root_path, root.layout.as_str())?;
+        let mut known = writer::files_of_root(&store.conn, root_id)?;
+        let (found, errors) = discover(root);
+        report
+            .errors
+            .extend(errors.into_iter().map(|e| format!("{}: {}", e.path.display(), e.error)));
+        let mut seen = HashSet::new();
+        for f in found {
+            let key = f.path.to_string_lossy().into_owned();
+            seen.insert(key.clone());
+            let prev = known.remove(&key);
+            if is_unchanged(prev.as_ref(), &f) {
+                report.unchanged += 1;
+            } else {
+                work.push((root_id, f, prev));
+            }
+        }
+        remove_gone(&mut store.conn, known.into_values(), &mut report)?;
+    }
+    let total: u64 = work
+        .iter()
+        .map(|(_, f, p)| f.meta.len().saturating_sub(p.as_ref().map_or(0, |p| p.offset as u64)))
+        .sum();
+    let bar = progress_bar(opts.progress && total > 32 << 20, total);
+    for (root_id, found, prev) in work {
+        let is_new = prev.is_none();
+        match sync_file(&mut store.conn, root_id, &found, prev, &bar) {
+            Ok(done) => {
+                if is_new {
+                    report.new += 1;
+                } else {
+                    report.changed += 1;
+                }
+                report.entries += done.entries;
+                report.bytes += done.bytes;
+                report.bad.extend(done.bad.into_iter().map(|(line, reason)| BadLine {
+                    path: found.path.clone(),
+                    line,
+                    reason,
+                }));
+            }
+            Err(Error::Io { path, source }) => report.errors.push(format!("{}: {source}", path.display())),
+            Err(e) => return Err(e),
+        }
+    }
+    bar.finish_and_clear();
+    report.elapsed = started.elapsed();
+    Ok(report)
+}
+
+fn progress_bar(show: bool, total: u64) -> indicatif::ProgressBar {
+    use std::io::IsTerminal;
+    if !show || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} indexing {bytes}/{total_bytes} ({bytes_per_sec}, {eta})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+fn is_unchanged(prev: Option<&FileRow>, f: &Found) -> bool {
+    prev.is_some_and(|p| {
+        p.dev == f.meta.dev() as i64
+            && p.ino == f.meta.ino() as i64
+            && p.size == f.meta.len() as i64
+            && p.mtime_ms == mtime_ms(&f.meta)
+    })
+}
+
+fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
+    meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+fn remove_gone(
+    conn: &mut Connection,
+    gone: impl Iterator<Item = FileRow>,
+    report: &mut SyncReport,
+) -> Result<()> {
+    let gone: Vec<FileRow> = gone.collect();
+    if gone.is_empty() {
+        return Ok(());
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    for f in &gone {
+        writer::delete_file(&tx, f.id)?;
+    }
+    tx.commit()?;
+    report.removed += gone.len();
+    Ok(())
+}
+
+/// What ingesting one file did.
+struct FileDone {
+    entries: i64,
+    bytes: u64,
+    bad: Vec<(i64, String)>,
+}
+
+/// Where reading a file starts.
+struct Start {
+    row: FileRow,
+    state: SessionState,
+    windows: Windows,
+    /// Everything ingested from this file so far must go (the file was rewritten).
+    rewrite: bool,
+}
+
+fn plan_start(conn: &Connection, file: &File, root_id: i64, found: &Found, prev: Option<FileRow>) -> Result<Start> {
+    let io = |e| Error::io(&found.path, e);
+    let meta = file.metadata().map_err(io)?;
+    let fresh = |id: i64| FileRow {
+        id,
+        root_id,
+        path: found.path.to_string_lossy().into_owned(),
+        dir: found.dir.to_string_lossy().into_owned(),
+        name: found.name.clone(),
+        ..FileRow::default()
+    };
+    let Some(prev) = prev else {
+        return Ok(Start {
+            row: fresh(0),
+            state: SessionState::default(),
+            windows: Windows::default(),
+            rewrite: false,
+        });
+    };
+    let same_file = prev.dev == meta.dev() as i64 && prev.ino == meta.ino() as i64;
+    if same_file && meta.len() >= prev.offset as u64 {
+        let windows = Windows::read(file, prev.offset as u64).map_err(io)?;
+        // After a torn line was taken as complete, only its newline may follow it.
+        let torn_ok = !prev.torn
+            || crate::ingest::tail::read_at(file, prev.offset as u64, 1).map_err(io)?.first().is_none_or(|&b| b == b'\n');
+        if torn_ok && windows.head_hash() == prev.head_hash && windows.tail_hash() == prev.tail_hash {
+            let state = writer::load_session(conn, prev.id)?;
+            return Ok(Start {
+                row: prev,
+                state,
+                windows,
+                rewrite: false,
+            });
+        }
+    }
+    Ok(Start {
+        row: fresh(prev.id),
+        state: SessionState::default(),
+        windows: Windows::default(),
+        rewrite: true,
+    })
+}
+
+fn sync_file(
+    conn: &mut Connection,
+    root_id: i64,
+    found: &Found,
+    prev: Option<FileRow>,
+    bar: &indicatif::ProgressBar,
+) -> Result<FileDone> {
+    let io = |e| Error::io(&found.path, e);
+    let file = File::open(&found.path).map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    let Start {
+        mut row,
+        mut state,
+        mut windows,
+        mut rewrite,
+    } = plan_start(conn, &file, root_id, found, prev)?;
+    let mut reader = LineReader::new(file, row.offset as u64).map_err(io)?;
+    if row.torn && !rewrite && reader.peek_byte().map_err(io)? == Some(b'\n') {
+        // The newline that completes the line taken as whole last time.
+        reader.skip_byte();
+        windows.push(b"\n");
+        row.torn = false;
+    }
+    let mut done = FileDone {
+        entries: 0,
+        bytes: 0,
+        bad: Vec::new(),
+    };
+    let mut rows: Vec<EntryRow> = Vec::new();
+    let mut bad: Vec<(i64, String)> = Vec::new();
+    let mut pending = 0usize;
+    let start_offset = reader.offset;
+    while let Some(chunk) = reader.next_chunk().map_err(io)? {
+        let (line_offset, torn) = match chunk {
+            Chunk::Line { offset } => (offset, false),
+            Chunk::Fragment { offset } => {
+                if !matches!(parse_line(&reader.buf), Line::Value(Value::Object(_))) {
+                    // A half-written line: wait for its newline.
+                    reader.offset = offset;
+                    break;
+                }
+                (offset, true)
+            }
+        };
+        row.lines += 1;
+        let outcome = state.apply_line(&reader.buf, row.lines, line_offset as i64);
+        rows.extend(outcome.entry);
+        if let Some(reason) = outcome.bad {
+            bad.push((row.lines, reason));
+        }
+        windows.push(&reader.buf);
+        if !torn {
+            windows.push(b"\n");
+        }
+        row.torn = torn;
+        pending += reader.buf.len() + 1;
+        if pending >= BATCH_BYTES || rows.len() >= BATCH_ROWS {
+            row.offset = reader.offset as i64;
+            commit_batch(conn, &mut row, &state, &windows, &rows, &bad, rewrite, &meta, false)?;
+            rewrite = false;
+            bar.inc(pending as u64);
+            done.entries += rows.len() as i64;
+            done.bad.append(&mut bad);
+            rows.clear();
+            pending = 0;
+        }
+    }
+    row.offset = reader.offset as i64;
+    commit_batch(conn, &mut row, &state, &windows, &rows, &bad, rewrite, &meta, true)?;
+    bar.inc(pending as u64);
+    done.entries += rows.len() as i64;
+    done.bad.append(&mut bad);
+    done.bytes = (reader.offset - start_offset.min(reader.offset)) as u64;
+    Ok(done)
+}
+
+/// Commits one batch: the file row (inserted on first sight), its entries and bad lines, and
+/// the session summary, in one transaction. Only the `last` batch of a pass stores the file's size;
+/// earlier batches store -1 so a crash before the last batch is seen as unfinished work.
+#[allow(clippy::too_many_arguments)]
+fn commit_batch(
+    conn: &mut Connection,
+    row: &mut FileRow,
+    state: &SessionState,
+    windows: &Windows,
+    rows: &[EntryRow],
+    bad: &[(i64, String)],
+    rewrite: bool,
+    meta: &std::fs::Metadata,
+    last: bool,
+) -> Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    if rewrite && row.id != 0 {
+        writer::clear_file(&tx, row.id)?;
+    }
+    row.dev = meta.dev() as i64;
+    row.ino = meta.ino() as i64;
+    row.size = if last { meta.len() as i64 } else { -1 };
+    row.mtime_ms = mtime_ms(meta);
+    row.head_hash = windows.head_hash();
+    row.tail_hash = windows.tail_hash();
+    row.bad_lines += bad.len() as i64;
+    row.id = writer::save_file(&tx, row, now_ms())?;
+    writer::insert_entries(&tx, row.id, rows)?;
+    writer::insert_bad_lines(&tx, row.id, bad)?;
+    writer::save_session(&tx, row.id, state)?;
+    tx.commit()?;
+    Ok(())
+}
+

@@ -1,0 +1,179 @@
+//! JavaScript semantics that pi's answers depend on: truthiness, `new Date(x).getTime()`,
+//! `Date#toISOString`, string coercion in `Array#join`, and `JSON.parse`'s tolerance of lone
+//! UTF-16 surrogate escapes. Kept in one place so every module agrees on them.
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, TimeZone, Utc};
+use serde_json::Value;
+
+/// JavaScript truthiness of a parsed JSON value.
+pub fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(_) | Value::Object(_) => true,
+    }
+}
+
+/// Largest |ms| a JavaScript Date can hold.
+const MAX_DATE_MS: f64 = 8.64e15;
+
+/// `new Date(v).getTime()` for a JSON value; `None` is NaN (an Invalid Date).
+/// Strings accept the ISO-8601 forms pi and JavaScript write; V8's looser legacy formats are
+/// not emulated, and a date-time without an offset is read as UTC (JavaScript would use the
+/// local zone).
+pub fn date_ms(v: &Value) -> Option<i64> {
+    let ms = match v {
+        Value::Null => 0.0,
+        Value::Bool(b) => f64::from(u8::from(*b)),
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) => return parse_iso_ms(s),
+        _ => return None,
+    };
+    time_clip(ms)
+}
+
+fn time_clip(ms: f64) -> Option<i64> {
+    (ms.is_finite() && ms.abs() <= MAX_DATE_MS).then(|| ms.trunc() as i64)
+}
+
+/// Parses the ISO-8601 date-time string forms `Date.parse` accepts.
+pub fn parse_iso_ms(s: &str) -> Option<i64> {
+    let s = s.trim();
+    if let Ok(dt) = DateTime::parse_from_rfc3339(s) {
+        return Some(dt.timestamp_millis());
+    }
+    for fmt in ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M"] {
+        if let Ok(dt) = NaiveDateTime::parse_from_str(s, fmt) {
+            return Some(Utc.from_utc_datetime(&dt).timestamp_millis());
+        }
+    }
+    for fmt in ["%Y-%m-%dT%H:%M:%S%.f%#z", "%Y-%m-%dT%H:%M%#z"] {
+        if let Ok(dt) = DateTime::parse_from_str(s, fmt) {
+            return Some(dt.timestamp_millis());
+        }
+    }
+    if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        return Some(Utc.from_utc_datetime(&d.and_hms_opt(0, 0, 0)?).timestamp_millis());
+    }
+    None
+}
+
+/// `new Date(ms).toISOString()`.
+pub fn iso(ms: i64) -> String {
+    match Utc.timestamp_millis_opt(ms).single() {
+        Some(dt) => dt.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
+        None => String::new(),
+    }
+}
+
+/// `String(v)` as `Array#join` applies it to one element (`null` and `undefined` become "").
+pub fn join_string(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => number_string(n),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items.iter().map(join_string).collect::<Vec<_>>().join(","),
+        Value::Object(_) => "[object Object]".to_string(),
+    }
+}
+
+fn number_string(n: &serde_json::Number) -> String {
+    if let Some(i) = n.as_i64() {
+        return i.to_string();
+    }
+    let f = n.as_f64().unwrap_or(f64::NAN);
+    if f.fract() == 0.0 && f.abs() < 1e21 {
+        return format!("{f:.0}");
+    }
+    f.to_string()
+}
+
+/// Rewrites `\uD800`-`\uDFFF` escapes that are not part of a valid pair into `\uFFFD`, so a
+/// line `JSON.parse` accepts (pi writes lone surrogates from cut emoji) also parses here.
+/// Returns `None` when the text has no lone surrogate.
+pub fn replace_lone_surrogates(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        if b.get(i + 1) != Some(&b'u') {
+            i += 2;
+            continue;
+        }
+        let Some(unit) = hex4(b, i + 2) else {
+            i += 2;
+            continue;
+        };
+        let lone = match unit {
+            0xD800..=0xDBFF => {
+                let next = (b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u'))
+                    .then(|| hex4(b, i + 8))
+                    .flatten();
+                if matches!(next, Some(0xDC00..=0xDFFF)) {
+                    i += 12;
+                    continue;
+                }
+                true
+            }
+            0xDC00..=0xDFFF => true,
+            _ => false,
+        };
+        if lone {
+            let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
+            o.push_str(&text[copied..i]);
+            o.push_str("\\ufffd");
+            copied = i + 6;
+        }
+        i += 6;
+    }
+    out.map(|mut o| {
+        o.push_str(&text[copied..]);
+        o
+    })
+}
+
+fn hex4(b: &[u8], at: usize) -> Option<u32> {
+    let s = b.get(at..at + 4)?;
+    let s = std::str::from_utf8(s).ok()?;
+    u32::from_str_radix(s, 16).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn lone_surrogates_become_replacement_escapes() {
+        assert_eq!(replace_lone_surrogates(r#""a\ud83d""#).as_deref(), Some(r#""a\ufffd""#));
+        assert_eq!(replace_lone_surrogates(r#""\ude00x""#).as_deref(), Some(r#""\ufffdx""#));
+        assert_eq!(replace_lone_surrogates(r#""\ud83d\ude00""#), None);
+        assert_eq!(replace_lone_surrogates(r#""\\ud83d""#), None);
+    }
+
+    #[test]
+    fn dates_follow_javascript() {
+        assert_eq!(date_ms(&json!("2026-01-02T03:04:05.678Z")), Some(1767323045678));
+        assert_eq!(date_ms(&json!(null)), Some(0));
+        assert_eq!(date_ms(&json!(12.9)), Some(12));
+        assert_eq!(date_ms(&json!("yesterday")), None);
+        assert_eq!(date_ms(&json!({})), None);
+        assert_eq!(iso(1767323045678), "2026-01-02T03:04:05.678Z");
+    }
+
+    #[test]
+    fn join_string_matches_array_join() {
+        assert_eq!(join_string(&json!(null)), "");
+        assert_eq!(join_string(&json!(3.0)), "3");
+        assert_eq!(join_string(&json!([1, "a", null])), "1,a,");
+        assert_eq!(join_string(&json!({"a": 1})), "[object Object]");
+    }
+}

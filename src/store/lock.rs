@@ -1,0 +1,75 @@
+//! The writer lock: one process at a time ingests into an index (a `watch`, or a command's own
+//! sync). It is an advisory lock on `<db>.lock`, released by the OS when the holder dies, so a
+//! `kill -9` never leaves a stale lock. The file records who holds it for `pidx status`.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// A held writer lock; dropping it releases the lock.
+pub struct WriterLock {
+    file: File,
+    pub path: PathBuf,
+}
+
+/// Who holds the lock, as its holder wrote it ("<pid> <command>").
+#[derive(Debug, Clone)]
+pub struct LockHolder(pub String);
+
+impl WriterLock {
+    fn lock_path(db: &Path) -> PathBuf {
+        let mut p = db.as_os_str().to_owned();
+        p.push(".lock");
+        PathBuf::from(p)
+    }
+
+    /// Takes the lock without waiting. `Ok(Err(holder))` when another process has it.
+    ///
+    /// # Errors
+    /// `Io` when the lock file cannot be created.
+    pub fn try_acquire(db: &Path, command: &str) -> Result<std::result::Result<WriterLock, LockHolder>> {
+        let path = Self::lock_path(db);
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                let mut who = String::new();
+                let _ = file.read_to_string(&mut who);
+                let who = if who.trim().is_empty() { "another pidx process".to_string() } else { who.trim().to_string() };
+                return Ok(Err(LockHolder(who)));
+            }
+            Err(TryLockError::Error(e)) => return Err(Error::io(&path, e)),
+        }
+        let note = format!("pid {} ({command})\n", std::process::id());
+        let _ = file.set_len(0);
+        let _ = file.rewind();
+        let _ = file.write_all(note.as_bytes());
+        Ok(Ok(WriterLock { file, path }))
+    }
+
+    /// Who holds the lock right now, or `None` when it is free.
+    pub fn holder(db: &Path) -> Option<LockHolder> {
+        match Self::try_acquire(db, "probe") {
+            Ok(Err(holder)) => Some(holder),
+            _ => None,
+        }
+    }
+}
+
+impl Drop for WriterLock {
+    fn drop(&mut self) {
+        let _ = self.file.set_len(0);
+        let _ = self.file.unlock();
+    }
+}

@@ -1,0 +1,43 @@
+//! Schema migrations: numbered SQL files in `migrations/`, embedded at build time and applied in
+//! order by `PRAGMA user_version`. A shipped migration is never edited; a schema change that
+//! cannot be migrated bumps `REBUILD_BELOW` so older indexes are rebuilt from the JSONL instead.
+
+use rusqlite::Connection;
+
+use super::APP_ID;
+
+const MIGRATIONS: &[&str] = &[include_str!("../../migrations/0001_init.sql")];
+
+/// The schema version this build writes.
+pub const LATEST: i64 = MIGRATIONS.len() as i64;
+
+/// Indexes older than this are rebuilt rather than migrated.
+const REBUILD_BELOW: i64 = 1;
+
+pub enum Outcome {
+    Current,
+    /// The index has this schema version, which this build cannot use.
+    Incompatible(i64),
+}
+
+/// Brings the schema up to date in one transaction.
+pub fn apply(conn: &mut Connection) -> rusqlite::Result<Outcome> {
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version == LATEST {
+        return Ok(Outcome::Current);
+    }
+    if version > LATEST || (version > 0 && version < REBUILD_BELOW) {
+        return Ok(Outcome::Incompatible(version));
+    }
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    // Another process may have migrated while we waited for the lock.
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    for sql in &MIGRATIONS[version as usize..] {
+        tx.execute_batch(sql)?;
+    }
+    tx.execute_batch(&format!(
+        "PRAGMA user_version = {LATEST}; PRAGMA application_id = {APP_ID};"
+    ))?;
+    tx.commit()?;
+    Ok(Outcome::Current)
+}

@@ -1,0 +1,152 @@
+//! The SQLite index: where it lives, how it is opened (pragmas, migrations, safety checks) and
+//! the writer lock. The one write path is `writer`; queries live in `crate::query`.
+
+mod lock;
+mod migrate;
+pub mod writer;
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::error::{Error, Result};
+pub use lock::{LockHolder, WriterLock};
+
+/// `PRAGMA application_id` of a pidx index ("pidx" in ASCII), so a foreign SQLite file is refused.
+const APP_ID: i64 = 0x7069_6478;
+
+/// An open index.
+pub struct Store {
+    pub conn: Connection,
+    pub path: PathBuf,
+}
+
+/// Where the index lives when neither `--db` nor `PIDX_DB` is given: the user's data dir,
+/// outside the watched sessions tree (`~/.local/share/pidx/index.db` on Linux).
+pub fn default_db_path() -> PathBuf {
+    dirs::data_dir()
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("pidx")
+        .join("index.db")
+}
+
+impl Store {
+    /// Opens (creating if needed) the index at `path` for reading and writing, applying
+    /// migrations. An index from an incompatible pidx is deleted and recreated with a one-line
+    /// note on stderr; the caller's next sync re-ingests everything.
+    ///
+    /// # Errors
+    /// `NotAnIndex` for a file that is not a pidx index (it is left untouched), `Corrupt` for
+    /// a damaged index, `Io`/`Sqlite` otherwise.
+    pub fn open(path: &Path) -> Result<Store> {
+        check_is_ours(path)?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let conn = Connection::open(path).map_err(|e| Error::at_open(path, e))?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        store.configure()?;
+        match migrate::apply(&mut store.conn).map_err(|e| Error::at_open(path, e))? {
+            migrate::Outcome::Current => Ok(store),
+            migrate::Outcome::Incompatible(found) => {
+                eprintln!(
+                    "pidx: index {} has schema {found}, this pidx needs {}; rebuilding it from the session files",
+                    path.display(),
+                    migrate::LATEST
+                );
+                drop(store);
+                remove_index_files(path)?;
+                Store::open(path)
+            }
+        }
+    }
+
+    /// Opens an existing index read-only (`pidx sql`, and queries while another process writes).
+    ///
+    /// # Errors
+    /// As [`Store::open`]; also when the index does not exist yet.
+    pub fn open_read_only(path: &Path) -> Result<Store> {
+        check_is_ours(path)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| Error::at_open(path, e))?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.execute_batch("PRAGMA query_only = ON;")?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Deletes the index (and its WAL files) so the next open starts empty. Refuses files that
+    /// are not pidx indexes.
+    ///
+    /// # Errors
+    /// `NotAnIndex` for a foreign file; `Io` when it cannot be removed.
+    pub fn destroy(path: &Path) -> Result<()> {
+        match check_is_ours(path) {
+            Ok(()) | Err(Error::Corrupt { .. }) => remove_index_files(path),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn configure(&mut self) -> Result<()> {
+        self.conn
+            .busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(|e| Error::at_open(&self.path, e))?;
+        self.conn
+            .execute_batch(
+                "PRAGMA journal_mode = WAL;
+                 PRAGMA synchronous = NORMAL;
+                 PRAGMA foreign_keys = ON;
+                 PRAGMA temp_store = MEMORY;
+                 PRAGMA cache_size = -32768;",
+            )
+            .map_err(|e| Error::at_open(&self.path, e))
+    }
+}
+
+/// Refuses a file that exists and is not a pidx index, without modifying it.
+fn check_is_ours(path: &Path) -> Result<()> {
+    use std::io::Read;
+    let mut file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let mut head = [0u8; 100];
+    let n = file.read(&mut head).map_err(|e| Error::io(path, e))?;
+    if n == 0 {
+        return Ok(());
+    }
+    if n < 100 || &head[..16] != b"SQLite format 3\0" {
+        return Err(Error::NotAnIndex {
+            path: path.to_path_buf(),
+            why: "not an SQLite database".into(),
+        });
+    }
+    // application_id is a big-endian u32 at byte 68 of the database header.
+    let app_id = u32::from_be_bytes([head[68], head[69], head[70], head[71]]) as i64;
+    if app_id != APP_ID {
+        return Err(Error::NotAnIndex {
+            path: path.to_path_buf(),
+            why: format!("an SQLite database with application_id {app_id}"),
+        });
+    }
+    Ok(())
+}
+
+fn remove_index_files(path: &Path) -> Result<()> {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        match std::fs::remove_file(&p) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(PathBuf::from(p), e)),
+        }
+    }
+    Ok(())
+}

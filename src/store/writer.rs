@@ -1,0 +1,241 @@
+//! The one write path: every row ingest produces goes through here, inside the caller's
+//! `BEGIN IMMEDIATE` transaction, so a batch of entries, the session summary and the file's new
+//! offset always commit together.
+
+use std::collections::HashMap;
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+
+use crate::model::{EntryRow, Listing, SessionState};
+
+/// The sync state of one JSONL file.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileRow {
+    pub id: i64,
+    pub root_id: i64,
+    pub path: String,
+    pub dir: String,
+    pub name: String,
+    pub dev: i64,
+    pub ino: i64,
+    pub size: i64,
+    pub mtime_ms: i64,
+    pub offset: i64,
+    pub lines: i64,
+    pub torn: bool,
+    pub head_hash: i64,
+    pub tail_hash: i64,
+    pub bad_lines: i64,
+}
+
+/// Returns the id of a root, creating it.
+pub fn upsert_root(conn: &Connection, path: &str, layout: &str) -> rusqlite::Result<i64> {
+    conn.execute(
+        "INSERT INTO roots(path, layout) VALUES (?1, ?2)
+         ON CONFLICT(path) DO UPDATE SET layout = excluded.layout",
+        params![path, layout],
+    )?;
+    conn.query_row("SELECT id FROM roots WHERE path = ?1", [path], |r| r.get(0))
+}
+
+/// Every indexed file under a root, by path.
+pub fn files_of_root(conn: &Connection, root_id: i64) -> rusqlite::Result<HashMap<String, FileRow>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, root_id, path, dir, name, dev, ino, size, mtime_ms, offset, lines, torn,
+                head_hash, tail_hash, bad_lines
+         FROM files WHERE root_id = ?1",
+    )?;
+    let rows = stmt.query_map([root_id], |r| {
+        Ok(FileRow {
+            id: r.get(0)?,
+            root_id: r.get(1)?,
+            path: r.get(2)?,
+            dir: r.get(3)?,
+            name: r.get(4)?,
+            dev: r.get(5)?,
+            ino: r.get(6)?,
+            size: r.get(7)?,
+            mtime_ms: r.get(8)?,
+            offset: r.get(9)?,
+            lines: r.get(10)?,
+            torn: r.get(11)?,
+            head_hash: r.get(12)?,
+            tail_hash: r.get(13)?,
+            bad_lines: r.get(14)?,
+        })
+    })?;
+    rows.map(|r| r.map(|f| (f.path.clone(), f))).collect()
+}
+
+/// Inserts or updates a file's sync state; returns its id.
+pub fn save_file(tx: &Transaction, f: &FileRow, now_ms: i64) -> rusqlite::Result<i64> {
+    if f.id == 0 {
+        tx.execute(
+            "INSERT INTO files(root_id, path, dir, name, dev, ino, size, mtime_ms, offset, lines,
+                               torn, head_hash, tail_hash, bad_lines, synced_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+            params![
+                f.root_id, f.path, f.dir, f.name, f.dev, f.ino, f.size, f.mtime_ms, f.offset,
+                f.lines, f.torn, f.head_hash, f.tail_hash, f.bad_lines, now_ms
+            ],
+        )?;
+        return Ok(tx.last_insert_rowid());
+    }
+    tx.execute(
+        "UPDATE files SET dev = ?2, ino = ?3, size = ?4, mtime_ms = ?5, offset = ?6, lines = ?7,
+                          torn = ?8, head_hash = ?9, tail_hash = ?10, bad_lines = ?11, synced_at = ?12
+         WHERE id = ?1",
+        params![
+            f.id, f.dev, f.ino, f.size, f.mtime_ms, f.offset, f.lines, f.torn, f.head_hash,
+            f.tail_hash, f.bad_lines, now_ms
+        ],
+    )?;
+    Ok(f.id)
+}
+
+/// Forgets a file that no longer exists (its session, entries and bad lines go with it).
+pub fn delete_file(tx: &Transaction, file_id: i64) -> rusqlite::Result<()> {
+    clear_file(tx, file_id)?;
+    tx.execute("DELETE FROM files WHERE id = ?1", [file_id])?;
+    Ok(())
+}
+
+/// Drops everything ingested from a file, before it is read again from byte 0.
+pub fn clear_file(tx: &Transaction, file_id: i64) -> rusqlite::Result<()> {
+    tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
+    tx.execute("DELETE FROM bad_lines WHERE file_id = ?1", [file_id])?;
+    tx.execute("DELETE FROM sessions WHERE file_id = ?1", [file_id])?;
+    Ok(())
+}
+
+/// The saved summary of a file, or a fresh one.
+pub fn load_session(conn: &Connection, file_id: i64) -> rusqlite::Result<SessionState> {
+    conn.query_row(
+        "SELECT state, excluded, loadable, version, header, session_id, cwd, created_ms, name,
+                message_count, first_message, last_activity_ms, parsed_values, entry_count,
+                leaf_seq, leaf_id
+         FROM sessions WHERE file_id = ?1",
+        [file_id],
+        |r| {
+            let listing = match r.get::<_, i64>(0)? {
+                0 => Listing::Pending,
+                1 => Listing::Listed,
+                _ => Listing::Excluded(r.get::<_, Option<String>>(1)?.unwrap_or_default()),
+            };
+            Ok(SessionState {
+                listing,
+                loadable: r.get(2)?,
+                version: r.get::<_, Option<i64>>(3)?.unwrap_or(1),
+                header: r.get(4)?,
+                session_id: r.get(5)?,
+                cwd: r.get(6)?,
+                created_ms: r.get(7)?,
+                name: r.get(8)?,
+                message_count: r.get(9)?,
+                first_message: r.get(10)?,
+                last_activity_ms: r.get(11)?,
+                parsed_values: r.get(12)?,
+                entry_count: r.get(13)?,
+                leaf_seq: r.get(14)?,
+                leaf_id: r.get(15)?,
+            })
+        },
+    )
+    .optional()
+    .map(Option::unwrap_or_default)
+}
+
+pub fn save_session(tx: &Transaction, file_id: i64, s: &SessionState) -> rusqlite::Result<()> {
+    let (state, excluded) = match &s.listing {
+        Listing::Pending => (0, None),
+        Listing::Listed => (1, None),
+        Listing::Excluded(why) => (2, Some(why.as_str())),
+    };
+    tx.prepare_cached(
+        "INSERT OR REPLACE INTO sessions(file_id, state, excluded, loadable, version, header,
+             session_id, cwd, created_ms, name, message_count, first_message, last_activity_ms,
+             parsed_values, entry_count, leaf_seq, leaf_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+    )?
+    .execute(params![
+        file_id,
+        state,
+        excluded,
+        s.loadable,
+        s.version,
+        s.header,
+        s.session_id,
+        s.cwd,
+        s.created_ms,
+        s.name,
+        s.message_count,
+        s.first_message,
+        s.last_activity_ms,
+        s.parsed_values,
+        s.entry_count,
+        s.leaf_seq,
+        s.leaf_id
+    ])?;
+    Ok(())
+}
+
+/// Appends entries. An id seen before in the same file shadows the earlier entry, as pi's
+/// `byId` map keeps the last one (spec §4.4).
+pub fn insert_entries(tx: &Transaction, file_id: i64, rows: &[EntryRow]) -> rusqlite::Result<()> {
+    let mut shadow = tx.prepare_cached(
+        "UPDATE entries SET shadowed = 1 WHERE file_id = ?1 AND id = ?2 AND shadowed = 0",
+    )?;
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO entries(file_id, seq, line, offset, len, id, parent_id, type, role, ts, ts_ms,
+             first_kept, target_id, label, provider, model, thinking, response_model, stop_reason,
+             input, output, cache_read, cache_write, cost, tool_calls, is_error, text)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+                 ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
+    )?;
+    for e in rows {
+        if let Some(id) = &e.id {
+            shadow.execute(params![file_id, id])?;
+        }
+        let u = e.usage;
+        insert.execute(params![
+            file_id,
+            e.seq,
+            e.line,
+            e.offset,
+            e.len,
+            e.id,
+            e.parent_id,
+            e.kind,
+            e.role,
+            e.ts,
+            e.ts_ms,
+            e.first_kept,
+            e.target_id,
+            e.label,
+            e.provider,
+            e.model,
+            e.thinking,
+            e.response_model,
+            e.stop_reason,
+            u.map(|u| u.input),
+            u.map(|u| u.output),
+            u.map(|u| u.cache_read),
+            u.map(|u| u.cache_write),
+            u.map(|u| u.cost),
+            e.tool_calls,
+            e.is_error,
+            e.text
+        ])?;
+    }
+    Ok(())
+}
+
+/// Records skipped lines for `show` and `sync --verbose`.
+pub fn insert_bad_lines(tx: &Transaction, file_id: i64, bad: &[(i64, String)]) -> rusqlite::Result<()> {
+    let mut stmt =
+        tx.prepare_cached("INSERT OR REPLACE INTO bad_lines(file_id, line, reason) VALUES (?1, ?2, ?3)")?;
+    for (line, reason) in bad {
+        stmt.execute(params![file_id, line, reason])?;
+    }
+    Ok(())
+}
