@@ -38,6 +38,7 @@ CREATE TABLE sessions (
     session_id        TEXT,             -- header.id when it is a string
     cwd               TEXT NOT NULL DEFAULT '',
     created_ms        INTEGER,          -- new Date(header.timestamp), NULL when invalid
+    header_ts_ms      INTEGER,          -- the same, only when header.timestamp is a string (pi's `modified` fallback)
     name              TEXT,             -- latest session_info name, trimmed; NULL when unset or cleared
     message_count     INTEGER NOT NULL DEFAULT 0,
     first_message     TEXT,

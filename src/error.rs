@@ -27,7 +27,9 @@ pub enum Error {
     },
     #[error("{0}")]
     Invalid(String),
-    #[error("session file {path} changed since it was indexed; run `pidx sync` (or drop --no-sync)")]
+    #[error(
+        "session file {path} changed since it was indexed; run `pidx sync` (or drop --no-sync)"
+    )]
     Stale { path: PathBuf },
 }
 

@@ -55,7 +55,10 @@ pub fn parse_iso_ms(s: &str) -> Option<i64> {
         }
     }
     if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-        return Some(Utc.from_utc_datetime(&d.and_hms_opt(0, 0, 0)?).timestamp_millis());
+        return Some(
+            Utc.from_utc_datetime(&d.and_hms_opt(0, 0, 0)?)
+                .timestamp_millis(),
+        );
     }
     None
 }
@@ -153,15 +156,24 @@ mod tests {
 
     #[test]
     fn lone_surrogates_become_replacement_escapes() {
-        assert_eq!(replace_lone_surrogates(r#""a\ud83d""#).as_deref(), Some(r#""a\ufffd""#));
-        assert_eq!(replace_lone_surrogates(r#""\ude00x""#).as_deref(), Some(r#""\ufffdx""#));
+        assert_eq!(
+            replace_lone_surrogates(r#""a\ud83d""#).as_deref(),
+            Some(r#""a\ufffd""#)
+        );
+        assert_eq!(
+            replace_lone_surrogates(r#""\ude00x""#).as_deref(),
+            Some(r#""\ufffdx""#)
+        );
         assert_eq!(replace_lone_surrogates(r#""\ud83d\ude00""#), None);
         assert_eq!(replace_lone_surrogates(r#""\\ud83d""#), None);
     }
 
     #[test]
     fn dates_follow_javascript() {
-        assert_eq!(date_ms(&json!("2026-01-02T03:04:05.678Z")), Some(1767323045678));
+        assert_eq!(
+            date_ms(&json!("2026-01-02T03:04:05.678Z")),
+            Some(1767323045678)
+        );
         assert_eq!(date_ms(&json!(null)), Some(0));
         assert_eq!(date_ms(&json!(12.9)), Some(12));
         assert_eq!(date_ms(&json!("yesterday")), None);

@@ -13,3 +13,5 @@ pub mod model;
 pub mod store;
 
 pub use error::{Error, Result};
+pub mod cli;
+pub mod query;

@@ -1,1 +1,28 @@
-fn main() {}
+//! The `pidx` binary: parse arguments, run the command, map the outcome to an exit code
+//! (0 results, 1 nothing found, 2 error; a closed pipe is not an error).
+
+use clap::Parser;
+
+fn main() {
+    let cli = pidx::cli::Cli::parse();
+    let code = match pidx::cli::run(cli) {
+        Ok(true) => 0,
+        Ok(false) => 1,
+        Err(e) => exit_code_for(&e),
+    };
+    std::process::exit(code);
+}
+
+fn exit_code_for(e: &anyhow::Error) -> i32 {
+    if e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    }) {
+        return 0;
+    }
+    eprintln!("pidx: {e:#}");
+    match e.downcast_ref::<pidx::Error>() {
+        Some(pidx::Error::NotFound(_)) => 1,
+        _ => 2,
+    }
+}

@@ -25,6 +25,8 @@ pub struct SessionState {
     pub session_id: Option<String>,
     pub cwd: String,
     pub created_ms: Option<i64>,
+    /// `header.timestamp` as a date only when it is a string (pi's `modified` fallback).
+    pub header_ts_ms: Option<i64>,
     pub name: Option<String>,
     pub message_count: i64,
     pub first_message: Option<String>,

@@ -57,7 +57,10 @@ pub fn default_roots() -> Vec<Root> {
         path: absolute(&agent_dir.join("sessions")),
         layout: Layout::Tree,
     }];
-    if let Some(flat) = std::env::var("PI_CODING_AGENT_SESSION_DIR").ok().filter(|v| !v.is_empty()) {
+    if let Some(flat) = std::env::var("PI_CODING_AGENT_SESSION_DIR")
+        .ok()
+        .filter(|v| !v.is_empty())
+    {
         roots.push(Root {
             path: absolute(&expand_path(&flat)),
             layout: Layout::Flat,
@@ -107,7 +110,13 @@ pub fn encode_cwd(cwd: &str) -> String {
     let trimmed = cwd.strip_prefix(['/', '\\']).unwrap_or(cwd);
     let body: String = trimmed
         .chars()
-        .map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c })
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') {
+                '-'
+            } else {
+                c
+            }
+        })
         .collect();
     format!("--{body}--")
 }
@@ -121,7 +130,9 @@ pub fn discover(root: &Root) -> (Vec<Found>, Vec<DiscoverError>) {
         Layout::Tree => match std::fs::read_dir(&root.path) {
             Ok(entries) => {
                 for entry in entries.flatten() {
-                    let is_dir = entry.file_type().is_ok_and(|t| t.is_dir() || t.is_symlink());
+                    let is_dir = entry
+                        .file_type()
+                        .is_ok_and(|t| t.is_dir() || t.is_symlink());
                     if is_dir {
                         scan_dir(&entry.path(), &mut found, &mut errors);
                     }
@@ -141,7 +152,14 @@ fn scan_dir(dir: &Path, found: &mut Vec<Found>, errors: &mut Vec<DiscoverError>)
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         // A symlink to a file, or a folder that vanished: pi skips these silently too.
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => return,
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return
+        }
         Err(error) => {
             errors.push(DiscoverError {
                 path: dir.to_path_buf(),
@@ -179,7 +197,10 @@ mod tests {
     #[test]
     fn encode_cwd_matches_pi() {
         assert_eq!(encode_cwd("/home/u/proj"), "--home-u-proj--");
-        assert_eq!(encode_cwd("/home/u/my-proj.x:y/sub dir"), "--home-u-my-proj.x-y-sub dir--");
+        assert_eq!(
+            encode_cwd("/home/u/my-proj.x:y/sub dir"),
+            "--home-u-my-proj.x-y-sub dir--"
+        );
         assert_eq!(encode_cwd("/"), "----");
         assert_eq!(encode_cwd("C:\\Users\\me"), "--C--Users-me--");
         assert_eq!(encode_cwd("\\\\srv\\share"), "---srv-share--");

@@ -60,8 +60,9 @@ impl SessionState {
                     self.listing = Listing::Listed;
                     self.take_header(v);
                 } else {
-                    self.listing =
-                        Listing::Excluded(format!("line {line_no}: the first JSON value is not a session header"));
+                    self.listing = Listing::Excluded(format!(
+                        "line {line_no}: the first JSON value is not a session header"
+                    ));
                 }
             }
             Listing::Listed => {
@@ -75,8 +76,16 @@ impl SessionState {
     fn take_header(&mut self, v: &Value) {
         self.header = Some(v.to_string());
         self.session_id = v.get("id").and_then(Value::as_str).map(str::to_string);
-        self.cwd = v.get("cwd").and_then(Value::as_str).unwrap_or_default().to_string();
+        self.cwd = v
+            .get("cwd")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
         self.created_ms = v.get("timestamp").and_then(js::date_ms);
+        self.header_ts_ms = v
+            .get("timestamp")
+            .and_then(Value::as_str)
+            .and_then(js::parse_iso_ms);
     }
 
     /// One non-header value in the listing view; `Err` where pi's code would throw.
@@ -85,7 +94,9 @@ impl SessionState {
             Some("session_info") => {
                 self.name = match v.get("name") {
                     None | Some(Value::Null) => None,
-                    Some(Value::String(s)) => Some(js_trim(s)).filter(|s| !s.is_empty()).map(str::to_string),
+                    Some(Value::String(s)) => Some(js_trim(s))
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string),
                     Some(_) => return Err("session_info name is not a string".into()),
                 };
                 Ok(())
@@ -95,7 +106,11 @@ impl SessionState {
         }
     }
 
-    fn list_message(&mut self, message: Option<&Value>, entry_ts: Option<&Value>) -> Result<(), String> {
+    fn list_message(
+        &mut self,
+        message: Option<&Value>,
+        entry_ts: Option<&Value>,
+    ) -> Result<(), String> {
         self.message_count += 1;
         let message = match message {
             None | Some(Value::Null) => return Err("message entry has no message".into()),
@@ -124,7 +139,8 @@ impl SessionState {
         let index = self.parsed_values;
         self.parsed_values += 1;
         if index == 0 {
-            self.loadable = type_of(&v) == Some("session") && v.get("id").is_some_and(Value::is_string);
+            self.loadable =
+                type_of(&v) == Some("session") && v.get("id").is_some_and(Value::is_string);
             self.version = v.get("version").and_then(Value::as_i64).unwrap_or(1);
             return LineOutcome::default();
         }
@@ -274,7 +290,10 @@ fn message_columns(row: &mut EntryRow, m: &Map<String, Value>) {
             row.stop_reason = str_at(m, "stopReason");
             row.usage = m.get("usage").and_then(usage_of);
             row.tool_calls = m.get("content").and_then(Value::as_array).map(|blocks| {
-                blocks.iter().filter(|b| type_of(b) == Some("toolCall")).count() as i64
+                blocks
+                    .iter()
+                    .filter(|b| type_of(b) == Some("toolCall"))
+                    .count() as i64
             });
         }
         Some("toolResult") => {
@@ -342,7 +361,10 @@ mod tests {
 
     #[test]
     fn null_content_excludes_the_session() {
-        let (st, _) = fold(&[HEADER, r#"{"type":"message","id":"a","message":{"role":"user","content":null}}"#]);
+        let (st, _) = fold(&[
+            HEADER,
+            r#"{"type":"message","id":"a","message":{"role":"user","content":null}}"#,
+        ]);
         assert!(matches!(st.listing, Listing::Excluded(ref r) if r.contains("line 2")));
     }
 

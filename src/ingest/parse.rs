@@ -24,12 +24,13 @@ pub fn parse_line(bytes: &[u8]) -> Line {
     if text.trim().is_empty() {
         return Line::Blank;
     }
-    let parsed = serde_json::from_str::<Value>(&text).or_else(|e| {
-        match js::replace_lone_surrogates(&text) {
-            Some(fixed) => serde_json::from_str::<Value>(&fixed),
-            None => Err(e),
-        }
-    });
+    let parsed =
+        serde_json::from_str::<Value>(&text).or_else(|e| {
+            match js::replace_lone_surrogates(&text) {
+                Some(fixed) => serde_json::from_str::<Value>(&fixed),
+                None => Err(e),
+            }
+        });
     match parsed {
         Ok(v) if !js::truthy(&v) => Line::Bad(format!("{v} value is ignored")),
         Ok(v) => Line::Value(v),

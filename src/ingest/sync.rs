@@ -92,9 +92,11 @@ pub fn sync(store: &mut Store, roots: &[Root], opts: SyncOptions) -> Result<Sync
         let root_id = writer::upsert_root(&store.conn, &root_path, root.layout.as_str())?;
         let mut known = writer::files_of_root(&store.conn, root_id)?;
         let (found, errors) = discover(root);
-        report
-            .errors
-            .extend(errors.into_iter().map(|e| format!("{}: {}", e.path.display(), e.error)));
+        report.errors.extend(
+            errors
+                .into_iter()
+                .map(|e| format!("{}: {}", e.path.display(), e.error)),
+        );
         let mut seen = HashSet::new();
         for f in found {
             let key = f.path.to_string_lossy().into_owned();
@@ -110,7 +112,11 @@ pub fn sync(store: &mut Store, roots: &[Root], opts: SyncOptions) -> Result<Sync
     }
     let total: u64 = work
         .iter()
-        .map(|(_, f, p)| f.meta.len().saturating_sub(p.as_ref().map_or(0, |p| p.offset as u64)))
+        .map(|(_, f, p)| {
+            f.meta
+                .len()
+                .saturating_sub(p.as_ref().map_or(0, |p| p.offset as u64))
+        })
         .sum();
     let bar = progress_bar(opts.progress && total > 32 << 20, total);
     for (root_id, found, prev) in work {
@@ -124,13 +130,17 @@ pub fn sync(store: &mut Store, roots: &[Root], opts: SyncOptions) -> Result<Sync
                 }
                 report.entries += done.entries;
                 report.bytes += done.bytes;
-                report.bad.extend(done.bad.into_iter().map(|(line, reason)| BadLine {
-                    path: found.path.clone(),
-                    line,
-                    reason,
-                }));
+                report
+                    .bad
+                    .extend(done.bad.into_iter().map(|(line, reason)| BadLine {
+                        path: found.path.clone(),
+                        line,
+                        reason,
+                    }));
             }
-            Err(Error::Io { path, source }) => report.errors.push(format!("{}: {source}", path.display())),
+            Err(Error::Io { path, source }) => {
+                report.errors.push(format!("{}: {source}", path.display()))
+            }
             Err(e) => return Err(e),
         }
     }
@@ -146,8 +156,10 @@ fn progress_bar(show: bool, total: u64) -> indicatif::ProgressBar {
     }
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} indexing {bytes}/{total_bytes} ({bytes_per_sec}, {eta})")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        indicatif::ProgressStyle::with_template(
+            "{spinner} indexing {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     bar
 }
@@ -203,7 +215,13 @@ struct Start {
     rewrite: bool,
 }
 
-fn plan_start(conn: &Connection, file: &File, root_id: i64, found: &Found, prev: Option<FileRow>) -> Result<Start> {
+fn plan_start(
+    conn: &Connection,
+    file: &File,
+    root_id: i64,
+    found: &Found,
+    prev: Option<FileRow>,
+) -> Result<Start> {
     let io = |e| Error::io(&found.path, e);
     let meta = file.metadata().map_err(io)?;
     let fresh = |id: i64| FileRow {
@@ -227,8 +245,12 @@ fn plan_start(conn: &Connection, file: &File, root_id: i64, found: &Found, prev:
         let windows = Windows::read(file, prev.offset as u64).map_err(io)?;
         // After a torn line was taken as complete, only its newline may follow it.
         let torn_ok = !prev.torn
-            || crate::ingest::tail::read_at(file, prev.offset as u64, 1).map_err(io)?.first().is_none_or(|&b| b == b'\n');
-        if torn_ok && windows.head_hash() == prev.head_hash && windows.tail_hash() == prev.tail_hash {
+            || crate::ingest::tail::read_at(file, prev.offset as u64, 1)
+                .map_err(io)?
+                .first()
+                .is_none_or(|&b| b == b'\n');
+        if torn_ok && windows.head_hash() == prev.head_hash && windows.tail_hash() == prev.tail_hash
+        {
             let state = writer::load_session(conn, prev.id)?;
             return Ok(Start {
                 row: prev,
@@ -304,7 +326,9 @@ fn sync_file(
         pending += reader.buf.len() + 1;
         if pending >= BATCH_BYTES || rows.len() >= BATCH_ROWS {
             row.offset = reader.offset as i64;
-            commit_batch(conn, &mut row, &state, &windows, &rows, &bad, rewrite, &meta, false)?;
+            commit_batch(
+                conn, &mut row, &state, &windows, &rows, &bad, rewrite, &meta, false,
+            )?;
             rewrite = false;
             bar.inc(pending as u64);
             done.entries += rows.len() as i64;
@@ -314,11 +338,13 @@ fn sync_file(
         }
     }
     row.offset = reader.offset as i64;
-    commit_batch(conn, &mut row, &state, &windows, &rows, &bad, rewrite, &meta, true)?;
+    commit_batch(
+        conn, &mut row, &state, &windows, &rows, &bad, rewrite, &meta, true,
+    )?;
     bar.inc(pending as u64);
     done.entries += rows.len() as i64;
     done.bad.append(&mut bad);
-    done.bytes = (reader.offset - start_offset.min(reader.offset)) as u64;
+    done.bytes = reader.offset - start_offset.min(reader.offset);
     Ok(done)
 }
 
@@ -355,4 +381,3 @@ fn commit_batch(
     tx.commit()?;
     Ok(())
 }
-

@@ -127,7 +127,6 @@ pub fn read_at(file: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>>
     Ok(buf)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -29,7 +29,10 @@ impl WriterLock {
     ///
     /// # Errors
     /// `Io` when the lock file cannot be created.
-    pub fn try_acquire(db: &Path, command: &str) -> Result<std::result::Result<WriterLock, LockHolder>> {
+    pub fn try_acquire(
+        db: &Path,
+        command: &str,
+    ) -> Result<std::result::Result<WriterLock, LockHolder>> {
         let path = Self::lock_path(db);
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
@@ -46,7 +49,11 @@ impl WriterLock {
             Err(TryLockError::WouldBlock) => {
                 let mut who = String::new();
                 let _ = file.read_to_string(&mut who);
-                let who = if who.trim().is_empty() { "another pidx process".to_string() } else { who.trim().to_string() };
+                let who = if who.trim().is_empty() {
+                    "another pidx process".to_string()
+                } else {
+                    who.trim().to_string()
+                };
                 return Ok(Err(LockHolder(who)));
             }
             Err(TryLockError::Error(e)) => return Err(Error::io(&path, e)),

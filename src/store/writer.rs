@@ -39,7 +39,10 @@ pub fn upsert_root(conn: &Connection, path: &str, layout: &str) -> rusqlite::Res
 }
 
 /// Every indexed file under a root, by path.
-pub fn files_of_root(conn: &Connection, root_id: i64) -> rusqlite::Result<HashMap<String, FileRow>> {
+pub fn files_of_root(
+    conn: &Connection,
+    root_id: i64,
+) -> rusqlite::Result<HashMap<String, FileRow>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, root_id, path, dir, name, dev, ino, size, mtime_ms, offset, lines, torn,
                 head_hash, tail_hash, bad_lines
@@ -75,8 +78,21 @@ pub fn save_file(tx: &Transaction, f: &FileRow, now_ms: i64) -> rusqlite::Result
                                torn, head_hash, tail_hash, bad_lines, synced_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
             params![
-                f.root_id, f.path, f.dir, f.name, f.dev, f.ino, f.size, f.mtime_ms, f.offset,
-                f.lines, f.torn, f.head_hash, f.tail_hash, f.bad_lines, now_ms
+                f.root_id,
+                f.path,
+                f.dir,
+                f.name,
+                f.dev,
+                f.ino,
+                f.size,
+                f.mtime_ms,
+                f.offset,
+                f.lines,
+                f.torn,
+                f.head_hash,
+                f.tail_hash,
+                f.bad_lines,
+                now_ms
             ],
         )?;
         return Ok(tx.last_insert_rowid());
@@ -113,7 +129,7 @@ pub fn load_session(conn: &Connection, file_id: i64) -> rusqlite::Result<Session
     conn.query_row(
         "SELECT state, excluded, loadable, version, header, session_id, cwd, created_ms, name,
                 message_count, first_message, last_activity_ms, parsed_values, entry_count,
-                leaf_seq, leaf_id
+                leaf_seq, leaf_id, header_ts_ms
          FROM sessions WHERE file_id = ?1",
         [file_id],
         |r| {
@@ -138,6 +154,7 @@ pub fn load_session(conn: &Connection, file_id: i64) -> rusqlite::Result<Session
                 entry_count: r.get(13)?,
                 leaf_seq: r.get(14)?,
                 leaf_id: r.get(15)?,
+                header_ts_ms: r.get(16)?,
             })
         },
     )
@@ -154,8 +171,8 @@ pub fn save_session(tx: &Transaction, file_id: i64, s: &SessionState) -> rusqlit
     tx.prepare_cached(
         "INSERT OR REPLACE INTO sessions(file_id, state, excluded, loadable, version, header,
              session_id, cwd, created_ms, name, message_count, first_message, last_activity_ms,
-             parsed_values, entry_count, leaf_seq, leaf_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+             parsed_values, entry_count, leaf_seq, leaf_id, header_ts_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
     )?
     .execute(params![
         file_id,
@@ -174,7 +191,8 @@ pub fn save_session(tx: &Transaction, file_id: i64, s: &SessionState) -> rusqlit
         s.parsed_values,
         s.entry_count,
         s.leaf_seq,
-        s.leaf_id
+        s.leaf_id,
+        s.header_ts_ms
     ])?;
     Ok(())
 }
@@ -231,9 +249,14 @@ pub fn insert_entries(tx: &Transaction, file_id: i64, rows: &[EntryRow]) -> rusq
 }
 
 /// Records skipped lines for `show` and `sync --verbose`.
-pub fn insert_bad_lines(tx: &Transaction, file_id: i64, bad: &[(i64, String)]) -> rusqlite::Result<()> {
-    let mut stmt =
-        tx.prepare_cached("INSERT OR REPLACE INTO bad_lines(file_id, line, reason) VALUES (?1, ?2, ?3)")?;
+pub fn insert_bad_lines(
+    tx: &Transaction,
+    file_id: i64,
+    bad: &[(i64, String)],
+) -> rusqlite::Result<()> {
+    let mut stmt = tx.prepare_cached(
+        "INSERT OR REPLACE INTO bad_lines(file_id, line, reason) VALUES (?1, ?2, ?3)",
+    )?;
     for (line, reason) in bad {
         stmt.execute(params![file_id, line, reason])?;
     }

@@ -1,0 +1,223 @@
+//! One function per command. Each opens the index, brings it up to date unless told not to (or
+//! unless a watcher holds the writer lock and keeps it fresh), runs its query and renders it.
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, Result};
+
+use super::output::{one_line, Out};
+use super::render;
+use super::{Cli, Command, ContextArgs, Global, ListArgs, SessionArg, SyncArgs};
+use crate::ingest::discover::{absolute, default_roots, Layout, Root};
+use crate::ingest::sync::{sync, SyncOptions, SyncReport};
+use crate::query::{context, list, resolve, show, tree, Scope};
+use crate::store::{default_db_path, Store, WriterLock};
+
+/// What a command found: exit code 0 (results) or 1 (nothing found).
+pub type Found = bool;
+
+/// Runs one command.
+///
+/// # Errors
+/// Anything that should end the program with exit code 2 (or 1 for `pidx::Error::NotFound`).
+pub fn run(cli: Cli) -> Result<Found> {
+    let env = Env::new(&cli.global);
+    let mut out = Out::new();
+    let found = match &cli.command {
+        Command::Sync(args) => cmd_sync(&env, args, &mut out),
+        Command::List(args) => cmd_list(&env, args, &mut out),
+        Command::Show(args) => cmd_show(&env, args, &mut out),
+        Command::Context(args) => cmd_context(&env, args, &mut out),
+        Command::Tree(args) => cmd_tree(&env, args, &mut out),
+        Command::Status => cmd_status(&env, &mut out),
+    }?;
+    out.flush()?;
+    Ok(found)
+}
+
+/// Resolved global options.
+pub struct Env {
+    pub global: Global,
+    pub roots: Vec<Root>,
+    pub db: PathBuf,
+}
+
+impl Env {
+    fn new(global: &Global) -> Env {
+        let roots = if global.roots.is_empty() {
+            default_roots()
+        } else {
+            global
+                .roots
+                .iter()
+                .map(|p| Root {
+                    path: absolute(p),
+                    layout: Layout::Tree,
+                })
+                .collect()
+        };
+        let db = global
+            .db
+            .clone()
+            .or_else(|| {
+                std::env::var_os("PIDX_DB")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            })
+            .unwrap_or_else(default_db_path);
+        Env {
+            global: global.clone(),
+            roots,
+            db: absolute(&db),
+        }
+    }
+
+    /// Opens the index and brings it up to date, unless `--no-sync` or another process holds
+    /// the writer lock (a watcher: it keeps the index fresh itself).
+    fn open_fresh(&self) -> Result<(Store, Scope)> {
+        let mut store = Store::open(&self.db)?;
+        if !self.global.no_sync {
+            if let Ok(lock) = WriterLock::try_acquire(&self.db, "sync")? {
+                let report = sync(&mut store, &self.roots, SyncOptions { progress: true })?;
+                report_errors(&report);
+                drop(lock);
+            }
+        }
+        let scope = Scope::new(&store.conn, &self.roots)?;
+        Ok((store, scope))
+    }
+}
+
+fn report_errors(report: &SyncReport) {
+    for e in &report.errors {
+        eprintln!("pidx: skipped unreadable {e}");
+    }
+}
+
+fn cmd_sync(env: &Env, args: &SyncArgs, out: &mut Out) -> Result<Found> {
+    let lock = match WriterLock::try_acquire(&env.db, "sync")? {
+        Ok(lock) => lock,
+        Err(holder) => anyhow::bail!(
+            "another pidx process is writing this index ({}); it keeps the index fresh, so there is nothing to do",
+            holder.0
+        ),
+    };
+    if args.rebuild {
+        Store::destroy(&env.db)?;
+    }
+    let mut store = Store::open(&env.db)?;
+    let report = sync(&mut store, &env.roots, SyncOptions { progress: true })?;
+    drop(lock);
+    if args.verbose {
+        for b in &report.bad {
+            eprintln!("{}:{}: {}", b.path.display(), b.line, b.reason);
+        }
+    }
+    report_errors(&report);
+    if env.global.json {
+        let j = serde_json::json!({
+            "new": report.new, "changed": report.changed, "removed": report.removed,
+            "unchanged": report.unchanged, "entries": report.entries, "bytes": report.bytes,
+            "badLines": report.bad.len(), "errors": report.errors,
+            "seconds": report.elapsed.as_secs_f64(),
+        });
+        out.line(&j.to_string())?;
+    } else {
+        let hint = if !report.bad.is_empty() && !args.verbose {
+            " (--verbose lists them)"
+        } else {
+            ""
+        };
+        out.line(&format!("{}{hint}", report.summary()))?;
+    }
+    Ok(true)
+}
+
+fn cmd_list(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
+    let (store, scope) = env.open_fresh()?;
+    let cwd = if args.all {
+        None
+    } else {
+        let dir = match &args.cwd {
+            Some(d) => absolute(d),
+            None => std::env::current_dir().context("reading the current directory")?,
+        };
+        Some(dir.to_string_lossy().into_owned())
+    };
+    let opts = list::ListOptions {
+        cwd,
+        limit: args.limit,
+        with_text: args.with_text,
+    };
+    let sessions = list::list_sessions(&store.conn, &scope, &opts)?;
+    if env.global.json {
+        let arr: Vec<serde_json::Value> = sessions.iter().map(list::SessionInfo::to_json).collect();
+        out.line(&serde_json::Value::Array(arr).to_string())?;
+    } else if sessions.is_empty() {
+        let where_ = opts
+            .cwd
+            .as_deref()
+            .map_or("any project".to_string(), |c| format!("{c} (try --all)"));
+        eprintln!("pidx: no sessions for {where_}");
+    } else {
+        render::session_table(out, &sessions, args.all)?;
+    }
+    Ok(!sessions.is_empty())
+}
+
+fn resolve_arg(env: &Env, session: &str) -> Result<(Store, resolve::Resolved)> {
+    let (store, scope) = env.open_fresh()?;
+    let resolved = resolve::resolve_session(&store.conn, &scope, session)?;
+    Ok((store, resolved))
+}
+
+fn cmd_show(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {
+    let (store, session) = resolve_arg(env, &args.session)?;
+    let detail = show::show_session(&store.conn, &session)?;
+    if env.global.json {
+        out.line(&serde_json::to_string(&detail)?)?;
+    } else {
+        render::session_detail(out, &detail)?;
+    }
+    Ok(true)
+}
+
+fn cmd_context(env: &Env, args: &ContextArgs, out: &mut Out) -> Result<Found> {
+    let (store, session) = resolve_arg(env, &args.session)?;
+    let ctx = context::build_context(&store.conn, &session, args.leaf.as_deref())?;
+    if ctx.cycle {
+        eprintln!(
+            "pidx: the entries above this leaf form a cycle; the walk stopped where it repeated (pi itself would never return)"
+        );
+    }
+    if env.global.json {
+        out.line(&ctx.to_json())?;
+    } else {
+        render::context(out, &ctx)?;
+    }
+    Ok(true)
+}
+
+fn cmd_tree(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {
+    let (store, session) = resolve_arg(env, &args.session)?;
+    let t = tree::build_tree(&store.conn, &session)?;
+    if env.global.json {
+        out.line(&t.to_json())?;
+    } else {
+        render::tree(out, &t)?;
+    }
+    Ok(!t.roots.is_empty())
+}
+
+fn cmd_status(env: &Env, out: &mut Out) -> Result<Found> {
+    let store = Store::open(&env.db)?;
+    let status = crate::query::status::status(&store, &env.roots)?;
+    if env.global.json {
+        out.line(&serde_json::to_string(&status)?)?;
+    } else {
+        for line in render::status_lines(&status) {
+            out.line(&one_line(&line))?;
+        }
+    }
+    Ok(true)
+}

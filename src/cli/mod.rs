@@ -1,0 +1,101 @@
+//! The command line: clap definitions, the freshness step every query runs first, and dispatch
+//! to one function per command. Rendering of human output lives in `render`.
+
+mod commands;
+pub mod output;
+mod render;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+pub use commands::run;
+
+/// pidx: pi's sessions, indexed in SQLite. Lists, shows, rebuilds context and draws trees
+/// exactly as pi does, in milliseconds, without ever writing a session file.
+#[derive(Parser, Debug)]
+#[command(name = "pidx", version, about, long_about = None)]
+#[command(after_help = "Exit codes: 0 results, 1 nothing found, 2 error.\n\
+Sessions root: $PI_CODING_AGENT_DIR/sessions (default ~/.pi/agent/sessions), plus the flat folder \
+$PI_CODING_AGENT_SESSION_DIR when set. Index: $PIDX_DB (default ~/.local/share/pidx/index.db).")]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Args, Debug, Clone)]
+pub struct Global {
+    /// A pi sessions folder to index (holding one `--<cwd>--` folder per project); repeatable.
+    /// Replaces the default roots.
+    #[arg(long = "root", global = true, value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
+    /// The index file [env: PIDX_DB] [default: ~/.local/share/pidx/index.db]
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Answer from the index as it is, without first picking up changed files.
+    #[arg(long, global = true)]
+    pub no_sync: bool,
+    /// Machine-readable output on stdout (diagnostics stay on stderr).
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Bring the index up to date with the session files (incremental: only new bytes are read).
+    Sync(SyncArgs),
+    /// List sessions like pi's /resume: the current project by default, newest first.
+    List(ListArgs),
+    /// Everything about one session: header, counts, labels, leaf, pi's /session figures.
+    Show(SessionArg),
+    /// The messages pi would send to the model at a leaf (pi's buildSessionContext).
+    Context(ContextArgs),
+    /// The session's entry tree (pi's getTree), with labels, branch points and the current leaf.
+    Tree(SessionArg),
+    /// Where the index is, what it holds, and whether a watcher is keeping it fresh.
+    Status,
+}
+
+#[derive(Args, Debug)]
+pub struct SyncArgs {
+    /// Delete the index and build it again from the session files.
+    #[arg(long)]
+    pub rebuild: bool,
+    /// List every skipped line as `path:line: reason`.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// Every project (pi's listAll), not just the current one.
+    #[arg(long, conflicts_with = "cwd")]
+    pub all: bool,
+    /// The project to list (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Show at most N sessions.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Include allMessagesText (all user and assistant text) in --json output.
+    #[arg(long)]
+    pub with_text: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SessionArg {
+    /// A session file path, a full session id, or a unique id prefix.
+    pub session: String,
+}
+
+#[derive(Args, Debug)]
+pub struct ContextArgs {
+    /// A session file path, a full session id, or a unique id prefix.
+    pub session: String,
+    /// Build the context at this entry instead of the current leaf (the last entry).
+    #[arg(long, value_name = "ENTRY_ID")]
+    pub leaf: Option<String>,
+}

@@ -1,0 +1,308 @@
+//! Human output: the session table (like pi's picker), session details, the conversation as
+//! text, the ASCII tree and the status report. Every piece of transcript text passes through
+//! `output::one_line` or `output::block` first.
+
+use std::io;
+
+use serde_json::Value;
+
+use super::output::{age, block, one_line, truncate, Out};
+use crate::query::context::Context;
+use crate::query::list::SessionInfo;
+use crate::query::show::SessionDetail;
+use crate::query::status::Status;
+use crate::query::tree::{walk_tree, Event, Tree};
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// pi's picker row: name or first message, message count, age (and cwd across projects).
+pub fn session_table(out: &mut Out, sessions: &[SessionInfo], all: bool) -> io::Result<()> {
+    let now = now_ms();
+    let mut table = comfy_table::Table::new();
+    table.load_style(comfy_table::presets::NOTHING);
+    let mut header = vec!["SESSION", "MSGS", "AGE", "ID"];
+    if all {
+        header.push("CWD");
+    }
+    table.set_header(header);
+    for s in sessions {
+        let id = s.id.as_ref().and_then(Value::as_str).unwrap_or("-");
+        let mut row = vec![
+            truncate(&one_line(s.title()), 60),
+            s.message_count.to_string(),
+            age(s.modified_ms, now),
+            id.chars().take(8).collect(),
+        ];
+        if all {
+            row.push(truncate(&one_line(&s.cwd), 40));
+        }
+        table.add_row(row);
+    }
+    for line in table.to_string().lines() {
+        out.line(line.trim_end())?;
+    }
+    Ok(())
+}
+
+pub fn session_detail(out: &mut Out, d: &SessionDetail) -> io::Result<()> {
+    let field = |k: &str, v: &str| format!("{:<12} {}", format!("{k}:"), one_line(v));
+    out.line(&field("path", &d.path))?;
+    out.line(&field("id", d.id.as_deref().unwrap_or("(none)")))?;
+    out.line(&field("cwd", &d.cwd))?;
+    if let Some(n) = &d.name {
+        out.line(&field("name", n))?;
+    }
+    out.line(&field(
+        "created",
+        d.created.as_deref().unwrap_or("(invalid)"),
+    ))?;
+    if let Some(m) = &d.modified {
+        out.line(&field("modified", m))?;
+    }
+    if let Some(p) = &d.parent_session_path {
+        out.line(&field("parent", p.as_str().unwrap_or(&p.to_string())))?;
+    }
+    out.line(&field("version", &d.version.to_string()))?;
+    if let Some(why) = &d.hidden_because {
+        out.line(&field(
+            "hidden",
+            &format!("pi's /resume does not list it: {why}"),
+        ))?;
+    }
+    if !d.loadable {
+        out.line(&field(
+            "unloadable",
+            "pi cannot open it (no session header with an id first)",
+        ))?;
+    }
+    let roles: Vec<String> = d
+        .messages_by_role
+        .iter()
+        .map(|(r, n)| format!("{r} {n}"))
+        .collect();
+    out.line(&field(
+        "entries",
+        &format!(
+            "{} ({} messages: {})",
+            d.entries,
+            d.stats.total_messages,
+            roles.join(", ")
+        ),
+    ))?;
+    out.line(&field("leaf", d.leaf_id.as_deref().unwrap_or("(none)")))?;
+    for (target, label) in &d.labels {
+        out.line(&field("label", &format!("{target} = {label}")))?;
+    }
+    let s = &d.stats;
+    out.line(&field(
+        "tool calls",
+        &format!("{} ({} results)", s.tool_calls, s.tool_results),
+    ))?;
+    out.line(&field(
+        "tokens",
+        &format!(
+            "{} total: {} in, {} out, {} cache read, {} cache write",
+            s.tokens.total,
+            s.tokens.input,
+            s.tokens.output,
+            s.tokens.cache_read,
+            s.tokens.cache_write
+        ),
+    ))?;
+    out.line(&field("cost", &format!("${:.4}", s.cost)))?;
+    for m in &d.models {
+        out.line(&field(
+            "  model",
+            &format!("{}: {} tokens, ${:.4}", m.model, m.tokens, m.cost),
+        ))?;
+    }
+    for (line, reason) in &d.bad_lines {
+        out.line(&field("bad line", &format!("{}:{line}: {reason}", d.path)))?;
+    }
+    Ok(())
+}
+
+/// The conversation as readable text.
+pub fn context(out: &mut Out, ctx: &Context) -> io::Result<()> {
+    let model = ctx.model.as_ref().map_or("none".to_string(), |(p, m)| {
+        format!(
+            "{}/{}",
+            p.as_deref().unwrap_or("?"),
+            m.as_deref().unwrap_or("?")
+        )
+    });
+    let thinking = ctx.thinking_level.as_deref().unwrap_or("?");
+    out.line(&out.paint(
+        "2",
+        &format!(
+            "model {} · thinking {} · {} messages",
+            one_line(&model),
+            one_line(thinking),
+            ctx.messages.len()
+        ),
+    ))?;
+    for raw in &ctx.messages {
+        let msg: Value = serde_json::from_str(raw)
+            .or_else(|_| {
+                serde_json::from_str(&crate::js::replace_lone_surrogates(raw).unwrap_or_default())
+            })
+            .unwrap_or(Value::Null);
+        let role = msg.get("role").and_then(Value::as_str).unwrap_or("?");
+        out.line("")?;
+        out.line(&out.paint("1;36", &format!("── {} ", one_line(role))))?;
+        for line in message_text(&msg).lines() {
+            out.line(&block(line))?;
+        }
+    }
+    Ok(())
+}
+
+/// The readable text of one context message.
+fn message_text(msg: &Value) -> String {
+    let s = |k: &str| {
+        msg.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    match msg.get("role").and_then(Value::as_str).unwrap_or_default() {
+        "bashExecution" => format!("$ {}\n{}", s("command"), tail_lines(&s("output"), 40)),
+        "compactionSummary" | "branchSummary" => s("summary"),
+        "toolResult" => format!(
+            "[{}]\n{}",
+            s("toolName"),
+            tail_lines(&content_text(msg.get("content")), 40)
+        ),
+        _ => content_text(msg.get("content")),
+    }
+}
+
+fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .map(|b| match b.get("type").and_then(Value::as_str) {
+                Some("text") => b
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                Some("thinking") => format!(
+                    "(thinking) {}",
+                    b.get("thinking")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                ),
+                Some("toolCall") => format!(
+                    "→ {}({})",
+                    b.get("name").and_then(Value::as_str).unwrap_or("?"),
+                    b.get("arguments").map(Value::to_string).unwrap_or_default()
+                ),
+                Some("image") => "[image]".to_string(),
+                _ => String::new(),
+            })
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    }
+}
+
+fn tail_lines(s: &str, max: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    if lines.len() <= max {
+        return s.to_string();
+    }
+    format!(
+        "{}\n… ({} more lines)",
+        lines[..max].join("\n"),
+        lines.len() - max
+    )
+}
+
+/// The ASCII tree: a linear chain stays in one column; indentation grows only at branch points.
+pub fn tree(out: &mut Out, t: &Tree) -> io::Result<()> {
+    let mut lines = Vec::new();
+    // Per depth: the prefix drawn for descendants, and whether the node's parent branches.
+    let mut prefixes: Vec<String> = vec![String::new()];
+    walk_tree(t, |ev| {
+        let Event::Enter(i, depth, last) = ev else {
+            return;
+        };
+        let n = &t.nodes[i];
+        let parent_branches = depth > 0 && {
+            // A sibling exists when the parent has more than one child.
+            let parent_prefix_len = prefixes.len();
+            parent_prefix_len > 0 && n.parent_id.is_some() && sibling_count(t, i) > 1
+        };
+        prefixes.truncate(depth + 1);
+        let base = prefixes[depth].clone();
+        let (marker, child_prefix) = if parent_branches {
+            (
+                if last { "└─ " } else { "├─ " },
+                format!("{base}{}", if last { "   " } else { "│  " }),
+            )
+        } else {
+            ("", base.clone())
+        };
+        prefixes.push(child_prefix);
+        lines.push(format!("{base}{marker}{}", node_summary(t, i)));
+    });
+    for line in lines {
+        out.line(&line)?;
+    }
+    Ok(())
+}
+
+fn sibling_count(t: &Tree, i: usize) -> usize {
+    let parent = &t.nodes[i].parent_id;
+    t.nodes
+        .iter()
+        .find(|n| n.id.is_some() && n.id == *parent)
+        .map_or(1, |p| p.children.len())
+}
+
+fn node_summary(t: &Tree, i: usize) -> String {
+    let n = &t.nodes[i];
+    let kind = match (n.kind.as_deref(), n.role.as_deref()) {
+        (Some("message"), Some(role)) => role.to_string(),
+        (Some(k), _) => k.to_string(),
+        (None, _) => "?".to_string(),
+    };
+    let mut s = format!("{} {kind}", n.id.as_deref().unwrap_or("-"));
+    if let Some(text) = &n.text {
+        s.push_str(": ");
+        s.push_str(&truncate(&one_line(text), 60));
+    }
+    if let Some(l) = &n.label {
+        s.push_str(&format!(" [{}]", one_line(l)));
+    }
+    if Some(n.seq) == t.leaf_seq {
+        s.push_str("  ← current leaf");
+    }
+    s
+}
+
+pub fn status_lines(s: &Status) -> Vec<String> {
+    let mut lines = vec![
+        format!("index:   {} ({:.1} MB)", s.db, s.db_bytes as f64 / 1e6),
+        format!("watcher: {}", s.writer.as_deref().unwrap_or("none")),
+    ];
+    for r in &s.roots {
+        lines.push(format!(
+            "root:    {} ({}{}): {} files, {} listed sessions, {} entries, {} bad lines, last sync {}",
+            r.path,
+            r.layout,
+            if r.exists { "" } else { ", missing" },
+            r.files,
+            r.listed_sessions,
+            r.entries,
+            r.bad_lines,
+            r.last_sync.as_deref().unwrap_or("never")
+        ));
+    }
+    lines
+}

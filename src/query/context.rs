@@ -1,0 +1,479 @@
+//! `context`: pi's `buildSessionContext` (spec §6) for any leaf. The leaf-to-root walk is a
+//! recursive CTE over (file, entry id); model and thinking level come from the whole path; the
+//! newest compaction on the path cuts it at `firstKeptEntryId`; context edits apply last. Message
+//! bodies are copied byte for byte from the JSONL line each entry points at.
+//!
+//! One deliberate difference: pi loops forever on a parent cycle; here the walk stops at the
+//! first entry it has already visited and the result says so (`cycle`).
+
+use std::fs::File;
+
+use rusqlite::{Connection, OptionalExtension};
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::ingest::tail::read_at;
+use crate::js;
+use crate::query::rawjson::member;
+use crate::query::resolve::Resolved;
+
+/// pi's `{messages, thinkingLevel, model}`, with each message kept as JSON text.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    pub messages: Vec<String>,
+    /// `None` when the path set it to a non-string (JSON leaves the key out).
+    pub thinking_level: Option<String>,
+    /// `(provider, modelId)`, each `None` when undefined.
+    pub model: Option<(Option<String>, Option<String>)>,
+    /// The leaf-to-root walk met an entry twice (pi would never return).
+    pub cycle: bool,
+    /// Entries on the path, root first.
+    pub path_len: usize,
+}
+
+impl Context {
+    /// The JSON pi's `buildSessionContext` returns, byte-exact for stored messages.
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("{\"messages\":[");
+        out.push_str(&self.messages.join(","));
+        out.push(']');
+        if let Some(t) = &self.thinking_level {
+            out.push_str(",\"thinkingLevel\":");
+            out.push_str(&Value::from(t.as_str()).to_string());
+        }
+        out.push_str(",\"model\":");
+        match &self.model {
+            None => out.push_str("null"),
+            Some((provider, model)) => {
+                let mut m = Map::new();
+                if let Some(p) = provider {
+                    m.insert("provider".into(), p.as_str().into());
+                }
+                if let Some(id) = model {
+                    m.insert("modelId".into(), id.as_str().into());
+                }
+                out.push_str(&Value::Object(m).to_string());
+            }
+        }
+        out.push('}');
+        out
+    }
+}
+
+/// One entry on the path, with what context building needs.
+#[derive(Debug, Clone)]
+struct PathEntry {
+    seq: i64,
+    id: Option<String>,
+    kind: Option<String>,
+    role: Option<String>,
+    first_kept: Option<String>,
+    target_id: Option<String>,
+    provider: Option<String>,
+    model: Option<String>,
+    thinking: Option<String>,
+    offset: i64,
+    len: i64,
+    ts_ms: Option<i64>,
+}
+
+/// The walk from a leaf to the root, carrying every column it needs so the recursive step stays
+/// on the (file_id, id) index. `depth < ?3` bounds it on a cycle.
+const WALK: &str = "
+WITH RECURSIVE walk(depth, seq, id, parent_id, type, role, first_kept, target_id, provider, model,
+                    thinking, offset, len, ts_ms) AS (
+    SELECT 0, seq, id, parent_id, type, role, first_kept, target_id, provider, model, thinking,
+           offset, len, ts_ms
+    FROM entries WHERE file_id = ?1 AND seq = ?2
+    UNION ALL
+    SELECT w.depth + 1, e.seq, e.id, e.parent_id, e.type, e.role, e.first_kept, e.target_id,
+           e.provider, e.model, e.thinking, e.offset, e.len, e.ts_ms
+    FROM walk w JOIN entries e ON e.file_id = ?1 AND e.id = w.parent_id AND e.shadowed = 0
+    WHERE w.parent_id <> '' AND w.depth < ?3
+)
+SELECT seq, id, type, role, first_kept, target_id, provider, model, thinking, offset, len, ts_ms
+FROM walk ORDER BY depth";
+
+/// What the session row says about loading the file.
+struct Loadability {
+    loadable: bool,
+    version: i64,
+    entry_count: i64,
+    leaf_seq: Option<i64>,
+}
+
+/// Builds the context at `leaf` (an entry id; `None` is pi's default leaf, the last entry).
+///
+/// # Errors
+/// `Invalid` when pi cannot load the file or the leaf does not exist, `Stale` when the file
+/// changed under the index, `Io` when it cannot be read.
+pub fn build_context(conn: &Connection, session: &Resolved, leaf: Option<&str>) -> Result<Context> {
+    let info = loadability(conn, session.file_id)?;
+    if !info.loadable {
+        return Err(Error::Invalid(format!(
+            "pi cannot open {}: its first JSON line is not a session header with an id",
+            session.path
+        )));
+    }
+    let leaf_seq = match leaf {
+        Some(id) => Some(
+            seq_of(conn, session.file_id, id)?
+                .ok_or_else(|| Error::NotFound(format!("entry {id} in {}", session.path)))?,
+        ),
+        None => info.leaf_seq,
+    };
+    let Some(leaf_seq) = leaf_seq else {
+        return Ok(Context {
+            thinking_level: Some("off".into()),
+            ..Context::default()
+        });
+    };
+    let (path, cycle) = walk(conn, session.file_id, leaf_seq, info.entry_count)?;
+    let file = File::open(&session.path).map_err(|e| Error::io(&session.path, e))?;
+    let lines = LineSource {
+        file,
+        path: &session.path,
+        version: info.version,
+    };
+    let mut ctx = settings(&path, &lines)?;
+    ctx.cycle = cycle;
+    ctx.path_len = path.len();
+    ctx.messages = project(&context_entries(&path), &lines)?;
+    Ok(ctx)
+}
+
+fn loadability(conn: &Connection, file_id: i64) -> Result<Loadability> {
+    conn.query_row(
+        "SELECT loadable, version, entry_count, leaf_seq FROM sessions WHERE file_id = ?1",
+        [file_id],
+        |r| {
+            Ok(Loadability {
+                loadable: r.get(0)?,
+                version: r.get::<_, Option<i64>>(1)?.unwrap_or(1),
+                entry_count: r.get(2)?,
+                leaf_seq: r.get(3)?,
+            })
+        },
+    )
+    .optional()?
+    .ok_or_else(|| Error::NotFound(format!("file {file_id}")))
+}
+
+/// The entry pi's `byId` map holds for `id` (the last one with that id).
+pub fn seq_of(conn: &Connection, file_id: i64, id: &str) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached("SELECT seq FROM entries WHERE file_id = ?1 AND id = ?2 AND shadowed = 0")?
+        .query_row(rusqlite::params![file_id, id], |r| r.get(0))
+        .optional()?)
+}
+
+/// The path root-first, and whether a cycle cut it.
+fn walk(
+    conn: &Connection,
+    file_id: i64,
+    leaf_seq: i64,
+    entry_count: i64,
+) -> Result<(Vec<PathEntry>, bool)> {
+    let mut stmt = conn.prepare_cached(WALK)?;
+    let rows = stmt.query_map(rusqlite::params![file_id, leaf_seq, entry_count], |r| {
+        Ok(PathEntry {
+            seq: r.get(0)?,
+            id: r.get(1)?,
+            kind: r.get(2)?,
+            role: r.get(3)?,
+            first_kept: r.get(4)?,
+            target_id: r.get(5)?,
+            provider: r.get(6)?,
+            model: r.get(7)?,
+            thinking: r.get(8)?,
+            offset: r.get(9)?,
+            len: r.get(10)?,
+            ts_ms: r.get(11)?,
+        })
+    })?;
+    let mut seen = std::collections::HashSet::new();
+    let mut path = Vec::new();
+    let mut cycle = false;
+    for row in rows {
+        let e = row?;
+        if !seen.insert(e.seq) {
+            cycle = true;
+            break;
+        }
+        path.push(e);
+    }
+    path.reverse();
+    Ok((path, cycle))
+}
+
+/// Reads entry lines back from the session file.
+struct LineSource<'a> {
+    file: File,
+    path: &'a str,
+    version: i64,
+}
+
+impl LineSource<'_> {
+    /// The entry's line as text (invalid UTF-8 replaced, as pi's decoder does), checked to
+    /// still be the entry the index knows.
+    fn line(&self, e: &PathEntry) -> Result<String> {
+        let bytes = read_at(&self.file, e.offset as u64, e.len as usize)
+            .map_err(|err| Error::io(self.path, err))?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let id_ok = self.version < 2 || member(&text, "id").map(unquote) == e.id;
+        if bytes.len() != e.len as usize || !id_ok {
+            return Err(Error::Stale {
+                path: self.path.into(),
+            });
+        }
+        Ok(text)
+    }
+}
+
+fn unquote(raw: &str) -> String {
+    serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.to_string())
+}
+
+/// pi's `getSessionContextSettings`: thinking level and model over the whole path.
+fn settings(path: &[PathEntry], lines: &LineSource) -> Result<Context> {
+    let mut ctx = Context {
+        thinking_level: Some("off".into()),
+        ..Context::default()
+    };
+    for e in path {
+        match e.kind.as_deref() {
+            Some("thinking_level_change") => ctx.thinking_level.clone_from(&e.thinking),
+            Some("model_change") => ctx.model = Some((e.provider.clone(), e.model.clone())),
+            Some("message") => match e.role.as_deref() {
+                Some("assistant") => ctx.model = Some((e.provider.clone(), e.model.clone())),
+                Some(_) => {}
+                None => check_message_present(e, lines)?,
+            },
+            _ => {}
+        }
+    }
+    Ok(ctx)
+}
+
+/// pi throws on `entry.message.role` when `message` is missing or null.
+fn check_message_present(e: &PathEntry, lines: &LineSource) -> Result<()> {
+    let line = lines.line(e)?;
+    match member(&line, "message") {
+        None | Some("null") => Err(Error::Invalid(format!(
+            "pi cannot build this context: entry {} has no message (pi throws here)",
+            e.id.as_deref().unwrap_or("?")
+        ))),
+        Some(_) => Ok(()),
+    }
+}
+
+/// pi's `buildContextEntries`: the path, cut by its newest compaction.
+fn context_entries(path: &[PathEntry]) -> Vec<PathEntry> {
+    let Some(compaction) = path
+        .iter()
+        .rev()
+        .find(|e| e.kind.as_deref() == Some("compaction"))
+    else {
+        return path.to_vec();
+    };
+    let Some(cidx) = path.iter().position(|e| e.id == compaction.id) else {
+        return path.to_vec();
+    };
+    let mut out = vec![compaction.clone()];
+    let mut found = false;
+    for e in &path[..cidx] {
+        if e.id == compaction.first_kept {
+            found = true;
+        }
+        let is_system = e.kind.as_deref() == Some("message") && e.role.as_deref() == Some("system");
+        if found && !is_system {
+            out.push(e.clone());
+        }
+    }
+    out.extend(path[cidx + 1..].iter().cloned());
+    out
+}
+
+/// pi's `buildSessionProjection`: each context entry's messages, edits applied.
+fn project(entries: &[PathEntry], lines: &LineSource) -> Result<Vec<String>> {
+    let mut edits: std::collections::HashMap<Option<&str>, &PathEntry> =
+        std::collections::HashMap::new();
+    for e in entries {
+        if e.kind.as_deref() == Some("context_edit") {
+            edits.insert(e.target_id.as_deref(), e);
+        }
+    }
+    let mut out = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        if e.kind.as_deref() == Some("compaction") && i > 0 {
+            continue;
+        }
+        let messages = entry_messages(e, lines)?;
+        match edits.get(&e.id.as_deref()) {
+            None => out.extend(messages),
+            Some(edit) => {
+                let edit_line = lines.line(edit)?;
+                out.extend(apply_edit(messages, &edit_line)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// pi's `sessionEntryToContextMessages`, as JSON texts.
+fn entry_messages(e: &PathEntry, lines: &LineSource) -> Result<Vec<String>> {
+    let ts = || e.ts_ms.map_or("null".to_string(), |t| t.to_string());
+    match e.kind.as_deref() {
+        Some("message") => {
+            let line = lines.line(e)?;
+            let Some(raw) = member(&line, "message") else {
+                return Ok(Vec::new());
+            };
+            Ok(vec![stored_message(raw, lines.version)])
+        }
+        Some("custom_message") => {
+            let line = lines.line(e)?;
+            let content = member(&line, "content")
+                .filter(|c| *c != "null")
+                .unwrap_or("[]");
+            let mut fields = vec![("role", "\"custom\"")];
+            push_raw(&mut fields, "customType", member(&line, "customType"));
+            fields.push(("content", content));
+            push_raw(&mut fields, "display", member(&line, "display"));
+            push_raw(&mut fields, "details", member(&line, "details"));
+            let ts = ts();
+            fields.push(("timestamp", &ts));
+            Ok(vec![object(&fields)])
+        }
+        Some("branch_summary") => {
+            let line = lines.line(e)?;
+            let summary = member(&line, "summary");
+            if !summary.is_some_and(raw_truthy) {
+                return Ok(Vec::new());
+            }
+            let mut fields = vec![("role", "\"branchSummary\"")];
+            push_raw(&mut fields, "summary", summary);
+            push_raw(&mut fields, "fromId", member(&line, "fromId"));
+            let ts = ts();
+            fields.push(("timestamp", &ts));
+            Ok(vec![object(&fields)])
+        }
+        Some("compaction") => {
+            let line = lines.line(e)?;
+            let mut out = Vec::new();
+            if let Some(sys) = member(&line, "systemMessage").filter(|s| raw_truthy(s)) {
+                out.push(sys.to_string());
+            }
+            let mut fields = vec![("role", "\"compactionSummary\"")];
+            push_raw(&mut fields, "summary", member(&line, "summary"));
+            push_raw(&mut fields, "tokensBefore", member(&line, "tokensBefore"));
+            let ts = ts();
+            fields.push(("timestamp", &ts));
+            out.push(object(&fields));
+            Ok(out)
+        }
+        _ => Ok(Vec::new()),
+    }
+}
+
+fn push_raw<'a>(fields: &mut Vec<(&'a str, &'a str)>, key: &'a str, raw: Option<&'a str>) {
+    if let Some(raw) = raw {
+        fields.push((key, raw));
+    }
+}
+
+fn object(fields: &[(&str, &str)]) -> String {
+    let body: Vec<String> = fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+    format!("{{{}}}", body.join(","))
+}
+
+fn raw_truthy(raw: &str) -> bool {
+    parse_lenient(raw).is_some_and(|v| js::truthy(&v))
+}
+
+fn parse_lenient(raw: &str) -> Option<Value> {
+    serde_json::from_str(raw)
+        .ok()
+        .or_else(|| serde_json::from_str(&js::replace_lone_surrogates(raw)?).ok())
+}
+
+/// A stored message as pi returns it: unchanged, except a v2 `hookMessage` role becomes `custom`
+/// (spec §3) and a missing or null `content` is normalised (spec §6 step 5).
+fn stored_message(raw: &str, version: i64) -> String {
+    let Some(Value::Object(mut m)) = parse_lenient(raw) else {
+        return raw.to_string();
+    };
+    let mut changed = false;
+    if version < 3 && m.get("role").and_then(Value::as_str) == Some("hookMessage") {
+        m.insert("role".into(), "custom".into());
+        changed = true;
+    }
+    let role = m
+        .get("role")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let content_missing = m.get("content").is_none_or(Value::is_null);
+    if content_missing {
+        match role.as_str() {
+            "system" => {
+                m.insert("content".into(), "".into());
+                changed = true;
+            }
+            "user" | "assistant" | "toolResult" => {
+                m.insert("content".into(), Value::Array(Vec::new()));
+                changed = true;
+            }
+            _ => {}
+        }
+    }
+    if changed {
+        Value::Object(m).to_string()
+    } else {
+        raw.to_string()
+    }
+}
+
+/// pi's `projectContextEntry` with an edit: `replacement: null` drops the messages; otherwise
+/// the content of user/assistant/toolResult/custom messages is replaced.
+fn apply_edit(messages: Vec<String>, edit_line: &str) -> Result<Vec<String>> {
+    let replacement = member(edit_line, "replacement").and_then(parse_lenient);
+    let Some(replacement) = replacement.filter(|r| !r.is_null()) else {
+        return Ok(Vec::new());
+    };
+    let content = replacement.get("content").cloned();
+    Ok(messages
+        .into_iter()
+        .map(|raw| {
+            let Some(Value::Object(mut m)) = parse_lenient(&raw) else {
+                return raw;
+            };
+            let role = m
+                .get("role")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            if !matches!(
+                role.as_str(),
+                "user" | "assistant" | "toolResult" | "custom"
+            ) {
+                return raw;
+            }
+            let new = match &content {
+                Some(Value::String(s)) if role == "assistant" || role == "toolResult" => {
+                    Some(serde_json::json!([{"type": "text", "text": s}]))
+                }
+                other => other.clone(),
+            };
+            match new {
+                Some(v) => {
+                    m.insert("content".into(), v);
+                }
+                None => {
+                    m.shift_remove("content");
+                }
+            }
+            Value::Object(m).to_string()
+        })
+        .collect())
+}

@@ -1,0 +1,180 @@
+//! `list`: pi's `SessionInfo` rows (spec §5.3) in pi's order (§5.4), read from the `sessions`
+//! summary only. `--all` is `listAll()`; the default is `list(cwd)`, which reads the cwd's own
+//! folder in a tree root (no header filtering, as pi) and filters flat roots by header cwd.
+
+use rusqlite::{params_from_iter, Connection};
+use serde_json::{Map, Value};
+
+use crate::ingest::discover::{encode_cwd, Layout};
+use crate::js;
+use crate::query::Scope;
+
+/// Which sessions `list` shows.
+#[derive(Debug, Clone, Default)]
+pub struct ListOptions {
+    /// `None` lists every project (`listAll`); `Some(cwd)` one project (`list(cwd)`).
+    pub cwd: Option<String>,
+    pub limit: Option<usize>,
+    /// Include `allMessagesText`.
+    pub with_text: bool,
+}
+
+/// One row of pi's session listing.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    pub file_id: i64,
+    pub path: String,
+    /// `header.id` as written (usually a string; absent in broken files).
+    pub id: Option<Value>,
+    pub cwd: String,
+    pub name: Option<String>,
+    pub parent_session_path: Option<Value>,
+    pub created_ms: Option<i64>,
+    pub modified_ms: i64,
+    pub message_count: i64,
+    pub first_message: String,
+    pub all_messages_text: Option<String>,
+}
+
+impl SessionInfo {
+    /// The object `JSON.stringify(sessionInfo)` gives: undefined fields are left out, an
+    /// Invalid Date is `null`.
+    pub fn to_json(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("path".into(), Value::from(self.path.clone()));
+        if let Some(id) = &self.id {
+            o.insert("id".into(), id.clone());
+        }
+        o.insert("cwd".into(), Value::from(self.cwd.clone()));
+        if let Some(name) = &self.name {
+            o.insert("name".into(), Value::from(name.clone()));
+        }
+        if let Some(p) = &self.parent_session_path {
+            o.insert("parentSessionPath".into(), p.clone());
+        }
+        o.insert(
+            "created".into(),
+            self.created_ms.map_or(Value::Null, |ms| js::iso(ms).into()),
+        );
+        o.insert("modified".into(), js::iso(self.modified_ms).into());
+        o.insert("messageCount".into(), self.message_count.into());
+        o.insert(
+            "firstMessage".into(),
+            Value::from(self.first_message.clone()),
+        );
+        if let Some(t) = &self.all_messages_text {
+            o.insert("allMessagesText".into(), Value::from(t.clone()));
+        }
+        Value::Object(o)
+    }
+
+    /// What pi's picker shows for a row: the name, else the first message.
+    pub fn title(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.first_message)
+    }
+}
+
+/// pi's `modified`: the last user/assistant activity, else the header time, else the file mtime.
+const MODIFIED: &str = "CASE WHEN s.last_activity_ms > 0 THEN s.last_activity_ms
+                              WHEN s.header_ts_ms IS NOT NULL THEN s.header_ts_ms
+                              ELSE f.mtime_ms END";
+
+/// Lists sessions as pi would.
+///
+/// # Errors
+/// Index errors only.
+pub fn list_sessions(
+    conn: &Connection,
+    scope: &Scope,
+    opts: &ListOptions,
+) -> rusqlite::Result<Vec<SessionInfo>> {
+    let mut args: Vec<String> = Vec::new();
+    let (filter, order) = match &opts.cwd {
+        // listAll(): pre-sorted by file mtime desc, then basename desc; the sort by modified is stable.
+        None => (String::new(), "modified DESC, f.mtime_ms DESC, f.name DESC"),
+        // list(cwd): pre-sorted by file name desc.
+        Some(cwd) => (
+            cwd_filter(scope, cwd, &mut args),
+            "modified DESC, f.name DESC",
+        ),
+    };
+    let limit = opts.limit.map_or(String::new(), |n| format!("LIMIT {n}"));
+    let sql = format!(
+        "SELECT f.id, f.path, s.header, s.cwd, s.name, s.created_ms, {MODIFIED} AS modified,
+                s.message_count, s.first_message
+         FROM sessions s JOIN files f ON f.id = s.file_id
+         WHERE s.state = 1 AND {} {filter}
+         ORDER BY {order} {limit}",
+        scope.sql()
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
+        let header: Option<String> = r.get(2)?;
+        let header: Value = header
+            .and_then(|h| serde_json::from_str(&h).ok())
+            .unwrap_or_default();
+        Ok(SessionInfo {
+            file_id: r.get(0)?,
+            path: r.get(1)?,
+            id: header.get("id").cloned(),
+            cwd: r.get(3)?,
+            name: r.get(4)?,
+            parent_session_path: header.get("parentSession").cloned(),
+            created_ms: r.get(5)?,
+            modified_ms: r.get(6)?,
+            message_count: r.get(7)?,
+            first_message: r
+                .get::<_, Option<String>>(8)?
+                .unwrap_or_else(|| "(no messages)".into()),
+            all_messages_text: None,
+        })
+    })?;
+    let mut out = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    if opts.with_text {
+        for info in &mut out {
+            info.all_messages_text = Some(all_messages_text(conn, info.file_id)?);
+        }
+    }
+    Ok(out)
+}
+
+/// `list(cwd)`: the cwd's folder in tree roots; header cwd equality in flat roots.
+fn cwd_filter(scope: &Scope, cwd: &str, args: &mut Vec<String>) -> String {
+    let mut parts = Vec::new();
+    for root in &scope.roots {
+        match root.layout {
+            Layout::Tree => {
+                args.push(
+                    root.path
+                        .join(encode_cwd(cwd))
+                        .to_string_lossy()
+                        .into_owned(),
+                );
+                parts.push(format!("f.dir = ?{}", args.len()));
+            }
+            Layout::Flat => {
+                args.push(root.path.to_string_lossy().into_owned());
+                args.push(cwd.to_string());
+                parts.push(format!(
+                    "(f.dir = ?{} AND s.cwd = ?{})",
+                    args.len() - 1,
+                    args.len()
+                ));
+            }
+        }
+    }
+    if parts.is_empty() {
+        return "AND 0".into();
+    }
+    format!("AND ({})", parts.join(" OR "))
+}
+
+/// pi's `allMessagesText`: every user/assistant text of the file, all branches, joined by a space.
+const ALL_TEXT: &str = "SELECT group_concat(text, ' ' ORDER BY seq) FROM entries
+                        WHERE file_id = ?1 AND text IS NOT NULL";
+
+pub fn all_messages_text(conn: &Connection, file_id: i64) -> rusqlite::Result<String> {
+    conn.prepare_cached(ALL_TEXT)?
+        .query_row([file_id], |r| r.get::<_, Option<String>>(0))
+        .map(Option::unwrap_or_default)
+}

@@ -1,0 +1,272 @@
+//! `show`: everything the index knows about one session file: its listing row (or why pi would
+//! hide it), header, counts by role, labels, the current leaf, skipped lines, and pi's own
+//! `/session` figures (`getSessionStats`, spec §8.5) with a per-model cost breakdown.
+
+use rusqlite::{Connection, OptionalExtension};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::js;
+use crate::query::resolve::Resolved;
+
+/// pi's `getSessionStats` figures, over every entry of the file (all branches).
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStats {
+    pub user_messages: i64,
+    pub assistant_messages: i64,
+    pub tool_calls: i64,
+    pub tool_results: i64,
+    pub total_messages: i64,
+    pub tokens: Tokens,
+    pub cost: f64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Tokens {
+    pub input: i64,
+    pub output: i64,
+    pub cache_read: i64,
+    pub cache_write: i64,
+    pub total: i64,
+}
+
+/// Cost and tokens under one key of pi's per-model breakdown.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelUsage {
+    pub model: String,
+    pub tokens: i64,
+    pub cost: f64,
+}
+
+/// Everything `pidx show` prints.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionDetail {
+    pub path: String,
+    pub header: Option<Value>,
+    pub id: Option<String>,
+    pub cwd: String,
+    pub name: Option<String>,
+    pub created: Option<String>,
+    pub modified: Option<String>,
+    /// `null` when pi lists it; otherwise why `/resume` would not show it.
+    pub hidden_because: Option<String>,
+    pub loadable: bool,
+    pub version: i64,
+    pub entries: i64,
+    pub messages_by_role: Vec<(String, i64)>,
+    pub labels: Vec<(String, String)>,
+    pub leaf_id: Option<String>,
+    pub parent_session_path: Option<Value>,
+    pub stats: SessionStats,
+    pub models: Vec<ModelUsage>,
+    pub bad_lines: Vec<(i64, String)>,
+}
+
+/// Sums usage the way `getSessionStats` does: assistant and toolResult usage, `usage` entries,
+/// and the usage of compactions and branch summaries.
+const STATS: &str = "
+SELECT
+  coalesce(sum(type = 'message' AND role = 'user'), 0),
+  coalesce(sum(type = 'message' AND role = 'assistant'), 0),
+  coalesce(sum(CASE WHEN type = 'message' AND role = 'assistant' THEN tool_calls END), 0),
+  coalesce(sum(type = 'message' AND role = 'toolResult'), 0),
+  coalesce(sum(type = 'message'), 0),
+  coalesce(sum(input), 0), coalesce(sum(output), 0),
+  coalesce(sum(cache_read), 0), coalesce(sum(cache_write), 0),
+  coalesce(sum(cost), 0.0)
+FROM entries
+WHERE file_id = ?1";
+
+/// pi's per-model keys: assistant usage under `provider/(responseModel ?? model)`, `usage`
+/// entries under `provider/model`, the rest under `Tools/summaries`.
+const MODELS: &str = "
+SELECT CASE
+         WHEN type = 'message' AND role = 'assistant'
+           THEN coalesce(provider, 'undefined') || '/' || coalesce(response_model, model, 'undefined')
+         WHEN type = 'usage' THEN coalesce(provider, 'undefined') || '/' || coalesce(model, 'undefined')
+         ELSE 'Tools/summaries'
+       END AS key,
+       sum(coalesce(input, 0) + coalesce(output, 0) + coalesce(cache_read, 0) + coalesce(cache_write, 0)),
+       sum(coalesce(cost, 0))
+FROM entries
+WHERE file_id = ?1 AND input IS NOT NULL
+GROUP BY key ORDER BY 3 DESC, 1";
+
+/// pi's `/session` figures for one file.
+///
+/// # Errors
+/// Index errors only.
+pub fn session_stats(conn: &Connection, file_id: i64) -> Result<SessionStats> {
+    Ok(conn.prepare_cached(STATS)?.query_row([file_id], |r| {
+        let tokens = Tokens {
+            input: r.get(5)?,
+            output: r.get(6)?,
+            cache_read: r.get(7)?,
+            cache_write: r.get(8)?,
+            total: 0,
+        };
+        Ok(SessionStats {
+            user_messages: r.get(0)?,
+            assistant_messages: r.get(1)?,
+            tool_calls: r.get(2)?,
+            tool_results: r.get(3)?,
+            total_messages: r.get(4)?,
+            tokens: Tokens {
+                total: tokens.input + tokens.output + tokens.cache_read + tokens.cache_write,
+                ..tokens
+            },
+            cost: r.get(9)?,
+        })
+    })?)
+}
+
+/// Everything about one session.
+///
+/// # Errors
+/// Index errors only.
+pub fn show_session(conn: &Connection, session: &Resolved) -> Result<SessionDetail> {
+    let row = conn
+        .query_row(
+            "SELECT s.state, s.excluded, s.loadable, s.version, s.header, s.session_id, s.cwd, s.name,
+                    s.created_ms,
+                    CASE WHEN s.last_activity_ms > 0 THEN s.last_activity_ms
+                         WHEN s.header_ts_ms IS NOT NULL THEN s.header_ts_ms ELSE f.mtime_ms END,
+                    s.entry_count, s.leaf_id
+             FROM sessions s JOIN files f ON f.id = s.file_id WHERE s.file_id = ?1",
+            [session.file_id],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, bool>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, Option<String>>(7)?,
+                    r.get::<_, Option<i64>>(8)?,
+                    r.get::<_, i64>(9)?,
+                    r.get::<_, i64>(10)?,
+                    r.get::<_, Option<String>>(11)?,
+                ))
+            },
+        )
+        .optional()?
+        .ok_or_else(|| Error::NotFound(session.path.clone()))?;
+    let (
+        state,
+        excluded,
+        loadable,
+        version,
+        header,
+        id,
+        cwd,
+        name,
+        created,
+        modified,
+        entries,
+        leaf_id,
+    ) = row;
+    let header: Option<Value> = header.and_then(|h| serde_json::from_str(&h).ok());
+    let hidden_because = match state {
+        1 => None,
+        0 => Some("the file has no JSON line yet (no session header)".to_string()),
+        _ => excluded,
+    };
+    Ok(SessionDetail {
+        path: session.path.clone(),
+        parent_session_path: header.as_ref().and_then(|h| h.get("parentSession").cloned()),
+        header,
+        id,
+        cwd,
+        name,
+        created: created.map(js::iso),
+        modified: (state == 1).then(|| js::iso(modified)),
+        hidden_because,
+        loadable,
+        version: version.unwrap_or(1),
+        entries,
+        messages_by_role: pairs(
+            conn,
+            "SELECT coalesce(role, '(none)'), count(*) FROM entries WHERE file_id = ?1 AND type = 'message'
+             GROUP BY 1 ORDER BY 2 DESC, 1",
+            session.file_id,
+        )?,
+        labels: labels(conn, session.file_id)?,
+        leaf_id,
+        stats: session_stats(conn, session.file_id)?,
+        models: models(conn, session.file_id)?,
+        bad_lines: pairs(
+            conn,
+            "SELECT line, reason FROM bad_lines WHERE file_id = ?1 ORDER BY line",
+            session.file_id,
+        )?,
+    })
+}
+
+fn pairs<A: rusqlite::types::FromSql, B: rusqlite::types::FromSql>(
+    conn: &Connection,
+    sql: &str,
+    file_id: i64,
+) -> Result<Vec<(A, B)>> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map([file_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+/// pi's label map (spec §6.6): label entries in file order, the last one per target wins and a
+/// falsy label clears it.
+pub fn labels(conn: &Connection, file_id: i64) -> Result<Vec<(String, String)>> {
+    let rows: Vec<(Option<String>, Option<String>)> = pairs(
+        conn,
+        "SELECT target_id, label FROM entries WHERE file_id = ?1 AND type = 'label' ORDER BY seq",
+        file_id,
+    )?;
+    let mut map: indexmap_like::Ordered = indexmap_like::Ordered::default();
+    for (target, label) in rows {
+        let target = target.unwrap_or_default();
+        match label {
+            Some(l) => map.set(target, l),
+            None => map.remove(&target),
+        }
+    }
+    Ok(map.into_vec())
+}
+
+fn models(conn: &Connection, file_id: i64) -> Result<Vec<ModelUsage>> {
+    let mut stmt = conn.prepare_cached(MODELS)?;
+    let rows = stmt.query_map([file_id], |r| {
+        Ok(ModelUsage {
+            model: r.get(0)?,
+            tokens: r.get(1)?,
+            cost: r.get(2)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+/// A tiny insertion-ordered map, as JavaScript's `Map` iterates.
+mod indexmap_like {
+    #[derive(Default)]
+    pub struct Ordered(Vec<(String, String)>);
+
+    impl Ordered {
+        pub fn set(&mut self, k: String, v: String) {
+            match self.0.iter_mut().find(|(key, _)| *key == k) {
+                Some(slot) => slot.1 = v,
+                None => self.0.push((k, v)),
+            }
+        }
+        pub fn remove(&mut self, k: &str) {
+            self.0.retain(|(key, _)| key != k);
+        }
+        pub fn into_vec(self) -> Vec<(String, String)> {
+            self.0
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! `tree`: pi's `getTree` (spec §7): one node per entry id carrying the global label map; roots
+//! are entries whose parent is null, themselves, or missing, in file order; children are sorted by
+//! timestamp ascending, stably. Output is written iteratively, so a 100k-deep chain cannot
+//! overflow the stack, and a node is never printed inside itself.
+
+use std::collections::HashMap;
+
+use rusqlite::Connection;
+
+use crate::error::Result;
+use crate::query::resolve::Resolved;
+
+/// One node of the tree.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub seq: i64,
+    pub id: Option<String>,
+    pub parent_id: Option<String>,
+    pub kind: Option<String>,
+    pub role: Option<String>,
+    pub ts: Option<String>,
+    pub ts_ms: Option<i64>,
+    pub text: Option<String>,
+    pub label: Option<String>,
+    pub label_ts: Option<String>,
+    pub children: Vec<usize>,
+}
+
+/// A session's tree.
+#[derive(Debug, Clone, Default)]
+pub struct Tree {
+    pub nodes: Vec<Node>,
+    pub roots: Vec<usize>,
+    /// The current leaf (the last entry), pi's default.
+    pub leaf_seq: Option<i64>,
+}
+
+const ENTRIES: &str = "SELECT seq, id, parent_id, type, role, ts, ts_ms, text, label, target_id
+                       FROM entries WHERE file_id = ?1 ORDER BY seq";
+
+/// Builds the tree of one session.
+///
+/// # Errors
+/// Index errors only.
+pub fn build_tree(conn: &Connection, session: &Resolved) -> Result<Tree> {
+    let mut stmt = conn.prepare_cached(ENTRIES)?;
+    let mut entries = Vec::new();
+    let mut labels: HashMap<String, (String, Option<String>)> = HashMap::new();
+    let rows = stmt.query_map([session.file_id], |r| {
+        Ok((
+            Node {
+                seq: r.get(0)?,
+                id: r.get(1)?,
+                parent_id: r.get(2)?,
+                kind: r.get(3)?,
+                role: r.get(4)?,
+                ts: r.get(5)?,
+                ts_ms: r.get(6)?,
+                text: r.get(7)?,
+                label: None,
+                label_ts: None,
+                children: Vec::new(),
+            },
+            r.get::<_, Option<String>>(8)?,
+            r.get::<_, Option<String>>(9)?,
+        ))
+    })?;
+    for row in rows {
+        let (node, label, target) = row?;
+        if node.kind.as_deref() == Some("label") {
+            let target = target.unwrap_or_default();
+            match label {
+                Some(l) => labels.insert(target, (l, node.ts.clone())),
+                None => labels.remove(&target),
+            };
+        }
+        entries.push(node);
+    }
+    let leaf_seq = entries.last().map(|e| e.seq);
+    let mut tree = assemble(entries, &labels);
+    tree.leaf_seq = leaf_seq;
+    Ok(tree)
+}
+
+/// Links entries into nodes exactly as `getTree` does, duplicate ids included (the map keeps the
+/// last entry for an id, and every entry with that id links that same node).
+fn assemble(entries: Vec<Node>, labels: &HashMap<String, (String, Option<String>)>) -> Tree {
+    let mut node_of: HashMap<Option<String>, usize> = HashMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        node_of.insert(e.id.clone(), i);
+    }
+    let links: Vec<(usize, Option<usize>, bool)> = entries
+        .iter()
+        .map(|e| {
+            let node = node_of[&e.id];
+            let is_root = e.parent_id.is_none() || e.parent_id == e.id;
+            let parent = if is_root {
+                None
+            } else {
+                node_of.get(&e.parent_id).copied()
+            };
+            (node, parent, is_root)
+        })
+        .collect();
+    let mut nodes = entries;
+    for n in &mut nodes {
+        if let Some((label, ts)) = n.id.as_ref().and_then(|id| labels.get(id)) {
+            n.label = Some(label.clone());
+            n.label_ts.clone_from(ts);
+        }
+    }
+    let mut roots = Vec::new();
+    for (node, parent, _) in links {
+        match parent {
+            Some(p) => nodes[p].children.push(node),
+            None => roots.push(node),
+        }
+    }
+    for i in 0..nodes.len() {
+        let mut children = std::mem::take(&mut nodes[i].children);
+        sort_by_time(&mut children, &nodes);
+        nodes[i].children = children;
+    }
+    Tree {
+        nodes,
+        roots,
+        leaf_seq: None,
+    }
+}
+
+/// `children.sort((a, b) => time(a) - time(b))`: stable; an Invalid Date compares as equal to
+/// everything, which only a binary insertion sort (what V8 runs on short arrays) reproduces.
+fn sort_by_time(children: &mut [usize], nodes: &[Node]) {
+    let key = |i: usize| nodes[i].ts_ms;
+    if children.iter().all(|&c| key(c).is_some()) {
+        children.sort_by_key(|&c| key(c));
+        return;
+    }
+    let cmp = |a: usize, b: usize| match (key(a), key(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => std::cmp::Ordering::Equal,
+    };
+    for i in 1..children.len() {
+        let pivot = children[i];
+        let (mut lo, mut hi) = (0, i);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if cmp(pivot, children[mid]).is_lt() {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        children.copy_within(lo..i, lo + 1);
+        children[lo] = pivot;
+    }
+}
+
+/// Visits the tree depth-first without recursion: `visit(node, depth, is_last_sibling)`.
+/// A node already on the current path is skipped (duplicate ids can make pi's tree cyclic).
+pub fn walk_tree(tree: &Tree, mut visit: impl FnMut(Event)) {
+    let mut on_path = vec![false; tree.nodes.len()];
+    let mut stack: Vec<(usize, usize)> = Vec::new(); // (node, next child)
+    let roots = &tree.roots;
+    for (ri, &root) in roots.iter().enumerate() {
+        visit(Event::Enter(root, 0, ri + 1 == roots.len()));
+        on_path[root] = true;
+        stack.push((root, 0));
+        while let Some(&mut (node, ref mut next)) = stack.last_mut() {
+            let children = &tree.nodes[node].children;
+            if *next < children.len() {
+                let child = children[*next];
+                *next += 1;
+                let last = *next == children.len();
+                if on_path[child] {
+                    continue;
+                }
+                visit(Event::Enter(child, stack.len(), last));
+                on_path[child] = true;
+                stack.push((child, 0));
+            } else {
+                stack.pop();
+                on_path[node] = false;
+                visit(Event::Leave(node));
+            }
+        }
+    }
+}
+
+/// A step of [`walk_tree`].
+pub enum Event {
+    /// Entering a node: (node, depth, last among its siblings).
+    Enter(usize, usize, bool),
+    Leave(usize),
+}
+
+impl Tree {
+    /// pi's `getTree()` as JSON: nodes `{id, parentId, type, role?, timestamp, label?,
+    /// labelTimestamp?, index, children}`, where `index` is the entry's position in `getEntries()`.
+    pub fn to_json(&self) -> String {
+        let mut out = String::from("[");
+        let mut first = vec![true];
+        walk_tree(self, |ev| match ev {
+            Event::Enter(i, _, _) => {
+                let top = first.last_mut().expect("a level");
+                if !*top {
+                    out.push(',');
+                }
+                *top = false;
+                let n = &self.nodes[i];
+                let mut m = serde_json::Map::new();
+                m.insert("id".into(), n.id.clone().into());
+                m.insert("parentId".into(), n.parent_id.clone().into());
+                m.insert("type".into(), n.kind.clone().into());
+                if let Some(role) = &n.role {
+                    m.insert("role".into(), role.clone().into());
+                }
+                m.insert("timestamp".into(), n.ts.clone().into());
+                if let Some(l) = &n.label {
+                    m.insert("label".into(), l.clone().into());
+                    m.insert("labelTimestamp".into(), n.label_ts.clone().into());
+                }
+                m.insert("index".into(), n.seq.into());
+                let obj = serde_json::Value::Object(m).to_string();
+                out.push_str(&obj[..obj.len() - 1]);
+                out.push_str(",\"children\":[");
+                first.push(true);
+            }
+            Event::Leave(_) => {
+                first.pop();
+                out.push_str("]}");
+            }
+        });
+        out.push(']');
+        out
+    }
+}
