@@ -1,0 +1,183 @@
+//! The binary as a user meets it: exit codes, --json that parses, hostile transcript text kept
+//! off the terminal, clear refusals for bad index files, and no writes to session files.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use predicates::str::contains;
+
+const HEADER: &str = r#"{"type":"session","version":3,"id":"0199aaaa-1111-7000-8000-00000000000X","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/u/proj"}"#;
+
+/// A root with two sessions of one project; the second has hostile text and a bad line.
+fn corpus() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let dir = root.join("--home-u-proj--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let user = |id: &str, parent: &str, text: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:0{}.000Z","message":{{"role":"user","content":{},"timestamp":1767225600000}}}}"#,
+            id.len(),
+            serde_json::Value::from(text)
+        )
+    };
+    std::fs::write(
+        dir.join("a.jsonl"),
+        format!("{}\n{}\n", HEADER.replace('X', "1"), user("e1", "null", "first session")),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("b.jsonl"),
+        format!(
+            "{}\n{}\nnot json\n",
+            HEADER.replace('X', "2"),
+            user("e1", "null", "evil \u{1b}]0;pwned\u{7}\u{1b}[2J text")
+        ),
+    )
+    .unwrap();
+    let db = tmp.path().join("index.db");
+    (tmp, root, db)
+}
+
+#[test]
+fn list_json_parses_and_counts_sessions() {
+    let (_tmp, root, db) = corpus();
+    let out = common::pidx(&db, &root).args(["list", "--all", "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn nothing_found_exits_1() {
+    let (_tmp, root, db) = corpus();
+    common::pidx(&db, &root).args(["list", "--cwd", "/nowhere"]).assert().code(1);
+    common::pidx(&db, &root).args(["show", "ffff"]).assert().code(1).stderr(contains("no session matches"));
+}
+
+#[test]
+fn ambiguous_prefix_lists_candidates_and_exits_2() {
+    let (_tmp, root, db) = corpus();
+    common::pidx(&db, &root)
+        .args(["show", "0199aaaa"])
+        .assert()
+        .code(2)
+        .stderr(contains("a.jsonl"))
+        .stderr(contains("b.jsonl"));
+}
+
+#[test]
+fn human_output_neutralises_escape_sequences() {
+    let (_tmp, root, db) = corpus();
+    for args in [
+        vec!["list", "--all"],
+        vec!["context", "0199aaaa-1111-7000-8000-000000000002"],
+        vec!["tree", "0199aaaa-1111-7000-8000-000000000002"],
+        vec!["show", "0199aaaa-1111-7000-8000-000000000002"],
+    ] {
+        let out = common::pidx(&db, &root).args(&args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(!out.stdout.contains(&0x1b), "{args:?} let ESC through");
+        assert!(!out.stdout.contains(&0x07), "{args:?} let BEL through");
+    }
+    // --json is exact: the escape survives, JSON-escaped.
+    let out = common::pidx(&db, &root).args(["list", "--all", "--json"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\\u001b]0;pwned"));
+}
+
+#[test]
+fn verbose_sync_reports_bad_lines_with_path_and_line() {
+    let (_tmp, root, db) = corpus();
+    common::pidx(&db, &root)
+        .args(["sync", "--verbose"])
+        .assert()
+        .success()
+        .stderr(contains("b.jsonl:3: invalid JSON"))
+        .stdout(contains("1 bad lines"));
+}
+
+#[test]
+fn a_file_that_is_not_an_index_is_refused_and_untouched() {
+    let (tmp, root, _) = corpus();
+    let db = tmp.path().join("notes.txt");
+    std::fs::write(&db, "my precious notes\n".repeat(20)).unwrap();
+    common::pidx(&db, &root)
+        .args(["list", "--all"])
+        .assert()
+        .code(2)
+        .stderr(contains("not a pidx index"));
+    common::pidx(&db, &root).args(["sync", "--rebuild"]).assert().code(2);
+    assert_eq!(std::fs::read_to_string(&db).unwrap(), "my precious notes\n".repeat(20));
+}
+
+#[test]
+fn a_foreign_sqlite_database_is_refused() {
+    let (tmp, root, _) = corpus();
+    let db = tmp.path().join("other.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);").unwrap();
+    drop(conn);
+    let before = std::fs::read(&db).unwrap();
+    common::pidx(&db, &root).args(["list", "--all"]).assert().code(2).stderr(contains("not a pidx index"));
+    assert_eq!(std::fs::read(&db).unwrap(), before);
+}
+
+#[test]
+fn a_corrupt_index_says_how_to_rebuild() {
+    let (_tmp, root, db) = corpus();
+    common::pidx(&db, &root).arg("sync").assert().success();
+    corrupt_pages(&db);
+    common::pidx(&db, &root)
+        .args(["list", "--all"])
+        .assert()
+        .code(2)
+        .stderr(contains("pidx sync --rebuild"));
+    common::pidx(&db, &root).args(["sync", "--rebuild"]).assert().success();
+    common::pidx(&db, &root).args(["list", "--all"]).assert().success();
+}
+
+/// Overwrites everything after the 100-byte header with garbage (the header stays ours).
+fn corrupt_pages(db: &Path) {
+    let _ = std::fs::remove_file(db.with_extension("db-wal"));
+    let mut bytes = std::fs::read(db).unwrap();
+    for b in bytes.iter_mut().skip(100) {
+        *b = 0xA5;
+    }
+    std::fs::write(db, bytes).unwrap();
+}
+
+#[test]
+fn a_closed_pipe_is_not_an_error() {
+    let (_tmp, root, db) = corpus();
+    common::pidx(&db, &root).arg("sync").assert().success();
+    let bin = assert_cmd::cargo::cargo_bin("pidx");
+    let status = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "set -o pipefail; for i in $(seq 200); do \"{}\" --db \"{}\" --root \"{}\" --no-sync list --all --json; done | head -c 10 >/dev/null",
+            bin.display(),
+            db.display(),
+            root.display()
+        ))
+        .status()
+        .unwrap();
+    assert!(status.success(), "a pidx writing into a closed pipe exited with {status}");
+}
+
+#[test]
+fn commands_never_modify_session_files() {
+    let (_tmp, root, db) = corpus();
+    let before = common::fingerprint(&root);
+    for args in [
+        vec!["sync"],
+        vec!["list", "--all", "--json", "--with-text"],
+        vec!["context", "0199aaaa-1111-7000-8000-000000000002", "--json"],
+        vec!["tree", "0199aaaa-1111-7000-8000-000000000001"],
+        vec!["show", "0199aaaa-1111-7000-8000-000000000001"],
+        vec!["sync", "--rebuild"],
+    ] {
+        common::pidx(&db, &root).args(&args).assert().success();
+    }
+    assert_eq!(common::fingerprint(&root), before);
+}

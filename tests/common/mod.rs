@@ -1,0 +1,103 @@
+//! Helpers shared by the integration tests: temp corpora (never the real ~/.pi), lenient JSON
+//! parsing (pi writes lone surrogate escapes), and a pidx command bound to a temp index.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// The committed conformance corpus, or `$PIDX_CONFORMANCE_DIR` (a fresh one from live.sh).
+pub fn conformance_dir() -> PathBuf {
+    std::env::var_os("PIDX_CONFORMANCE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance"))
+}
+
+/// Copies `src` to `dst` recursively, keeping symlinks as symlinks.
+pub fn copy_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let from = entry.path();
+        let to = dst.join(entry.file_name());
+        let ft = entry.file_type().unwrap();
+        if ft.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(&from).unwrap(), &to).unwrap();
+        } else if ft.is_dir() {
+            copy_tree(&from, &to);
+        } else {
+            std::fs::copy(&from, &to).unwrap();
+        }
+    }
+}
+
+/// A temp copy of the conformance corpus with its recorded mtimes; returns (tempdir, root).
+pub fn conformance_copy() -> (tempfile::TempDir, PathBuf) {
+    let src = conformance_dir();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    copy_tree(&src.join("sessions"), &root);
+    apply_mtimes(&src.join("mtimes.json"), &root);
+    (tmp, root)
+}
+
+/// Sets every file's mtime from a `{relative path: epoch ms}` manifest.
+pub fn apply_mtimes(manifest: &Path, root: &Path) {
+    let text = std::fs::read_to_string(manifest).unwrap();
+    let map: BTreeMap<String, f64> = serde_json::from_str(&text).unwrap();
+    for (rel, ms) in map {
+        let path = root.join(&rel);
+        let Ok(file) = std::fs::OpenOptions::new().append(true).open(&path) else {
+            continue;
+        };
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms as u64);
+        file.set_modified(t).unwrap();
+    }
+}
+
+/// Parses JSON as `JSON.parse` would (lone surrogates accepted, as U+FFFD).
+pub fn parse_lenient(text: &str) -> Value {
+    serde_json::from_str(text)
+        .or_else(|e| match pidx::js::replace_lone_surrogates(text) {
+            Some(fixed) => serde_json::from_str(&fixed),
+            None => Err(e),
+        })
+        .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", &text[..text.len().min(300)]))
+}
+
+pub fn read_json(path: &Path) -> Value {
+    parse_lenient(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+}
+
+/// A `pidx` command on a temp index.
+pub fn pidx(db: &Path, root: &Path) -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("pidx").unwrap();
+    cmd.env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("PI_CODING_AGENT_SESSION_DIR")
+        .env("NO_COLOR", "1")
+        .arg("--db")
+        .arg(db)
+        .arg("--root")
+        .arg(root);
+    cmd
+}
+
+/// Every regular file under `root` with its bytes hash and mtime.
+pub fn fingerprint(root: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime, u64)> {
+    let mut out = BTreeMap::new();
+    for entry in walkdir::WalkDir::new(root).follow_links(false) {
+        let entry = entry.unwrap();
+        if entry.file_type().is_file() {
+            let bytes = std::fs::read(entry.path()).unwrap();
+            let meta = entry.metadata().unwrap();
+            out.insert(
+                entry.path().to_path_buf(),
+                (xxhash_rust::xxh3::xxh3_64(&bytes), meta.modified().unwrap(), meta.len()),
+            );
+        } else if entry.file_type().is_dir() || entry.file_type().is_symlink() {
+            out.insert(entry.path().to_path_buf(), (0, std::time::UNIX_EPOCH, 0));
+        }
+    }
+    out
+}
