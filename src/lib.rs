@@ -6,6 +6,7 @@
 //! `query` answers `list`, `show`, `context` and `tree` from the index exactly as pi's
 //! `SessionManager` would; `cli` renders the answers. The JSONL files are never written.
 
+pub mod collate;
 pub mod error;
 pub mod ingest;
 pub mod js;

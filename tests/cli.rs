@@ -24,7 +24,11 @@ fn corpus() -> (tempfile::TempDir, PathBuf, PathBuf) {
     };
     std::fs::write(
         dir.join("a.jsonl"),
-        format!("{}\n{}\n", HEADER.replace('X', "1"), user("e1", "null", "first session")),
+        format!(
+            "{}\n{}\n",
+            HEADER.replace('X', "1"),
+            user("e1", "null", "first session")
+        ),
     )
     .unwrap();
     std::fs::write(
@@ -43,7 +47,10 @@ fn corpus() -> (tempfile::TempDir, PathBuf, PathBuf) {
 #[test]
 fn list_json_parses_and_counts_sessions() {
     let (_tmp, root, db) = corpus();
-    let out = common::pidx(&db, &root).args(["list", "--all", "--json"]).output().unwrap();
+    let out = common::pidx(&db, &root)
+        .args(["list", "--all", "--json"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 2);
@@ -52,8 +59,15 @@ fn list_json_parses_and_counts_sessions() {
 #[test]
 fn nothing_found_exits_1() {
     let (_tmp, root, db) = corpus();
-    common::pidx(&db, &root).args(["list", "--cwd", "/nowhere"]).assert().code(1);
-    common::pidx(&db, &root).args(["show", "ffff"]).assert().code(1).stderr(contains("no session matches"));
+    common::pidx(&db, &root)
+        .args(["list", "--cwd", "/nowhere"])
+        .assert()
+        .code(1);
+    common::pidx(&db, &root)
+        .args(["show", "ffff"])
+        .assert()
+        .code(1)
+        .stderr(contains("no session matches"));
 }
 
 #[test]
@@ -77,12 +91,19 @@ fn human_output_neutralises_escape_sequences() {
         vec!["show", "0199aaaa-1111-7000-8000-000000000002"],
     ] {
         let out = common::pidx(&db, &root).args(&args).output().unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(!out.stdout.contains(&0x1b), "{args:?} let ESC through");
         assert!(!out.stdout.contains(&0x07), "{args:?} let BEL through");
     }
     // --json is exact: the escape survives, JSON-escaped.
-    let out = common::pidx(&db, &root).args(["list", "--all", "--json"]).output().unwrap();
+    let out = common::pidx(&db, &root)
+        .args(["list", "--all", "--json"])
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("\\u001b]0;pwned"));
 }
 
@@ -107,8 +128,14 @@ fn a_file_that_is_not_an_index_is_refused_and_untouched() {
         .assert()
         .code(2)
         .stderr(contains("not a pidx index"));
-    common::pidx(&db, &root).args(["sync", "--rebuild"]).assert().code(2);
-    assert_eq!(std::fs::read_to_string(&db).unwrap(), "my precious notes\n".repeat(20));
+    common::pidx(&db, &root)
+        .args(["sync", "--rebuild"])
+        .assert()
+        .code(2);
+    assert_eq!(
+        std::fs::read_to_string(&db).unwrap(),
+        "my precious notes\n".repeat(20)
+    );
 }
 
 #[test]
@@ -116,10 +143,15 @@ fn a_foreign_sqlite_database_is_refused() {
     let (tmp, root, _) = corpus();
     let db = tmp.path().join("other.db");
     let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);").unwrap();
+    conn.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+        .unwrap();
     drop(conn);
     let before = std::fs::read(&db).unwrap();
-    common::pidx(&db, &root).args(["list", "--all"]).assert().code(2).stderr(contains("not a pidx index"));
+    common::pidx(&db, &root)
+        .args(["list", "--all"])
+        .assert()
+        .code(2)
+        .stderr(contains("not a pidx index"));
     assert_eq!(std::fs::read(&db).unwrap(), before);
 }
 
@@ -133,8 +165,14 @@ fn a_corrupt_index_says_how_to_rebuild() {
         .assert()
         .code(2)
         .stderr(contains("pidx sync --rebuild"));
-    common::pidx(&db, &root).args(["sync", "--rebuild"]).assert().success();
-    common::pidx(&db, &root).args(["list", "--all"]).assert().success();
+    common::pidx(&db, &root)
+        .args(["sync", "--rebuild"])
+        .assert()
+        .success();
+    common::pidx(&db, &root)
+        .args(["list", "--all"])
+        .assert()
+        .success();
 }
 
 /// Overwrites everything after the 100-byte header with garbage (the header stays ours).
@@ -162,7 +200,10 @@ fn a_closed_pipe_is_not_an_error() {
         ))
         .status()
         .unwrap();
-    assert!(status.success(), "a pidx writing into a closed pipe exited with {status}");
+    assert!(
+        status.success(),
+        "a pidx writing into a closed pipe exited with {status}"
+    );
 }
 
 #[test]

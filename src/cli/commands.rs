@@ -201,6 +201,9 @@ fn cmd_context(env: &Env, args: &ContextArgs, out: &mut Out) -> Result<Found> {
 fn cmd_tree(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {
     let (store, session) = resolve_arg(env, &args.session)?;
     let t = tree::build_tree(&store.conn, &session)?;
+    if t.unopenable {
+        eprintln!("pidx: pi cannot open {} (its first JSON line is not a session header with an id), so it has no tree; `pidx show` says more", session.path);
+    }
     if env.global.json {
         out.line(&t.to_json())?;
     } else {

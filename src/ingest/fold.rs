@@ -15,6 +15,9 @@ pub struct LineOutcome {
     pub entry: Option<EntryRow>,
     /// Why the line was skipped, for `path:line: reason`.
     pub bad: Option<String>,
+    /// User/assistant text pi's listing sees in this line when it splits it at lone `\r`s
+    /// (then the entry, if any, carries no text of its own).
+    pub listing_texts: Vec<String>,
 }
 
 /// The id pidx gives entry `parsed_index` of a v1 file. pi gives random ids at every open
@@ -27,11 +30,13 @@ impl SessionState {
     /// Applies one physical line (without its `\n`) that starts at byte `offset`.
     pub fn apply_line(&mut self, bytes: &[u8], line_no: i64, offset: i64) -> LineOutcome {
         let parsed = parse_line(bytes);
-        match listing_segments(bytes) {
+        let segments = listing_segments(bytes);
+        let mut listing_texts = Vec::new();
+        match &segments {
             Some(segments) => {
                 for seg in segments {
                     if let Line::Value(v) = parse_line(seg) {
-                        self.apply_listing(&v, line_no);
+                        listing_texts.extend(self.apply_listing(&v, line_no));
                     }
                 }
             }
@@ -41,20 +46,28 @@ impl SessionState {
                 }
             }
         }
-        match parsed {
+        let mut outcome = match parsed {
             Line::Blank => LineOutcome::default(),
             Line::Bad(reason) => LineOutcome {
-                entry: None,
                 bad: Some(reason),
+                ..LineOutcome::default()
             },
             Line::Value(v) => self.apply_loader(v, line_no, offset, bytes.len() as i64),
+        };
+        if segments.is_some() {
+            if let Some(e) = outcome.entry.as_mut() {
+                e.text = None;
+            }
+            outcome.listing_texts = listing_texts;
         }
+        outcome
     }
 
-    /// pi's `buildSessionInfo` for one parsed value.
-    fn apply_listing(&mut self, v: &Value, line_no: i64) {
+    /// pi's `buildSessionInfo` for one parsed value; returns the message text it took for
+    /// `allMessagesText`, if any.
+    fn apply_listing(&mut self, v: &Value, line_no: i64) -> Option<String> {
         match self.listing {
-            Listing::Excluded(_) => {}
+            Listing::Excluded(_) => None,
             Listing::Pending => {
                 if type_of(v) == Some("session") {
                     self.listing = Listing::Listed;
@@ -64,12 +77,15 @@ impl SessionState {
                         "line {line_no}: the first JSON value is not a session header"
                     ));
                 }
+                None
             }
-            Listing::Listed => {
-                if let Err(why) = self.list_entry(v) {
+            Listing::Listed => match self.list_entry(v) {
+                Ok(text) => text,
+                Err(why) => {
                     self.listing = Listing::Excluded(format!("line {line_no}: {why}"));
+                    None
                 }
-            }
+            },
         }
     }
 
@@ -89,7 +105,7 @@ impl SessionState {
     }
 
     /// One non-header value in the listing view; `Err` where pi's code would throw.
-    fn list_entry(&mut self, v: &Value) -> Result<(), String> {
+    fn list_entry(&mut self, v: &Value) -> Result<Option<String>, String> {
         match type_of(v) {
             Some("session_info") => {
                 self.name = match v.get("name") {
@@ -99,10 +115,10 @@ impl SessionState {
                         .map(str::to_string),
                     Some(_) => return Err("session_info name is not a string".into()),
                 };
-                Ok(())
+                Ok(None)
             }
             Some("message") => self.list_message(v.get("message"), v.get("timestamp")),
-            _ => Ok(()),
+            _ => Ok(None),
         }
     }
 
@@ -110,15 +126,15 @@ impl SessionState {
         &mut self,
         message: Option<&Value>,
         entry_ts: Option<&Value>,
-    ) -> Result<(), String> {
+    ) -> Result<Option<String>, String> {
         self.message_count += 1;
         let message = match message {
             None | Some(Value::Null) => return Err("message entry has no message".into()),
             Some(Value::Object(m)) => m,
-            Some(_) => return Ok(()),
+            Some(_) => return Ok(None),
         };
         let Some(role @ ("user" | "assistant")) = listed_role(message) else {
-            return Ok(());
+            return Ok(None);
         };
         let activity = match message.get("timestamp") {
             Some(Value::Number(n)) => n.as_f64().map(|f| f as i64),
@@ -128,10 +144,13 @@ impl SessionState {
             self.last_activity_ms = Some(self.last_activity_ms.unwrap_or(0).max(t));
         }
         let text = extract_text(&message["content"])?;
-        if !text.is_empty() && role == "user" && self.first_message.is_none() {
-            self.first_message = Some(text);
+        if text.is_empty() {
+            return Ok(None);
         }
-        Ok(())
+        if role == "user" && self.first_message.is_none() {
+            self.first_message = Some(text.clone());
+        }
+        Ok(Some(text))
     }
 
     /// pi's loader for one parsed value: the header, or an entry (migrated in memory).
@@ -146,8 +165,8 @@ impl SessionState {
         }
         let Value::Object(obj) = v else {
             return LineOutcome {
-                entry: None,
                 bad: Some("not a JSON object (pi keeps it as a bogus entry; pidx skips it)".into()),
+                ..LineOutcome::default()
             };
         };
         if obj.get("type").and_then(Value::as_str) == Some("session") {
@@ -164,7 +183,7 @@ impl SessionState {
         self.leaf_id.clone_from(&row.id);
         LineOutcome {
             entry: Some(row),
-            bad: None,
+            ..LineOutcome::default()
         }
     }
 

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::ingest::discover::{discover, Found, Root};
+use crate::ingest::fold::LineOutcome;
 use crate::ingest::parse::{parse_line, Line};
 use crate::ingest::tail::{Chunk, LineReader, Windows};
 use crate::model::{EntryRow, SessionState};
@@ -296,9 +297,7 @@ fn sync_file(
         bytes: 0,
         bad: Vec::new(),
     };
-    let mut rows: Vec<EntryRow> = Vec::new();
-    let mut bad: Vec<(i64, String)> = Vec::new();
-    let mut pending = 0usize;
+    let mut batch = Batch::default();
     let start_offset = reader.offset;
     while let Some(chunk) = reader.next_chunk().map_err(io)? {
         let (line_offset, torn) = match chunk {
@@ -314,38 +313,61 @@ fn sync_file(
         };
         row.lines += 1;
         let outcome = state.apply_line(&reader.buf, row.lines, line_offset as i64);
-        rows.extend(outcome.entry);
-        if let Some(reason) = outcome.bad {
-            bad.push((row.lines, reason));
-        }
+        batch.push(outcome, row.lines, reader.buf.len() + 1);
         windows.push(&reader.buf);
         if !torn {
             windows.push(b"\n");
         }
         row.torn = torn;
-        pending += reader.buf.len() + 1;
-        if pending >= BATCH_BYTES || rows.len() >= BATCH_ROWS {
+        if batch.is_full() {
             row.offset = reader.offset as i64;
             commit_batch(
-                conn, &mut row, &state, &windows, &rows, &bad, rewrite, &meta, false,
+                conn, &mut row, &state, &windows, &batch, rewrite, &meta, false,
             )?;
             rewrite = false;
-            bar.inc(pending as u64);
-            done.entries += rows.len() as i64;
-            done.bad.append(&mut bad);
-            rows.clear();
-            pending = 0;
+            batch.drain_into(&mut done, bar);
         }
     }
     row.offset = reader.offset as i64;
     commit_batch(
-        conn, &mut row, &state, &windows, &rows, &bad, rewrite, &meta, true,
+        conn, &mut row, &state, &windows, &batch, rewrite, &meta, true,
     )?;
-    bar.inc(pending as u64);
-    done.entries += rows.len() as i64;
-    done.bad.append(&mut bad);
+    batch.drain_into(&mut done, bar);
     done.bytes = reader.offset - start_offset.min(reader.offset);
     Ok(done)
+}
+
+/// Lines read since the last commit.
+#[derive(Default)]
+struct Batch {
+    rows: Vec<EntryRow>,
+    bad: Vec<(i64, String)>,
+    texts: Vec<(i64, String)>,
+    bytes: usize,
+}
+
+impl Batch {
+    fn push(&mut self, outcome: LineOutcome, line: i64, bytes: usize) {
+        self.rows.extend(outcome.entry);
+        if let Some(reason) = outcome.bad {
+            self.bad.push((line, reason));
+        }
+        self.texts
+            .extend(outcome.listing_texts.into_iter().map(|t| (line, t)));
+        self.bytes += bytes;
+    }
+
+    fn is_full(&self) -> bool {
+        self.bytes >= BATCH_BYTES || self.rows.len() >= BATCH_ROWS
+    }
+
+    /// Accounts for a committed batch and empties it.
+    fn drain_into(&mut self, done: &mut FileDone, bar: &indicatif::ProgressBar) {
+        bar.inc(self.bytes as u64);
+        done.entries += self.rows.len() as i64;
+        done.bad.append(&mut self.bad);
+        *self = Batch::default();
+    }
 }
 
 /// Commits one batch: the file row (inserted on first sight), its entries and bad lines, and
@@ -357,8 +379,7 @@ fn commit_batch(
     row: &mut FileRow,
     state: &SessionState,
     windows: &Windows,
-    rows: &[EntryRow],
-    bad: &[(i64, String)],
+    batch: &Batch,
     rewrite: bool,
     meta: &std::fs::Metadata,
     last: bool,
@@ -373,10 +394,11 @@ fn commit_batch(
     row.mtime_ms = mtime_ms(meta);
     row.head_hash = windows.head_hash();
     row.tail_hash = windows.tail_hash();
-    row.bad_lines += bad.len() as i64;
+    row.bad_lines += batch.bad.len() as i64;
     row.id = writer::save_file(&tx, row, now_ms())?;
-    writer::insert_entries(&tx, row.id, rows)?;
-    writer::insert_bad_lines(&tx, row.id, bad)?;
+    writer::insert_entries(&tx, row.id, &batch.rows)?;
+    writer::insert_bad_lines(&tx, row.id, &batch.bad)?;
+    writer::insert_listing_texts(&tx, row.id, &batch.texts)?;
     writer::save_session(&tx, row.id, state)?;
     tx.commit()?;
     Ok(())

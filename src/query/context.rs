@@ -96,7 +96,9 @@ FROM walk ORDER BY depth";
 
 /// What the session row says about loading the file.
 struct Loadability {
-    loadable: bool,
+    /// pi's `SessionManager.open` accepts the file (spec §4.3): its first JSON value is a
+    /// header with a string id, or the file is empty (pi would start a new session in it).
+    openable: bool,
     version: i64,
     entry_count: i64,
     leaf_seq: Option<i64>,
@@ -109,7 +111,7 @@ struct Loadability {
 /// changed under the index, `Io` when it cannot be read.
 pub fn build_context(conn: &Connection, session: &Resolved, leaf: Option<&str>) -> Result<Context> {
     let info = loadability(conn, session.file_id)?;
-    if !info.loadable {
+    if !info.openable {
         return Err(Error::Invalid(format!(
             "pi cannot open {}: its first JSON line is not a session header with an id",
             session.path
@@ -142,13 +144,22 @@ pub fn build_context(conn: &Connection, session: &Resolved, leaf: Option<&str>) 
     Ok(ctx)
 }
 
+/// Whether pi can open the file at all (spec §4.3).
+///
+/// # Errors
+/// Index errors, or `NotFound` for an unknown file.
+pub fn openable(conn: &Connection, file_id: i64) -> Result<bool> {
+    Ok(loadability(conn, file_id)?.openable)
+}
+
 fn loadability(conn: &Connection, file_id: i64) -> Result<Loadability> {
     conn.query_row(
-        "SELECT loadable, version, entry_count, leaf_seq FROM sessions WHERE file_id = ?1",
+        "SELECT s.loadable OR (s.parsed_values = 0 AND f.size = 0), s.version, s.entry_count, s.leaf_seq
+         FROM sessions s JOIN files f ON f.id = s.file_id WHERE s.file_id = ?1",
         [file_id],
         |r| {
             Ok(Loadability {
-                loadable: r.get(0)?,
+                openable: r.get(0)?,
                 version: r.get::<_, Option<i64>>(1)?.unwrap_or(1),
                 entry_count: r.get(2)?,
                 leaf_seq: r.get(3)?,

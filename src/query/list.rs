@@ -5,7 +5,7 @@
 use rusqlite::{params_from_iter, Connection};
 use serde_json::{Map, Value};
 
-use crate::ingest::discover::{encode_cwd, Layout};
+use crate::ingest::discover::{absolute, encode_cwd, Layout};
 use crate::js;
 use crate::query::Scope;
 
@@ -91,11 +91,14 @@ pub fn list_sessions(
     let mut args: Vec<String> = Vec::new();
     let (filter, order) = match &opts.cwd {
         // listAll(): pre-sorted by file mtime desc, then basename desc; the sort by modified is stable.
-        None => (String::new(), "modified DESC, f.mtime_ms DESC, f.name DESC"),
+        None => (
+            String::new(),
+            "modified DESC, f.mtime_ms DESC, f.name COLLATE pi DESC",
+        ),
         // list(cwd): pre-sorted by file name desc.
         Some(cwd) => (
             cwd_filter(scope, cwd, &mut args),
-            "modified DESC, f.name DESC",
+            "modified DESC, f.name COLLATE pi DESC",
         ),
     };
     let limit = opts.limit.map_or(String::new(), |n| format!("LIMIT {n}"));
@@ -140,6 +143,9 @@ pub fn list_sessions(
 
 /// `list(cwd)`: the cwd's folder in tree roots; header cwd equality in flat roots.
 fn cwd_filter(scope: &Scope, cwd: &str, args: &mut Vec<String>) -> String {
+    // pi resolves the cwd first (`path.resolve`: absolute, no trailing separator).
+    let resolved = absolute(std::path::Path::new(cwd));
+    let cwd: &str = &resolved.to_string_lossy();
     let mut parts = Vec::new();
     for root in &scope.roots {
         match root.layout {
@@ -170,8 +176,10 @@ fn cwd_filter(scope: &Scope, cwd: &str, args: &mut Vec<String>) -> String {
 }
 
 /// pi's `allMessagesText`: every user/assistant text of the file, all branches, joined by a space.
-const ALL_TEXT: &str = "SELECT group_concat(text, ' ' ORDER BY seq) FROM entries
-                        WHERE file_id = ?1 AND text IS NOT NULL";
+const ALL_TEXT: &str = "SELECT group_concat(text, ' ' ORDER BY line) FROM (
+                            SELECT line, text FROM entries WHERE file_id = ?1 AND text IS NOT NULL
+                            UNION ALL
+                            SELECT line, text FROM listing_text WHERE file_id = ?1)";
 
 pub fn all_messages_text(conn: &Connection, file_id: i64) -> rusqlite::Result<String> {
     conn.prepare_cached(ALL_TEXT)?

@@ -33,6 +33,8 @@ pub struct Tree {
     pub roots: Vec<usize>,
     /// The current leaf (the last entry), pi's default.
     pub leaf_seq: Option<i64>,
+    /// pi cannot open the file (no session header with an id first), so it has no tree.
+    pub unopenable: bool,
 }
 
 const ENTRIES: &str = "SELECT seq, id, parent_id, type, role, ts, ts_ms, text, label, target_id
@@ -43,6 +45,12 @@ const ENTRIES: &str = "SELECT seq, id, parent_id, type, role, ts, ts_ms, text, l
 /// # Errors
 /// Index errors only.
 pub fn build_tree(conn: &Connection, session: &Resolved) -> Result<Tree> {
+    if !crate::query::context::openable(conn, session.file_id)? {
+        return Ok(Tree {
+            unopenable: true,
+            ..Tree::default()
+        });
+    }
     let mut stmt = conn.prepare_cached(ENTRIES)?;
     let mut entries = Vec::new();
     let mut labels: HashMap<String, (String, Option<String>)> = HashMap::new();
@@ -124,7 +132,7 @@ fn assemble(entries: Vec<Node>, labels: &HashMap<String, (String, Option<String>
     Tree {
         nodes,
         roots,
-        leaf_seq: None,
+        ..Tree::default()
     }
 }
 

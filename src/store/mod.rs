@@ -74,6 +74,7 @@ impl Store {
         let conn = Connection::open_with_flags(path, flags).map_err(|e| Error::at_open(path, e))?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
         conn.execute_batch("PRAGMA query_only = ON;")?;
+        crate::collate::register(&conn)?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
@@ -93,6 +94,7 @@ impl Store {
     }
 
     fn configure(&mut self) -> Result<()> {
+        crate::collate::register(&self.conn)?;
         self.conn
             .busy_timeout(std::time::Duration::from_secs(10))
             .map_err(|e| Error::at_open(&self.path, e))?;

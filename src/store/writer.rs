@@ -120,6 +120,7 @@ pub fn delete_file(tx: &Transaction, file_id: i64) -> rusqlite::Result<()> {
 pub fn clear_file(tx: &Transaction, file_id: i64) -> rusqlite::Result<()> {
     tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM bad_lines WHERE file_id = ?1", [file_id])?;
+    tx.execute("DELETE FROM listing_text WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM sessions WHERE file_id = ?1", [file_id])?;
     Ok(())
 }
@@ -259,6 +260,20 @@ pub fn insert_bad_lines(
     )?;
     for (line, reason) in bad {
         stmt.execute(params![file_id, line, reason])?;
+    }
+    Ok(())
+}
+
+/// Records text only pi's listing sees (lines it splits at a lone `\r`).
+pub fn insert_listing_texts(
+    tx: &Transaction,
+    file_id: i64,
+    texts: &[(i64, String)],
+) -> rusqlite::Result<()> {
+    let mut stmt =
+        tx.prepare_cached("INSERT INTO listing_text(file_id, line, text) VALUES (?1, ?2, ?3)")?;
+    for (line, text) in texts {
+        stmt.execute(params![file_id, line, text])?;
     }
     Ok(())
 }

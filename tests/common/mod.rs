@@ -67,7 +67,9 @@ pub fn parse_lenient(text: &str) -> Value {
 }
 
 pub fn read_json(path: &Path) -> Value {
-    parse_lenient(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+    parse_lenient(
+        &std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
 }
 
 /// A `pidx` command on a temp index.
@@ -93,7 +95,11 @@ pub fn fingerprint(root: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime
             let meta = entry.metadata().unwrap();
             out.insert(
                 entry.path().to_path_buf(),
-                (xxhash_rust::xxh3::xxh3_64(&bytes), meta.modified().unwrap(), meta.len()),
+                (
+                    xxhash_rust::xxh3::xxh3_64(&bytes),
+                    meta.modified().unwrap(),
+                    meta.len(),
+                ),
             );
         } else if entry.file_type().is_dir() || entry.file_type().is_symlink() {
             out.insert(entry.path().to_path_buf(), (0, std::time::UNIX_EPOCH, 0));
