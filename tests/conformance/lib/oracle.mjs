@@ -65,7 +65,7 @@ export function makeRng(seed) {
 }
 
 export function installDeterminism(seed, startMs) {
-  const rng = makeRng(seed);
+  let rng = makeRng(seed);
   let now = startMs;
   const clock = {
     now: () => now,
@@ -104,7 +104,22 @@ export function installDeterminism(seed, startMs) {
     arr.set(rng.bytes(arr.length));
     return arr;
   };
-  return { clock, rng };
+  // reseed(s): restart the id stream (pi-answers reseeds per file so one file's random
+  // ids do not depend on which files were processed before it).
+  const reseed = (s) => {
+    rng = makeRng(s);
+  };
+  return { clock, reseed };
+}
+
+/** Stable 32-bit hash of a string (FNV-1a), for per-file seeds. */
+export function hash32(str) {
+  let h = 0x811c9dc5;
+  for (const ch of Buffer.from(str, "utf8")) {
+    h ^= ch;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
 }
 
 export function ensureCollationLocale() {
