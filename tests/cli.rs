@@ -222,3 +222,42 @@ fn commands_never_modify_session_files() {
     }
     assert_eq!(common::fingerprint(&root), before);
 }
+
+#[test]
+fn the_conformance_corpus_is_never_modified() {
+    // pi's own open() rewrites old files and repairs torn lines; pidx must not, for any file.
+    let (tmp, root) = common::conformance_copy();
+    let db = tmp.path().join("index.db");
+    let before = common::fingerprint(&root);
+    common::pidx(&db, &root)
+        .args(["sync", "--verbose"])
+        .assert()
+        .success();
+    common::pidx(&db, &root)
+        .args(["list", "--all", "--json", "--with-text"])
+        .assert()
+        .success();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let paths: Vec<String> = conn
+        .prepare("SELECT path FROM files ORDER BY path")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(paths.len() > 50, "only {} files indexed", paths.len());
+    for path in &paths {
+        for cmd in ["context", "tree", "show"] {
+            let out = common::pidx(&db, &root)
+                .args([cmd, path.as_str(), "--json"])
+                .output()
+                .unwrap();
+            // Some files are ones pi cannot open; those fail cleanly (exit 1 or 2) and write nothing.
+            assert!(
+                out.status.code().is_some(),
+                "{cmd} {path} was killed by a signal"
+            );
+        }
+    }
+    assert_eq!(common::fingerprint(&root), before);
+}
