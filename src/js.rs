@@ -63,12 +63,35 @@ pub fn parse_iso_ms(s: &str) -> Option<i64> {
     None
 }
 
-/// `new Date(ms).toISOString()`.
+/// `new Date(ms).toISOString()` for years 0 to 9999 (listing every session formats two of
+/// these per row, so this avoids chrono's general formatter).
 pub fn iso(ms: i64) -> String {
-    match Utc.timestamp_millis_opt(ms).single() {
-        Some(dt) => dt.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string(),
-        None => String::new(),
+    let days = ms.div_euclid(86_400_000);
+    let in_day = ms.rem_euclid(86_400_000);
+    let (y, m, d) = civil_from_days(days);
+    if !(0..=9999).contains(&y) {
+        return match Utc.timestamp_millis_opt(ms).single() {
+            Some(dt) => dt.format("%+").to_string(),
+            None => String::new(),
+        };
     }
+    let (h, rest) = (in_day / 3_600_000, in_day % 3_600_000);
+    let (min, rest) = (rest / 60_000, rest % 60_000);
+    let (s, milli) = (rest / 1000, rest % 1000);
+    format!("{y:04}-{m:02}-{d:02}T{h:02}:{min:02}:{s:02}.{milli:03}Z")
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
 /// `String(v)` as `Array#join` applies it to one element (`null` and `undefined` become "").
@@ -179,6 +202,22 @@ mod tests {
         assert_eq!(date_ms(&json!("yesterday")), None);
         assert_eq!(date_ms(&json!({})), None);
         assert_eq!(iso(1767323045678), "2026-01-02T03:04:05.678Z");
+        assert_eq!(iso(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(iso(951_782_400_000), "2000-02-29T00:00:00.000Z");
+        for ms in [
+            -86_400_000_123i64,
+            1_234_567_890_123,
+            4_102_444_800_000,
+            253_402_300_799_999,
+        ] {
+            let chrono = Utc
+                .timestamp_millis_opt(ms)
+                .unwrap()
+                .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+                .to_string();
+            assert_eq!(iso(ms), chrono);
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::ingest::discover::{absolute, encode_cwd, Layout};
 use crate::js;
+use crate::query::rawjson::member;
 use crate::query::Scope;
 
 /// Which sessions `list` shows.
@@ -113,16 +114,16 @@ pub fn list_sessions(
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
         let header: Option<String> = r.get(2)?;
-        let header: Value = header
-            .and_then(|h| serde_json::from_str(&h).ok())
-            .unwrap_or_default();
+        let header = header.unwrap_or_default();
+        let field =
+            |k: &str| member(&header, k).and_then(|raw| serde_json::from_str::<Value>(raw).ok());
         Ok(SessionInfo {
             file_id: r.get(0)?,
             path: r.get(1)?,
-            id: header.get("id").cloned(),
+            id: field("id"),
             cwd: r.get(3)?,
             name: r.get(4)?,
-            parent_session_path: header.get("parentSession").cloned(),
+            parent_session_path: field("parentSession"),
             created_ms: r.get(5)?,
             modified_ms: r.get(6)?,
             message_count: r.get(7)?,
