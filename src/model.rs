@@ -36,6 +36,8 @@ pub struct SessionState {
     pub entry_count: i64,
     pub leaf_seq: Option<i64>,
     pub leaf_id: Option<String>,
+    /// Path facts are unreliable for this file (see `ingest::paths`): walk whole paths.
+    pub tangled: bool,
 }
 
 /// One session entry (any line after the header that pi's loader keeps).
@@ -63,6 +65,8 @@ pub struct EntryRow {
     pub tool_calls: Option<i64>,
     pub is_error: Option<bool>,
     pub text: Option<String>,
+    /// A `message` entry whose `message` is missing or null (pi throws building its context).
+    pub no_message: bool,
 }
 
 /// Token and cost figures of one usage object (spec §2.5).

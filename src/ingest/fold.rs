@@ -267,11 +267,11 @@ fn entry_row(obj: &Map<String, Value>) -> EntryRow {
         ..EntryRow::default()
     };
     match row.kind.as_deref() {
-        Some("message") => {
-            if let Some(Value::Object(m)) = obj.get("message") {
-                message_columns(&mut row, m);
-            }
-        }
+        Some("message") => match obj.get("message") {
+            Some(Value::Object(m)) => message_columns(&mut row, m),
+            None | Some(Value::Null) => row.no_message = true,
+            Some(_) => {}
+        },
         Some("compaction") | Some("branch_summary") => {
             row.first_kept = str_at(obj, "firstKeptEntryId");
             row.usage = obj.get("usage").and_then(usage_of);

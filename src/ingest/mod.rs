@@ -4,5 +4,6 @@
 pub mod discover;
 pub mod fold;
 pub mod parse;
+pub mod paths;
 pub mod sync;
 pub mod tail;

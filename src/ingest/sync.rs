@@ -322,7 +322,7 @@ fn sync_file(
         if batch.is_full() {
             row.offset = reader.offset as i64;
             commit_batch(
-                conn, &mut row, &state, &windows, &batch, rewrite, &meta, false,
+                conn, &mut row, &mut state, &windows, &batch, rewrite, &meta, false,
             )?;
             rewrite = false;
             batch.drain_into(&mut done, bar);
@@ -330,7 +330,7 @@ fn sync_file(
     }
     row.offset = reader.offset as i64;
     commit_batch(
-        conn, &mut row, &state, &windows, &batch, rewrite, &meta, true,
+        conn, &mut row, &mut state, &windows, &batch, rewrite, &meta, true,
     )?;
     batch.drain_into(&mut done, bar);
     done.bytes = reader.offset - start_offset.min(reader.offset);
@@ -377,7 +377,7 @@ impl Batch {
 fn commit_batch(
     conn: &mut Connection,
     row: &mut FileRow,
-    state: &SessionState,
+    state: &mut SessionState,
     windows: &Windows,
     batch: &Batch,
     rewrite: bool,
@@ -396,7 +396,7 @@ fn commit_batch(
     row.tail_hash = windows.tail_hash();
     row.bad_lines += batch.bad.len() as i64;
     row.id = writer::save_file(&tx, row, now_ms())?;
-    writer::insert_entries(&tx, row.id, &batch.rows)?;
+    writer::insert_entries(&tx, row.id, &batch.rows, state)?;
     writer::insert_bad_lines(&tx, row.id, &batch.bad)?;
     writer::insert_listing_texts(&tx, row.id, &batch.texts)?;
     writer::save_session(&tx, row.id, state)?;

@@ -12,6 +12,7 @@ use rusqlite::{Connection, OptionalExtension};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::ingest::paths::PathFacts;
 use crate::ingest::tail::read_at;
 use crate::js;
 use crate::query::rawjson::member;
@@ -78,7 +79,9 @@ struct PathEntry {
 }
 
 /// The walk from a leaf to the root, carrying every column it needs so the recursive step stays
-/// on the (file_id, id) index. `depth < ?3` bounds it on a cycle.
+/// on the (file_id, id) index. `depth < ?3` bounds it on a cycle. `CROSS JOIN` pins the join
+/// order: SQLite 3.51's planner otherwise puts `entries` outside the one-row `walk` step and
+/// scans the file's whole index per step (minutes on a 200k-entry path).
 const WALK: &str = "
 WITH RECURSIVE walk(depth, seq, id, parent_id, type, role, first_kept, target_id, provider, model,
                     thinking, offset, len, ts_ms) AS (
@@ -88,7 +91,7 @@ WITH RECURSIVE walk(depth, seq, id, parent_id, type, role, first_kept, target_id
     UNION ALL
     SELECT w.depth + 1, e.seq, e.id, e.parent_id, e.type, e.role, e.first_kept, e.target_id,
            e.provider, e.model, e.thinking, e.offset, e.len, e.ts_ms
-    FROM walk w JOIN entries e ON e.file_id = ?1 AND e.id = w.parent_id AND e.shadowed = 0
+    FROM walk w CROSS JOIN entries e ON e.file_id = ?1 AND e.id = w.parent_id AND e.shadowed = 0
     WHERE w.parent_id <> '' AND w.depth < ?3
 )
 SELECT seq, id, type, role, first_kept, target_id, provider, model, thinking, offset, len, ts_ms
@@ -102,6 +105,8 @@ struct Loadability {
     version: i64,
     entry_count: i64,
     leaf_seq: Option<i64>,
+    /// Path facts cannot be trusted: walk whole paths.
+    tangled: bool,
 }
 
 /// Builds the context at `leaf` (an entry id; `None` is pi's default leaf, the last entry).
@@ -130,18 +135,110 @@ pub fn build_context(conn: &Connection, session: &Resolved, leaf: Option<&str>) 
             ..Context::default()
         });
     };
-    let (path, cycle) = walk(conn, session.file_id, leaf_seq, info.entry_count)?;
     let file = File::open(&session.path).map_err(|e| Error::io(&session.path, e))?;
     let lines = LineSource {
         file,
         path: &session.path,
         version: info.version,
     };
-    let mut ctx = settings(&path, &lines)?;
-    ctx.cycle = cycle;
-    ctx.path_len = path.len();
-    ctx.messages = project(&context_entries(&path), &lines)?;
+    let cut = if info.tangled {
+        None
+    } else {
+        cut_path(conn, session.file_id, leaf_seq)?
+    };
+    let ctx = match cut {
+        Some(cut) => {
+            let mut ctx = settings(&cut.setters, &lines)?;
+            ctx.path_len = cut.path_len;
+            ctx.messages = project(&context_entries(&cut.path), &lines)?;
+            ctx
+        }
+        None => {
+            let (path, cycle) = walk(conn, session.file_id, leaf_seq, info.entry_count)?;
+            let mut ctx = settings(&path, &lines)?;
+            ctx.cycle = cycle;
+            ctx.path_len = path.len();
+            ctx.messages = project(&context_entries(&path), &lines)?;
+            ctx
+        }
+    };
     Ok(ctx)
+}
+
+/// The part of a path pi's context reads, found from the leaf's path facts (`ingest::paths`).
+struct CutPath {
+    /// From the newest compaction's `firstKeptEntryId` (when on the path) to the leaf.
+    path: Vec<PathEntry>,
+    /// The entries that decide the settings, in path order: where pi throws, the newest
+    /// thinking level change, the newest model.
+    setters: Vec<PathEntry>,
+    path_len: usize,
+}
+
+/// The cut path at `leaf_seq`, or `None` when there is no compaction on the path (the context
+/// is the whole path then) or the facts do not line up (walk the whole path instead).
+fn cut_path(conn: &Connection, file_id: i64, leaf_seq: i64) -> Result<Option<CutPath>> {
+    let facts = |seq: i64| -> Result<Option<PathFacts>> {
+        Ok(conn
+            .prepare_cached(
+                "SELECT depth, compaction_seq, thinking_seq, model_seq, throws_seq
+                 FROM entries WHERE file_id = ?1 AND seq = ?2",
+            )?
+            .query_row(rusqlite::params![file_id, seq], |r| {
+                Ok(PathFacts {
+                    depth: r.get(0)?,
+                    compaction: r.get(1)?,
+                    thinking: r.get(2)?,
+                    model: r.get(3)?,
+                    throws: r.get(4)?,
+                })
+            })
+            .optional()?)
+    };
+    let Some(leaf) = facts(leaf_seq)? else {
+        return Ok(None);
+    };
+    let Some(compaction_seq) = leaf.compaction else {
+        return Ok(None);
+    };
+    let Some(compaction) = facts(compaction_seq)? else {
+        return Ok(None);
+    };
+    let (mut tail, _) = walk(conn, file_id, leaf_seq, leaf.depth - compaction.depth)?;
+    let Some(first) = tail.first().filter(|e| e.seq == compaction_seq) else {
+        return Ok(None);
+    };
+    let Some(first_kept) = first.first_kept.clone() else {
+        return Ok(None);
+    };
+    // The kept part before the compaction, when firstKeptEntryId is an ancestor of it.
+    let mut path = Vec::new();
+    if let Some(kept_seq) = seq_of(conn, file_id, &first_kept)? {
+        if let Some(kept) = facts(kept_seq)?.filter(|k| k.depth < compaction.depth) {
+            let (head, _) = walk(conn, file_id, compaction_seq, compaction.depth - kept.depth)?;
+            if head.first().is_some_and(|e| e.seq == kept_seq) {
+                path = head;
+                path.pop();
+            }
+        }
+    }
+    path.append(&mut tail);
+    let mut setter_seqs: Vec<i64> = [leaf.throws, leaf.thinking, leaf.model]
+        .into_iter()
+        .flatten()
+        .collect();
+    setter_seqs.sort_unstable();
+    setter_seqs.dedup();
+    let setters = setter_seqs
+        .into_iter()
+        .map(|seq| Ok(walk(conn, file_id, seq, 0)?.0))
+        .collect::<Result<Vec<_>>>()?
+        .concat();
+    Ok(Some(CutPath {
+        path,
+        setters,
+        path_len: leaf.depth as usize + 1,
+    }))
 }
 
 /// Whether pi can open the file at all (spec §4.3).
@@ -154,7 +251,8 @@ pub fn openable(conn: &Connection, file_id: i64) -> Result<bool> {
 
 fn loadability(conn: &Connection, file_id: i64) -> Result<Loadability> {
     conn.query_row(
-        "SELECT s.loadable OR (s.parsed_values = 0 AND f.size = 0), s.version, s.entry_count, s.leaf_seq
+        "SELECT s.loadable OR (s.parsed_values = 0 AND f.size = 0), s.version, s.entry_count,
+                s.leaf_seq, s.tangled
          FROM sessions s JOIN files f ON f.id = s.file_id WHERE s.file_id = ?1",
         [file_id],
         |r| {
@@ -163,6 +261,7 @@ fn loadability(conn: &Connection, file_id: i64) -> Result<Loadability> {
                 version: r.get::<_, Option<i64>>(1)?.unwrap_or(1),
                 entry_count: r.get(2)?,
                 leaf_seq: r.get(3)?,
+                tangled: r.get(4)?,
             })
         },
     )
@@ -178,15 +277,15 @@ pub fn seq_of(conn: &Connection, file_id: i64, id: &str) -> Result<Option<i64>> 
         .optional()?)
 }
 
-/// The path root-first, and whether a cycle cut it.
+/// The path root-first, at most `steps` parents up from `leaf_seq`, and whether a cycle cut it.
 fn walk(
     conn: &Connection,
     file_id: i64,
     leaf_seq: i64,
-    entry_count: i64,
+    steps: i64,
 ) -> Result<(Vec<PathEntry>, bool)> {
     let mut stmt = conn.prepare_cached(WALK)?;
-    let rows = stmt.query_map(rusqlite::params![file_id, leaf_seq, entry_count], |r| {
+    let rows = stmt.query_map(rusqlite::params![file_id, leaf_seq, steps], |r| {
         Ok(PathEntry {
             seq: r.get(0)?,
             id: r.get(1)?,

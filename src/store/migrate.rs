@@ -6,13 +6,16 @@ use rusqlite::Connection;
 
 use super::APP_ID;
 
-const MIGRATIONS: &[&str] = &[include_str!("../../migrations/0001_init.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../migrations/0001_init.sql"),
+    include_str!("../../migrations/0002_paths.sql"),
+];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
 
 /// Indexes older than this are rebuilt rather than migrated.
-const REBUILD_BELOW: i64 = 1;
+const REBUILD_BELOW: i64 = 2;
 
 pub enum Outcome {
     Current,

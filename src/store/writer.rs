@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
+use crate::ingest::paths::{self, PathFacts};
 use crate::model::{EntryRow, Listing, SessionState};
 
 /// The sync state of one JSONL file.
@@ -130,7 +131,7 @@ pub fn load_session(conn: &Connection, file_id: i64) -> rusqlite::Result<Session
     conn.query_row(
         "SELECT state, excluded, loadable, version, header, session_id, cwd, created_ms, name,
                 message_count, first_message, last_activity_ms, parsed_values, entry_count,
-                leaf_seq, leaf_id, header_ts_ms
+                leaf_seq, leaf_id, header_ts_ms, tangled
          FROM sessions WHERE file_id = ?1",
         [file_id],
         |r| {
@@ -156,6 +157,7 @@ pub fn load_session(conn: &Connection, file_id: i64) -> rusqlite::Result<Session
                 leaf_seq: r.get(14)?,
                 leaf_id: r.get(15)?,
                 header_ts_ms: r.get(16)?,
+                tangled: r.get(17)?,
             })
         },
     )
@@ -172,8 +174,9 @@ pub fn save_session(tx: &Transaction, file_id: i64, s: &SessionState) -> rusqlit
     tx.prepare_cached(
         "INSERT OR REPLACE INTO sessions(file_id, state, excluded, loadable, version, header,
              session_id, cwd, created_ms, name, message_count, first_message, last_activity_ms,
-             parsed_values, entry_count, leaf_seq, leaf_id, header_ts_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+             parsed_values, entry_count, leaf_seq, leaf_id, header_ts_ms, tangled)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+                 ?19)",
     )?
     .execute(params![
         file_id,
@@ -193,28 +196,62 @@ pub fn save_session(tx: &Transaction, file_id: i64, s: &SessionState) -> rusqlit
         s.entry_count,
         s.leaf_seq,
         s.leaf_id,
-        s.header_ts_ms
+        s.header_ts_ms,
+        s.tangled
     ])?;
     Ok(())
 }
 
 /// Appends entries. An id seen before in the same file shadows the earlier entry, as pi's
 /// `byId` map keeps the last one (spec §4.4).
-pub fn insert_entries(tx: &Transaction, file_id: i64, rows: &[EntryRow]) -> rusqlite::Result<()> {
+/// Inserts a batch of entries with their path facts (parents looked up among the file's rows,
+/// this transaction's included). Sets `state.tangled` when the facts cannot be trusted.
+pub fn insert_entries(
+    tx: &Transaction,
+    file_id: i64,
+    rows: &[EntryRow],
+    state: &mut SessionState,
+) -> rusqlite::Result<()> {
     let mut shadow = tx.prepare_cached(
         "UPDATE entries SET shadowed = 1 WHERE file_id = ?1 AND id = ?2 AND shadowed = 0",
+    )?;
+    let mut parent_facts = tx.prepare_cached(
+        "SELECT depth, compaction_seq, thinking_seq, model_seq, throws_seq
+         FROM entries WHERE file_id = ?1 AND id = ?2 AND shadowed = 0",
     )?;
     let mut insert = tx.prepare_cached(
         "INSERT INTO entries(file_id, seq, line, offset, len, id, parent_id, type, role, ts, ts_ms,
              first_kept, target_id, label, provider, model, thinking, response_model, stop_reason,
-             input, output, cache_read, cache_write, cost, tool_calls, is_error, text)
+             input, output, cache_read, cache_write, cost, tool_calls, is_error, text,
+             depth, compaction_seq, thinking_seq, model_seq, throws_seq)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                 ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
+                 ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)",
     )?;
     for e in rows {
-        if let Some(id) = &e.id {
-            shadow.execute(params![file_id, id])?;
+        match &e.id {
+            Some(id) => state.tangled |= shadow.execute(params![file_id, id])? > 0,
+            None => state.tangled = true,
         }
+        let parent = match e.parent_id.as_deref() {
+            p if paths::is_root(p) => None,
+            p => parent_facts
+                .query_row(params![file_id, p], |r| {
+                    Ok(PathFacts {
+                        depth: r.get(0)?,
+                        compaction: r.get(1)?,
+                        thinking: r.get(2)?,
+                        model: r.get(3)?,
+                        throws: r.get(4)?,
+                    })
+                })
+                .optional()?
+                .or_else(|| {
+                    // Not an earlier entry: a forward reference, an orphan or a cycle.
+                    state.tangled = true;
+                    None
+                }),
+        };
+        let facts = PathFacts::of(e, parent.as_ref());
         let u = e.usage;
         insert.execute(params![
             file_id,
@@ -243,7 +280,12 @@ pub fn insert_entries(tx: &Transaction, file_id: i64, rows: &[EntryRow]) -> rusq
             u.map(|u| u.cost),
             e.tool_calls,
             e.is_error,
-            e.text
+            e.text,
+            facts.depth,
+            facts.compaction,
+            facts.thinking,
+            facts.model,
+            facts.throws
         ])?;
     }
     Ok(())
