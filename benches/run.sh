@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The benchmark, in one command: builds pidx and the examples (release), generates a seeded
+# corpus with gen_corpus unless it exists, installs pi's package when node is present (for the
+# pi rows), then runs examples/bench.rs and writes its markdown table to OUT/bench.md.
+#
+#   benches/run.sh [--out DIR] [--sessions N] [--bytes SIZE] [--huge-session SIZE]
+#                  [--seed S] [--runs N] [--pi-runs N] [--no-pi]
+#
+# Defaults give the README's corpus: 10,000 sessions, 2 GB, plus one 1 GB session.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out=/tmp/pidx-bench
+sessions=10000
+bytes=2G
+huge=1G
+seed=1
+bench_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out="$2"; shift 2 ;;
+    --sessions) sessions="$2"; shift 2 ;;
+    --bytes) bytes="$2"; shift 2 ;;
+    --huge-session) huge="$2"; shift 2 ;;
+    --seed) seed="$2"; shift 2 ;;
+    --runs|--pi-runs) bench_args+=("$1" "$2"); shift 2 ;;
+    --no-pi) bench_args+=("$1"); shift ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+cargo build --release --bin pidx --example gen_corpus --example bench
+corpus="$out/sessions"
+if [ ! -d "$corpus" ]; then
+  echo "run.sh: generating $sessions sessions ($bytes + one $huge session) into $corpus" >&2
+  mkdir -p "$out"
+  target/release/examples/gen_corpus --out "$corpus" --sessions "$sessions" --bytes "$bytes" \
+    --huge-session "$huge" --seed "$seed"
+else
+  echo "run.sh: reusing the corpus in $corpus (delete it to regenerate)" >&2
+fi
+if [[ " ${bench_args[*]-} " != *" --no-pi "* ]]; then
+  if command -v node >/dev/null && command -v npm >/dev/null; then
+    tests/conformance/setup-pi.sh >/dev/null || echo "run.sh: pi's package did not install; pi rows will be skipped" >&2
+  else
+    echo "run.sh: node/npm missing: the pi rows will be skipped" >&2
+  fi
+fi
+command -v rg >/dev/null || echo "run.sh: rg missing (apt-get install ripgrep): the rg rows will be skipped" >&2
+[ -x /usr/bin/time ] || echo "run.sh: /usr/bin/time missing (apt-get install time): no peak RSS" >&2
+
+mkdir -p "$out/work"
+{
+  echo "Machine: $(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr), $(date -u +%Y-%m-%d)"
+  echo
+  target/release/examples/bench --corpus "$corpus" --work "$out/work" ${bench_args[@]+"${bench_args[@]}"}
+} | tee "$out/bench.md"
+echo "run.sh: table written to $out/bench.md" >&2

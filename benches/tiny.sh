@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# A seconds-long run of the benchmark on a tiny corpus, so CI notices when the command rots.
+# Timings from it mean nothing and are not checked.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="$(mktemp -d)"
+trap 'rm -rf "$out"' EXIT
+bash benches/run.sh --out "$out" --sessions 40 --bytes 3M --huge-session 2M --runs 2 --pi-runs 1
+grep -q '^| first full sync' "$out/bench.md"
+grep -q '^| `context --leaf`' "$out/bench.md"

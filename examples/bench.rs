@@ -1,0 +1,507 @@
+//! Side-by-side benchmark of pidx against what a pi user would use instead, on one corpus.
+//!
+//! ```text
+//! cargo run --release --example bench -- --corpus DIR [--runs N] [--pi-runs N] [--work DIR]
+//! ```
+//!
+//! `benches/run.sh` builds everything, generates the corpus with `gen_corpus` and calls this.
+//! Rows: cold full sync (MB/s, entries/s, peak RSS), no-op re-sync, index size, `list --all`
+//! against pi's `SessionManager.listAll()`, `context` at the deepest leaf of the biggest session
+//! against pi opening that file and building the context, the biggest session alone (peak RSS),
+//! and, when this build has the commands, `search` against `rg`, `stats` against a re-parse of
+//! the JSONL, and append-to-visible latency under `watch`. pi's side needs `node` and pi's
+//! package (`tests/conformance/setup-pi.sh`); without them the row says so. Prints a markdown
+//! table of medians and ratios; never asserts timings. The corpus is only read.
+
+#[path = "bench/run.rs"]
+mod run;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+use clap::Parser;
+use run::{available, json_of, strings, time, time_with_rss, Timing};
+
+#[derive(Parser)]
+#[command(about = "Benchmark pidx side by side with pi, rg and a JSONL re-parse")]
+struct Args {
+    /// A pi sessions root (folders of `--<cwd>--/*.jsonl`), e.g. from gen_corpus.
+    #[arg(long)]
+    corpus: PathBuf,
+    /// The pidx binary to measure (a release build).
+    #[arg(long, default_value = "target/release/pidx")]
+    pidx: PathBuf,
+    /// Scratch directory for the index and copies (default: a temp dir).
+    #[arg(long)]
+    work: Option<PathBuf>,
+    /// Timed runs per pidx measurement (after one warm-up).
+    #[arg(long, default_value_t = 15)]
+    runs: usize,
+    /// Timed runs per pi / rg / re-parse measurement.
+    #[arg(long, default_value_t = 3)]
+    pi_runs: usize,
+    /// Skip everything that needs node and pi's package.
+    #[arg(long)]
+    no_pi: bool,
+    /// A rare word, a mid-frequency word and a very common word for the search rows.
+    #[arg(long, num_args = 3, default_values_t = ["jalapeño".to_string(), "borrow".to_string(), "function".to_string()])]
+    words: Vec<String>,
+    /// An identifier for the literal search row.
+    #[arg(long, default_value = "MAX_RETRY_COUNT")]
+    literal: String,
+}
+
+/// One line of the result table.
+struct Row {
+    what: String,
+    pidx: String,
+    baseline: String,
+    ratio: String,
+    goal: &'static str,
+}
+
+impl Row {
+    fn new(what: impl Into<String>, pidx: impl Into<String>, goal: &'static str) -> Row {
+        Row {
+            what: what.into(),
+            pidx: pidx.into(),
+            baseline: "-".into(),
+            ratio: "-".into(),
+            goal,
+        }
+    }
+
+    /// Adds a baseline timing (ms) and the ratio baseline / pidx.
+    fn against(mut self, label: &str, baseline_ms: Option<f64>, pidx_ms: f64) -> Row {
+        match baseline_ms {
+            Some(b) => {
+                self.baseline = format!("{label}: {}", ms(b));
+                self.ratio = format!("{:.0}x", b / pidx_ms);
+            }
+            None => self.baseline = format!("{label}: not run"),
+        }
+        self
+    }
+}
+
+fn ms(v: f64) -> String {
+    if v >= 10_000.0 {
+        format!("{:.1} s", v / 1000.0)
+    } else if v >= 100.0 {
+        format!("{v:.0} ms")
+    } else {
+        format!("{v:.1} ms")
+    }
+}
+
+struct Bench {
+    args: Args,
+    work: PathBuf,
+    db: PathBuf,
+    pidx: String,
+    corpus: String,
+    notes: Vec<String>,
+}
+
+impl Bench {
+    /// `pidx --root CORPUS --db DB` followed by `rest`.
+    fn cmd(&self, rest: &[&str]) -> Vec<String> {
+        let mut argv = strings(&[&self.pidx, "--root", &self.corpus, "--db"]);
+        argv.push(self.db.display().to_string());
+        argv.extend(strings(rest));
+        argv
+    }
+
+    fn time_pidx(&self, rest: &[&str], ok: &[i32]) -> Result<Timing> {
+        time(&self.cmd(rest), 1, self.args.runs, ok)
+    }
+
+    fn has_command(&self, name: &str) -> bool {
+        available(&[&self.pidx, name, "--help"])
+    }
+
+    fn pi_ready(&mut self) -> bool {
+        if self.args.no_pi {
+            return false;
+        }
+        let ok = available(&["node", "--version"])
+            && available(&["node", "-e", "process.exit(0)"])
+            && std::process::Command::new("node")
+                .args([
+                    "--input-type=module",
+                    "-e",
+                    "import('./tests/conformance/lib/oracle.mjs').then(m => m.locateSessionManager())",
+                ])
+                .stderr(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+        if !ok && self.notes.iter().all(|n| !n.starts_with("pi rows")) {
+            self.notes.push(
+                "pi rows not run: node or pi's package is missing (run tests/conformance/setup-pi.sh)"
+                    .into(),
+            );
+        }
+        ok
+    }
+}
+
+fn main() -> Result<()> {
+    let args = Args::parse();
+    let tmp;
+    let work = match &args.work {
+        Some(w) => w.clone(),
+        None => {
+            tmp = tempfile::tempdir()?;
+            tmp.path().to_path_buf()
+        }
+    };
+    std::fs::create_dir_all(&work)?;
+    if !args.pidx.exists() {
+        bail!(
+            "{} not found: build it with `cargo build --release`",
+            args.pidx.display()
+        );
+    }
+    let corpus = std::fs::canonicalize(&args.corpus)
+        .with_context(|| format!("corpus {}", args.corpus.display()))?;
+    let (files, bytes, biggest) = corpus_size(&corpus)?;
+    let mut b = Bench {
+        pidx: std::fs::canonicalize(&args.pidx)?.display().to_string(),
+        corpus: corpus.display().to_string(),
+        db: work.join("bench.db"),
+        work,
+        args,
+        notes: Vec::new(),
+    };
+    let mut rows = Vec::new();
+    eprintln!("bench: {files} files, {:.0} MB in {}", mb(bytes), b.corpus);
+    rows.extend(sync_rows(&mut b, bytes)?);
+    rows.push(list_row(
+        &mut b,
+        &["list", "--all", "--json"],
+        "`list --all --json`",
+    )?);
+    rows.push(list_row(
+        &mut b,
+        &["list", "--all", "--json", "--limit", "50"],
+        "`list --all --json --limit 50` (first page)",
+    )?);
+    rows.push(context_row(&mut b)?);
+    rows.push(huge_row(&mut b, &biggest)?);
+    if b.has_command("search") {
+        rows.extend(search_rows(&mut b)?);
+    } else {
+        b.notes
+            .push("search rows not run: this build has no `search` command".into());
+    }
+    if b.has_command("stats") {
+        rows.push(stats_row(&mut b)?);
+    } else {
+        b.notes
+            .push("stats row not run: this build has no `stats` command".into());
+    }
+    print_table(&b, files, bytes, &rows);
+    Ok(())
+}
+
+fn mb(bytes: u64) -> f64 {
+    bytes as f64 / 1e6
+}
+
+/// (files, bytes, the biggest file) of the `*.jsonl` files pi would list.
+fn corpus_size(root: &Path) -> Result<(usize, u64, PathBuf)> {
+    let mut files = 0;
+    let mut bytes = 0;
+    let mut biggest = (0, PathBuf::new());
+    for entry in walkdir::WalkDir::new(root)
+        .min_depth(2)
+        .max_depth(2)
+        .follow_links(true)
+    {
+        let entry = entry?;
+        if entry.file_name().to_string_lossy().ends_with(".jsonl") && entry.file_type().is_file() {
+            let len = entry.metadata()?.len();
+            files += 1;
+            bytes += len;
+            if len > biggest.0 {
+                biggest = (len, entry.path().to_path_buf());
+            }
+        }
+    }
+    if files == 0 {
+        bail!("no session files under {}", root.display());
+    }
+    Ok((files, bytes, biggest.1))
+}
+
+fn remove_index(db: &Path) {
+    for suffix in ["", "-wal", "-shm", ".lock"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+}
+
+fn sync_rows(b: &mut Bench, bytes: u64) -> Result<Vec<Row>> {
+    remove_index(&b.db);
+    eprintln!("bench: cold sync");
+    let (cold_ms, rss) = time_with_rss(&b.cmd(&["sync"]), &b.work)?;
+    let conn = rusqlite::Connection::open(&b.db)?;
+    let entries: i64 = conn.query_row("SELECT count(*) FROM entries", [], |r| r.get(0))?;
+    let secs = cold_ms / 1000.0;
+    let fts = if b.has_command("search") {
+        "with full-text"
+    } else {
+        "no full-text in this build"
+    };
+    let rss = rss.map_or("peak RSS not measured (no /usr/bin/time)".into(), |r| {
+        format!("peak RSS {r:.0} MB")
+    });
+    let cold = Row::new(
+        format!("first full sync ({fts})"),
+        format!(
+            "{secs:.1} s = {:.0} MB/s, {:.0}k entries/s, {rss}",
+            mb(bytes) / secs,
+            entries as f64 / secs / 1000.0
+        ),
+        ">= 60 MB/s with full-text; <= 200 MB RSS",
+    );
+    eprintln!("bench: no-op sync");
+    let noop = b.time_pidx(&["sync"], &[0])?;
+    let noop = Row::new("no-op re-sync", ms(noop.median()), "<= 150 ms at 10k files");
+    let db_bytes: u64 = ["", "-wal"]
+        .iter()
+        .filter_map(|s| std::fs::metadata(format!("{}{s}", b.db.display())).ok())
+        .map(|m| m.len())
+        .sum();
+    let size = Row::new(
+        "index size",
+        format!(
+            "{:.0} MB = {:.2}x the JSONL",
+            mb(db_bytes),
+            db_bytes as f64 / bytes as f64
+        ),
+        "<= 0.6x the JSONL",
+    );
+    Ok(vec![cold, noop, size])
+}
+
+fn list_row(b: &mut Bench, rest: &[&str], what: &str) -> Result<Row> {
+    eprintln!("bench: {what}");
+    let mut no_sync = vec!["--no-sync"];
+    no_sync.extend_from_slice(rest);
+    let fresh = b.time_pidx(rest, &[0])?;
+    let cached = b.time_pidx(&no_sync, &[0])?;
+    let pi = if b.pi_ready() {
+        let report = json_of(&strings(&[
+            "node",
+            "tests/conformance/pi-listall-bench.mjs",
+            &b.corpus,
+            "--runs",
+            &b.args.pi_runs.to_string(),
+        ]))?;
+        report["median_ms"].as_f64()
+    } else {
+        None
+    };
+    let mut row = Row::new(
+        what,
+        format!(
+            "{} ({} with --no-sync)",
+            ms(fresh.median()),
+            ms(cached.median())
+        ),
+        "<= 100 ms; >= 50x pi",
+    )
+    .against("pi listAll()", pi, fresh.median());
+    if rest.contains(&"--limit") {
+        row.goal = "(pi has no first page: it lists all)";
+    }
+    Ok(row)
+}
+
+fn context_row(b: &mut Bench) -> Result<Row> {
+    let conn = rusqlite::Connection::open(&b.db)?;
+    let (file_id, path): (i64, String) = conn.query_row(
+        "SELECT id, path FROM files ORDER BY size DESC LIMIT 1",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let (leaf, depth): (String, i64) = conn.query_row(
+        "SELECT id, depth FROM entries WHERE file_id = ?1 AND id IS NOT NULL
+         ORDER BY depth DESC, seq DESC LIMIT 1",
+        [file_id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let size = std::fs::metadata(&path)?.len();
+    eprintln!("bench: context at depth {depth} of {path}");
+    let t = b.time_pidx(
+        &["--no-sync", "context", &path, "--leaf", &leaf, "--json"],
+        &[0],
+    )?;
+    let pi = if b.pi_ready() {
+        // pi's open() may rewrite old-format files: give it a copy.
+        let copy = b.work.join("pi-context.jsonl");
+        std::fs::copy(&path, &copy)?;
+        let report = json_of(&strings(&[
+            "node",
+            "--max-old-space-size=16384",
+            "benches/pi-context.mjs",
+            &copy.display().to_string(),
+            &leaf,
+            "--runs",
+            &b.args.pi_runs.to_string(),
+        ]))?;
+        std::fs::remove_file(&copy)?;
+        b.notes.push(format!(
+            "pi building that context: peak RSS {} MB (node)",
+            report["peak_rss_mb"]
+        ));
+        report["median_ms"].as_f64()
+    } else {
+        None
+    };
+    Ok(Row::new(
+        format!(
+            "`context --leaf` at the deepest leaf ({depth} ancestors) of the biggest session ({:.0} MB)",
+            mb(size)
+        ),
+        ms(t.median()),
+        "<= 50 ms",
+    )
+    .against("pi open + buildSessionContext", pi, t.median()))
+}
+
+/// A cold sync of the biggest session alone, for its peak memory.
+fn huge_row(b: &mut Bench, biggest: &Path) -> Result<Row> {
+    let root = b.work.join("huge-root");
+    let _ = std::fs::remove_dir_all(&root);
+    let project = root.join("--huge--");
+    std::fs::create_dir_all(&project)?;
+    std::os::unix::fs::symlink(
+        biggest,
+        project.join(biggest.file_name().unwrap_or_default()),
+    )?;
+    let db = b.work.join("huge.db");
+    remove_index(&db);
+    eprintln!("bench: sync of {} alone", biggest.display());
+    let argv = strings(&[
+        &b.pidx,
+        "--root",
+        &root.display().to_string(),
+        "--db",
+        &db.display().to_string(),
+        "sync",
+    ]);
+    let (t, rss) = time_with_rss(&argv, &b.work)?;
+    let size = std::fs::metadata(biggest)?.len();
+    Ok(Row::new(
+        format!("sync of the biggest session alone ({:.0} MB)", mb(size)),
+        format!(
+            "{:.1} s, peak RSS {}",
+            t / 1000.0,
+            rss.map_or("not measured".into(), |r| format!("{r:.0} MB"))
+        ),
+        "<= 200 MB RSS",
+    ))
+}
+
+fn search_rows(b: &mut Bench) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let kinds = ["rare", "mid-frequency", "common"];
+    let cases: Vec<(String, String, Vec<&str>)> = b
+        .args
+        .words
+        .iter()
+        .zip(kinds)
+        .map(|(w, k)| (format!("{k} word `{w}`"), w.clone(), vec!["-i"]))
+        .chain([(
+            format!("literal `{}`", b.args.literal),
+            b.args.literal.clone(),
+            vec!["-F"],
+        )])
+        .collect();
+    for (what, term, rg_flags) in cases {
+        eprintln!("bench: search {what}");
+        let mut rest = vec![
+            "--no-sync",
+            "search",
+            term.as_str(),
+            "--limit",
+            "20",
+            "--json",
+        ];
+        if rg_flags.contains(&"-F") {
+            rest.push("--literal");
+        }
+        let t = b.time_pidx(&rest, &[0, 1])?;
+        let mut rg = strings(&["rg", "-l"]);
+        rg.extend(strings(&rg_flags));
+        rg.extend([term.clone(), b.corpus.clone()]);
+        let base = if available(&["rg", "--version"]) {
+            Some(time(&rg, 1, b.args.pi_runs, &[0, 1])?.median())
+        } else {
+            b.notes
+                .push("rg rows not run: ripgrep is not installed".into());
+            None
+        };
+        rows.push(
+            Row::new(
+                format!("search top 20, {what}"),
+                ms(t.median()),
+                ">= 10x rg -l",
+            )
+            .against("rg -l", base, t.median()),
+        );
+    }
+    Ok(rows)
+}
+
+fn stats_row(b: &mut Bench) -> Result<Row> {
+    eprintln!("bench: stats");
+    let t = b.time_pidx(
+        &[
+            "--no-sync",
+            "stats",
+            "--all",
+            "--by",
+            "day",
+            "--by",
+            "model",
+            "--json",
+        ],
+        &[0, 1],
+    )?;
+    let base = if available(&["python3", "--version"]) {
+        let argv = strings(&["python3", "benches/reparse_stats.py", &b.corpus]);
+        Some(time(&argv, 0, b.args.pi_runs.min(2), &[0])?.median())
+    } else {
+        None
+    };
+    Ok(Row::new(
+        "`stats --by day --by model`",
+        ms(t.median()),
+        "well under a second",
+    )
+    .against("python JSONL re-parse", base, t.median()))
+}
+
+fn print_table(b: &Bench, files: usize, bytes: u64, rows: &[Row]) {
+    println!(
+        "Corpus: {files} session files, {:.2} GB ({}). pidx runs: median of {} after a warm-up; \
+         baselines: median of {}.\n",
+        bytes as f64 / 1e9,
+        b.corpus,
+        b.args.runs,
+        b.args.pi_runs
+    );
+    println!("| what | pidx | baseline | baseline / pidx | goal |");
+    println!("|---|---|---|---|---|");
+    for r in rows {
+        println!(
+            "| {} | {} | {} | {} | {} |",
+            r.what, r.pidx, r.baseline, r.ratio, r.goal
+        );
+    }
+    for n in &b.notes {
+        println!("\n- {n}");
+    }
+}
