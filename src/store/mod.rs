@@ -131,13 +131,36 @@ fn check_is_ours(path: &Path) -> Result<()> {
     }
     // application_id is a big-endian u32 at byte 68 of the database header.
     let app_id = u32::from_be_bytes([head[68], head[69], head[70], head[71]]) as i64;
-    if app_id != APP_ID {
-        return Err(Error::NotAnIndex {
-            path: path.to_path_buf(),
-            why: format!("an SQLite database with application_id {app_id}"),
-        });
+    if app_id == APP_ID || wal_says_ours(path)? {
+        return Ok(());
     }
-    Ok(())
+    Err(Error::NotAnIndex {
+        path: path.to_path_buf(),
+        why: format!("an SQLite database with application_id {app_id}"),
+    })
+}
+
+/// In WAL mode a header change can still sit in `<db>-wal` (a writer killed before any
+/// checkpoint), so ask SQLite, read-only. A database with a WAL and no tables at all (a pidx
+/// killed while creating its index) is accepted too: there is nothing in it to lose.
+fn wal_says_ours(path: &Path) -> Result<bool> {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    if !Path::new(&wal).exists() {
+        return Ok(false);
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| Error::at_open(path, e))?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    let (app_id, tables): (i64, i64) = conn
+        .query_row(
+            "SELECT (SELECT application_id FROM pragma_application_id),
+                    (SELECT count(*) FROM sqlite_schema)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .map_err(|e| Error::at_open(path, e))?;
+    Ok(app_id == APP_ID || tables == 0)
 }
 
 fn remove_index_files(path: &Path) -> Result<()> {

@@ -107,3 +107,54 @@ pub fn fingerprint(root: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime
     }
     out
 }
+
+/// The index's content as sorted text rows, file ids replaced by paths and sync times left out,
+/// so two indexes of the same files compare equal however they were built.
+pub fn index_dump(db: &Path) -> Vec<String> {
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let mut out = Vec::new();
+    for table in ["files", "sessions", "entries", "bad_lines", "listing_text"] {
+        let columns: Vec<String> = conn
+            .prepare(&format!("SELECT name FROM pragma_table_info('{table}')"))
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .filter(|c: &String| {
+                !matches!(
+                    c.as_str(),
+                    "id" | "rid" | "file_id" | "root_id" | "synced_at"
+                )
+            })
+            .filter(|c| !(table == "entries" && c == "id"))
+            .collect();
+        let key = if table == "files" {
+            "t.id"
+        } else {
+            "t.file_id"
+        };
+        let mut select: Vec<String> = columns
+            .iter()
+            .map(|c| format!("quote(t.\"{c}\")"))
+            .collect();
+        if table == "entries" {
+            select.push("quote(t.id)".into());
+        }
+        let sql = format!(
+            "SELECT f.path || ' ' || {} FROM {table} t JOIN files f ON f.id = {key}",
+            select.join(" || ' ' || ")
+        );
+        let rows = conn
+            .prepare(&sql)
+            .unwrap()
+            .query_map([], |r| r.get::<_, String>(0))
+            .unwrap()
+            .map(|r| format!("{table}: {}", r.unwrap()))
+            .collect::<Vec<_>>();
+        out.extend(rows);
+    }
+    out.sort();
+    out
+}

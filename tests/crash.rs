@@ -1,0 +1,128 @@
+//! `kill -9` of `pidx sync` part-way: every batch commits with its file's new offset in one
+//! transaction, so the next sync must end with exactly the index a fresh `--rebuild` gives (no
+//! entry lost, none duplicated), whenever the kill lands.
+
+mod common;
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A corpus big enough for a debug-build sync to take a while, with one file large enough to
+/// need several batches (pidx commits every 20,000 rows).
+fn corpus(root: &Path) {
+    let line = |i: usize, parent: Option<usize>, text: &str| {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"e{p}\""));
+        format!(
+            r#"{{"type":"message","id":"e{i}","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","message":{{"role":"user","content":"{text} {i}","timestamp":{i}}}}}"#
+        )
+    };
+    for p in 0..4 {
+        let dir = root.join(format!("--home-u-p{p}--"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for s in 0..30 {
+            let entries = if p == 0 && s == 0 { 45_000 } else { 300 };
+            let mut f = std::io::BufWriter::new(
+                std::fs::File::create(dir.join(format!("2026-01-01T00-00-00-000Z_p{p}s{s}.jsonl")))
+                    .unwrap(),
+            );
+            writeln!(
+                f,
+                r#"{{"type":"session","version":3,"id":"p{p}s{s}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/u/p{p}"}}"#
+            )
+            .unwrap();
+            for i in 0..entries {
+                writeln!(f, "{}", line(i, i.checked_sub(1), "some words to index")).unwrap();
+            }
+        }
+    }
+}
+
+fn entries_in(db: &Path) -> i64 {
+    let Ok(conn) =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+    else {
+        return 0;
+    };
+    conn.busy_timeout(Duration::from_secs(5)).unwrap();
+    conn.query_row("SELECT count(*) FROM entries", [], |r| r.get(0))
+        .unwrap_or(0)
+}
+
+fn sync_cmd(db: &Path, root: &Path) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("pidx"));
+    cmd.env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("PI_CODING_AGENT_SESSION_DIR")
+        .arg("--db")
+        .arg(db)
+        .arg("--root")
+        .arg(root)
+        .arg("sync")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    cmd
+}
+
+#[test]
+fn sync_killed_at_any_point_then_resumed_equals_a_rebuild() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    corpus(&root);
+    let before = common::fingerprint(&root);
+
+    let reference = tmp.path().join("reference.db");
+    let status = sync_cmd(&reference, &root)
+        .arg("--rebuild")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let expected = common::index_dump(&reference);
+    let total = entries_in(&reference);
+    assert_eq!(total, 45_000 + 119 * 300);
+
+    // Kill once some entries are committed: early, a third in, two thirds in.
+    let mut kills = Vec::new();
+    for (n, target) in [1, total / 3, 2 * total / 3].into_iter().enumerate() {
+        let db = tmp.path().join(format!("killed-{n}.db"));
+        let mut child = sync_cmd(&db, &root).spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let mut seen = 0;
+        while seen < target && Instant::now() < deadline {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+            seen = entries_in(&db);
+        }
+        let finished_first = child.try_wait().unwrap().is_some();
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let at_kill = entries_in(&db);
+        kills.push((target, at_kill, finished_first));
+        eprintln!("kill {n}: aimed at {target}, {at_kill} of {total} entries committed, finished first: {finished_first}");
+
+        let out = sync_cmd(&db, &root)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "the sync after the kill failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            common::index_dump(&db),
+            expected,
+            "killed with {at_kill} of {total} entries committed"
+        );
+    }
+    // The kills must have landed part-way, or the test proved nothing.
+    assert!(
+        kills
+            .iter()
+            .any(|&(_, at, done)| !done && at > 0 && at < total),
+        "no kill landed mid-sync: {kills:?}"
+    );
+    assert_eq!(common::fingerprint(&root), before, "a session file changed");
+}
