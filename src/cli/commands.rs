@@ -151,8 +151,7 @@ fn cmd_list(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
     };
     let sessions = list::list_sessions(&store.conn, &scope, &opts)?;
     if env.global.json {
-        let arr: Vec<serde_json::Value> = sessions.iter().map(list::SessionInfo::to_json).collect();
-        out.line(&serde_json::Value::Array(arr).to_string())?;
+        out.json(&sessions)?;
     } else if sessions.is_empty() {
         let where_ = opts
             .cwd

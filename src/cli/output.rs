@@ -35,6 +35,17 @@ impl Out {
         self.stdout.write_all(b"\n")
     }
 
+    /// Writes `value` as one line of JSON, serialised straight into the output.
+    ///
+    /// # Errors
+    /// As [`Out::line`].
+    pub fn json<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> io::Result<()> {
+        let mut w = io::BufWriter::with_capacity(1 << 16, &mut self.stdout);
+        serde_json::to_writer(&mut w, value).map_err(io::Error::from)?;
+        w.write_all(b"\n")?;
+        w.flush()
+    }
+
     pub fn flush(&mut self) -> io::Result<()> {
         self.stdout.flush()
     }

@@ -176,7 +176,13 @@ fn scan_dir(dir: &Path, found: &mut Vec<Found>, errors: &mut Vec<DiscoverError>)
             continue;
         }
         let path = dir.join(&name);
-        match std::fs::metadata(&path) {
+        // A plain file is stat'ed relative to its folder (no path walk from `/`, which is most of
+        // a no-op sync's time); a symlink is followed, as pi's `stat` does.
+        let meta = match entry.file_type() {
+            Ok(t) if t.is_file() => entry.metadata(),
+            _ => std::fs::metadata(&path),
+        };
+        match meta {
             Ok(meta) if meta.is_file() => found.push(Found {
                 path,
                 dir: dir.to_path_buf(),
