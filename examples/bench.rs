@@ -218,7 +218,8 @@ fn corpus_size(root: &Path) -> Result<(usize, u64, PathBuf)> {
         .max_depth(2)
         .follow_links(true)
     {
-        let entry = entry?;
+        // Dangling links and unreadable folders are skipped, as pi and pidx skip them.
+        let Ok(entry) = entry else { continue };
         if entry.file_name().to_string_lossy().ends_with(".jsonl") && entry.file_type().is_file() {
             let len = entry.metadata()?.len();
             files += 1;

@@ -67,6 +67,8 @@ pub struct EntryRow {
     pub text: Option<String>,
     /// A `message` entry whose `message` is missing or null (pi throws building its context).
     pub no_message: bool,
+    /// What full-text search indexes of it, by kind.
+    pub texts: Vec<(crate::ingest::search_text::TextKind, String)>,
 }
 
 /// Token and cost figures of one usage object (spec §2.5).

@@ -6,6 +6,7 @@
 use serde_json::{Map, Value};
 
 use crate::ingest::parse::{listing_segments, parse_line, Line};
+use crate::ingest::search_text;
 use crate::js;
 use crate::model::{EntryRow, Listing, SessionState, Usage};
 
@@ -264,6 +265,7 @@ fn entry_row(obj: &Map<String, Value>) -> EntryRow {
         kind: str_at(obj, "type"),
         ts: str_at(obj, "timestamp"),
         ts_ms: obj.get("timestamp").and_then(js::date_ms),
+        texts: search_text::texts(obj),
         ..EntryRow::default()
     };
     match row.kind.as_deref() {

@@ -5,5 +5,6 @@ pub mod discover;
 pub mod fold;
 pub mod parse;
 pub mod paths;
+pub mod search_text;
 pub mod sync;
 pub mod tail;

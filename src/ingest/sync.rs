@@ -120,9 +120,10 @@ pub fn sync(store: &mut Store, roots: &[Root], opts: SyncOptions) -> Result<Sync
         })
         .sum();
     let bar = progress_bar(opts.progress && total > 32 << 20, total);
+    let mut group = Group::default();
     for (root_id, found, prev) in work {
         let is_new = prev.is_none();
-        match sync_file(&mut store.conn, root_id, &found, prev, &bar) {
+        match sync_file(&mut store.conn, &mut group, root_id, &found, prev, &bar) {
             Ok(done) => {
                 if is_new {
                     report.new += 1;
@@ -145,6 +146,7 @@ pub fn sync(store: &mut Store, roots: &[Root], opts: SyncOptions) -> Result<Sync
             Err(e) => return Err(e),
         }
     }
+    group.commit(&store.conn)?;
     bar.finish_and_clear();
     report.elapsed = started.elapsed();
     Ok(report)
@@ -198,6 +200,45 @@ fn remove_gone(
     tx.commit()?;
     report.removed += gone.len();
     Ok(())
+}
+
+/// Batches of several files commit together: every commit writes a new full-text segment, and
+/// one commit per small file made a first sync several times slower. A group is one transaction
+/// and each batch in it a savepoint, so a file's rows and its new offset still land together or
+/// not at all, and a crash loses at most one group (about `BATCH_BYTES` of reading).
+#[derive(Default)]
+struct Group {
+    open: bool,
+    bytes: usize,
+    rows: usize,
+}
+
+impl Group {
+    fn begin(&mut self, conn: &Connection) -> Result<()> {
+        if !self.open {
+            conn.execute_batch("BEGIN IMMEDIATE")?;
+            self.open = true;
+        }
+        Ok(())
+    }
+
+    /// Counts a released batch; commits the group once it is full.
+    fn add(&mut self, conn: &Connection, bytes: usize, rows: usize) -> Result<()> {
+        self.bytes += bytes;
+        self.rows += rows;
+        if self.bytes >= BATCH_BYTES || self.rows >= BATCH_ROWS {
+            self.commit(conn)?;
+        }
+        Ok(())
+    }
+
+    fn commit(&mut self, conn: &Connection) -> Result<()> {
+        if self.open {
+            conn.execute_batch("COMMIT")?;
+        }
+        *self = Group::default();
+        Ok(())
+    }
 }
 
 /// What ingesting one file did.
@@ -271,6 +312,7 @@ fn plan_start(
 
 fn sync_file(
     conn: &mut Connection,
+    group: &mut Group,
     root_id: i64,
     found: &Found,
     prev: Option<FileRow>,
@@ -322,7 +364,7 @@ fn sync_file(
         if batch.is_full() {
             row.offset = reader.offset as i64;
             commit_batch(
-                conn, &mut row, &mut state, &windows, &batch, rewrite, &meta, false,
+                conn, group, &mut row, &mut state, &windows, &batch, rewrite, &meta, false,
             )?;
             rewrite = false;
             batch.drain_into(&mut done, bar);
@@ -330,7 +372,7 @@ fn sync_file(
     }
     row.offset = reader.offset as i64;
     commit_batch(
-        conn, &mut row, &mut state, &windows, &batch, rewrite, &meta, true,
+        conn, group, &mut row, &mut state, &windows, &batch, rewrite, &meta, true,
     )?;
     batch.drain_into(&mut done, bar);
     done.bytes = reader.offset - start_offset.min(reader.offset);
@@ -371,11 +413,12 @@ impl Batch {
 }
 
 /// Commits one batch: the file row (inserted on first sight), its entries and bad lines, and
-/// the session summary, in one transaction. Only the `last` batch of a pass stores the file's size;
+/// the session summary, in one savepoint of the current group. Only the `last` batch of a pass stores the file's size;
 /// earlier batches store -1 so a crash before the last batch is seen as unfinished work.
 #[allow(clippy::too_many_arguments)]
 fn commit_batch(
     conn: &mut Connection,
+    group: &mut Group,
     row: &mut FileRow,
     state: &mut SessionState,
     windows: &Windows,
@@ -384,7 +427,8 @@ fn commit_batch(
     meta: &std::fs::Metadata,
     last: bool,
 ) -> Result<()> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    group.begin(conn)?;
+    let tx = conn.savepoint()?;
     if rewrite && row.id != 0 {
         writer::clear_file(&tx, row.id)?;
     }
@@ -401,5 +445,5 @@ fn commit_batch(
     writer::insert_listing_texts(&tx, row.id, &batch.texts)?;
     writer::save_session(&tx, row.id, state)?;
     tx.commit()?;
-    Ok(())
+    group.add(conn, batch.bytes, batch.rows.len())
 }

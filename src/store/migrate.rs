@@ -9,13 +9,14 @@ use super::APP_ID;
 const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0001_init.sql"),
     include_str!("../../migrations/0002_paths.sql"),
+    include_str!("../../migrations/0003_search.sql"),
 ];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
 
 /// Indexes older than this are rebuilt rather than migrated.
-const REBUILD_BELOW: i64 = 2;
+const REBUILD_BELOW: i64 = 3;
 
 pub enum Outcome {
     Current,

@@ -4,9 +4,10 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::ingest::paths::{self, PathFacts};
+use crate::ingest::search_text::{self, TextKind};
 use crate::model::{EntryRow, Listing, SessionState};
 
 /// The sync state of one JSONL file.
@@ -72,7 +73,7 @@ pub fn files_of_root(
 }
 
 /// Inserts or updates a file's sync state; returns its id.
-pub fn save_file(tx: &Transaction, f: &FileRow, now_ms: i64) -> rusqlite::Result<i64> {
+pub fn save_file(tx: &Connection, f: &FileRow, now_ms: i64) -> rusqlite::Result<i64> {
     if f.id == 0 {
         tx.execute(
             "INSERT INTO files(root_id, path, dir, name, dev, ino, size, mtime_ms, offset, lines,
@@ -111,14 +112,15 @@ pub fn save_file(tx: &Transaction, f: &FileRow, now_ms: i64) -> rusqlite::Result
 }
 
 /// Forgets a file that no longer exists (its session, entries and bad lines go with it).
-pub fn delete_file(tx: &Transaction, file_id: i64) -> rusqlite::Result<()> {
+pub fn delete_file(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
     clear_file(tx, file_id)?;
     tx.execute("DELETE FROM files WHERE id = ?1", [file_id])?;
     Ok(())
 }
 
 /// Drops everything ingested from a file, before it is read again from byte 0.
-pub fn clear_file(tx: &Transaction, file_id: i64) -> rusqlite::Result<()> {
+pub fn clear_file(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
+    delete_texts(tx, file_id)?;
     tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM bad_lines WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM listing_text WHERE file_id = ?1", [file_id])?;
@@ -165,7 +167,7 @@ pub fn load_session(conn: &Connection, file_id: i64) -> rusqlite::Result<Session
     .map(Option::unwrap_or_default)
 }
 
-pub fn save_session(tx: &Transaction, file_id: i64, s: &SessionState) -> rusqlite::Result<()> {
+pub fn save_session(tx: &Connection, file_id: i64, s: &SessionState) -> rusqlite::Result<()> {
     let (state, excluded) = match &s.listing {
         Listing::Pending => (0, None),
         Listing::Listed => (1, None),
@@ -207,7 +209,7 @@ pub fn save_session(tx: &Transaction, file_id: i64, s: &SessionState) -> rusqlit
 /// Inserts a batch of entries with their path facts (parents looked up among the file's rows,
 /// this transaction's included). Sets `state.tangled` when the facts cannot be trusted.
 pub fn insert_entries(
-    tx: &Transaction,
+    tx: &Connection,
     file_id: i64,
     rows: &[EntryRow],
     state: &mut SessionState,
@@ -223,10 +225,12 @@ pub fn insert_entries(
         "INSERT INTO entries(file_id, seq, line, offset, len, id, parent_id, type, role, ts, ts_ms,
              first_kept, target_id, label, provider, model, thinking, response_model, stop_reason,
              input, output, cache_read, cache_write, cost, tool_calls, is_error, text,
-             depth, compaction_seq, thinking_seq, model_seq, throws_seq)
+             depth, compaction_seq, thinking_seq, model_seq, throws_seq, text_kinds)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                 ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32)",
+                 ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)",
     )?;
+    let mut words = tx.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
+    let mut trigrams = tx.prepare_cached("INSERT INTO fts_tri(rowid, body) VALUES (?1, ?2)")?;
     for e in rows {
         match &e.id {
             Some(id) => state.tangled |= shadow.execute(params![file_id, id])? > 0,
@@ -285,15 +289,24 @@ pub fn insert_entries(
             facts.compaction,
             facts.thinking,
             facts.model,
-            facts.throws
+            facts.throws,
+            e.texts
+                .iter()
+                .fold(0, |bits, (k, _)| bits | (1 << *k as i64))
         ])?;
+        let rid = tx.last_insert_rowid();
+        for (kind, text) in &e.texts {
+            let rowid = search_text::fts_rowid(rid, *kind);
+            words.execute(params![rowid, text])?;
+            trigrams.execute(params![rowid, text])?;
+        }
     }
     Ok(())
 }
 
 /// Records skipped lines for `show` and `sync --verbose`.
 pub fn insert_bad_lines(
-    tx: &Transaction,
+    tx: &Connection,
     file_id: i64,
     bad: &[(i64, String)],
 ) -> rusqlite::Result<()> {
@@ -308,7 +321,7 @@ pub fn insert_bad_lines(
 
 /// Records text only pi's listing sees (lines it splits at a lone `\r`).
 pub fn insert_listing_texts(
-    tx: &Transaction,
+    tx: &Connection,
     file_id: i64,
     texts: &[(i64, String)],
 ) -> rusqlite::Result<()> {
@@ -316,6 +329,29 @@ pub fn insert_listing_texts(
         tx.prepare_cached("INSERT INTO listing_text(file_id, line, text) VALUES (?1, ?2, ?3)")?;
     for (line, text) in texts {
         stmt.execute(params![file_id, line, text])?;
+    }
+    Ok(())
+}
+
+/// Removes a file's rows from both full-text indexes.
+fn delete_texts(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
+    let mut rows = tx.prepare_cached(
+        "SELECT rid, text_kinds FROM entries WHERE file_id = ?1 AND text_kinds <> 0",
+    )?;
+    let mut words = tx.prepare_cached("DELETE FROM fts WHERE rowid = ?1")?;
+    let mut trigrams = tx.prepare_cached("DELETE FROM fts_tri WHERE rowid = ?1")?;
+    let found: Vec<(i64, i64)> = rows
+        .query_map([file_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (rid, bits) in found {
+        for kind in TextKind::ALL
+            .into_iter()
+            .filter(|k| bits & (1 << *k as i64) != 0)
+        {
+            let rowid = search_text::fts_rowid(rid, kind);
+            words.execute([rowid])?;
+            trigrams.execute([rowid])?;
+        }
     }
     Ok(())
 }
