@@ -30,6 +30,7 @@ pub fn run(cli: Cli) -> Result<Found> {
         Command::Context(args) => cmd_context(&env, args, &mut out),
         Command::Tree(args) => cmd_tree(&env, args, &mut out),
         Command::Status => cmd_status(&env, &mut out),
+        Command::Search(args) => super::search::cmd_search(&env, args, &mut out),
     }?;
     out.flush()?;
     Ok(found)
@@ -74,7 +75,7 @@ impl Env {
 
     /// Opens the index and brings it up to date, unless `--no-sync` or another process holds
     /// the writer lock (a watcher: it keeps the index fresh itself).
-    fn open_fresh(&self) -> Result<(Store, Scope)> {
+    pub(super) fn open_fresh(&self) -> Result<(Store, Scope)> {
         let mut store = Store::open(&self.db)?;
         if !self.global.no_sync {
             if let Ok(lock) = WriterLock::try_acquire(&self.db, "sync")? {
@@ -164,7 +165,7 @@ fn cmd_list(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
     Ok(!sessions.is_empty())
 }
 
-fn resolve_arg(env: &Env, session: &str) -> Result<(Store, resolve::Resolved)> {
+pub(super) fn resolve_arg(env: &Env, session: &str) -> Result<(Store, resolve::Resolved)> {
     let (store, scope) = env.open_fresh()?;
     let resolved = resolve::resolve_session(&store.conn, &scope, session)?;
     Ok((store, resolved))

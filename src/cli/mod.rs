@@ -4,6 +4,7 @@
 mod commands;
 pub mod output;
 mod render;
+mod search;
 
 use std::path::PathBuf;
 
@@ -57,6 +58,12 @@ pub enum Command {
     Tree(SessionArg),
     /// Where the index is, what it holds, and whether a watcher is keeping it fresh.
     Status,
+    /// Search every session: ranked words, "phrases", prefix*, -excluded, OR; exact literal
+    /// text (--literal, or automatically for queries without words); re:REGEX.
+    #[command(
+        after_help = "Examples:\n  pidx search 'flaky test' --since 7d\n  pidx search --literal 'src/main.rs:42'\n  pidx search 're:TODO\\(\\w+\\)' --in assistant,tool\n  pidx search RESTAURANT_SIGNALS --cwd ~/code/app --json\n\nDATE: 2026-11-01, 2026-11-01T12:00:00Z, or relative: 12h, 7d, 2w.\nKINDS: user, assistant, thinking, tool, bash, custom, summary, name."
+    )]
+    Search(SearchArgs),
 }
 
 #[derive(Args, Debug)]
@@ -98,4 +105,44 @@ pub struct ContextArgs {
     /// Build the context at this entry instead of the current leaf (the last entry).
     #[arg(long, value_name = "ENTRY_ID")]
     pub leaf: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct SearchArgs {
+    /// What to find (see below). Quote it in the shell.
+    #[arg(allow_hyphen_values = true)]
+    pub query: String,
+    /// Every project (the default).
+    #[arg(long, conflicts_with = "cwd")]
+    pub all: bool,
+    /// Only this project.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Only entries at or after DATE.
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only entries before DATE (a plain date includes that whole day).
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// Only sessions that used a model whose id contains M.
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+    /// Only this session (a path, an id or a unique id prefix).
+    #[arg(long, value_name = "SESSION")]
+    pub session: Option<String>,
+    /// Only entries on each session's current branch (what pi would send as context).
+    #[arg(long)]
+    pub branch: bool,
+    /// Only these kinds of text, comma-separated.
+    #[arg(long = "in", value_name = "KINDS", value_delimiter = ',')]
+    pub kinds: Vec<String>,
+    /// The exact text, character for character (case-sensitive substring).
+    #[arg(long)]
+    pub literal: bool,
+    /// Show at most N hits.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+    /// One JSON object per hit and line.
+    #[arg(long, conflicts_with = "json")]
+    pub jsonl: bool,
 }

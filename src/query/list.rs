@@ -145,7 +145,7 @@ pub fn list_sessions(
 }
 
 /// `list(cwd)`: the cwd's folder in tree roots; header cwd equality in flat roots.
-fn cwd_filter(scope: &Scope, cwd: &str, args: &mut Vec<String>) -> String {
+pub(crate) fn cwd_filter(scope: &Scope, cwd: &str, args: &mut Vec<String>) -> String {
     // pi resolves the cwd first (`path.resolve`: absolute, no trailing separator).
     let resolved = absolute(std::path::Path::new(cwd));
     let cwd: &str = &resolved.to_string_lossy();

@@ -5,6 +5,7 @@ pub mod context;
 pub mod list;
 mod rawjson;
 pub mod resolve;
+pub mod search;
 pub mod show;
 pub mod status;
 

@@ -1,0 +1,385 @@
+//! `search`: ranked full-text search over every indexed session, plus exact literal and regular
+//! expression search, with filters. Candidates come from the FTS5 indexes filled at ingest
+//! (`migrations/0003_search.sql`); literal and regex candidates are confirmed against the
+//! entry's own line in the JSONL, so literal search finds exactly what a plain scan finds.
+
+pub mod parse;
+mod snippet;
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+
+use regex::Regex;
+use rusqlite::{params_from_iter, Connection};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::ingest::search_text::{text_of, TextKind};
+use crate::ingest::tail::read_at;
+use crate::js;
+use crate::query::Scope;
+pub use parse::{parse, Query};
+pub use snippet::Snippet;
+
+/// What to search and where.
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    pub query: Query,
+    /// Only this project (`list(cwd)`'s rule).
+    pub cwd: Option<String>,
+    /// Only this session file.
+    pub file_id: Option<i64>,
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+    /// Only sessions where an assistant message or model change used a model containing this.
+    pub model: Option<String>,
+    /// Only these kinds of text (empty: all).
+    pub kinds: Vec<TextKind>,
+    /// Only entries on the session's current path (the context pi would send).
+    pub branch: bool,
+    pub limit: usize,
+}
+
+/// One matching entry.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hit {
+    pub path: String,
+    pub session_id: Option<String>,
+    pub cwd: String,
+    pub session_name: Option<String>,
+    pub entry_id: Option<String>,
+    pub line: i64,
+    pub kind: &'static str,
+    pub role: Option<String>,
+    pub timestamp: Option<String>,
+    pub score: f64,
+    pub snippet: Snippet,
+    #[serde(skip)]
+    pub file_id: i64,
+    /// The session's name, else its first user message (what pi's picker shows).
+    #[serde(skip)]
+    pub title: String,
+}
+
+/// A candidate text before it is confirmed and ranked.
+struct Candidate {
+    rowid: i64,
+    relevance: f64,
+    file_id: i64,
+    seq: i64,
+    line: i64,
+    offset: i64,
+    len: i64,
+    entry_id: Option<String>,
+    role: Option<String>,
+    ts_ms: Option<i64>,
+    path: String,
+}
+
+/// Runs a search; hits come grouped by session, best session first.
+///
+/// # Errors
+/// Index errors; `Io` when a session file cannot be read back.
+pub fn search(conn: &Connection, scope: &Scope, opts: &SearchOptions) -> Result<Vec<Hit>> {
+    let (source, arg) = match &opts.query {
+        Query::Words { fts, .. } => (
+            "SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH ?1".to_string(),
+            Some(fts.clone()),
+        ),
+        Query::Literal(needle) => match trigram_query(needle) {
+            Some(q) => (
+                "SELECT rowid AS r, 0.0 AS score FROM fts_tri WHERE fts_tri MATCH ?1".to_string(),
+                Some(q),
+            ),
+            None => (every_text(), None),
+        },
+        Query::Regex(_) => (every_text(), None),
+    };
+    let mut candidates = candidates(conn, scope, opts, &source, arg)?;
+    if opts.branch {
+        keep_current_paths(conn, &mut candidates)?;
+    }
+    let now = chrono::Utc::now().timestamp_millis();
+    let hits = match &opts.query {
+        Query::Words { terms, .. } => {
+            let highlight = snippet::terms_regex(terms);
+            rank_words(&mut candidates, now);
+            let top = top_by_session(candidates, opts.limit);
+            confirm(conn, top, usize::MAX, |text| {
+                Some(Snippet::around(text, highlight.as_ref()))
+            })?
+        }
+        Query::Literal(needle) => {
+            newest_first(&mut candidates);
+            confirm(conn, candidates, opts.limit, |text| {
+                text.find(needle.as_str())
+                    .map(|at| Snippet::at(text, at, at + needle.len()))
+            })?
+        }
+        Query::Regex(re) => {
+            newest_first(&mut candidates);
+            confirm(conn, candidates, opts.limit, |text| regex_snippet(re, text))?
+        }
+    };
+    Ok(group_by_session(hits))
+}
+
+fn regex_snippet(re: &Regex, text: &str) -> Option<Snippet> {
+    re.find(text).map(|m| Snippet::at(text, m.start(), m.end()))
+}
+
+/// Every indexed text (for short literals and regular expressions).
+fn every_text() -> String {
+    "SELECT e2.rid * 8 + k.value AS r, 0.0 AS score
+     FROM entries e2
+     JOIN (SELECT 0 AS value UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3
+           UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7) k
+       ON e2.text_kinds & (1 << k.value)"
+        .to_string()
+}
+
+/// An FTS5 query over trigrams that every text containing `needle` matches, or `None` when the
+/// needle is too short for trigrams (under three characters).
+fn trigram_query(needle: &str) -> Option<String> {
+    let chars: Vec<char> = needle.chars().collect();
+    if chars.len() < 3 {
+        return None;
+    }
+    let mut grams: Vec<String> = chars.windows(3).map(|w| w.iter().collect()).collect();
+    // A long needle needs only some of its trigrams to narrow the candidates well.
+    if grams.len() > 24 {
+        let step = grams.len().div_ceil(24);
+        grams = grams.into_iter().step_by(step).collect();
+    }
+    grams.sort();
+    grams.dedup();
+    Some(
+        grams
+            .iter()
+            .map(|g| format!("\"{}\"", g.replace('"', "\"\"")))
+            .collect::<Vec<_>>()
+            .join(" AND "),
+    )
+}
+
+fn candidates(
+    conn: &Connection,
+    scope: &Scope,
+    opts: &SearchOptions,
+    source: &str,
+    arg: Option<String>,
+) -> Result<Vec<Candidate>> {
+    let mut args: Vec<String> = arg.into_iter().collect();
+    let mut filters = vec![scope.sql()];
+    if let Some(cwd) = &opts.cwd {
+        filters.push(format!(
+            "1 {}",
+            crate::query::list::cwd_filter(scope, cwd, &mut args)
+        ));
+    }
+    let mut push = |sql: &str, value: String, args: &mut Vec<String>| {
+        args.push(value);
+        filters.push(sql.replace('?', &format!("?{}", args.len())));
+    };
+    if let Some(id) = opts.file_id {
+        push("e.file_id = ?", id.to_string(), &mut args);
+    }
+    if let Some(t) = opts.since_ms {
+        push("e.ts_ms >= ?", t.to_string(), &mut args);
+    }
+    if let Some(t) = opts.until_ms {
+        push("e.ts_ms < ?", t.to_string(), &mut args);
+    }
+    if let Some(m) = &opts.model {
+        push(
+            "e.file_id IN (SELECT file_id FROM entries WHERE model LIKE '%' || ? || '%')",
+            m.clone(),
+            &mut args,
+        );
+    }
+    if !opts.kinds.is_empty() {
+        let kinds: Vec<String> = opts.kinds.iter().map(|k| (*k as i64).to_string()).collect();
+        filters.push(format!("(m.r & 7) IN ({})", kinds.join(",")));
+    }
+    let sql = format!(
+        "SELECT m.r, m.score, e.file_id, e.seq, e.line, e.offset, e.len, e.id, e.role, e.ts_ms,
+                f.path
+         FROM ({source}) m
+         JOIN entries e ON e.rid = m.r >> 3
+         JOIN files f ON f.id = e.file_id
+         JOIN sessions s ON s.file_id = e.file_id
+         WHERE {}",
+        filters.join(" AND ")
+    );
+    let mut stmt = conn.prepare(&sql).map_err(|e| fts_error(&e))?;
+    let rows = stmt
+        .query_map(params_from_iter(args.iter()), |r| {
+            Ok(Candidate {
+                rowid: r.get(0)?,
+                relevance: -r.get::<_, f64>(1)?,
+                file_id: r.get(2)?,
+                seq: r.get(3)?,
+                line: r.get(4)?,
+                offset: r.get(5)?,
+                len: r.get(6)?,
+                entry_id: r.get(7)?,
+                role: r.get(8)?,
+                ts_ms: r.get(9)?,
+                path: r.get(10)?,
+            })
+        })
+        .map_err(|e| fts_error(&e))?;
+    rows.collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(|e| fts_error(&e))
+}
+
+/// FTS5 errors come from queries this module wrote, so they are bugs, not user mistakes; say so
+/// without leaking FTS5 syntax to the user.
+fn fts_error(e: &rusqlite::Error) -> Error {
+    let text = e.to_string();
+    if text.contains("fts5") {
+        Error::Invalid(format!(
+            "this query could not be run ({text}); please report it"
+        ))
+    } else {
+        Error::Sqlite(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(1),
+            Some(text),
+        ))
+    }
+}
+
+/// Drops candidates that are not on their session's current path (pi's default leaf).
+fn keep_current_paths(conn: &Connection, candidates: &mut Vec<Candidate>) -> Result<()> {
+    let files: HashSet<i64> = candidates.iter().map(|c| c.file_id).collect();
+    let mut on_path: HashMap<i64, HashSet<i64>> = HashMap::new();
+    let mut stmt = conn.prepare_cached(
+        "WITH RECURSIVE walk(seq, parent_id, depth) AS (
+             SELECT seq, parent_id, 0 FROM entries
+             WHERE file_id = ?1 AND seq = (SELECT leaf_seq FROM sessions WHERE file_id = ?1)
+             UNION ALL
+             SELECT e.seq, e.parent_id, w.depth + 1
+             FROM walk w CROSS JOIN entries e ON e.file_id = ?1 AND e.id = w.parent_id AND e.shadowed = 0
+             WHERE w.parent_id <> '' AND w.depth < (SELECT entry_count FROM sessions WHERE file_id = ?1)
+         )
+         SELECT seq FROM walk",
+    )?;
+    for file in files {
+        let seqs = stmt
+            .query_map([file], |r| r.get(0))?
+            .collect::<rusqlite::Result<HashSet<i64>>>()?;
+        on_path.insert(file, seqs);
+    }
+    candidates.retain(|c| on_path.get(&c.file_id).is_some_and(|s| s.contains(&c.seq)));
+    Ok(())
+}
+
+/// Relevance (bm25) blended with recency: a hit loses up to a third of its weight with age
+/// (half of that after 30 days).
+fn rank_words(candidates: &mut [Candidate], now_ms: i64) {
+    for c in candidates.iter_mut() {
+        let age_days = c
+            .ts_ms
+            .map_or(365.0, |t| ((now_ms - t).max(0) as f64) / 86_400_000.0);
+        let recency = 0.5f64.powf(age_days / 30.0);
+        c.relevance *= 2.0 / 3.0 + recency / 3.0;
+    }
+}
+
+fn newest_first(candidates: &mut [Candidate]) {
+    candidates.sort_by(|a, b| b.ts_ms.cmp(&a.ts_ms).then(b.rowid.cmp(&a.rowid)));
+}
+
+/// The `limit` best candidates, taken whole sessions at a time (best session first).
+fn top_by_session(mut candidates: Vec<Candidate>, limit: usize) -> Vec<Candidate> {
+    candidates.sort_by(|a, b| {
+        b.relevance
+            .total_cmp(&a.relevance)
+            .then(b.rowid.cmp(&a.rowid))
+    });
+    candidates.truncate(limit);
+    candidates
+}
+
+/// Reads each candidate's text back from its line and keeps those `matcher` accepts, up to
+/// `limit`, in the order given.
+fn confirm(
+    conn: &Connection,
+    candidates: Vec<Candidate>,
+    limit: usize,
+    matcher: impl Fn(&str) -> Option<Snippet>,
+) -> Result<Vec<Hit>> {
+    let mut files: HashMap<i64, File> = HashMap::new();
+    type Info = (Option<String>, String, Option<String>, Option<String>);
+    let mut sessions: HashMap<i64, Info> = HashMap::new();
+    let mut info = conn.prepare_cached(
+        "SELECT session_id, cwd, name, first_message FROM sessions WHERE file_id = ?1",
+    )?;
+    let mut hits = Vec::new();
+    for c in candidates {
+        if hits.len() >= limit {
+            break;
+        }
+        let file = match files.entry(c.file_id) {
+            std::collections::hash_map::Entry::Occupied(f) => f.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(File::open(&c.path).map_err(|e| Error::io(&c.path, e))?)
+            }
+        };
+        let bytes =
+            read_at(file, c.offset as u64, c.len as usize).map_err(|e| Error::io(&c.path, e))?;
+        let kind = TextKind::from_bits(c.rowid);
+        let Some(text) = text_of(&String::from_utf8_lossy(&bytes), kind) else {
+            continue; // the file changed under the index; the next sync fixes it
+        };
+        let Some(snippet) = matcher(&text) else {
+            continue;
+        };
+        let (session_id, cwd, name, first) = match sessions.entry(c.file_id) {
+            std::collections::hash_map::Entry::Occupied(o) => o.get().clone(),
+            std::collections::hash_map::Entry::Vacant(v) => v
+                .insert(info.query_row([c.file_id], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })?)
+                .clone(),
+        };
+        let title = name.clone().or(first).unwrap_or_default();
+        hits.push(Hit {
+            path: c.path,
+            session_id,
+            cwd,
+            session_name: name,
+            entry_id: c.entry_id,
+            line: c.line,
+            kind: kind.name(),
+            role: c.role,
+            timestamp: c.ts_ms.map(js::iso),
+            score: if c.relevance == 0.0 {
+                c.ts_ms.unwrap_or(0) as f64
+            } else {
+                c.relevance
+            },
+            snippet,
+            file_id: c.file_id,
+            title,
+        });
+    }
+    Ok(hits)
+}
+
+/// Keeps the hits' order of first appearance per session, each session's hits together.
+fn group_by_session(hits: Vec<Hit>) -> Vec<Hit> {
+    let mut order: Vec<i64> = Vec::new();
+    let mut by_file: HashMap<i64, Vec<Hit>> = HashMap::new();
+    for h in hits {
+        if !by_file.contains_key(&h.file_id) {
+            order.push(h.file_id);
+        }
+        by_file.entry(h.file_id).or_default().push(h);
+    }
+    order
+        .into_iter()
+        .flat_map(|f| by_file.remove(&f).unwrap_or_default())
+        .collect()
+}

@@ -1,0 +1,119 @@
+//! A short window of a hit's text around the first match, with the matched ranges marked.
+
+use regex::{Regex, RegexBuilder};
+use serde::Serialize;
+
+/// Characters kept before and after the first match.
+const BEFORE: usize = 60;
+const AFTER: usize = 100;
+
+/// Text around a match; `marks` are byte ranges of `text` that matched.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Snippet {
+    pub text: String,
+    pub marks: Vec<(usize, usize)>,
+}
+
+impl Snippet {
+    /// The window around `text[start..end]`.
+    pub fn at(text: &str, start: usize, end: usize) -> Snippet {
+        let from = back_chars(text, start, BEFORE);
+        let to = forward_chars(text, end, AFTER);
+        let mut s = String::new();
+        let mut shift = 0usize;
+        if from > 0 {
+            s.push('…');
+            shift = '…'.len_utf8();
+        }
+        s.push_str(&text[from..to]);
+        if to < text.len() {
+            s.push('…');
+        }
+        Snippet {
+            text: s,
+            marks: vec![(start - from + shift, end - from + shift)],
+        }
+    }
+
+    /// The window around the first match of `terms` (or the start of the text), marking every
+    /// match inside it.
+    pub fn around(text: &str, terms: Option<&Regex>) -> Snippet {
+        let first = terms.and_then(|re| re.find(text));
+        let mut snippet = match first {
+            Some(m) => Snippet::at(text, m.start(), m.end()),
+            None => Snippet::at(text, 0, 0),
+        };
+        if first.is_none() {
+            snippet.marks.clear();
+        }
+        if let Some(re) = terms {
+            snippet.marks = re
+                .find_iter(&snippet.text)
+                .map(|m| (m.start(), m.end()))
+                .collect();
+        }
+        snippet
+    }
+}
+
+/// A case-insensitive regex finding any of the query's terms, to mark them.
+pub fn terms_regex(terms: &[String]) -> Option<Regex> {
+    let alternatives: Vec<String> = terms
+        .iter()
+        .filter(|t| !t.is_empty())
+        .map(|t| {
+            // Words of a phrase may be separated by any punctuation or space in the text.
+            t.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(regex::escape)
+                .collect::<Vec<_>>()
+                .join(r"[^\p{L}\p{N}]+")
+        })
+        .filter(|t| !t.is_empty())
+        .collect();
+    if alternatives.is_empty() {
+        return None;
+    }
+    RegexBuilder::new(&alternatives.join("|"))
+        .case_insensitive(true)
+        .size_limit(1 << 20)
+        .build()
+        .ok()
+}
+
+fn back_chars(text: &str, at: usize, n: usize) -> usize {
+    text[..at]
+        .char_indices()
+        .rev()
+        .nth(n.saturating_sub(1))
+        .map_or(0, |(i, _)| i)
+}
+
+fn forward_chars(text: &str, at: usize, n: usize) -> usize {
+    text[at..]
+        .char_indices()
+        .nth(n)
+        .map_or(text.len(), |(i, _)| at + i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marks_point_at_the_match_inside_the_window() {
+        let text = format!("{}needle{}", "a".repeat(200), "b".repeat(200));
+        let s = Snippet::at(&text, 200, 206);
+        let (a, b) = s.marks[0];
+        assert_eq!(&s.text[a..b], "needle");
+        assert!(s.text.starts_with('…') && s.text.ends_with('…'));
+    }
+
+    #[test]
+    fn terms_are_found_case_insensitively_across_punctuation() {
+        let re = terms_regex(&["Main.rs".into(), "exact phrase".into()]).unwrap();
+        let s = Snippet::around("see src/MAIN.rs and an exact-phrase", Some(&re));
+        let marked: Vec<&str> = s.marks.iter().map(|&(a, b)| &s.text[a..b]).collect();
+        assert_eq!(marked, ["MAIN.rs", "exact-phrase"]);
+    }
+}

@@ -1,0 +1,474 @@
+//! `pidx search`: literal search finds exactly what a plain scan of the same text finds, ranked
+//! search puts the expected hit first, filters combine, and nothing a user types reaches FTS5 as
+//! syntax.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use pidx::ingest::discover::{Layout, Root};
+use pidx::ingest::search_text::texts;
+use pidx::ingest::sync::{sync, SyncOptions};
+use pidx::query::search::{parse, search, SearchOptions};
+use pidx::query::Scope;
+use pidx::store::Store;
+use serde_json::Value;
+
+/// (path, line, kind) of a hit or of a text.
+type Key = (String, i64, String);
+
+/// Every searchable text of the corpus, read straight from the JSONL files: the text of each
+/// entry pi's loader keeps (every JSON object after the first value, which pi takes as the
+/// header whatever it is, and other than further headers).
+fn corpus_texts(root: &Path) -> Vec<(Key, String)> {
+    let mut out = Vec::new();
+    let files = walkdir::WalkDir::new(root)
+        .min_depth(2)
+        .max_depth(2)
+        .follow_links(true)
+        .sort_by_file_name();
+    for entry in files {
+        let Ok(entry) = entry else { continue };
+        let path = entry.path();
+        if !path.to_string_lossy().ends_with(".jsonl") || !path.is_file() {
+            continue;
+        }
+        let bytes = std::fs::read(path).unwrap();
+        let mut first = true;
+        for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+            let text = String::from_utf8_lossy(line);
+            let Ok(value) = serde_json::from_str::<Value>(&text) else {
+                continue;
+            };
+            if std::mem::take(&mut first) {
+                continue;
+            }
+            let Value::Object(obj) = value else { continue };
+            if obj.get("type").and_then(Value::as_str) == Some("session") {
+                continue;
+            }
+            for (kind, t) in texts(&obj) {
+                let key = (
+                    path.to_string_lossy().into_owned(),
+                    i as i64 + 1,
+                    kind.name().to_string(),
+                );
+                out.push((key, t));
+            }
+        }
+    }
+    out
+}
+
+struct Indexed {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    store: Store,
+    scope: Scope,
+}
+
+fn index(root: PathBuf, tmp: tempfile::TempDir) -> Indexed {
+    let mut store = Store::open(&tmp.path().join("index.db")).unwrap();
+    let roots = vec![Root {
+        path: root.clone(),
+        layout: Layout::Tree,
+    }];
+    sync(&mut store, &roots, SyncOptions::default()).unwrap();
+    let scope = Scope::new(&store.conn, &roots).unwrap();
+    Indexed {
+        _tmp: tmp,
+        root,
+        store,
+        scope,
+    }
+}
+
+fn options(query: &str, literal: bool) -> SearchOptions {
+    SearchOptions {
+        query: parse(query, literal).unwrap(),
+        cwd: None,
+        file_id: None,
+        since_ms: None,
+        until_ms: None,
+        model: None,
+        kinds: Vec::new(),
+        branch: false,
+        limit: usize::MAX,
+    }
+}
+
+fn hit_keys(ix: &Indexed, opts: &SearchOptions) -> BTreeSet<Key> {
+    search(&ix.store.conn, &ix.scope, opts)
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.path, h.line, h.kind.to_string()))
+        .collect()
+}
+
+/// Needles drawn from the corpus itself: substrings of every length from 1 character up,
+/// identifiers, paths, hashes and non-ASCII words, plus some that occur nowhere.
+fn needles(texts: &[(Key, String)]) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    let mut pick = 0usize;
+    for (i, (_, t)) in texts.iter().enumerate().step_by(7) {
+        let chars: Vec<char> = t.chars().collect();
+        if chars.is_empty() {
+            continue;
+        }
+        pick = pick.wrapping_mul(31).wrapping_add(i + 17);
+        let len = 1 + pick % 12;
+        let start = pick % chars.len();
+        let end = (start + len).min(chars.len());
+        out.insert(chars[start..end].iter().collect::<String>());
+        for word in t.split(|c: char| c.is_whitespace() || c == '"' || c == '`') {
+            let interesting = word.contains('_')
+                || word.contains('/')
+                || (word.len() >= 6 && word.chars().all(|c| c.is_ascii_hexdigit()))
+                || !word.is_ascii();
+            if interesting && word.chars().count() <= 40 {
+                out.insert(word.to_string());
+            }
+        }
+    }
+    out.extend(["zzq-not-there".to_string(), "NOT_ANYWHERE_42".to_string()]);
+    out.into_iter().filter(|n| !n.is_empty()).collect()
+}
+
+#[test]
+fn literal_search_equals_a_plain_scan() {
+    let (tmp, root) = common::conformance_copy();
+    let ix = index(root, tmp);
+    let texts = corpus_texts(&ix.root);
+    assert!(texts.len() > 300, "corpus too small: {}", texts.len());
+    let needles = needles(&texts);
+    assert!(needles.len() > 80, "only {} needles", needles.len());
+    let mut failures = Vec::new();
+    let mut total_hits = 0;
+    for needle in &needles {
+        let expected: BTreeSet<Key> = texts
+            .iter()
+            .filter(|(_, t)| t.contains(needle.as_str()))
+            .map(|(k, _)| k.clone())
+            .collect();
+        let got = hit_keys(&ix, &options(needle, true));
+        total_hits += got.len();
+        if got != expected {
+            failures.push(format!(
+                "{needle:?}: pidx {} hits, scan {}; missing {:?}; extra {:?}",
+                got.len(),
+                expected.len(),
+                expected.difference(&got).take(3).collect::<Vec<_>>(),
+                got.difference(&expected).take(3).collect::<Vec<_>>()
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} needles differ:\n{}",
+        failures.len(),
+        needles.len(),
+        failures.join("\n")
+    );
+    assert!(
+        total_hits > needles.len(),
+        "the needles found almost nothing"
+    );
+}
+
+/// A small corpus with known answers, for ranking and filters.
+fn small_corpus(dir: &Path) -> PathBuf {
+    let root = dir.join("sessions");
+    let write = |project: &str, name: &str, cwd: &str, lines: &[String]| {
+        let p = root.join(project);
+        std::fs::create_dir_all(&p).unwrap();
+        let header = format!(
+            r#"{{"type":"session","version":3,"id":"{name}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"{cwd}"}}"#
+        );
+        let body: Vec<String> = std::iter::once(header)
+            .chain(lines.iter().cloned())
+            .collect();
+        std::fs::write(
+            p.join(format!("2026-01-01T00-00-00-000Z_{name}.jsonl")),
+            body.join("\n") + "\n",
+        )
+        .unwrap();
+    };
+    let user = |id: &str, parent: Option<&str>, ts: &str, text: &str| {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{ts}","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+        )
+    };
+    let assistant = |id: &str, parent: &str, ts: &str, model: &str, text: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"{ts}","message":{{"role":"assistant","content":[{{"type":"thinking","thinking":"pondering {text}"}},{{"type":"text","text":"{text}"}},{{"type":"toolCall","id":"t","name":"bash","arguments":{{"command":"grep -r {text} src/"}}}}],"provider":"p","model":"{model}","timestamp":2}}}}"#
+        )
+    };
+    write(
+        "--home-u-alpha--",
+        "alpha",
+        "/home/u/alpha",
+        &[
+            user(
+                "a1",
+                None,
+                "2026-01-02T10:00:00.000Z",
+                "the tokenizer tokenizer tokenizer breaks",
+            ),
+            assistant(
+                "a2",
+                "a1",
+                "2026-01-02T10:01:00.000Z",
+                "claude-x",
+                "fixed the tokenizer",
+            ),
+            // A branch off a1: not on the current path (the last entry's).
+            user(
+                "a3",
+                Some("a1"),
+                "2026-01-03T10:00:00.000Z",
+                "abandoned branch about RESTAURANT_SIGNALS",
+            ),
+            user(
+                "a4",
+                Some("a2"),
+                "2026-01-04T10:00:00.000Z",
+                "current branch about RESTAURANT_SIGNALS",
+            ),
+        ],
+    );
+    write(
+        "--home-u-beta--",
+        "beta",
+        "/home/u/beta",
+        &[
+            user("b1", None, "2026-02-01T10:00:00.000Z", "a long rambling message that mentions the tokenizer once among many many other words about unrelated things like lunch and weather and trains"),
+            assistant("b2", "b1", "2026-02-01T10:01:00.000Z", "gpt-y", "caf\u{e9} r\u{e9}sum\u{e9} and RESTAURANT_SIGNALS"),
+        ],
+    );
+    root
+}
+
+fn small() -> Indexed {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = small_corpus(tmp.path());
+    index(root, tmp)
+}
+
+#[test]
+fn ranked_search_puts_the_most_relevant_hit_first() {
+    let ix = small();
+    let hits = search(&ix.store.conn, &ix.scope, &options("tokenizer", false)).unwrap();
+    assert!(hits.len() >= 3);
+    assert_eq!(hits[0].entry_id.as_deref(), Some("a1"), "{hits:#?}");
+    // Hits of one session stay together.
+    let files: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+    let mut seen = Vec::new();
+    for f in &files {
+        if seen.last() != Some(f) {
+            assert!(!seen.contains(f), "session hits are not grouped: {files:?}");
+            seen.push(f);
+        }
+    }
+    // Accents and case do not matter to words; a phrase must be contiguous.
+    let cafe = search(&ix.store.conn, &ix.scope, &options("CAFE resume", false)).unwrap();
+    let kinds: BTreeSet<_> = cafe
+        .iter()
+        .map(|h| (h.entry_id.clone().unwrap(), h.kind))
+        .collect();
+    let b2 = |k| ("b2".to_string(), k);
+    assert_eq!(
+        kinds,
+        BTreeSet::from([b2("assistant"), b2("thinking"), b2("tool")])
+    );
+    assert!(search(
+        &ix.store.conn,
+        &ix.scope,
+        &options("\"tokenizer fixed\"", false)
+    )
+    .unwrap()
+    .is_empty());
+    let phrase = search(
+        &ix.store.conn,
+        &ix.scope,
+        &options("\"fixed the tokenizer\"", false),
+    )
+    .unwrap();
+    // The phrase is in a2's text, its thinking and its tool call.
+    assert_eq!(phrase.len(), 3);
+    assert!(phrase.iter().all(|h| h.entry_id.as_deref() == Some("a2")));
+    // Prefix, exclusion, OR.
+    let pre = hit_keys(&ix, &options("token*", false));
+    assert!(pre.len() >= 3);
+    let excl = search(
+        &ix.store.conn,
+        &ix.scope,
+        &options("tokenizer -lunch", false),
+    )
+    .unwrap();
+    assert!(excl.iter().all(|h| h.entry_id.as_deref() != Some("b1")));
+    let either = search(
+        &ix.store.conn,
+        &ix.scope,
+        &options("weather OR abandoned", false),
+    )
+    .unwrap();
+    let ids: BTreeSet<_> = either.iter().filter_map(|h| h.entry_id.clone()).collect();
+    assert_eq!(ids, BTreeSet::from(["a3".to_string(), "b1".to_string()]));
+    // The snippet marks the match.
+    let s = &hits[0].snippet;
+    let (a, b) = s.marks[0];
+    assert_eq!(s.text[a..b].to_lowercase(), "tokenizer");
+}
+
+#[test]
+fn filters_combine() {
+    let ix = small();
+    let ids = |opts: &SearchOptions| -> BTreeSet<String> {
+        search(&ix.store.conn, &ix.scope, opts)
+            .unwrap()
+            .into_iter()
+            .map(|h| format!("{}:{}", h.entry_id.unwrap_or_default(), h.kind))
+            .collect()
+    };
+    let set = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    let mut o = options("RESTAURANT_SIGNALS", true);
+    let b2 = ["b2:assistant", "b2:thinking", "b2:tool"];
+    assert_eq!(ids(&o), set(&[&["a3:user", "a4:user"][..], &b2].concat()));
+    o.branch = true;
+    assert_eq!(ids(&o), set(&[&["a4:user"][..], &b2].concat()));
+    o.cwd = Some("/home/u/alpha".into());
+    assert_eq!(ids(&o), set(&["a4:user"]));
+    o.branch = false;
+    o.until_ms = Some(1_767_434_400_000); // 2026-01-03T10:00Z: a3 is at that instant, excluded
+    assert_eq!(ids(&o), set(&[]));
+    o.until_ms = None;
+    o.since_ms = Some(1_767_434_400_000);
+    assert_eq!(ids(&o), set(&["a3:user", "a4:user"]));
+
+    let mut o = options("tokenizer", false);
+    o.kinds = vec![pidx::ingest::search_text::TextKind::Thinking];
+    assert_eq!(ids(&o), set(&["a2:thinking"]));
+    o.kinds = vec![pidx::ingest::search_text::TextKind::Tool];
+    assert_eq!(ids(&o), set(&["a2:tool"]));
+    o.kinds.clear();
+    o.model = Some("gpt".into());
+    assert_eq!(ids(&o), set(&["b1:user"]));
+    let mut o = options("re:restaurant_\\w+", false);
+    o.model = Some("claude".into());
+    o.limit = 1;
+    assert_eq!(ids(&o), set(&["a4:user"]), "regex hits come newest first");
+}
+
+#[test]
+fn rewritten_files_leave_no_stale_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = small_corpus(tmp.path());
+    let mut ix = index(root.clone(), tmp);
+    let beta = root.join("--home-u-beta--/2026-01-01T00-00-00-000Z_beta.jsonl");
+    let text = std::fs::read_to_string(&beta)
+        .unwrap()
+        .replace("rambling", "wandering");
+    std::fs::write(&beta, text).unwrap();
+    let roots = ix.scope.roots.clone();
+    sync(&mut ix.store, &roots, SyncOptions::default()).unwrap();
+    assert!(hit_keys(&ix, &options("rambling", false)).is_empty());
+    assert_eq!(hit_keys(&ix, &options("wandering", false)).len(), 1);
+    std::fs::remove_file(&beta).unwrap();
+    sync(&mut ix.store, &roots, SyncOptions::default()).unwrap();
+    assert!(hit_keys(&ix, &options("wandering", false)).is_empty());
+    let fts_rows: i64 = ix
+        .store
+        .conn
+        .query_row(
+            "SELECT count(*) FROM fts_tri WHERE fts_tri MATCH '\"wan\"'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(fts_rows, 0);
+}
+
+#[test]
+fn whatever_the_user_types_gets_results_or_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = small_corpus(tmp.path());
+    let db = tmp.path().join("i.db");
+    let long = "tokenizer ".repeat(1100);
+    let nasty = [
+        "main.rs",
+        "foo(",
+        "\"unbalanced",
+        "-",
+        "🦀",
+        "((",
+        "a OR",
+        "OR",
+        "NOT",
+        "AND tokenizer",
+        "NEAR(a b)",
+        "*",
+        "\"\"",
+        "col:tokenizer",
+        "^tokenizer",
+        "tokenizer\"",
+        "-\"x\"",
+        &long,
+    ];
+    for q in nasty {
+        let out = common::pidx(&db, &root)
+            .args(["search", q])
+            .output()
+            .unwrap();
+        let code = out.status.code().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            code == 0 || code == 1 || (code == 2 && err.lines().count() == 1),
+            "{q:.40}: exit {code}: {err}"
+        );
+        assert!(
+            !err.to_lowercase().contains("fts5") && !err.contains("syntax error"),
+            "{q:.40}: {err}"
+        );
+    }
+    let out = common::pidx(&db, &root)
+        .args(["search", &long])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "10 KB of words still finds the tokenizer entry"
+    );
+    for (q, extra) in [
+        ("re:(", "--literal"),
+        ("x", "--in=nothing"),
+        ("x", "--since=tomorrow"),
+    ] {
+        let args: Vec<&str> = if extra == "--literal" {
+            vec!["search", q]
+        } else {
+            vec!["search", q, extra]
+        };
+        let out = common::pidx(&db, &root).args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{q} {extra}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim().lines().count(),
+            1
+        );
+    }
+    let out = common::pidx(&db, &root)
+        .args(["search", "--jsonl", "RESTAURANT_SIGNALS"])
+        .output()
+        .unwrap();
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 5);
+    assert!(lines.iter().all(|h| h["snippet"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("RESTAURANT_SIGNALS")));
+}
