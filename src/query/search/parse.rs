@@ -217,7 +217,7 @@ mod tests {
     fn words_phrases_prefixes_exclusions_and_or() {
         assert_eq!(fts("foo bar"), r#"("foo") AND ("bar")"#);
         assert_eq!(fts(r#""exact phrase" x"#), r#"("exact phrase") AND ("x")"#);
-        assert_eq!(fts("pre* -no"), r#"("pre"*) NOT ("no")"#);
+        assert_eq!(fts("pre* -no"), r#"(("pre"*)) NOT ("no")"#);
         assert_eq!(fts("a OR b c"), r#"("a" OR "b") AND ("c")"#);
         assert_eq!(fts(r#"say "hi"#), r#"("say") AND ("\"hi")"#);
         assert_eq!(fts("main.rs"), r#"("main.rs")"#);
