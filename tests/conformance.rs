@@ -353,3 +353,59 @@ fn report(h: Harness) {
         );
     }
 }
+
+#[test]
+fn list_query_matches_pis_picker() {
+    let golden = common::conformance_dir().join("golden/picker.json");
+    if !golden.exists() {
+        // Older recorded corpora (PIDX_CONFORMANCE_DIR from live.sh before this file existed).
+        panic!(
+            "{} is missing: run tests/conformance/regenerate.sh",
+            golden.display()
+        );
+    }
+    let mut h = Harness::new();
+    let queries = common::read_json(&golden);
+    let queries = queries["queries"].as_object().unwrap();
+    assert!(queries.len() > 50, "golden picker answers look empty");
+    let all = list::list_sessions(
+        &h.store.conn,
+        &h.scope,
+        &list::ListOptions {
+            cwd: None,
+            limit: None,
+            with_text: true,
+        },
+    )
+    .unwrap();
+    let mut non_trivial = 0;
+    let mut skipped = Vec::new();
+    for (q, pis) in queries {
+        // pi keeps lone UTF-16 surrogates in text; pidx holds text as UTF-8, where they become
+        // U+FFFD, so a query containing U+FFFD also matches them here (README: differences).
+        if q.contains('\u{fffd}') {
+            skipped.push(q.clone());
+            continue;
+        }
+        let ours: Vec<Value> = pidx::query::picker::filter_and_sort(all.clone(), q)
+            .iter()
+            .map(|s| Value::from(h.relative(&s.path)))
+            .collect();
+        let n = pis.as_array().unwrap().len();
+        non_trivial += usize::from(n > 0 && n < all.len());
+        h.check("picker order", &format!("{q:?}"), &Value::Array(ours), pis);
+    }
+    assert!(
+        non_trivial > 30,
+        "too few queries narrow the list: {non_trivial}"
+    );
+    assert!(
+        skipped.len() <= 3,
+        "unexpectedly many U+FFFD queries: {skipped:?}"
+    );
+    eprintln!(
+        "picker: skipped {} queries with U+FFFD: {skipped:?}",
+        skipped.len()
+    );
+    report(h);
+}

@@ -10,7 +10,7 @@ use super::render;
 use super::{Cli, Command, ContextArgs, Global, ListArgs, SessionArg, SyncArgs};
 use crate::ingest::discover::{absolute, default_roots, Layout, Root};
 use crate::ingest::sync::{sync, SyncOptions, SyncReport};
-use crate::query::{context, list, resolve, show, tree, Scope};
+use crate::query::{context, list, picker, resolve, show, tree, Scope};
 use crate::store::{default_db_path, Store, WriterLock};
 
 /// What a command found: exit code 0 (results) or 1 (nothing found).
@@ -147,10 +147,19 @@ fn cmd_list(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
     };
     let opts = list::ListOptions {
         cwd,
-        limit: args.limit,
-        with_text: args.with_text,
+        limit: args.limit.filter(|_| args.query.is_none()),
+        with_text: args.with_text || args.query.is_some(),
     };
-    let sessions = list::list_sessions(&store.conn, &scope, &opts)?;
+    let mut sessions = list::list_sessions(&store.conn, &scope, &opts)?;
+    if let Some(q) = &args.query {
+        sessions = picker::filter_and_sort(sessions, q);
+        if let Some(n) = args.limit {
+            sessions.truncate(n);
+        }
+        if !args.with_text {
+            sessions.iter_mut().for_each(|s| s.all_messages_text = None);
+        }
+    }
     if env.global.json {
         out.json(&sessions)?;
     } else if sessions.is_empty() {

@@ -90,6 +90,10 @@ pub struct ListArgs {
     /// Include allMessagesText (all user and assistant text) in --json output.
     #[arg(long)]
     pub with_text: bool,
+    /// Filter and order as pi's /resume picker does for typed text: words (fuzzy on name,
+    /// id, messages and cwd), "phrases", re:REGEX.
+    #[arg(long, short, value_name = "Q", allow_hyphen_values = true)]
+    pub query: Option<String>,
 }
 
 #[derive(Args, Debug)]

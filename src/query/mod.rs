@@ -3,6 +3,7 @@
 
 pub mod context;
 pub mod list;
+pub mod picker;
 mod rawjson;
 pub mod resolve;
 pub mod search;

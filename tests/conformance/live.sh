@@ -28,6 +28,7 @@ tmp="$(mktemp -d "${TMPDIR:-/tmp}/pidx-live-XXXXXX")"
 echo "live.sh: seed $seed, corpus in $tmp" >&2
 node "$here/make-corpus.mjs" "$tmp" --seed "$seed" "$@"
 node "$here/pi-answers.mjs" "$tmp" "$tmp/golden"
+node "$here/pi-picker.mjs" "$tmp" "$tmp/golden/picker.json"
 
 cd "$repo"
 status=0

@@ -17,6 +17,7 @@ mkdir -p "$fix"
 rm -rf "$fix/golden"
 node "$here/make-corpus.mjs" "$fix" "$@"
 node "$here/pi-answers.mjs" "$fix" "$fix/golden"
+node "$here/pi-picker.mjs" "$fix" "$fix/golden/picker.json"
 # git must keep CRLF, BOM and invalid UTF-8 bytes exactly as written
 printf '* -text\n' >"$fix/.gitattributes"
 echo "regenerate.sh: corpus and goldens written to $fix" >&2

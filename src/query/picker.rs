@@ -1,0 +1,262 @@
+//! `list --query`: pi's session picker filter and order (pi 0.87's `filterAndSortSessions` in
+//! its default "threaded" mode, with pi-tui's `fuzzyMatch`), so a CLI user sees what `/resume`
+//! would show for the same typed text. Positions and lengths are counted in UTF-16 code units,
+//! as JavaScript does, so scores (and therefore ties) come out the same.
+//!
+//! The one known difference: `re:` patterns run on Rust's `regex` crate, so JavaScript-only
+//! syntax (look-around, back-references) is an invalid pattern here (no results).
+
+use regex::RegexBuilder;
+
+use crate::ingest::fold::js_trim;
+use crate::js;
+use crate::query::list::SessionInfo;
+
+/// Filters and orders `sessions` (already in pi's listing order) as pi's picker does.
+pub fn filter_and_sort(sessions: Vec<SessionInfo>, query: &str) -> Vec<SessionInfo> {
+    let trimmed = js_trim(query);
+    if trimmed.is_empty() {
+        return sessions;
+    }
+    let Some(parsed) = parse(trimmed) else {
+        return Vec::new();
+    };
+    let mut scored: Vec<(f64, SessionInfo)> = sessions
+        .into_iter()
+        .filter_map(|s| score(&s, &parsed).map(|sc| (sc, s)))
+        .collect();
+    // Array#sort is stable: equal keys keep the listing order.
+    scored.sort_by(|(a, sa), (b, sb)| {
+        a.partial_cmp(b)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(sb.modified_ms.cmp(&sa.modified_ms))
+    });
+    scored.into_iter().map(|(_, s)| s).collect()
+}
+
+enum Parsed {
+    Regex(regex::Regex),
+    Tokens(Vec<Token>),
+}
+
+struct Token {
+    phrase: bool,
+    value: String,
+}
+
+/// JavaScript's `\s`.
+fn js_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200a}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202f}'
+                | '\u{205f}'
+                | '\u{3000}'
+                | '\u{feff}'
+    )
+}
+
+/// pi's `parseSearchQuery`; `None` where it reports an error (an empty or invalid regex).
+fn parse(trimmed: &str) -> Option<Parsed> {
+    if let Some(pattern) = trimmed.strip_prefix("re:") {
+        let pattern = js_trim(pattern);
+        if pattern.is_empty() {
+            return None;
+        }
+        return RegexBuilder::new(pattern)
+            .case_insensitive(true)
+            .size_limit(8 << 20)
+            .build()
+            .ok()
+            .map(Parsed::Regex);
+    }
+    let mut tokens = Vec::new();
+    let mut buf = String::new();
+    let mut in_quote = false;
+    let flush = |buf: &mut String, phrase: bool, tokens: &mut Vec<Token>| {
+        let v = js_trim(buf).to_string();
+        buf.clear();
+        if !v.is_empty() {
+            tokens.push(Token { phrase, value: v });
+        }
+    };
+    for c in trimmed.chars() {
+        if c == '"' {
+            flush(&mut buf, in_quote, &mut tokens);
+            in_quote = !in_quote;
+            continue;
+        }
+        if !in_quote && js_space(c) {
+            flush(&mut buf, false, &mut tokens);
+            continue;
+        }
+        buf.push(c);
+    }
+    if in_quote {
+        // Unbalanced quotes: plain white-space splitting, quotes kept.
+        let tokens = trimmed
+            .split(js_space)
+            .filter(|t| !t.is_empty())
+            .map(|t| Token {
+                phrase: false,
+                value: t.to_string(),
+            })
+            .collect();
+        return Some(Parsed::Tokens(tokens));
+    }
+    flush(&mut buf, false, &mut tokens);
+    Some(Parsed::Tokens(tokens))
+}
+
+/// UTF-16 code units of `s` lower-cased as `String#toLowerCase` does.
+fn lower16(s: &str) -> Vec<u16> {
+    s.to_lowercase().encode_utf16().collect()
+}
+
+/// pi's `matchSession`: the score, or `None` when the session does not match.
+fn score(s: &SessionInfo, parsed: &Parsed) -> Option<f64> {
+    let id = s.id.as_ref().map_or("undefined".to_string(), |v| match v {
+        serde_json::Value::Null => "null".to_string(),
+        other => js::join_string(other),
+    });
+    let text = format!(
+        "{id} {} {} {}",
+        s.name.as_deref().unwrap_or(""),
+        s.all_messages_text.as_deref().unwrap_or(""),
+        s.cwd
+    );
+    match parsed {
+        Parsed::Regex(re) => re
+            .find(&text)
+            .map(|m| text[..m.start()].encode_utf16().count() as f64 * 0.1),
+        Parsed::Tokens(tokens) => {
+            let mut total = 0.0;
+            let mut normalized: Option<Vec<u16>> = None;
+            let lowered = lower16(&text);
+            for t in tokens {
+                if t.phrase {
+                    let hay = normalized.get_or_insert_with(|| normalize(&text));
+                    let phrase = normalize(&t.value);
+                    if phrase.is_empty() {
+                        continue;
+                    }
+                    total += index_of(hay, &phrase, 0)? as f64 * 0.1;
+                } else {
+                    total += fuzzy_match(&t.value, &lowered)?;
+                }
+            }
+            Some(total)
+        }
+    }
+}
+
+/// pi's `normalizeWhitespaceLower`: lower case, white-space runs as one space, trimmed.
+fn normalize(s: &str) -> Vec<u16> {
+    let lower = s.to_lowercase();
+    let mut out = String::with_capacity(lower.len());
+    let mut space = false;
+    for c in lower.chars() {
+        if js_space(c) {
+            space = true;
+        } else {
+            if space && !out.is_empty() {
+                out.push(' ');
+            }
+            space = false;
+            out.push(c);
+        }
+    }
+    out.encode_utf16().collect()
+}
+
+fn index_of(hay: &[u16], needle: &[u16], from: usize) -> Option<usize> {
+    if needle.is_empty() {
+        return Some(from.min(hay.len()));
+    }
+    if needle.len() > hay.len() {
+        return None;
+    }
+    (from..=hay.len() - needle.len()).find(|&i| hay[i..i + needle.len()] == *needle)
+}
+
+/// pi-tui's `fuzzyMatch` against an already lower-cased text.
+fn fuzzy_match(query: &str, text: &[u16]) -> Option<f64> {
+    let q = query.to_lowercase();
+    if let Some(score) = fuzzy_once(&q.encode_utf16().collect::<Vec<_>>(), text) {
+        return Some(score);
+    }
+    let swapped = swap_letters_digits(&q)?;
+    fuzzy_once(&swapped.encode_utf16().collect::<Vec<_>>(), text).map(|s| s + 5.0)
+}
+
+/// `abc123` -> `123abc` and back (ASCII letters and digits only), as pi-tui retries.
+fn swap_letters_digits(q: &str) -> Option<String> {
+    let split =
+        q.find(|c: char| c.is_ascii_digit() != q.starts_with(|d: char| d.is_ascii_digit()))?;
+    let (a, b) = q.split_at(split);
+    let letters = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_lowercase());
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+    ((letters(a) && digits(b)) || (digits(a) && letters(b))).then(|| format!("{b}{a}"))
+}
+
+fn is_boundary(unit: u16) -> bool {
+    char::from_u32(u32::from(unit)).is_some_and(|c| js_space(c) || "-_./:".contains(c))
+}
+
+fn fuzzy_once(q: &[u16], text: &[u16]) -> Option<f64> {
+    if q.is_empty() {
+        return Some(0.0);
+    }
+    if q.len() > text.len() {
+        return None;
+    }
+    let mut score = 0.0f64;
+    let mut last: Option<usize> = None;
+    let mut consecutive = 0.0f64;
+    for &unit in q {
+        let from = last.map_or(0, |l| l + 1);
+        let i = from + text.get(from..)?.iter().position(|&u| u == unit)?;
+        // As in pi-tui, a first match at index 0 counts as consecutive (-1 + 1 == 0).
+        if last.map_or(i == 0, |l| l + 1 == i) {
+            consecutive += 1.0;
+            score -= consecutive * 5.0;
+        } else {
+            consecutive = 0.0;
+            if let Some(l) = last {
+                score += (i - l - 1) as f64 * 2.0;
+            }
+        }
+        if i == 0 || is_boundary(text[i - 1]) {
+            score -= 10.0;
+        }
+        score += i as f64 * 0.1;
+        last = Some(i);
+    }
+    if q == text {
+        score -= 100.0;
+    }
+    Some(score)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fuzzy_scores_as_pi_tui() {
+        let t: Vec<u16> = "ab-c".encode_utf16().collect();
+        // a at 0: consecutive (pi-tui quirk) -5, boundary -10; b at 1: consecutive -10, +0.1;
+        // c at 3: gap +2, boundary -10, +0.3
+        let expected = -5.0 - 10.0 - 10.0 + 0.1 + 2.0 - 10.0 + 0.3;
+        assert_eq!(
+            fuzzy_once(&"abc".encode_utf16().collect::<Vec<_>>(), &t),
+            Some(expected)
+        );
+        assert_eq!(swap_letters_digits("abc123").as_deref(), Some("123abc"));
+        assert_eq!(swap_letters_digits("12ab").as_deref(), Some("ab12"));
+        assert_eq!(swap_letters_digits("a1b"), None);
+    }
+}
