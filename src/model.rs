@@ -69,6 +69,12 @@ pub struct EntryRow {
     pub no_message: bool,
     /// What full-text search indexes of it, by kind.
     pub texts: Vec<(crate::ingest::search_text::TextKind, String)>,
+    /// toolResult: the tool's name.
+    pub tool_name: Option<String>,
+    /// bashExecution: the exit code.
+    pub exit_code: Option<i64>,
+    /// Assistant: the name of each toolCall block.
+    pub tool_uses: Vec<String>,
 }
 
 /// Token and cost figures of one usage object (spec §2.5).

@@ -316,10 +316,22 @@ fn message_columns(row: &mut EntryRow, m: &Map<String, Value>) {
                     .filter(|b| type_of(b) == Some("toolCall"))
                     .count() as i64
             });
+            row.tool_uses = m
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|b| type_of(b) == Some("toolCall"))
+                .map(|b| b.get("name").map(js::join_string).unwrap_or_default())
+                .collect();
         }
         Some("toolResult") => {
             row.usage = m.get("usage").and_then(usage_of);
             row.is_error = m.get("isError").map(js::truthy);
+            row.tool_name = str_at(m, "toolName");
+        }
+        Some("bashExecution") => {
+            row.exit_code = m.get("exitCode").and_then(Value::as_f64).map(|c| c as i64);
         }
         _ => {}
     }

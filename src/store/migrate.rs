@@ -10,13 +10,14 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0001_init.sql"),
     include_str!("../../migrations/0002_paths.sql"),
     include_str!("../../migrations/0003_search.sql"),
+    include_str!("../../migrations/0004_stats.sql"),
 ];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
 
 /// Indexes older than this are rebuilt rather than migrated.
-const REBUILD_BELOW: i64 = 3;
+const REBUILD_BELOW: i64 = 4;
 
 pub enum Outcome {
     Current,

@@ -1,6 +1,7 @@
 //! The SQLite index: where it lives, how it is opened (pragmas, migrations, safety checks) and
 //! the writer lock. The one write path is `writer`; queries live in `crate::query`.
 
+mod copies;
 mod lock;
 mod migrate;
 pub mod writer;

@@ -9,6 +9,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use crate::ingest::paths::{self, PathFacts};
 use crate::ingest::search_text::{self, TextKind};
 use crate::model::{EntryRow, Listing, SessionState};
+use crate::store::copies;
 
 /// The sync state of one JSONL file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -121,6 +122,8 @@ pub fn delete_file(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
 /// Drops everything ingested from a file, before it is read again from byte 0.
 pub fn clear_file(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
     delete_texts(tx, file_id)?;
+    copies::promote_others(tx, file_id)?;
+    tx.execute("DELETE FROM tool_uses WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM bad_lines WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM listing_text WHERE file_id = ?1", [file_id])?;
@@ -225,10 +228,15 @@ pub fn insert_entries(
         "INSERT INTO entries(file_id, seq, line, offset, len, id, parent_id, type, role, ts, ts_ms,
              first_kept, target_id, label, provider, model, thinking, response_model, stop_reason,
              input, output, cache_read, cache_write, cost, tool_calls, is_error, text,
-             depth, compaction_seq, thinking_seq, model_seq, throws_seq, text_kinds)
+             depth, compaction_seq, thinking_seq, model_seq, throws_seq, text_kinds,
+             tool_name, exit_code, dup)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                 ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)",
+                 ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33,
+                 ?34, ?35, ?36)",
     )?;
+    let mut tool_use =
+        tx.prepare_cached("INSERT INTO tool_uses(rid, file_id, name) VALUES (?1, ?2, ?3)")?;
+    let key = copies::file_key(tx, file_id, state.created_ms)?;
     let mut words = tx.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
     let mut trigrams = tx.prepare_cached("INSERT INTO fts_tri(rowid, body) VALUES (?1, ?2)")?;
     for e in rows {
@@ -256,6 +264,7 @@ pub fn insert_entries(
                 }),
         };
         let facts = PathFacts::of(e, parent.as_ref());
+        let dup = copies::is_copy(tx, file_id, &key, e.id.as_deref(), e.ts.as_deref())?;
         let u = e.usage;
         insert.execute(params![
             file_id,
@@ -292,9 +301,15 @@ pub fn insert_entries(
             facts.throws,
             e.texts
                 .iter()
-                .fold(0, |bits, (k, _)| bits | (1 << *k as i64))
+                .fold(0, |bits, (k, _)| bits | (1 << *k as i64)),
+            e.tool_name,
+            e.exit_code,
+            dup
         ])?;
         let rid = tx.last_insert_rowid();
+        for name in &e.tool_uses {
+            tool_use.execute(params![rid, file_id, name])?;
+        }
         for (kind, text) in &e.texts {
             let rowid = search_text::fts_rowid(rid, *kind);
             words.execute(params![rowid, text])?;
