@@ -31,6 +31,9 @@ pub fn run(cli: Cli) -> Result<Found> {
         Command::Tree(args) => cmd_tree(&env, args, &mut out),
         Command::Status => cmd_status(&env, &mut out),
         Command::Search(args) => super::search::cmd_search(&env, args, &mut out),
+        Command::Stats(args) => super::stats::cmd_stats(&env, args, &mut out),
+        Command::Sql(args) => super::sql::cmd_sql(&env, args, &mut out),
+        Command::Report(args) => super::report::cmd_report(&env, args, &mut out),
     }?;
     out.flush()?;
     Ok(found)

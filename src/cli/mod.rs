@@ -4,7 +4,10 @@
 mod commands;
 pub mod output;
 mod render;
+mod report;
 mod search;
+mod sql;
+mod stats;
 
 use std::path::PathBuf;
 
@@ -64,6 +67,18 @@ pub enum Command {
         after_help = "Examples:\n  pidx search 'flaky test' --since 7d\n  pidx search --literal 'src/main.rs:42'\n  pidx search 're:TODO\\(\\w+\\)' --in assistant,tool\n  pidx search RESTAURANT_SIGNALS --cwd ~/code/app --json\n\nDATE: 2026-11-01, 2026-11-01T12:00:00Z, or relative: 12h, 7d, 2w.\nKINDS: user, assistant, thinking, tool, bash, custom, summary, name."
     )]
     Search(SearchArgs),
+    /// Tokens, cost, messages, tool calls and errors, compactions and active days, grouped by
+    /// period, project, model, provider, session or tool (several --by nest).
+    #[command(
+        after_help = "Examples:\n  pidx stats --by month --by model\n  pidx stats --by day --since 30d --tz Europe/Paris\n  pidx stats --by tool --cwd ~/code/app --csv\n\nCopies of entries that forks make are counted once, except with --by session, where\neach session's figures are pi's own /session numbers."
+    )]
+    Stats(StatsArgs),
+    /// Run one read-only SQL query against the index (views: v_sessions, v_entries,
+    /// v_messages, v_usage, v_tool_calls). Anything that would write is refused.
+    Sql(SqlArgs),
+    /// Write a self-contained HTML report: cost and tokens over time, by model and project,
+    /// and the most expensive sessions.
+    Report(ReportArgs),
 }
 
 #[derive(Args, Debug)]
@@ -149,4 +164,57 @@ pub struct SearchArgs {
     /// One JSON object per hit and line.
     #[arg(long, conflicts_with = "json")]
     pub jsonl: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    /// Group by day, week, month, project, model, provider, session or tool; repeat to nest.
+    #[arg(long, value_name = "DIM", value_delimiter = ',')]
+    pub by: Vec<String>,
+    /// Only activity at or after DATE (2026-11-01, an ISO date-time, or 12h / 7d / 2w ago).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only activity before DATE (a plain date includes that whole day).
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// Every project (the default).
+    #[arg(long, conflicts_with = "cwd")]
+    pub all: bool,
+    /// Only this project.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Time zone for day/week/month boundaries: local (default), UTC, Europe/Paris, +02:00.
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
+    /// Comma-separated values with a header line.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SqlArgs {
+    /// One SELECT (or read-only PRAGMA) statement.
+    pub query: String,
+    /// Comma-separated values with a header line.
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Where to write the page.
+    #[arg(long, value_name = "FILE")]
+    pub html: PathBuf,
+    /// Only activity at or after DATE.
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only activity before DATE.
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// Only this project.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Time zone for days.
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
 }

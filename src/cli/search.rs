@@ -74,7 +74,7 @@ pub fn cmd_search(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> 
 
 /// An ISO date or date-time, or a relative age (`12h`, `7d`, `2w`). A plain date is local
 /// midnight; as an `--until` bound it means the end of that day.
-fn parse_date(s: &str, now_ms: i64, end_of_day: bool) -> Result<i64> {
+pub(super) fn parse_date(s: &str, now_ms: i64, end_of_day: bool) -> Result<i64> {
     let s = s.trim();
     if let Some((n, unit)) = s
         .find(|c: char| !c.is_ascii_digit())

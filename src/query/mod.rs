@@ -8,6 +8,8 @@ mod rawjson;
 pub mod resolve;
 pub mod search;
 pub mod show;
+pub mod sql;
+pub mod stats;
 pub mod status;
 
 pub mod tree;

@@ -1,0 +1,79 @@
+//! `pidx sql`: a read-only query on the index, as a table, JSON (array of objects) or CSV.
+
+use anyhow::Result;
+use serde_json::{Map, Value};
+
+use super::commands::{Env, Found};
+use super::output::{one_line, Out};
+use super::SqlArgs;
+use crate::query::sql;
+use crate::store::Store;
+
+pub fn cmd_sql(env: &Env, args: &SqlArgs, out: &mut Out) -> Result<Found> {
+    if !env.global.no_sync {
+        // Bring the index up to date first, then read through a connection that cannot write.
+        drop(env.open_fresh()?);
+    }
+    let store = Store::open_read_only(&env.db)?;
+    let table = sql::run(&store.conn, &args.query)?;
+    if env.global.json {
+        let rows: Vec<Value> = table
+            .rows
+            .iter()
+            .map(|r| {
+                let obj: Map<String, Value> = table
+                    .columns
+                    .iter()
+                    .cloned()
+                    .zip(r.iter().cloned())
+                    .collect();
+                Value::Object(obj)
+            })
+            .collect();
+        out.json(&rows)?;
+    } else if args.csv {
+        out.line(
+            &table
+                .columns
+                .iter()
+                .map(|c| csv(c))
+                .collect::<Vec<_>>()
+                .join(","),
+        )?;
+        for r in &table.rows {
+            out.line(
+                &r.iter()
+                    .map(|v| csv(&text(v)))
+                    .collect::<Vec<_>>()
+                    .join(","),
+            )?;
+        }
+    } else {
+        let mut t = comfy_table::Table::new();
+        t.load_style(comfy_table::presets::NOTHING);
+        t.set_header(table.columns.clone());
+        for r in &table.rows {
+            t.add_row(r.iter().map(|v| one_line(&text(v))).collect::<Vec<_>>());
+        }
+        for line in t.to_string().lines() {
+            out.line(line.trim_end())?;
+        }
+    }
+    Ok(!table.rows.is_empty())
+}
+
+fn text(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn csv(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}

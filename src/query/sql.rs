@@ -1,0 +1,88 @@
+//! `pidx sql`: one read-only statement against the index. The connection is opened read-only
+//! (the file cannot change), and an authorizer refuses anything but reading: no writes, no
+//! ATTACH/DETACH, no PRAGMA that sets a value, no transactions.
+
+use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
+use rusqlite::types::ValueRef;
+use rusqlite::Connection;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// Column names and rows of a query's result.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Value>>,
+}
+
+fn authorize(ctx: AuthContext<'_>) -> Authorization {
+    match ctx.action {
+        AuthAction::Select
+        | AuthAction::Read { .. }
+        | AuthAction::Function { .. }
+        | AuthAction::Recursive => Authorization::Allow,
+        AuthAction::Pragma {
+            pragma_value: None, ..
+        } => Authorization::Allow,
+        _ => Authorization::Deny,
+    }
+}
+
+/// Runs `sql` (exactly one statement) read-only.
+///
+/// # Errors
+/// `Invalid` for anything that is not a single read-only statement, SQL errors as `Invalid`.
+pub fn run(conn: &Connection, sql: &str) -> Result<Table> {
+    conn.authorizer(Some(authorize))?;
+    let result = run_authorized(conn, sql);
+    conn.authorizer(None::<fn(AuthContext<'_>) -> Authorization>)?;
+    result
+}
+
+fn run_authorized(conn: &Connection, sql: &str) -> Result<Table> {
+    let refuse = |why: String| Error::Invalid(format!("sql only runs read-only statements: {why}"));
+    let mut stmt = conn.prepare(sql).map_err(|e| match e {
+        rusqlite::Error::SqliteFailure(f, Some(msg))
+            if f.code == rusqlite::ErrorCode::AuthorizationForStatementDenied =>
+        {
+            refuse(format!("this statement would change something ({msg})"))
+        }
+        rusqlite::Error::MultipleStatement => refuse("give one statement at a time".into()),
+        other => Error::Invalid(format!("SQL error: {other}")),
+    })?;
+    if !stmt.readonly() {
+        return Err(refuse("this statement would change something".into()));
+    }
+    let columns: Vec<String> = stmt
+        .column_names()
+        .iter()
+        .map(|c| (*c).to_string())
+        .collect();
+    let n = columns.len();
+    let mut rows = Vec::new();
+    let mut cursor = stmt
+        .query([])
+        .map_err(|e| Error::Invalid(format!("SQL error: {e}")))?;
+    while let Some(row) = cursor
+        .next()
+        .map_err(|e| Error::Invalid(format!("SQL error: {e}")))?
+    {
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            out.push(match row.get_ref(i)? {
+                ValueRef::Null => Value::Null,
+                ValueRef::Integer(v) => v.into(),
+                ValueRef::Real(v) => v.into(),
+                ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned().into(),
+                ValueRef::Blob(b) => b
+                    .iter()
+                    .map(|x| format!("{x:02x}"))
+                    .collect::<String>()
+                    .into(),
+            });
+        }
+        rows.push(out);
+    }
+    Ok(Table { columns, rows })
+}

@@ -1,0 +1,356 @@
+//! `stats`: sessions, messages, tokens, cost, tool calls and errors, compactions and active days,
+//! grouped by any nesting of day / week / month / project / model / provider / session / tool.
+//! Everything comes from columns filled at ingest; time buckets are computed by a registered
+//! SQL function in the requested time zone.
+//!
+//! Copies that forks make of another session's entries count once (the canonical copy, see
+//! `store::copies`), except when grouping by session: each session's figures are then pi's own
+//! `/session` numbers, which count every entry in the file.
+
+use std::collections::BTreeMap;
+
+use chrono::{Datelike, TimeZone};
+use rusqlite::functions::FunctionFlags;
+use rusqlite::{params_from_iter, Connection};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::query::Scope;
+
+/// What rows are grouped by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dim {
+    Day,
+    Week,
+    Month,
+    Project,
+    Model,
+    Provider,
+    Session,
+    Tool,
+}
+
+impl Dim {
+    pub const NAMES: &'static str = "day, week, month, project, model, provider, session, tool";
+
+    pub fn parse(s: &str) -> Option<Dim> {
+        Some(match s {
+            "day" => Dim::Day,
+            "week" => Dim::Week,
+            "month" => Dim::Month,
+            "project" => Dim::Project,
+            "model" => Dim::Model,
+            "provider" => Dim::Provider,
+            "session" => Dim::Session,
+            "tool" => Dim::Tool,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Dim::Day => "day",
+            Dim::Week => "week",
+            Dim::Month => "month",
+            Dim::Project => "project",
+            Dim::Model => "model",
+            Dim::Provider => "provider",
+            Dim::Session => "session",
+            Dim::Tool => "tool",
+        }
+    }
+
+    pub fn is_time(self) -> bool {
+        matches!(self, Dim::Day | Dim::Week | Dim::Month)
+    }
+
+    /// The SQL expression of this key over `entries e`, `sessions s`, `files f` (and `tool`,
+    /// the tool's name, in tool queries).
+    fn sql(self) -> &'static str {
+        match self {
+            Dim::Day => "pidx_bucket(e.ts_ms, 'day')",
+            Dim::Week => "pidx_bucket(e.ts_ms, 'week')",
+            Dim::Month => "pidx_bucket(e.ts_ms, 'month')",
+            Dim::Project => "s.cwd",
+            Dim::Model => {
+                "CASE WHEN e.input IS NULL AND e.role IS NOT 'assistant' THEN '-'
+                             WHEN e.type = 'message' AND e.role = 'assistant'
+                               THEN coalesce(e.response_model, e.model, '?')
+                             WHEN e.type = 'usage' THEN coalesce(e.model, '?')
+                             ELSE 'tools/summaries' END"
+            }
+            Dim::Provider => "CASE WHEN e.provider IS NULL THEN '-' ELSE e.provider END",
+            Dim::Session => "f.path",
+            Dim::Tool => "tool",
+        }
+    }
+}
+
+/// A time zone for day, week and month boundaries.
+#[derive(Debug, Clone)]
+pub enum Zone {
+    Local,
+    Named(chrono_tz::Tz),
+    Fixed(chrono::FixedOffset),
+}
+
+impl Zone {
+    /// `local`, `UTC`, an IANA name (`Europe/Paris`) or an offset (`+02:00`).
+    pub fn parse(s: &str) -> Option<Zone> {
+        if s.eq_ignore_ascii_case("local") {
+            return Some(Zone::Local);
+        }
+        if let Ok(tz) = s.parse::<chrono_tz::Tz>() {
+            return Some(Zone::Named(tz));
+        }
+        let sign = match s.as_bytes().first()? {
+            b'+' => 1,
+            b'-' => -1,
+            _ => return None,
+        };
+        let (h, m) = s[1..].split_once(':').unwrap_or((&s[1..], "0"));
+        let secs = sign * (h.parse::<i32>().ok()? * 3600 + m.parse::<i32>().ok()? * 60);
+        chrono::FixedOffset::east_opt(secs).map(Zone::Fixed)
+    }
+
+    fn date(&self, ms: i64) -> Option<chrono::NaiveDate> {
+        let utc = chrono::Utc.timestamp_millis_opt(ms).single()?;
+        Some(match self {
+            Zone::Local => utc.with_timezone(&chrono::Local).date_naive(),
+            Zone::Named(tz) => utc.with_timezone(tz).date_naive(),
+            Zone::Fixed(off) => utc.with_timezone(off).date_naive(),
+        })
+    }
+
+    /// The bucket of `ms`: `2026-01-31`, `2026-W05` (ISO week) or `2026-01`.
+    pub fn bucket(&self, ms: i64, unit: &str) -> String {
+        let Some(d) = self.date(ms) else {
+            return "-".into();
+        };
+        match unit {
+            "week" => {
+                let w = d.iso_week();
+                format!("{}-W{:02}", w.year(), w.week())
+            }
+            "month" => format!("{}-{:02}", d.year(), d.month()),
+            _ => d.format("%Y-%m-%d").to_string(),
+        }
+    }
+}
+
+/// What to count.
+#[derive(Debug, Clone)]
+pub struct StatsOptions {
+    pub dims: Vec<Dim>,
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+    /// Only this project (`list(cwd)`'s rule); `None` is every project.
+    pub cwd: Option<String>,
+    pub zone: Zone,
+}
+
+/// One group's figures.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Figures {
+    pub sessions: i64,
+    pub user_messages: i64,
+    pub assistant_messages: i64,
+    pub tool_results: i64,
+    pub tool_calls: i64,
+    pub tool_errors: i64,
+    pub input: i64,
+    pub output: i64,
+    pub cache_read: i64,
+    pub cache_write: i64,
+    pub total_tokens: i64,
+    pub cost: f64,
+    pub compactions: i64,
+    pub active_days: i64,
+}
+
+/// A group key (one value per dimension, in order) and its figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub key: BTreeMap<&'static str, String>,
+    #[serde(skip)]
+    pub key_order: Vec<String>,
+    #[serde(flatten)]
+    pub figures: Figures,
+}
+
+fn register(conn: &Connection, zone: &Zone) -> rusqlite::Result<()> {
+    let zone = zone.clone();
+    conn.create_scalar_function(
+        "pidx_bucket",
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        move |ctx| {
+            let ms: Option<i64> = ctx.get(0)?;
+            let unit: String = ctx.get(1)?;
+            // No time: NULL, so it is not an active day; rows show it as "-".
+            Ok(ms.map(|ms| zone.bucket(ms, &unit)))
+        },
+    )
+}
+
+/// Computes the figures, one row per group (ordered by key), plus the total as the last row
+/// when there are dimensions.
+///
+/// # Errors
+/// Index errors.
+pub fn stats(conn: &Connection, scope: &Scope, opts: &StatsOptions) -> Result<Vec<Row>> {
+    register(conn, &opts.zone)?;
+    let mut args: Vec<String> = Vec::new();
+    let mut filters = vec![scope.sql()];
+    let per_session = opts.dims.contains(&Dim::Session);
+    if !per_session {
+        filters.push("e.dup = 0".into());
+    }
+    if let Some(cwd) = &opts.cwd {
+        filters.push(format!(
+            "1 {}",
+            crate::query::list::cwd_filter(scope, cwd, &mut args)
+        ));
+    }
+    if let Some(t) = opts.since_ms {
+        args.push(t.to_string());
+        filters.push(format!("e.ts_ms >= ?{}", args.len()));
+    }
+    if let Some(t) = opts.until_ms {
+        args.push(t.to_string());
+        filters.push(format!("e.ts_ms < ?{}", args.len()));
+    }
+    let keys: Vec<String> = opts.dims.iter().map(|d| d.sql().to_string()).collect();
+    let key_cols = if keys.is_empty() {
+        "''".to_string()
+    } else {
+        keys.iter()
+            .enumerate()
+            .map(|(i, k)| format!("{k} AS k{i}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let group = if keys.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "GROUP BY {}",
+            (0..keys.len())
+                .map(|i| format!("k{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let where_ = filters.join(" AND ");
+    let sql = if opts.dims.contains(&Dim::Tool) {
+        tool_sql(&opts.dims, &where_)
+    } else {
+        format!(
+            "SELECT {key_cols},
+                count(DISTINCT e.file_id),
+                coalesce(sum(e.type = 'message' AND e.role = 'user'), 0),
+                coalesce(sum(e.type = 'message' AND e.role = 'assistant'), 0),
+                coalesce(sum(e.type = 'message' AND e.role = 'toolResult'), 0),
+                coalesce(sum(CASE WHEN e.type = 'message' AND e.role = 'assistant' THEN e.tool_calls END), 0),
+                coalesce(sum(e.type = 'message' AND e.role = 'toolResult' AND e.is_error), 0),
+                coalesce(sum(e.input), 0), coalesce(sum(e.output), 0),
+                coalesce(sum(e.cache_read), 0), coalesce(sum(e.cache_write), 0),
+                coalesce(sum(e.cost), 0.0),
+                coalesce(sum(e.type = 'compaction'), 0),
+                count(DISTINCT pidx_bucket(e.ts_ms, 'day'))
+             FROM entries e JOIN sessions s ON s.file_id = e.file_id JOIN files f ON f.id = e.file_id
+             WHERE {where_} {group}"
+        )
+    };
+    let mut stmt = conn.prepare(&sql)?;
+    let n = opts.dims.len().max(1);
+    let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
+        let key_order: Vec<String> = (0..opts.dims.len())
+            .map(|i| {
+                r.get::<_, Option<String>>(i)
+                    .map(|v| v.unwrap_or_else(|| "-".into()))
+            })
+            .collect::<rusqlite::Result<_>>()?;
+        let g = |i: usize| r.get::<_, i64>(n + i);
+        let mut f = Figures {
+            sessions: g(0)?,
+            user_messages: g(1)?,
+            assistant_messages: g(2)?,
+            tool_results: g(3)?,
+            tool_calls: g(4)?,
+            tool_errors: g(5)?,
+            input: g(6)?,
+            output: g(7)?,
+            cache_read: g(8)?,
+            cache_write: g(9)?,
+            total_tokens: 0,
+            cost: r.get(n + 10)?,
+            compactions: g(11)?,
+            active_days: g(12)?,
+        };
+        f.total_tokens = f.input + f.output + f.cache_read + f.cache_write;
+        let key = opts
+            .dims
+            .iter()
+            .map(|d| d.name())
+            .zip(key_order.iter().cloned())
+            .collect();
+        Ok(Row {
+            key,
+            key_order,
+            figures: f,
+        })
+    })?;
+    let mut out: Vec<Row> = rows.collect::<rusqlite::Result<_>>()?;
+    if opts.dims.is_empty() && out.len() == 1 && out[0].figures == Figures::default() {
+        return Ok(out);
+    }
+    out.retain(|r| r.figures != Figures::default());
+    out.sort_by(|a, b| a.key_order.cmp(&b.key_order));
+    Ok(out)
+}
+
+/// Tool calls (from `tool_uses`) and tool errors (failed tool results) per tool name.
+fn tool_sql(dims: &[Dim], where_: &str) -> String {
+    let keys = |tool: &str| {
+        dims.iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let k = if *d == Dim::Tool { tool } else { d.sql() };
+                format!("{k} AS k{i}")
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let group = (0..dims.len())
+        .map(|i| format!("k{i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "SELECT {group}, count(DISTINCT file_id), 0, 0, sum(results), sum(calls), sum(errors),
+                0, 0, 0, 0, 0.0, 0, count(DISTINCT day)
+         FROM (
+             SELECT {}, e.file_id AS file_id, pidx_bucket(e.ts_ms, 'day') AS day,
+                    1 AS calls, 0 AS results, 0 AS errors
+             FROM tool_uses t JOIN entries e ON e.rid = t.rid
+             JOIN sessions s ON s.file_id = e.file_id JOIN files f ON f.id = e.file_id
+             WHERE {where_}
+             UNION ALL
+             SELECT {}, e.file_id, pidx_bucket(e.ts_ms, 'day'), 0, 1, coalesce(e.is_error, 0)
+             FROM entries e JOIN sessions s ON s.file_id = e.file_id JOIN files f ON f.id = e.file_id
+             WHERE e.type = 'message' AND e.role = 'toolResult' AND {where_}
+         )
+         GROUP BY {group}",
+        keys("t.name"),
+        keys("coalesce(e.tool_name, '?')"),
+    )
+}
+
+/// Parses a `--by` value.
+///
+/// # Errors
+/// `Invalid` naming the dimensions there are.
+pub fn parse_dim(s: &str) -> Result<Dim> {
+    Dim::parse(s).ok_or_else(|| Error::Invalid(format!("--by {s:?}: use one of {}", Dim::NAMES)))
+}
