@@ -382,7 +382,7 @@ fn rewritten_files_leave_no_stale_text() {
         .store
         .conn
         .query_row(
-            "SELECT count(*) FROM fts_tri WHERE fts_tri MATCH '\"wan\"'",
+            "SELECT count(*) FROM fts_vocab WHERE term = 'wandering'",
             [],
             |r| r.get(0),
         )

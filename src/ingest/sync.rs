@@ -121,17 +121,26 @@ pub fn sync(store: &mut Store, roots: &[Root], opts: SyncOptions) -> Result<Sync
         .sum();
     let bar = progress_bar(opts.progress && total > 32 << 20, total);
     let mut group = Group::default();
-    for (root_id, found, prev) in work {
+    let mut queue: std::collections::VecDeque<usize> = (0..work.len()).collect();
+    let mut retried = HashSet::new();
+    while let Some(i) = queue.pop_front() {
+        let (root_id, found, first_prev) = &work[i];
+        // A retried file starts from what the index holds now, not from before this sync.
+        let prev = if retried.contains(&i) {
+            writer::file_by_path(&store.conn, &found.path.to_string_lossy())?
+        } else {
+            first_prev.clone()
+        };
         let is_new = prev.is_none();
-        match sync_file(&mut store.conn, &mut group, root_id, &found, prev, &bar) {
+        match sync_file(&mut store.conn, &mut group, *root_id, found, prev, &bar) {
             Ok(done) => {
-                if is_new {
-                    report.new += 1;
-                } else {
-                    report.changed += 1;
-                }
-                report.entries += done.entries;
-                report.bytes += done.bytes;
+                let counted = Counted {
+                    new: is_new,
+                    entries: done.entries,
+                    bytes: done.bytes,
+                    bad: done.bad.len(),
+                };
+                counted.apply(&mut report, 1);
                 report
                     .bad
                     .extend(done.bad.into_iter().map(|(line, reason)| BadLine {
@@ -139,9 +148,19 @@ pub fn sync(store: &mut Store, roots: &[Root], opts: SyncOptions) -> Result<Sync
                         line,
                         reason,
                     }));
+                group.members.push((i, counted));
             }
             Err(Error::Io { path, source }) => {
-                report.errors.push(format!("{}: {source}", path.display()))
+                report.errors.push(format!("{}: {source}", path.display()));
+                // The failed file's partial rows share the open group with other files: undo
+                // the group and do those files again.
+                for (j, counted) in group.rollback(&store.conn)?.into_iter().rev() {
+                    counted.apply(&mut report, -1);
+                    let keep = report.bad.len() - counted.bad;
+                    report.bad.truncate(keep);
+                    retried.insert(j);
+                    queue.push_front(j);
+                }
             }
             Err(e) => return Err(e),
         }
@@ -202,21 +221,46 @@ fn remove_gone(
     Ok(())
 }
 
-/// Batches of several files commit together: every commit writes a new full-text segment, and
-/// one commit per small file made a first sync several times slower. A group is one transaction
-/// and each batch in it a savepoint, so a file's rows and its new offset still land together or
-/// not at all, and a crash loses at most one group (about `BATCH_BYTES` of reading).
+/// What one file added to the report (undone when its group rolls back).
+#[derive(Debug, Clone, Copy)]
+struct Counted {
+    new: bool,
+    entries: i64,
+    bytes: u64,
+    bad: usize,
+}
+
+impl Counted {
+    fn apply(&self, report: &mut SyncReport, sign: i64) {
+        if self.new {
+            report.new = (report.new as i64 + sign) as usize;
+        } else {
+            report.changed = (report.changed as i64 + sign) as usize;
+        }
+        report.entries += sign * self.entries;
+        report.bytes = (report.bytes as i64 + sign * self.bytes as i64) as u64;
+    }
+}
+
+/// Batches of several files commit together: every commit (and every savepoint) makes FTS5
+/// write a new segment, and one per small file made a first sync several times slower. A group
+/// is one transaction, so a crash loses at most one group (about `BATCH_BYTES` of reading) and
+/// never leaves half a file; a file that fails part-way rolls its group back and the group's
+/// other files are done again.
 #[derive(Default)]
 struct Group {
     open: bool,
     bytes: usize,
     rows: usize,
+    /// Files completed in the open transaction (index into the work list).
+    members: Vec<(usize, Counted)>,
 }
 
 impl Group {
     fn begin(&mut self, conn: &Connection) -> Result<()> {
         if !self.open {
             conn.execute_batch("BEGIN IMMEDIATE")?;
+            writer::stage_texts(conn)?;
             self.open = true;
         }
         Ok(())
@@ -234,10 +278,19 @@ impl Group {
 
     fn commit(&mut self, conn: &Connection) -> Result<()> {
         if self.open {
+            writer::flush_texts(conn)?;
             conn.execute_batch("COMMIT")?;
         }
         *self = Group::default();
         Ok(())
+    }
+
+    /// Undoes the open transaction; returns the files completed in it.
+    fn rollback(&mut self, conn: &Connection) -> Result<Vec<(usize, Counted)>> {
+        if self.open {
+            conn.execute_batch("ROLLBACK")?;
+        }
+        Ok(std::mem::take(self).members)
     }
 }
 
@@ -413,7 +466,7 @@ impl Batch {
 }
 
 /// Commits one batch: the file row (inserted on first sight), its entries and bad lines, and
-/// the session summary, in one savepoint of the current group. Only the `last` batch of a pass stores the file's size;
+/// the session summary, in the current group's transaction. Only the `last` batch of a pass stores the file's size;
 /// earlier batches store -1 so a crash before the last batch is seen as unfinished work.
 #[allow(clippy::too_many_arguments)]
 fn commit_batch(
@@ -428,9 +481,9 @@ fn commit_batch(
     last: bool,
 ) -> Result<()> {
     group.begin(conn)?;
-    let tx = conn.savepoint()?;
+    let tx = &*conn;
     if rewrite && row.id != 0 {
-        writer::clear_file(&tx, row.id)?;
+        writer::clear_file(tx, row.id)?;
     }
     row.dev = meta.dev() as i64;
     row.ino = meta.ino() as i64;
@@ -439,11 +492,10 @@ fn commit_batch(
     row.head_hash = windows.head_hash();
     row.tail_hash = windows.tail_hash();
     row.bad_lines += batch.bad.len() as i64;
-    row.id = writer::save_file(&tx, row, now_ms())?;
-    writer::insert_entries(&tx, row.id, &batch.rows, state)?;
-    writer::insert_bad_lines(&tx, row.id, &batch.bad)?;
-    writer::insert_listing_texts(&tx, row.id, &batch.texts)?;
-    writer::save_session(&tx, row.id, state)?;
-    tx.commit()?;
+    row.id = writer::save_file(tx, row, now_ms())?;
+    writer::insert_entries(tx, row.id, &batch.rows, state)?;
+    writer::insert_bad_lines(tx, row.id, &batch.bad)?;
+    writer::insert_listing_texts(tx, row.id, &batch.texts)?;
+    writer::save_session(tx, row.id, state)?;
     group.add(conn, batch.bytes, batch.rows.len())
 }

@@ -11,13 +11,14 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0002_paths.sql"),
     include_str!("../../migrations/0003_search.sql"),
     include_str!("../../migrations/0004_stats.sql"),
+    include_str!("../../migrations/0005_literal_by_words.sql"),
 ];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
 
 /// Indexes older than this are rebuilt rather than migrated.
-const REBUILD_BELOW: i64 = 4;
+const REBUILD_BELOW: i64 = 5;
 
 pub enum Outcome {
     Current,

@@ -105,7 +105,8 @@ impl Store {
                  PRAGMA synchronous = NORMAL;
                  PRAGMA foreign_keys = ON;
                  PRAGMA temp_store = MEMORY;
-                 PRAGMA cache_size = -32768;",
+                 PRAGMA cache_size = -32768;
+                 PRAGMA wal_autocheckpoint = 16384;",
             )
             .map_err(|e| Error::at_open(&self.path, e))
     }

@@ -74,6 +74,19 @@ pub fn files_of_root(
 }
 
 /// Inserts or updates a file's sync state; returns its id.
+/// The indexed row of the file at `path`, if any.
+pub fn file_by_path(conn: &Connection, path: &str) -> rusqlite::Result<Option<FileRow>> {
+    let root_id: Option<i64> = conn
+        .query_row("SELECT root_id FROM files WHERE path = ?1", [path], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    match root_id {
+        Some(root) => Ok(files_of_root(conn, root)?.remove(path)),
+        None => Ok(None),
+    }
+}
+
 pub fn save_file(tx: &Connection, f: &FileRow, now_ms: i64) -> rusqlite::Result<i64> {
     if f.id == 0 {
         tx.execute(
@@ -237,8 +250,8 @@ pub fn insert_entries(
     let mut tool_use =
         tx.prepare_cached("INSERT INTO tool_uses(rid, file_id, name) VALUES (?1, ?2, ?3)")?;
     let key = copies::file_key(tx, file_id, state.created_ms)?;
-    let mut words = tx.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
-    let mut trigrams = tx.prepare_cached("INSERT INTO fts_tri(rowid, body) VALUES (?1, ?2)")?;
+    let mut words =
+        tx.prepare_cached("INSERT INTO temp.fts_pending(rowid, body) VALUES (?1, ?2)")?;
     for e in rows {
         match &e.id {
             Some(id) => state.tangled |= shadow.execute(params![file_id, id])? > 0,
@@ -313,7 +326,6 @@ pub fn insert_entries(
         for (kind, text) in &e.texts {
             let rowid = search_text::fts_rowid(rid, *kind);
             words.execute(params![rowid, text])?;
-            trigrams.execute(params![rowid, text])?;
         }
     }
     Ok(())
@@ -348,13 +360,30 @@ pub fn insert_listing_texts(
     Ok(())
 }
 
-/// Removes a file's rows from both full-text indexes.
+/// Where texts wait for `flush_texts`: FTS5 writes its pending terms to disk (a new segment,
+/// later merged) at every statement savepoint once it is part of a transaction, and every
+/// INSERT into `entries` opens one. So texts are staged in a plain temporary table and moved
+/// into the index by one statement just before the transaction commits.
+pub fn stage_texts(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "CREATE TEMP TABLE IF NOT EXISTS fts_pending(rowid INTEGER PRIMARY KEY, body TEXT NOT NULL)",
+    )
+}
+
+/// Moves the staged texts into the full-text index (call last in the transaction).
+pub fn flush_texts(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "INSERT INTO fts(rowid, body) SELECT rowid, body FROM temp.fts_pending;
+         DELETE FROM temp.fts_pending;",
+    )
+}
+
+/// Removes a file's rows from the full-text index.
 fn delete_texts(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
     let mut rows = tx.prepare_cached(
         "SELECT rid, text_kinds FROM entries WHERE file_id = ?1 AND text_kinds <> 0",
     )?;
     let mut words = tx.prepare_cached("DELETE FROM fts WHERE rowid = ?1")?;
-    let mut trigrams = tx.prepare_cached("DELETE FROM fts_tri WHERE rowid = ?1")?;
     let found: Vec<(i64, i64)> = rows
         .query_map([file_id], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
@@ -365,7 +394,6 @@ fn delete_texts(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
         {
             let rowid = search_text::fts_rowid(rid, kind);
             words.execute([rowid])?;
-            trigrams.execute([rowid])?;
         }
     }
     Ok(())

@@ -1,8 +1,10 @@
 //! `search`: ranked full-text search over every indexed session, plus exact literal and regular
 //! expression search, with filters. Candidates come from the FTS5 indexes filled at ingest
-//! (`migrations/0003_search.sql`); literal and regex candidates are confirmed against the
-//! entry's own line in the JSONL, so literal search finds exactly what a plain scan finds.
+//! (`migrations/0003_search.sql`); literal candidates (`literal.rs`) and regex candidates are
+//! confirmed against the entry's own line in the JSONL, so literal search finds exactly what a
+//! plain scan finds.
 
+mod literal;
 pub mod parse;
 mod snippet;
 
@@ -87,12 +89,13 @@ pub fn search(conn: &Connection, scope: &Scope, opts: &SearchOptions) -> Result<
             "SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH ?1".to_string(),
             Some(fts.clone()),
         ),
-        Query::Literal(needle) => match trigram_query(needle) {
-            Some(q) => (
-                "SELECT rowid AS r, 0.0 AS score FROM fts_tri WHERE fts_tri MATCH ?1".to_string(),
+        Query::Literal(needle) => match literal::plan(conn, needle)? {
+            literal::Plan::Match(q) => (
+                "SELECT rowid AS r, 0.0 AS score FROM fts WHERE fts MATCH ?1".to_string(),
                 Some(q),
             ),
-            None => (every_text(), None),
+            literal::Plan::Nothing => return Ok(Vec::new()),
+            literal::Plan::Scan => (every_text(), None),
         },
         Query::Regex(_) => (every_text(), None),
     };
@@ -137,30 +140,6 @@ fn every_text() -> String {
            UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7) k
        ON e2.text_kinds & (1 << k.value)"
         .to_string()
-}
-
-/// An FTS5 query over trigrams that every text containing `needle` matches, or `None` when the
-/// needle is too short for trigrams (under three characters).
-fn trigram_query(needle: &str) -> Option<String> {
-    let chars: Vec<char> = needle.chars().collect();
-    if chars.len() < 3 {
-        return None;
-    }
-    let mut grams: Vec<String> = chars.windows(3).map(|w| w.iter().collect()).collect();
-    // A long needle needs only some of its trigrams to narrow the candidates well.
-    if grams.len() > 24 {
-        let step = grams.len().div_ceil(24);
-        grams = grams.into_iter().step_by(step).collect();
-    }
-    grams.sort();
-    grams.dedup();
-    Some(
-        grams
-            .iter()
-            .map(|g| format!("\"{}\"", g.replace('"', "\"\"")))
-            .collect::<Vec<_>>()
-            .join(" AND "),
-    )
 }
 
 fn candidates(
