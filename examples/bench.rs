@@ -47,7 +47,7 @@ struct Args {
     #[arg(long, num_args = 3, default_values_t = ["jalapeño".to_string(), "borrow".to_string(), "function".to_string()])]
     words: Vec<String>,
     /// An identifier for the literal search row.
-    #[arg(long, default_value = "MAX_RETRY_COUNT")]
+    #[arg(long, default_value = "SUM_ONLY_MESSAGE")]
     literal: String,
 }
 
