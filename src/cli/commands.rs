@@ -31,6 +31,7 @@ pub fn run(cli: Cli) -> Result<Found> {
         Command::Tree(args) => cmd_tree(&env, args, &mut out),
         Command::Status => cmd_status(&env, &mut out),
         Command::Search(args) => super::search::cmd_search(&env, args, &mut out),
+        Command::Watch(args) => cmd_watch(&env, args),
         Command::Stats(args) => super::stats::cmd_stats(&env, args, &mut out),
         Command::Sql(args) => super::sql::cmd_sql(&env, args, &mut out),
         Command::Report(args) => super::report::cmd_report(&env, args, &mut out),
@@ -234,5 +235,60 @@ fn cmd_status(env: &Env, out: &mut Out) -> Result<Found> {
             out.line(&one_line(&line))?;
         }
     }
+    Ok(true)
+}
+
+fn cmd_watch(env: &Env, args: &super::WatchArgs) -> Result<Found> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use crate::ingest::watch::{watch, Notice, WatchOptions};
+
+    let secs = |s: f64, what: &str| -> Result<Duration> {
+        if s.is_finite() && s > 0.0 {
+            Ok(Duration::from_secs_f64(s))
+        } else {
+            anyhow::bail!("{what} must be a positive number of seconds")
+        }
+    };
+    let opts = WatchOptions {
+        poll: args.poll.map(|p| secs(p, "--poll")).transpose()?,
+        reconcile_every: secs(args.reconcile_every, "--reconcile-every")?,
+        ..WatchOptions::default()
+    };
+    let _lock = match WriterLock::try_acquire(&env.db, "watch")? {
+        Ok(lock) => lock,
+        Err(holder) => anyhow::bail!(
+            "another pidx process is writing this index ({}); one watcher per index",
+            holder.0
+        ),
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
+        .context("installing the Ctrl-C / SIGTERM handler")?;
+    let mut store = Store::open(&env.db)?;
+    let roots: Vec<String> = env
+        .roots
+        .iter()
+        .map(|r| r.path.display().to_string())
+        .collect();
+    eprintln!(
+        "pidx: watching {} (index {}); Ctrl-C stops",
+        roots.join(", "),
+        env.db.display()
+    );
+    watch(&mut store, &env.roots, &opts, &stop, |n| match n {
+        Notice::Synced(r) => {
+            eprintln!("pidx: {}", r.summary());
+            report_errors(r);
+        }
+        Notice::Failed(e, retry) => {
+            eprintln!("pidx: sync failed: {e}; retrying in {}s", retry.as_secs())
+        }
+        Notice::Info(m) => eprintln!("pidx: {m}"),
+    })?;
+    eprintln!("pidx: watcher stopped");
     Ok(true)
 }

@@ -61,6 +61,9 @@ pub enum Command {
     Tree(SessionArg),
     /// Where the index is, what it holds, and whether a watcher is keeping it fresh.
     Status,
+    /// Keep the index fresh as pi writes (until Ctrl-C / SIGTERM). One watcher per index; while
+    /// it runs, other commands read what it committed instead of syncing themselves.
+    Watch(WatchArgs),
     /// Search every session: ranked words, "phrases", prefix*, -excluded, OR; exact literal
     /// text (--literal, or automatically for queries without words); re:REGEX.
     #[command(
@@ -217,4 +220,14 @@ pub struct ReportArgs {
     /// Time zone for days.
     #[arg(long, value_name = "ZONE")]
     pub tz: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    /// Poll every SECS seconds instead of using file events (network mounts, WSL drives).
+    #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "2")]
+    pub poll: Option<f64>,
+    /// A full stat-only reconcile every SECS seconds, whatever the events say.
+    #[arg(long, value_name = "SECS", default_value_t = 300.0)]
+    pub reconcile_every: f64,
 }

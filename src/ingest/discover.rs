@@ -121,6 +121,29 @@ pub fn encode_cwd(cwd: &str) -> String {
     format!("--{body}--")
 }
 
+/// The session files of some project folders of `root` only (what a watcher saw change).
+pub fn discover_dirs(dirs: &[PathBuf]) -> (Vec<Found>, Vec<DiscoverError>) {
+    let mut found = Vec::new();
+    let mut errors = Vec::new();
+    for dir in dirs {
+        scan_dir(dir, &mut found, &mut errors);
+    }
+    (found, errors)
+}
+
+/// The project folder of `root` that `path` (a file or folder) belongs to, if any: the root's
+/// direct sub-folder for a tree root, the root itself for a flat one.
+pub fn project_dir_of(root: &Root, path: &Path) -> Option<PathBuf> {
+    let rel = path.strip_prefix(&root.path).ok()?;
+    match root.layout {
+        Layout::Flat => Some(root.path.clone()),
+        Layout::Tree => rel
+            .components()
+            .next()
+            .map(|c| root.path.join(c.as_os_str())),
+    }
+}
+
 /// Every session file under `root`, with the errors met on the way. A missing root is empty.
 pub fn discover(root: &Root) -> (Vec<Found>, Vec<DiscoverError>) {
     let mut found = Vec::new();

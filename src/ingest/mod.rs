@@ -8,3 +8,4 @@ pub mod paths;
 pub mod search_text;
 pub mod sync;
 pub mod tail;
+pub mod watch;

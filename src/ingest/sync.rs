@@ -14,7 +14,7 @@ use rusqlite::{Connection, TransactionBehavior};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::ingest::discover::{discover, Found, Root};
+use crate::ingest::discover::{self, discover, Found, Root};
 use crate::ingest::fold::LineOutcome;
 use crate::ingest::parse::{parse_line, Line};
 use crate::ingest::tail::{Chunk, LineReader, Windows};
@@ -85,14 +85,58 @@ impl SyncReport {
 /// Index errors (disk full, read-only, corrupt). Unreadable session files are not errors:
 /// they are listed in the report and skipped.
 pub fn sync(store: &mut Store, roots: &[Root], opts: SyncOptions) -> Result<SyncReport> {
+    sync_scoped(store, roots, opts, None)
+}
+
+/// Like [`sync`], for some project folders only (a watcher's dirty set): files there are
+/// stat'ed and ingested, files gone from there are removed, the rest is not looked at.
+///
+/// # Errors
+/// As [`sync`].
+pub fn sync_dirs(
+    store: &mut Store,
+    roots: &[Root],
+    opts: SyncOptions,
+    dirs: &HashSet<PathBuf>,
+) -> Result<SyncReport> {
+    sync_scoped(store, roots, opts, Some(dirs))
+}
+
+fn sync_scoped(
+    store: &mut Store,
+    roots: &[Root],
+    opts: SyncOptions,
+    only: Option<&HashSet<PathBuf>>,
+) -> Result<SyncReport> {
     let started = Instant::now();
     let mut report = SyncReport::default();
     let mut work = Vec::new();
     for root in roots {
+        let mine: Vec<PathBuf> = only
+            .map(|dirs| {
+                dirs.iter()
+                    .filter(|d| discover::project_dir_of(root, d).as_deref() == Some(d.as_path()))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        if only.is_some() && mine.is_empty() {
+            continue;
+        }
         let root_path = root.path.to_string_lossy().into_owned();
         let root_id = writer::upsert_root(&store.conn, &root_path, root.layout.as_str())?;
         let mut known = writer::files_of_root(&store.conn, root_id)?;
-        let (found, errors) = discover(root);
+        let (found, errors) = match only {
+            None => discover(root),
+            Some(_) => {
+                let dirs: HashSet<String> = mine
+                    .iter()
+                    .map(|d| d.to_string_lossy().into_owned())
+                    .collect();
+                known.retain(|_, f| dirs.contains(&f.dir));
+                discover::discover_dirs(&mine)
+            }
+        };
         report.errors.extend(
             errors
                 .into_iter()

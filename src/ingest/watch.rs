@@ -1,0 +1,203 @@
+//! `pidx watch`: keeps the index within a fraction of a second of pi's writes. The watcher only
+//! produces dirty project folders; the same sync code ingests them (only new bytes are read).
+//!
+//! Order: the caller holds the writer lock; the file watcher starts first, then a full
+//! reconcile runs (so nothing written in between is missed), then events are coalesced and
+//! drained every `debounce`. Events without paths (inotify queue overflow) and the periodic
+//! safety reconcile run a full (stat-only when nothing changed) sync. Our own reads produce
+//! Access events, which are ignored. When the watcher cannot start (no inotify, the watch
+//! limit reached) it falls back to polling with a message that says why. Errors while syncing
+//! (disk full, read-only database) are reported and retried with a growing pause.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use notify::{EventKind, RecursiveMode, Watcher};
+
+use crate::error::Result;
+use crate::ingest::discover::{project_dir_of, Root};
+use crate::ingest::sync::{sync, sync_dirs, SyncOptions, SyncReport};
+use crate::store::Store;
+
+/// How to watch.
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// Poll every this long instead of using file events.
+    pub poll: Option<Duration>,
+    /// A full stat-only reconcile this often, whatever the events say.
+    pub reconcile_every: Duration,
+    /// Events are gathered for this long before the dirty folders are synced.
+    pub debounce: Duration,
+}
+
+impl Default for WatchOptions {
+    fn default() -> WatchOptions {
+        WatchOptions {
+            poll: None,
+            reconcile_every: Duration::from_secs(300),
+            debounce: Duration::from_millis(150),
+        }
+    }
+}
+
+/// What the watcher tells its caller.
+pub enum Notice<'a> {
+    /// A sync that changed something (or found problems).
+    Synced(&'a SyncReport),
+    /// A sync failed; it is retried after `retry_in`.
+    Failed(&'a crate::error::Error, Duration),
+    /// Something the user should know (fell back to polling, ...).
+    Info(String),
+}
+
+/// Watches `roots` until `stop` is set, syncing into `store`.
+///
+/// # Errors
+/// Only errors of the first reconcile; later ones are reported through `notice` and retried.
+pub fn watch(
+    store: &mut Store,
+    roots: &[Root],
+    opts: &WatchOptions,
+    stop: &AtomicBool,
+    mut notice: impl FnMut(Notice),
+) -> Result<()> {
+    let (tx, rx) = mpsc::channel();
+    let mut watcher = None;
+    let mut poll = opts.poll;
+    if poll.is_none() {
+        match start_watcher(roots, tx) {
+            Ok(w) => watcher = Some(w),
+            Err(why) => {
+                notice(Notice::Info(format!("{why}; polling every 2s instead")));
+                poll = Some(Duration::from_secs(2));
+            }
+        }
+    }
+    let quiet = SyncOptions { progress: false };
+    let first = sync(store, roots, SyncOptions { progress: true })?;
+    notice(Notice::Synced(&first));
+    let mut last_full = Instant::now();
+    let mut dirty: HashSet<PathBuf> = HashSet::new();
+    let mut full = false;
+    let mut backoff = Duration::ZERO;
+    while !stop.load(Ordering::SeqCst) {
+        match poll {
+            Some(every) => {
+                sleep_unless_stopped(every, stop);
+                full = true;
+            }
+            None => {
+                if let Ok(first) = rx.recv_timeout(Duration::from_millis(100)) {
+                    take(first, roots, &mut dirty, &mut full);
+                    // Coalesce what arrives within the debounce window.
+                    let until = Instant::now() + opts.debounce;
+                    while let Some(left) = until.checked_duration_since(Instant::now()) {
+                        match rx.recv_timeout(left) {
+                            Ok(ev) => take(ev, roots, &mut dirty, &mut full),
+                            Err(_) => break,
+                        }
+                    }
+                }
+            }
+        }
+        if last_full.elapsed() >= opts.reconcile_every {
+            full = true;
+        }
+        if stop.load(Ordering::SeqCst) && !full && dirty.is_empty() {
+            break;
+        }
+        if !full && dirty.is_empty() {
+            continue;
+        }
+        if !backoff.is_zero() {
+            sleep_unless_stopped(backoff, stop);
+        }
+        let result = if full {
+            sync(store, roots, quiet)
+        } else {
+            sync_dirs(store, roots, quiet, &dirty)
+        };
+        match result {
+            Ok(report) => {
+                if full {
+                    last_full = Instant::now();
+                }
+                full = false;
+                dirty.clear();
+                backoff = Duration::ZERO;
+                if report.new + report.changed + report.removed > 0 || !report.errors.is_empty() {
+                    notice(Notice::Synced(&report));
+                }
+            }
+            Err(e) => {
+                // Keep the dirty set; try again after a growing pause.
+                backoff = (backoff * 2).clamp(Duration::from_secs(1), Duration::from_secs(60));
+                notice(Notice::Failed(&e, backoff));
+            }
+        }
+    }
+    drop(watcher);
+    Ok(())
+}
+
+fn sleep_unless_stopped(d: Duration, stop: &AtomicBool) {
+    let until = Instant::now() + d;
+    while !stop.load(Ordering::SeqCst) {
+        let Some(left) = until.checked_duration_since(Instant::now()) else {
+            return;
+        };
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+}
+
+type Event = notify::Result<notify::Event>;
+
+fn start_watcher(
+    roots: &[Root],
+    tx: mpsc::Sender<Event>,
+) -> std::result::Result<notify::RecommendedWatcher, String> {
+    let mut w = notify::recommended_watcher(move |ev| {
+        let _ = tx.send(ev);
+    })
+    .map_err(|e| format!("cannot watch files ({e})"))?;
+    for root in roots {
+        if !root.path.exists() {
+            continue;
+        }
+        if let Err(e) = w.watch(&root.path, RecursiveMode::Recursive) {
+            return Err(match e.kind {
+                notify::ErrorKind::MaxFilesWatch => format!(
+                    "the inotify watch limit is reached watching {} (raise it: sudo sysctl fs.inotify.max_user_watches=524288)",
+                    root.path.display()
+                ),
+                _ => format!("cannot watch {} ({e})", root.path.display()),
+            });
+        }
+    }
+    Ok(w)
+}
+
+/// Adds an event's project folders to `dirty`; an event without paths means a full reconcile.
+fn take(ev: Event, roots: &[Root], dirty: &mut HashSet<PathBuf>, full: &mut bool) {
+    let Ok(ev) = ev else {
+        *full = true;
+        return;
+    };
+    if matches!(ev.kind, EventKind::Access(_)) {
+        return;
+    }
+    if ev.need_rescan() || ev.paths.is_empty() {
+        *full = true;
+        return;
+    }
+    for path in &ev.paths {
+        for root in roots {
+            if let Some(dir) = project_dir_of(root, path) {
+                dirty.insert(dir);
+            }
+        }
+    }
+}
