@@ -4,8 +4,9 @@
 //!
 //! - the needle is cut into pieces at ASCII punctuation and spaces, which are always word
 //!   separators for FTS5's unicode61 tokenizer;
-//! - a piece with a separator on both sides inside the needle is an exact phrase;
-//! - the last piece, when the needle ends inside a word, is a phrase whose last word is a prefix;
+//! - pieces with a separator on both sides inside the needle are exact words, one after the
+//!   other in the text as in the needle: together one phrase;
+//! - when the needle ends inside a word, the phrase's last word is a prefix;
 //! - the first piece, when the needle starts inside a word, may be the end of a longer word, so
 //!   it adds no condition;
 //! - a needle that is one ASCII piece, inside a word at both ends (`9f2c1ab`, `tokeniz`), is
@@ -44,21 +45,12 @@ pub fn plan(conn: &Connection, needle: &str) -> Result<Plan> {
     }
     let starts_inside = !needle.starts_with(sep);
     let ends_inside = !needle.ends_with(sep);
-    let last = pieces.len() - 1;
-    let mut parts = Vec::new();
-    for (i, piece) in pieces.iter().enumerate() {
-        if i == 0 && starts_inside {
-            continue;
-        }
-        let quoted = format!("\"{}\"", piece.replace('"', "\"\""));
-        parts.push(if i == last && ends_inside {
-            quoted + "*"
-        } else {
-            quoted
-        });
-    }
-    if !parts.is_empty() {
-        return Ok(Plan::Match(parts.join(" AND ")));
+    // Pieces follow each other in the text as they do in the needle (only separators between
+    // them), so the usable ones form one phrase.
+    let usable = &pieces[usize::from(starts_inside)..];
+    if !usable.is_empty() {
+        let phrase = format!("\"{}\"", usable.join(" ").replace('"', "\"\""));
+        return Ok(Plan::Match(if ends_inside { phrase + "*" } else { phrase }));
     }
     // One piece, inside a word at both ends.
     let piece = pieces[0];

@@ -99,10 +99,27 @@ pub fn search(conn: &Connection, scope: &Scope, opts: &SearchOptions) -> Result<
         },
         Query::Regex(_) => (every_text(), None),
     };
-    let mut candidates = candidates(conn, scope, opts, &source, arg)?;
-    if opts.branch {
-        keep_current_paths(conn, &mut candidates)?;
-    }
+    let find = |source: &str| -> Result<Vec<Candidate>> {
+        let mut found = candidates(conn, scope, opts, source, arg.clone())?;
+        if opts.branch {
+            keep_current_paths(conn, &mut found)?;
+        }
+        Ok(found)
+    };
+    let mut candidates = match &opts.query {
+        // Most relevant first: join and filter only a window of the best matches, unless the
+        // filters leave too few of them (then every match is looked at).
+        Query::Words { .. } => {
+            let window = opts.limit.saturating_mul(50).clamp(1000, i64::MAX as usize);
+            let top = find(&format!("{source} ORDER BY score LIMIT {window}"))?;
+            if top.len() >= opts.limit {
+                top
+            } else {
+                find(&source)?
+            }
+        }
+        _ => find(&source)?,
+    };
     let now = chrono::Utc::now().timestamp_millis();
     let hits = match &opts.query {
         Query::Words { terms, .. } => {
