@@ -179,19 +179,63 @@ pub struct Row {
     pub figures: Figures,
 }
 
+/// `pidx_bucket(ts_ms, unit)`: the period of an instant as an integer (cheap to group by;
+/// `bucket_label` turns it into text): days since 1970-01-01, `year * 100 + ISO week` or
+/// `year * 100 + month`, in the zone. Zone offsets are looked up once per hour of time seen.
 fn register(conn: &Connection, zone: &Zone) -> rusqlite::Result<()> {
     let zone = zone.clone();
+    let by_hour: std::sync::Mutex<std::collections::HashMap<i64, (i64, i64, i64)>> =
+        Default::default();
     conn.create_scalar_function(
         "pidx_bucket",
         2,
         FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
         move |ctx| {
-            let ms: Option<i64> = ctx.get(0)?;
-            let unit: String = ctx.get(1)?;
-            // No time: NULL, so it is not an active day; rows show it as "-".
-            Ok(ms.map(|ms| zone.bucket(ms, &unit)))
+            let Some(ms) = ctx.get::<Option<i64>>(0)? else {
+                // No time: NULL, so it is not an active day; rows show it as "-".
+                return Ok(None);
+            };
+            let unit = ctx.get_raw(1).as_str().unwrap_or("day");
+            let hour = ms.div_euclid(3_600_000);
+            let mut by_hour = by_hour
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let codes = match by_hour.get(&hour) {
+                Some(c) => *c,
+                None => {
+                    let Some(d) = zone.date(ms) else {
+                        return Ok(None);
+                    };
+                    let w = d.iso_week();
+                    let c = (
+                        i64::from(d.num_days_from_ce()) - EPOCH_CE_DAYS,
+                        i64::from(w.year()) * 100 + i64::from(w.week()),
+                        i64::from(d.year()) * 100 + i64::from(d.month()),
+                    );
+                    by_hour.insert(hour, c);
+                    c
+                }
+            };
+            Ok(Some(match unit {
+                "week" => codes.1,
+                "month" => codes.2,
+                _ => codes.0,
+            }))
         },
     )
+}
+
+/// `NaiveDate::num_days_from_ce` of 1970-01-01.
+const EPOCH_CE_DAYS: i64 = 719_163;
+
+/// The text of a `pidx_bucket` value: `2026-01-31`, `2026-W05`, `2026-01`.
+fn bucket_label(dim: Dim, code: i64) -> String {
+    match dim {
+        Dim::Week => format!("{}-W{:02}", code / 100, code % 100),
+        Dim::Month => format!("{}-{:02}", code / 100, code % 100),
+        _ => chrono::NaiveDate::from_num_days_from_ce_opt((code + EPOCH_CE_DAYS) as i32)
+            .map_or("-".into(), |d| d.format("%Y-%m-%d").to_string()),
+    }
 }
 
 /// Computes the figures, one row per group (ordered by key), plus the total as the last row
@@ -266,10 +310,18 @@ pub fn stats(conn: &Connection, scope: &Scope, opts: &StatsOptions) -> Result<Ve
     let mut stmt = conn.prepare(&sql)?;
     let n = opts.dims.len().max(1);
     let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
-        let key_order: Vec<String> = (0..opts.dims.len())
-            .map(|i| {
-                r.get::<_, Option<String>>(i)
-                    .map(|v| v.unwrap_or_else(|| "-".into()))
+        let key_order: Vec<String> = opts
+            .dims
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                Ok(match r.get_ref(i)? {
+                    rusqlite::types::ValueRef::Null => "-".into(),
+                    rusqlite::types::ValueRef::Integer(code) if d.is_time() => {
+                        bucket_label(*d, code)
+                    }
+                    _ => r.get::<_, String>(i)?,
+                })
             })
             .collect::<rusqlite::Result<_>>()?;
         let g = |i: usize| r.get::<_, i64>(n + i);
