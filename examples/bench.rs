@@ -76,7 +76,8 @@ impl Row {
         match baseline_ms {
             Some(b) => {
                 self.baseline = format!("{label}: {}", ms(b));
-                self.ratio = format!("{:.0}x", b / pidx_ms);
+                let r = b / pidx_ms;
+                self.ratio = if r < 10.0 { format!("{r:.1}x") } else { format!("{r:.0}x") };
             }
             None => self.baseline = format!("{label}: not run"),
         }
