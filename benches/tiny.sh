@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-bash benches/run.sh --out "$out" --sessions 40 --bytes 3M --huge-session 2M --runs 2 --pi-runs 1
+bash benches/run.sh --out "$out" --sessions 40 --bytes 3M --huge-session 2M --runs 2 --pi-runs 1 \
+  --watch-appends 20 --watch-idle 1
 grep -q '^| first full sync' "$out/bench.md"
 grep -q '^| `context --leaf`' "$out/bench.md"
+grep -q '^| append -> visible' "$out/bench.md"

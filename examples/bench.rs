@@ -9,12 +9,14 @@
 //! against pi's `SessionManager.listAll()`, `context` at the deepest leaf of the biggest session
 //! against pi opening that file and building the context, the biggest session alone (peak RSS),
 //! and, when this build has the commands, `search` against `rg`, `stats` against a re-parse of
-//! the JSONL, and append-to-visible latency under `watch`. pi's side needs `node` and pi's
+//! the JSONL, and append-to-visible latency under `watch` (plus its idle CPU). pi's side needs `node` and pi's
 //! package (`tests/conformance/setup-pi.sh`); without them the row says so. Prints a markdown
 //! table of medians and ratios; never asserts timings. The corpus is only read.
 
 #[path = "bench/run.rs"]
 mod run;
+#[path = "bench/watch.rs"]
+mod watch;
 
 use std::path::{Path, PathBuf};
 
@@ -49,6 +51,15 @@ struct Args {
     /// An identifier for the literal search row.
     #[arg(long, default_value = "SUM_ONLY_MESSAGE")]
     literal: String,
+    /// Appends for the watch latency row (round-robin over `--watch-files` copied sessions);
+    /// 0 skips the row.
+    #[arg(long, default_value_t = 1000)]
+    watch_appends: usize,
+    #[arg(long, default_value_t = 50)]
+    watch_files: usize,
+    /// Seconds the watcher is left idle afterwards, to measure its CPU when nothing changes.
+    #[arg(long, default_value_t = 60)]
+    watch_idle: u64,
 }
 
 /// One line of the result table.
@@ -200,6 +211,14 @@ fn main() -> Result<()> {
     } else {
         b.notes
             .push("stats row not run: this build has no `stats` command".into());
+    }
+    if b.args.watch_appends == 0 {
+        b.notes.push("watch row not run (--watch-appends 0)".into());
+    } else if b.has_command("watch") {
+        rows.push(watch_row(&mut b)?);
+    } else {
+        b.notes
+            .push("watch row not run: this build has no `watch` command".into());
     }
     print_table(&b, files, bytes, &rows);
     Ok(())
@@ -484,6 +503,36 @@ fn stats_row(b: &mut Bench) -> Result<Row> {
         "well under a second",
     )
     .against("python JSONL re-parse", base, t.median()))
+}
+
+/// Runs last: the watcher adds a second root (copies of a few sessions) to the index.
+fn watch_row(b: &mut Bench) -> Result<Row> {
+    eprintln!("bench: watch latency ({} appends)", b.args.watch_appends);
+    let l = watch::measure(
+        &b.pidx,
+        &b.corpus,
+        &b.db,
+        &b.work,
+        b.args.watch_files,
+        b.args.watch_appends,
+        std::time::Duration::from_secs(b.args.watch_idle),
+    )?;
+    Ok(Row::new(
+        format!(
+            "append -> visible in search under `watch` ({} appends to {} sessions, index of the whole corpus)",
+            l.ms.len(),
+            l.files
+        ),
+        format!(
+            "p50 {}, p95 {}, max {}; idle: {:.2} CPU s in {:.0} s",
+            ms(l.quantile(0.5)),
+            ms(l.quantile(0.95)),
+            ms(l.quantile(1.0)),
+            l.idle_cpu_s,
+            l.idle_s
+        ),
+        "<= 250 ms p95",
+    ))
 }
 
 fn print_table(b: &Bench, files: usize, bytes: u64, rows: &[Row]) {
