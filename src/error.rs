@@ -12,7 +12,7 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    #[error("index: {0}")]
+    #[error("index: {0}{hint}", hint = write_hint(.0))]
     Sqlite(#[from] rusqlite::Error),
     #[error("{path} is not a pidx index ({why}); refusing to touch it. Point --db (or PIDX_DB) elsewhere")]
     NotAnIndex { path: PathBuf, why: String },
@@ -58,5 +58,17 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// What to check when the index cannot be written.
+fn write_hint(e: &rusqlite::Error) -> &'static str {
+    use rusqlite::ErrorCode::{DiskFull, ReadOnly, SystemIoFailure};
+    match e.sqlite_error_code() {
+        Some(DiskFull | SystemIoFailure) => {
+            " (is the disk full, or the index file over a size limit? nothing was half-written)"
+        }
+        Some(ReadOnly) => " (the index file or its folder is read-only; nothing was written)",
+        _ => "",
     }
 }

@@ -1,123 +1,18 @@
 //! `pidx watch` against a live temp sessions tree: one watcher per index, appends (whole lines
 //! only), new project folders, atomic replaces, truncation, deletion and moves show up within
 //! bounded waits, the index then equals a fresh rebuild, SIGTERM stops cleanly, and `kill -9`
-//! mid-reconcile loses nothing.
+//! at several points (mid-reconcile, mid-appends) loses nothing.
 
 mod common;
 
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
 
-use serde_json::Value;
-
-const HEADER: &str =
-    r#"{"type":"session","version":3,"id":"ID","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
-
-fn user(id: &str, parent: Option<&str>, text: &str) -> String {
-    let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
-    format!(
-        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
-    )
-}
-
-fn pidx() -> Command {
-    let mut c = Command::new(assert_cmd::cargo::cargo_bin("pidx"));
-    c.env_remove("PI_CODING_AGENT_DIR")
-        .env_remove("PI_CODING_AGENT_SESSION_DIR");
-    c
-}
-
-fn start_watch(db: &Path, root: &Path) -> Child {
-    let child = pidx()
-        .arg("--db")
-        .arg(db)
-        .arg("--root")
-        .arg(root)
-        .arg("watch")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for("the watcher to hold the lock", || {
-        status(db, root).contains("watcher: pid")
-    });
-    child
-}
-
-fn status(db: &Path, root: &Path) -> String {
-    let out = pidx()
-        .arg("--db")
-        .arg(db)
-        .arg("--root")
-        .arg(root)
-        .arg("status")
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// Polls `cond` for up to 20 s (generous for a loaded machine; it usually takes < 0.5 s).
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if cond() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    panic!("timed out waiting for {what}");
-}
-
-/// (file name, messageCount, firstMessage) of every listed session, from the index as it is.
-fn listed(db: &Path, root: &Path) -> Vec<(String, i64, String)> {
-    let out = pidx()
-        .arg("--db")
-        .arg(db)
-        .arg("--root")
-        .arg(root)
-        .args(["--no-sync", "--json", "list", "--all"])
-        .output()
-        .unwrap();
-    let rows: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Array(Vec::new()));
-    let mut v: Vec<(String, i64, String)> = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            let path = PathBuf::from(r["path"].as_str().unwrap());
-            let rel = path
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            (
-                rel,
-                r["messageCount"].as_i64().unwrap(),
-                r["firstMessage"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
-    v.sort();
-    v
-}
-
-fn term(child: &mut Child) -> std::process::ExitStatus {
-    Command::new("kill")
-        .arg("-TERM")
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        assert!(Instant::now() < deadline, "the watcher ignored SIGTERM");
-        std::thread::sleep(Duration::from_millis(25));
-    }
-}
+use common::live::{
+    assert_equals_rebuild, count, listed, on, start_watch, status, term, user, wait_for, HEADER,
+};
 
 #[test]
 fn one_watcher_per_index_and_sigterm_stops_it() {
@@ -126,14 +21,7 @@ fn one_watcher_per_index_and_sigterm_stops_it() {
     std::fs::create_dir_all(root.join("--p--")).unwrap();
     let db = tmp.path().join("i.db");
     let mut w = start_watch(&db, &root);
-    let second = pidx()
-        .arg("--db")
-        .arg(&db)
-        .arg("--root")
-        .arg(&root)
-        .arg("watch")
-        .output()
-        .unwrap();
+    let second = on(&db, &root, &["watch"]).output().unwrap();
     assert_eq!(second.status.code(), Some(2));
     let err = String::from_utf8_lossy(&second.stderr);
     assert!(err.contains(&format!("pid {}", w.id())), "{err}");
@@ -238,21 +126,14 @@ fn changes_show_up_and_the_index_equals_a_rebuild() {
     wait_for("the deletion", || listed(&db, &root).len() == 1);
 
     assert!(term(&mut w).success());
-    let fresh = tmp.path().join("fresh.db");
-    let out = pidx()
-        .arg("--db")
-        .arg(&fresh)
-        .arg("--root")
-        .arg(&root)
-        .args(["sync", "--rebuild"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    assert_eq!(common::index_dump(&db), common::index_dump(&fresh));
+    assert_equals_rebuild(&db, &root);
 }
 
+/// `kill -9` of the watcher at several points of its first reconcile (after the first commit, a
+/// third of the way, two thirds), and once while it follows appends: after a plain `sync`, the
+/// index equals a fresh rebuild every time.
 #[test]
-fn watcher_killed_mid_reconcile_loses_nothing() {
+fn watcher_killed_at_several_points_loses_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sessions");
     for p in 0..3 {
@@ -273,54 +154,59 @@ fn watcher_killed_mid_reconcile_loses_nothing() {
             std::fs::write(dir.join(format!("s{s}.jsonl")), text).unwrap();
         }
     }
-    let db = tmp.path().join("i.db");
-    let mut child = pidx()
-        .arg("--db")
-        .arg(&db)
-        .arg("--root")
-        .arg(&root)
-        .arg("watch")
+    let total: i64 = 30_000 + 59 * 400;
+    let entries = |db: &Path| count(db, "SELECT count(*) FROM entries");
+    for (point, after) in [1, total / 3, 2 * total / 3].into_iter().enumerate() {
+        let db = tmp.path().join(format!("k{point}.db"));
+        let mut child = on(&db, &root, &["watch"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for("entries to be committed", || entries(&db) >= after);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let at_kill = entries(&db);
+        assert!(at_kill < total, "the reconcile finished before the kill");
+        let out = on(&db, &root, &["sync"]).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(entries(&db), total, "kill point {point}");
+        assert_equals_rebuild(&db, &root);
+    }
+
+    // While following appends: a burst of appends to several files, killed mid-stream.
+    let db = tmp.path().join("k0.db");
+    let mut child = on(&db, &root, &["watch"])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Kill once part of the corpus is committed.
-    let entries = |db: &Path| -> i64 {
-        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-            .and_then(|c| c.query_row("SELECT count(*) FROM entries", [], |r| r.get(0)))
-            .unwrap_or(0)
+    wait_for("the watcher", || {
+        status(&db, &root).contains("watcher: pid")
+    });
+    let writer = {
+        let root = root.clone();
+        std::thread::spawn(move || {
+            for i in 0..2_000 {
+                let path = root.join(format!("--p{}--/s{}.jsonl", i % 3, 1 + i % 19));
+                let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+                let line = user(&format!("x{i}"), Some("e399"), "appended while killed");
+                f.write_all(format!("{line}\n").as_bytes()).unwrap();
+            }
+        })
     };
-    let total = 30_000 + 59 * 400;
-    wait_for("some entries", || entries(&db) > 0);
+    wait_for("some appends to be committed", || {
+        count(&db, "SELECT count(*) FROM entries WHERE id LIKE 'x%'") > 0
+    });
     child.kill().unwrap();
     child.wait().unwrap();
-    let at_kill = entries(&db);
-    assert!(
-        at_kill < total,
-        "the reconcile finished before the kill ({at_kill})"
-    );
-    let out = pidx()
-        .arg("--db")
-        .arg(&db)
-        .arg("--root")
-        .arg(&root)
-        .arg("sync")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let fresh = tmp.path().join("fresh.db");
-    pidx()
-        .arg("--db")
-        .arg(&fresh)
-        .arg("--root")
-        .arg(&root)
-        .args(["sync", "--rebuild"])
-        .output()
-        .unwrap();
-    assert_eq!(entries(&db), total);
-    assert_eq!(common::index_dump(&db), common::index_dump(&fresh));
+    writer.join().unwrap();
+    let out = on(&db, &root, &["sync"]).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(entries(&db), total + 2_000);
+    assert_equals_rebuild(&db, &root);
 }

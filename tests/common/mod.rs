@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+pub mod live;
+
 /// The committed conformance corpus, or `$PIDX_CONFORMANCE_DIR` (a fresh one from live.sh).
 pub fn conformance_dir() -> PathBuf {
     std::env::var_os("PIDX_CONFORMANCE_DIR")

@@ -1,0 +1,170 @@
+//! Helpers for tests that run pidx as a live process next to a changing sessions tree: a
+//! watcher started and stopped by signal, bounded polling, and "equals a fresh rebuild".
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const HEADER: &str =
+    r#"{"type":"session","version":3,"id":"ID","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#;
+
+/// A v3 user message line.
+pub fn user(id: &str, parent: Option<&str>, text: &str) -> String {
+    let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+    format!(
+        r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+    )
+}
+
+/// The pidx binary as a plain process (never the user's pi environment).
+pub fn pidx() -> Command {
+    let mut c = Command::new(assert_cmd::cargo::cargo_bin("pidx"));
+    c.env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("PI_CODING_AGENT_SESSION_DIR")
+        .env("NO_COLOR", "1");
+    c
+}
+
+/// `pidx --db DB --root ROOT` followed by `args`.
+pub fn on(db: &Path, root: &Path, args: &[&str]) -> Command {
+    let mut c = pidx();
+    c.arg("--db").arg(db).arg("--root").arg(root).args(args);
+    c
+}
+
+/// Starts `pidx watch` with stderr piped, and waits until it holds the writer lock.
+pub fn start_watch(db: &Path, root: &Path) -> Child {
+    let child = on(db, root, &["watch"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the watcher to hold the lock", || {
+        status(db, root).contains("watcher: pid")
+    });
+    child
+}
+
+pub fn status(db: &Path, root: &Path) -> String {
+    let out = on(db, root, &["status"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Polls `cond` for up to 30 s (generous for a loaded machine; it usually takes < 0.5 s).
+pub fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if cond() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    panic!("timed out waiting for {what}");
+}
+
+/// Sends SIGTERM and waits (bounded) for the exit.
+pub fn term(child: &mut Child) -> std::process::ExitStatus {
+    Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "the watcher ignored SIGTERM");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// A single number from the index, read-only; 0 while the index does not exist yet.
+pub fn count(db: &Path, sql: &str) -> i64 {
+    rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .and_then(|c| {
+            c.busy_timeout(Duration::from_secs(5))?;
+            c.query_row(sql, [], |r| r.get(0))
+        })
+        .unwrap_or(0)
+}
+
+/// Asserts the index at `db` holds exactly what a fresh `sync --rebuild` of `root` builds.
+pub fn assert_equals_rebuild(db: &Path, root: &Path) {
+    let fresh = db.with_extension("fresh.db");
+    let out = on(&fresh, root, &["sync", "--rebuild"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(super::index_dump(db), super::index_dump(&fresh));
+    assert_eq!(fts_dump(db, &fresh), fts_dump(&fresh, &fresh));
+}
+
+/// For every word the full-text index of `words_from` knows: the (file, entry position, kind)
+/// rows of `db` that match it. Equal dumps mean both indexes answer every single-word search
+/// alike (rowids differ between indexes; what they point to must not).
+fn fts_dump(db: &Path, words_from: &Path) -> Vec<String> {
+    let open = |p: &Path| {
+        rusqlite::Connection::open_with_flags(p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap()
+    };
+    let words: Vec<String> = open(words_from)
+        .prepare("SELECT term FROM fts_vocab")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let conn = open(db);
+    let mut stmt = conn
+        .prepare(
+            "SELECT f.path || ' ' || e.seq || ' ' || (x.rowid % 8) FROM fts x
+             JOIN entries e ON e.rid = x.rowid / 8 JOIN files f ON f.id = e.file_id
+             WHERE fts MATCH ?1",
+        )
+        .unwrap();
+    let mut out = Vec::new();
+    for w in words {
+        let phrase = format!("\"{}\"", w.replace('"', "\"\""));
+        let mut hits: Vec<String> = stmt
+            .query_map([&phrase], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        hits.sort();
+        out.push(format!("{w}: {}", hits.join(", ")));
+    }
+    out
+}
+
+/// (file name, messageCount, firstMessage) of every listed session, from the index as it is.
+pub fn listed(db: &Path, root: &Path) -> Vec<(String, i64, String)> {
+    let out = on(db, root, &["--no-sync", "--json", "list", "--all"])
+        .output()
+        .unwrap();
+    let rows: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Array(Vec::new()));
+    let mut v: Vec<(String, i64, String)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let path = PathBuf::from(r["path"].as_str().unwrap());
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            (
+                rel,
+                r["messageCount"].as_i64().unwrap(),
+                r["firstMessage"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
