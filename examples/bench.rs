@@ -88,7 +88,11 @@ impl Row {
             Some(b) => {
                 self.baseline = format!("{label}: {}", ms(b));
                 let r = b / pidx_ms;
-                self.ratio = if r < 10.0 { format!("{r:.1}x") } else { format!("{r:.0}x") };
+                self.ratio = if r < 10.0 {
+                    format!("{r:.1}x")
+                } else {
+                    format!("{r:.0}x")
+                };
             }
             None => self.baseline = format!("{label}: not run"),
         }

@@ -37,9 +37,7 @@ struct Watcher(Child);
 
 impl Drop for Watcher {
     fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .arg(self.0.id().to_string())
-            .status();
+        let _ = Command::new("kill").arg(self.0.id().to_string()).status();
         let _ = self.0.wait();
     }
 }
@@ -124,14 +122,20 @@ pub fn measure(
         .spawn()
         .context("starting pidx watch")?;
     let watcher = Watcher(child);
-    let conn = rusqlite::Connection::open_with_flags(
-        db,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )?;
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     conn.busy_timeout(Duration::from_millis(50))?;
     // Ready once the first reconcile has taken in the copies.
-    let last = copies.last().map(|p| p.display().to_string()).unwrap_or_default();
-    wait_for_row(&conn, "SELECT 1 FROM files WHERE path = ?1", &last, Duration::from_secs(600))?;
+    let last = copies
+        .last()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    wait_for_row(
+        &conn,
+        "SELECT 1 FROM files WHERE path = ?1",
+        &last,
+        Duration::from_secs(600),
+    )?;
     std::thread::sleep(Duration::from_millis(500));
     let match_sql = "SELECT 1 FROM fts WHERE fts MATCH ?1";
     let mut ms = Vec::with_capacity(appends);
