@@ -7,6 +7,7 @@
 //! `SessionManager` would; `cli` renders the answers. The JSONL files are never written.
 
 pub mod collate;
+pub mod config;
 pub mod error;
 pub mod ingest;
 pub mod js;

@@ -8,7 +8,7 @@ use anyhow::{Context as _, Result};
 use super::output::{one_line, Out};
 use super::render;
 use super::{Cli, Command, ContextArgs, Global, ListArgs, SessionArg, SyncArgs};
-use crate::ingest::discover::{absolute, default_roots, Layout, Root};
+use crate::ingest::discover::{absolute, Root};
 use crate::ingest::sync::{sync, SyncOptions, SyncReport};
 use crate::query::{context, list, picker, resolve, show, tree, Scope};
 use crate::store::{default_db_path, Store, WriterLock};
@@ -21,7 +21,7 @@ pub type Found = bool;
 /// # Errors
 /// Anything that should end the program with exit code 2 (or 1 for `pidx::Error::NotFound`).
 pub fn run(cli: Cli) -> Result<Found> {
-    let env = Env::new(&cli.global);
+    let env = Env::new(&cli.global)?;
     let mut out = Out::new();
     let found = match &cli.command {
         Command::Sync(args) => cmd_sync(&env, args, &mut out),
@@ -48,17 +48,14 @@ pub struct Env {
 }
 
 impl Env {
-    fn new(global: &Global) -> Env {
+    fn new(global: &Global) -> Result<Env> {
         let roots = if global.roots.is_empty() {
-            default_roots()
+            crate::config::roots()?
         } else {
             global
                 .roots
                 .iter()
-                .map(|p| Root {
-                    path: absolute(p),
-                    layout: Layout::Tree,
-                })
+                .map(|p| crate::config::user_root(p))
                 .collect()
         };
         let db = global
@@ -70,11 +67,11 @@ impl Env {
                     .map(PathBuf::from)
             })
             .unwrap_or_else(default_db_path);
-        Env {
+        Ok(Env {
             global: global.clone(),
             roots,
             db: absolute(&db),
-        }
+        })
     }
 
     /// Opens the index and brings it up to date, unless `--no-sync` or another process holds
@@ -96,6 +93,9 @@ impl Env {
 fn report_errors(report: &SyncReport) {
     for e in &report.errors {
         eprintln!("pidx: skipped unreadable {e}");
+    }
+    for w in &report.warnings {
+        eprintln!("pidx: warning: {w}");
     }
 }
 
@@ -123,7 +123,7 @@ fn cmd_sync(env: &Env, args: &SyncArgs, out: &mut Out) -> Result<Found> {
         let j = serde_json::json!({
             "new": report.new, "changed": report.changed, "removed": report.removed,
             "unchanged": report.unchanged, "entries": report.entries, "bytes": report.bytes,
-            "badLines": report.bad.len(), "errors": report.errors,
+            "badLines": report.bad.len(), "errors": report.errors, "warnings": report.warnings,
             "seconds": report.elapsed.as_secs_f64(),
         });
         out.line(&j.to_string())?;
@@ -139,8 +139,12 @@ fn cmd_sync(env: &Env, args: &SyncArgs, out: &mut Out) -> Result<Found> {
 }
 
 fn cmd_list(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
-    let (store, scope) = env.open_fresh()?;
-    let cwd = if args.all {
+    let (store, mut scope) = env.open_fresh()?;
+    scope.gateway = args.gateway.filter();
+    scope.include_silent = args.include_silent;
+    // A gateway filter names chats, not a project folder: it lists every project.
+    let all = args.all || (args.cwd.is_none() && !scope.gateway.is_empty());
+    let cwd = if all {
         None
     } else {
         let dir = match &args.cwd {
@@ -173,7 +177,7 @@ fn cmd_list(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
             .map_or("any project".to_string(), |c| format!("{c} (try --all)"));
         eprintln!("pidx: no sessions for {where_}");
     } else {
-        render::session_table(out, &sessions, args.all)?;
+        render::session_table(out, &sessions, all)?;
     }
     Ok(!sessions.is_empty())
 }

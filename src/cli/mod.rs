@@ -112,6 +112,39 @@ pub struct ListArgs {
     /// id, messages and cwd), "phrases", re:REGEX.
     #[arg(long, short, value_name = "Q", allow_hyphen_values = true)]
     pub query: Option<String>,
+    #[command(flatten)]
+    pub gateway: GatewayArgs,
+    /// Gateways: let silent NO_REPLY turns count as a session's first message.
+    #[arg(long)]
+    pub include_silent: bool,
+}
+
+/// Agent-gateway filters (roots holding `agents/<id>/sessions/`, see the README).
+#[derive(Args, Debug, Clone, Default)]
+pub struct GatewayArgs {
+    /// Only this gateway agent's transcripts.
+    #[arg(long, value_name = "ID")]
+    pub agent: Option<String>,
+    /// Only session keys matching this glob, e.g. 'agent:main:telegram:*'.
+    #[arg(long, value_name = "PATTERN")]
+    pub key: Option<String>,
+    /// Only this channel (telegram, discord, slack, cron, hook, ...).
+    #[arg(long, value_name = "NAME")]
+    pub channel: Option<String>,
+    /// Only direct, group or room chats.
+    #[arg(long, value_name = "TYPE", value_parser = ["direct", "group", "room"])]
+    pub chat_type: Option<String>,
+}
+
+impl GatewayArgs {
+    pub fn filter(&self) -> crate::query::GatewayFilter {
+        crate::query::GatewayFilter {
+            agent: self.agent.clone(),
+            key: self.key.clone(),
+            channel: self.channel.clone(),
+            chat_type: self.chat_type.clone(),
+        }
+    }
 }
 
 #[derive(Args, Debug)]
@@ -167,11 +200,17 @@ pub struct SearchArgs {
     /// One JSON object per hit and line.
     #[arg(long, conflicts_with = "json")]
     pub jsonl: bool,
+    #[command(flatten)]
+    pub gateway: GatewayArgs,
+    /// Gateways: also search silent NO_REPLY turns (housekeeping users never saw).
+    #[arg(long)]
+    pub include_silent: bool,
 }
 
 #[derive(Args, Debug)]
 pub struct StatsArgs {
-    /// Group by day, week, month, project, model, provider, session or tool; repeat to nest.
+    /// Group by day, week, month, project, model, provider, session, tool, agent or channel;
+    /// repeat to nest.
     #[arg(long, value_name = "DIM", value_delimiter = ',')]
     pub by: Vec<String>,
     /// Only activity at or after DATE (2026-11-01, an ISO date-time, or 12h / 7d / 2w ago).
@@ -192,6 +231,8 @@ pub struct StatsArgs {
     /// Comma-separated values with a header line.
     #[arg(long)]
     pub csv: bool,
+    #[command(flatten)]
+    pub gateway: GatewayArgs,
 }
 
 #[derive(Args, Debug)]

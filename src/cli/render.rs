@@ -23,6 +23,10 @@ pub fn session_table(out: &mut Out, sessions: &[SessionInfo], all: bool) -> io::
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
     let mut header = vec!["SESSION", "MSGS", "AGE", "ID"];
+    let gateway = sessions.iter().any(|s| s.gateway.is_some());
+    if gateway {
+        header.push("AGENT / KEY");
+    }
     if all {
         header.push("CWD");
     }
@@ -35,6 +39,17 @@ pub fn session_table(out: &mut Out, sessions: &[SessionInfo], all: bool) -> io::
             age(s.modified_ms, now),
             id.chars().take(8).collect(),
         ];
+        if gateway {
+            row.push(s.gateway.as_ref().map_or("-".into(), |g| {
+                let key = g.session_key.as_deref().unwrap_or("(no key)");
+                let earlier = if g.current == Some(false) {
+                    " (earlier)"
+                } else {
+                    ""
+                };
+                truncate(&one_line(&format!("{} {key}{earlier}", g.agent_id)), 50)
+            }));
+        }
         if all {
             row.push(truncate(&one_line(&s.cwd), 40));
         }
@@ -120,6 +135,31 @@ pub fn session_detail(out: &mut Out, d: &SessionDetail) -> io::Result<()> {
     }
     for (line, reason) in &d.bad_lines {
         out.line(&field("bad line", &format!("{}:{line}: {reason}", d.path)))?;
+    }
+    if let Some(g) = &d.gateway {
+        let text = |k: &str| g[k].as_str().map(str::to_string);
+        out.line(&field("agent", &text("agentId").unwrap_or_default()))?;
+        let key = match (text("sessionKey"), g["current"].as_bool()) {
+            (Some(k), Some(false)) => format!("{k} (an earlier transcript of this key)"),
+            (Some(k), _) => k,
+            (None, _) => "(none: sessions.json does not name this transcript)".into(),
+        };
+        out.line(&field("key", &key))?;
+        for (label, k) in [
+            ("channel", "channel"),
+            ("chat type", "chatType"),
+            ("peer", "peer"),
+            ("display", "displayName"),
+            ("subject", "subject"),
+            ("thread", "threadId"),
+        ] {
+            if let Some(v) = text(k) {
+                out.line(&field(label, &v))?;
+            }
+        }
+        if let Some(entry) = g.get("entry").filter(|e| e.is_object()) {
+            out.line(&field("sessions.json", &entry.to_string()))?;
+        }
     }
     Ok(())
 }
@@ -303,6 +343,17 @@ pub fn status_lines(s: &Status) -> Vec<String> {
             r.bad_lines,
             r.last_sync.as_deref().unwrap_or("never")
         ));
+        for a in &r.agents {
+            lines.push(format!(
+                "  agent: {} ({}): {} session keys{}",
+                a.agent_id,
+                a.dir,
+                a.keys,
+                a.problem
+                    .as_deref()
+                    .map_or(String::new(), |p| format!("; sessions.json: {p}"))
+            ));
+        }
     }
     lines
 }

@@ -38,7 +38,9 @@ pub fn cmd_search(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> 
         .as_deref()
         .map(|d| parse_date(d, now, true))
         .transpose()?;
-    let (store, scope) = env.open_fresh()?;
+    let (store, mut scope) = env.open_fresh()?;
+    scope.gateway = args.gateway.filter();
+    scope.include_silent = args.include_silent;
     let file_id = match &args.session {
         Some(s) => Some(resolve::resolve_session(&store.conn, &scope, s)?.file_id),
         None => None,

@@ -34,7 +34,8 @@ pub fn cmd_stats(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
     if env.global.json && args.csv {
         bail!("--json and --csv: choose one");
     }
-    let (store, scope) = env.open_fresh()?;
+    let (store, mut scope) = env.open_fresh()?;
+    scope.gateway = args.gateway.filter();
     let opts = StatsOptions {
         dims: dims.clone(),
         since_ms,

@@ -13,6 +13,11 @@ pub enum Layout {
     Tree,
     /// `<root>/<file>.jsonl`, a custom session dir.
     Flat,
+    /// An agent gateway's state folder: `<root>/agents/<agentId>/sessions/<file>.jsonl`, each
+    /// sessions folder with a `sessions.json` (src/ingest/gateway.rs).
+    Gateway,
+    /// One gateway agent's sessions folder: `<root>/<file>.jsonl` next to `sessions.json`.
+    Agent,
 }
 
 impl Layout {
@@ -20,7 +25,33 @@ impl Layout {
         match self {
             Layout::Tree => "tree",
             Layout::Flat => "flat",
+            Layout::Gateway => "gateway",
+            Layout::Agent => "gateway agent",
         }
+    }
+
+    /// Whether the root holds gateway transcripts (with `sessions.json` metadata).
+    pub fn is_gateway(self) -> bool {
+        matches!(self, Layout::Gateway | Layout::Agent)
+    }
+
+    /// What a root given by the user is: a folder holding `agents/` is a gateway, a folder with
+    /// a `sessions.json` (or named `agents/<id>/sessions`) is one gateway agent, anything else a
+    /// pi sessions root.
+    pub fn detect(path: &Path) -> Layout {
+        if path.join("agents").is_dir() {
+            return Layout::Gateway;
+        }
+        let under_agents = path.file_name().is_some_and(|n| n == "sessions")
+            && path
+                .parent()
+                .and_then(Path::parent)
+                .and_then(Path::file_name)
+                .is_some_and(|n| n == "agents");
+        if under_agents || path.join(crate::ingest::gateway::STORE).is_file() {
+            return Layout::Agent;
+        }
+        Layout::Tree
     }
 }
 
@@ -136,11 +167,36 @@ pub fn discover_dirs(dirs: &[PathBuf]) -> (Vec<Found>, Vec<DiscoverError>) {
 pub fn project_dir_of(root: &Root, path: &Path) -> Option<PathBuf> {
     let rel = path.strip_prefix(&root.path).ok()?;
     match root.layout {
-        Layout::Flat => Some(root.path.clone()),
+        Layout::Flat | Layout::Agent => Some(root.path.clone()),
         Layout::Tree => rel
             .components()
             .next()
             .map(|c| root.path.join(c.as_os_str())),
+        Layout::Gateway => {
+            let mut c = rel.components();
+            (c.next()?.as_os_str() == "agents").then_some(())?;
+            let agent = c.next()?.as_os_str();
+            Some(root.path.join("agents").join(agent).join("sessions"))
+        }
+    }
+}
+
+/// The sessions folders of a gateway root (each agent's, existing or not), or the root itself
+/// for one agent's folder; none for pi roots.
+pub fn gateway_dirs(root: &Root) -> Vec<PathBuf> {
+    match root.layout {
+        Layout::Agent => vec![root.path.clone()],
+        Layout::Gateway => std::fs::read_dir(root.path.join("agents"))
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| e.path().is_dir())
+                    .map(|e| e.path().join("sessions"))
+                    .filter(|d| d.is_dir())
+                    .collect()
+            })
+            .unwrap_or_default(),
+        Layout::Tree | Layout::Flat => Vec::new(),
     }
 }
 
@@ -149,7 +205,12 @@ pub fn discover(root: &Root) -> (Vec<Found>, Vec<DiscoverError>) {
     let mut found = Vec::new();
     let mut errors = Vec::new();
     match root.layout {
-        Layout::Flat => scan_dir(&root.path, &mut found, &mut errors),
+        Layout::Flat | Layout::Agent => scan_dir(&root.path, &mut found, &mut errors),
+        Layout::Gateway => {
+            for dir in gateway_dirs(root) {
+                scan_dir(&dir, &mut found, &mut errors);
+            }
+        }
         Layout::Tree => match std::fs::read_dir(&root.path) {
             Ok(entries) => {
                 for entry in entries.flatten() {

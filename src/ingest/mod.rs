@@ -3,6 +3,7 @@
 
 pub mod discover;
 pub mod fold;
+pub mod gateway;
 pub mod parse;
 pub mod paths;
 pub mod search_text;

@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::ingest::discover::{self, discover, Found, Root};
 use crate::ingest::fold::LineOutcome;
+use crate::ingest::gateway;
 use crate::ingest::parse::{parse_line, Line};
 use crate::ingest::tail::{Chunk, LineReader, Windows};
 use crate::model::{EntryRow, SessionState};
@@ -54,6 +55,8 @@ pub struct SyncReport {
     pub bad: Vec<BadLine>,
     /// Files or folders that could not be read (skipped; the rest was indexed).
     pub errors: Vec<String>,
+    /// Things to fix that lost nothing (a gateway's malformed `sessions.json`).
+    pub warnings: Vec<String>,
     pub elapsed: Duration,
 }
 
@@ -150,14 +153,25 @@ fn sync_scoped(
             if is_unchanged(prev.as_ref(), &f) {
                 report.unchanged += 1;
             } else {
-                work.push((root_id, f, prev));
+                work.push((root_id, root.layout.is_gateway(), f, prev));
             }
         }
         remove_gone(&mut store.conn, known.into_values(), &mut report)?;
+        if root.layout.is_gateway() {
+            let dirs = match only {
+                Some(_) => mine,
+                None => discover::gateway_dirs(root),
+            };
+            let tx = store.conn.transaction()?;
+            for dir in dirs {
+                report.warnings.extend(gateway::sync_store(&tx, &dir)?);
+            }
+            tx.commit()?;
+        }
     }
     let total: u64 = work
         .iter()
-        .map(|(_, f, p)| {
+        .map(|(_, _, f, p)| {
             f.meta
                 .len()
                 .saturating_sub(p.as_ref().map_or(0, |p| p.offset as u64))
@@ -168,7 +182,7 @@ fn sync_scoped(
     let mut queue: std::collections::VecDeque<usize> = (0..work.len()).collect();
     let mut retried = HashSet::new();
     while let Some(i) = queue.pop_front() {
-        let (root_id, found, first_prev) = &work[i];
+        let (root_id, gateway, found, first_prev) = &work[i];
         // A retried file starts from what the index holds now, not from before this sync.
         let prev = if retried.contains(&i) {
             writer::file_by_path(&store.conn, &found.path.to_string_lossy())?
@@ -176,7 +190,12 @@ fn sync_scoped(
             first_prev.clone()
         };
         let is_new = prev.is_none();
-        match sync_file(&mut store.conn, &mut group, *root_id, found, prev, &bar) {
+        let file = FileJob {
+            root_id: *root_id,
+            silent_turns: *gateway,
+            found,
+        };
+        match sync_file(&mut store.conn, &mut group, &file, prev, &bar) {
             Ok(done) => {
                 let counted = Counted {
                     new: is_new,
@@ -407,14 +426,22 @@ fn plan_start(
     })
 }
 
+/// One file to bring up to date.
+struct FileJob<'a> {
+    root_id: i64,
+    /// A gateway transcript: mark `NO_REPLY` turns silent (gateway::mark_silent).
+    silent_turns: bool,
+    found: &'a Found,
+}
+
 fn sync_file(
     conn: &mut Connection,
     group: &mut Group,
-    root_id: i64,
-    found: &Found,
+    job: &FileJob,
     prev: Option<FileRow>,
     bar: &indicatif::ProgressBar,
 ) -> Result<FileDone> {
+    let (root_id, found) = (job.root_id, job.found);
     let io = |e| Error::io(&found.path, e);
     let file = File::open(&found.path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
@@ -461,7 +488,16 @@ fn sync_file(
         if batch.is_full() {
             row.offset = reader.offset as i64;
             commit_batch(
-                conn, group, &mut row, &mut state, &windows, &batch, rewrite, &meta, false,
+                conn,
+                group,
+                &mut row,
+                &mut state,
+                &windows,
+                &batch,
+                rewrite,
+                &meta,
+                false,
+                job.silent_turns,
             )?;
             rewrite = false;
             batch.drain_into(&mut done, bar);
@@ -469,7 +505,16 @@ fn sync_file(
     }
     row.offset = reader.offset as i64;
     commit_batch(
-        conn, group, &mut row, &mut state, &windows, &batch, rewrite, &meta, true,
+        conn,
+        group,
+        &mut row,
+        &mut state,
+        &windows,
+        &batch,
+        rewrite,
+        &meta,
+        true,
+        job.silent_turns,
     )?;
     batch.drain_into(&mut done, bar);
     done.bytes = reader.offset - start_offset.min(reader.offset);
@@ -523,6 +568,7 @@ fn commit_batch(
     rewrite: bool,
     meta: &std::fs::Metadata,
     last: bool,
+    silent_turns: bool,
 ) -> Result<()> {
     group.begin(conn)?;
     let tx = &*conn;
@@ -537,7 +583,14 @@ fn commit_batch(
     row.tail_hash = windows.tail_hash();
     row.bad_lines += batch.bad.len() as i64;
     row.id = writer::save_file(tx, row, now_ms())?;
+    let first_rid: i64 =
+        tx.query_row("SELECT coalesce(max(rid), 0) + 1 FROM entries", [], |r| {
+            r.get(0)
+        })?;
     writer::insert_entries(tx, row.id, &batch.rows, state)?;
+    if silent_turns && !batch.rows.is_empty() {
+        gateway::mark_silent(tx, row.id, first_rid)?;
+    }
     writer::insert_bad_lines(tx, row.id, &batch.bad)?;
     writer::insert_listing_texts(tx, row.id, &batch.texts)?;
     writer::save_session(tx, row.id, state)?;

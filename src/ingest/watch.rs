@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use notify::{EventKind, RecursiveMode, Watcher};
 
 use crate::error::Result;
-use crate::ingest::discover::{project_dir_of, Root};
+use crate::ingest::discover::{project_dir_of, Layout, Root};
 use crate::ingest::sync::{sync, sync_dirs, SyncOptions, SyncReport};
 use crate::store::Store;
 
@@ -128,7 +128,10 @@ pub fn watch(
                 full = false;
                 dirty.clear();
                 backoff = Duration::ZERO;
-                if report.new + report.changed + report.removed > 0 || !report.errors.is_empty() {
+                if report.new + report.changed + report.removed > 0
+                    || !report.errors.is_empty()
+                    || !report.warnings.is_empty()
+                {
                     notice(Notice::Synced(&report));
                 }
             }
@@ -164,10 +167,17 @@ fn start_watcher(
     })
     .map_err(|e| format!("cannot watch files ({e})"))?;
     for root in roots {
-        if !root.path.exists() {
+        // A gateway's state folder holds much more than transcripts (workspaces, media): only
+        // its agents are watched.
+        let agents = root.path.join("agents");
+        let target = match root.layout {
+            Layout::Gateway if agents.is_dir() => agents,
+            _ => root.path.clone(),
+        };
+        if !target.exists() {
             continue;
         }
-        if let Err(e) = w.watch(&root.path, RecursiveMode::Recursive) {
+        if let Err(e) = w.watch(&target, RecursiveMode::Recursive) {
             return Err(match e.kind {
                 notify::ErrorKind::MaxFilesWatch => format!(
                     "the inotify watch limit is reached watching {} (raise it: sudo sysctl fs.inotify.max_user_watches=524288)",

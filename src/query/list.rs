@@ -2,7 +2,7 @@
 //! summary only. `--all` is `listAll()`; the default is `list(cwd)`, which reads the cwd's own
 //! folder in a tree root (no header filtering, as pi) and filters flat roots by header cwd.
 
-use rusqlite::{params_from_iter, Connection};
+use rusqlite::{params_from_iter, Connection, OptionalExtension};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
@@ -36,6 +36,24 @@ pub struct SessionInfo {
     pub message_count: i64,
     pub first_message: String,
     pub all_messages_text: Option<String>,
+    /// What an agent gateway's `sessions.json` says of this transcript (gateway roots only).
+    pub gateway: Option<GatewayInfo>,
+}
+
+/// A gateway transcript's agent and session key (spec: README "Agent gateways").
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayInfo {
+    pub agent_id: String,
+    pub session_key: Option<String>,
+    /// The key's current transcript (false: an earlier one, left by a reset).
+    pub current: Option<bool>,
+    pub channel: Option<String>,
+    pub chat_type: Option<String>,
+    pub peer: Option<String>,
+    pub display_name: Option<String>,
+    pub subject: Option<String>,
+    pub thread_id: Option<String>,
 }
 
 /// The object `JSON.stringify(sessionInfo)` gives: undefined fields are left out, an Invalid
@@ -61,6 +79,9 @@ impl Serialize for SessionInfo {
         if let Some(t) = &self.all_messages_text {
             o.serialize_entry("allMessagesText", t)?;
         }
+        if let Some(g) = &self.gateway {
+            o.serialize_entry("gateway", g)?;
+        }
         o.end()
     }
 }
@@ -71,9 +92,17 @@ impl SessionInfo {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// What pi's picker shows for a row: the name, else the first message.
+    /// What pi's picker shows for a row: the name, else a gateway chat's display name, else
+    /// the first message.
     pub fn title(&self) -> &str {
-        self.name.as_deref().unwrap_or(&self.first_message)
+        let shown = self
+            .gateway
+            .as_ref()
+            .and_then(|g| g.display_name.as_deref());
+        self.name
+            .as_deref()
+            .or(shown)
+            .unwrap_or(&self.first_message)
     }
 }
 
@@ -133,15 +162,73 @@ pub fn list_sessions(
                 .get::<_, Option<String>>(8)?
                 .unwrap_or_else(|| "(no messages)".into()),
             all_messages_text: None,
+            gateway: None,
         })
     })?;
     let mut out = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+    if scope.has_gateway() {
+        for info in &mut out {
+            add_gateway(conn, info, scope.include_silent)?;
+        }
+    }
     if opts.with_text {
         for info in &mut out {
             info.all_messages_text = Some(all_messages_text(conn, info.file_id)?);
         }
     }
     Ok(out)
+}
+
+/// Fills in a gateway transcript's key metadata and, unless `include_silent`, takes its first
+/// message from the first user message outside a silent (`NO_REPLY`) turn.
+pub fn add_gateway(
+    conn: &Connection,
+    info: &mut SessionInfo,
+    include_silent: bool,
+) -> rusqlite::Result<()> {
+    let row = conn
+        .prepare_cached(
+            "SELECT agent_id, session_key, current, channel, chat_type, peer, display_name,
+                    subject, thread_id
+             FROM gw_files WHERE file_id = ?1",
+        )?
+        .query_row([info.file_id], |r| {
+            Ok(GatewayInfo {
+                agent_id: r.get(0)?,
+                session_key: r.get(1)?,
+                current: r.get::<_, Option<i64>>(2)?.map(|c| c == 1),
+                channel: r.get(3)?,
+                chat_type: r.get(4)?,
+                peer: r.get(5)?,
+                display_name: r.get(6)?,
+                subject: r.get(7)?,
+                thread_id: r.get(8)?,
+            })
+        });
+    match row {
+        Ok(g) => info.gateway = Some(g),
+        Err(rusqlite::Error::QueryReturnedNoRows) => return Ok(()),
+        Err(e) => return Err(e),
+    }
+    if include_silent {
+        return Ok(());
+    }
+    let first_silent: Option<i64> = conn
+        .prepare_cached("SELECT min(seq) FROM entries WHERE file_id = ?1 AND silent = 1")?
+        .query_row([info.file_id], |r| r.get(0))?;
+    if first_silent.is_some() {
+        let first: Option<String> = conn
+            .prepare_cached(
+                "SELECT text FROM entries
+                 WHERE file_id = ?1 AND type = 'message' AND role = 'user' AND silent = 0
+                   AND text <> ''
+                 ORDER BY seq LIMIT 1",
+            )?
+            .query_row([info.file_id], |r| r.get(0))
+            .optional()?;
+        info.first_message = first.unwrap_or_else(|| "(no messages)".into());
+    }
+    Ok(())
 }
 
 /// `list(cwd)`: the cwd's folder in tree roots; header cwd equality in flat roots.
@@ -161,7 +248,18 @@ pub(crate) fn cwd_filter(scope: &Scope, cwd: &str, args: &mut Vec<String>) -> St
                 );
                 parts.push(format!("f.dir = ?{}", args.len()));
             }
-            Layout::Flat => {
+            Layout::Gateway => {
+                let mut agents = root.path.join("agents").to_string_lossy().into_owned();
+                agents.push('/');
+                args.push(agents);
+                args.push(cwd.to_string());
+                parts.push(format!(
+                    "(instr(f.dir, ?{}) = 1 AND s.cwd = ?{})",
+                    args.len() - 1,
+                    args.len()
+                ));
+            }
+            Layout::Flat | Layout::Agent => {
                 args.push(root.path.to_string_lossy().into_owned());
                 args.push(cwd.to_string());
                 parts.push(format!(

@@ -65,6 +65,9 @@ pub struct SessionDetail {
     pub stats: SessionStats,
     pub models: Vec<ModelUsage>,
     pub bad_lines: Vec<(i64, String)>,
+    /// Gateway transcripts: the agent, the session key and what `sessions.json` says of it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<Value>,
 }
 
 /// Sums usage the way `getSessionStats` does: assistant and toolResult usage, `usage` entries,
@@ -206,7 +209,36 @@ pub fn show_session(conn: &Connection, session: &Resolved) -> Result<SessionDeta
             "SELECT line, reason FROM bad_lines WHERE file_id = ?1 ORDER BY line",
             session.file_id,
         )?,
+        gateway: gateway(conn, session.file_id)?,
     })
+}
+
+/// The gateway metadata of a transcript, when it lives in a gateway root.
+fn gateway(conn: &Connection, file_id: i64) -> Result<Option<Value>> {
+    let row = conn
+        .query_row(
+            "SELECT agent_id, session_key, current, channel, chat_type, peer, display_name,
+                    subject, thread_id, meta
+             FROM gw_files WHERE file_id = ?1",
+            [file_id],
+            |r| {
+                let meta: Option<String> = r.get(9)?;
+                Ok(serde_json::json!({
+                    "agentId": r.get::<_, String>(0)?,
+                    "sessionKey": r.get::<_, Option<String>>(1)?,
+                    "current": r.get::<_, Option<bool>>(2)?,
+                    "channel": r.get::<_, Option<String>>(3)?,
+                    "chatType": r.get::<_, Option<String>>(4)?,
+                    "peer": r.get::<_, Option<String>>(5)?,
+                    "displayName": r.get::<_, Option<String>>(6)?,
+                    "subject": r.get::<_, Option<String>>(7)?,
+                    "threadId": r.get::<_, Option<String>>(8)?,
+                    "entry": meta.and_then(|m| serde_json::from_str::<Value>(&m).ok()),
+                }))
+            },
+        )
+        .optional()?;
+    Ok(row)
 }
 
 fn pairs<A: rusqlite::types::FromSql, B: rusqlite::types::FromSql>(

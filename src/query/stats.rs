@@ -28,10 +28,15 @@ pub enum Dim {
     Provider,
     Session,
     Tool,
+    /// Gateway agent (`-` for pi sessions).
+    Agent,
+    /// Gateway channel from the session key (`-` when none).
+    Channel,
 }
 
 impl Dim {
-    pub const NAMES: &'static str = "day, week, month, project, model, provider, session, tool";
+    pub const NAMES: &'static str =
+        "day, week, month, project, model, provider, session, tool, agent, channel";
 
     pub fn parse(s: &str) -> Option<Dim> {
         Some(match s {
@@ -43,6 +48,8 @@ impl Dim {
             "provider" => Dim::Provider,
             "session" => Dim::Session,
             "tool" => Dim::Tool,
+            "agent" => Dim::Agent,
+            "channel" => Dim::Channel,
             _ => return None,
         })
     }
@@ -57,6 +64,8 @@ impl Dim {
             Dim::Provider => "provider",
             Dim::Session => "session",
             Dim::Tool => "tool",
+            Dim::Agent => "agent",
+            Dim::Channel => "channel",
         }
     }
 
@@ -82,6 +91,12 @@ impl Dim {
             Dim::Provider => "CASE WHEN e.provider IS NULL THEN '-' ELSE e.provider END",
             Dim::Session => "f.path",
             Dim::Tool => "tool",
+            Dim::Agent => {
+                "coalesce((SELECT g.agent_id FROM gw_files g WHERE g.file_id = f.id), '-')"
+            }
+            Dim::Channel => {
+                "coalesce((SELECT g.channel FROM gw_files g WHERE g.file_id = f.id), '-')"
+            }
         }
     }
 }

@@ -17,6 +17,21 @@ pub struct RootStatus {
     pub entries: i64,
     pub bad_lines: i64,
     pub last_sync: Option<String>,
+    /// Gateway roots: one line per agent folder.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentStatus>,
+}
+
+/// One gateway agent's sessions folder.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentStatus {
+    pub agent_id: String,
+    pub dir: String,
+    /// Session keys `sessions.json` holds now.
+    pub keys: i64,
+    /// Why `sessions.json` is not used (missing, malformed), if so.
+    pub problem: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -35,6 +50,23 @@ SELECT count(*), coalesce(sum(s.state = 1), 0), coalesce(sum(s.entry_count), 0),
 FROM files f LEFT JOIN sessions s ON s.file_id = f.id
 WHERE f.root_id = (SELECT id FROM roots WHERE path = ?1)";
 
+fn agents(store: &Store, root: &str) -> Result<Vec<AgentStatus>> {
+    let mut stmt = store.conn.prepare(
+        "SELECT g.agent_id, g.dir, g.problem,
+                (SELECT count(*) FROM gw_keys k WHERE k.dir = g.dir AND k.current = 1)
+         FROM gw_dirs g WHERE g.dir = ?1 OR instr(g.dir, ?1 || '/') = 1 ORDER BY g.agent_id",
+    )?;
+    let rows = stmt.query_map([root], |r| {
+        Ok(AgentStatus {
+            agent_id: r.get(0)?,
+            dir: r.get(1)?,
+            problem: r.get(2)?,
+            keys: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// Reports on the index for `roots`.
 ///
 /// # Errors
@@ -47,6 +79,11 @@ pub fn status(store: &Store, roots: &[Root]) -> Result<Status> {
             store.conn.query_row(PER_ROOT, [&path], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
             })?;
+        let agents = if root.layout.is_gateway() {
+            agents(store, &path)?
+        } else {
+            Vec::new()
+        };
         out.push(RootStatus {
             exists: root.path.is_dir(),
             path,
@@ -56,6 +93,7 @@ pub fn status(store: &Store, roots: &[Root]) -> Result<Status> {
             entries,
             bad_lines: bad,
             last_sync: last.map(crate::js::iso),
+            agents,
         });
     }
     let db_bytes = ["", "-wal"]

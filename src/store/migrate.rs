@@ -12,6 +12,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0003_search.sql"),
     include_str!("../../migrations/0004_stats.sql"),
     include_str!("../../migrations/0005_literal_by_words.sql"),
+    include_str!("../../migrations/0006_gateway.sql"),
 ];
 
 /// The schema version this build writes.

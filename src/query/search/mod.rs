@@ -168,6 +168,9 @@ fn candidates(
 ) -> Result<Vec<Candidate>> {
     let mut args: Vec<String> = arg.into_iter().collect();
     let mut filters = vec![scope.sql()];
+    if !scope.include_silent {
+        filters.push("e.silent = 0".into());
+    }
     if let Some(cwd) = &opts.cwd {
         filters.push(format!(
             "1 {}",

@@ -1,0 +1,70 @@
+//! Roots a user wants indexed besides pi's own: remembered in a config file
+//! (`$PIDX_CONFIG`, else `~/.config/pidx/config.toml`) as `roots = ["~/.openclaw", ...]`, and in
+//! `$PIDX_ROOTS` (paths separated by `:`). Each root's layout is detected from what is on disk
+//! (`Layout::detect`): a pi sessions folder, an agent gateway's state folder, or one agent's
+//! sessions folder.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+
+use crate::ingest::discover::{absolute, default_roots, expand_path, Layout, Root};
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    #[serde(default)]
+    roots: Vec<String>,
+}
+
+/// The config file's path (it may not exist).
+pub fn config_path() -> PathBuf {
+    std::env::var_os("PIDX_CONFIG")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            dirs::config_dir()
+                .unwrap_or_else(|| PathBuf::from("."))
+                .join("pidx")
+                .join("config.toml")
+        })
+}
+
+/// A folder the user named, with its layout detected.
+pub fn user_root(path: &Path) -> Root {
+    let path = absolute(path);
+    Root {
+        layout: Layout::detect(&path),
+        path,
+    }
+}
+
+/// The roots to index when no `--root` is given: pi's own, then the config file's, then
+/// `$PIDX_ROOTS`'s (each folder once).
+///
+/// # Errors
+/// A config file that exists but cannot be read or parsed.
+pub fn roots() -> Result<Vec<Root>> {
+    let mut roots = default_roots();
+    let path = config_path();
+    let mut extra: Vec<String> = match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let config: Config =
+                toml::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
+            config.roots
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    if let Ok(env) = std::env::var("PIDX_ROOTS") {
+        extra.extend(env.split(':').filter(|p| !p.is_empty()).map(str::to_string));
+    }
+    for p in extra {
+        let root = user_root(&expand_path(&p));
+        if roots.iter().all(|r| r.path != root.path) {
+            roots.push(root);
+        }
+    }
+    Ok(roots)
+}
