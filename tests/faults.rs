@@ -323,3 +323,40 @@ fn readers_during_heavy_ingest_see_whole_files() {
     assert!(lists > 0 && contexts > 0);
     assert_eq!(listed(&db, &root).len(), 40);
 }
+
+/// Several processes creating the same new index at once (a watcher starting while `status`
+/// runs): none refuses the half-created file as foreign, none fails.
+#[test]
+fn processes_creating_one_index_at_once_all_succeed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    write(
+        &root.join("--p--/a.jsonl"),
+        &[HEADER.replace("ID", "a"), user("a1", None, "hello")],
+    );
+    for round in 0..5 {
+        let db = tmp.path().join(format!("r{round}.db"));
+        let children: Vec<_> = (0..8)
+            .map(|i| {
+                let args: &[&str] = if i % 2 == 0 {
+                    &["--no-sync", "status"]
+                } else {
+                    &["list", "--all"]
+                };
+                on(&db, &root, args)
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for child in children {
+            let out = child.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "round {round}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+}

@@ -79,7 +79,7 @@ impl Env {
     pub(super) fn open_fresh(&self) -> Result<(Store, Scope)> {
         let mut store = Store::open(&self.db)?;
         if !self.global.no_sync {
-            if let Ok(lock) = WriterLock::try_acquire(&self.db, "sync")? {
+            if let Some(lock) = writer_lock_for_freshness(&self.db)? {
                 let report = sync(&mut store, &self.roots, SyncOptions { progress: true })?;
                 report_errors(&report);
                 drop(lock);
@@ -87,6 +87,27 @@ impl Env {
         }
         let scope = Scope::new(&store.conn, &self.roots)?;
         Ok((store, scope))
+    }
+}
+
+/// The writer lock for a query's own freshness sync, or `None` when another process keeps the
+/// index: a watcher (its commits are read as they are), or a sync that is still running after
+/// a short wait (then the answer is what it has committed so far, and a note says so).
+fn writer_lock_for_freshness(db: &std::path::Path) -> Result<Option<WriterLock>> {
+    let started = std::time::Instant::now();
+    loop {
+        match WriterLock::try_acquire(db, "sync")? {
+            Ok(lock) => return Ok(Some(lock)),
+            Err(holder) if holder.0.contains("(watch)") => return Ok(None),
+            Err(holder) if started.elapsed() >= std::time::Duration::from_secs(2) => {
+                eprintln!(
+                    "pidx: another pidx process ({}) is updating the index; answering from what it has committed so far",
+                    holder.0
+                );
+                return Ok(None);
+            }
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+        }
     }
 }
 

@@ -99,10 +99,23 @@ impl Store {
         self.conn
             .busy_timeout(std::time::Duration::from_secs(10))
             .map_err(|e| Error::at_open(&self.path, e))?;
+        // Switching a new database to WAL takes an exclusive lock without waiting on the busy
+        // handler: when several processes create the index at once, the others retry.
+        let started = std::time::Instant::now();
+        loop {
+            match self.conn.execute_batch("PRAGMA journal_mode = WAL;") {
+                Err(e)
+                    if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                        && started.elapsed() < std::time::Duration::from_secs(10) =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => break other.map_err(|e| Error::at_open(&self.path, e))?,
+            }
+        }
         self.conn
             .execute_batch(
-                "PRAGMA journal_mode = WAL;
-                 PRAGMA synchronous = NORMAL;
+                "PRAGMA synchronous = NORMAL;
                  PRAGMA foreign_keys = ON;
                  PRAGMA temp_store = MEMORY;
                  PRAGMA cache_size = -32768;
@@ -131,9 +144,14 @@ fn check_is_ours(path: &Path) -> Result<()> {
             why: "not an SQLite database".into(),
         });
     }
-    // application_id is a big-endian u32 at byte 68 of the database header.
-    let app_id = u32::from_be_bytes([head[68], head[69], head[70], head[71]]) as i64;
-    if app_id == APP_ID || wal_says_ours(path)? {
+    // Big-endian u32s of the database header: page count at 28, user_version at 60,
+    // application_id at 68.
+    let be = |at: usize| u32::from_be_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
+    let app_id = be(68) as i64;
+    // A brand-new empty database (another pidx creating the index this very moment, before its
+    // schema is written) holds nothing to lose.
+    let empty = app_id == 0 && be(60) == 0 && be(28) <= 1;
+    if app_id == APP_ID || empty || wal_says_ours(path)? {
         return Ok(());
     }
     Err(Error::NotAnIndex {

@@ -36,12 +36,17 @@ pub fn on(db: &Path, root: &Path, args: &[&str]) -> Command {
 
 /// Starts `pidx watch` with stderr piped, and waits until it holds the writer lock.
 pub fn start_watch(db: &Path, root: &Path) -> Child {
-    let child = on(db, root, &["watch"])
+    let mut child = on(db, root, &["watch"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     wait_for("the watcher to hold the lock", || {
+        if let Some(code) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+            panic!("the watcher exited ({code}) before taking the lock: {err}");
+        }
         status(db, root).contains("watcher: pid")
     });
     child
