@@ -58,11 +58,17 @@ pub fn apply_mtimes(manifest: &Path, root: &Path) {
     }
 }
 
-/// Parses JSON as `JSON.parse` would (lone surrogates accepted, as U+FFFD).
+/// Parses JSON as `JSON.parse` would (lone surrogates accepted, as U+FFFD; no depth limit:
+/// pi's trees nest one level per entry of a linear session).
 pub fn parse_lenient(text: &str) -> Value {
-    serde_json::from_str(text)
+    let parse = |t: &str| {
+        let mut de = serde_json::Deserializer::from_str(t);
+        de.disable_recursion_limit();
+        serde::Deserialize::deserialize(&mut de)
+    };
+    parse(text)
         .or_else(|e| match pidx::js::replace_lone_surrogates(text) {
-            Some(fixed) => serde_json::from_str(&fixed),
+            Some(fixed) => parse(&fixed),
             None => Err(e),
         })
         .unwrap_or_else(|e| panic!("bad JSON ({e}): {}", &text[..text.len().min(300)]))
