@@ -42,7 +42,20 @@ impl Drop for Watcher {
     }
 }
 
-/// Copies the first `files` sessions of `corpus` (by path) into `dest/<project>/`.
+/// Whether appending a message line to `path` makes a visible entry: the file starts with a
+/// session header and ends with a newline (not an empty, torn or header-less file).
+fn takes_appends(path: &Path) -> bool {
+    let Ok(bytes) = std::fs::read(path) else {
+        return false;
+    };
+    let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+    let header = serde_json::from_slice::<serde_json::Value>(first)
+        .is_ok_and(|v| v["type"] == "session" && v["id"].is_string());
+    header && bytes.ends_with(b"\n")
+}
+
+/// Copies the first `files` sessions of `corpus` (by path) that take appends into
+/// `dest/<project>/`.
 fn copy_sessions(corpus: &Path, dest: &Path, files: usize) -> Result<Vec<PathBuf>> {
     let _ = std::fs::remove_dir_all(dest);
     let mut sources: Vec<PathBuf> = walkdir::WalkDir::new(corpus)
@@ -55,7 +68,7 @@ fn copy_sessions(corpus: &Path, dest: &Path, files: usize) -> Result<Vec<PathBuf
         .collect();
     sources.sort();
     let mut copies = Vec::new();
-    for src in sources.into_iter().take(files) {
+    for src in sources.into_iter().filter(|p| takes_appends(p)).take(files) {
         let project = src.parent().and_then(|p| p.file_name()).unwrap_or_default();
         let to = dest.join(project).join(src.file_name().unwrap_or_default());
         std::fs::create_dir_all(to.parent().unwrap_or(dest))?;
