@@ -162,7 +162,9 @@ fn sync_scoped(
                 Some(_) => mine,
                 None => discover::gateway_dirs(root),
             };
-            let tx = store.conn.transaction()?;
+            let tx = store
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)?;
             for dir in dirs {
                 report.warnings.extend(gateway::sync_store(&tx, &dir)?);
             }

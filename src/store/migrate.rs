@@ -37,8 +37,12 @@ pub fn apply(conn: &mut Connection) -> rusqlite::Result<Outcome> {
         return Ok(Outcome::Incompatible(version));
     }
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    // Another process may have migrated while we waited for the lock.
+    // Another process may have migrated while we waited for the lock: then write nothing (a
+    // needless write here breaks the read snapshot of a process already syncing).
     let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version == LATEST {
+        return Ok(Outcome::Current);
+    }
     for sql in &MIGRATIONS[version as usize..] {
         tx.execute_batch(sql)?;
     }
