@@ -252,24 +252,11 @@ pub fn js_number(buf: &mut Vec<u8>, v: f64) {
     }
 }
 
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (H. Hinnant's algorithm).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
 /// Writes `YYYY-MM-DDTHH<c>MM<c>SS<d>mmmZ`; with `c=':'`, `d='.'` this is `toISOString()`, with
 /// `'-'` for both it is pi's file-name form.
 pub fn write_iso(buf: &mut Vec<u8>, ms: i64, c: u8, d: u8) {
     let (days, msd) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    let (y, mo, da) = civil_from_days(days);
+    let (y, mo, da) = pidx::js::civil_from_days(days);
     let (h, mi, s, milli) = (
         msd / 3_600_000,
         msd / 60_000 % 60,

@@ -28,23 +28,6 @@ pub struct Project {
     pub weight: f64,
 }
 
-/// pi's `getDefaultSessionDirPath` for an already absolute, normalised path: strip one leading
-/// `/` or `\`, replace every `/`, `\` and `:` with `-`, wrap in `--…--`.
-pub fn encode_cwd(cwd: &str) -> String {
-    let stripped = cwd.strip_prefix(['/', '\\']).unwrap_or(cwd);
-    let body: String = stripped
-        .chars()
-        .map(|c| {
-            if matches!(c, '/' | '\\' | ':') {
-                '-'
-            } else {
-                c
-            }
-        })
-        .collect();
-    format!("--{body}--")
-}
-
 const USERS: &[&str] = &[
     "dev", "alice", "mario", "jürgen", "zoë", "mei", "ana", "sam", "kwame", "priya", "ops",
 ];
@@ -94,7 +77,7 @@ pub fn make_projects(rng: &mut Rng, vocab: &Vocab, count: usize) -> Vec<Project>
     let mut out = Vec::with_capacity(count);
     while out.len() < count {
         let cwd = make_cwd(rng, vocab);
-        let dir_name = encode_cwd(&cwd);
+        let dir_name = pidx::ingest::discover::encode_cwd(&cwd);
         if !seen.insert(dir_name.clone()) {
             continue;
         }
