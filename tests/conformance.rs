@@ -8,8 +8,6 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use pidx::ingest::discover::{Layout, Root};
-use pidx::ingest::sync::{sync, SyncOptions};
 use pidx::query::{context, list, resolve::Resolved, tree, Scope};
 use pidx::store::Store;
 use serde_json::{json, Value};
@@ -27,13 +25,7 @@ struct Harness {
 impl Harness {
     fn new() -> Harness {
         let (tmp, root) = common::conformance_copy();
-        let mut store = Store::open(&tmp.path().join("index.db")).unwrap();
-        let roots = vec![Root {
-            path: root.clone(),
-            layout: Layout::Tree,
-        }];
-        sync(&mut store, &roots, SyncOptions::default()).unwrap();
-        let scope = Scope::new(&store.conn, &roots).unwrap();
+        let (store, scope) = common::indexed(&root, &tmp.path().join("index.db"));
         Harness {
             _tmp: tmp,
             root,

@@ -4,10 +4,10 @@
 //! model/thinking changes, context edits, entries pi throws on) and checks that, at every entry
 //! as leaf, the shortcut gives exactly what the whole-path walk gives.
 
+mod common;
+
 use std::fmt::Write as _;
 
-use pidx::ingest::discover::{Layout, Root};
-use pidx::ingest::sync::{sync, SyncOptions};
 use pidx::query::context::build_context;
 use pidx::query::resolve::Resolved;
 use pidx::store::Store;
@@ -97,12 +97,7 @@ fn shortcut_equals_the_whole_path_walk_at_every_leaf() {
         let name = format!("2026-01-01T00-00-00-000Z_s{seed}.jsonl");
         std::fs::write(project.join(name), session(seed + 1, 300)).unwrap();
     }
-    let mut store = Store::open(&tmp.path().join("index.db")).unwrap();
-    let roots = vec![Root {
-        path: tmp.path().join("sessions"),
-        layout: Layout::Tree,
-    }];
-    sync(&mut store, &roots, SyncOptions::default()).unwrap();
+    let (store, _) = common::indexed(&tmp.path().join("sessions"), &tmp.path().join("index.db"));
     let conn = &store.conn;
     let tangled: i64 = conn
         .query_row("SELECT count(*) FROM sessions WHERE tangled", [], |r| {
@@ -193,13 +188,7 @@ fn facts_of(store: &Store) -> Vec<Facts> {
 }
 
 fn synced(dir: &std::path::Path, db: &str) -> Store {
-    let mut store = Store::open(&dir.join(db)).unwrap();
-    let roots = vec![Root {
-        path: dir.join("sessions"),
-        layout: Layout::Tree,
-    }];
-    sync(&mut store, &roots, SyncOptions::default()).unwrap();
-    store
+    common::indexed(&dir.join("sessions"), &dir.join(db)).0
 }
 
 #[test]
@@ -213,11 +202,7 @@ fn facts_from_appends_equal_facts_from_one_pass() {
     std::fs::write(&file, lines[..150].concat()).unwrap();
     let mut appended = synced(tmp.path(), "a.db");
     std::fs::write(&file, text.as_bytes()).unwrap();
-    let roots = vec![Root {
-        path: tmp.path().join("sessions"),
-        layout: Layout::Tree,
-    }];
-    sync(&mut appended, &roots, SyncOptions::default()).unwrap();
+    common::resync(&mut appended, &tmp.path().join("sessions"));
     let fresh = synced(tmp.path(), "b.db");
     assert_eq!(facts_of(&appended).len(), 400);
     assert_eq!(facts_of(&appended), facts_of(&fresh));

@@ -7,9 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use pidx::ingest::discover::{Layout, Root};
 use pidx::ingest::search_text::texts;
-use pidx::ingest::sync::{sync, SyncOptions};
 use pidx::query::search::{parse, search, SearchOptions};
 use pidx::query::Scope;
 use pidx::store::Store;
@@ -69,13 +67,7 @@ struct Indexed {
 }
 
 fn index(root: PathBuf, tmp: tempfile::TempDir) -> Indexed {
-    let mut store = Store::open(&tmp.path().join("index.db")).unwrap();
-    let roots = vec![Root {
-        path: root.clone(),
-        layout: Layout::Tree,
-    }];
-    sync(&mut store, &roots, SyncOptions::default()).unwrap();
-    let scope = Scope::new(&store.conn, &roots).unwrap();
+    let (store, scope) = common::indexed(&root, &tmp.path().join("index.db"));
     Indexed {
         _tmp: tmp,
         root,
@@ -371,12 +363,11 @@ fn rewritten_files_leave_no_stale_text() {
         .unwrap()
         .replace("rambling", "wandering");
     std::fs::write(&beta, text).unwrap();
-    let roots = ix.scope.roots.clone();
-    sync(&mut ix.store, &roots, SyncOptions::default()).unwrap();
+    common::resync(&mut ix.store, &root);
     assert!(hit_keys(&ix, &options("rambling", false)).is_empty());
     assert_eq!(hit_keys(&ix, &options("wandering", false)).len(), 1);
     std::fs::remove_file(&beta).unwrap();
-    sync(&mut ix.store, &roots, SyncOptions::default()).unwrap();
+    common::resync(&mut ix.store, &root);
     assert!(hit_keys(&ix, &options("wandering", false)).is_empty());
     let fts_rows: i64 = ix
         .store

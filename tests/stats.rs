@@ -7,8 +7,6 @@ mod common;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
-use pidx::ingest::discover::{Layout, Root};
-use pidx::ingest::sync::{sync, SyncOptions};
 use pidx::query::stats::{stats, Dim, Figures, StatsOptions, Zone};
 use pidx::query::{show, Scope};
 use pidx::store::Store;
@@ -114,17 +112,6 @@ fn independent_totals(root: &Path) -> Figures {
     f
 }
 
-fn indexed(root: &Path, db: &Path) -> (Store, Scope) {
-    let mut store = Store::open(db).unwrap();
-    let roots = vec![Root {
-        path: root.to_path_buf(),
-        layout: Layout::Tree,
-    }];
-    sync(&mut store, &roots, SyncOptions::default()).unwrap();
-    let scope = Scope::new(&store.conn, &roots).unwrap();
-    (store, scope)
-}
-
 fn utc(dims: Vec<Dim>) -> StatsOptions {
     StatsOptions {
         dims,
@@ -138,7 +125,7 @@ fn utc(dims: Vec<Dim>) -> StatsOptions {
 #[test]
 fn totals_equal_an_independent_count_of_the_jsonl() {
     let (tmp, root) = common::conformance_copy();
-    let (store, scope) = indexed(&root, &tmp.path().join("i.db"));
+    let (store, scope) = common::indexed(&root, &tmp.path().join("i.db"));
     let expected = independent_totals(&root);
     assert!(
         expected.assistant_messages > 100 && expected.cost > 0.0,
@@ -180,7 +167,7 @@ fn totals_equal_an_independent_count_of_the_jsonl() {
 #[test]
 fn per_session_figures_are_pis_session_stats() {
     let (tmp, root) = common::conformance_copy();
-    let (store, scope) = indexed(&root, &tmp.path().join("i.db"));
+    let (store, scope) = common::indexed(&root, &tmp.path().join("i.db"));
     let rows = stats(&store.conn, &scope, &utc(vec![Dim::Session])).unwrap();
     assert!(rows.len() > 50);
     for r in rows {
@@ -246,14 +233,9 @@ fn a_fork_is_counted_once_whatever_the_order() {
     // Index the fork alone first, then the original appears: the canonical copy moves.
     let hidden = tmp.path().join("hidden.jsonl");
     std::fs::rename(&original, &hidden).unwrap();
-    let (mut store, _) = indexed(&root, &tmp.path().join("i.db"));
+    let (mut store, _) = common::indexed(&root, &tmp.path().join("i.db"));
     std::fs::rename(&hidden, &original).unwrap();
-    let roots = vec![Root {
-        path: root.clone(),
-        layout: Layout::Tree,
-    }];
-    sync(&mut store, &roots, SyncOptions::default()).unwrap();
-    let scope = Scope::new(&store.conn, &roots).unwrap();
+    let scope = common::resync(&mut store, &root);
     let total = |store: &Store, scope: &Scope| {
         stats(&store.conn, scope, &utc(Vec::new())).unwrap()[0]
             .figures
@@ -278,7 +260,7 @@ fn a_fork_is_counted_once_whatever_the_order() {
     assert_eq!(marked, 2);
     // Deleting the original hands the count to the fork's copies.
     std::fs::remove_file(&original).unwrap();
-    sync(&mut store, &roots, SyncOptions::default()).unwrap();
+    let scope = common::resync(&mut store, &root);
     let t = total(&store, &scope);
     assert_eq!((t.assistant_messages, t.cost), (3, 3.5));
 }

@@ -93,6 +93,23 @@ pub fn pidx(db: &Path, root: &Path) -> assert_cmd::Command {
     cmd
 }
 
+/// Syncs the tree root `root` (pi's layout) into `store` and returns the scope seeing it.
+pub fn resync(store: &mut pidx::store::Store, root: &Path) -> pidx::query::Scope {
+    let roots = vec![pidx::ingest::discover::Root {
+        path: root.to_path_buf(),
+        layout: pidx::ingest::discover::Layout::Tree,
+    }];
+    pidx::ingest::sync::sync(store, &roots, pidx::ingest::sync::SyncOptions::default()).unwrap();
+    pidx::query::Scope::new(&store.conn, &roots).unwrap()
+}
+
+/// A new index at `db` holding the tree root `root`, and the scope seeing it.
+pub fn indexed(root: &Path, db: &Path) -> (pidx::store::Store, pidx::query::Scope) {
+    let mut store = pidx::store::Store::open(db).unwrap();
+    let scope = resync(&mut store, root);
+    (store, scope)
+}
+
 /// Every regular file under `root` with its bytes hash and mtime.
 pub fn fingerprint(root: &Path) -> BTreeMap<PathBuf, (u64, std::time::SystemTime, u64)> {
     let mut out = BTreeMap::new();
