@@ -10,24 +10,15 @@ use super::commands::{Env, Found};
 use super::output::Out;
 use super::ReportArgs;
 use crate::ingest::discover::absolute;
-use crate::query::stats::{self, Dim, Row, StatsOptions, Zone};
+use crate::query::stats::{self, Dim, Row, StatsOptions};
 
 pub fn cmd_report(env: &Env, args: &ReportArgs, out: &mut Out) -> Result<Found> {
-    let zone = match &args.tz {
-        None => Zone::Local,
-        Some(z) => Zone::parse(z).ok_or_else(|| anyhow::anyhow!("--tz {z:?}: not a time zone"))?,
-    };
-    let now = chrono::Utc::now().timestamp_millis();
-    let since_ms = args
-        .since
-        .as_deref()
-        .map(|d| super::search::parse_date(d, now, false))
-        .transpose()?;
-    let until_ms = args
-        .until
-        .as_deref()
-        .map(|d| super::search::parse_date(d, now, true))
-        .transpose()?;
+    let zone = super::stats::zone_arg(args.tz.as_deref())?;
+    let (since_ms, until_ms) = super::search::date_range(
+        args.since.as_deref(),
+        args.until.as_deref(),
+        chrono::Utc::now().timestamp_millis(),
+    )?;
     let (store, scope) = env.open_fresh()?;
     let run = |dims: Vec<Dim>| {
         stats::stats(

@@ -28,16 +28,7 @@ pub fn cmd_search(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> 
         bail!("--limit must be at least 1");
     }
     let now = chrono::Utc::now().timestamp_millis();
-    let since_ms = args
-        .since
-        .as_deref()
-        .map(|d| parse_date(d, now, false))
-        .transpose()?;
-    let until_ms = args
-        .until
-        .as_deref()
-        .map(|d| parse_date(d, now, true))
-        .transpose()?;
+    let (since_ms, until_ms) = date_range(args.since.as_deref(), args.until.as_deref(), now)?;
     let (store, mut scope) = env.open_fresh()?;
     scope.gateway = args.gateway.filter();
     scope.include_silent = args.include_silent;
@@ -72,6 +63,18 @@ pub fn cmd_search(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> 
         render_hits(out, &hits, now)?;
     }
     Ok(!hits.is_empty())
+}
+
+/// `--since` and `--until` as epoch-ms bounds (the first inclusive, the second exclusive).
+pub(super) fn date_range(
+    since: Option<&str>,
+    until: Option<&str>,
+    now_ms: i64,
+) -> Result<(Option<i64>, Option<i64>)> {
+    Ok((
+        since.map(|d| parse_date(d, now_ms, false)).transpose()?,
+        until.map(|d| parse_date(d, now_ms, true)).transpose()?,
+    ))
 }
 
 /// An ISO date or date-time, or a relative age (`12h`, `7d`, `2w`). A plain date is local

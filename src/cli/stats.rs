@@ -8,29 +8,28 @@ use super::StatsArgs;
 use crate::ingest::discover::absolute;
 use crate::query::stats::{self, Dim, Figures, Row, StatsOptions, Zone};
 
+/// `--tz`: the local zone when absent.
+pub(super) fn zone_arg(tz: Option<&str>) -> Result<Zone> {
+    match tz {
+        None => Ok(Zone::Local),
+        Some(z) => Zone::parse(z).ok_or_else(|| {
+            anyhow::anyhow!("--tz {z:?}: use local, UTC, a zone name like Europe/Paris, or an offset like +02:00")
+        }),
+    }
+}
+
 pub fn cmd_stats(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
     let dims = args
         .by
         .iter()
         .map(|d| stats::parse_dim(d.trim()))
         .collect::<crate::error::Result<Vec<Dim>>>()?;
-    let zone = match &args.tz {
-        None => Zone::Local,
-        Some(z) => Zone::parse(z).ok_or_else(|| {
-            anyhow::anyhow!("--tz {z:?}: use local, UTC, a zone name like Europe/Paris, or an offset like +02:00")
-        })?,
-    };
-    let now = chrono::Utc::now().timestamp_millis();
-    let since_ms = args
-        .since
-        .as_deref()
-        .map(|d| super::search::parse_date(d, now, false))
-        .transpose()?;
-    let until_ms = args
-        .until
-        .as_deref()
-        .map(|d| super::search::parse_date(d, now, true))
-        .transpose()?;
+    let zone = zone_arg(args.tz.as_deref())?;
+    let (since_ms, until_ms) = super::search::date_range(
+        args.since.as_deref(),
+        args.until.as_deref(),
+        chrono::Utc::now().timestamp_millis(),
+    )?;
     if env.global.json && args.csv {
         bail!("--json and --csv: choose one");
     }
