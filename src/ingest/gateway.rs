@@ -75,13 +75,15 @@ pub fn sync_store(conn: &Connection, dir: &Path) -> Result<Option<String>> {
     let dir_s = dir.to_string_lossy();
     let path = dir.join(STORE);
     let meta = std::fs::metadata(&path).ok();
-    let stat = meta.as_ref().map(|m| {
-        (
-            m.len() as i64,
-            m.mtime() * 1000 + m.mtime_nsec() / 1_000_000,
-            m.ino() as i64,
-        )
-    });
+    // (size, mtime, inode) of sessions.json now; all NULL when it is missing.
+    let now: (Option<i64>, Option<i64>, Option<i64>) =
+        meta.as_ref().map_or((None, None, None), |m| {
+            (
+                Some(m.len() as i64),
+                Some(m.mtime() * 1000 + m.mtime_nsec() / 1_000_000),
+                Some(m.ino() as i64),
+            )
+        });
     let known: Option<(Option<i64>, Option<i64>, Option<i64>)> = conn
         .query_row(
             "SELECT size, mtime_ms, ino FROM gw_dirs WHERE dir = ?1",
@@ -89,8 +91,7 @@ pub fn sync_store(conn: &Connection, dir: &Path) -> Result<Option<String>> {
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .optional()?;
-    let now = stat.map(|(s, m, i)| (Some(s), Some(m), Some(i)));
-    if known.is_some() && known == Some(now.unwrap_or((None, None, None))) {
+    if known == Some(now) {
         return Ok(None);
     }
     let read = match &meta {
@@ -105,7 +106,7 @@ pub fn sync_store(conn: &Connection, dir: &Path) -> Result<Option<String>> {
                 _ => Err("malformed: not a JSON object".into()),
             }),
     };
-    let (size, mtime, ino) = now.unwrap_or((None, None, None));
+    let (size, mtime, ino) = now;
     let problem = read.as_ref().err().cloned();
     conn.execute(
         "INSERT INTO gw_dirs (dir, agent_id, size, mtime_ms, ino, problem)

@@ -585,12 +585,18 @@ fn commit_batch(
     row.tail_hash = windows.tail_hash();
     row.bad_lines += batch.bad.len() as i64;
     row.id = writer::save_file(tx, row, now_ms())?;
-    let first_rid: i64 =
-        tx.query_row("SELECT coalesce(max(rid), 0) + 1 FROM entries", [], |r| {
-            r.get(0)
-        })?;
+    // Gateway transcripts: where this batch's rows start, to mark its silent turns.
+    let first_rid: Option<i64> = if silent_turns && !batch.rows.is_empty() {
+        Some(
+            tx.query_row("SELECT coalesce(max(rid), 0) + 1 FROM entries", [], |r| {
+                r.get(0)
+            })?,
+        )
+    } else {
+        None
+    };
     writer::insert_entries(tx, row.id, &batch.rows, state)?;
-    if silent_turns && !batch.rows.is_empty() {
+    if let Some(first_rid) = first_rid {
         gateway::mark_silent(tx, row.id, first_rid)?;
     }
     writer::insert_bad_lines(tx, row.id, &batch.bad)?;
