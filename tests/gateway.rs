@@ -413,10 +413,12 @@ fn one_agent_folder_and_remembered_roots() {
     .unwrap();
     let pi_dir = tmp.path().join("pi");
     let db = tmp.path().join("c.db");
+    // Never the user's own ~/.config/pidx/config.toml: a missing file unless the case sets one.
+    let no_config = tmp.path().join("no-config.toml");
     let with_env = |k: &str, v: &Path| {
         let mut c = pidx();
         c.env("PI_CODING_AGENT_DIR", &pi_dir)
-            .env_remove("PIDX_CONFIG")
+            .env("PIDX_CONFIG", &no_config)
             .env_remove("PIDX_ROOTS")
             .env(k, v)
             .arg("--db")
