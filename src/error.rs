@@ -18,6 +18,8 @@ pub enum Error {
     NotAnIndex { path: PathBuf, why: String },
     #[error("index {path} is corrupt ({why}); run `pidx sync --rebuild` to rebuild it from the session files")]
     Corrupt { path: PathBuf, why: String },
+    #[error("index {path} cannot be written ({why}); `pidx sync` and `pidx watch` need a writable index: point --db (or PIDX_DB) at a writable place")]
+    ReadOnly { path: PathBuf, why: String },
     #[error("no session matches {0:?}")]
     NotFound(String),
     #[error("{query:?} matches {} sessions; use more of the id:\n{}", candidates.len(), candidates.join("\n"))]
@@ -51,6 +53,39 @@ impl Error {
             }
         }
         Error::Sqlite(source)
+    }
+
+    /// Whether this error means the index at `db`, its folder or its lock file cannot be
+    /// written (a read-only mount, missing write permission). A session file that cannot be
+    /// read is not that.
+    pub fn is_unwritable(&self, db: &std::path::Path) -> bool {
+        use rusqlite::ErrorCode::{CannotOpen, ReadOnly};
+        use std::io::ErrorKind::{PermissionDenied, ReadOnlyFilesystem};
+        match self {
+            Error::Io { source, path } => {
+                matches!(source.kind(), ReadOnlyFilesystem | PermissionDenied)
+                    && db.parent().is_some_and(|dir| path.starts_with(dir))
+            }
+            Error::Sqlite(e) => matches!(e.sqlite_error_code(), Some(ReadOnly | CannotOpen)),
+            Error::ReadOnly { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// This error, said as "the index at `db` cannot be written" when that is what it means.
+    pub fn for_writing(self, db: &std::path::Path) -> Error {
+        match self {
+            Error::ReadOnly { .. } => self,
+            e if e.is_unwritable(db) => Error::ReadOnly {
+                path: db.to_path_buf(),
+                why: match &e {
+                    Error::Io { source, .. } => source.to_string(),
+                    Error::Sqlite(s) => s.to_string(),
+                    other => other.to_string(),
+                },
+            },
+            e => e,
+        }
     }
 
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {

@@ -13,6 +13,23 @@ fn main() {
     std::process::exit(code);
 }
 
+/// The error and the causes it does not already spell out: pidx's own errors carry their
+/// cause in their message, so the chain stops at the first of them (printing it whole would
+/// repeat the cause: "index: x: x: Error code 14: x").
+fn describe(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause.to_string());
+        if cause.is::<pidx::Error>() {
+            break;
+        }
+    }
+    text
+}
+
 fn exit_code_for(e: &anyhow::Error) -> i32 {
     if e.chain().any(|c| {
         c.downcast_ref::<std::io::Error>()
@@ -20,7 +37,7 @@ fn exit_code_for(e: &anyhow::Error) -> i32 {
     }) {
         return 0;
     }
-    eprintln!("pidx: {e:#}");
+    eprintln!("pidx: {}", describe(e));
     match e.downcast_ref::<pidx::Error>() {
         Some(pidx::Error::NotFound(_)) => 1,
         _ => 2,

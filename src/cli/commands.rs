@@ -75,8 +75,28 @@ impl Env {
     }
 
     /// Opens the index and brings it up to date, unless `--no-sync` or another process holds
-    /// the writer lock (a watcher: it keeps the index fresh itself).
+    /// the writer lock (a watcher: it keeps the index fresh itself). An index that cannot be
+    /// written (a read-only mount, no write permission) is read as it is, with a note.
     pub(super) fn open_fresh(&self) -> Result<(Store, Scope)> {
+        let store = match self.open_synced() {
+            Ok(store) => store,
+            Err(e) if e.is_unwritable(&self.db) => {
+                let store = Store::open_read_only(&self.db).map_err(|_| e.for_writing(&self.db))?;
+                if !self.global.no_sync {
+                    eprintln!(
+                        "pidx: index {} cannot be written; answering from it as it is, without syncing",
+                        self.db.display()
+                    );
+                }
+                store
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let scope = Scope::new(&store.conn, &self.roots)?;
+        Ok((store, scope))
+    }
+
+    fn open_synced(&self) -> crate::Result<Store> {
         let mut store = Store::open(&self.db)?;
         if !self.global.no_sync {
             if let Some(lock) = writer_lock_for_freshness(&self.db)? {
@@ -85,15 +105,39 @@ impl Env {
                 drop(lock);
             }
         }
-        let scope = Scope::new(&store.conn, &self.roots)?;
-        Ok((store, scope))
+        Ok(store)
+    }
+
+    /// The writer lock and the index opened for writing (`sync`, `watch`), emptied first when
+    /// `rebuild`, or an error that says another process is writing it, or that it cannot be
+    /// written.
+    fn open_for_writing(&self, command: &str, rebuild: bool) -> Result<(WriterLock, Store)> {
+        let lock = match WriterLock::try_acquire(&self.db, command)
+            .map_err(|e| e.for_writing(&self.db))?
+        {
+            Ok(lock) => lock,
+            Err(holder) => anyhow::bail!(
+                "another pidx process is writing this index ({}); {}",
+                holder.0,
+                if command == "watch" {
+                    "one watcher per index"
+                } else {
+                    "it keeps the index fresh, so there is nothing to do"
+                }
+            ),
+        };
+        if rebuild {
+            Store::destroy(&self.db).map_err(|e| e.for_writing(&self.db))?;
+        }
+        let store = Store::open(&self.db).map_err(|e| e.for_writing(&self.db))?;
+        Ok((lock, store))
     }
 }
 
 /// The writer lock for a query's own freshness sync, or `None` when another process keeps the
 /// index: a watcher (its commits are read as they are), or a sync that is still running after
 /// a short wait (then the answer is what it has committed so far, and a note says so).
-fn writer_lock_for_freshness(db: &std::path::Path) -> Result<Option<WriterLock>> {
+fn writer_lock_for_freshness(db: &std::path::Path) -> crate::Result<Option<WriterLock>> {
     let started = std::time::Instant::now();
     loop {
         match WriterLock::try_acquire(db, "sync")? {
@@ -121,18 +165,9 @@ fn report_errors(report: &SyncReport) {
 }
 
 fn cmd_sync(env: &Env, args: &SyncArgs, out: &mut Out) -> Result<Found> {
-    let lock = match WriterLock::try_acquire(&env.db, "sync")? {
-        Ok(lock) => lock,
-        Err(holder) => anyhow::bail!(
-            "another pidx process is writing this index ({}); it keeps the index fresh, so there is nothing to do",
-            holder.0
-        ),
-    };
-    if args.rebuild {
-        Store::destroy(&env.db)?;
-    }
-    let mut store = Store::open(&env.db)?;
-    let report = sync(&mut store, &env.roots, SyncOptions { progress: true })?;
+    let (lock, mut store) = env.open_for_writing("sync", args.rebuild)?;
+    let report = sync(&mut store, &env.roots, SyncOptions { progress: true })
+        .map_err(|e| e.for_writing(&env.db))?;
     drop(lock);
     if args.verbose {
         for b in &report.bad {
@@ -251,7 +286,12 @@ fn cmd_tree(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {
 }
 
 fn cmd_status(env: &Env, out: &mut Out) -> Result<Found> {
-    let store = Store::open(&env.db)?;
+    let store = match Store::open(&env.db) {
+        Err(e) if e.is_unwritable(&env.db) => {
+            Store::open_read_only(&env.db).map_err(|_| e.for_writing(&env.db))?
+        }
+        other => other?,
+    };
     let status = crate::query::status::status(&store, &env.roots)?;
     if env.global.json {
         out.line(&serde_json::to_string(&status)?)?;
@@ -282,18 +322,11 @@ fn cmd_watch(env: &Env, args: &super::WatchArgs) -> Result<Found> {
         reconcile_every: secs(args.reconcile_every, "--reconcile-every")?,
         ..WatchOptions::default()
     };
-    let _lock = match WriterLock::try_acquire(&env.db, "watch")? {
-        Ok(lock) => lock,
-        Err(holder) => anyhow::bail!(
-            "another pidx process is writing this index ({}); one watcher per index",
-            holder.0
-        ),
-    };
+    let (_lock, mut store) = env.open_for_writing("watch", false)?;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
         .context("installing the Ctrl-C / SIGTERM handler")?;
-    let mut store = Store::open(&env.db)?;
     let roots: Vec<String> = env
         .roots
         .iter()

@@ -65,21 +65,45 @@ impl Store {
         }
     }
 
-    /// Opens an existing index read-only (`pidx sql`, and queries while another process writes).
+    /// Opens an existing index read-only (`pidx sql`, and queries on an index that cannot be
+    /// written). On a read-only folder SQLite cannot create the `-shm` file a WAL database
+    /// needs; when no `-wal` holds unmerged commits the file alone is the whole index, and it is
+    /// opened as immutable.
     ///
     /// # Errors
-    /// As [`Store::open`]; also when the index does not exist yet.
+    /// As [`Store::open`]; also when the index does not exist yet, or has another schema (it
+    /// cannot be rebuilt without writing).
     pub fn open_read_only(path: &Path) -> Result<Store> {
         check_is_ours(path)?;
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| Error::at_open(path, e))?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        conn.execute_batch("PRAGMA query_only = ON;")?;
-        crate::collate::register(&conn)?;
-        Ok(Store {
-            conn,
-            path: path.to_path_buf(),
-        })
+        if !path.exists() {
+            return Err(Error::Invalid(format!(
+                "there is no index at {} yet; run `pidx sync` to build it",
+                path.display()
+            )));
+        }
+        let store = match open_read_only_conn(path, false) {
+            Err(Error::Sqlite(e))
+                if matches!(
+                    e.sqlite_error_code(),
+                    Some(rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly)
+                ) && !wal_has_commits(path) =>
+            {
+                open_read_only_conn(path, true)?
+            }
+            other => other?,
+        };
+        let version: i64 = store
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| Error::at_open(path, e))?;
+        if version != migrate::LATEST {
+            return Err(Error::Invalid(format!(
+                "index {} has schema {version}, this pidx needs {}, and it cannot rebuild it without writing; run `pidx sync` where the index is writable",
+                path.display(),
+                migrate::LATEST
+            )));
+        }
+        Ok(store)
     }
 
     /// Deletes the index (and its WAL files) so the next open starts empty. Refuses files that
@@ -181,6 +205,44 @@ fn wal_says_ours(path: &Path) -> Result<bool> {
         )
         .map_err(|e| Error::at_open(path, e))?;
     Ok(app_id == APP_ID || tables == 0)
+}
+
+fn open_read_only_conn(path: &Path, immutable: bool) -> Result<Store> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' => uri.push_str("%25"),
+            '?' => uri.push_str("%3f"),
+            '#' => uri.push_str("%23"),
+            c => uri.push(c),
+        }
+    }
+    if immutable {
+        uri.push_str("?immutable=1");
+    }
+    let conn = Connection::open_with_flags(&uri, flags).map_err(|e| Error::at_open(path, e))?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.execute_batch("PRAGMA query_only = ON;")?;
+    crate::collate::register(&conn)?;
+    // SQLite opens lazily: read the schema now so a file it cannot open fails here.
+    conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map_err(|e| Error::at_open(path, e))?;
+    Ok(Store {
+        conn,
+        path: path.to_path_buf(),
+    })
+}
+
+/// Whether `<db>-wal` holds commits not yet copied into the database file.
+fn wal_has_commits(path: &Path) -> bool {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0)
 }
 
 fn remove_index_files(path: &Path) -> Result<()> {
