@@ -91,14 +91,19 @@ pub fn watch(
             }
             None => {
                 if let Ok(first) = rx.recv_timeout(Duration::from_millis(100)) {
-                    take(first, roots, &mut dirty, &mut full);
+                    let mut lost = take(first, roots, &mut dirty, &mut full);
                     // Coalesce what arrives within the debounce window.
                     let until = Instant::now() + opts.debounce;
                     while let Some(left) = until.checked_duration_since(Instant::now()) {
                         match rx.recv_timeout(left) {
-                            Ok(ev) => take(ev, roots, &mut dirty, &mut full),
+                            Ok(ev) => lost |= take(ev, roots, &mut dirty, &mut full),
                             Err(_) => break,
                         }
+                    }
+                    if lost {
+                        notice(Notice::Info(
+                            "file events were lost (the kernel's event queue overflowed; if this repeats, raise fs.inotify.max_queued_events); checking every file".into(),
+                        ));
                     }
                 }
             }
@@ -191,17 +196,18 @@ fn start_watcher(
 }
 
 /// Adds an event's project folders to `dirty`; an event without paths means a full reconcile.
-fn take(ev: Event, roots: &[Root], dirty: &mut HashSet<PathBuf>, full: &mut bool) {
+/// Returns whether the event says events were lost (inotify's queue overflowed).
+fn take(ev: Event, roots: &[Root], dirty: &mut HashSet<PathBuf>, full: &mut bool) -> bool {
     let Ok(ev) = ev else {
         *full = true;
-        return;
+        return false;
     };
     if matches!(ev.kind, EventKind::Access(_)) {
-        return;
+        return false;
     }
     if ev.need_rescan() || ev.paths.is_empty() {
         *full = true;
-        return;
+        return ev.need_rescan();
     }
     for path in &ev.paths {
         for root in roots {
@@ -210,4 +216,5 @@ fn take(ev: Event, roots: &[Root], dirty: &mut HashSet<PathBuf>, full: &mut bool
             }
         }
     }
+    false
 }

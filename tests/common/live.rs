@@ -36,7 +36,15 @@ pub fn on(db: &Path, root: &Path, args: &[&str]) -> Command {
 
 /// Starts `pidx watch` with stderr piped, and waits until it holds the writer lock.
 pub fn start_watch(db: &Path, root: &Path) -> Child {
-    let mut child = on(db, root, &["watch"])
+    start_watch_with(db, root, &[])
+}
+
+/// As [`start_watch`], with more arguments after `watch`.
+pub fn start_watch_with(db: &Path, root: &Path, more: &[&str]) -> Child {
+    let args: Vec<&str> = std::iter::once("watch")
+        .chain(more.iter().copied())
+        .collect();
+    let mut child = on(db, root, &args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
