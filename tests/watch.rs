@@ -210,3 +210,47 @@ fn watcher_killed_at_several_points_loses_nothing() {
     assert_eq!(entries(&db), total + 2_000);
     assert_equals_rebuild(&db, &root);
 }
+
+#[test]
+fn deleting_the_index_under_the_watcher_stops_it_and_a_new_index_builds_cleanly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    std::fs::create_dir_all(root.join("--p--")).unwrap();
+    std::fs::write(
+        root.join("--p--/a.jsonl"),
+        format!("{}\n{}\n", HEADER, user("m1", None, "hi")),
+    )
+    .unwrap();
+    let db = tmp.path().join("i.db");
+    let mut w = start_watch(&db, &root);
+    wait_for("the first file", || listed(&db, &root).len() == 1);
+    // What a user does to "rebuild" while forgetting the watcher: its -wal/-shm stay.
+    std::fs::remove_file(&db).unwrap();
+    let mut code = None;
+    wait_for("the watcher to notice", || {
+        code = w.try_wait().unwrap().map(|s| s.code());
+        code.is_some()
+    });
+    assert_eq!(code, Some(Some(2)));
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut w.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(
+        err.contains(&format!(
+            "the index {} was deleted or replaced while watching",
+            db.display()
+        )),
+        "{err}"
+    );
+    // The leftovers do not leak the old index into the new one.
+    let out = on(&db, &root, &["sync"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        listed(&db, &root),
+        [("--p--/a.jsonl".into(), 1, "hi".into())]
+    );
+    assert_equals_rebuild(&db, &root);
+}

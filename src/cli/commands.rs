@@ -308,7 +308,7 @@ fn cmd_watch(env: &Env, args: &super::WatchArgs) -> Result<Found> {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use crate::ingest::watch::{watch, Notice, WatchOptions};
+    use crate::ingest::watch::{watch, Ended, Notice, WatchOptions};
 
     let secs = |s: f64, what: &str| -> Result<Duration> {
         if s.is_finite() && s > 0.0 {
@@ -337,7 +337,7 @@ fn cmd_watch(env: &Env, args: &super::WatchArgs) -> Result<Found> {
         roots.join(", "),
         env.db.display()
     );
-    watch(&mut store, &env.roots, &opts, &stop, |n| match n {
+    let ended = watch(&mut store, &env.roots, &opts, &stop, |n| match n {
         Notice::Synced(r) => {
             eprintln!("pidx: {}", r.summary());
             report_errors(r);
@@ -347,6 +347,17 @@ fn cmd_watch(env: &Env, args: &super::WatchArgs) -> Result<Found> {
         }
         Notice::Info(m) => eprintln!("pidx: {m}"),
     })?;
+    if ended == Ended::IndexReplaced {
+        // Its write-ahead log is emptied into the orphaned file, so a new index made at the
+        // path does not take its pages; the connection is never closed: closing would let
+        // SQLite delete `-wal`/`-shm` by name, and they may belong to a new index by now.
+        let _ = store.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+        std::mem::forget(store);
+        anyhow::bail!(
+            "the index {} was deleted or replaced while watching; stopping (start `pidx watch` again to build it anew)",
+            env.db.display()
+        );
+    }
     eprintln!("pidx: watcher stopped");
     Ok(true)
 }

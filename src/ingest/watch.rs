@@ -53,7 +53,18 @@ pub enum Notice<'a> {
     Info(String),
 }
 
-/// Watches `roots` until `stop` is set, syncing into `store`.
+/// Why the watcher returned.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Ended {
+    /// `stop` was set.
+    Stopped,
+    /// The index file was deleted or replaced under the watcher: its connection must not be
+    /// closed (SQLite would delete `-wal`/`-shm` by name, which may now belong to a new index).
+    IndexReplaced,
+}
+
+/// Watches `roots` until `stop` is set, syncing into `store`. Checks once a second that the
+/// index file is still the one it writes.
 ///
 /// # Errors
 /// Only errors of the first reconcile; later ones are reported through `notice` and retried.
@@ -63,7 +74,7 @@ pub fn watch(
     opts: &WatchOptions,
     stop: &AtomicBool,
     mut notice: impl FnMut(Notice),
-) -> Result<()> {
+) -> Result<Ended> {
     let (tx, rx) = mpsc::channel();
     let mut watcher = None;
     let mut poll = opts.poll;
@@ -83,7 +94,14 @@ pub fn watch(
     let mut dirty: HashSet<PathBuf> = HashSet::new();
     let mut full = false;
     let mut backoff = Duration::ZERO;
+    let mut last_check = Instant::now();
     while !stop.load(Ordering::SeqCst) {
+        if last_check.elapsed() >= Duration::from_secs(1) {
+            if store.is_replaced() {
+                return Ok(Ended::IndexReplaced);
+            }
+            last_check = Instant::now();
+        }
         match poll {
             Some(every) => {
                 sleep_unless_stopped(every, stop);
@@ -148,7 +166,7 @@ pub fn watch(
         }
     }
     drop(watcher);
-    Ok(())
+    Ok(Ended::Stopped)
 }
 
 fn sleep_unless_stopped(d: Duration, stop: &AtomicBool) {

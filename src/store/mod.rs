@@ -6,6 +6,7 @@ mod lock;
 mod migrate;
 pub mod writer;
 
+use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OpenFlags};
@@ -20,6 +21,8 @@ const APP_ID: i64 = 0x7069_6478;
 pub struct Store {
     pub conn: Connection,
     pub path: PathBuf,
+    /// Device and inode of the file opened, to notice it being deleted or replaced.
+    identity: Option<(u64, u64)>,
 }
 
 /// Where the index lives when neither `--db` nor `PIDX_DB` is given: the user's data dir,
@@ -48,6 +51,7 @@ impl Store {
         let mut store = Store {
             conn,
             path: path.to_path_buf(),
+            identity: identity(path),
         };
         store.configure()?;
         match migrate::apply(&mut store.conn).map_err(|e| Error::at_open(path, e))? {
@@ -104,6 +108,15 @@ impl Store {
             )));
         }
         Ok(store)
+    }
+
+    /// Whether the file at the index's path is no longer the one this store opened (deleted,
+    /// or replaced by another). Writes would then go to a file nobody reads.
+    pub fn is_replaced(&self) -> bool {
+        match std::fs::metadata(&self.path) {
+            Ok(m) => self.identity.is_some_and(|id| id != (m.dev(), m.ino())),
+            Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        }
     }
 
     /// Deletes the index (and its WAL files) so the next open starts empty. Refuses files that
@@ -207,6 +220,10 @@ fn wal_says_ours(path: &Path) -> Result<bool> {
     Ok(app_id == APP_ID || tables == 0)
 }
 
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
 fn open_read_only_conn(path: &Path, immutable: bool) -> Result<Store> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
@@ -235,6 +252,7 @@ fn open_read_only_conn(path: &Path, immutable: bool) -> Result<Store> {
     Ok(Store {
         conn,
         path: path.to_path_buf(),
+        identity: identity(path),
     })
 }
 
