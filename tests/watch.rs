@@ -63,13 +63,14 @@ fn changes_show_up_and_the_index_equals_a_rebuild() {
         listed(&db, &root) == [("--p--/a.jsonl".into(), 1, "first".into())]
     });
 
-    // A line written in two write() calls: nothing until its newline arrives.
+    // A line written in two write() calls, completed seconds later: nothing until its
+    // newline arrives, though the first half's event makes the watcher read the file.
     let line = user("a2", Some("a1"), "second");
     let (head, tail) = line.split_at(40);
     let mut f = std::fs::OpenOptions::new().append(true).open(&a).unwrap();
     f.write_all(head.as_bytes()).unwrap();
     f.flush().unwrap();
-    std::thread::sleep(Duration::from_millis(600));
+    std::thread::sleep(Duration::from_secs(2));
     assert_eq!(listed(&db, &root)[0].1, 1, "a half-written line was taken");
     f.write_all(format!("{tail}\n").as_bytes()).unwrap();
     drop(f);
