@@ -80,8 +80,8 @@ impl Env {
     pub(super) fn open_fresh(&self) -> Result<(Store, Scope)> {
         let store = match self.open_synced() {
             Ok(store) => store,
-            Err(e) if e.is_unwritable(&self.db) => {
-                let store = Store::open_read_only(&self.db).map_err(|_| e.for_writing(&self.db))?;
+            Err(e) => {
+                let store = self.read_as_it_is(e)?;
                 if !self.global.no_sync {
                     eprintln!(
                         "pidx: index {} cannot be written; answering from it as it is, without syncing",
@@ -90,7 +90,6 @@ impl Env {
                 }
                 store
             }
-            Err(e) => return Err(e.into()),
         };
         let scope = Scope::new(&store.conn, &self.roots)?;
         Ok((store, scope))
@@ -106,6 +105,15 @@ impl Env {
             }
         }
         Ok(store)
+    }
+
+    /// The index opened read-only when `e` (met opening it for writing) says it cannot be
+    /// written; otherwise `e`.
+    fn read_as_it_is(&self, e: crate::Error) -> Result<Store> {
+        if !e.is_unwritable(&self.db) {
+            return Err(e.into());
+        }
+        Store::open_read_only(&self.db).map_err(|_| e.for_writing(&self.db).into())
     }
 
     /// The writer lock and the index opened for writing (`sync`, `watch`), emptied first when
@@ -287,10 +295,8 @@ fn cmd_tree(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {
 
 fn cmd_status(env: &Env, out: &mut Out) -> Result<Found> {
     let store = match Store::open(&env.db) {
-        Err(e) if e.is_unwritable(&env.db) => {
-            Store::open_read_only(&env.db).map_err(|_| e.for_writing(&env.db))?
-        }
-        other => other?,
+        Ok(store) => store,
+        Err(e) => env.read_as_it_is(e)?,
     };
     let status = crate::query::status::status(&store, &env.roots)?;
     if env.global.json {
