@@ -255,3 +255,54 @@ fn deleting_the_index_under_the_watcher_stops_it_and_a_new_index_builds_cleanly(
     );
     assert_equals_rebuild(&db, &root);
 }
+
+/// A watcher (or sync) starting while a short-lived writer holds the lock (a query's own sync,
+/// a `pidx status` looking) waits for it instead of failing; here the test itself holds it.
+#[test]
+fn a_writer_waits_for_a_non_watcher_holding_the_lock() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    std::fs::create_dir_all(root.join("--p--")).unwrap();
+    std::fs::write(
+        root.join("--p--/a.jsonl"),
+        format!("{}\n{}\n", HEADER, user("m1", None, "hi")),
+    )
+    .unwrap();
+    let db = tmp.path().join("i.db");
+    let mut lock_path = db.as_os_str().to_owned();
+    lock_path.push(".lock");
+    for command in ["sync", "watch"] {
+        let mut held = std::fs::File::create(&lock_path).unwrap();
+        held.lock().unwrap();
+        held.write_all(b"pid 1 (sync)\n").unwrap();
+        let mut child = on(&db, &root, &[command])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_secs(1));
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "`pidx {command}` gave up while a non-watcher held the lock"
+        );
+        assert_eq!(count(&db, "SELECT count(*) FROM entries"), 0);
+        held.set_len(0).unwrap();
+        drop(held);
+        wait_for("the index", || {
+            count(&db, "SELECT count(*) FROM entries") == 1
+        });
+        let status = if command == "watch" {
+            term(&mut child)
+        } else {
+            child.wait().unwrap()
+        };
+        assert!(status.success(), "{command}: {status:?}");
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert!(
+            err.contains("waiting for pid 1 (sync) to finish writing the index"),
+            "{command}: {err}"
+        );
+        std::fs::remove_file(&db).unwrap();
+    }
+}

@@ -120,12 +120,15 @@ impl Env {
     /// `rebuild`, or an error that says another process is writing it, or that it cannot be
     /// written.
     fn open_for_writing(&self, command: &str, rebuild: bool) -> Result<(WriterLock, Store)> {
-        let lock = match WriterLock::try_acquire(&self.db, command)
+        let waiting = |h: &crate::store::LockHolder| {
+            eprintln!("pidx: waiting for {} to finish writing the index", h.0);
+        };
+        let lock = match WriterLock::acquire(&self.db, command, None, waiting)
             .map_err(|e| e.for_writing(&self.db))?
         {
             Ok(lock) => lock,
             Err(holder) => anyhow::bail!(
-                "another pidx process is writing this index ({}); {}",
+                "a watcher is writing this index ({}); {}",
                 holder.0,
                 if command == "watch" {
                     "one watcher per index"
@@ -146,21 +149,18 @@ impl Env {
 /// index: a watcher (its commits are read as they are), or a sync that is still running after
 /// a short wait (then the answer is what it has committed so far, and a note says so).
 fn writer_lock_for_freshness(db: &std::path::Path) -> crate::Result<Option<WriterLock>> {
-    let started = std::time::Instant::now();
-    loop {
-        match WriterLock::try_acquire(db, "sync")? {
-            Ok(lock) => return Ok(Some(lock)),
-            Err(holder) if holder.0.contains("(watch)") => return Ok(None),
-            Err(holder) if started.elapsed() >= std::time::Duration::from_secs(2) => {
-                eprintln!(
-                    "pidx: another pidx process ({}) is updating the index; answering from what it has committed so far",
-                    holder.0
-                );
-                return Ok(None);
-            }
-            Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+    let patience = Some(std::time::Duration::from_secs(2));
+    Ok(match WriterLock::acquire(db, "sync", patience, |_| {})? {
+        Ok(lock) => Some(lock),
+        Err(holder) if holder.is_watcher() => None,
+        Err(holder) => {
+            eprintln!(
+                "pidx: another pidx process ({}) is updating the index; answering from what it has committed so far",
+                holder.0
+            );
+            None
         }
-    }
+    })
 }
 
 fn report_errors(report: &SyncReport) {

@@ -5,6 +5,7 @@
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 
@@ -17,6 +18,24 @@ pub struct WriterLock {
 /// Who holds the lock, as its holder wrote it ("<pid> <command>").
 #[derive(Debug, Clone)]
 pub struct LockHolder(pub String);
+
+impl LockHolder {
+    /// Whether the holder is a watcher: it keeps the index fresh for as long as it runs, so
+    /// waiting for it is pointless.
+    pub fn is_watcher(&self) -> bool {
+        self.0.contains("(watch)")
+    }
+
+    fn read(file: &mut File) -> LockHolder {
+        let mut who = String::new();
+        let _ = file.read_to_string(&mut who);
+        LockHolder(if who.trim().is_empty() {
+            "another pidx process".to_string()
+        } else {
+            who.trim().to_string()
+        })
+    }
+}
 
 impl WriterLock {
     fn lock_path(db: &Path) -> PathBuf {
@@ -46,16 +65,7 @@ impl WriterLock {
             .map_err(|e| Error::io(&path, e))?;
         match file.try_lock() {
             Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                let mut who = String::new();
-                let _ = file.read_to_string(&mut who);
-                let who = if who.trim().is_empty() {
-                    "another pidx process".to_string()
-                } else {
-                    who.trim().to_string()
-                };
-                return Ok(Err(LockHolder(who)));
-            }
+            Err(TryLockError::WouldBlock) => return Ok(Err(LockHolder::read(&mut file))),
             Err(TryLockError::Error(e)) => return Err(Error::io(&path, e)),
         }
         let note = format!("pid {} ({command})\n", std::process::id());
@@ -65,11 +75,50 @@ impl WriterLock {
         Ok(Ok(WriterLock { file, path }))
     }
 
-    /// Who holds the lock right now, or `None` when it is free.
+    /// Takes the lock, waiting while a process that is not a watcher holds it (a command's own
+    /// sync, a `pidx status` looking at the lock): up to `patience`, or for as long as it takes
+    /// when `None`. A watcher's hold is returned at once. `waiting` is called once, when the
+    /// wait passes half a second.
+    ///
+    /// # Errors
+    /// `Io` when the lock file cannot be created.
+    pub fn acquire(
+        db: &Path,
+        command: &str,
+        patience: Option<Duration>,
+        mut waiting: impl FnMut(&LockHolder),
+    ) -> Result<std::result::Result<WriterLock, LockHolder>> {
+        let started = Instant::now();
+        let mut said = false;
+        loop {
+            match Self::try_acquire(db, command)? {
+                Ok(lock) => return Ok(Ok(lock)),
+                Err(holder) if holder.is_watcher() => return Ok(Err(holder)),
+                Err(holder) if patience.is_some_and(|p| started.elapsed() >= p) => {
+                    return Ok(Err(holder))
+                }
+                Err(holder) => {
+                    if !said && started.elapsed() >= Duration::from_millis(500) {
+                        waiting(&holder);
+                        said = true;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        }
+    }
+
+    /// Who holds the lock right now, or `None` when it is free. Looks with a shared lock and
+    /// writes nothing (a writer that starts at that instant waits for it: see [`Self::acquire`]).
     pub fn holder(db: &Path) -> Option<LockHolder> {
-        match Self::try_acquire(db, "probe") {
-            Ok(Err(holder)) => Some(holder),
-            _ => None,
+        let mut file = File::open(Self::lock_path(db)).ok()?;
+        match file.try_lock_shared() {
+            Ok(()) => {
+                let _ = file.unlock();
+                None
+            }
+            Err(TryLockError::WouldBlock) => Some(LockHolder::read(&mut file)),
+            Err(TryLockError::Error(_)) => None,
         }
     }
 }
