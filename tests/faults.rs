@@ -187,7 +187,8 @@ fn a_full_disk_makes_the_watcher_back_off_and_catch_up() {
     // 1 MiB per file at most (a soft limit, so it can be lifted later); SIGXFSZ ignored so a
     // write past it fails with EFBIG instead.
     let bin = assert_cmd::cargo::cargo_bin("pidx");
-    let mut w = std::process::Command::new("bash")
+    let mut watch = std::process::Command::new("bash");
+    watch
         .args(["-c", "ulimit -S -f 1024; trap '' XFSZ; exec \"$0\" \"$@\""])
         .arg(&bin)
         .arg("--db")
@@ -196,14 +197,8 @@ fn a_full_disk_makes_the_watcher_back_off_and_catch_up() {
         .arg(&root)
         .arg("watch")
         .env_remove("PI_CODING_AGENT_DIR")
-        .env_remove("PI_CODING_AGENT_SESSION_DIR")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for("the watcher", || {
-        common::live::status(&db, &root).contains("watcher: pid")
-    });
+        .env_remove("PI_CODING_AGENT_SESSION_DIR");
+    let mut w = common::live::spawn_watch(watch, &db, &root);
     let before = count(&db, "SELECT count(*) FROM entries");
     // ~3 MB of new, distinct words: more than the limit lets the index take.
     let lines: Vec<String> = (0..3_000)

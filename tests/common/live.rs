@@ -44,7 +44,13 @@ pub fn start_watch_with(db: &Path, root: &Path, more: &[&str]) -> Child {
     let args: Vec<&str> = std::iter::once("watch")
         .chain(more.iter().copied())
         .collect();
-    let mut child = on(db, root, &args)
+    spawn_watch(on(db, root, &args), db, root)
+}
+
+/// Spawns `watch` (a `pidx ... watch` command, maybe behind a wrapper) with stderr piped, and
+/// waits until it holds the writer lock; if it exits first, fails with what it said.
+pub fn spawn_watch(mut watch: Command, db: &Path, root: &Path) -> Child {
+    let mut child = watch
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
