@@ -366,24 +366,27 @@ struct FileDone {
     bad: Vec<(i64, String)>,
 }
 
-/// Where reading a file starts.
-struct Start {
+/// One file's ingest in progress: its index row, the session state, the hash windows over what
+/// has been read, and whether what was ingested before must go. Starts where the last pass
+/// stopped (or at 0); each batch commit moves it on.
+struct Pass {
     row: FileRow,
     state: SessionState,
     windows: Windows,
-    /// Everything ingested from this file so far must go (the file was rewritten).
+    /// Everything ingested from this file so far must go (the file was rewritten); cleared by
+    /// the first commit.
     rewrite: bool,
 }
 
 fn plan_start(
     conn: &Connection,
     file: &File,
+    meta: &std::fs::Metadata,
     root_id: i64,
     found: &Found,
     prev: Option<FileRow>,
-) -> Result<Start> {
+) -> Result<Pass> {
     let io = |e| Error::io(&found.path, e);
-    let meta = file.metadata().map_err(io)?;
     let fresh = |id: i64| FileRow {
         id,
         root_id,
@@ -393,7 +396,7 @@ fn plan_start(
         ..FileRow::default()
     };
     let Some(prev) = prev else {
-        return Ok(Start {
+        return Ok(Pass {
             row: fresh(0),
             state: SessionState::default(),
             windows: Windows::default(),
@@ -412,7 +415,7 @@ fn plan_start(
         if torn_ok && windows.head_hash() == prev.head_hash && windows.tail_hash() == prev.tail_hash
         {
             let state = writer::load_session(conn, prev.id)?;
-            return Ok(Start {
+            return Ok(Pass {
                 row: prev,
                 state,
                 windows,
@@ -420,7 +423,7 @@ fn plan_start(
             });
         }
     }
-    Ok(Start {
+    Ok(Pass {
         row: fresh(prev.id),
         state: SessionState::default(),
         windows: Windows::default(),
@@ -447,18 +450,13 @@ fn sync_file(
     let io = |e| Error::io(&found.path, e);
     let file = File::open(&found.path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
-    let Start {
-        mut row,
-        mut state,
-        mut windows,
-        mut rewrite,
-    } = plan_start(conn, &file, root_id, found, prev)?;
-    let mut reader = LineReader::new(file, row.offset as u64).map_err(io)?;
-    if row.torn && !rewrite && reader.peek_byte().map_err(io)? == Some(b'\n') {
+    let mut pass = plan_start(conn, &file, &meta, root_id, found, prev)?;
+    let mut reader = LineReader::new(file, pass.row.offset as u64).map_err(io)?;
+    if pass.row.torn && !pass.rewrite && reader.peek_byte().map_err(io)? == Some(b'\n') {
         // The newline that completes the line taken as whole last time.
         reader.skip_byte();
-        windows.push(b"\n");
-        row.torn = false;
+        pass.windows.push(b"\n");
+        pass.row.torn = false;
     }
     let mut done = FileDone {
         entries: 0,
@@ -479,45 +477,24 @@ fn sync_file(
                 (offset, true)
             }
         };
-        row.lines += 1;
-        let outcome = state.apply_line(&reader.buf, row.lines, line_offset as i64);
-        batch.push(outcome, row.lines, reader.buf.len() + 1);
-        windows.push(&reader.buf);
+        pass.row.lines += 1;
+        let outcome = pass
+            .state
+            .apply_line(&reader.buf, pass.row.lines, line_offset as i64);
+        batch.push(outcome, pass.row.lines, reader.buf.len() + 1);
+        pass.windows.push(&reader.buf);
         if !torn {
-            windows.push(b"\n");
+            pass.windows.push(b"\n");
         }
-        row.torn = torn;
+        pass.row.torn = torn;
         if batch.is_full() {
-            row.offset = reader.offset as i64;
-            commit_batch(
-                conn,
-                group,
-                &mut row,
-                &mut state,
-                &windows,
-                &batch,
-                rewrite,
-                &meta,
-                false,
-                job.silent_turns,
-            )?;
-            rewrite = false;
+            pass.row.offset = reader.offset as i64;
+            pass.commit(conn, group, &batch, &meta, false, job.silent_turns)?;
             batch.drain_into(&mut done, bar);
         }
     }
-    row.offset = reader.offset as i64;
-    commit_batch(
-        conn,
-        group,
-        &mut row,
-        &mut state,
-        &windows,
-        &batch,
-        rewrite,
-        &meta,
-        true,
-        job.silent_turns,
-    )?;
+    pass.row.offset = reader.offset as i64;
+    pass.commit(conn, group, &batch, &meta, true, job.silent_turns)?;
     batch.drain_into(&mut done, bar);
     done.bytes = reader.offset - start_offset.min(reader.offset);
     Ok(done)
@@ -556,51 +533,56 @@ impl Batch {
     }
 }
 
-/// Commits one batch: the file row (inserted on first sight), its entries and bad lines, and
-/// the session summary, in the current group's transaction. Only the `last` batch of a pass stores the file's size;
-/// earlier batches store -1 so a crash before the last batch is seen as unfinished work.
-#[allow(clippy::too_many_arguments)]
-fn commit_batch(
-    conn: &mut Connection,
-    group: &mut Group,
-    row: &mut FileRow,
-    state: &mut SessionState,
-    windows: &Windows,
-    batch: &Batch,
-    rewrite: bool,
-    meta: &std::fs::Metadata,
-    last: bool,
-    silent_turns: bool,
-) -> Result<()> {
-    group.begin(conn)?;
-    let tx = &*conn;
-    if rewrite && row.id != 0 {
-        writer::clear_file(tx, row.id)?;
+impl Pass {
+    /// Commits one batch: the file row (inserted on first sight), its entries and bad lines,
+    /// and the session summary, in the current group's transaction. Only the `last` batch of a
+    /// pass stores the file's size; earlier batches store -1 so a crash before the last batch
+    /// is seen as unfinished work.
+    fn commit(
+        &mut self,
+        conn: &mut Connection,
+        group: &mut Group,
+        batch: &Batch,
+        meta: &std::fs::Metadata,
+        last: bool,
+        silent_turns: bool,
+    ) -> Result<()> {
+        group.begin(conn)?;
+        let tx = &*conn;
+        let Pass {
+            row,
+            state,
+            windows,
+            rewrite,
+        } = self;
+        if std::mem::take(rewrite) && row.id != 0 {
+            writer::clear_file(tx, row.id)?;
+        }
+        row.dev = meta.dev() as i64;
+        row.ino = meta.ino() as i64;
+        row.size = if last { meta.len() as i64 } else { -1 };
+        row.mtime_ms = mtime_ms(meta);
+        row.head_hash = windows.head_hash();
+        row.tail_hash = windows.tail_hash();
+        row.bad_lines += batch.bad.len() as i64;
+        row.id = writer::save_file(tx, row, now_ms())?;
+        // Gateway transcripts: where this batch's rows start, to mark its silent turns.
+        let first_rid: Option<i64> = if silent_turns && !batch.rows.is_empty() {
+            Some(
+                tx.query_row("SELECT coalesce(max(rid), 0) + 1 FROM entries", [], |r| {
+                    r.get(0)
+                })?,
+            )
+        } else {
+            None
+        };
+        writer::insert_entries(tx, row.id, &batch.rows, state)?;
+        if let Some(first_rid) = first_rid {
+            gateway::mark_silent(tx, row.id, first_rid)?;
+        }
+        writer::insert_bad_lines(tx, row.id, &batch.bad)?;
+        writer::insert_listing_texts(tx, row.id, &batch.texts)?;
+        writer::save_session(tx, row.id, state)?;
+        group.add(conn, batch.bytes, batch.rows.len())
     }
-    row.dev = meta.dev() as i64;
-    row.ino = meta.ino() as i64;
-    row.size = if last { meta.len() as i64 } else { -1 };
-    row.mtime_ms = mtime_ms(meta);
-    row.head_hash = windows.head_hash();
-    row.tail_hash = windows.tail_hash();
-    row.bad_lines += batch.bad.len() as i64;
-    row.id = writer::save_file(tx, row, now_ms())?;
-    // Gateway transcripts: where this batch's rows start, to mark its silent turns.
-    let first_rid: Option<i64> = if silent_turns && !batch.rows.is_empty() {
-        Some(
-            tx.query_row("SELECT coalesce(max(rid), 0) + 1 FROM entries", [], |r| {
-                r.get(0)
-            })?,
-        )
-    } else {
-        None
-    };
-    writer::insert_entries(tx, row.id, &batch.rows, state)?;
-    if let Some(first_rid) = first_rid {
-        gateway::mark_silent(tx, row.id, first_rid)?;
-    }
-    writer::insert_bad_lines(tx, row.id, &batch.bad)?;
-    writer::insert_listing_texts(tx, row.id, &batch.texts)?;
-    writer::save_session(tx, row.id, state)?;
-    group.add(conn, batch.bytes, batch.rows.len())
 }
