@@ -212,17 +212,23 @@ fn watcher_killed_at_several_points_loses_nothing() {
     assert_equals_rebuild(&db, &root);
 }
 
-#[test]
-fn deleting_the_index_under_the_watcher_stops_it_and_a_new_index_builds_cleanly() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("sessions");
+/// A sessions root under `dir` holding one session (one user message, "hi"), and where its
+/// index goes.
+fn one_session(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let root = dir.join("sessions");
     std::fs::create_dir_all(root.join("--p--")).unwrap();
     std::fs::write(
         root.join("--p--/a.jsonl"),
         format!("{}\n{}\n", HEADER, user("m1", None, "hi")),
     )
     .unwrap();
-    let db = tmp.path().join("i.db");
+    (root, dir.join("i.db"))
+}
+
+#[test]
+fn deleting_the_index_under_the_watcher_stops_it_and_a_new_index_builds_cleanly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, db) = one_session(tmp.path());
     let mut w = start_watch(&db, &root);
     wait_for("the first file", || listed(&db, &root).len() == 1);
     // What a user does to "rebuild" while forgetting the watcher: its -wal/-shm stay.
@@ -261,14 +267,7 @@ fn deleting_the_index_under_the_watcher_stops_it_and_a_new_index_builds_cleanly(
 #[test]
 fn a_writer_waits_for_a_non_watcher_holding_the_lock() {
     let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("sessions");
-    std::fs::create_dir_all(root.join("--p--")).unwrap();
-    std::fs::write(
-        root.join("--p--/a.jsonl"),
-        format!("{}\n{}\n", HEADER, user("m1", None, "hi")),
-    )
-    .unwrap();
-    let db = tmp.path().join("i.db");
+    let (root, db) = one_session(tmp.path());
     let mut lock_path = db.as_os_str().to_owned();
     lock_path.push(".lock");
     for command in ["sync", "watch"] {
