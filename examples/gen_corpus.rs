@@ -6,7 +6,7 @@
 //! ```
 //!
 //! Writes a pi sessions root: `DIR/--<encoded cwd>--/<ts>_<uuid>.jsonl`, every line compact JSON in
-//! the key order pi 0.87/1.x writes (see `/work/shared/spec/pi-session-format.md` §1-§2): a v3 header,
+//! the key order pi 0.87/1.x writes (see `docs/pi-format.md` §1-§2): a v3 header,
 //! then `model_change`, `thinking_level_change`, an optional 1.x system message and user / assistant /
 //! toolResult messages, with bash executions, images, branches, compactions, branch summaries,
 //! labels, names, custom entries, custom messages, usage entries and forks (a copy of another

@@ -85,7 +85,7 @@ CREATE UNIQUE INDEX entries_by_seq ON entries(file_id, seq);
 CREATE INDEX entries_by_id ON entries(file_id, id) WHERE shadowed = 0;
 
 -- Text pi's listing reads from a line the loader cannot parse: pi's listing splits lines at a lone
--- '\r' too (spec §5.2), so such a line can hold messages only `allMessagesText` sees.
+-- '\r' too (docs/pi-format.md §5.2), so such a line can hold messages only `allMessagesText` sees.
 CREATE TABLE listing_text (
     file_id  INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
     line     INTEGER NOT NULL,

@@ -1,7 +1,7 @@
 //! Roots a user wants indexed besides pi's own: remembered in a config file
 //! (`$PIDX_CONFIG`, else `~/.config/pidx/config.toml`) as `roots = ["~/.openclaw", ...]`, and in
 //! `$PIDX_ROOTS` (paths separated by `:`). Each root's layout is detected from what is on disk
-//! (`Layout::detect`): a pi sessions folder, an agent gateway's state folder, or one agent's
+//! (`ingest::discover::detect_layout`): a pi sessions folder, an agent gateway's state folder, or one agent's
 //! sessions folder.
 
 use std::path::{Path, PathBuf};
@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
-use crate::ingest::discover::{absolute, default_roots, expand_path, Layout, Root};
+use crate::ingest::discover::detect_layout;
+use crate::pi::layout::{absolute, Layout, Root};
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -35,7 +36,7 @@ pub fn config_path() -> PathBuf {
 pub fn user_root(path: &Path) -> Root {
     let path = absolute(path);
     Root {
-        layout: Layout::detect(&path),
+        layout: detect_layout(&path),
         path,
     }
 }
@@ -67,4 +68,46 @@ pub fn roots() -> Result<Vec<Root>> {
         }
     }
     Ok(roots)
+}
+
+/// The roots pi itself uses: `$PI_CODING_AGENT_DIR/sessions` (else `~/.pi/agent/sessions`),
+/// plus the flat `$PI_CODING_AGENT_SESSION_DIR` when set.
+pub fn default_roots() -> Vec<Root> {
+    let agent_dir = std::env::var("PI_CODING_AGENT_DIR")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(|v| expand_path(&v))
+        .unwrap_or_else(|| home().join(".pi").join("agent"));
+    let mut roots = vec![Root {
+        path: absolute(&agent_dir.join("sessions")),
+        layout: Layout::Tree,
+    }];
+    if let Some(flat) = std::env::var("PI_CODING_AGENT_SESSION_DIR")
+        .ok()
+        .filter(|v| !v.is_empty())
+    {
+        roots.push(Root {
+            path: absolute(&expand_path(&flat)),
+            layout: Layout::Flat,
+        });
+    }
+    roots
+}
+
+fn home() -> PathBuf {
+    dirs::home_dir().unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// pi's env-path expansion: `~`, `~/...` and `file://` URLs.
+pub fn expand_path(v: &str) -> PathBuf {
+    if v == "~" {
+        return home();
+    }
+    if let Some(rest) = v.strip_prefix("~/") {
+        return home().join(rest);
+    }
+    if let Some(rest) = v.strip_prefix("file://") {
+        return PathBuf::from(rest);
+    }
+    PathBuf::from(v)
 }

@@ -6,12 +6,10 @@
 //! `query` answers `list`, `show`, `context` and `tree` from the index exactly as pi's
 //! `SessionManager` would; `cli` renders the answers. The JSONL files are never written.
 
-pub mod collate;
 pub mod config;
 pub mod error;
 pub mod ingest;
-pub mod js;
-pub mod model;
+pub mod pi;
 pub mod store;
 
 pub use error::{Error, Result};

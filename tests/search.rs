@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use pidx::ingest::search_text::texts;
+use pidx::pi::text::texts;
 use pidx::query::search::{parse, search, SearchOptions};
 use pidx::query::Scope;
 use pidx::store::Store;
@@ -340,9 +340,9 @@ fn filters_combine() {
     assert_eq!(ids(&o), set(&["a3:user", "a4:user"]));
 
     let mut o = options("tokenizer", false);
-    o.kinds = vec![pidx::ingest::search_text::TextKind::Thinking];
+    o.kinds = vec![pidx::pi::text::TextKind::Thinking];
     assert_eq!(ids(&o), set(&["a2:thinking"]));
-    o.kinds = vec![pidx::ingest::search_text::TextKind::Tool];
+    o.kinds = vec![pidx::pi::text::TextKind::Tool];
     assert_eq!(ids(&o), set(&["a2:tool"]));
     o.kinds.clear();
     o.model = Some("gpt".into());

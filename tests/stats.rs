@@ -36,9 +36,9 @@ fn independent_totals(root: &Path) -> Figures {
         for line in bytes.split(|&b| b == b'\n') {
             // JSON.parse accepts lone surrogate escapes; serde_json needs them replaced first.
             let text = String::from_utf8_lossy(line);
-            let parsed = serde_json::from_str::<Value>(&text)
-                .ok()
-                .or_else(|| serde_json::from_str(&pidx::js::replace_lone_surrogates(&text)?).ok());
+            let parsed = serde_json::from_str::<Value>(&text).ok().or_else(|| {
+                serde_json::from_str(&pidx::pi::js::replace_lone_surrogates(&text)?).ok()
+            });
             let Some(v) = parsed else { continue };
             if std::mem::take(&mut first) {
                 continue;
@@ -59,7 +59,7 @@ fn independent_totals(root: &Path) -> Figures {
                 }
             }
             sessions.insert(path.clone());
-            if let Some(ms) = e.get("timestamp").and_then(pidx::js::date_ms) {
+            if let Some(ms) = e.get("timestamp").and_then(pidx::pi::js::date_ms) {
                 days.insert(ms.div_euclid(86_400_000));
             }
             let mut usage = None;
@@ -79,7 +79,7 @@ fn independent_totals(root: &Path) -> Figures {
                         Some("toolResult") => {
                             f.tool_results += 1;
                             let err = m.and_then(|m| m.get("isError"));
-                            f.tool_errors += i64::from(err.is_some_and(pidx::js::truthy));
+                            f.tool_errors += i64::from(err.is_some_and(pidx::pi::js::truthy));
                             usage = m.and_then(|m| m.get("usage"));
                         }
                         _ => {}

@@ -256,7 +256,7 @@ pub fn js_number(buf: &mut Vec<u8>, v: f64) {
 /// `'-'` for both it is pi's file-name form.
 pub fn write_iso(buf: &mut Vec<u8>, ms: i64, c: u8, d: u8) {
     let (days, msd) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    let (y, mo, da) = pidx::js::civil_from_days(days);
+    let (y, mo, da) = pidx::pi::js::civil_from_days(days);
     let (h, mi, s, milli) = (
         msd / 3_600_000,
         msd / 60_000 % 60,

@@ -77,7 +77,7 @@ pub fn make_projects(rng: &mut Rng, vocab: &Vocab, count: usize) -> Vec<Project>
     let mut out = Vec::with_capacity(count);
     while out.len() < count {
         let cwd = make_cwd(rng, vocab);
-        let dir_name = pidx::ingest::discover::encode_cwd(&cwd);
+        let dir_name = pidx::pi::layout::encode_cwd(&cwd);
         if !seen.insert(dir_name.clone()) {
             continue;
         }

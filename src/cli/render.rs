@@ -7,6 +7,8 @@ use std::io;
 use serde_json::Value;
 
 use super::output::{age, block, one_line, truncate, Out};
+use crate::pi::line::parse_json;
+use crate::pi::text::readable_content;
 use crate::query::context::Context;
 use crate::query::list::SessionInfo;
 use crate::query::show::SessionDetail;
@@ -184,11 +186,7 @@ pub fn context(out: &mut Out, ctx: &Context) -> io::Result<()> {
         ),
     ))?;
     for raw in &ctx.messages {
-        let msg: Value = serde_json::from_str(raw)
-            .or_else(|_| {
-                serde_json::from_str(&crate::js::replace_lone_surrogates(raw).unwrap_or_default())
-            })
-            .unwrap_or(Value::Null);
+        let msg = parse_json(raw).unwrap_or(Value::Null);
         let role = msg.get("role").and_then(Value::as_str).unwrap_or("?");
         out.line("")?;
         out.line(&out.paint("1;36", &format!("── {} ", one_line(role))))?;
@@ -213,41 +211,9 @@ fn message_text(msg: &Value) -> String {
         "toolResult" => format!(
             "[{}]\n{}",
             s("toolName"),
-            tail_lines(&content_text(msg.get("content")), 40)
+            tail_lines(&readable_content(msg.get("content")), 40)
         ),
-        _ => content_text(msg.get("content")),
-    }
-}
-
-fn content_text(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .map(|b| match b.get("type").and_then(Value::as_str) {
-                Some("text") => b
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                Some("thinking") => format!(
-                    "(thinking) {}",
-                    b.get("thinking")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                ),
-                Some("toolCall") => format!(
-                    "→ {}({})",
-                    b.get("name").and_then(Value::as_str).unwrap_or("?"),
-                    b.get("arguments").map(Value::to_string).unwrap_or_default()
-                ),
-                Some("image") => "[image]".to_string(),
-                _ => String::new(),
-            })
-            .filter(|t| !t.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
+        _ => readable_content(msg.get("content")),
     }
 }
 

@@ -5,20 +5,31 @@
 use std::fmt::Write as _;
 
 use anyhow::{Context as _, Result};
+use clap::Args;
+use std::path::PathBuf;
 
-use super::commands::{Env, Found};
+use super::args::{ProjectArgs, RangeArgs, ZoneArgs};
+use super::env::Env;
 use super::output::Out;
-use super::ReportArgs;
-use crate::ingest::discover::absolute;
+use super::Found;
 use crate::query::stats::{self, Dim, Row, StatsOptions};
 
-pub fn cmd_report(env: &Env, args: &ReportArgs, out: &mut Out) -> Result<Found> {
-    let zone = super::stats::zone_arg(args.tz.as_deref())?;
-    let (since_ms, until_ms) = super::search::date_range(
-        args.since.as_deref(),
-        args.until.as_deref(),
-        chrono::Utc::now().timestamp_millis(),
-    )?;
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Where to write the page.
+    #[arg(long, value_name = "FILE")]
+    pub html: PathBuf,
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    #[command(flatten)]
+    pub range: RangeArgs,
+    #[command(flatten)]
+    pub zone: ZoneArgs,
+}
+
+pub fn run(env: &Env, args: &ReportArgs, out: &mut Out) -> Result<Found> {
+    let zone = args.zone.zone()?;
+    let (since_ms, until_ms) = args.range.bounds(chrono::Utc::now().timestamp_millis())?;
     let (store, scope) = env.open_fresh()?;
     let run = |dims: Vec<Dim>| {
         stats::stats(
@@ -28,10 +39,7 @@ pub fn cmd_report(env: &Env, args: &ReportArgs, out: &mut Out) -> Result<Found> 
                 dims,
                 since_ms,
                 until_ms,
-                cwd: args
-                    .cwd
-                    .as_ref()
-                    .map(|d| absolute(d).to_string_lossy().into_owned()),
+                cwd: args.project.cwd(),
                 zone: zone.clone(),
             },
         )

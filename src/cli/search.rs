@@ -1,17 +1,54 @@
 //! `pidx search`: options to a `SearchOptions`, hits to text, JSON or JSON lines.
 
 use anyhow::{bail, Result};
-use chrono::{Local, NaiveDate, TimeZone};
+use clap::Args;
 
-use super::commands::{Env, Found};
+use super::args::{GatewayArgs, ProjectArgs, RangeArgs};
+use super::env::Env;
 use super::output::{one_line, Out};
-use super::SearchArgs;
-use crate::ingest::discover::absolute;
-use crate::ingest::search_text::TextKind;
+use super::Found;
+use crate::pi::text::TextKind;
 use crate::query::resolve;
 use crate::query::search::{self, Hit, SearchOptions};
 
-pub fn cmd_search(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
+#[derive(Args, Debug)]
+pub struct SearchArgs {
+    /// What to find (see below). Quote it in the shell.
+    #[arg(allow_hyphen_values = true)]
+    pub query: String,
+    /// Only sessions that used a model whose id contains M.
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+    /// Only this session (a path, an id or a unique id prefix).
+    #[arg(long, value_name = "SESSION")]
+    pub session: Option<String>,
+    /// Only entries on each session's current branch (what pi would send as context).
+    #[arg(long)]
+    pub branch: bool,
+    /// Only these kinds of text, comma-separated.
+    #[arg(long = "in", value_name = "KINDS", value_delimiter = ',')]
+    pub kinds: Vec<String>,
+    /// The exact text, character for character (case-sensitive substring).
+    #[arg(long)]
+    pub literal: bool,
+    /// Show at most N hits.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub limit: usize,
+    /// One JSON object per hit and line.
+    #[arg(long, conflicts_with = "json")]
+    pub jsonl: bool,
+    #[command(flatten)]
+    pub gateway: GatewayArgs,
+    /// Gateways: also search silent NO_REPLY turns (housekeeping users never saw).
+    #[arg(long)]
+    pub include_silent: bool,
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    #[command(flatten)]
+    pub range: RangeArgs,
+}
+
+pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
     let query = search::parse(&args.query, args.literal)?;
     let kinds = args
         .kinds
@@ -28,7 +65,7 @@ pub fn cmd_search(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> 
         bail!("--limit must be at least 1");
     }
     let now = chrono::Utc::now().timestamp_millis();
-    let (since_ms, until_ms) = date_range(args.since.as_deref(), args.until.as_deref(), now)?;
+    let (since_ms, until_ms) = args.range.bounds(now)?;
     let (store, mut scope) = env.open_fresh()?;
     scope.gateway = args.gateway.filter();
     scope.include_silent = args.include_silent;
@@ -38,10 +75,7 @@ pub fn cmd_search(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> 
     };
     let opts = SearchOptions {
         query,
-        cwd: args
-            .cwd
-            .as_ref()
-            .map(|d| absolute(d).to_string_lossy().into_owned()),
+        cwd: args.project.cwd(),
         file_id,
         since_ms,
         until_ms,
@@ -65,54 +99,6 @@ pub fn cmd_search(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> 
     Ok(!hits.is_empty())
 }
 
-/// `--since` and `--until` as epoch-ms bounds (the first inclusive, the second exclusive).
-pub(super) fn date_range(
-    since: Option<&str>,
-    until: Option<&str>,
-    now_ms: i64,
-) -> Result<(Option<i64>, Option<i64>)> {
-    Ok((
-        since.map(|d| parse_date(d, now_ms, false)).transpose()?,
-        until.map(|d| parse_date(d, now_ms, true)).transpose()?,
-    ))
-}
-
-/// An ISO date or date-time, or a relative age (`12h`, `7d`, `2w`). A plain date is local
-/// midnight; as an `--until` bound it means the end of that day.
-pub(super) fn parse_date(s: &str, now_ms: i64, end_of_day: bool) -> Result<i64> {
-    let s = s.trim();
-    if let Some((n, unit)) = s
-        .find(|c: char| !c.is_ascii_digit())
-        .map(|i| s.split_at(i))
-        .filter(|(n, _)| !n.is_empty())
-    {
-        let hours = match unit {
-            "h" => Some(1),
-            "d" => Some(24),
-            "w" => Some(24 * 7),
-            _ => None,
-        };
-        if let (Some(h), Ok(n)) = (hours, n.parse::<i64>()) {
-            return Ok(now_ms - n * h * 3_600_000);
-        }
-    }
-    if let Ok(day) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-        let day = if end_of_day {
-            day.succ_opt().unwrap_or(day)
-        } else {
-            day
-        };
-        let midnight = day.and_hms_opt(0, 0, 0).unwrap_or_default();
-        if let Some(t) = Local.from_local_datetime(&midnight).earliest() {
-            return Ok(t.timestamp_millis());
-        }
-    }
-    if let Some(ms) = crate::js::parse_iso_ms(s) {
-        return Ok(ms);
-    }
-    bail!("{s:?} is not a date: use 2026-11-01, 2026-11-01T12:00:00Z, or an age like 12h, 7d, 2w")
-}
-
 fn render_hits(out: &mut Out, hits: &[Hit], now_ms: i64) -> std::io::Result<()> {
     let mut last_file = None;
     for h in hits {
@@ -129,7 +115,7 @@ fn render_hits(out: &mut Out, hits: &[Hit], now_ms: i64) -> std::io::Result<()> 
         let when = h
             .timestamp
             .as_deref()
-            .and_then(crate::js::parse_iso_ms)
+            .and_then(crate::pi::js::parse_iso_ms)
             .map_or("?".to_string(), |t| super::output::age(t, now_ms));
         let id = h.entry_id.as_deref().unwrap_or("-");
         out.line(&format!(
@@ -170,24 +156,4 @@ fn one_line_keep_edges(s: &str) -> String {
         t.push(' ');
     }
     t
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates_relative_and_absolute() {
-        let now = 1_000_000_000_000;
-        assert_eq!(parse_date("7d", now, false).unwrap(), now - 7 * 86_400_000);
-        assert_eq!(parse_date("2w", now, false).unwrap(), now - 14 * 86_400_000);
-        assert_eq!(
-            parse_date("2026-01-01T00:00:00Z", now, false).unwrap(),
-            1_767_225_600_000
-        );
-        let day = parse_date("2026-01-01", now, false).unwrap();
-        let end = parse_date("2026-01-01", now, true).unwrap();
-        assert_eq!(end - day, 86_400_000);
-        assert!(parse_date("yesterday", now, false).is_err());
-    }
 }

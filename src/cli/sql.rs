@@ -1,15 +1,25 @@
 //! `pidx sql`: a read-only query on the index, as a table, JSON (array of objects) or CSV.
 
 use anyhow::Result;
+use clap::Args;
 use serde_json::{Map, Value};
 
-use super::commands::{Env, Found};
+use super::env::Env;
 use super::output::{one_line, Out};
-use super::SqlArgs;
+use super::Found;
 use crate::query::sql;
 use crate::store::Store;
 
-pub fn cmd_sql(env: &Env, args: &SqlArgs, out: &mut Out) -> Result<Found> {
+#[derive(Args, Debug)]
+pub struct SqlArgs {
+    /// One SELECT (or read-only PRAGMA) statement.
+    pub query: String,
+    /// Comma-separated values with a header line.
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+}
+
+pub fn run(env: &Env, args: &SqlArgs, out: &mut Out) -> Result<Found> {
     if !env.global.no_sync {
         // Bring the index up to date first, then read through a connection that cannot write.
         drop(env.open_fresh()?);

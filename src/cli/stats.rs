@@ -2,34 +2,40 @@
 
 use anyhow::{bail, Result};
 
-use super::commands::{Env, Found};
+use super::args::{GatewayArgs, ProjectArgs, RangeArgs, ZoneArgs};
+use super::env::Env;
 use super::output::{one_line, Out};
-use super::StatsArgs;
-use crate::ingest::discover::absolute;
-use crate::query::stats::{self, Dim, Figures, Row, StatsOptions, Zone};
+use super::Found;
+use crate::query::stats::{self, Dim, Figures, Row, StatsOptions};
+use clap::Args;
 
-/// `--tz`: the local zone when absent.
-pub(super) fn zone_arg(tz: Option<&str>) -> Result<Zone> {
-    match tz {
-        None => Ok(Zone::Local),
-        Some(z) => Zone::parse(z).ok_or_else(|| {
-            anyhow::anyhow!("--tz {z:?}: use local, UTC, a zone name like Europe/Paris, or an offset like +02:00")
-        }),
-    }
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    /// Group by day, week, month, project, model, provider, session, tool, agent or channel;
+    /// repeat to nest.
+    #[arg(long, value_name = "DIM", value_delimiter = ',')]
+    pub by: Vec<String>,
+    /// Comma-separated values with a header line.
+    #[arg(long)]
+    pub csv: bool,
+    #[command(flatten)]
+    pub gateway: GatewayArgs,
+    #[command(flatten)]
+    pub project: ProjectArgs,
+    #[command(flatten)]
+    pub range: RangeArgs,
+    #[command(flatten)]
+    pub zone: ZoneArgs,
 }
 
-pub fn cmd_stats(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
+pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
     let dims = args
         .by
         .iter()
         .map(|d| stats::parse_dim(d.trim()))
         .collect::<crate::error::Result<Vec<Dim>>>()?;
-    let zone = zone_arg(args.tz.as_deref())?;
-    let (since_ms, until_ms) = super::search::date_range(
-        args.since.as_deref(),
-        args.until.as_deref(),
-        chrono::Utc::now().timestamp_millis(),
-    )?;
+    let zone = args.zone.zone()?;
+    let (since_ms, until_ms) = args.range.bounds(chrono::Utc::now().timestamp_millis())?;
     if env.global.json && args.csv {
         bail!("--json and --csv: choose one");
     }
@@ -39,10 +45,7 @@ pub fn cmd_stats(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
         dims: dims.clone(),
         since_ms,
         until_ms,
-        cwd: args
-            .cwd
-            .as_ref()
-            .map(|d| absolute(d).to_string_lossy().into_owned()),
+        cwd: args.project.cwd(),
         zone,
     };
     let rows = stats::stats(&store.conn, &scope, &opts)?;

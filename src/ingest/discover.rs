@@ -1,4 +1,4 @@
-//! Which files are sessions, by pi's own rules (spec §1.1, §5.1): the sessions root's direct
+//! Which files are sessions, by pi's own rules (docs/pi-format.md §1.1, §5.1): the sessions root's direct
 //! sub-folders (symlinks followed) and, in each, the files whose name ends in `.jsonl`
 //! (case-sensitive). Files directly in the root and deeper folders are not sessions. A flat root
 //! (`$PI_CODING_AGENT_SESSION_DIR`) holds session files directly.
@@ -6,61 +6,7 @@
 use std::fs::Metadata;
 use std::path::{Path, PathBuf};
 
-/// How a root stores its session files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Layout {
-    /// `<root>/--<cwd>--/<file>.jsonl`, pi's default.
-    Tree,
-    /// `<root>/<file>.jsonl`, a custom session dir.
-    Flat,
-    /// An agent gateway's state folder: `<root>/agents/<agentId>/sessions/<file>.jsonl`, each
-    /// sessions folder with a `sessions.json` (src/ingest/gateway.rs).
-    Gateway,
-    /// One gateway agent's sessions folder: `<root>/<file>.jsonl` next to `sessions.json`.
-    Agent,
-}
-
-impl Layout {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Layout::Tree => "tree",
-            Layout::Flat => "flat",
-            Layout::Gateway => "gateway",
-            Layout::Agent => "gateway agent",
-        }
-    }
-
-    /// Whether the root holds gateway transcripts (with `sessions.json` metadata).
-    pub fn is_gateway(self) -> bool {
-        matches!(self, Layout::Gateway | Layout::Agent)
-    }
-
-    /// What a root given by the user is: a folder holding `agents/` is a gateway, a folder with
-    /// a `sessions.json` (or named `agents/<id>/sessions`) is one gateway agent, anything else a
-    /// pi sessions root.
-    pub fn detect(path: &Path) -> Layout {
-        if path.join("agents").is_dir() {
-            return Layout::Gateway;
-        }
-        let under_agents = path.file_name().is_some_and(|n| n == "sessions")
-            && path
-                .parent()
-                .and_then(Path::parent)
-                .and_then(Path::file_name)
-                .is_some_and(|n| n == "agents");
-        if under_agents || path.join(crate::ingest::gateway::STORE).is_file() {
-            return Layout::Agent;
-        }
-        Layout::Tree
-    }
-}
-
-/// A folder pidx indexes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Root {
-    pub path: PathBuf,
-    pub layout: Layout,
-}
+pub use crate::pi::layout::{Layout, Root};
 
 /// A session file found on disk, with its `stat`.
 pub struct Found {
@@ -76,82 +22,6 @@ pub struct DiscoverError {
     pub error: std::io::Error,
 }
 
-/// The roots pi itself uses: `$PI_CODING_AGENT_DIR/sessions` (else `~/.pi/agent/sessions`),
-/// plus the flat `$PI_CODING_AGENT_SESSION_DIR` when set.
-pub fn default_roots() -> Vec<Root> {
-    let agent_dir = std::env::var("PI_CODING_AGENT_DIR")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .map(|v| expand_path(&v))
-        .unwrap_or_else(|| home().join(".pi").join("agent"));
-    let mut roots = vec![Root {
-        path: absolute(&agent_dir.join("sessions")),
-        layout: Layout::Tree,
-    }];
-    if let Some(flat) = std::env::var("PI_CODING_AGENT_SESSION_DIR")
-        .ok()
-        .filter(|v| !v.is_empty())
-    {
-        roots.push(Root {
-            path: absolute(&expand_path(&flat)),
-            layout: Layout::Flat,
-        });
-    }
-    roots
-}
-
-fn home() -> PathBuf {
-    dirs::home_dir().unwrap_or_else(|| PathBuf::from("/"))
-}
-
-/// pi's env-path expansion: `~`, `~/...` and `file://` URLs.
-pub fn expand_path(v: &str) -> PathBuf {
-    if v == "~" {
-        return home();
-    }
-    if let Some(rest) = v.strip_prefix("~/") {
-        return home().join(rest);
-    }
-    if let Some(rest) = v.strip_prefix("file://") {
-        return PathBuf::from(rest);
-    }
-    PathBuf::from(v)
-}
-
-/// Makes a path absolute against the process cwd without resolving symlinks (as Node's
-/// `path.resolve`, so stored paths read like pi's `SessionInfo.path`).
-pub fn absolute(p: &Path) -> PathBuf {
-    let joined = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
-    let mut out = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// pi's folder name for a cwd (spec §1.2): one leading separator dropped, every `/`, `\` and
-/// `:` replaced by `-`, wrapped in `--`.
-pub fn encode_cwd(cwd: &str) -> String {
-    let trimmed = cwd.strip_prefix(['/', '\\']).unwrap_or(cwd);
-    let body: String = trimmed
-        .chars()
-        .map(|c| {
-            if matches!(c, '/' | '\\' | ':') {
-                '-'
-            } else {
-                c
-            }
-        })
-        .collect();
-    format!("--{body}--")
-}
-
 /// The session files of some project folders of `root` only (what a watcher saw change).
 pub fn discover_dirs(dirs: &[PathBuf]) -> (Vec<Found>, Vec<DiscoverError>) {
     let mut found = Vec::new();
@@ -160,25 +30,6 @@ pub fn discover_dirs(dirs: &[PathBuf]) -> (Vec<Found>, Vec<DiscoverError>) {
         scan_dir(dir, &mut found, &mut errors);
     }
     (found, errors)
-}
-
-/// The project folder of `root` that `path` (a file or folder) belongs to, if any: the root's
-/// direct sub-folder for a tree root, the root itself for a flat one.
-pub fn project_dir_of(root: &Root, path: &Path) -> Option<PathBuf> {
-    let rel = path.strip_prefix(&root.path).ok()?;
-    match root.layout {
-        Layout::Flat | Layout::Agent => Some(root.path.clone()),
-        Layout::Tree => rel
-            .components()
-            .next()
-            .map(|c| root.path.join(c.as_os_str())),
-        Layout::Gateway => {
-            let mut c = rel.components();
-            (c.next()?.as_os_str() == "agents").then_some(())?;
-            let agent = c.next()?.as_os_str();
-            Some(root.path.join("agents").join(agent).join("sessions"))
-        }
-    }
 }
 
 /// The sessions folders of a gateway root (each agent's, existing or not), or the root itself
@@ -280,19 +131,21 @@ fn scan_dir(dir: &Path, found: &mut Vec<Found>, errors: &mut Vec<DiscoverError>)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn encode_cwd_matches_pi() {
-        assert_eq!(encode_cwd("/home/u/proj"), "--home-u-proj--");
-        assert_eq!(
-            encode_cwd("/home/u/my-proj.x:y/sub dir"),
-            "--home-u-my-proj.x-y-sub dir--"
-        );
-        assert_eq!(encode_cwd("/"), "----");
-        assert_eq!(encode_cwd("C:\\Users\\me"), "--C--Users-me--");
-        assert_eq!(encode_cwd("\\\\srv\\share"), "---srv-share--");
+/// What a root given by the user is: a folder holding `agents/` is a gateway, a folder with
+/// a `sessions.json` (or named `agents/<id>/sessions`) is one gateway agent, anything else a
+/// pi sessions root.
+pub fn detect_layout(path: &Path) -> Layout {
+    if path.join("agents").is_dir() {
+        return Layout::Gateway;
     }
+    let under_agents = path.file_name().is_some_and(|n| n == "sessions")
+        && path
+            .parent()
+            .and_then(Path::parent)
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "agents");
+    if under_agents || path.join(crate::pi::gateway::STORE).is_file() {
+        return Layout::Agent;
+    }
+    Layout::Tree
 }

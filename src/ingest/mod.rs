@@ -1,12 +1,9 @@
-//! From files on disk to rows in the index: discovery (pi's rules), tailing by byte offset,
-//! pure line parsing and folding, and the sync that ties them together.
+//! From files on disk to rows in the index: discovery (pi's rules), tailing by byte offset, the
+//! sync that folds lines (`crate::pi`) and hands them to `store::writer`, the watcher, and the
+//! gateway metadata files.
 
 pub mod discover;
-pub mod fold;
 pub mod gateway;
-pub mod parse;
-pub mod paths;
-pub mod search_text;
 pub mod sync;
 pub mod tail;
 pub mod watch;

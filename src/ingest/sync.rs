@@ -15,12 +15,12 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::ingest::discover::{self, discover, Found, Root};
-use crate::ingest::fold::LineOutcome;
 use crate::ingest::gateway;
-use crate::ingest::parse::{parse_line, Line};
 use crate::ingest::tail::{Chunk, LineReader, Windows};
-use crate::model::{EntryRow, SessionState};
-use crate::store::writer::{self, FileRow};
+use crate::pi::entry::LineOutcome;
+use crate::pi::line::{parse_line, Line};
+use crate::pi::model::{EntryRow, SessionState};
+use crate::store::writer::{self, FileRow, WriteTx};
 use crate::store::Store;
 
 /// Lines per transaction are bounded by bytes and rows, so one huge file never holds a huge
@@ -118,7 +118,9 @@ fn sync_scoped(
         let mine: Vec<PathBuf> = only
             .map(|dirs| {
                 dirs.iter()
-                    .filter(|d| discover::project_dir_of(root, d).as_deref() == Some(d.as_path()))
+                    .filter(|d| {
+                        crate::pi::layout::project_dir_of(root, d).as_deref() == Some(d.as_path())
+                    })
                     .cloned()
                     .collect()
             })
@@ -180,7 +182,7 @@ fn sync_scoped(
         })
         .sum();
     let bar = progress_bar(opts.progress && total > 32 << 20, total);
-    let mut group = Group::default();
+    let mut group = Group::new(&store.conn);
     let mut queue: std::collections::VecDeque<usize> = (0..work.len()).collect();
     let mut retried = HashSet::new();
     while let Some(i) = queue.pop_front() {
@@ -197,7 +199,7 @@ fn sync_scoped(
             silent_turns: *gateway,
             found,
         };
-        match sync_file(&mut store.conn, &mut group, &file, prev, &bar) {
+        match sync_file(&mut group, &file, prev, &bar) {
             Ok(done) => {
                 let counted = Counted {
                     new: is_new,
@@ -219,7 +221,7 @@ fn sync_scoped(
                 report.errors.push(format!("{}: {source}", path.display()));
                 // The failed file's partial rows share the open group with other files: undo
                 // the group and do those files again.
-                for (j, counted) in group.rollback(&store.conn)?.into_iter().rev() {
+                for (j, counted) in group.rollback()?.into_iter().rev() {
                     counted.apply(&mut report, -1);
                     let keep = report.bad.len() - counted.bad;
                     report.bad.truncate(keep);
@@ -230,7 +232,7 @@ fn sync_scoped(
             Err(e) => return Err(e),
         }
     }
-    group.commit(&store.conn)?;
+    group.commit()?;
     bar.finish_and_clear();
     report.elapsed = started.elapsed();
     Ok(report)
@@ -311,51 +313,49 @@ impl Counted {
 /// write a new segment, and one per small file made a first sync several times slower. A group
 /// is one transaction, so a crash loses at most one group (about `BATCH_BYTES` of reading) and
 /// never leaves half a file; a file that fails part-way rolls its group back and the group's
-/// other files are done again.
-#[derive(Default)]
-struct Group {
-    open: bool,
+/// other files are done again. Dropped uncommitted (an error), it rolls back.
+struct Group<'c> {
+    tx: WriteTx<'c>,
     bytes: usize,
     rows: usize,
     /// Files completed in the open transaction (index into the work list).
     members: Vec<(usize, Counted)>,
 }
 
-impl Group {
-    fn begin(&mut self, conn: &Connection) -> Result<()> {
-        if !self.open {
-            conn.execute_batch("BEGIN IMMEDIATE")?;
-            writer::stage_texts(conn)?;
-            self.open = true;
+impl<'c> Group<'c> {
+    fn new(conn: &'c Connection) -> Group<'c> {
+        Group {
+            tx: WriteTx::new(conn),
+            bytes: 0,
+            rows: 0,
+            members: Vec::new(),
         }
-        Ok(())
     }
 
     /// Counts a released batch; commits the group once it is full.
-    fn add(&mut self, conn: &Connection, bytes: usize, rows: usize) -> Result<()> {
+    fn add(&mut self, bytes: usize, rows: usize) -> Result<()> {
         self.bytes += bytes;
         self.rows += rows;
         if self.bytes >= BATCH_BYTES || self.rows >= BATCH_ROWS {
-            self.commit(conn)?;
+            self.commit()?;
         }
         Ok(())
     }
 
-    fn commit(&mut self, conn: &Connection) -> Result<()> {
-        if self.open {
-            writer::flush_texts(conn)?;
-            conn.execute_batch("COMMIT")?;
-        }
-        *self = Group::default();
+    fn commit(&mut self) -> Result<()> {
+        self.tx.commit()?;
+        self.bytes = 0;
+        self.rows = 0;
+        self.members.clear();
         Ok(())
     }
 
     /// Undoes the open transaction; returns the files completed in it.
-    fn rollback(&mut self, conn: &Connection) -> Result<Vec<(usize, Counted)>> {
-        if self.open {
-            conn.execute_batch("ROLLBACK")?;
-        }
-        Ok(std::mem::take(self).members)
+    fn rollback(&mut self) -> Result<Vec<(usize, Counted)>> {
+        self.tx.rollback()?;
+        self.bytes = 0;
+        self.rows = 0;
+        Ok(std::mem::take(&mut self.members))
     }
 }
 
@@ -408,7 +408,7 @@ fn plan_start(
         let windows = Windows::read(file, prev.offset as u64).map_err(io)?;
         // After a torn line was taken as complete, only its newline may follow it.
         let torn_ok = !prev.torn
-            || crate::ingest::tail::read_at(file, prev.offset as u64, 1)
+            || crate::store::jsonl::read_at(file, prev.offset as u64, 1)
                 .map_err(io)?
                 .first()
                 .is_none_or(|&b| b == b'\n');
@@ -440,7 +440,6 @@ struct FileJob<'a> {
 }
 
 fn sync_file(
-    conn: &mut Connection,
     group: &mut Group,
     job: &FileJob,
     prev: Option<FileRow>,
@@ -450,7 +449,7 @@ fn sync_file(
     let io = |e| Error::io(&found.path, e);
     let file = File::open(&found.path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
-    let mut pass = plan_start(conn, &file, &meta, root_id, found, prev)?;
+    let mut pass = plan_start(group.tx.reader(), &file, &meta, root_id, found, prev)?;
     let mut reader = LineReader::new(file, pass.row.offset as u64).map_err(io)?;
     if pass.row.torn && !pass.rewrite && reader.peek_byte().map_err(io)? == Some(b'\n') {
         // The newline that completes the line taken as whole last time.
@@ -489,12 +488,12 @@ fn sync_file(
         pass.row.torn = torn;
         if batch.is_full() {
             pass.row.offset = reader.offset as i64;
-            pass.commit(conn, group, &batch, &meta, false, job.silent_turns)?;
+            pass.commit(group, &batch, &meta, false, job.silent_turns)?;
             batch.drain_into(&mut done, bar);
         }
     }
     pass.row.offset = reader.offset as i64;
-    pass.commit(conn, group, &batch, &meta, true, job.silent_turns)?;
+    pass.commit(group, &batch, &meta, true, job.silent_turns)?;
     batch.drain_into(&mut done, bar);
     done.bytes = reader.offset - start_offset.min(reader.offset);
     Ok(done)
@@ -540,15 +539,13 @@ impl Pass {
     /// is seen as unfinished work.
     fn commit(
         &mut self,
-        conn: &mut Connection,
         group: &mut Group,
         batch: &Batch,
         meta: &std::fs::Metadata,
         last: bool,
         silent_turns: bool,
     ) -> Result<()> {
-        group.begin(conn)?;
-        let tx = &*conn;
+        let tx = group.tx.conn()?;
         let Pass {
             row,
             state,
@@ -578,11 +575,11 @@ impl Pass {
         };
         writer::insert_entries(tx, row.id, &batch.rows, state)?;
         if let Some(first_rid) = first_rid {
-            gateway::mark_silent(tx, row.id, first_rid)?;
+            writer::gateway::mark_silent(tx, row.id, first_rid)?;
         }
         writer::insert_bad_lines(tx, row.id, &batch.bad)?;
         writer::insert_listing_texts(tx, row.id, &batch.texts)?;
         writer::save_session(tx, row.id, state)?;
-        group.add(conn, batch.bytes, batch.rows.len())
+        group.add(batch.bytes, batch.rows.len())
     }
 }

@@ -1,5 +1,5 @@
 //! Reading a session file from a byte offset: complete lines only, plus the head and tail
-//! windows whose hashes tell an append from a rewrite (spec §12: pi's migration rewrites in
+//! windows whose hashes tell an append from a rewrite (docs/pi-format.md §12: pi's migration rewrites in
 //! place with the same inode and a larger size, so size and inode alone cannot tell).
 
 use std::fs::File;
@@ -110,21 +110,6 @@ impl LineReader {
         self.reader.consume(1);
         self.offset += 1;
     }
-}
-
-/// Reads up to `max` bytes at `offset` (for context and snippets).
-pub fn read_at(file: &File, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
-    let mut buf = vec![0; len];
-    let mut got = 0;
-    while got < len {
-        let n = file.read_at(&mut buf[got..], offset + got as u64)?;
-        if n == 0 {
-            break;
-        }
-        got += n;
-    }
-    buf.truncate(got);
-    Ok(buf)
 }
 
 #[cfg(test)]

@@ -18,8 +18,8 @@ use std::time::{Duration, Instant};
 use notify::{EventKind, RecursiveMode, Watcher};
 
 use crate::error::Result;
-use crate::ingest::discover::{project_dir_of, Layout, Root};
 use crate::ingest::sync::{sync, sync_dirs, SyncOptions, SyncReport};
+use crate::pi::layout::{project_dir_of, Layout, Root};
 use crate::store::Store;
 
 /// How to watch.

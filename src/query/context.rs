@@ -1,4 +1,4 @@
-//! `context`: pi's `buildSessionContext` (spec §6) for any leaf. The leaf-to-root walk is a
+//! `context`: pi's `buildSessionContext` (docs/pi-format.md §6) for any leaf. The leaf-to-root walk is a
 //! recursive CTE over (file, entry id); model and thinking level come from the whole path; the
 //! newest compaction on the path cuts it at `firstKeptEntryId`; context edits apply last. Message
 //! bodies are copied byte for byte from the JSONL line each entry points at.
@@ -12,11 +12,13 @@ use rusqlite::{Connection, OptionalExtension};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::ingest::paths::PathFacts;
-use crate::ingest::tail::read_at;
-use crate::js;
-use crate::query::rawjson::member;
+use crate::pi::entry::migrated_role;
+use crate::pi::js;
+use crate::pi::line::parse_json;
+use crate::pi::paths::PathFacts;
+use crate::pi::rawjson::member;
 use crate::query::resolve::Resolved;
+use crate::store::jsonl::read_at;
 
 /// pi's `{messages, thinkingLevel, model}`, with each message kept as JSON text.
 #[derive(Debug, Clone, Default)]
@@ -99,7 +101,7 @@ FROM walk ORDER BY depth";
 
 /// What the session row says about loading the file.
 struct Loadability {
-    /// pi's `SessionManager.open` accepts the file (spec §4.3): its first JSON value is a
+    /// pi's `SessionManager.open` accepts the file (docs/pi-format.md §4.3): its first JSON value is a
     /// header with a string id, or the file is empty (pi would start a new session in it).
     openable: bool,
     version: i64,
@@ -241,7 +243,7 @@ fn cut_path(conn: &Connection, file_id: i64, leaf_seq: i64) -> Result<Option<Cut
     }))
 }
 
-/// Whether pi can open the file at all (spec §4.3).
+/// Whether pi can open the file at all (docs/pi-format.md §4.3).
 ///
 /// # Errors
 /// Index errors, or `NotFound` for an unknown file.
@@ -502,21 +504,22 @@ fn raw_truthy(raw: &str) -> bool {
 }
 
 fn parse_lenient(raw: &str) -> Option<Value> {
-    serde_json::from_str(raw)
-        .ok()
-        .or_else(|| serde_json::from_str(&js::replace_lone_surrogates(raw)?).ok())
+    parse_json(raw).ok()
 }
 
 /// A stored message as pi returns it: unchanged, except a v2 `hookMessage` role becomes `custom`
-/// (spec §3) and a missing or null `content` is normalised (spec §6 step 5).
+/// (docs/pi-format.md §3) and a missing or null `content` is normalised (docs/pi-format.md §6 step 5).
 fn stored_message(raw: &str, version: i64) -> String {
     let Some(Value::Object(mut m)) = parse_lenient(raw) else {
         return raw.to_string();
     };
     let mut changed = false;
-    if version < 3 && m.get("role").and_then(Value::as_str) == Some("hookMessage") {
-        m.insert("role".into(), "custom".into());
-        changed = true;
+    if let Some(role) = m.get("role").and_then(Value::as_str) {
+        let migrated = migrated_role(role, version);
+        if migrated != role {
+            m.insert("role".into(), migrated.into());
+            changed = true;
+        }
     }
     let role = m
         .get("role")

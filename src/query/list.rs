@@ -1,14 +1,15 @@
-//! `list`: pi's `SessionInfo` rows (spec §5.3) in pi's order (§5.4), read from the `sessions`
+//! `list`: pi's `SessionInfo` rows (docs/pi-format.md §5.3) in pi's order (§5.4), read from the `sessions`
 //! summary only. `--all` is `listAll()`; the default is `list(cwd)`, which reads the cwd's own
 //! folder in a tree root (no header filtering, as pi) and filters flat roots by header cwd.
 
-use rusqlite::{params_from_iter, Connection, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
 
-use crate::ingest::discover::{absolute, encode_cwd, Layout};
-use crate::js;
-use crate::query::rawjson::member;
+use crate::pi::js;
+use crate::pi::layout::{absolute, encode_cwd, Layout};
+use crate::pi::rawjson::member;
+use crate::query::filter::{text, Where};
 use crate::query::Scope;
 
 /// Which sessions `list` shows.
@@ -120,30 +121,28 @@ pub fn list_sessions(
     scope: &Scope,
     opts: &ListOptions,
 ) -> rusqlite::Result<Vec<SessionInfo>> {
-    let mut args: Vec<String> = Vec::new();
-    let (filter, order) = match &opts.cwd {
+    let mut w = scope.filter();
+    w.and("s.state = 1", []);
+    let order = match &opts.cwd {
         // listAll(): pre-sorted by file mtime desc, then basename desc; the sort by modified is stable.
-        None => (
-            String::new(),
-            "modified DESC, f.mtime_ms DESC, f.name COLLATE pi DESC",
-        ),
+        None => "modified DESC, f.mtime_ms DESC, f.name COLLATE pi DESC",
         // list(cwd): pre-sorted by file name desc.
-        Some(cwd) => (
-            cwd_filter(scope, cwd, &mut args),
-            "modified DESC, f.name COLLATE pi DESC",
-        ),
+        Some(cwd) => {
+            cwd_filter(scope, cwd, &mut w);
+            "modified DESC, f.name COLLATE pi DESC"
+        }
     };
-    let limit = opts.limit.map_or(String::new(), |n| format!("LIMIT {n}"));
+    let limit = w.limit(opts.limit);
     let sql = format!(
         "SELECT f.id, f.path, s.header, s.cwd, s.name, s.created_ms, {MODIFIED} AS modified,
                 s.message_count, s.first_message
          FROM sessions s JOIN files f ON f.id = s.file_id
-         WHERE s.state = 1 AND {} {filter}
+         WHERE {}
          ORDER BY {order} {limit}",
-        scope.sql()
+        w.sql()
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
+    let rows = stmt.query_map(w.params(), |r| {
         let header: Option<String> = r.get(2)?;
         let header = header.unwrap_or_default();
         let field =
@@ -232,48 +231,36 @@ pub fn add_gateway(
 }
 
 /// `list(cwd)`: the cwd's folder in tree roots; header cwd equality in flat roots.
-pub(crate) fn cwd_filter(scope: &Scope, cwd: &str, args: &mut Vec<String>) -> String {
+pub(crate) fn cwd_filter(scope: &Scope, cwd: &str, w: &mut Where) {
     // pi resolves the cwd first (`path.resolve`: absolute, no trailing separator).
     let resolved = absolute(std::path::Path::new(cwd));
     let cwd: &str = &resolved.to_string_lossy();
     let mut parts = Vec::new();
+    let mut values = Vec::new();
     for root in &scope.roots {
+        let path = |p: &std::path::Path| text(p.to_string_lossy());
         match root.layout {
             Layout::Tree => {
-                args.push(
-                    root.path
-                        .join(encode_cwd(cwd))
-                        .to_string_lossy()
-                        .into_owned(),
-                );
-                parts.push(format!("f.dir = ?{}", args.len()));
+                parts.push("f.dir = ?");
+                values.push(path(&root.path.join(encode_cwd(cwd))));
             }
             Layout::Gateway => {
                 let mut agents = root.path.join("agents").to_string_lossy().into_owned();
                 agents.push('/');
-                args.push(agents);
-                args.push(cwd.to_string());
-                parts.push(format!(
-                    "(instr(f.dir, ?{}) = 1 AND s.cwd = ?{})",
-                    args.len() - 1,
-                    args.len()
-                ));
+                parts.push("(instr(f.dir, ?) = 1 AND s.cwd = ?)");
+                values.extend([text(agents), text(cwd)]);
             }
             Layout::Flat | Layout::Agent => {
-                args.push(root.path.to_string_lossy().into_owned());
-                args.push(cwd.to_string());
-                parts.push(format!(
-                    "(f.dir = ?{} AND s.cwd = ?{})",
-                    args.len() - 1,
-                    args.len()
-                ));
+                parts.push("(f.dir = ? AND s.cwd = ?)");
+                values.extend([path(&root.path), text(cwd)]);
             }
         }
     }
     if parts.is_empty() {
-        return "AND 0".into();
+        w.and("0", []);
+    } else {
+        w.and(format!("({})", parts.join(" OR ")), values);
     }
-    format!("AND ({})", parts.join(" OR "))
 }
 
 /// pi's `allMessagesText`: every user/assistant text of the file, all branches, joined by a space.

@@ -2,9 +2,9 @@
 //! of them parses the corpus (context reads single lines back by their stored byte range).
 
 pub mod context;
+pub mod filter;
 pub mod list;
 pub mod picker;
-mod rawjson;
 pub mod resolve;
 pub mod search;
 pub mod show;
@@ -16,7 +16,8 @@ pub mod tree;
 
 use rusqlite::Connection;
 
-use crate::ingest::discover::Root;
+use crate::pi::layout::Root;
+use filter::Where;
 
 /// Agent-gateway filters (`--agent`, `--key`, `--channel`, `--chat-type`): only transcripts
 /// linked to matching `sessions.json` metadata pass.
@@ -37,26 +38,28 @@ impl GatewayFilter {
             && self.chat_type.is_none()
     }
 
-    /// The condition on `files f`, values inlined as SQL string literals.
-    fn sql(&self) -> String {
-        let lit = |v: &str| format!("'{}'", v.replace('\'', "''"));
-        let mut parts = Vec::new();
-        if let Some(a) = &self.agent {
-            parts.push(format!("g.agent_id = {}", lit(a)));
+    /// Restricts `files f` to transcripts linked to matching `sessions.json` metadata.
+    fn restrict(&self, w: &mut Where) {
+        let mut conds = Vec::new();
+        let mut values = Vec::new();
+        for (col, v) in [
+            ("g.agent_id = ?", &self.agent),
+            ("g.session_key GLOB ?", &self.key),
+            ("g.channel = ?", &self.channel),
+            ("g.chat_type = ?", &self.chat_type),
+        ] {
+            if let Some(v) = v {
+                conds.push(col);
+                values.push(filter::text(v.as_str()));
+            }
         }
-        if let Some(k) = &self.key {
-            parts.push(format!("g.session_key GLOB {}", lit(k)));
-        }
-        if let Some(c) = &self.channel {
-            parts.push(format!("g.channel = {}", lit(c)));
-        }
-        if let Some(t) = &self.chat_type {
-            parts.push(format!("g.chat_type = {}", lit(t)));
-        }
-        format!(
-            " AND f.id IN (SELECT g.file_id FROM gw_files g WHERE {})",
-            parts.join(" AND ")
-        )
+        w.and(
+            format!(
+                "f.id IN (SELECT g.file_id FROM gw_files g WHERE {})",
+                conds.join(" AND ")
+            ),
+            values,
+        );
     }
 }
 
@@ -94,15 +97,24 @@ impl Scope {
         self.roots.iter().any(|r| r.layout.is_gateway())
     }
 
-    /// An SQL condition on `files` alias `f` restricting rows to these roots (and to the
-    /// gateway filter's transcripts).
-    pub fn sql(&self) -> String {
-        let ids: Vec<String> = self.root_ids.iter().map(i64::to_string).collect();
-        let gateway = if self.gateway.is_empty() {
-            String::new()
-        } else {
-            self.gateway.sql()
-        };
-        format!("f.root_id IN ({}){gateway}", ids.join(","))
+    /// Restricts `files` alias `f` to these roots (and to the gateway filter's transcripts).
+    pub fn restrict(&self, w: &mut Where) {
+        w.and(
+            format!(
+                "f.root_id IN ({})",
+                filter::placeholders(self.root_ids.len())
+            ),
+            self.root_ids.iter().map(|&id| filter::int(id)),
+        );
+        if !self.gateway.is_empty() {
+            self.gateway.restrict(w);
+        }
+    }
+
+    /// A `Where` holding this scope's restriction.
+    pub fn filter(&self) -> Where {
+        let mut w = Where::default();
+        self.restrict(&mut w);
+        w
     }
 }

@@ -8,8 +8,8 @@
 
 use regex::RegexBuilder;
 
-use crate::ingest::fold::js_trim;
-use crate::js;
+use crate::pi::js;
+use crate::pi::js::js_trim;
 use crate::query::list::SessionInfo;
 
 /// Filters and orders `sessions` (already in pi's listing order) as pi's picker does.

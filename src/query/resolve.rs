@@ -1,4 +1,4 @@
-//! Turns a SESSION argument into one indexed file, as pi's `--session` does (spec §8.4): a
+//! Turns a SESSION argument into one indexed file, as pi's `--session` does (docs/pi-format.md §8.4): a
 //! value with a path separator or ending in `.jsonl` is a path; anything else is an exact
 //! session id, then a unique id prefix. Several matches are an error listing the candidates.
 
@@ -7,7 +7,8 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::{Error, Result};
-use crate::ingest::discover::absolute;
+use crate::pi::layout::absolute;
+use crate::query::filter::{text, Where};
 use crate::query::Scope;
 
 /// An indexed session file.
@@ -25,7 +26,7 @@ pub fn resolve_session(conn: &Connection, scope: &Scope, arg: &str) -> Result<Re
     if arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl") {
         return by_path(conn, scope, arg);
     }
-    let exact = candidates(conn, scope, "s.session_id = ?1", arg)?;
+    let exact = candidates(conn, scope, "s.session_id = ?", arg)?;
     let found = if exact.is_empty() {
         let pattern = format!(
             "{}%",
@@ -33,7 +34,7 @@ pub fn resolve_session(conn: &Connection, scope: &Scope, arg: &str) -> Result<Re
                 .replace('%', "\\%")
                 .replace('_', "\\_")
         );
-        candidates(conn, scope, "s.session_id LIKE ?1 ESCAPE '\\'", &pattern)?
+        candidates(conn, scope, "s.session_id LIKE ? ESCAPE '\\'", &pattern)?
     } else {
         exact
     };
@@ -48,13 +49,16 @@ pub fn resolve_session(conn: &Connection, scope: &Scope, arg: &str) -> Result<Re
 }
 
 fn candidates(conn: &Connection, scope: &Scope, cond: &str, arg: &str) -> Result<Vec<Resolved>> {
+    let mut w = Where::default();
+    w.and(cond, [text(arg)]);
+    scope.restrict(&mut w);
     let sql = format!(
         "SELECT f.id, f.path FROM sessions s JOIN files f ON f.id = s.file_id
-         WHERE {cond} AND {} ORDER BY f.path",
-        scope.sql()
+         WHERE {} ORDER BY f.path",
+        w.sql()
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map([arg], |r| {
+    let rows = stmt.query_map(w.params(), |r| {
         Ok(Resolved {
             file_id: r.get(0)?,
             path: r.get(1)?,
@@ -67,12 +71,12 @@ fn candidates(conn: &Connection, scope: &Scope, cond: &str, arg: &str) -> Result
 fn by_path(conn: &Connection, scope: &Scope, arg: &str) -> Result<Resolved> {
     let abs = absolute(Path::new(arg));
     let lookup = |p: &str| -> Result<Option<Resolved>> {
-        let sql = format!(
-            "SELECT f.id, f.path FROM files f WHERE f.path = ?1 AND {}",
-            scope.sql()
-        );
+        let mut w = Where::default();
+        w.and("f.path = ?", [text(p)]);
+        scope.restrict(&mut w);
+        let sql = format!("SELECT f.id, f.path FROM files f WHERE {}", w.sql());
         Ok(conn
-            .query_row(&sql, [p], |r| {
+            .query_row(&sql, w.params(), |r| {
                 Ok(Resolved {
                     file_id: r.get(0)?,
                     path: r.get(1)?,
@@ -90,12 +94,12 @@ fn by_path(conn: &Connection, scope: &Scope, arg: &str) -> Result<Resolved> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let sql = format!(
-        "SELECT f.id, f.path FROM files f WHERE f.name = ?1 AND {}",
-        scope.sql()
-    );
+    let mut w = Where::default();
+    w.and("f.name = ?", [text(name)]);
+    scope.restrict(&mut w);
+    let sql = format!("SELECT f.id, f.path FROM files f WHERE {}", w.sql());
     let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map([name], |r| {
+    let rows = stmt.query_map(w.params(), |r| {
         Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
     })?;
     for row in rows {

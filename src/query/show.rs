@@ -1,13 +1,13 @@
 //! `show`: everything the index knows about one session file: its listing row (or why pi would
 //! hide it), header, counts by role, labels, the current leaf, skipped lines, and pi's own
-//! `/session` figures (`getSessionStats`, spec §8.5) with a per-model cost breakdown.
+//! `/session` figures (`getSessionStats`, docs/pi-format.md §8.5) with a per-model cost breakdown.
 
 use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::js;
+use crate::pi::js;
 use crate::query::resolve::Resolved;
 
 /// pi's `getSessionStats` figures, over every entry of the file (all branches).
@@ -251,7 +251,7 @@ fn pairs<A: rusqlite::types::FromSql, B: rusqlite::types::FromSql>(
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
 }
 
-/// pi's label map (spec §6.6): label entries in file order, the last one per target wins and a
+/// pi's label map (docs/pi-format.md §6.6): label entries in file order, the last one per target wins and a
 /// falsy label clears it.
 pub fn labels(conn: &Connection, file_id: i64) -> Result<Vec<(String, String)>> {
     let rows: Vec<(Option<String>, Option<String>)> = pairs(

@@ -11,10 +11,11 @@ use std::collections::BTreeMap;
 
 use chrono::{Datelike, TimeZone};
 use rusqlite::functions::FunctionFlags;
-use rusqlite::{params_from_iter, Connection};
+use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::query::filter::int;
 use crate::query::Scope;
 
 /// What rows are grouped by.
@@ -260,25 +261,19 @@ fn bucket_label(dim: Dim, code: i64) -> String {
 /// Index errors.
 pub fn stats(conn: &Connection, scope: &Scope, opts: &StatsOptions) -> Result<Vec<Row>> {
     register(conn, &opts.zone)?;
-    let mut args: Vec<String> = Vec::new();
-    let mut filters = vec![scope.sql()];
+    let mut w = scope.filter();
     let per_session = opts.dims.contains(&Dim::Session);
     if !per_session {
-        filters.push("e.dup = 0".into());
+        w.and("e.dup = 0", []);
     }
     if let Some(cwd) = &opts.cwd {
-        filters.push(format!(
-            "1 {}",
-            crate::query::list::cwd_filter(scope, cwd, &mut args)
-        ));
+        crate::query::list::cwd_filter(scope, cwd, &mut w);
     }
     if let Some(t) = opts.since_ms {
-        args.push(t.to_string());
-        filters.push(format!("e.ts_ms >= ?{}", args.len()));
+        w.and("e.ts_ms >= ?", [int(t)]);
     }
     if let Some(t) = opts.until_ms {
-        args.push(t.to_string());
-        filters.push(format!("e.ts_ms < ?{}", args.len()));
+        w.and("e.ts_ms < ?", [int(t)]);
     }
     let keys: Vec<String> = opts.dims.iter().map(|d| d.sql().to_string()).collect();
     let key_cols = if keys.is_empty() {
@@ -301,8 +296,10 @@ pub fn stats(conn: &Connection, scope: &Scope, opts: &StatsOptions) -> Result<Ve
                 .join(", ")
         )
     };
-    let where_ = filters.join(" AND ");
+    let where_ = w.sql();
     let sql = if opts.dims.contains(&Dim::Tool) {
+        // The tool query writes the conditions twice, once per side of its UNION.
+        w = w.repeated(2);
         tool_sql(&opts.dims, &where_)
     } else {
         format!(
@@ -324,7 +321,7 @@ pub fn stats(conn: &Connection, scope: &Scope, opts: &StatsOptions) -> Result<Ve
     };
     let mut stmt = conn.prepare(&sql)?;
     let n = opts.dims.len().max(1);
-    let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
+    let rows = stmt.query_map(w.params(), |r| {
         let key_order: Vec<String> = opts
             .dims
             .iter()

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::error::Result;
-use crate::ingest::discover::Root;
+use crate::pi::layout::Root;
 use crate::store::{Store, WriterLock};
 
 #[derive(Debug, Serialize)]
@@ -92,7 +92,7 @@ pub fn status(store: &Store, roots: &[Root]) -> Result<Status> {
             listed_sessions: listed,
             entries,
             bad_lines: bad,
-            last_sync: last.map(crate::js::iso),
+            last_sync: last.map(crate::pi::js::iso),
             agents,
         });
     }

@@ -1,4 +1,4 @@
-//! `tree`: pi's `getTree` (spec §7): one node per entry id carrying the global label map; roots
+//! `tree`: pi's `getTree` (docs/pi-format.md §7): one node per entry id carrying the global label map; roots
 //! are entries whose parent is null, themselves, or missing, in file order; children are sorted by
 //! timestamp ascending, stably. Output is written iteratively, so a 100k-deep chain cannot
 //! overflow the stack, and a node is never printed inside itself.

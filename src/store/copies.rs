@@ -1,5 +1,5 @@
 //! Entries copied between sessions (forks and clones copy entries with their ids and
-//! timestamps, spec §1.4): analytics count each once. Of the copies of an entry, the one in the
+//! timestamps, docs/pi-format.md §1.4): analytics count each once. Of the copies of an entry, the one in the
 //! session with the earliest header timestamp (then the smallest path) is canonical; the others
 //! have `dup = 1`. Kept right whatever order files are ingested or deleted in.
 

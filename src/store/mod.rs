@@ -2,8 +2,10 @@
 //! the writer lock. The one write path is `writer`; queries live in `crate::query`.
 
 mod copies;
+pub mod jsonl;
 mod lock;
 mod migrate;
+pub mod schema;
 pub mod writer;
 
 use std::os::unix::fs::MetadataExt as _;
@@ -132,7 +134,7 @@ impl Store {
     }
 
     fn configure(&mut self) -> Result<()> {
-        crate::collate::register(&self.conn)?;
+        register_collation(&self.conn)?;
         self.conn
             .busy_timeout(std::time::Duration::from_secs(10))
             .map_err(|e| Error::at_open(&self.path, e))?;
@@ -243,7 +245,7 @@ fn open_read_only_conn(path: &Path, immutable: bool) -> Result<Store> {
     let conn = Connection::open_with_flags(&uri, flags).map_err(|e| Error::at_open(path, e))?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     conn.execute_batch("PRAGMA query_only = ON;")?;
-    crate::collate::register(&conn)?;
+    register_collation(&conn)?;
     // SQLite opens lazily: read the schema now so a file it cannot open fails here.
     conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| {
         r.get::<_, i64>(0)
@@ -274,4 +276,9 @@ fn remove_index_files(path: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Registers pi's tie-break order (`pi::collate`) as the `pi` collation the schema uses.
+fn register_collation(conn: &Connection) -> rusqlite::Result<()> {
+    conn.create_collation("pi", crate::pi::collate::compare)
 }

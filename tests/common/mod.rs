@@ -67,7 +67,7 @@ pub fn parse_lenient(text: &str) -> Value {
         serde::Deserialize::deserialize(&mut de)
     };
     parse(text)
-        .or_else(|e| match pidx::js::replace_lone_surrogates(text) {
+        .or_else(|e| match pidx::pi::js::replace_lone_surrogates(text) {
             Some(fixed) => parse(&fixed),
             None => Err(e),
         })
@@ -95,9 +95,9 @@ pub fn pidx(db: &Path, root: &Path) -> assert_cmd::Command {
 
 /// Syncs the tree root `root` (pi's layout) into `store` and returns the scope seeing it.
 pub fn resync(store: &mut pidx::store::Store, root: &Path) -> pidx::query::Scope {
-    let roots = vec![pidx::ingest::discover::Root {
+    let roots = vec![pidx::pi::layout::Root {
         path: root.to_path_buf(),
-        layout: pidx::ingest::discover::Layout::Tree,
+        layout: pidx::pi::layout::Layout::Tree,
     }];
     pidx::ingest::sync::sync(store, &roots, pidx::ingest::sync::SyncOptions::default()).unwrap();
     pidx::query::Scope::new(&store.conn, &roots).unwrap()

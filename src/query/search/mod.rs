@@ -12,14 +12,15 @@ use std::collections::{HashMap, HashSet};
 use std::fs::File;
 
 use regex::Regex;
-use rusqlite::{params_from_iter, Connection};
+use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::ingest::search_text::{text_of, TextKind};
-use crate::ingest::tail::read_at;
-use crate::js;
+use crate::pi::js;
+use crate::pi::text::{text_of, TextKind};
+use crate::query::filter::{int, placeholders, text, Where};
 use crate::query::Scope;
+use crate::store::jsonl::read_at;
 pub use parse::{parse, Query};
 pub use snippet::Snippet;
 
@@ -86,12 +87,12 @@ struct Candidate {
 pub fn search(conn: &Connection, scope: &Scope, opts: &SearchOptions) -> Result<Vec<Hit>> {
     let (source, arg) = match &opts.query {
         Query::Words { fts, .. } => (
-            "SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH ?1".to_string(),
+            "SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH ?".to_string(),
             Some(fts.clone()),
         ),
         Query::Literal(needle) => match literal::plan(conn, needle)? {
             literal::Plan::Match(q) => (
-                "SELECT rowid AS r, 0.0 AS score FROM fts WHERE fts MATCH ?1".to_string(),
+                "SELECT rowid AS r, 0.0 AS score FROM fts WHERE fts MATCH ?".to_string(),
                 Some(q),
             ),
             literal::Plan::Nothing => return Ok(Vec::new()),
@@ -166,40 +167,34 @@ fn candidates(
     source: &str,
     arg: Option<String>,
 ) -> Result<Vec<Candidate>> {
-    let mut args: Vec<String> = arg.into_iter().collect();
-    let mut filters = vec![scope.sql()];
+    let mut w = Where::after(arg.map(text));
+    scope.restrict(&mut w);
     if !scope.include_silent {
-        filters.push("e.silent = 0".into());
+        w.and("e.silent = 0", []);
     }
     if let Some(cwd) = &opts.cwd {
-        filters.push(format!(
-            "1 {}",
-            crate::query::list::cwd_filter(scope, cwd, &mut args)
-        ));
+        crate::query::list::cwd_filter(scope, cwd, &mut w);
     }
-    let mut push = |sql: &str, value: String, args: &mut Vec<String>| {
-        args.push(value);
-        filters.push(sql.replace('?', &format!("?{}", args.len())));
-    };
     if let Some(id) = opts.file_id {
-        push("e.file_id = ?", id.to_string(), &mut args);
+        w.and("e.file_id = ?", [int(id)]);
     }
     if let Some(t) = opts.since_ms {
-        push("e.ts_ms >= ?", t.to_string(), &mut args);
+        w.and("e.ts_ms >= ?", [int(t)]);
     }
     if let Some(t) = opts.until_ms {
-        push("e.ts_ms < ?", t.to_string(), &mut args);
+        w.and("e.ts_ms < ?", [int(t)]);
     }
     if let Some(m) = &opts.model {
-        push(
+        w.and(
             "e.file_id IN (SELECT file_id FROM entries WHERE model LIKE '%' || ? || '%')",
-            m.clone(),
-            &mut args,
+            [text(m.as_str())],
         );
     }
     if !opts.kinds.is_empty() {
-        let kinds: Vec<String> = opts.kinds.iter().map(|k| (*k as i64).to_string()).collect();
-        filters.push(format!("(m.r & 7) IN ({})", kinds.join(",")));
+        w.and(
+            format!("(m.r & 7) IN ({})", placeholders(opts.kinds.len())),
+            opts.kinds.iter().map(|k| int(*k as i64)),
+        );
     }
     let sql = format!(
         "SELECT m.r, m.score, e.file_id, e.seq, e.line, e.offset, e.len, e.id, e.role, e.ts_ms,
@@ -209,11 +204,11 @@ fn candidates(
          JOIN files f ON f.id = e.file_id
          JOIN sessions s ON s.file_id = e.file_id
          WHERE {}",
-        filters.join(" AND ")
+        w.sql()
     );
     let mut stmt = conn.prepare(&sql).map_err(|e| fts_error(&e))?;
     let rows = stmt
-        .query_map(params_from_iter(args.iter()), |r| {
+        .query_map(w.params(), |r| {
             Ok(Candidate {
                 rowid: r.get(0)?,
                 relevance: -r.get::<_, f64>(1)?,

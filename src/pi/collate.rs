@@ -2,7 +2,8 @@
 //! not byte order: punctuation sorts before digits, digits before letters, letters compare
 //! without case and accents first (`tie_c < tie-10 < tie-9 < tie-ä < tie-b < tie-B < tie.d`).
 //! This is that collation for the characters file names use (ASCII and Latin-1 letters);
-//! other characters fall back to code point order after them. Registered in SQLite as `pi`.
+//! other characters fall back to code point order after them. The store registers it in SQLite
+//! as `pi`.
 
 use std::cmp::Ordering;
 
@@ -67,14 +68,6 @@ pub fn compare(a: &str, b: &str) -> Ordering {
         .then_with(|| level(|w| w.1))
         .then_with(|| wa.iter().map(|w| w.2).cmp(wb.iter().map(|w| w.2)))
         .then_with(|| a.cmp(b))
-}
-
-/// Registers the `pi` collation on a connection.
-///
-/// # Errors
-/// SQLite errors only.
-pub fn register(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
-    conn.create_collation("pi", compare)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! unique (what pi writes). Anything else marks the session `tangled` and `context` walks the
 //! whole path instead, exactly as before.
 
-use crate::model::EntryRow;
+use crate::pi::model::EntryRow;
 
 /// One entry's facts about its root path (itself included). `*_seq` fields name entries by seq.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -1,14 +1,14 @@
 //! Folds lines, in file order, into a file's `SessionState` and its `EntryRow`s. Pure: the
 //! state is loaded from and saved to the store by `sync`. Two views of the same lines, as in pi:
-//! the listing view (`buildSessionInfo`, spec §5.2) and the loader view (`loadEntriesFromFile`
-//! plus in-memory migration of v1/v2 files, spec §3-§4).
+//! the listing view (`buildSessionInfo`, docs/pi-format.md §5.2) and the loader view (`loadEntriesFromFile`
+//! plus in-memory migration of v1/v2 files, docs/pi-format.md §3-§4).
 
 use serde_json::{Map, Value};
 
-use crate::ingest::parse::{listing_segments, parse_line, Line};
-use crate::ingest::search_text;
-use crate::js;
-use crate::model::{EntryRow, Listing, SessionState, Usage};
+use crate::pi::js;
+use crate::pi::line::{listing_segments, parse_line, Line};
+use crate::pi::model::{EntryRow, Listing, SessionState, Usage};
+use crate::pi::text::{self, extract_text};
 
 /// What one physical line contributed.
 #[derive(Debug, Default)]
@@ -22,7 +22,7 @@ pub struct LineOutcome {
 }
 
 /// The id pidx gives entry `parsed_index` of a v1 file. pi gives random ids at every open
-/// (spec §3); any stable unique id gives the same tree and context.
+/// (docs/pi-format.md §3); any stable unique id gives the same tree and context.
 pub fn v1_id(parsed_index: i64) -> String {
     format!("{parsed_index:08x}")
 }
@@ -111,7 +111,7 @@ impl SessionState {
             Some("session_info") => {
                 self.name = match v.get("name") {
                     None | Some(Value::Null) => None,
-                    Some(Value::String(s)) => Some(js_trim(s))
+                    Some(Value::String(s)) => Some(js::js_trim(s))
                         .filter(|s| !s.is_empty())
                         .map(str::to_string),
                     Some(_) => return Err("session_info name is not a string".into()),
@@ -200,9 +200,20 @@ impl SessionState {
                 }
             }
         }
-        if self.version < 3 && row.role.as_deref() == Some("hookMessage") {
-            row.role = Some("custom".into());
+        if let Some(role) = row.role.as_mut() {
+            if migrated_role(role, self.version) != role {
+                *role = migrated_role(role, self.version).to_string();
+            }
         }
+    }
+}
+
+/// A message role after pi's v2 -> v3 migration: `hookMessage` became `custom`.
+pub fn migrated_role(role: &str, version: i64) -> &str {
+    if version < 3 && role == "hookMessage" {
+        "custom"
+    } else {
+        role
     }
 }
 
@@ -214,43 +225,6 @@ fn type_of(v: &Value) -> Option<&str> {
 fn listed_role(message: &Map<String, Value>) -> Option<&str> {
     let role = message.get("role")?.as_str()?;
     message.contains_key("content").then_some(role)
-}
-
-/// JavaScript's `String#trim` (Unicode white space plus the BOM).
-pub fn js_trim(s: &str) -> &str {
-    s.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
-}
-
-/// pi's `extractTextContent`: a string as is, or the `text` of text blocks joined by one space.
-/// `Err` where pi throws (content that is neither, or a null block).
-pub fn extract_text(content: &Value) -> Result<String, String> {
-    match content {
-        Value::String(s) => Ok(s.clone()),
-        Value::Array(blocks) => {
-            let mut parts = Vec::new();
-            for block in blocks {
-                if block.is_null() {
-                    return Err("a content block is null".into());
-                }
-                if type_of(block) == Some("text") {
-                    parts.push(block.get("text").map(js::join_string).unwrap_or_default());
-                }
-            }
-            Ok(parts.join(" "))
-        }
-        other => Err(format!("message content is {}", json_kind(other))),
-    }
-}
-
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 fn str_at(obj: &Map<String, Value>, key: &str) -> Option<String> {
@@ -265,7 +239,7 @@ fn entry_row(obj: &Map<String, Value>) -> EntryRow {
         kind: str_at(obj, "type"),
         ts: str_at(obj, "timestamp"),
         ts_ms: obj.get("timestamp").and_then(js::date_ms),
-        texts: search_text::texts(obj),
+        texts: text::texts(obj),
         ..EntryRow::default()
     };
     match row.kind.as_deref() {

@@ -1,15 +1,18 @@
-//! The one write path: every row ingest produces goes through here, inside the caller's
-//! `BEGIN IMMEDIATE` transaction, so a batch of entries, the session summary and the file's new
-//! offset always commit together.
+//! The one write path: every row ingest produces goes through here, inside a write transaction
+//! (`WriteTx`, or rusqlite's `Transaction` for one-shot writes) that rolls back when dropped
+//! uncommitted, so a batch of entries, the session summary and the file's new offset always
+//! commit together, and an error never leaves a connection inside a transaction.
 
 use std::collections::HashMap;
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 
-use crate::ingest::paths::{self, PathFacts};
-use crate::ingest::search_text::{self, TextKind};
-use crate::model::{EntryRow, Listing, SessionState};
+use crate::pi::model::{EntryRow, Listing, SessionState};
+use crate::pi::paths::{self, PathFacts};
+use crate::pi::text::TextKind;
 use crate::store::copies;
+
+pub mod gateway;
 
 /// The sync state of one JSONL file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -29,6 +32,67 @@ pub struct FileRow {
     pub head_hash: i64,
     pub tail_hash: i64,
     pub bad_lines: i64,
+}
+
+/// A write transaction opened on demand (`BEGIN IMMEDIATE`: a read-then-write transaction
+/// would fail with "database is locked" despite the busy timeout) and rolled back when dropped
+/// uncommitted. Full-text rows are staged and moved into the index just before the commit
+/// (see `stage_texts`).
+pub struct WriteTx<'c> {
+    conn: &'c Connection,
+    tx: Option<Transaction<'c>>,
+}
+
+impl<'c> WriteTx<'c> {
+    pub fn new(conn: &'c Connection) -> WriteTx<'c> {
+        WriteTx { conn, tx: None }
+    }
+
+    /// The connection, inside the transaction (begun now if none is open).
+    ///
+    /// # Errors
+    /// SQLite errors (busy, read-only, disk full).
+    pub fn conn(&mut self) -> rusqlite::Result<&'c Connection> {
+        if self.tx.is_none() {
+            let tx = Transaction::new_unchecked(self.conn, TransactionBehavior::Immediate)?;
+            stage_texts(&tx)?;
+            self.tx = Some(tx);
+        }
+        Ok(self.conn)
+    }
+
+    /// The connection for reads, inside the transaction if one is open.
+    pub fn reader(&self) -> &'c Connection {
+        self.conn
+    }
+
+    /// Whether a transaction is open.
+    pub fn is_open(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    /// Commits the open transaction, if any, full text included.
+    ///
+    /// # Errors
+    /// SQLite errors; the transaction is then rolled back.
+    pub fn commit(&mut self) -> rusqlite::Result<()> {
+        if let Some(tx) = self.tx.take() {
+            flush_texts(&tx)?;
+            tx.commit()?;
+        }
+        Ok(())
+    }
+
+    /// Undoes the open transaction, if any.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn rollback(&mut self) -> rusqlite::Result<()> {
+        match self.tx.take() {
+            Some(tx) => tx.rollback(),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Returns the id of a root, creating it.
@@ -221,7 +285,7 @@ pub fn save_session(tx: &Connection, file_id: i64, s: &SessionState) -> rusqlite
 }
 
 /// Appends entries. An id seen before in the same file shadows the earlier entry, as pi's
-/// `byId` map keeps the last one (spec §4.4).
+/// `byId` map keeps the last one (docs/pi-format.md §4.4).
 /// Inserts a batch of entries with their path facts (parents looked up among the file's rows,
 /// this transaction's included). Sets `state.tangled` when the facts cannot be trusted.
 pub fn insert_entries(
@@ -324,7 +388,7 @@ pub fn insert_entries(
             tool_use.execute(params![rid, file_id, name])?;
         }
         for (kind, text) in &e.texts {
-            let rowid = search_text::fts_rowid(rid, *kind);
+            let rowid = crate::store::schema::fts_rowid(rid, *kind);
             words.execute(params![rowid, text])?;
         }
     }
@@ -364,14 +428,14 @@ pub fn insert_listing_texts(
 /// later merged) at every statement savepoint once it is part of a transaction, and every
 /// INSERT into `entries` opens one. So texts are staged in a plain temporary table and moved
 /// into the index by one statement just before the transaction commits.
-pub fn stage_texts(conn: &Connection) -> rusqlite::Result<()> {
+fn stage_texts(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "CREATE TEMP TABLE IF NOT EXISTS fts_pending(rowid INTEGER PRIMARY KEY, body TEXT NOT NULL)",
     )
 }
 
 /// Moves the staged texts into the full-text index (call last in the transaction).
-pub fn flush_texts(conn: &Connection) -> rusqlite::Result<()> {
+fn flush_texts(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "INSERT INTO fts(rowid, body) SELECT rowid, body FROM temp.fts_pending;
          DELETE FROM temp.fts_pending;",
@@ -392,7 +456,7 @@ fn delete_texts(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
             .into_iter()
             .filter(|k| bits & (1 << *k as i64) != 0)
         {
-            let rowid = search_text::fts_rowid(rid, kind);
+            let rowid = crate::store::schema::fts_rowid(rid, kind);
             words.execute([rowid])?;
         }
     }

@@ -172,6 +172,11 @@ fn hex4(b: &[u8], at: usize) -> Option<u32> {
     u32::from_str_radix(s, 16).ok()
 }
 
+/// JavaScript's `String#trim` (Unicode white space plus the BOM).
+pub fn js_trim(s: &str) -> &str {
+    s.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,11 +1,11 @@
 //! One physical line in, one parsed value (or the reason it was skipped) out. Pure: no I/O, no
-//! SQL. Mirrors pi's `parseSessionEntryLine` (spec §4.1): blank lines are skipped silently,
+//! SQL. Mirrors pi's `parseSessionEntryLine` (docs/pi-format.md §4.1): blank lines are skipped silently,
 //! malformed JSON is skipped with a reason, falsy values are skipped, invalid UTF-8 becomes
 //! U+FFFD and lone surrogate escapes are accepted as `JSON.parse` accepts them.
 
 use serde_json::Value;
 
-use crate::js;
+use crate::pi::js;
 
 /// What one line holds.
 #[derive(Debug)]
@@ -24,18 +24,23 @@ pub fn parse_line(bytes: &[u8]) -> Line {
     if text.trim().is_empty() {
         return Line::Blank;
     }
-    let parsed =
-        serde_json::from_str::<Value>(&text).or_else(|e| {
-            match js::replace_lone_surrogates(&text) {
-                Some(fixed) => serde_json::from_str::<Value>(&fixed),
-                None => Err(e),
-            }
-        });
-    match parsed {
+    match parse_json(&text) {
         Ok(v) if !js::truthy(&v) => Line::Bad(format!("{v} value is ignored")),
         Ok(v) => Line::Value(v),
         Err(e) => Line::Bad(json_reason(&e)),
     }
+}
+
+/// `JSON.parse` as pi calls it: serde_json, retried with lone surrogate escapes (which
+/// `JSON.parse` accepts and serde_json refuses) replaced by U+FFFD escapes.
+///
+/// # Errors
+/// The first parse's error when the text is not JSON even so.
+pub fn parse_json(text: &str) -> Result<Value, serde_json::Error> {
+    serde_json::from_str::<Value>(text).or_else(|e| match js::replace_lone_surrogates(text) {
+        Some(fixed) => serde_json::from_str::<Value>(&fixed),
+        None => Err(e),
+    })
 }
 
 fn json_reason(e: &serde_json::Error) -> String {

@@ -1,9 +1,16 @@
+//! The text of entries, three ways, each for its own use: `extract_text` is pi's
+//! `extractTextContent` (listings: first message, allMessagesText, the picker's search text);
+//! `texts` is what full-text search indexes, by kind; `readable_content` is what pidx shows a
+//! person in `context`.
+//!
 //! What full-text search sees of an entry: its text split by kind (what the user typed, what
 //! the assistant said or thought, tool calls and results, bash runs, custom messages, summaries,
 //! session names). Base64 images and system prompts are never indexed. Used at ingest (to fill
 //! the index) and at query time (to check literal matches and cut snippets from the JSONL line).
 
 use serde_json::{Map, Value};
+
+use crate::pi::js;
 
 /// The kinds of indexed text; the discriminant is stored in the low 3 bits of the FTS rowid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -50,11 +57,6 @@ impl TextKind {
     pub fn from_bits(bits: i64) -> TextKind {
         TextKind::ALL[(bits & 7) as usize]
     }
-}
-
-/// The FTS rowid of an entry's text of one kind.
-pub fn fts_rowid(rid: i64, kind: TextKind) -> i64 {
-    rid * 8 + kind as i64
 }
 
 /// The searchable texts of one entry (a parsed JSONL object), at most one per kind.
@@ -169,6 +171,72 @@ impl Texts {
     fn finish(mut self) -> Vec<(TextKind, String)> {
         self.parts.sort_by_key(|(k, _)| *k);
         self.parts
+    }
+}
+
+/// pi's `extractTextContent`: a string as is, or the `text` of text blocks joined by one space.
+/// `Err` where pi throws (content that is neither, or a null block).
+pub fn extract_text(content: &Value) -> Result<String, String> {
+    match content {
+        Value::String(s) => Ok(s.clone()),
+        Value::Array(blocks) => {
+            let mut parts = Vec::new();
+            for block in blocks {
+                if block.is_null() {
+                    return Err("a content block is null".into());
+                }
+                if block.get("type").and_then(Value::as_str) == Some("text") {
+                    parts.push(block.get("text").map(js::join_string).unwrap_or_default());
+                }
+            }
+            Ok(parts.join(" "))
+        }
+        other => Err(format!("message content is {}", json_kind(other))),
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// What pidx shows a person of a message's `content` (not a pi function): text as is, thinking
+/// marked, tool calls as `→ name(arguments)`, images as `[image]`, one block per line.
+pub fn readable_content(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .map(|b| match b.get("type").and_then(Value::as_str) {
+                Some("text") => b
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
+                Some("thinking") => format!(
+                    "(thinking) {}",
+                    b.get("thinking")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                ),
+                Some("toolCall") => format!(
+                    "→ {}({})",
+                    b.get("name").and_then(Value::as_str).unwrap_or("?"),
+                    b.get("arguments").map(Value::to_string).unwrap_or_default()
+                ),
+                Some("image") => "[image]".to_string(),
+                _ => String::new(),
+            })
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
     }
 }
 

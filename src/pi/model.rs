@@ -1,7 +1,7 @@
 //! The rows ingest produces and the store persists: one `EntryRow` per session entry and one
 //! `SessionState` per file (pi's listing summary plus what incremental ingest must remember).
 
-/// Whether pi's listing would show a file (spec §5.2).
+/// Whether pi's listing would show a file (docs/pi-format.md §5.2).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Listing {
     /// No JSON value parsed yet: pi drops it (no header), but more lines may come.
@@ -68,7 +68,7 @@ pub struct EntryRow {
     /// A `message` entry whose `message` is missing or null (pi throws building its context).
     pub no_message: bool,
     /// What full-text search indexes of it, by kind.
-    pub texts: Vec<(crate::ingest::search_text::TextKind, String)>,
+    pub texts: Vec<(crate::pi::text::TextKind, String)>,
     /// toolResult: the tool's name.
     pub tool_name: Option<String>,
     /// bashExecution: the exit code.
@@ -77,7 +77,7 @@ pub struct EntryRow {
     pub tool_uses: Vec<String>,
 }
 
-/// Token and cost figures of one usage object (spec §2.5).
+/// Token and cost figures of one usage object (docs/pi-format.md §2.5).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Usage {
     pub input: i64,

@@ -1,0 +1,122 @@
+//! Arguments several commands share, defined once and flattened where used: the global
+//! options, SESSION, the gateway filters, the project scope, the date range and the time zone.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+
+use super::dates;
+use crate::pi::layout::absolute;
+use crate::query::stats::Zone;
+
+/// Options every command takes.
+#[derive(Args, Debug, Clone)]
+pub struct Global {
+    /// A pi sessions folder to index (holding one `--<cwd>--` folder per project); repeatable.
+    /// Replaces the default roots.
+    #[arg(long = "root", global = true, value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
+    /// The index file [env: PIDX_DB] [default: ~/.local/share/pidx/index.db]
+    #[arg(long, global = true, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Answer from the index as it is, without first picking up changed files.
+    #[arg(long, global = true)]
+    pub no_sync: bool,
+    /// Machine-readable output on stdout (diagnostics stay on stderr).
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SessionArg {
+    /// A session file path, a full session id, or a unique id prefix.
+    pub session: String,
+}
+
+/// Agent-gateway filters (roots holding `agents/<id>/sessions/`, see the README).
+#[derive(Args, Debug, Clone, Default)]
+pub struct GatewayArgs {
+    /// Only this gateway agent's transcripts.
+    #[arg(long, value_name = "ID")]
+    pub agent: Option<String>,
+    /// Only session keys matching this glob, e.g. 'agent:main:telegram:*'.
+    #[arg(long, value_name = "PATTERN")]
+    pub key: Option<String>,
+    /// Only this channel (telegram, discord, slack, cron, hook, ...).
+    #[arg(long, value_name = "NAME")]
+    pub channel: Option<String>,
+    /// Only direct, group or room chats.
+    #[arg(long, value_name = "TYPE", value_parser = ["direct", "group", "room"])]
+    pub chat_type: Option<String>,
+}
+
+impl GatewayArgs {
+    pub fn filter(&self) -> crate::query::GatewayFilter {
+        crate::query::GatewayFilter {
+            agent: self.agent.clone(),
+            key: self.key.clone(),
+            channel: self.channel.clone(),
+            chat_type: self.chat_type.clone(),
+        }
+    }
+}
+
+/// Which projects: every one (the default) or one.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ProjectArgs {
+    /// Every project (the default).
+    #[arg(long, conflicts_with = "cwd")]
+    pub all: bool,
+    /// Only this project.
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+}
+
+impl ProjectArgs {
+    /// The project folder as pi resolves it, if one was named.
+    pub fn cwd(&self) -> Option<String> {
+        self.cwd
+            .as_ref()
+            .map(|d| absolute(d).to_string_lossy().into_owned())
+    }
+}
+
+/// `--since` / `--until`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RangeArgs {
+    /// Only activity at or after DATE (2026-11-01, an ISO date-time, or 12h / 7d / 2w ago).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only activity before DATE (a plain date includes that whole day).
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+}
+
+impl RangeArgs {
+    /// The bounds as epoch milliseconds (the first inclusive, the second exclusive).
+    ///
+    /// # Errors
+    /// A value that is not a date, or an `--until` before `--since`.
+    pub fn bounds(&self, now_ms: i64) -> Result<(Option<i64>, Option<i64>)> {
+        dates::date_range(self.since.as_deref(), self.until.as_deref(), now_ms)
+    }
+}
+
+/// `--tz`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ZoneArgs {
+    /// Time zone for day/week/month boundaries: local (default), UTC, Europe/Paris, +02:00.
+    #[arg(long, value_name = "ZONE")]
+    pub tz: Option<String>,
+}
+
+impl ZoneArgs {
+    /// The zone, local when absent.
+    ///
+    /// # Errors
+    /// A value that names no zone.
+    pub fn zone(&self) -> Result<Zone> {
+        dates::zone_arg(self.tz.as_deref())
+    }
+}

@@ -1,0 +1,34 @@
+//! `pidx context`: the messages pi would send to the model at a leaf.
+
+use anyhow::Result;
+use clap::Args;
+
+use super::env::{resolve_arg, Env};
+use super::output::Out;
+use super::{render, Found};
+use crate::query::context;
+
+#[derive(Args, Debug)]
+pub struct ContextArgs {
+    /// A session file path, a full session id, or a unique id prefix.
+    pub session: String,
+    /// Build the context at this entry instead of the current leaf (the last entry).
+    #[arg(long, value_name = "ENTRY_ID")]
+    pub leaf: Option<String>,
+}
+
+pub fn run(env: &Env, args: &ContextArgs, out: &mut Out) -> Result<Found> {
+    let (store, session) = resolve_arg(env, &args.session)?;
+    let ctx = context::build_context(&store.conn, &session, args.leaf.as_deref())?;
+    if ctx.cycle {
+        eprintln!(
+            "pidx: the entries above this leaf form a cycle; the walk stopped where it repeated (pi itself would never return)"
+        );
+    }
+    if env.global.json {
+        out.line(&ctx.to_json())?;
+    } else {
+        render::context(out, &ctx)?;
+    }
+    Ok(true)
+}

@@ -1,0 +1,82 @@
+//! `pidx list`: pi's session list (listAll or list(cwd)), optionally filtered and ordered as
+//! pi's /resume picker does for typed text.
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+use std::path::PathBuf;
+
+use super::args::GatewayArgs;
+use super::env::Env;
+use super::output::Out;
+use super::{render, Found};
+use crate::pi::layout::absolute;
+use crate::query::{list, picker};
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// Every project (pi's listAll), not just the current one.
+    #[arg(long, conflicts_with = "cwd")]
+    pub all: bool,
+    /// The project to list (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Show at most N sessions.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Include allMessagesText (all user and assistant text) in --json output.
+    #[arg(long)]
+    pub with_text: bool,
+    /// Filter and order as pi's /resume picker does for typed text: words (fuzzy on name,
+    /// id, messages and cwd), "phrases", re:REGEX.
+    #[arg(long, short, value_name = "Q", allow_hyphen_values = true)]
+    pub query: Option<String>,
+    #[command(flatten)]
+    pub gateway: GatewayArgs,
+    /// Gateways: let silent NO_REPLY turns count as a session's first message.
+    #[arg(long)]
+    pub include_silent: bool,
+}
+
+pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
+    let (store, mut scope) = env.open_fresh()?;
+    scope.gateway = args.gateway.filter();
+    scope.include_silent = args.include_silent;
+    // A gateway filter names chats, not a project folder: it lists every project.
+    let all = args.all || (args.cwd.is_none() && !scope.gateway.is_empty());
+    let cwd = if all {
+        None
+    } else {
+        let dir = match &args.cwd {
+            Some(d) => absolute(d),
+            None => std::env::current_dir().context("reading the current directory")?,
+        };
+        Some(dir.to_string_lossy().into_owned())
+    };
+    let opts = list::ListOptions {
+        cwd,
+        limit: args.limit.filter(|_| args.query.is_none()),
+        with_text: args.with_text || args.query.is_some(),
+    };
+    let mut sessions = list::list_sessions(&store.conn, &scope, &opts)?;
+    if let Some(q) = &args.query {
+        sessions = picker::filter_and_sort(sessions, q);
+        if let Some(n) = args.limit {
+            sessions.truncate(n);
+        }
+        if !args.with_text {
+            sessions.iter_mut().for_each(|s| s.all_messages_text = None);
+        }
+    }
+    if env.global.json {
+        out.json(&sessions)?;
+    } else if sessions.is_empty() {
+        let where_ = opts
+            .cwd
+            .as_deref()
+            .map_or("any project".to_string(), |c| format!("{c} (try --all)"));
+        eprintln!("pidx: no sessions for {where_}");
+    } else {
+        render::session_table(out, &sessions, all)?;
+    }
+    Ok(!sessions.is_empty())
+}

@@ -1,0 +1,20 @@
+//! `pidx show`: everything about one session.
+
+use anyhow::Result;
+
+use super::args::SessionArg;
+use super::env::{resolve_arg, Env};
+use super::output::Out;
+use super::{render, Found};
+use crate::query::show;
+
+pub fn run(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {
+    let (store, session) = resolve_arg(env, &args.session)?;
+    let detail = show::show_session(&store.conn, &session)?;
+    if env.global.json {
+        out.line(&serde_json::to_string(&detail)?)?;
+    } else {
+        render::session_detail(out, &detail)?;
+    }
+    Ok(true)
+}

@@ -1,0 +1,24 @@
+//! `pidx status`: where the index is, what it holds, and who keeps it fresh.
+
+use anyhow::Result;
+
+use super::env::Env;
+use super::output::{one_line, Out};
+use super::{render, Found};
+use crate::store::Store;
+
+pub fn run(env: &Env, out: &mut Out) -> Result<Found> {
+    let store = match Store::open(&env.db) {
+        Ok(store) => store,
+        Err(e) => env.read_as_it_is(e)?,
+    };
+    let status = crate::query::status::status(&store, &env.roots)?;
+    if env.global.json {
+        out.line(&serde_json::to_string(&status)?)?;
+    } else {
+        for line in render::status_lines(&status) {
+            out.line(&one_line(&line))?;
+        }
+    }
+    Ok(true)
+}

@@ -1,0 +1,23 @@
+//! `pidx tree`: the session's entry tree.
+
+use anyhow::Result;
+
+use super::args::SessionArg;
+use super::env::{resolve_arg, Env};
+use super::output::Out;
+use super::{render, Found};
+use crate::query::tree;
+
+pub fn run(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {
+    let (store, session) = resolve_arg(env, &args.session)?;
+    let t = tree::build_tree(&store.conn, &session)?;
+    if t.unopenable {
+        eprintln!("pidx: pi cannot open {} (its first JSON line is not a session header with an id), so it has no tree; `pidx show` says more", session.path);
+    }
+    if env.global.json {
+        out.line(&t.to_json())?;
+    } else {
+        render::tree(out, &t)?;
+    }
+    Ok(!t.roots.is_empty())
+}

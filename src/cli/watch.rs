@@ -1,0 +1,76 @@
+//! `pidx watch`: keep the index fresh as pi writes, until Ctrl-C or SIGTERM.
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+
+use super::env::{report_errors, Env};
+use super::Found;
+
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    /// Poll every SECS seconds instead of using file events (network mounts, WSL drives).
+    #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "2")]
+    pub poll: Option<f64>,
+    /// A full stat-only reconcile every SECS seconds, whatever the events say.
+    #[arg(long, value_name = "SECS", default_value_t = 300.0)]
+    pub reconcile_every: f64,
+}
+
+pub fn run(env: &Env, args: &WatchArgs) -> Result<Found> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use crate::ingest::watch::{watch, Ended, Notice, WatchOptions};
+
+    let secs = |s: f64, what: &str| -> Result<Duration> {
+        if s.is_finite() && s > 0.0 {
+            Ok(Duration::from_secs_f64(s))
+        } else {
+            anyhow::bail!("{what} must be a positive number of seconds")
+        }
+    };
+    let opts = WatchOptions {
+        poll: args.poll.map(|p| secs(p, "--poll")).transpose()?,
+        reconcile_every: secs(args.reconcile_every, "--reconcile-every")?,
+        ..WatchOptions::default()
+    };
+    let (_lock, mut store) = env.open_for_writing("watch", false)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
+        .context("installing the Ctrl-C / SIGTERM handler")?;
+    let roots: Vec<String> = env
+        .roots
+        .iter()
+        .map(|r| r.path.display().to_string())
+        .collect();
+    eprintln!(
+        "pidx: watching {} (index {}); Ctrl-C stops",
+        roots.join(", "),
+        env.db.display()
+    );
+    let ended = watch(&mut store, &env.roots, &opts, &stop, |n| match n {
+        Notice::Synced(r) => {
+            eprintln!("pidx: {}", r.summary());
+            report_errors(r);
+        }
+        Notice::Failed(e, retry) => {
+            eprintln!("pidx: sync failed: {e}; retrying in {}s", retry.as_secs())
+        }
+        Notice::Info(m) => eprintln!("pidx: {m}"),
+    })?;
+    if ended == Ended::IndexReplaced {
+        // Its write-ahead log is emptied into the orphaned file, so a new index made at the
+        // path does not take its pages; the connection is never closed: closing would let
+        // SQLite delete `-wal`/`-shm` by name, and they may belong to a new index by now.
+        let _ = store.conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);");
+        std::mem::forget(store);
+        anyhow::bail!(
+            "the index {} was deleted or replaced while watching; stopping (start `pidx watch` again to build it anew)",
+            env.db.display()
+        );
+    }
+    eprintln!("pidx: watcher stopped");
+    Ok(true)
+}

@@ -1,0 +1,107 @@
+//! The one way queries bind values: conditions written with plain `?` placeholders, their
+//! values collected in text order, and the whole bound as parameters. Nothing is inlined into
+//! SQL text and no placeholder is renumbered by hand.
+
+use rusqlite::types::Value;
+
+/// Conditions joined by `AND`, with their bound values.
+#[derive(Debug, Clone, Default)]
+pub struct Where {
+    conds: Vec<String>,
+    args: Vec<Value>,
+}
+
+impl Where {
+    /// Values bound before the conditions, for placeholders that come earlier in the SQL text
+    /// (a `MATCH ?` in a subquery of the `FROM` clause).
+    pub fn after(args: impl IntoIterator<Item = Value>) -> Where {
+        Where {
+            conds: Vec::new(),
+            args: args.into_iter().collect(),
+        }
+    }
+
+    /// Adds `cond`, whose `?` placeholders take `values` in order.
+    pub fn and(&mut self, cond: impl Into<String>, values: impl IntoIterator<Item = Value>) {
+        let cond = cond.into();
+        let before = self.args.len();
+        self.args.extend(values);
+        debug_assert_eq!(
+            cond.matches('?').count(),
+            self.args.len() - before,
+            "placeholders and values differ in {cond}"
+        );
+        self.conds.push(cond);
+    }
+
+    /// The conditions as SQL (`1` when there are none).
+    pub fn sql(&self) -> String {
+        if self.conds.is_empty() {
+            "1".into()
+        } else {
+            self.conds.join(" AND ")
+        }
+    }
+
+    /// `LIMIT ?` with `n` bound (call after the last condition), or nothing.
+    pub fn limit(&mut self, n: Option<usize>) -> &'static str {
+        match n {
+            Some(n) => {
+                self.args.push(int(i64::try_from(n).unwrap_or(i64::MAX)));
+                "LIMIT ?"
+            }
+            None => "",
+        }
+    }
+
+    /// The same conditions for SQL that writes them `n` times over: each copy binds its own
+    /// values.
+    pub fn repeated(&self, n: usize) -> Where {
+        Where {
+            conds: self.conds.clone(),
+            args: self.args.iter().cloned().cycle().take(self.args.len() * n).collect(),
+        }
+    }
+
+    /// The values to bind, in placeholder order.
+    pub fn params(&self) -> rusqlite::ParamsFromIter<std::slice::Iter<'_, Value>> {
+        rusqlite::params_from_iter(self.args.iter())
+    }
+}
+
+/// `?, ?, ?` for `n` values (an `IN` list; `NULL` when empty, which matches nothing).
+pub fn placeholders(n: usize) -> String {
+    if n == 0 {
+        return "NULL".into();
+    }
+    vec!["?"; n].join(", ")
+}
+
+/// A text value to bind.
+pub fn text(s: impl Into<String>) -> Value {
+    Value::Text(s.into())
+}
+
+/// An integer value to bind.
+pub fn int(i: i64) -> Value {
+    Value::Integer(i)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_bind_in_text_order() -> rusqlite::Result<()> {
+        let conn = rusqlite::Connection::open_in_memory()?;
+        let mut w = Where::after([text("a")]);
+        w.and("? IN (?, ?)", [int(2), int(1), int(2)]);
+        w.and("? = 'x'", [text("x")]);
+        let sql = format!("SELECT ? || count(*) FROM (SELECT 1) WHERE {}", w.sql());
+        let got: String = conn.query_row(&sql, w.params(), |r| r.get(0))?;
+        assert_eq!(got, "a1");
+        assert_eq!(placeholders(3), "?, ?, ?");
+        assert_eq!(Where::default().sql(), "1");
+        Ok(())
+    }
+}

@@ -1,0 +1,116 @@
+//! Writes of gateway metadata: the state of each agent folder's `sessions.json`, its
+//! (key, sessionId) pairs with what the key says (`pi::gateway::parse_key`), and the silent
+//! `NO_REPLY` turns of a transcript's new entries.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::{Map, Value};
+
+use crate::error::Result;
+use crate::pi::gateway::parse_key;
+
+/// The `stat` of a `sessions.json` as last read; all `None` when it was missing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DirStat {
+    pub size: Option<i64>,
+    pub mtime_ms: Option<i64>,
+    pub ino: Option<i64>,
+}
+
+/// What the index last saw of `dir`'s `sessions.json`, if it looked before.
+pub fn dir_stat(conn: &Connection, dir: &str) -> Result<Option<DirStat>> {
+    Ok(conn
+        .query_row(
+            "SELECT size, mtime_ms, ino FROM gw_dirs WHERE dir = ?1",
+            [dir],
+            |r| {
+                Ok(DirStat {
+                    size: r.get(0)?,
+                    mtime_ms: r.get(1)?,
+                    ino: r.get(2)?,
+                })
+            },
+        )
+        .optional()?)
+}
+
+/// Records the state of `dir`'s `sessions.json` (and why it could not be used, if so).
+pub fn save_dir(
+    tx: &Connection,
+    dir: &str,
+    agent: &str,
+    stat: DirStat,
+    problem: Option<&String>,
+) -> Result<()> {
+    tx.execute(
+        "INSERT INTO gw_dirs (dir, agent_id, size, mtime_ms, ino, problem)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (dir) DO UPDATE SET size = ?3, mtime_ms = ?4, ino = ?5, problem = ?6",
+        params![dir, agent, stat.size, stat.mtime_ms, stat.ino, problem],
+    )?;
+    Ok(())
+}
+
+/// Replaces the current (key, sessionId) pairs of `dir` by those of `map`; older pairs stay,
+/// no longer current. Returns how many entries were unusable.
+pub fn save_keys(conn: &Connection, dir: &str, map: &Map<String, Value>) -> Result<usize> {
+    conn.execute("UPDATE gw_keys SET current = 0 WHERE dir = ?1", [dir])?;
+    let mut upsert = conn.prepare_cached(
+        "INSERT INTO gw_keys (dir, session_key, session_id, session_file, current, updated_at,
+                              agent_key, channel, chat_type, peer, display_name, subject, meta)
+         VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+         ON CONFLICT (dir, session_key, session_id) DO UPDATE SET
+             session_file = ?4, current = 1, updated_at = ?5, agent_key = ?6, channel = ?7,
+             chat_type = ?8, peer = ?9, display_name = ?10, subject = ?11, meta = ?12",
+    )?;
+    let mut skipped = 0;
+    for (key, entry) in map {
+        let Some(sid) = entry.get("sessionId").and_then(Value::as_str) else {
+            skipped += 1;
+            continue;
+        };
+        let text = |k: &str| entry.get(k).and_then(Value::as_str).map(str::to_string);
+        let parts = parse_key(key);
+        let chat_type = text("chatType")
+            .filter(|t| matches!(t.as_str(), "direct" | "group" | "room"))
+            .or_else(|| parts.chat_type.map(str::to_string));
+        let channel = parts.channel.or_else(|| text("channel"));
+        upsert.execute(params![
+            dir,
+            key,
+            sid,
+            text("sessionFile"),
+            entry.get("updatedAt").and_then(Value::as_i64),
+            parts.agent,
+            channel,
+            chat_type,
+            parts.peer,
+            text("displayName"),
+            text("subject"),
+            entry.to_string(),
+        ])?;
+    }
+    Ok(skipped)
+}
+
+/// Marks the silent turns among entries just inserted for `file_id`: assistant messages whose
+/// text starts with `NO_REPLY`, and the turn leading to each: its ancestors through tool results
+/// and tool-calling assistant messages, up to and including the user message it answers (a
+/// finished assistant reply on the way ends the walk: that one was seen).
+pub fn mark_silent(conn: &Connection, file_id: i64, first_rid: i64) -> Result<()> {
+    conn.prepare_cached(
+        "WITH RECURSIVE turn(rid, parent_id, role, depth) AS (
+             SELECT rid, parent_id, role, 0 FROM entries
+             WHERE file_id = ?1 AND rid >= ?2 AND type = 'message' AND role = 'assistant'
+               AND ltrim(text, ' ' || char(9, 10, 13)) GLOB 'NO_REPLY*'
+             UNION ALL
+             SELECT e.rid, e.parent_id, e.role, t.depth + 1 FROM turn t
+             JOIN entries e ON e.file_id = ?1 AND e.id = t.parent_id AND e.shadowed = 0
+             WHERE t.role IS NOT 'user' AND t.depth < 200 AND e.type = 'message'
+               AND (e.role IN ('user', 'toolResult')
+                    OR (e.role = 'assistant' AND e.stop_reason = 'toolUse'))
+         )
+         UPDATE entries SET silent = 1 WHERE rid IN (SELECT rid FROM turn)",
+    )?
+    .execute(params![file_id, first_rid])?;
+    Ok(())
+}
