@@ -64,7 +64,23 @@ pub fn session_table(out: &mut Out, sessions: &[SessionInfo], all: bool) -> io::
 }
 
 pub fn session_detail(out: &mut Out, d: &SessionDetail) -> io::Result<()> {
-    let field = |k: &str, v: &str| format!("{:<12} {}", format!("{k}:"), one_line(v));
+    detail_header(out, d)?;
+    detail_usage(out, d)?;
+    for (line, reason) in &d.bad_lines {
+        out.line(&field("bad line", &format!("{}:{line}: {reason}", d.path)))?;
+    }
+    if let Some(g) = &d.gateway {
+        detail_gateway(out, g)?;
+    }
+    Ok(())
+}
+
+/// One `name:  value` line of `show`.
+fn field(k: &str, v: &str) -> String {
+    format!("{:<12} {}", format!("{k}:"), one_line(v))
+}
+
+fn detail_header(out: &mut Out, d: &SessionDetail) -> io::Result<()> {
     out.line(&field("path", &d.path))?;
     out.line(&field("id", d.id.as_deref().unwrap_or("(none)")))?;
     out.line(&field("cwd", &d.cwd))?;
@@ -112,6 +128,10 @@ pub fn session_detail(out: &mut Out, d: &SessionDetail) -> io::Result<()> {
     for (target, label) in &d.labels {
         out.line(&field("label", &format!("{target} = {label}")))?;
     }
+    Ok(())
+}
+
+fn detail_usage(out: &mut Out, d: &SessionDetail) -> io::Result<()> {
     let s = &d.stats;
     out.line(&field(
         "tool calls",
@@ -135,10 +155,11 @@ pub fn session_detail(out: &mut Out, d: &SessionDetail) -> io::Result<()> {
             &format!("{}: {} tokens, ${:.4}", m.model, m.tokens, m.cost),
         ))?;
     }
-    for (line, reason) in &d.bad_lines {
-        out.line(&field("bad line", &format!("{}:{line}: {reason}", d.path)))?;
-    }
-    if let Some(g) = &d.gateway {
+    Ok(())
+}
+
+fn detail_gateway(out: &mut Out, g: &Value) -> io::Result<()> {
+    {
         let text = |k: &str| g[k].as_str().map(str::to_string);
         out.line(&field("agent", &text("agentId").unwrap_or_default()))?;
         let key = match (text("sessionKey"), g["current"].as_bool()) {

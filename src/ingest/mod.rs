@@ -3,6 +3,7 @@
 //! gateway metadata files.
 
 pub mod discover;
+mod file;
 pub mod gateway;
 pub mod sync;
 pub mod tail;

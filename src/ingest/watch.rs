@@ -76,17 +76,16 @@ pub fn watch(
     mut notice: impl FnMut(Notice),
 ) -> Result<Ended> {
     let (tx, rx) = mpsc::channel();
-    let mut watcher = None;
-    let mut poll = opts.poll;
-    if poll.is_none() {
-        match start_watcher(roots, tx) {
-            Ok(w) => watcher = Some(w),
+    let (watcher, poll) = match opts.poll {
+        Some(every) => (None, Some(every)),
+        None => match start_watcher(roots, tx) {
+            Ok(w) => (Some(w), None),
             Err(why) => {
                 notice(Notice::Info(format!("{why}; polling every 2s instead")));
-                poll = Some(Duration::from_secs(2));
+                (None, Some(Duration::from_secs(2)))
             }
-        }
-    }
+        },
+    };
     let quiet = SyncOptions { progress: false };
     let first = sync(store, roots, SyncOptions { progress: true })?;
     notice(Notice::Synced(&first));
@@ -108,30 +107,14 @@ pub fn watch(
                 full = true;
             }
             None => {
-                if let Ok(first) = rx.recv_timeout(Duration::from_millis(100)) {
-                    let mut lost = take(first, roots, &mut dirty, &mut full);
-                    // Coalesce what arrives within the debounce window.
-                    let until = Instant::now() + opts.debounce;
-                    while let Some(left) = until.checked_duration_since(Instant::now()) {
-                        match rx.recv_timeout(left) {
-                            Ok(ev) => lost |= take(ev, roots, &mut dirty, &mut full),
-                            Err(_) => break,
-                        }
-                    }
-                    if lost {
-                        notice(Notice::Info(
-                            "file events were lost (the kernel's event queue overflowed; if this repeats, raise fs.inotify.max_queued_events); checking every file".into(),
-                        ));
-                    }
+                if gather(&rx, roots, opts.debounce, &mut dirty, &mut full) {
+                    notice(Notice::Info(
+                        "file events were lost (the kernel's event queue overflowed; if this repeats, raise fs.inotify.max_queued_events); checking every file".into(),
+                    ));
                 }
             }
         }
-        if last_full.elapsed() >= opts.reconcile_every {
-            full = true;
-        }
-        if stop.load(Ordering::SeqCst) && !full && dirty.is_empty() {
-            break;
-        }
+        full |= last_full.elapsed() >= opts.reconcile_every;
         if !full && dirty.is_empty() {
             continue;
         }
@@ -151,10 +134,7 @@ pub fn watch(
                 full = false;
                 dirty.clear();
                 backoff = Duration::ZERO;
-                if report.new + report.changed + report.removed > 0
-                    || !report.errors.is_empty()
-                    || !report.warnings.is_empty()
-                {
+                if report.changed_anything() {
                     notice(Notice::Synced(&report));
                 }
             }
@@ -167,6 +147,29 @@ pub fn watch(
     }
     drop(watcher);
     Ok(Ended::Stopped)
+}
+
+/// Waits up to 100 ms for an event, then coalesces what arrives within the debounce window into
+/// the dirty set (or `full`). Returns whether events were lost.
+fn gather(
+    rx: &mpsc::Receiver<notify::Result<notify::Event>>,
+    roots: &[Root],
+    debounce: Duration,
+    dirty: &mut HashSet<PathBuf>,
+    full: &mut bool,
+) -> bool {
+    let Ok(first) = rx.recv_timeout(Duration::from_millis(100)) else {
+        return false;
+    };
+    let mut lost = take(first, roots, dirty, full);
+    let until = Instant::now() + debounce;
+    while let Some(left) = until.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(ev) => lost |= take(ev, roots, dirty, full),
+            Err(_) => break,
+        }
+    }
+    lost
 }
 
 fn sleep_unless_stopped(d: Duration, stop: &AtomicBool) {

@@ -19,6 +19,7 @@ use crate::pi::paths::PathFacts;
 use crate::pi::rawjson::member;
 use crate::query::resolve::Resolved;
 use crate::store::jsonl::read_at;
+use crate::store::schema::ANCESTORS;
 
 /// pi's `{messages, thinkingLevel, model}`, with each message kept as JSON text.
 #[derive(Debug, Clone, Default)]
@@ -79,25 +80,6 @@ struct PathEntry {
     len: i64,
     ts_ms: Option<i64>,
 }
-
-/// The walk from a leaf to the root, carrying every column it needs so the recursive step stays
-/// on the (file_id, id) index. `depth < ?3` bounds it on a cycle. `CROSS JOIN` pins the join
-/// order: SQLite 3.51's planner otherwise puts `entries` outside the one-row `walk` step and
-/// scans the file's whole index per step (minutes on a 200k-entry path).
-const WALK: &str = "
-WITH RECURSIVE walk(depth, seq, id, parent_id, type, role, first_kept, target_id, provider, model,
-                    thinking, offset, len, ts_ms) AS (
-    SELECT 0, seq, id, parent_id, type, role, first_kept, target_id, provider, model, thinking,
-           offset, len, ts_ms
-    FROM entries WHERE file_id = ?1 AND seq = ?2
-    UNION ALL
-    SELECT w.depth + 1, e.seq, e.id, e.parent_id, e.type, e.role, e.first_kept, e.target_id,
-           e.provider, e.model, e.thinking, e.offset, e.len, e.ts_ms
-    FROM walk w CROSS JOIN entries e ON e.file_id = ?1 AND e.id = w.parent_id AND e.shadowed = 0
-    WHERE w.parent_id <> '' AND w.depth < ?3
-)
-SELECT seq, id, type, role, first_kept, target_id, provider, model, thinking, offset, len, ts_ms
-FROM walk ORDER BY depth";
 
 /// What the session row says about loading the file.
 struct Loadability {
@@ -286,7 +268,7 @@ fn walk(
     leaf_seq: i64,
     steps: i64,
 ) -> Result<(Vec<PathEntry>, bool)> {
-    let mut stmt = conn.prepare_cached(WALK)?;
+    let mut stmt = conn.prepare_cached(ANCESTORS)?;
     let rows = stmt.query_map(rusqlite::params![file_id, leaf_seq, steps], |r| {
         Ok(PathEntry {
             seq: r.get(0)?,

@@ -59,7 +59,13 @@ impl Where {
     pub fn repeated(&self, n: usize) -> Where {
         Where {
             conds: self.conds.clone(),
-            args: self.args.iter().cloned().cycle().take(self.args.len() * n).collect(),
+            args: self
+                .args
+                .iter()
+                .cloned()
+                .cycle()
+                .take(self.args.len() * n)
+                .collect(),
         }
     }
 

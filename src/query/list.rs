@@ -11,6 +11,7 @@ use crate::pi::layout::{absolute, encode_cwd, Layout};
 use crate::pi::rawjson::member;
 use crate::query::filter::{text, Where};
 use crate::query::Scope;
+use crate::store::schema::MODIFIED;
 
 /// Which sessions `list` shows.
 #[derive(Debug, Clone, Default)]
@@ -106,11 +107,6 @@ impl SessionInfo {
             .unwrap_or(&self.first_message)
     }
 }
-
-/// pi's `modified`: the last user/assistant activity, else the header time, else the file mtime.
-const MODIFIED: &str = "CASE WHEN s.last_activity_ms > 0 THEN s.last_activity_ms
-                              WHEN s.header_ts_ms IS NOT NULL THEN s.header_ts_ms
-                              ELSE f.mtime_ms END";
 
 /// Lists sessions as pi would.
 ///

@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::pi::js;
 use crate::query::resolve::Resolved;
+use crate::store::schema::{MODIFIED, USAGE_SUMS, USAGE_SUMS_LEN};
 
 /// pi's `getSessionStats` figures, over every entry of the file (all branches).
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -70,20 +71,12 @@ pub struct SessionDetail {
     pub gateway: Option<Value>,
 }
 
-/// Sums usage the way `getSessionStats` does: assistant and toolResult usage, `usage` entries,
-/// and the usage of compactions and branch summaries.
-const STATS: &str = "
-SELECT
-  coalesce(sum(type = 'message' AND role = 'user'), 0),
-  coalesce(sum(type = 'message' AND role = 'assistant'), 0),
-  coalesce(sum(CASE WHEN type = 'message' AND role = 'assistant' THEN tool_calls END), 0),
-  coalesce(sum(type = 'message' AND role = 'toolResult'), 0),
-  coalesce(sum(type = 'message'), 0),
-  coalesce(sum(input), 0), coalesce(sum(output), 0),
-  coalesce(sum(cache_read), 0), coalesce(sum(cache_write), 0),
-  coalesce(sum(cost), 0.0)
-FROM entries
-WHERE file_id = ?1";
+/// pi's `/session` figures for one file: the usage sums plus every message entry.
+fn stats_sql() -> String {
+    format!(
+        "SELECT {USAGE_SUMS}, coalesce(sum(e.type = 'message'), 0) FROM entries e WHERE e.file_id = ?1"
+    )
+}
 
 /// pi's per-model keys: assistant usage under `provider/(responseModel ?? model)`, `usage`
 /// entries under `provider/model`, the rest under `Tools/summaries`.
@@ -105,27 +98,29 @@ GROUP BY key ORDER BY 3 DESC, 1";
 /// # Errors
 /// Index errors only.
 pub fn session_stats(conn: &Connection, file_id: i64) -> Result<SessionStats> {
-    Ok(conn.prepare_cached(STATS)?.query_row([file_id], |r| {
-        let tokens = Tokens {
-            input: r.get(5)?,
-            output: r.get(6)?,
-            cache_read: r.get(7)?,
-            cache_write: r.get(8)?,
-            total: 0,
-        };
-        Ok(SessionStats {
-            user_messages: r.get(0)?,
-            assistant_messages: r.get(1)?,
-            tool_calls: r.get(2)?,
-            tool_results: r.get(3)?,
-            total_messages: r.get(4)?,
-            tokens: Tokens {
-                total: tokens.input + tokens.output + tokens.cache_read + tokens.cache_write,
-                ..tokens
-            },
-            cost: r.get(9)?,
-        })
-    })?)
+    Ok(conn
+        .prepare_cached(&stats_sql())?
+        .query_row([file_id], |r| {
+            let tokens = Tokens {
+                input: r.get(4)?,
+                output: r.get(5)?,
+                cache_read: r.get(6)?,
+                cache_write: r.get(7)?,
+                total: 0,
+            };
+            Ok(SessionStats {
+                user_messages: r.get(0)?,
+                assistant_messages: r.get(1)?,
+                tool_results: r.get(2)?,
+                tool_calls: r.get(3)?,
+                total_messages: r.get(USAGE_SUMS_LEN)?,
+                tokens: Tokens {
+                    total: tokens.input + tokens.output + tokens.cache_read + tokens.cache_write,
+                    ..tokens
+                },
+                cost: r.get(8)?,
+            })
+        })?)
 }
 
 /// Everything about one session.
@@ -135,12 +130,11 @@ pub fn session_stats(conn: &Connection, file_id: i64) -> Result<SessionStats> {
 pub fn show_session(conn: &Connection, session: &Resolved) -> Result<SessionDetail> {
     let row = conn
         .query_row(
-            "SELECT s.state, s.excluded, s.loadable, s.version, s.header, s.session_id, s.cwd, s.name,
-                    s.created_ms,
-                    CASE WHEN s.last_activity_ms > 0 THEN s.last_activity_ms
-                         WHEN s.header_ts_ms IS NOT NULL THEN s.header_ts_ms ELSE f.mtime_ms END,
-                    s.entry_count, s.leaf_id
-             FROM sessions s JOIN files f ON f.id = s.file_id WHERE s.file_id = ?1",
+            &format!(
+                "SELECT s.state, s.excluded, s.loadable, s.version, s.header, s.session_id, s.cwd,
+                        s.name, s.created_ms, {MODIFIED}, s.entry_count, s.leaf_id
+                 FROM sessions s JOIN files f ON f.id = s.file_id WHERE s.file_id = ?1"
+            ),
             [session.file_id],
             |r| {
                 Ok((

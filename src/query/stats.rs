@@ -15,8 +15,9 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::query::filter::int;
+use crate::query::filter::{int, Where};
 use crate::query::Scope;
+use crate::store::schema::USAGE_SUMS;
 
 /// What rows are grouped by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -261,9 +262,30 @@ fn bucket_label(dim: Dim, code: i64) -> String {
 /// Index errors.
 pub fn stats(conn: &Connection, scope: &Scope, opts: &StatsOptions) -> Result<Vec<Row>> {
     register(conn, &opts.zone)?;
+    let mut w = filters(scope, opts);
+    let where_ = w.sql();
+    let sql = if opts.dims.contains(&Dim::Tool) {
+        // The tool query writes the conditions twice, once per side of its UNION.
+        w = w.repeated(2);
+        tool_sql(&opts.dims, &where_)
+    } else {
+        figures_sql(&opts.dims, &where_)
+    };
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(w.params(), |r| read_row(r, &opts.dims))?;
+    let mut out: Vec<Row> = rows.collect::<rusqlite::Result<_>>()?;
+    if opts.dims.is_empty() && out.len() == 1 && out[0].figures == Figures::default() {
+        return Ok(out);
+    }
+    out.retain(|r| r.figures != Figures::default());
+    out.sort_by(|a, b| a.key_order.cmp(&b.key_order));
+    Ok(out)
+}
+
+/// The entries counted: in scope, in range, and (except per session) not fork copies.
+fn filters(scope: &Scope, opts: &StatsOptions) -> Where {
     let mut w = scope.filter();
-    let per_session = opts.dims.contains(&Dim::Session);
-    if !per_session {
+    if !opts.dims.contains(&Dim::Session) {
         w.and("e.dup = 0", []);
     }
     if let Some(cwd) = &opts.cwd {
@@ -275,107 +297,88 @@ pub fn stats(conn: &Connection, scope: &Scope, opts: &StatsOptions) -> Result<Ve
     if let Some(t) = opts.until_ms {
         w.and("e.ts_ms < ?", [int(t)]);
     }
-    let keys: Vec<String> = opts.dims.iter().map(|d| d.sql().to_string()).collect();
-    let key_cols = if keys.is_empty() {
+    w
+}
+
+/// `k0, k1, ...` for the group keys.
+fn key_names(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("k{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Every figure but tool names, grouped by `dims`. Columns: the keys, sessions, the usage sums
+/// (`USAGE_SUMS`), tool errors, compactions, active days.
+fn figures_sql(dims: &[Dim], where_: &str) -> String {
+    let key_cols = if dims.is_empty() {
         "''".to_string()
     } else {
-        keys.iter()
+        dims.iter()
             .enumerate()
-            .map(|(i, k)| format!("{k} AS k{i}"))
+            .map(|(i, d)| format!("{} AS k{i}", d.sql()))
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let group = if keys.is_empty() {
+    let group = if dims.is_empty() {
         String::new()
     } else {
-        format!(
-            "GROUP BY {}",
-            (0..keys.len())
-                .map(|i| format!("k{i}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )
+        format!("GROUP BY {}", key_names(dims.len()))
     };
-    let where_ = w.sql();
-    let sql = if opts.dims.contains(&Dim::Tool) {
-        // The tool query writes the conditions twice, once per side of its UNION.
-        w = w.repeated(2);
-        tool_sql(&opts.dims, &where_)
-    } else {
-        format!(
-            "SELECT {key_cols},
-                count(DISTINCT e.file_id),
-                coalesce(sum(e.type = 'message' AND e.role = 'user'), 0),
-                coalesce(sum(e.type = 'message' AND e.role = 'assistant'), 0),
-                coalesce(sum(e.type = 'message' AND e.role = 'toolResult'), 0),
-                coalesce(sum(CASE WHEN e.type = 'message' AND e.role = 'assistant' THEN e.tool_calls END), 0),
+    format!(
+        "SELECT {key_cols}, count(DISTINCT e.file_id), {USAGE_SUMS},
                 coalesce(sum(e.type = 'message' AND e.role = 'toolResult' AND e.is_error), 0),
-                coalesce(sum(e.input), 0), coalesce(sum(e.output), 0),
-                coalesce(sum(e.cache_read), 0), coalesce(sum(e.cache_write), 0),
-                coalesce(sum(e.cost), 0.0),
                 coalesce(sum(e.type = 'compaction'), 0),
                 count(DISTINCT pidx_bucket(e.ts_ms, 'day'))
-             FROM entries e JOIN sessions s ON s.file_id = e.file_id JOIN files f ON f.id = e.file_id
-             WHERE {where_} {group}"
-        )
-    };
-    let mut stmt = conn.prepare(&sql)?;
-    let n = opts.dims.len().max(1);
-    let rows = stmt.query_map(w.params(), |r| {
-        let key_order: Vec<String> = opts
-            .dims
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                Ok(match r.get_ref(i)? {
-                    rusqlite::types::ValueRef::Null => "-".into(),
-                    rusqlite::types::ValueRef::Integer(code) if d.is_time() => {
-                        bucket_label(*d, code)
-                    }
-                    _ => r.get::<_, String>(i)?,
-                })
-            })
-            .collect::<rusqlite::Result<_>>()?;
-        let g = |i: usize| r.get::<_, i64>(n + i);
-        let mut f = Figures {
-            sessions: g(0)?,
-            user_messages: g(1)?,
-            assistant_messages: g(2)?,
-            tool_results: g(3)?,
-            tool_calls: g(4)?,
-            tool_errors: g(5)?,
-            input: g(6)?,
-            output: g(7)?,
-            cache_read: g(8)?,
-            cache_write: g(9)?,
-            total_tokens: 0,
-            cost: r.get(n + 10)?,
-            compactions: g(11)?,
-            active_days: g(12)?,
-        };
-        f.total_tokens = f.input + f.output + f.cache_read + f.cache_write;
-        let key = opts
-            .dims
-            .iter()
-            .map(|d| d.name())
-            .zip(key_order.iter().cloned())
-            .collect();
-        Ok(Row {
-            key,
-            key_order,
-            figures: f,
-        })
-    })?;
-    let mut out: Vec<Row> = rows.collect::<rusqlite::Result<_>>()?;
-    if opts.dims.is_empty() && out.len() == 1 && out[0].figures == Figures::default() {
-        return Ok(out);
-    }
-    out.retain(|r| r.figures != Figures::default());
-    out.sort_by(|a, b| a.key_order.cmp(&b.key_order));
-    Ok(out)
+         FROM entries e JOIN sessions s ON s.file_id = e.file_id JOIN files f ON f.id = e.file_id
+         WHERE {where_} {group}"
+    )
 }
 
-/// Tool calls (from `tool_uses`) and tool errors (failed tool results) per tool name.
+/// One result row: its keys (time buckets labelled), then the figures.
+fn read_row(r: &rusqlite::Row, dims: &[Dim]) -> rusqlite::Result<Row> {
+    let key_order: Vec<String> = dims
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            Ok(match r.get_ref(i)? {
+                rusqlite::types::ValueRef::Null => "-".into(),
+                rusqlite::types::ValueRef::Integer(code) if d.is_time() => bucket_label(*d, code),
+                _ => r.get::<_, String>(i)?,
+            })
+        })
+        .collect::<rusqlite::Result<_>>()?;
+    let n = dims.len().max(1);
+    let g = |i: usize| r.get::<_, i64>(n + i);
+    let mut f = Figures {
+        sessions: g(0)?,
+        user_messages: g(1)?,
+        assistant_messages: g(2)?,
+        tool_results: g(3)?,
+        tool_calls: g(4)?,
+        input: g(5)?,
+        output: g(6)?,
+        cache_read: g(7)?,
+        cache_write: g(8)?,
+        total_tokens: 0,
+        cost: r.get(n + 9)?,
+        tool_errors: g(10)?,
+        compactions: g(11)?,
+        active_days: g(12)?,
+    };
+    f.total_tokens = f.input + f.output + f.cache_read + f.cache_write;
+    let key = dims
+        .iter()
+        .map(|d| d.name())
+        .zip(key_order.iter().cloned())
+        .collect();
+    Ok(Row {
+        key,
+        key_order,
+        figures: f,
+    })
+}
+
 fn tool_sql(dims: &[Dim], where_: &str) -> String {
     let keys = |tool: &str| {
         dims.iter()
@@ -387,13 +390,10 @@ fn tool_sql(dims: &[Dim], where_: &str) -> String {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let group = (0..dims.len())
-        .map(|i| format!("k{i}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let group = key_names(dims.len());
     format!(
-        "SELECT {group}, count(DISTINCT file_id), 0, 0, sum(results), sum(calls), sum(errors),
-                0, 0, 0, 0, 0.0, 0, count(DISTINCT day)
+        "SELECT {group}, count(DISTINCT file_id), 0, 0, sum(results), sum(calls),
+                0, 0, 0, 0, 0.0, sum(errors), 0, count(DISTINCT day)
          FROM (
              SELECT {}, e.file_id AS file_id, pidx_bucket(e.ts_ms, 'day') AS day,
                     1 AS calls, 0 AS results, 0 AS errors

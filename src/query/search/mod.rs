@@ -21,6 +21,7 @@ use crate::pi::text::{text_of, TextKind};
 use crate::query::filter::{int, placeholders, text, Where};
 use crate::query::Scope;
 use crate::store::jsonl::read_at;
+use crate::store::schema::{fts_entry_sql, fts_kind_sql, fts_rowid_sql, ANCESTORS};
 pub use parse::{parse, Query};
 pub use snippet::Snippet;
 
@@ -152,12 +153,14 @@ fn regex_snippet(re: &Regex, text: &str) -> Option<Snippet> {
 
 /// Every indexed text (for short literals and regular expressions).
 fn every_text() -> String {
-    "SELECT e2.rid * 8 + k.value AS r, 0.0 AS score
-     FROM entries e2
-     JOIN (SELECT 0 AS value UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3
-           UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7) k
-       ON e2.text_kinds & (1 << k.value)"
-        .to_string()
+    format!(
+        "SELECT {} AS r, 0.0 AS score
+         FROM entries e2
+         JOIN (SELECT 0 AS value UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3
+               UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7) k
+           ON e2.text_kinds & (1 << k.value)",
+        fts_rowid_sql("e2.rid", "k.value")
+    )
 }
 
 fn candidates(
@@ -192,7 +195,11 @@ fn candidates(
     }
     if !opts.kinds.is_empty() {
         w.and(
-            format!("(m.r & 7) IN ({})", placeholders(opts.kinds.len())),
+            format!(
+                "{} IN ({})",
+                fts_kind_sql("m.r"),
+                placeholders(opts.kinds.len())
+            ),
             opts.kinds.iter().map(|k| int(*k as i64)),
         );
     }
@@ -200,10 +207,11 @@ fn candidates(
         "SELECT m.r, m.score, e.file_id, e.seq, e.line, e.offset, e.len, e.id, e.role, e.ts_ms,
                 f.path
          FROM ({source}) m
-         JOIN entries e ON e.rid = m.r >> 3
+         JOIN entries e ON e.rid = {}
          JOIN files f ON f.id = e.file_id
          JOIN sessions s ON s.file_id = e.file_id
          WHERE {}",
+        fts_entry_sql("m.r"),
         w.sql()
     );
     let mut stmt = conn.prepare(&sql).map_err(|e| fts_error(&e))?;
@@ -248,21 +256,18 @@ fn fts_error(e: &rusqlite::Error) -> Error {
 fn keep_current_paths(conn: &Connection, candidates: &mut Vec<Candidate>) -> Result<()> {
     let files: HashSet<i64> = candidates.iter().map(|c| c.file_id).collect();
     let mut on_path: HashMap<i64, HashSet<i64>> = HashMap::new();
-    let mut stmt = conn.prepare_cached(
-        "WITH RECURSIVE walk(seq, parent_id, depth) AS (
-             SELECT seq, parent_id, 0 FROM entries
-             WHERE file_id = ?1 AND seq = (SELECT leaf_seq FROM sessions WHERE file_id = ?1)
-             UNION ALL
-             SELECT e.seq, e.parent_id, w.depth + 1
-             FROM walk w CROSS JOIN entries e ON e.file_id = ?1 AND e.id = w.parent_id AND e.shadowed = 0
-             WHERE w.parent_id <> '' AND w.depth < (SELECT entry_count FROM sessions WHERE file_id = ?1)
-         )
-         SELECT seq FROM walk",
-    )?;
+    let mut leaf =
+        conn.prepare_cached("SELECT leaf_seq, entry_count FROM sessions WHERE file_id = ?1")?;
+    let mut walk = conn.prepare_cached(ANCESTORS)?;
     for file in files {
-        let seqs = stmt
-            .query_map([file], |r| r.get(0))?
-            .collect::<rusqlite::Result<HashSet<i64>>>()?;
+        let (leaf_seq, entries): (Option<i64>, i64) =
+            leaf.query_row([file], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let seqs = match leaf_seq {
+            Some(seq) => walk
+                .query_map(rusqlite::params![file, seq, entries], |r| r.get(0))?
+                .collect::<rusqlite::Result<HashSet<i64>>>()?,
+            None => HashSet::new(),
+        };
         on_path.insert(file, seqs);
     }
     candidates.retain(|c| on_path.get(&c.file_id).is_some_and(|s| s.contains(&c.seq)));

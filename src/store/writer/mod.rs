@@ -7,12 +7,14 @@ use std::collections::HashMap;
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 
-use crate::pi::model::{EntryRow, Listing, SessionState};
-use crate::pi::paths::{self, PathFacts};
+use crate::pi::model::{Listing, SessionState};
 use crate::pi::text::TextKind;
 use crate::store::copies;
 
+mod entries;
 pub mod gateway;
+
+pub use entries::insert_entries;
 
 /// The sync state of one JSONL file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -137,7 +139,6 @@ pub fn files_of_root(
     rows.map(|r| r.map(|f| (f.path.clone(), f))).collect()
 }
 
-/// Inserts or updates a file's sync state; returns its id.
 /// The indexed row of the file at `path`, if any.
 pub fn file_by_path(conn: &Connection, path: &str) -> rusqlite::Result<Option<FileRow>> {
     let root_id: Option<i64> = conn
@@ -151,6 +152,7 @@ pub fn file_by_path(conn: &Connection, path: &str) -> rusqlite::Result<Option<Fi
     }
 }
 
+/// Inserts or updates a file's sync state; returns its id.
 pub fn save_file(tx: &Connection, f: &FileRow, now_ms: i64) -> rusqlite::Result<i64> {
     if f.id == 0 {
         tx.execute(
@@ -281,117 +283,6 @@ pub fn save_session(tx: &Connection, file_id: i64, s: &SessionState) -> rusqlite
         s.header_ts_ms,
         s.tangled
     ])?;
-    Ok(())
-}
-
-/// Appends entries. An id seen before in the same file shadows the earlier entry, as pi's
-/// `byId` map keeps the last one (docs/pi-format.md §4.4).
-/// Inserts a batch of entries with their path facts (parents looked up among the file's rows,
-/// this transaction's included). Sets `state.tangled` when the facts cannot be trusted.
-pub fn insert_entries(
-    tx: &Connection,
-    file_id: i64,
-    rows: &[EntryRow],
-    state: &mut SessionState,
-) -> rusqlite::Result<()> {
-    let mut shadow = tx.prepare_cached(
-        "UPDATE entries SET shadowed = 1 WHERE file_id = ?1 AND id = ?2 AND shadowed = 0",
-    )?;
-    let mut parent_facts = tx.prepare_cached(
-        "SELECT depth, compaction_seq, thinking_seq, model_seq, throws_seq
-         FROM entries WHERE file_id = ?1 AND id = ?2 AND shadowed = 0",
-    )?;
-    let mut insert = tx.prepare_cached(
-        "INSERT INTO entries(file_id, seq, line, offset, len, id, parent_id, type, role, ts, ts_ms,
-             first_kept, target_id, label, provider, model, thinking, response_model, stop_reason,
-             input, output, cache_read, cache_write, cost, tool_calls, is_error, text,
-             depth, compaction_seq, thinking_seq, model_seq, throws_seq, text_kinds,
-             tool_name, exit_code, dup)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                 ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33,
-                 ?34, ?35, ?36)",
-    )?;
-    let mut tool_use =
-        tx.prepare_cached("INSERT INTO tool_uses(rid, file_id, name) VALUES (?1, ?2, ?3)")?;
-    let key = copies::file_key(tx, file_id, state.created_ms)?;
-    let mut words =
-        tx.prepare_cached("INSERT INTO temp.fts_pending(rowid, body) VALUES (?1, ?2)")?;
-    for e in rows {
-        match &e.id {
-            Some(id) => state.tangled |= shadow.execute(params![file_id, id])? > 0,
-            None => state.tangled = true,
-        }
-        let parent = match e.parent_id.as_deref() {
-            p if paths::is_root(p) => None,
-            p => parent_facts
-                .query_row(params![file_id, p], |r| {
-                    Ok(PathFacts {
-                        depth: r.get(0)?,
-                        compaction: r.get(1)?,
-                        thinking: r.get(2)?,
-                        model: r.get(3)?,
-                        throws: r.get(4)?,
-                    })
-                })
-                .optional()?
-                .or_else(|| {
-                    // Not an earlier entry: a forward reference, an orphan or a cycle.
-                    state.tangled = true;
-                    None
-                }),
-        };
-        let facts = PathFacts::of(e, parent.as_ref());
-        let dup = copies::is_copy(tx, file_id, &key, e.id.as_deref(), e.ts.as_deref())?;
-        let u = e.usage;
-        insert.execute(params![
-            file_id,
-            e.seq,
-            e.line,
-            e.offset,
-            e.len,
-            e.id,
-            e.parent_id,
-            e.kind,
-            e.role,
-            e.ts,
-            e.ts_ms,
-            e.first_kept,
-            e.target_id,
-            e.label,
-            e.provider,
-            e.model,
-            e.thinking,
-            e.response_model,
-            e.stop_reason,
-            u.map(|u| u.input),
-            u.map(|u| u.output),
-            u.map(|u| u.cache_read),
-            u.map(|u| u.cache_write),
-            u.map(|u| u.cost),
-            e.tool_calls,
-            e.is_error,
-            e.text,
-            facts.depth,
-            facts.compaction,
-            facts.thinking,
-            facts.model,
-            facts.throws,
-            e.texts
-                .iter()
-                .fold(0, |bits, (k, _)| bits | (1 << *k as i64)),
-            e.tool_name,
-            e.exit_code,
-            dup
-        ])?;
-        let rid = tx.last_insert_rowid();
-        for name in &e.tool_uses {
-            tool_use.execute(params![rid, file_id, name])?;
-        }
-        for (kind, text) in &e.texts {
-            let rowid = crate::store::schema::fts_rowid(rid, *kind);
-            words.execute(params![rowid, text])?;
-        }
-    }
     Ok(())
 }
 

@@ -1,0 +1,142 @@
+//! Entry rows: each batch of folded entries with its path facts, fork-copy marks, tool uses and
+//! full-text rows, in the caller's write transaction.
+
+use rusqlite::{params, Connection, OptionalExtension, Statement};
+
+use crate::pi::model::{EntryRow, SessionState};
+use crate::pi::paths::{self, PathFacts};
+use crate::store::copies;
+use crate::store::schema::fts_rowid;
+
+const INSERT: &str = "INSERT INTO entries(file_id, seq, line, offset, len, id, parent_id, type,
+         role, ts, ts_ms, first_kept, target_id, label, provider, model, thinking,
+         response_model, stop_reason, input, output, cache_read, cache_write, cost, tool_calls,
+         is_error, text, depth, compaction_seq, thinking_seq, model_seq, throws_seq, text_kinds,
+         tool_name, exit_code, dup)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
+             ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35,
+             ?36)";
+
+/// Inserts a batch of entries with their path facts (parents looked up among the file's rows,
+/// this transaction's included). An id seen before in the same file shadows the earlier entry,
+/// as pi's `byId` map keeps the last one (docs/pi-format.md §4.4). Sets `state.tangled` when
+/// the facts cannot be trusted.
+///
+/// # Errors
+/// SQLite errors.
+pub fn insert_entries(
+    tx: &Connection,
+    file_id: i64,
+    rows: &[EntryRow],
+    state: &mut SessionState,
+) -> rusqlite::Result<()> {
+    let mut shadow = tx.prepare_cached(
+        "UPDATE entries SET shadowed = 1 WHERE file_id = ?1 AND id = ?2 AND shadowed = 0",
+    )?;
+    let mut insert = tx.prepare_cached(INSERT)?;
+    let mut tool_use =
+        tx.prepare_cached("INSERT INTO tool_uses(rid, file_id, name) VALUES (?1, ?2, ?3)")?;
+    let mut words =
+        tx.prepare_cached("INSERT INTO temp.fts_pending(rowid, body) VALUES (?1, ?2)")?;
+    let key = copies::file_key(tx, file_id, state.created_ms)?;
+    for e in rows {
+        match &e.id {
+            Some(id) => state.tangled |= shadow.execute(params![file_id, id])? > 0,
+            None => state.tangled = true,
+        }
+        let parent = parent_facts(tx, file_id, e.parent_id.as_deref(), state)?;
+        let facts = PathFacts::of(e, parent.as_ref());
+        let dup = copies::is_copy(tx, file_id, &key, e.id.as_deref(), e.ts.as_deref())?;
+        insert_row(&mut insert, file_id, e, &facts, dup)?;
+        let rid = tx.last_insert_rowid();
+        for name in &e.tool_uses {
+            tool_use.execute(params![rid, file_id, name])?;
+        }
+        for (kind, text) in &e.texts {
+            words.execute(params![fts_rowid(rid, *kind), text])?;
+        }
+    }
+    Ok(())
+}
+
+/// The path facts of an entry's parent, `None` for a root; a parent that is not an earlier
+/// entry (a forward reference, an orphan or a cycle) marks the session tangled.
+fn parent_facts(
+    tx: &Connection,
+    file_id: i64,
+    parent_id: Option<&str>,
+    state: &mut SessionState,
+) -> rusqlite::Result<Option<PathFacts>> {
+    if paths::is_root(parent_id) {
+        return Ok(None);
+    }
+    let found = tx
+        .prepare_cached(
+            "SELECT depth, compaction_seq, thinking_seq, model_seq, throws_seq
+             FROM entries WHERE file_id = ?1 AND id = ?2 AND shadowed = 0",
+        )?
+        .query_row(params![file_id, parent_id], |r| {
+            Ok(PathFacts {
+                depth: r.get(0)?,
+                compaction: r.get(1)?,
+                thinking: r.get(2)?,
+                model: r.get(3)?,
+                throws: r.get(4)?,
+            })
+        })
+        .optional()?;
+    state.tangled |= found.is_none();
+    Ok(found)
+}
+
+fn insert_row(
+    insert: &mut Statement,
+    file_id: i64,
+    e: &EntryRow,
+    facts: &PathFacts,
+    dup: bool,
+) -> rusqlite::Result<usize> {
+    let u = e.usage;
+    let text_kinds = e
+        .texts
+        .iter()
+        .fold(0, |bits, (k, _)| bits | (1 << *k as i64));
+    insert.execute(params![
+        file_id,
+        e.seq,
+        e.line,
+        e.offset,
+        e.len,
+        e.id,
+        e.parent_id,
+        e.kind,
+        e.role,
+        e.ts,
+        e.ts_ms,
+        e.first_kept,
+        e.target_id,
+        e.label,
+        e.provider,
+        e.model,
+        e.thinking,
+        e.response_model,
+        e.stop_reason,
+        u.map(|u| u.input),
+        u.map(|u| u.output),
+        u.map(|u| u.cache_read),
+        u.map(|u| u.cache_write),
+        u.map(|u| u.cost),
+        e.tool_calls,
+        e.is_error,
+        e.text,
+        facts.depth,
+        facts.compaction,
+        facts.thinking,
+        facts.model,
+        facts.throws,
+        text_kinds,
+        e.tool_name,
+        e.exit_code,
+        dup
+    ])
+}
