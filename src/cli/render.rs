@@ -253,21 +253,23 @@ fn tail_lines(s: &str, max: usize) -> String {
 /// The ASCII tree: a linear chain stays in one column; indentation grows only at branch points.
 pub fn tree(out: &mut Out, t: &Tree) -> io::Result<()> {
     let mut lines = Vec::new();
-    // Per depth: the prefix drawn for descendants, and whether the node's parent branches.
+    // Whether each node's parent has several children (one pass, so drawing stays linear).
+    let mut parent_branches = vec![false; t.nodes.len()];
+    for n in &t.nodes {
+        for &c in &n.children {
+            parent_branches[c] = n.children.len() > 1;
+        }
+    }
+    // Per depth: the prefix drawn for descendants.
     let mut prefixes: Vec<String> = vec![String::new()];
     walk_tree(t, |ev| {
         let Event::Enter(i, depth, last) = ev else {
             return;
         };
-        let n = &t.nodes[i];
-        let parent_branches = depth > 0 && {
-            // A sibling exists when the parent has more than one child.
-            let parent_prefix_len = prefixes.len();
-            parent_prefix_len > 0 && n.parent_id.is_some() && sibling_count(t, i) > 1
-        };
+        let branches = depth > 0 && parent_branches[i];
         prefixes.truncate(depth + 1);
         let base = prefixes[depth].clone();
-        let (marker, child_prefix) = if parent_branches {
+        let (marker, child_prefix) = if branches {
             (
                 if last { "└─ " } else { "├─ " },
                 format!("{base}{}", if last { "   " } else { "│  " }),
@@ -282,14 +284,6 @@ pub fn tree(out: &mut Out, t: &Tree) -> io::Result<()> {
         out.line(&line)?;
     }
     Ok(())
-}
-
-fn sibling_count(t: &Tree, i: usize) -> usize {
-    let parent = &t.nodes[i].parent_id;
-    t.nodes
-        .iter()
-        .find(|n| n.id.is_some() && n.id == *parent)
-        .map_or(1, |p| p.children.len())
 }
 
 fn node_summary(t: &Tree, i: usize) -> String {

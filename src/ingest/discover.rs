@@ -22,7 +22,7 @@ pub struct DiscoverError {
     pub error: std::io::Error,
 }
 
-/// The session files of some project folders of `root` only (what a watcher saw change).
+/// The session files of some project folders only (what a watcher saw change).
 pub fn discover_dirs(dirs: &[PathBuf]) -> (Vec<Found>, Vec<DiscoverError>) {
     let mut found = Vec::new();
     let mut errors = Vec::new();

@@ -138,21 +138,6 @@ impl Zone {
             Zone::Fixed(off) => utc.with_timezone(off).date_naive(),
         })
     }
-
-    /// The bucket of `ms`: `2026-01-31`, `2026-W05` (ISO week) or `2026-01`.
-    pub fn bucket(&self, ms: i64, unit: &str) -> String {
-        let Some(d) = self.date(ms) else {
-            return "-".into();
-        };
-        match unit {
-            "week" => {
-                let w = d.iso_week();
-                format!("{}-W{:02}", w.year(), w.week())
-            }
-            "month" => format!("{}-{:02}", d.year(), d.month()),
-            _ => d.format("%Y-%m-%d").to_string(),
-        }
-    }
 }
 
 /// What to count.

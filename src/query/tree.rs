@@ -37,7 +37,10 @@ pub struct Tree {
     pub unopenable: bool,
 }
 
-const ENTRIES: &str = "SELECT seq, id, parent_id, type, role, ts, ts_ms, text, label, target_id
+/// Every entry in file order. A node's text is only ever shown cut to a line, so only its start
+/// is read (a whole long message per node made a 200k-entry tree several times slower).
+const ENTRIES: &str = "SELECT seq, id, parent_id, type, role, ts, ts_ms, substr(text, 1, 400), label,
+                              target_id
                        FROM entries WHERE file_id = ?1 ORDER BY seq";
 
 /// Builds the tree of one session.
@@ -93,23 +96,24 @@ pub fn build_tree(conn: &Connection, session: &Resolved) -> Result<Tree> {
 /// Links entries into nodes exactly as `getTree` does, duplicate ids included (the map keeps the
 /// last entry for an id, and every entry with that id links that same node).
 fn assemble(entries: Vec<Node>, labels: &HashMap<String, (String, Option<String>)>) -> Tree {
-    let mut node_of: HashMap<Option<String>, usize> = HashMap::new();
+    let mut node_of: HashMap<Option<&str>, usize> = HashMap::with_capacity(entries.len());
     for (i, e) in entries.iter().enumerate() {
-        node_of.insert(e.id.clone(), i);
+        node_of.insert(e.id.as_deref(), i);
     }
     let links: Vec<(usize, Option<usize>, bool)> = entries
         .iter()
         .map(|e| {
-            let node = node_of[&e.id];
+            let node = node_of[&e.id.as_deref()];
             let is_root = e.parent_id.is_none() || e.parent_id == e.id;
             let parent = if is_root {
                 None
             } else {
-                node_of.get(&e.parent_id).copied()
+                node_of.get(&e.parent_id.as_deref()).copied()
             };
             (node, parent, is_root)
         })
         .collect();
+    drop(node_of);
     let mut nodes = entries;
     for n in &mut nodes {
         if let Some((label, ts)) = n.id.as_ref().and_then(|id| labels.get(id)) {
@@ -164,7 +168,9 @@ fn sort_by_time(children: &mut [usize], nodes: &[Node]) {
     }
 }
 
-/// Visits the tree depth-first without recursion: `visit(node, depth, is_last_sibling)`.
+/// Visits the tree depth-first without recursion (pi's trees can be hundreds of thousands deep):
+/// `Event::Enter(node, depth, is_last_sibling)` before a node's children, `Event::Leave(node)`
+/// after them.
 /// A node already on the current path is skipped (duplicate ids can make pi's tree cyclic).
 pub fn walk_tree(tree: &Tree, mut visit: impl FnMut(Event)) {
     let mut on_path = vec![false; tree.nodes.len()];
