@@ -22,6 +22,8 @@ pub enum Error {
     ReadOnly { path: PathBuf, why: String },
     #[error("no session matches {0:?}")]
     NotFound(String),
+    #[error("session {session} has no entry {entry:?} (`pidx tree` lists its entry ids)")]
+    NoEntry { session: String, entry: String },
     #[error("{query:?} matches {} sessions; use more of the id:\n{}", candidates.len(), candidates.join("\n"))]
     Ambiguous {
         query: String,

@@ -39,7 +39,7 @@ fn exit_code_for(e: &anyhow::Error) -> i32 {
     }
     eprintln!("pidx: {}", describe(e));
     match e.downcast_ref::<pidx::Error>() {
-        Some(pidx::Error::NotFound(_)) => 1,
+        Some(pidx::Error::NotFound(_) | pidx::Error::NoEntry { .. }) => 1,
         _ => 2,
     }
 }

@@ -5,6 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
+use predicates::prelude::PredicateBooleanExt;
 use predicates::str::contains;
 
 const HEADER: &str = r#"{"type":"session","version":3,"id":"0199aaaa-1111-7000-8000-00000000000X","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/u/proj"}"#;
@@ -260,4 +261,37 @@ fn the_conformance_corpus_is_never_modified() {
         }
     }
     assert_eq!(common::fingerprint(&root), before);
+}
+
+#[test]
+fn a_session_without_entries_has_an_empty_tree_like_pis_get_tree() {
+    let (_tmp, root, db) = corpus();
+    let file = root.join("--home-u-proj--").join("c.jsonl");
+    std::fs::write(&file, format!("{}\n", HEADER.replace('X', "3"))).unwrap();
+    let out = common::pidx(&db, &root)
+        .args(["tree", "--json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+    common::pidx(&db, &root)
+        .arg("tree")
+        .arg(&file)
+        .assert()
+        .code(0)
+        .stderr(contains("has no entries yet"));
+}
+
+#[test]
+fn an_unknown_leaf_is_said_to_be_missing_from_the_session() {
+    let (_tmp, root, db) = corpus();
+    let file = root.join("--home-u-proj--").join("a.jsonl");
+    common::pidx(&db, &root)
+        .args(["context", "--leaf", "nope"])
+        .arg(&file)
+        .assert()
+        .code(1)
+        .stderr(contains("has no entry \"nope\""))
+        .stderr(contains("no session matches").not());
 }

@@ -305,3 +305,65 @@ fn a_writer_waits_for_a_non_watcher_holding_the_lock() {
         std::fs::remove_file(&db).unwrap();
     }
 }
+
+/// A batch that fails with an error other than a full disk (here a trigger the test adds to the
+/// index aborts one insert: a constraint error) is rolled back whole: the watcher's connection
+/// leaves the transaction (the test can write the index right after), the next batch commits,
+/// and once the cause is gone the failed file is read too. Before the write group rolled back
+/// on drop, the connection stayed inside the failed transaction and every later batch failed.
+#[test]
+fn a_failed_batch_rolls_back_and_the_next_batch_commits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, db) = one_session(tmp.path());
+    assert!(on(&db, &root, &["sync"]).output().unwrap().status.success());
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.busy_timeout(std::time::Duration::from_secs(10))
+        .unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER poison BEFORE INSERT ON entries WHEN NEW.text = 'POISON'
+         BEGIN SELECT RAISE(ABORT, 'injected failure'); END;",
+    )
+    .unwrap();
+    let mut w = start_watch(&db, &root);
+    let said = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let mut stderr = w.stderr.take().unwrap();
+    let sink = std::sync::Arc::clone(&said);
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n @ 1..) = std::io::Read::read(&mut stderr, &mut buf) {
+            sink.lock()
+                .unwrap()
+                .push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    });
+    let a = root.join("--p--/a.jsonl");
+    let mut f = std::fs::OpenOptions::new().append(true).open(&a).unwrap();
+    writeln!(f, "{}", user("m2", Some("m1"), "POISON")).unwrap();
+    wait_for("the batch to fail", || {
+        said.lock().unwrap().contains("injected failure")
+    });
+    conn.execute_batch("DROP TRIGGER poison")
+        .expect("the failed batch's transaction is rolled back, so the index can be written");
+    std::fs::create_dir_all(root.join("--q--")).unwrap();
+    std::fs::write(
+        root.join("--q--/b.jsonl"),
+        format!("{}\n{}\n", HEADER, user("n1", None, "after")),
+    )
+    .unwrap();
+    let texts = |t: &str| {
+        count(
+            &db,
+            &format!("SELECT count(*) FROM entries WHERE text = '{t}'"),
+        )
+    };
+    wait_for("the next batch to commit", || texts("after") == 1);
+    wait_for("the failed file to be read again", || texts("POISON") == 1);
+    assert!(term(&mut w).success());
+    reader.join().unwrap();
+    assert!(
+        said.lock().unwrap().contains("sync failed"),
+        "{}",
+        said.lock().unwrap()
+    );
+    assert_equals_rebuild(&db, &root);
+}

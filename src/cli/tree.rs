@@ -16,8 +16,12 @@ pub fn run(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {
     }
     if env.global.json {
         out.line(&t.to_json())?;
+    } else if t.roots.is_empty() && !t.unopenable {
+        eprintln!("pidx: {} has no entries yet", session.path);
     } else {
         render::tree(out, &t)?;
     }
-    Ok(!t.roots.is_empty())
+    // A session pi opens with no entries has a tree: pi's getTree() answers [] (exit 0). One pi
+    // cannot open has none (exit 1).
+    Ok(!t.unopenable)
 }

@@ -13,7 +13,7 @@ use super::sync::{Counted, BATCH_BYTES, BATCH_ROWS};
 use super::tail::{Chunk, LineReader, Windows};
 use crate::error::{Error, Result};
 use crate::pi::entry::LineOutcome;
-use crate::pi::line::{parse_line, Line};
+use crate::pi::line::{listing_segments, parse_line, Line};
 use crate::pi::model::{EntryRow, SessionState};
 use crate::store::writer::{self, FileRow, WriteTx};
 
@@ -176,7 +176,7 @@ pub(super) fn sync_file(
         let (line_offset, torn) = match chunk {
             Chunk::Line { offset } => (offset, false),
             Chunk::Fragment { offset } => {
-                if !matches!(parse_line(&reader.buf), Line::Value(Value::Object(_))) {
+                if !takes_fragment(&reader.buf) {
                     // A half-written line: wait for its newline.
                     reader.offset = offset;
                     break;
@@ -267,6 +267,7 @@ impl Pass {
         row.ino = meta.ino() as i64;
         row.size = if last { meta.len() as i64 } else { -1 };
         row.mtime_ms = mtime_ms(meta);
+        row.mtime_ns = mtime_ns(meta);
         row.head_hash = windows.head_hash();
         row.tail_hash = windows.tail_hash();
         row.bad_lines += batch.bad.len() as i64;
@@ -292,8 +293,28 @@ impl Pass {
     }
 }
 
+/// Whether a last line without its newline is taken as it is (and marked torn: if the file
+/// then grows by anything but that newline, it is read again from the start). pi's listing
+/// reads a last line at end of file as a line (docs/pi-format.md §5.2), so a line that is a whole
+/// JSON object, or one that pi's listing splits at lone `\r`s into JSON values (a file with no
+/// `\n` at all), is taken; anything else is a half-written line and waits.
+fn takes_fragment(buf: &[u8]) -> bool {
+    if matches!(parse_line(buf), Line::Value(Value::Object(_))) {
+        return true;
+    }
+    listing_segments(buf)
+        .is_some_and(|segs| segs.iter().any(|s| matches!(parse_line(s), Line::Value(_))))
+}
+
+/// A file's mtime as Node gives pi `stats.mtime`: `Math.round(mtimeMs)` (docs/pi-format.md §5.3),
+/// so half a millisecond or more rounds up.
 pub(super) fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
-    meta.mtime() * 1000 + meta.mtime_nsec() / 1_000_000
+    (mtime_ns(meta) + 500_000).div_euclid(1_000_000)
+}
+
+/// A file's exact mtime in nanoseconds since the epoch.
+pub(super) fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
+    meta.mtime() * 1_000_000_000 + meta.mtime_nsec()
 }
 
 fn now_ms() -> i64 {

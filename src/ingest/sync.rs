@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::file::{mtime_ms, sync_file, FileJob, Group};
+use super::file::{mtime_ms, mtime_ns, sync_file, FileJob, Group};
 use crate::error::{Error, Result};
 use crate::ingest::discover::{self, discover, Found, Root};
 use crate::ingest::gateway;
@@ -286,6 +286,7 @@ fn is_unchanged(prev: Option<&FileRow>, f: &Found) -> bool {
             && p.ino == f.meta.ino() as i64
             && p.size == f.meta.len() as i64
             && p.mtime_ms == mtime_ms(&f.meta)
+            && p.mtime_ns == mtime_ns(&f.meta)
     })
 }
 

@@ -108,8 +108,10 @@ pub fn build_context(conn: &Connection, session: &Resolved, leaf: Option<&str>) 
     }
     let leaf_seq = match leaf {
         Some(id) => Some(
-            seq_of(conn, session.file_id, id)?
-                .ok_or_else(|| Error::NotFound(format!("entry {id} in {}", session.path)))?,
+            seq_of(conn, session.file_id, id)?.ok_or_else(|| Error::NoEntry {
+                session: session.path.clone(),
+                entry: id.to_string(),
+            })?,
         ),
         None => info.leaf_seq,
     };

@@ -120,8 +120,9 @@ pub fn list_sessions(
     let mut w = scope.filter();
     w.and("s.state = 1", []);
     let order = match &opts.cwd {
-        // listAll(): pre-sorted by file mtime desc, then basename desc; the sort by modified is stable.
-        None => "modified DESC, f.mtime_ms DESC, f.name COLLATE pi DESC",
+        // listAll(): pre-sorted by the fractional mtimeMs desc, then basename desc; the sort by
+        // modified is stable.
+        None => "modified DESC, f.mtime_ns DESC, f.name COLLATE pi DESC",
         // list(cwd): pre-sorted by file name desc.
         Some(cwd) => {
             cwd_filter(scope, cwd, &mut w);

@@ -39,7 +39,8 @@ pub struct Tree {
 
 /// Every entry in file order. A node's text is only ever shown cut to a line, so only its start
 /// is read (a whole long message per node made a 200k-entry tree several times slower).
-const ENTRIES: &str = "SELECT seq, id, parent_id, type, role, ts, ts_ms, substr(text, 1, 400), label,
+const ENTRIES: &str =
+    "SELECT seq, id, parent_id, type, role, ts, ts_ms, substr(text, 1, 400), label,
                               target_id
                        FROM entries WHERE file_id = ?1 ORDER BY seq";
 

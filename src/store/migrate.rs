@@ -13,7 +13,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0004_stats.sql"),
     include_str!("../../migrations/0005_literal_by_words.sql"),
     include_str!("../../migrations/0006_gateway.sql"),
-    include_str!("../../migrations/0007_drop_meta.sql"),
+    include_str!("../../migrations/0007_mtime_ns.sql"),
 ];
 
 /// The schema version this build writes.

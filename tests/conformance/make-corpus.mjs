@@ -33,7 +33,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { importPi, installDeterminism, makeRng, RealDate, relSlash } from "./lib/oracle.mjs";
+import { importPi, installDeterminism, makeRng, RealDate, relSlash, setMtime } from "./lib/oracle.mjs";
 
 // ---------------------------------------------------------------------------------------
 // arguments
@@ -403,6 +403,16 @@ function writeHandWritten() {
   writeHand(`${H}/crlf.jsonl`, lines(hdr("crlf-0001", 7), ...convo("cr", 7, 2)).replace(/\n/g, "\r\n"), hts(8));
   // -- lone CR separators (listing splits on them, loading does not)
   writeHand(`${H}/lone-cr.jsonl`, lines(hdr("lone-cr-0001", 9), ...convo("lc", 9, 1)).replace(/\n/g, "\r").replace(/\r$/, "\n"), hts(10));
+  // -- lone CR separators and no \n at all: pi's listing reads the last line at end of file,
+  //    so it lists the file; the loader sees one line that is not JSON
+  writeHand(`${H}/lone-cr-no-lf.jsonl`, lines(hdr("lone-cr-nolf-0001", 90), ...convo("ln", 90, 1)).replace(/\n/g, "\r"), hts(91));
+  // -- a `modified` that falls back to the file's mtime, with a fraction of a millisecond
+  //    (Node's stats.mtime is Math.round(mtimeMs): .7 rounds up)
+  {
+    const h = hdr("mtime-fraction-0001", 92);
+    delete h.timestamp;
+    writeHand(`${H}/mtime-fraction.jsonl`, lines(h, ent("custom", "mf1", null, hts(92), { customType: "note", data: {} })), hts(93) + 0.7);
+  }
   // -- malformed middle lines
   {
     const c = convo("mm", 11, 2);
@@ -1052,9 +1062,9 @@ const manifest = {};
 const sortedManifest = Object.fromEntries(Object.entries(manifest).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 for (const [rel, m] of Object.entries(sortedManifest)) {
   const p = join(ROOT, rel);
-  utimesSync(p, new RealDate(m), new RealDate(m));
+  setMtime(p, m);
   const st = statSync(p);
-  if (st.mtime.getTime() !== m || Math.round(st.mtimeMs) !== m) throw new Error(`mtime did not stick on ${rel}: ${st.mtimeMs} vs ${m}`);
+  if (st.mtime.getTime() !== Math.round(m) || Math.abs(st.mtimeMs - m) > 0.001) throw new Error(`mtime did not stick on ${rel}: ${st.mtimeMs} vs ${m}`);
 }
 writeFileSync(join(OUT, "mtimes.json"), JSON.stringify(sortedManifest, null, 1) + "\n");
 

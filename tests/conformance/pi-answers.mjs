@@ -18,7 +18,7 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
-import { ensureCollationLocale, hash32, importPi, installDeterminism, RealDate, relSlash } from "./lib/oracle.mjs";
+import { ensureCollationLocale, hash32, importPi, installDeterminism, RealDate, relSlash, setMtime } from "./lib/oracle.mjs";
 
 ensureCollationLocale();
 
@@ -53,7 +53,7 @@ function freshAgentDir() {
   mkdirSync(agentDir, { recursive: true });
   cpSync(SRC, root, { recursive: true, verbatimSymlinks: true });
   for (const [rel, ms] of Object.entries(MTIMES)) {
-    utimesSync(join(root, rel), new RealDate(ms), new RealDate(ms));
+    setMtime(join(root, rel), ms);
   }
   return { agentDir, root };
 }

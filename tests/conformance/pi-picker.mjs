@@ -11,7 +11,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, write
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ensureCollationLocale, importPi, RealDate, relSlash } from "./lib/oracle.mjs";
+import { ensureCollationLocale, importPi, RealDate, relSlash, setMtime } from "./lib/oracle.mjs";
 
 ensureCollationLocale();
 const [corpusArg, outArg] = process.argv.slice(2);
@@ -27,7 +27,7 @@ const agentDir = join(WORK, "agent");
 const root = join(agentDir, "sessions");
 mkdirSync(agentDir, { recursive: true });
 cpSync(join(CORPUS, "sessions"), root, { recursive: true, verbatimSymlinks: true });
-for (const [rel, ms] of Object.entries(MTIMES)) utimesSync(join(root, rel), new RealDate(ms), new RealDate(ms));
+for (const [rel, ms] of Object.entries(MTIMES)) setMtime(join(root, rel), ms);
 process.env.PI_CODING_AGENT_DIR = agentDir;
 delete process.env.PI_CODING_AGENT_SESSION_DIR;
 

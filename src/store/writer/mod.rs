@@ -27,7 +27,10 @@ pub struct FileRow {
     pub dev: i64,
     pub ino: i64,
     pub size: i64,
+    /// `Math.round` of Node's `mtimeMs` (pi's `stats.mtime`).
     pub mtime_ms: i64,
+    /// The exact mtime, for `listAll`'s pre-sort by the fractional `mtimeMs`.
+    pub mtime_ns: i64,
     pub offset: i64,
     pub lines: i64,
     pub torn: bool,
@@ -114,7 +117,7 @@ pub fn files_of_root(
 ) -> rusqlite::Result<HashMap<String, FileRow>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, root_id, path, dir, name, dev, ino, size, mtime_ms, offset, lines, torn,
-                head_hash, tail_hash, bad_lines
+                head_hash, tail_hash, bad_lines, mtime_ns
          FROM files WHERE root_id = ?1",
     )?;
     let rows = stmt.query_map([root_id], |r| {
@@ -134,6 +137,7 @@ pub fn files_of_root(
             head_hash: r.get(12)?,
             tail_hash: r.get(13)?,
             bad_lines: r.get(14)?,
+            mtime_ns: r.get(15)?,
         })
     })?;
     rows.map(|r| r.map(|f| (f.path.clone(), f))).collect()
@@ -157,8 +161,8 @@ pub fn save_file(tx: &Connection, f: &FileRow, now_ms: i64) -> rusqlite::Result<
     if f.id == 0 {
         tx.execute(
             "INSERT INTO files(root_id, path, dir, name, dev, ino, size, mtime_ms, offset, lines,
-                               torn, head_hash, tail_hash, bad_lines, synced_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+                               torn, head_hash, tail_hash, bad_lines, synced_at, mtime_ns)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
             params![
                 f.root_id,
                 f.path,
@@ -174,18 +178,20 @@ pub fn save_file(tx: &Connection, f: &FileRow, now_ms: i64) -> rusqlite::Result<
                 f.head_hash,
                 f.tail_hash,
                 f.bad_lines,
-                now_ms
+                now_ms,
+                f.mtime_ns
             ],
         )?;
         return Ok(tx.last_insert_rowid());
     }
     tx.execute(
         "UPDATE files SET dev = ?2, ino = ?3, size = ?4, mtime_ms = ?5, offset = ?6, lines = ?7,
-                          torn = ?8, head_hash = ?9, tail_hash = ?10, bad_lines = ?11, synced_at = ?12
+                          torn = ?8, head_hash = ?9, tail_hash = ?10, bad_lines = ?11, synced_at = ?12,
+                          mtime_ns = ?13
          WHERE id = ?1",
         params![
             f.id, f.dev, f.ino, f.size, f.mtime_ms, f.offset, f.lines, f.torn, f.head_hash,
-            f.tail_hash, f.bad_lines, now_ms
+            f.tail_hash, f.bad_lines, now_ms, f.mtime_ns
         ],
     )?;
     Ok(f.id)

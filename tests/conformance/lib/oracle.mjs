@@ -11,7 +11,7 @@
 //   String#localeCompare (used by pi to order file names) does not depend on the
 //   caller's locale.
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, utimesSync } from "node:fs";
 import { createRequire, syncBuiltinESMExports } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -136,4 +136,10 @@ export function ensureCollationLocale() {
 export function relSlash(root, p) {
   const rel = p.startsWith(root + "/") ? p.slice(root.length + 1) : p;
   return rel.split("\\").join("/");
+}
+
+/** Sets a file's atime and mtime to `ms` epoch milliseconds, fractions included (a Date would
+ *  drop them: the corpus has a file whose mtime is a fraction of a millisecond past a whole one). */
+export function setMtime(path, ms) {
+  utimesSync(path, ms / 1000, ms / 1000);
 }
