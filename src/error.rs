@@ -24,10 +24,12 @@ pub enum Error {
     NotFound(String),
     #[error("session {session} has no entry {entry:?} (`pidx tree` lists its entry ids)")]
     NoEntry { session: String, entry: String },
-    #[error("{query:?} matches {} sessions; use more of the id:\n{}", candidates.len(), candidates.join("\n"))]
+    #[error("{query:?} matches {count} sessions; use more of the id, or one of these handles:\n  {}{}", shown.join("\n  "), more(*count, shown.len()))]
     Ambiguous {
         query: String,
-        candidates: Vec<String>,
+        count: usize,
+        /// The first candidates, one line each.
+        shown: Vec<String>,
     },
     #[error("{0}")]
     Invalid(String),
@@ -35,6 +37,14 @@ pub enum Error {
         "session file {path} changed since it was indexed; run `pidx sync` (or drop --no-sync)"
     )]
     Stale { path: PathBuf },
+}
+
+fn more(count: usize, shown: usize) -> String {
+    if count > shown {
+        format!("\n  ... and {} more", count - shown)
+    } else {
+        String::new()
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -99,9 +109,14 @@ impl Error {
 }
 
 /// What to check when the index cannot be written.
-fn write_hint(e: &rusqlite::Error) -> &'static str {
-    use rusqlite::ErrorCode::{DiskFull, ReadOnly, SystemIoFailure};
+/// What to do about an SQLite error, said after it: the same rebuild hint for a damaged index
+/// wherever the damage is met, and what a failed write means.
+pub fn write_hint(e: &rusqlite::Error) -> &'static str {
+    use rusqlite::ErrorCode::{DatabaseCorrupt, DiskFull, NotADatabase, ReadOnly, SystemIoFailure};
     match e.sqlite_error_code() {
+        Some(DatabaseCorrupt | NotADatabase) => {
+            "; the index is damaged: run `pidx sync --rebuild` to rebuild it from the session files (they are never touched)"
+        }
         Some(DiskFull | SystemIoFailure) => {
             " (is the disk full, or the index file over a size limit? nothing was half-written)"
         }

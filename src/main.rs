@@ -26,6 +26,11 @@ fn describe(e: &anyhow::Error) -> String {
         if cause.is::<pidx::Error>() {
             break;
         }
+        // An SQLite error that reached here without pidx's wrapper still gets its hint.
+        if let Some(e) = cause.downcast_ref::<rusqlite::Error>() {
+            text.push_str(pidx::error::write_hint(e));
+            break;
+        }
     }
     text
 }
@@ -37,7 +42,7 @@ fn exit_code_for(e: &anyhow::Error) -> i32 {
     }) {
         return 0;
     }
-    eprintln!("pidx: {}", describe(e));
+    pidx::term::say(&format!("pidx: {}", describe(e)));
     match e.downcast_ref::<pidx::Error>() {
         Some(pidx::Error::NotFound(_) | pidx::Error::NoEntry { .. }) => 1,
         _ => 2,

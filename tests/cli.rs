@@ -72,14 +72,78 @@ fn nothing_found_exits_1() {
 }
 
 #[test]
-fn ambiguous_prefix_lists_candidates_and_exits_2() {
+fn ambiguous_prefix_lists_candidates_by_handle_and_exits_2() {
     let (_tmp, root, db) = corpus();
     common::pidx(&db, &root)
         .args(["show", "0199aaaa"])
         .assert()
         .code(2)
-        .stderr(contains("a.jsonl"))
-        .stderr(contains("b.jsonl"));
+        .stderr(contains("matches 2 sessions"))
+        .stderr(contains("0199aaaa-1111-7000-8000-000000000001  "))
+        .stderr(contains("0199aaaa-1111-7000-8000-000000000002  "))
+        .stderr(contains("first session"));
+    common::pidx(&db, &root)
+        .args(["show", ""])
+        .assert()
+        .code(2)
+        .stderr(contains("empty session id"));
+}
+
+/// pi's ids are UUIDv7: sessions made in the same minute share their first 8 characters. Every
+/// handle `list` shows must name exactly one session again; an ambiguous prefix lists ten.
+#[test]
+fn every_listed_handle_resolves_to_exactly_one_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let dir = root.join("--home-u-proj--");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..40u32 {
+        // Same millisecond prefix for all; a copy of one file shares its whole id.
+        let id = format!("019cb679-409f-7{:03x}-8000-{:012x}", i % 3, i * 7919);
+        let header = HEADER.replace("0199aaaa-1111-7000-8000-00000000000X", &id);
+        std::fs::write(dir.join(format!("s{i}.jsonl")), format!("{header}\n")).unwrap();
+        if i == 0 {
+            std::fs::write(dir.join("copy.jsonl"), format!("{header}\n")).unwrap();
+        }
+    }
+    let db = tmp.path().join("index.db");
+    let out = common::pidx(&db, &root)
+        .args(["list", "--all"])
+        .env("COLUMNS", "200")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let header = text.lines().next().unwrap();
+    let (from, to) = (
+        header.find(" ID ").unwrap() + 1,
+        header.find(" CWD").unwrap(),
+    );
+    let handles: Vec<&str> = text.lines().skip(1).map(|l| l[from..to].trim()).collect();
+    assert_eq!(handles.len(), 41, "{text}");
+    assert!(handles.contains(&"copy.jsonl") && handles.contains(&"s0.jsonl"));
+    let mut paths = std::collections::HashSet::new();
+    for h in &handles {
+        let out = common::pidx(&db, &root)
+            .args(["--json", "show", h])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{h}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["handle"], *h);
+        paths.insert(v["path"].as_str().unwrap().to_string());
+    }
+    assert_eq!(paths.len(), 41, "each handle names a different session");
+    common::pidx(&db, &root)
+        .args(["show", "019cb679"])
+        .assert()
+        .code(2)
+        .stderr(contains("matches 41 sessions"))
+        .stderr(contains("... and 31 more"));
 }
 
 #[test]

@@ -21,9 +21,7 @@ pub fn run(env: &Env, args: &ContextArgs, out: &mut Out) -> Result<Found> {
     let (store, session) = resolve_arg(env, &args.session)?;
     let ctx = context::build_context(&store.conn, &session, args.leaf.as_deref())?;
     if ctx.cycle {
-        eprintln!(
-            "pidx: the entries above this leaf form a cycle; the walk stopped where it repeated (pi itself would never return)"
-        );
+        crate::term::say("pidx: the entries above this leaf form a cycle; the walk stopped where it repeated (pi itself would never return)");
     }
     if env.global.json {
         out.line(&ctx.to_json())?;

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::args::Global;
+use crate::ingest::discover;
 use crate::ingest::sync::{sync, SyncOptions, SyncReport};
 use crate::pi::layout::{absolute, Root};
 use crate::query::{resolve, Scope};
@@ -16,6 +17,9 @@ use crate::store::{default_db_path, Store, WriterLock};
 pub struct Env {
     pub global: Global,
     pub roots: Vec<Root>,
+    /// Which of `roots` the user named (`--root`, `PIDX_ROOTS`, the config file); the others
+    /// are pi's defaults.
+    named: Vec<bool>,
     pub db: PathBuf,
 }
 
@@ -39,11 +43,49 @@ impl Env {
                     .map(PathBuf::from)
             })
             .unwrap_or_else(default_db_path);
+        let defaults = crate::config::default_roots();
+        let named = roots.iter().map(|r| !defaults.contains(r)).collect();
         Ok(Env {
             global: global.clone(),
             roots,
+            named,
             db: absolute(&db),
         })
+    }
+
+    /// Says what is wrong with the roots: a named root that does not exist, is a file or is one
+    /// project's folder is an error when `strict` (`sync`, `watch`) and a warning otherwise;
+    /// when no root exists at all, where pi keeps sessions and how to point pidx elsewhere.
+    ///
+    /// # Errors
+    /// A bad named root, when `strict`.
+    pub fn check_roots(&self, strict: bool) -> Result<()> {
+        for (root, named) in self.roots.iter().zip(&self.named) {
+            let Some(problem) = discover::root_problem(root).filter(|_| *named) else {
+                continue;
+            };
+            let msg = format!(
+                "--root {} {problem}; a root is pi's sessions folder (one --<cwd>-- folder per project, like ~/.pi/agent/sessions) or an agent gateway's folder",
+                root.path.display()
+            );
+            if strict {
+                anyhow::bail!(msg);
+            }
+            crate::term::say(&format!("pidx: warning: {msg}"));
+        }
+        if !self.roots.iter().any(|r| r.path.is_dir()) {
+            let paths: Vec<String> = self
+                .roots
+                .iter()
+                .map(|r| r.path.display().to_string())
+                .collect();
+            crate::term::say(&format!(
+                "pidx: no sessions folder found ({}); pi keeps sessions in $PI_CODING_AGENT_DIR/sessions (default ~/.pi/agent/sessions); point pidx elsewhere with --root DIR, PIDX_ROOTS or roots = [...] in {}",
+                paths.join(", "),
+                crate::config::config_path().display()
+            ));
+        }
+        Ok(())
     }
 
     /// Opens the index and brings it up to date, unless `--no-sync` or another process holds
@@ -55,10 +97,10 @@ impl Env {
             Err(e) => {
                 let store = self.read_as_it_is(e)?;
                 if !self.global.no_sync {
-                    eprintln!(
+                    crate::term::say(&format!(
                         "pidx: index {} cannot be written; answering from it as it is, without syncing",
                         self.db.display()
-                    );
+                    ));
                 }
                 store
             }
@@ -93,7 +135,10 @@ impl Env {
     /// written.
     pub fn open_for_writing(&self, command: &str, rebuild: bool) -> Result<(WriterLock, Store)> {
         let waiting = |h: &crate::store::LockHolder| {
-            eprintln!("pidx: waiting for {} to finish writing the index", h.0);
+            crate::term::say(&format!(
+                "pidx: waiting for {} to finish writing the index",
+                h.0
+            ));
         };
         let lock = match WriterLock::acquire(&self.db, command, None, waiting)
             .map_err(|e| e.for_writing(&self.db))?
@@ -104,6 +149,8 @@ impl Env {
                 holder.0,
                 if command == "watch" {
                     "one watcher per index"
+                } else if rebuild {
+                    "stop the watcher first, then rebuild (start it again after)"
                 } else {
                     "it keeps the index fresh, so there is nothing to do"
                 }
@@ -126,10 +173,10 @@ fn writer_lock_for_freshness(db: &std::path::Path) -> crate::Result<Option<Write
         Ok(lock) => Some(lock),
         Err(holder) if holder.is_watcher() => None,
         Err(holder) => {
-            eprintln!(
+            crate::term::say(&format!(
                 "pidx: another pidx process ({}) is updating the index; answering from what it has committed so far",
                 holder.0
-            );
+            ));
             None
         }
     })
@@ -137,10 +184,10 @@ fn writer_lock_for_freshness(db: &std::path::Path) -> crate::Result<Option<Write
 
 pub fn report_errors(report: &SyncReport) {
     for e in &report.errors {
-        eprintln!("pidx: skipped unreadable {e}");
+        crate::term::say(&format!("pidx: skipped unreadable {e}"));
     }
     for w in &report.warnings {
-        eprintln!("pidx: warning: {w}");
+        crate::term::say(&format!("pidx: warning: {w}"));
     }
 }
 

@@ -10,7 +10,7 @@ use super::env::Env;
 use super::output::Out;
 use super::{render, Found};
 use crate::pi::layout::absolute;
-use crate::query::{list, picker};
+use crate::query::{handle, list, picker};
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
@@ -74,9 +74,17 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
             .cwd
             .as_deref()
             .map_or("any project".to_string(), |c| format!("{c} (try --all)"));
-        eprintln!("pidx: no sessions for {where_}");
+        crate::term::say(&format!("pidx: no sessions for {where_}"));
     } else {
-        render::session_table(out, &sessions, all)?;
+        let handles = handle::handles(
+            &store.conn,
+            sessions.iter().map(|s| handle::Session {
+                file_id: s.file_id,
+                id: s.id.as_ref().and_then(serde_json::Value::as_str),
+                path: &s.path,
+            }),
+        )?;
+        render::session_table(out, &sessions, &handles, all)?;
     }
     Ok(!sessions.is_empty())
 }

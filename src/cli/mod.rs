@@ -35,6 +35,7 @@ pub type Found = bool;
 /// Anything that should end the program with exit code 2 (or 1 for `pidx::Error::NotFound`).
 pub fn run(cli: Cli) -> Result<Found> {
     let env = Env::new(&cli.global)?;
+    env.check_roots(matches!(cli.command, Command::Sync(_) | Command::Watch(_)))?;
     let mut out = Out::new();
     let found = match &cli.command {
         Command::Sync(args) => sync::run(&env, args, &mut out),

@@ -2,6 +2,7 @@
 //! text, the ASCII tree and the status report. Every piece of transcript text passes through
 //! `output::one_line` or `output::block` first.
 
+use std::collections::HashMap;
 use std::io;
 
 use serde_json::Value;
@@ -20,7 +21,12 @@ fn now_ms() -> i64 {
 }
 
 /// pi's picker row: name or first message, message count, age (and cwd across projects).
-pub fn session_table(out: &mut Out, sessions: &[SessionInfo], all: bool) -> io::Result<()> {
+pub fn session_table(
+    out: &mut Out,
+    sessions: &[SessionInfo],
+    handles: &HashMap<i64, String>,
+    all: bool,
+) -> io::Result<()> {
     let now = now_ms();
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::NOTHING);
@@ -34,12 +40,12 @@ pub fn session_table(out: &mut Out, sessions: &[SessionInfo], all: bool) -> io::
     }
     table.set_header(header);
     for s in sessions {
-        let id = s.id.as_ref().and_then(Value::as_str).unwrap_or("-");
+        let id = handles.get(&s.file_id).map_or("-", String::as_str);
         let mut row = vec![
             truncate(&one_line(s.title()), 60),
             s.message_count.to_string(),
             age(s.modified_ms, now),
-            id.chars().take(8).collect(),
+            one_line(id),
         ];
         if gateway {
             row.push(s.gateway.as_ref().map_or("-".into(), |g| {
@@ -83,6 +89,7 @@ fn field(k: &str, v: &str) -> String {
 fn detail_header(out: &mut Out, d: &SessionDetail) -> io::Result<()> {
     out.line(&field("path", &d.path))?;
     out.line(&field("id", d.id.as_deref().unwrap_or("(none)")))?;
+    out.line(&field("handle", &d.handle))?;
     out.line(&field("cwd", &d.cwd))?;
     if let Some(n) = &d.name {
         out.line(&field("name", n))?;

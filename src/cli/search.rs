@@ -1,5 +1,7 @@
 //! `pidx search`: options to a `SearchOptions`, hits to text, JSON or JSON lines.
 
+use std::collections::HashMap;
+
 use anyhow::{bail, Result};
 use clap::Args;
 
@@ -8,8 +10,8 @@ use super::env::Env;
 use super::output::{one_line, Out};
 use super::Found;
 use crate::pi::text::TextKind;
-use crate::query::resolve;
 use crate::query::search::{self, Hit, SearchOptions};
+use crate::query::{handle, resolve};
 
 #[derive(Args, Debug)]
 pub struct SearchArgs {
@@ -92,14 +94,27 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
             out.json(h)?;
         }
     } else if hits.is_empty() {
-        eprintln!("pidx: no matches");
+        crate::term::say("pidx: no matches");
     } else {
-        render_hits(out, &hits, now)?;
+        let handles = handle::handles(
+            &store.conn,
+            hits.iter().map(|h| handle::Session {
+                file_id: h.file_id,
+                id: h.session_id.as_deref(),
+                path: &h.path,
+            }),
+        )?;
+        render_hits(out, &hits, &handles, now)?;
     }
     Ok(!hits.is_empty())
 }
 
-fn render_hits(out: &mut Out, hits: &[Hit], now_ms: i64) -> std::io::Result<()> {
+fn render_hits(
+    out: &mut Out,
+    hits: &[Hit],
+    handles: &HashMap<i64, String>,
+    now_ms: i64,
+) -> std::io::Result<()> {
     let mut last_file = None;
     for h in hits {
         if last_file != Some(h.file_id) {
@@ -108,7 +123,8 @@ fn render_hits(out: &mut Out, hits: &[Hit], now_ms: i64) -> std::io::Result<()> 
             }
             last_file = Some(h.file_id);
             let title = super::output::truncate(&one_line(&h.title), 80);
-            let header = format!("{title}  {}", one_line(&h.cwd));
+            let handle = handles.get(&h.file_id).map_or("-", String::as_str);
+            let header = format!("{title}  {}  {}", one_line(handle), one_line(&h.cwd));
             out.line(&out.paint("1", &header))?;
             out.line(&out.paint("2", &one_line(&h.path)))?;
         }

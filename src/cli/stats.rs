@@ -55,7 +55,7 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
     } else if args.csv {
         write_csv(out, &dims, &rows)?;
     } else if !found {
-        eprintln!("pidx: no activity in this range");
+        crate::term::say("pidx: no activity in this range");
     } else {
         write_table(out, &dims, &rows)?;
         if out.color && dims.first().is_some_and(|d| d.is_time()) && dims.len() == 1 {

@@ -12,12 +12,12 @@ pub fn run(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {
     let (store, session) = resolve_arg(env, &args.session)?;
     let t = tree::build_tree(&store.conn, &session)?;
     if t.unopenable {
-        eprintln!("pidx: pi cannot open {} (its first JSON line is not a session header with an id), so it has no tree; `pidx show` says more", session.path);
+        crate::term::say(&format!("pidx: pi cannot open {} (its first JSON line is not a session header with an id), so it has no tree; `pidx show` says more", session.path));
     }
     if env.global.json {
         out.line(&t.to_json())?;
     } else if t.roots.is_empty() && !t.unopenable {
-        eprintln!("pidx: {} has no entries yet", session.path);
+        crate::term::say(&format!("pidx: {} has no entries yet", session.path));
     } else {
         render::tree(out, &t)?;
     }

@@ -45,20 +45,21 @@ pub fn run(env: &Env, args: &WatchArgs) -> Result<Found> {
         .iter()
         .map(|r| r.path.display().to_string())
         .collect();
-    eprintln!(
+    crate::term::say(&format!(
         "pidx: watching {} (index {}); Ctrl-C stops",
         roots.join(", "),
         env.db.display()
-    );
+    ));
     let ended = watch(&mut store, &env.roots, &opts, &stop, |n| match n {
         Notice::Synced(r) => {
-            eprintln!("pidx: {}", r.summary());
+            crate::term::say(&format!("pidx: {}", r.summary()));
             report_errors(r);
         }
-        Notice::Failed(e, retry) => {
-            eprintln!("pidx: sync failed: {e}; retrying in {}s", retry.as_secs())
-        }
-        Notice::Info(m) => eprintln!("pidx: {m}"),
+        Notice::Failed(e, retry) => crate::term::say(&format!(
+            "pidx: sync failed: {e}; retrying in {}s",
+            retry.as_secs()
+        )),
+        Notice::Info(m) => crate::term::say(&format!("pidx: {m}")),
     })?;
     if ended == Ended::IndexReplaced {
         // Its write-ahead log is emptied into the orphaned file, so a new index made at the
@@ -71,6 +72,6 @@ pub fn run(env: &Env, args: &WatchArgs) -> Result<Found> {
             env.db.display()
         );
     }
-    eprintln!("pidx: watcher stopped");
+    crate::term::say("pidx: watcher stopped");
     Ok(true)
 }

@@ -11,5 +11,6 @@ pub mod layout;
 pub mod line;
 pub mod model;
 pub mod paths;
+pub mod picker;
 pub mod rawjson;
 pub mod text;

@@ -3,6 +3,7 @@
 
 pub mod context;
 pub mod filter;
+pub mod handle;
 pub mod list;
 pub mod picker;
 pub mod resolve;

@@ -1,6 +1,8 @@
-//! Turns a SESSION argument into one indexed file, as pi's `--session` does (docs/pi-format.md §8.4): a
-//! value with a path separator or ending in `.jsonl` is a path; anything else is an exact
-//! session id, then a unique id prefix. Several matches are an error listing the candidates.
+//! Turns a SESSION argument into one indexed file, as pi's `--session` does (docs/pi-format.md
+//! §8.4): a value with a path separator or ending in `.jsonl` is a path (a bare file name that
+//! is no file here is an indexed file's name: the handle `query::handle` gives a copied id);
+//! anything else is an exact session id, then a unique id prefix. Several matches are an error
+//! listing at most ten candidates by handle, age and first message.
 
 use std::path::Path;
 
@@ -8,8 +10,10 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::{Error, Result};
 use crate::pi::layout::absolute;
+use crate::pi::picker;
 use crate::query::filter::{text, Where};
-use crate::query::Scope;
+use crate::query::{handle, Scope};
+use crate::store::schema::MODIFIED;
 
 /// An indexed session file.
 #[derive(Debug, Clone)]
@@ -21,50 +25,104 @@ pub struct Resolved {
 /// Finds the session a user means.
 ///
 /// # Errors
-/// `NotFound`, or `Ambiguous` with every candidate path.
+/// `NotFound`; `Ambiguous` with the first candidates; `Invalid` for an empty argument.
 pub fn resolve_session(conn: &Connection, scope: &Scope, arg: &str) -> Result<Resolved> {
-    if arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl") {
-        return by_path(conn, scope, arg);
+    if arg.trim().is_empty() {
+        return Err(Error::Invalid(
+            "empty session id: give a session file, an id or a unique id prefix (`pidx list` shows them)"
+                .into(),
+        ));
     }
-    let exact = candidates(conn, scope, "s.session_id = ?", arg)?;
-    let found = if exact.is_empty() {
-        let pattern = format!(
-            "{}%",
-            arg.replace('\\', "\\\\")
-                .replace('%', "\\%")
-                .replace('_', "\\_")
-        );
-        candidates(conn, scope, "s.session_id LIKE ? ESCAPE '\\'", &pattern)?
+    let bare_name = arg.ends_with(".jsonl") && !arg.contains(['/', '\\']);
+    let found = if bare_name && !Path::new(arg).exists() {
+        candidates(conn, scope, "f.name = ?", arg)?
+    } else if arg.contains(['/', '\\']) || arg.ends_with(".jsonl") {
+        return by_path(conn, scope, arg);
     } else {
-        exact
+        let exact = candidates(conn, scope, "s.session_id = ?", arg)?;
+        if exact.is_empty() {
+            let pattern = format!(
+                "{}%",
+                arg.replace('\\', "\\\\")
+                    .replace('%', "\\%")
+                    .replace('_', "\\_")
+            );
+            candidates(conn, scope, "s.session_id LIKE ? ESCAPE '\\'", &pattern)?
+        } else {
+            exact
+        }
     };
     match found.len() {
         0 => Err(Error::NotFound(arg.to_string())),
-        1 => Ok(found.into_iter().next().expect("one candidate")),
-        _ => Err(Error::Ambiguous {
+        1 => Ok(found.into_iter().next().expect("one candidate").resolved),
+        n => Err(Error::Ambiguous {
             query: arg.to_string(),
-            candidates: found.into_iter().map(|r| r.path).collect(),
+            count: n,
+            shown: describe(conn, &found[..n.min(SHOWN)])?,
         }),
     }
 }
 
-fn candidates(conn: &Connection, scope: &Scope, cond: &str, arg: &str) -> Result<Vec<Resolved>> {
+/// How many candidates an ambiguous argument lists.
+const SHOWN: usize = 10;
+
+/// A session an argument may mean.
+struct Candidate {
+    resolved: Resolved,
+    id: Option<String>,
+    title: String,
+    modified_ms: i64,
+}
+
+fn candidates(conn: &Connection, scope: &Scope, cond: &str, arg: &str) -> Result<Vec<Candidate>> {
     let mut w = Where::default();
     w.and(cond, [text(arg)]);
     scope.restrict(&mut w);
     let sql = format!(
-        "SELECT f.id, f.path FROM sessions s JOIN files f ON f.id = s.file_id
-         WHERE {} ORDER BY f.path",
+        "SELECT f.id, f.path, s.session_id, coalesce(s.name, s.first_message, '(no messages)'),
+                {MODIFIED}
+         FROM sessions s JOIN files f ON f.id = s.file_id
+         WHERE {} ORDER BY 5 DESC, f.path",
         w.sql()
     );
     let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(w.params(), |r| {
-        Ok(Resolved {
-            file_id: r.get(0)?,
-            path: r.get(1)?,
+        Ok(Candidate {
+            resolved: Resolved {
+                file_id: r.get(0)?,
+                path: r.get(1)?,
+            },
+            id: r.get(2)?,
+            title: r.get(3)?,
+            modified_ms: r.get(4)?,
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
+}
+
+/// One line per candidate: its handle, how long ago it was active, and what it is about.
+fn describe(conn: &Connection, found: &[Candidate]) -> Result<Vec<String>> {
+    let handles = handle::handles(
+        conn,
+        found.iter().map(|c| handle::Session {
+            file_id: c.resolved.file_id,
+            id: c.id.as_deref(),
+            path: &c.resolved.path,
+        }),
+    )?;
+    let now = chrono::Utc::now().timestamp_millis();
+    Ok(found
+        .iter()
+        .map(|c| {
+            let title: String = c.title.chars().take(60).collect();
+            format!(
+                "{}  {}  {}",
+                handles[&c.resolved.file_id],
+                picker::age(c.modified_ms, now),
+                title
+            )
+        })
+        .collect())
 }
 
 /// A path as given, or any indexed file that is the same file on disk.

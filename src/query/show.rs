@@ -8,7 +8,9 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::pi::js;
+use crate::query::handle;
 use crate::query::resolve::Resolved;
+use crate::query::Scope;
 use crate::store::schema::{MODIFIED, USAGE_SUMS, USAGE_SUMS_LEN};
 
 /// pi's `getSessionStats` figures, over every entry of the file (all branches).
@@ -50,6 +52,8 @@ pub struct SessionDetail {
     pub path: String,
     pub header: Option<Value>,
     pub id: Option<String>,
+    /// What a person copies to name this session again (`query::handle`).
+    pub handle: String,
     pub cwd: String,
     pub name: Option<String>,
     pub created: Option<String>,
@@ -179,6 +183,16 @@ pub fn show_session(conn: &Connection, session: &Resolved) -> Result<SessionDeta
         path: session.path.clone(),
         parent_session_path: header.as_ref().and_then(|h| h.get("parentSession").cloned()),
         header,
+        handle: handle::handles(
+            conn,
+            [handle::Session {
+                file_id: session.file_id,
+                id: id.as_deref(),
+                path: &session.path,
+            }],
+        )?
+        .remove(&session.file_id)
+        .unwrap_or_default(),
         id,
         cwd,
         name,
@@ -205,6 +219,22 @@ pub fn show_session(conn: &Connection, session: &Resolved) -> Result<SessionDeta
         )?,
         gateway: gateway(conn, session.file_id)?,
     })
+}
+
+/// Every line the index skipped in the files in scope, as (path, line, reason).
+///
+/// # Errors
+/// Index errors only.
+pub fn bad_lines_in(conn: &Connection, scope: &Scope) -> Result<Vec<(String, i64, String)>> {
+    let w = scope.filter();
+    let sql = format!(
+        "SELECT f.path, b.line, b.reason FROM bad_lines b JOIN files f ON f.id = b.file_id
+         WHERE {} ORDER BY f.path, b.line",
+        w.sql()
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(w.params(), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// The gateway metadata of a transcript, when it lives in a gateway root.

@@ -1,0 +1,128 @@
+//! Handles a person can copy back into any SESSION argument: the shortest prefix of the session
+//! id that no other session in the index shares, at least 8 characters (git's abbreviated
+//! hashes). pi's ids are UUIDv7, time first, so sessions made in the same minute share their
+//! first 8 characters and need a few more. A file whose whole id another file also has (a copy
+//! made outside pi) is named by its file name instead, which `resolve` accepts too.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, OptionalExtension};
+
+/// The shortest prefix shown, however unique a shorter one would be.
+pub const MIN_LEN: usize = 8;
+
+/// What identifies one session file to a person.
+pub struct Session<'a> {
+    pub file_id: i64,
+    pub id: Option<&'a str>,
+    pub path: &'a str,
+}
+
+/// The handle of each session, by file id. Three index lookups per session: how many files
+/// have its id, and its neighbours in id order (the prefix must outlast both).
+///
+/// # Errors
+/// Index errors only.
+pub fn handles<'a>(
+    conn: &Connection,
+    sessions: impl IntoIterator<Item = Session<'a>>,
+) -> rusqlite::Result<HashMap<i64, String>> {
+    let mut same = conn.prepare_cached("SELECT count(*) FROM sessions WHERE session_id = ?1")?;
+    let mut before = conn.prepare_cached(
+        "SELECT session_id FROM sessions WHERE session_id < ?1 ORDER BY session_id DESC LIMIT 1",
+    )?;
+    let mut after = conn.prepare_cached(
+        "SELECT session_id FROM sessions WHERE session_id > ?1 ORDER BY session_id LIMIT 1",
+    )?;
+    let mut out = HashMap::new();
+    for s in sessions {
+        let handle = match s.id.filter(|id| !id.is_empty()) {
+            Some(id) if same.query_row([id], |r| r.get::<_, i64>(0))? <= 1 => {
+                let prev: Option<String> = before.query_row([id], |r| r.get(0)).optional()?;
+                let next: Option<String> = after.query_row([id], |r| r.get(0)).optional()?;
+                shortest_unique(id, [prev.as_deref(), next.as_deref()])
+            }
+            _ => file_name(s.path).to_string(),
+        };
+        out.insert(s.file_id, handle);
+    }
+    Ok(out)
+}
+
+/// The shortest prefix of `id` (in characters, at least [`MIN_LEN`]) that neither neighbour
+/// starts with.
+fn shortest_unique(id: &str, neighbours: [Option<&str>; 2]) -> String {
+    let shared = neighbours
+        .into_iter()
+        .flatten()
+        .map(|n| {
+            id.chars()
+                .zip(n.chars())
+                .take_while(|(a, b)| a == b)
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    id.chars().take((shared + 1).max(MIN_LEN)).collect()
+}
+
+/// The last component of a path.
+pub fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_outlast_both_neighbours_and_never_go_below_eight() {
+        let id = "019cb679-409f-7627-b31a-d50361e1e06b";
+        assert_eq!(shortest_unique(id, [None, None]), "019cb679");
+        assert_eq!(
+            shortest_unique(id, [Some("019cb679-3fff-7000-8000-000000000000"), None]),
+            "019cb679-4"
+        );
+        assert_eq!(
+            shortest_unique(
+                id,
+                [Some("019cb600"), Some("019cb679-409f-7627-b31a-d50361e1e0")]
+            ),
+            "019cb679-409f-7627-b31a-d50361e1e06"
+        );
+        // An id that is a prefix of another is its own handle: an exact id wins in `resolve`.
+        assert_eq!(
+            shortest_unique("abcdefgh", [Some("abcdefghi"), None]),
+            "abcdefgh"
+        );
+        assert_eq!(shortest_unique("abc", [None, None]), "abc");
+        assert_eq!(file_name("/a/b/c.jsonl"), "c.jsonl");
+    }
+
+    #[test]
+    fn a_shared_id_is_named_by_its_file() -> rusqlite::Result<()> {
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch(
+            "CREATE TABLE sessions(file_id INTEGER, session_id TEXT);
+             INSERT INTO sessions VALUES (1, 'aaaaaaaa-1'), (2, 'aaaaaaaa-1'), (3, 'aaaaaaaa-2'),
+                                         (4, 'bbbbbbbbbbbb');",
+        )?;
+        let rows = [
+            (1, "aaaaaaaa-1", "/x/one.jsonl"),
+            (3, "aaaaaaaa-2", "/x/three.jsonl"),
+            (4, "bbbbbbbbbbbb", "/x/four.jsonl"),
+        ];
+        let h = handles(
+            &conn,
+            rows.iter().map(|&(file_id, id, path)| Session {
+                file_id,
+                id: Some(id),
+                path,
+            }),
+        )?;
+        assert_eq!(h[&1], "one.jsonl");
+        assert_eq!(h[&3], "aaaaaaaa-2");
+        assert_eq!(h[&4], "bbbbbbbb");
+        Ok(())
+    }
+}

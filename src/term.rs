@@ -1,0 +1,79 @@
+//! The one neutralising function set for everything pidx prints to a terminal: transcript text,
+//! file and folder names, cwds, labels and error messages alike. No escape sequence (CSI, OSC,
+//! DCS), C0 or C1 control character or bidirectional override survives; nothing is dropped
+//! silently either (a block shows a visible U+FFFD where one stood).
+
+/// Text for one line (a table cell, a file name): every control character, line break and
+/// bidirectional override becomes a space, and runs of spaces collapse.
+pub fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut last_space = false;
+    for c in s.chars() {
+        let c = if is_unsafe(c) || c.is_whitespace() {
+            ' '
+        } else {
+            c
+        };
+        if c == ' ' {
+            if !last_space {
+                out.push(' ');
+            }
+            last_space = true;
+        } else {
+            out.push(c);
+            last_space = false;
+        }
+    }
+    out.trim().to_string()
+}
+
+/// Text shown as a block (a message, an error): newlines and tabs stay, every other control character
+/// (ESC included, so no escape sequence survives) becomes a visible `�`.
+pub fn block(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c == '\n' || c == '\t' {
+                c
+            } else if is_unsafe(c) {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+fn is_unsafe(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// A diagnostic for stderr, neutralised, each line kept.
+pub fn say(msg: &str) {
+    eprintln!("{}", block(msg));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_never_reach_the_terminal() {
+        assert_eq!(one_line("a\x1b[31mred\x07\nb\u{202e}c"), "a [31mred b c");
+        assert_eq!(
+            block("x\x1b]0;title\x07\ny"),
+            "x\u{fffd}]0;title\u{fffd}\ny"
+        );
+    }
+
+    #[test]
+    fn c1_osc_and_hyperlinks_are_inert() {
+        // C1 CSI (U+009B), an OSC 52 clipboard write, an OSC 8 hyperlink.
+        let hostile = "a\u{9b}2Jb\x1b]52;c;aGk=\x07c\x1b]8;;http://x\x1b\\d";
+        for s in [one_line(hostile), block(hostile)] {
+            assert!(
+                !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+                "{s:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! What a new user trips over first: wrong or missing roots said out loud, file and folder names
+//! that cannot drive the terminal, and a damaged index met anywhere giving the rebuild hint.
+
+mod common;
+
+use std::path::Path;
+
+use predicates::prelude::PredicateBooleanExt;
+use predicates::str::contains;
+
+const HEADER: &str = r#"{"type":"session","version":3,"id":"0199aaaa-1111-7000-8000-00000000000X","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/u/proj"}"#;
+
+fn session(dir: &Path, name: &str, n: char, text: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    let line = format!(
+        r#"{{"type":"message","id":"e1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{{"role":"user","content":{},"timestamp":1767225600000}}}}"#,
+        serde_json::Value::from(text)
+    );
+    std::fs::write(
+        dir.join(name),
+        format!(
+            "{}\n{line}\nnot json\n",
+            HEADER.replace('X', &n.to_string())
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_named_root_that_is_wrong_is_an_error_for_sync_and_a_warning_elsewhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("i.db");
+    let missing = tmp.path().join("does-not-exist");
+    common::pidx(&db, &missing)
+        .arg("sync")
+        .assert()
+        .code(2)
+        .stderr(contains("does not exist"))
+        .stderr(contains("one --<cwd>-- folder per project"));
+    common::pidx(&db, &missing)
+        .arg("watch")
+        .assert()
+        .code(2)
+        .stderr(contains("does not exist"));
+    common::pidx(&db, &missing)
+        .args(["list", "--all"])
+        .assert()
+        .code(1)
+        .stderr(contains("warning: --root"))
+        .stderr(contains("no sessions folder found"));
+    let file = tmp.path().join("file.jsonl");
+    std::fs::write(&file, "{}\n").unwrap();
+    common::pidx(&db, &file)
+        .arg("sync")
+        .assert()
+        .code(2)
+        .stderr(contains("is a file"));
+    let root = tmp.path().join("sessions");
+    let project = root.join("--home-u-proj--");
+    session(&project, "a.jsonl", '1', "hi");
+    common::pidx(&db, &project)
+        .arg("sync")
+        .assert()
+        .code(2)
+        .stderr(contains("looks like one project's folder"))
+        .stderr(contains(format!("--root {}", root.display())));
+    common::pidx(&db, &root).arg("sync").assert().code(0);
+}
+
+#[test]
+fn a_missing_default_root_says_where_pi_keeps_sessions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("i.db");
+    let mut cmd = assert_cmd::Command::cargo_bin("pidx").unwrap();
+    cmd.arg("--db")
+        .arg(&db)
+        .args(["list", "--all"])
+        .env("PI_CODING_AGENT_DIR", tmp.path().join("no-agent"))
+        .env("PIDX_CONFIG", tmp.path().join("no-config.toml"))
+        .env_remove("PIDX_ROOTS")
+        .env_remove("PI_CODING_AGENT_SESSION_DIR");
+    cmd.assert()
+        .code(1)
+        .stderr(contains("no sessions folder found"))
+        .stderr(contains("~/.pi/agent/sessions"))
+        .stderr(contains("--root DIR"));
+}
+
+#[test]
+fn escape_sequences_in_file_and_folder_names_never_reach_the_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    // A CSI clear-screen in a file name, an OSC title change in a folder, a C1 CSI, an OSC 8
+    // hyperlink and an OSC 52 clipboard write in cwds and text.
+    let evil_dir = root.join("--home-\u{1b}]0;T\u{7} x--");
+    session(
+        &evil_dir,
+        "2026_\u{1b}[2Jx.jsonl",
+        '1',
+        "hello \u{9b}31m \u{1b}]52;c;aGk=\u{7}",
+    );
+    session(
+        &root.join("--home-u-proj--"),
+        "b\u{1b}]8;;https:x\u{1b}\\.jsonl",
+        '2',
+        "hello",
+    );
+    let db = tmp.path().join("i.db");
+    let runs: [&[&str]; 5] = [
+        &["sync", "--verbose"],
+        &["list", "--all"],
+        &["show", "0199aaaa"],
+        &["search", "hello"],
+        &["stats", "--by", "session"],
+    ];
+    for args in runs {
+        let out = common::pidx(&db, &root).args(args).output().unwrap();
+        for (what, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            let text = String::from_utf8_lossy(bytes);
+            assert!(
+                !text
+                    .chars()
+                    .any(|c| c.is_control() && c != '\n' && c != '\t'),
+                "{args:?} {what} carries a control character: {text:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn damage_deep_in_the_index_gives_the_rebuild_hint_everywhere() {
+    let (_tmp, root) = common::conformance_copy();
+    let db = root.parent().unwrap().join("i.db");
+    common::pidx(&db, &root).arg("sync").assert().code(0);
+    common::pidx(&db, &root)
+        .args(["sync", "--check"])
+        .assert()
+        .code(0)
+        .stderr(contains("is sound"));
+    // Random bytes over every page past the first eighth (the schema and first pages stay).
+    let mut bytes = std::fs::read(&db).unwrap();
+    let pages = bytes.len() / 4096;
+    assert!(pages > 40, "a deep page exists ({pages} pages)");
+    let mut x: u32 = 2_463_534_242;
+    for page in pages / 8..pages {
+        for b in &mut bytes[page * 4096 + 100..page * 4096 + 4000] {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            *b = x as u8;
+        }
+    }
+    std::fs::write(&db, bytes).unwrap();
+    for args in [
+        &["--no-sync", "search", "the"][..],
+        &["--no-sync", "stats", "--by", "model"],
+        &["sync", "--check"],
+    ] {
+        common::pidx(&db, &root)
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(contains("pidx sync --rebuild"))
+            .stderr(contains("Error code").not());
+    }
+    common::pidx(&db, &root)
+        .args(["sync", "--rebuild"])
+        .assert()
+        .code(0);
+    common::pidx(&db, &root)
+        .args(["sync", "--check"])
+        .assert()
+        .code(0);
+}
