@@ -52,6 +52,32 @@ pub fn say(msg: &str) {
     eprintln!("{}", block(msg));
 }
 
+/// `"s"` unless `n` is one, for "1 file" / "2 files".
+pub fn plural(n: impl TryInto<i64>) -> &'static str {
+    if n.try_into().is_ok_and(|n| n == 1) {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// An integer with thousands separators, for people (never in JSON or CSV): `1,234,567`.
+pub fn thousands(n: impl Into<i128>) -> String {
+    let n = n.into();
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,6 +89,15 @@ mod tests {
             block("x\x1b]0;title\x07\ny"),
             "x\u{fffd}]0;title\u{fffd}\ny"
         );
+    }
+
+    #[test]
+    fn numbers_for_people() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1234567), "1,234,567");
+        assert_eq!(thousands(-1000), "-1,000");
+        assert_eq!((plural(1), plural(0), plural(2)), ("", "s", "s"));
     }
 
     #[test]

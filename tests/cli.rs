@@ -180,7 +180,7 @@ fn verbose_sync_reports_bad_lines_with_path_and_line() {
         .assert()
         .success()
         .stderr(contains("b.jsonl:3: invalid JSON"))
-        .stdout(contains("1 bad lines"));
+        .stdout(contains("1 bad line,"));
 }
 
 #[test]

@@ -172,3 +172,91 @@ fn damage_deep_in_the_index_gives_the_rebuild_hint_everywhere() {
         .assert()
         .code(0);
 }
+
+/// The small things a first hour meets (issue 14, point 8), each said in one clear line.
+#[test]
+fn small_mistakes_get_clear_answers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    session(&root.join("--home-u-proj--"), "a.jsonl", '1', "hello there");
+    let db = tmp.path().join("i.db");
+    let run = |args: &[&str]| common::pidx(&db, &root).args(args).assert();
+    run(&["--no-sync", "list", "--all"])
+        .code(1)
+        .stderr(contains("has never been synced"));
+    run(&["sync"]).code(0).stdout(contains("1 file: 1 new"));
+    run(&["sync", "--no-sync"])
+        .code(2)
+        .stderr(contains("--no-sync does nothing"));
+    run(&["--json", "watch"])
+        .code(2)
+        .stderr(contains("--json does nothing"));
+    run(&["sql", "PRAGMA table_info(v_usage)"])
+        .code(0)
+        .stdout(contains("session_id"));
+    run(&["sql", "SELECT name FROM pragma_table_info('v_usage')"])
+        .code(0)
+        .stdout(contains("cost"));
+    run(&["sql", "PRAGMA user_version = 3"])
+        .code(2)
+        .stderr(contains("read-only"));
+    run(&["sql", ""]).code(2).stderr(contains("empty query"));
+    run(&[
+        "sql",
+        "--timeout",
+        "0.5",
+        "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT count(*) FROM r",
+    ])
+    .code(2)
+    .stderr(contains("ran longer than 0.5 s"));
+    run(&["list", "--all", "-q", "re:("])
+        .code(2)
+        .stderr(contains("not a valid regular expression"));
+    run(&["list", "--all", "-q", "zzzz"])
+        .code(1)
+        .stderr(contains("none of the 1 session of any project match"));
+    run(&["stats", "--cwd", "/nonexistent"])
+        .code(1)
+        .stderr(contains("no activity for /nonexistent"))
+        .stderr(contains("pidx list --cwd /nonexistent"));
+    run(&["search", "hello", "--in", "USER"]).code(0);
+    run(&[
+        "search",
+        "hello",
+        "--since",
+        "2026-02-01",
+        "--until",
+        "2026-01-01",
+    ])
+    .code(2)
+    .stderr(contains("is not after --since"));
+    run(&["list", "--all", "--limit", "0"])
+        .code(2)
+        .stderr(contains("--limit must be at least 1"));
+    run(&["search", "hello", "--limit", "0"])
+        .code(2)
+        .stderr(contains("--limit must be at least 1"));
+    for cmd in [
+        "sync", "list", "show", "context", "tree", "status", "watch", "search", "stats", "sql",
+    ] {
+        run(&[cmd, "--help"]).code(0).stdout(contains("Examples:"));
+    }
+    run(&["watch", "--help"])
+        .code(0)
+        .stdout(contains("(2 when SECS is left out)"));
+}
+
+#[test]
+fn rebuilding_under_a_watcher_says_to_stop_it_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    session(&root.join("--home-u-proj--"), "a.jsonl", '1', "hi");
+    let db = tmp.path().join("i.db");
+    let mut w = common::live::start_watch(&db, &root);
+    common::pidx(&db, &root)
+        .args(["sync", "--rebuild"])
+        .assert()
+        .code(2)
+        .stderr(contains("stop the watcher first"));
+    assert!(common::live::term(&mut w).success());
+}

@@ -12,10 +12,18 @@ pub fn date_range(
     until: Option<&str>,
     now_ms: i64,
 ) -> Result<(Option<i64>, Option<i64>)> {
-    Ok((
-        since.map(|d| parse_date(d, now_ms, false)).transpose()?,
-        until.map(|d| parse_date(d, now_ms, true)).transpose()?,
-    ))
+    let since_ms = since.map(|d| parse_date(d, now_ms, false)).transpose()?;
+    let until_ms = until.map(|d| parse_date(d, now_ms, true)).transpose()?;
+    if let (Some(s), Some(u)) = (since_ms, until_ms) {
+        if u <= s {
+            bail!(
+                "--until {} is not after --since {}: nothing can fall between them",
+                until.unwrap_or_default(),
+                since.unwrap_or_default()
+            );
+        }
+    }
+    Ok((since_ms, until_ms))
 }
 
 /// An ISO date or date-time, or a relative age (`12h`, `7d`, `2w`). A plain date is local

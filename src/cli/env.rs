@@ -106,6 +106,12 @@ impl Env {
             }
         };
         let scope = Scope::new(&store.conn, &self.roots)?;
+        if self.global.no_sync && scope.never_synced() {
+            crate::term::say(&format!(
+                "pidx: the index {} has never been synced for these roots, so it has nothing to answer from; run `pidx sync` or leave out --no-sync",
+                self.db.display()
+            ));
+        }
         Ok((store, scope))
     }
 

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use super::args::GatewayArgs;
 use super::env::Env;
+use super::output::plural;
 use super::output::Out;
 use super::{render, Found};
 use crate::pi::layout::absolute;
@@ -57,7 +58,17 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
         limit: args.limit.filter(|_| args.query.is_none()),
         with_text: args.with_text || args.query.is_some(),
     };
+    if let Some(why) = args.query.as_deref().and_then(picker::query_problem) {
+        anyhow::bail!(
+            "--query {:?}: {why}",
+            args.query.as_deref().unwrap_or_default()
+        );
+    }
+    if args.limit == Some(0) {
+        anyhow::bail!("--limit must be at least 1");
+    }
     let mut sessions = list::list_sessions(&store.conn, &scope, &opts)?;
+    let before_query = sessions.len();
     if let Some(q) = &args.query {
         sessions = picker::filter_and_sort(sessions, q);
         if let Some(n) = args.limit {
@@ -73,8 +84,17 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
         let where_ = opts
             .cwd
             .as_deref()
-            .map_or("any project".to_string(), |c| format!("{c} (try --all)"));
-        crate::term::say(&format!("pidx: no sessions for {where_}"));
+            .map_or("any project".to_string(), |c| c.to_string());
+        let msg = match &args.query {
+            Some(q) if before_query > 0 => format!(
+                "pidx: none of the {before_query} session{} of {where_} match{} {q:?}",
+                plural(before_query),
+                if before_query == 1 { "es" } else { "" }
+            ),
+            _ if opts.cwd.is_some() => format!("pidx: no sessions for {where_} (try --all)"),
+            _ => "pidx: no sessions in the index for these roots (`pidx status` shows them)".into(),
+        };
+        crate::term::say(&msg);
     } else {
         let handles = handle::handles(
             &store.conn,

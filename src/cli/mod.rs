@@ -34,6 +34,7 @@ pub type Found = bool;
 /// # Errors
 /// Anything that should end the program with exit code 2 (or 1 for `pidx::Error::NotFound`).
 pub fn run(cli: Cli) -> Result<Found> {
+    refuse_meaningless_flags(&cli)?;
     let env = Env::new(&cli.global)?;
     env.check_roots(matches!(cli.command, Command::Sync(_) | Command::Watch(_)))?;
     let mut out = Out::new();
@@ -54,6 +55,25 @@ pub fn run(cli: Cli) -> Result<Found> {
     Ok(found)
 }
 
+/// A global flag that would do nothing for the command is an error rather than silence.
+fn refuse_meaningless_flags(cli: &Cli) -> Result<()> {
+    let name = match &cli.command {
+        Command::Sync(_) => "sync",
+        Command::Watch(_) => "watch",
+        Command::Status => "status",
+        _ => return Ok(()),
+    };
+    if cli.global.no_sync {
+        anyhow::bail!("--no-sync does nothing for `pidx {name}`: leave it out");
+    }
+    if cli.global.json && name == "watch" {
+        anyhow::bail!(
+            "--json does nothing for `pidx watch`: it prints no data (`pidx status --json` does)"
+        );
+    }
+    Ok(())
+}
+
 /// pidx: pi's sessions, indexed in SQLite. Lists, shows, rebuilds context and draws trees
 /// exactly as pi does, in milliseconds, without ever writing a session file.
 #[derive(Parser, Debug)]
@@ -71,19 +91,36 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Bring the index up to date with the session files (incremental: only new bytes are read).
+    #[command(
+        after_help = "Examples:\n  pidx sync\n  pidx sync --verbose            # every line the index skipped, as path:line: reason\n  pidx sync --check              # also read the whole index to check it is sound\n  pidx sync --rebuild            # delete the index and build it again from the JSONL\n  pidx --root ~/.openclaw sync   # an agent gateway (OpenClaw)"
+    )]
     Sync(sync::SyncArgs),
     /// List sessions like pi's /resume: the current project by default, newest first.
+    #[command(
+        after_help = "Examples:\n  pidx list\n  pidx list --all --limit 20\n  pidx list --all -q 'flaky \"test runner\"'\n  pidx list --cwd ~/code/app --json --with-text\n\nThe ID column is a handle: the shortest unique id prefix, which every SESSION argument takes."
+    )]
     List(list::ListArgs),
     /// Everything about one session: header, counts, labels, leaf, pi's /session figures.
+    #[command(
+        after_help = "Examples:\n  pidx show 019cb679-40\n  pidx show ~/.pi/agent/sessions/--home-me-app--/2026-03-04T01-32-05-663Z_019cb679.jsonl\n  pidx show 019cb679-40 --json"
+    )]
     Show(args::SessionArg),
     /// The messages pi would send to the model at a leaf (pi's buildSessionContext).
+    #[command(
+        after_help = "Examples:\n  pidx context 019cb679-40\n  pidx context 019cb679-40 --leaf a1b2c3d4 --json"
+    )]
     Context(context::ContextArgs),
     /// The session's entry tree (pi's getTree), with labels, branch points and the current leaf.
+    #[command(after_help = "Examples:\n  pidx tree 019cb679-40\n  pidx tree 019cb679-40 --json")]
     Tree(args::SessionArg),
     /// Where the index is, what it holds, and whether a watcher is keeping it fresh.
+    #[command(after_help = "Examples:\n  pidx status\n  pidx status --json")]
     Status,
     /// Keep the index fresh as pi writes (until Ctrl-C / SIGTERM). One watcher per index; while
     /// it runs, other commands read what it committed instead of syncing themselves.
+    #[command(
+        after_help = "Examples:\n  pidx watch\n  pidx watch --poll          # poll every 2 s (network mounts, WSL drives)\n  pidx watch --poll 10 --reconcile-every 600"
+    )]
     Watch(watch::WatchArgs),
     /// Search every session: ranked words, "phrases", prefix*, -excluded, OR; exact literal
     /// text (--literal, or automatically for queries without words); re:REGEX.
@@ -99,6 +136,9 @@ pub enum Command {
     Stats(stats::StatsArgs),
     /// Run one read-only SQL query against the index (views: v_sessions, v_entries,
     /// v_messages, v_usage, v_tool_calls). Anything that would write is refused.
+    #[command(
+        after_help = "Examples:\n  pidx sql \"SELECT model, sum(cost) FROM v_usage GROUP BY model ORDER BY 2 DESC\"\n  pidx sql --csv \"SELECT name, count(*) FROM v_tool_calls GROUP BY name\"\n  pidx sql \"PRAGMA table_info(v_usage)\""
+    )]
     Sql(sql::SqlArgs),
     /// Write a self-contained HTML report: cost and tokens over time, by model and project,
     /// and the most expensive sessions.

@@ -5,7 +5,7 @@
 use std::io::{self, IsTerminal, Write};
 
 pub use crate::pi::picker::age;
-pub use crate::term::{block, one_line};
+pub use crate::term::{block, one_line, plural, thousands};
 
 /// Where command output goes, remembering whether colour is allowed.
 pub struct Out {

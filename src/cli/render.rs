@@ -7,7 +7,7 @@ use std::io;
 
 use serde_json::Value;
 
-use super::output::{age, block, one_line, truncate, Out};
+use super::output::{age, block, one_line, plural, thousands, truncate, Out};
 use crate::pi::line::parse_json;
 use crate::pi::text::readable_content;
 use crate::query::context::Context;
@@ -321,22 +321,27 @@ pub fn status_lines(s: &Status) -> Vec<String> {
     ];
     for r in &s.roots {
         lines.push(format!(
-            "root:    {} ({}{}): {} files, {} listed sessions, {} entries, {} bad lines, last sync {}",
+            "root:    {} ({}{}): {} file{}, {} listed session{}, {} entr{}, {} bad line{}, last sync {}",
             r.path,
             r.layout,
             if r.exists { "" } else { ", missing" },
-            r.files,
-            r.listed_sessions,
-            r.entries,
-            r.bad_lines,
+            thousands(r.files),
+            plural(r.files),
+            thousands(r.listed_sessions),
+            plural(r.listed_sessions),
+            thousands(r.entries),
+            if r.entries == 1 { "y" } else { "ies" },
+            thousands(r.bad_lines),
+            plural(r.bad_lines),
             r.last_sync.as_deref().unwrap_or("never")
         ));
         for a in &r.agents {
             lines.push(format!(
-                "  agent: {} ({}): {} session keys{}",
+                "  agent: {} ({}): {} session key{}{}",
                 a.agent_id,
                 a.dir,
-                a.keys,
+                thousands(a.keys),
+                plural(a.keys),
                 a.problem
                     .as_deref()
                     .map_or(String::new(), |p| format!("; sessions.json: {p}"))

@@ -56,7 +56,7 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
         .kinds
         .iter()
         .map(|k| {
-            TextKind::parse(k.trim()).ok_or_else(|| {
+            TextKind::parse(&k.trim().to_ascii_lowercase()).ok_or_else(|| {
                 anyhow::anyhow!(
                     "--in {k:?}: not a kind of text (user, assistant, thinking, tool, bash, custom, summary, name)"
                 )

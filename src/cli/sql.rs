@@ -17,6 +17,9 @@ pub struct SqlArgs {
     /// Comma-separated values with a header line.
     #[arg(long, conflicts_with = "json")]
     pub csv: bool,
+    /// Stop a query that runs longer than SECS seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 30.0)]
+    pub timeout: f64,
 }
 
 pub fn run(env: &Env, args: &SqlArgs, out: &mut Out) -> Result<Found> {
@@ -25,7 +28,11 @@ pub fn run(env: &Env, args: &SqlArgs, out: &mut Out) -> Result<Found> {
         drop(env.open_fresh()?);
     }
     let store = Store::open_read_only(&env.db)?;
-    let table = sql::run(&store.conn, &args.query)?;
+    if !(args.timeout.is_finite() && args.timeout > 0.0) {
+        anyhow::bail!("--timeout must be a positive number of seconds");
+    }
+    let limit = std::time::Duration::from_secs_f64(args.timeout);
+    let table = sql::run(&store.conn, &args.query, limit)?;
     if env.global.json {
         let rows: Vec<Value> = table
             .rows

@@ -55,7 +55,19 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
     } else if args.csv {
         write_csv(out, &dims, &rows)?;
     } else if !found {
-        crate::term::say("pidx: no activity in this range");
+        let mut msg = "pidx: no activity".to_string();
+        if let Some(cwd) = &opts.cwd {
+            msg.push_str(&format!(" for {cwd}"));
+        }
+        if since_ms.is_some() || until_ms.is_some() {
+            msg.push_str(" in this range");
+        }
+        if let Some(cwd) = &opts.cwd {
+            msg.push_str(&format!(
+                " (`pidx list --cwd {cwd}` shows whether it has sessions; leave out --cwd for every project)"
+            ));
+        }
+        crate::term::say(&msg);
     } else {
         write_table(out, &dims, &rows)?;
         if out.color && dims.first().is_some_and(|d| d.is_time()) && dims.len() == 1 {

@@ -8,7 +8,8 @@ use super::Found;
 
 #[derive(Args, Debug)]
 pub struct WatchArgs {
-    /// Poll every SECS seconds instead of using file events (network mounts, WSL drives).
+    /// Poll every SECS seconds (2 when SECS is left out) instead of using file events
+    /// (network mounts, WSL drives).
     #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "2")]
     pub poll: Option<f64>,
     /// A full stat-only reconcile every SECS seconds, whatever the events say.

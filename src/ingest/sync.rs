@@ -18,6 +18,7 @@ use crate::ingest::gateway;
 use crate::pi::layout::project_dir_of;
 use crate::store::writer::{self, FileRow};
 use crate::store::Store;
+use crate::term::{plural, thousands};
 
 /// Lines per transaction are bounded by bytes and rows, so one huge file never holds a huge
 /// batch in memory and a crash loses at most one batch of work.
@@ -66,20 +67,27 @@ impl SyncReport {
 
     /// The one-line summary `pidx sync` prints.
     pub fn summary(&self) -> String {
+        let files = self.new + self.changed + self.unchanged;
         let mut s = format!(
-            "{} files: {} new, {} changed, {} removed, {} unchanged; {} entries, {} bad lines, {:.1} MB read in {:.2}s",
-            self.new + self.changed + self.unchanged,
-            self.new,
-            self.changed,
-            self.removed,
-            self.unchanged,
-            self.entries,
-            self.bad.len(),
+            "{} file{}: {} new, {} changed, {} removed, {} unchanged; {} entr{}, {} bad line{}, {:.1} MB read in {:.2}s",
+            thousands(files as i128),
+            plural(files),
+            thousands(self.new as i128),
+            thousands(self.changed as i128),
+            thousands(self.removed as i128),
+            thousands(self.unchanged as i128),
+            thousands(self.entries),
+            if self.entries == 1 { "y" } else { "ies" },
+            thousands(self.bad.len() as i128),
+            plural(self.bad.len()),
             self.bytes as f64 / 1e6,
             self.elapsed.as_secs_f64()
         );
         if !self.errors.is_empty() {
-            s.push_str(&format!("; {} unreadable", self.errors.len()));
+            s.push_str(&format!(
+                "; {} unreadable",
+                thousands(self.errors.len() as i128)
+            ));
         }
         s
     }

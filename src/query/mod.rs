@@ -93,6 +93,11 @@ impl Scope {
         })
     }
 
+    /// Whether none of the roots has ever been synced into this index.
+    pub fn never_synced(&self) -> bool {
+        self.root_ids.is_empty()
+    }
+
     /// Whether any root in scope is an agent gateway.
     pub fn has_gateway(&self) -> bool {
         self.roots.iter().any(|r| r.layout.is_gateway())

@@ -34,6 +34,22 @@ pub fn filter_and_sort(sessions: Vec<SessionInfo>, query: &str) -> Vec<SessionIn
     scored.into_iter().map(|(_, s)| s).collect()
 }
 
+/// Why pi's picker would report an error for `query` (an empty or invalid `re:` pattern), if it
+/// would; the picker then shows no sessions.
+pub fn query_problem(query: &str) -> Option<String> {
+    let pattern = js_trim(js_trim(query).strip_prefix("re:")?);
+    if pattern.is_empty() {
+        return Some("re: needs a regular expression after it".into());
+    }
+    match RegexBuilder::new(pattern).size_limit(8 << 20).build() {
+        Ok(_) => None,
+        Err(e) => Some(format!(
+            "not a valid regular expression: {}",
+            e.to_string().lines().last().unwrap_or("invalid")
+        )),
+    }
+}
+
 enum Parsed {
     Regex(regex::Regex),
     Tokens(Vec<Token>),

@@ -4,6 +4,8 @@
 
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::types::ValueRef;
+use std::time::{Duration, Instant};
+
 use rusqlite::Connection;
 use serde_json::Value;
 
@@ -16,6 +18,23 @@ pub struct Table {
     pub rows: Vec<Vec<Value>>,
 }
 
+/// PRAGMAs that only describe the schema, allowed with an argument (a table or index name), as
+/// statements and as table-valued functions (`pragma_table_info('v_usage')`).
+const DESCRIBING: &[&str] = &[
+    "table_info",
+    "table_xinfo",
+    "table_list",
+    "index_list",
+    "index_info",
+    "index_xinfo",
+    "foreign_key_list",
+    "collation_list",
+    "function_list",
+    "pragma_list",
+    "database_list",
+    "compile_options",
+];
+
 fn authorize(ctx: AuthContext<'_>) -> Authorization {
     match ctx.action {
         AuthAction::Select
@@ -25,6 +44,11 @@ fn authorize(ctx: AuthContext<'_>) -> Authorization {
         AuthAction::Pragma {
             pragma_value: None, ..
         } => Authorization::Allow,
+        AuthAction::Pragma { pragma_name, .. }
+            if DESCRIBING.contains(&pragma_name.to_ascii_lowercase().as_str()) =>
+        {
+            Authorization::Allow
+        }
         _ => Authorization::Deny,
     }
 }
@@ -33,10 +57,24 @@ fn authorize(ctx: AuthContext<'_>) -> Authorization {
 ///
 /// # Errors
 /// `Invalid` for anything that is not a single read-only statement, SQL errors as `Invalid`.
-pub fn run(conn: &Connection, sql: &str) -> Result<Table> {
+pub fn run(conn: &Connection, sql: &str, limit: Duration) -> Result<Table> {
+    if sql.trim().trim_matches(';').trim().is_empty() {
+        return Err(Error::Invalid(
+            "empty query: give one SELECT statement (the views are v_sessions, v_entries, v_messages, v_usage, v_tool_calls)".into(),
+        ));
+    }
+    let started = Instant::now();
+    conn.progress_handler(10_000, Some(move || started.elapsed() > limit))?;
     conn.authorizer(Some(authorize))?;
-    let result = run_authorized(conn, sql);
+    let result = run_authorized(conn, sql).map_err(|e| match e {
+        Error::Invalid(msg) if msg.contains("interrupted") => Error::Invalid(format!(
+            "the query ran longer than {} s and was stopped (raise the limit with --timeout SECS)",
+            limit.as_secs_f64()
+        )),
+        other => other,
+    });
     conn.authorizer(None::<fn(AuthContext<'_>) -> Authorization>)?;
+    conn.progress_handler(0, None::<fn() -> bool>)?;
     result
 }
 
