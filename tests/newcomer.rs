@@ -260,3 +260,49 @@ fn rebuilding_under_a_watcher_says_to_stop_it_first() {
         .stderr(contains("stop the watcher first"));
     assert!(common::live::term(&mut w).success());
 }
+
+/// At 80 and at 200 columns, `list --all` and `stats --by session` fit the terminal, handles are
+/// whole, and big numbers have separators.
+#[test]
+fn tables_fit_the_terminal_width() {
+    use unicode_width::UnicodeWidthStr;
+    let (_tmp, root) = common::conformance_copy();
+    let db = root.parent().unwrap().join("i.db");
+    common::pidx(&db, &root).arg("sync").assert().code(0);
+    for width in [80usize, 200] {
+        for args in [
+            &["list", "--all"][..],
+            &["stats", "--by", "session"],
+            &["stats", "--by", "project"],
+        ] {
+            let out = common::pidx(&db, &root)
+                .args(args)
+                .env("COLUMNS", width.to_string())
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+            let text = String::from_utf8(out.stdout).unwrap();
+            assert!(text.lines().count() > 5, "{args:?}: {text}");
+            for line in text.lines() {
+                assert!(
+                    line.width() <= width,
+                    "{args:?} at {width}: {line:?} is {} wide",
+                    line.width()
+                );
+            }
+        }
+    }
+    let out = common::pidx(&db, &root)
+        .args(["list", "--all"])
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(" 019ccf7f "), "handles stay whole: {text}");
+    let stats = common::pidx(&db, &root)
+        .args(["stats", "--by", "model"])
+        .env("COLUMNS", "200")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&stats.stdout).contains("1,866,756"));
+}

@@ -16,6 +16,7 @@ mod sql;
 mod stats;
 mod status;
 mod sync;
+mod table;
 mod tree;
 mod watch;
 

@@ -11,6 +11,9 @@ pub use crate::term::{block, one_line, plural, thousands};
 pub struct Out {
     stdout: io::StdoutLock<'static>,
     pub color: bool,
+    /// How wide tables may be: `$COLUMNS`, else the terminal's width; `None` when stdout is
+    /// not a terminal (then nothing is cut).
+    pub width: Option<usize>,
 }
 
 impl Default for Out {
@@ -23,9 +26,17 @@ impl Out {
     pub fn new() -> Out {
         let color =
             io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        let width = std::env::var("COLUMNS")
+            .ok()
+            .and_then(|c| c.trim().parse::<usize>().ok())
+            .filter(|&w| w >= 20)
+            .or_else(|| {
+                terminal_size::terminal_size_of(io::stdout()).map(|(w, _)| usize::from(w.0))
+            });
         Out {
             stdout: io::stdout().lock(),
             color,
+            width,
         }
     }
 

@@ -8,6 +8,7 @@ use std::io;
 use serde_json::Value;
 
 use super::output::{age, block, one_line, plural, thousands, truncate, Out};
+use super::table::{self, cut, Column, Cut};
 use crate::pi::line::parse_json;
 use crate::pi::text::readable_content;
 use crate::query::context::Context;
@@ -20,7 +21,9 @@ fn now_ms() -> i64 {
     chrono::Utc::now().timestamp_millis()
 }
 
-/// pi's picker row: name or first message, message count, age (and cwd across projects).
+/// pi's picker row: name or first message, message count, age, handle (and cwd across
+/// projects), fitted to the terminal: the text column shrinks first, then the cwd (cut in the
+/// middle), never the handle.
 pub fn session_table(
     out: &mut Out,
     sessions: &[SessionInfo],
@@ -28,43 +31,60 @@ pub fn session_table(
     all: bool,
 ) -> io::Result<()> {
     let now = now_ms();
-    let mut table = comfy_table::Table::new();
-    table.load_style(comfy_table::presets::NOTHING);
-    let mut header = vec!["SESSION", "MSGS", "AGE", "ID"];
     let gateway = sessions.iter().any(|s| s.gateway.is_some());
+    let mut cols = vec![
+        Column::text("SESSION", Cut::End, 16),
+        Column::number("MSGS"),
+        Column::text("AGE", Cut::Never, 0),
+        Column::text("ID", Cut::Never, 0),
+    ];
     if gateway {
-        header.push("AGENT / KEY");
+        cols.push(Column::text("AGENT / KEY", Cut::Middle, 16));
     }
     if all {
-        header.push("CWD");
+        cols.push(Column::text("CWD", Cut::Middle, 12));
     }
-    table.set_header(header);
-    for s in sessions {
-        let id = handles.get(&s.file_id).map_or("-", String::as_str);
-        let mut row = vec![
-            truncate(&one_line(s.title()), 60),
-            s.message_count.to_string(),
-            age(s.modified_ms, now),
-            one_line(id),
-        ];
-        if gateway {
-            row.push(s.gateway.as_ref().map_or("-".into(), |g| {
-                let key = g.session_key.as_deref().unwrap_or("(no key)");
-                let earlier = if g.current == Some(false) {
-                    " (earlier)"
-                } else {
-                    ""
-                };
-                truncate(&one_line(&format!("{} {key}{earlier}", g.agent_id)), 50)
-            }));
-        }
-        if all {
-            row.push(truncate(&one_line(&s.cwd), 40));
-        }
-        table.add_row(row);
-    }
-    for line in table.to_string().lines() {
-        out.line(line.trim_end())?;
+    let rows: Vec<Vec<String>> = sessions
+        .iter()
+        .map(|s| {
+            let mut row = vec![
+                one_line(s.title()),
+                thousands(s.message_count),
+                age(s.modified_ms, now),
+                one_line(handles.get(&s.file_id).map_or("-", String::as_str)),
+            ];
+            if gateway {
+                row.push(s.gateway.as_ref().map_or("-".into(), |g| {
+                    let key = g.session_key.as_deref().unwrap_or("(no key)");
+                    let earlier = if g.current == Some(false) {
+                        " (earlier)"
+                    } else {
+                        ""
+                    };
+                    one_line(&format!("{} {key}{earlier}", g.agent_id))
+                }));
+            }
+            if all {
+                row.push(one_line(&s.cwd));
+            }
+            row
+        })
+        .collect();
+    // Without a width (a pipe), the text column still stops at 60 characters, as before.
+    let width = out.width;
+    let shrink: Vec<usize> = std::iter::once(0).chain(4..cols.len()).collect();
+    let rows: Vec<Vec<String>> = match width {
+        Some(_) => rows,
+        None => rows
+            .into_iter()
+            .map(|mut r| {
+                r[0] = cut(&r[0], 60, Cut::End);
+                r
+            })
+            .collect(),
+    };
+    for line in table::render(&cols, &rows, width, &shrink) {
+        out.line(&line)?;
     }
     Ok(())
 }

@@ -2,10 +2,14 @@
 
 use anyhow::{bail, Result};
 
+use std::collections::HashMap;
+
 use super::args::{GatewayArgs, ProjectArgs, RangeArgs, ZoneArgs};
 use super::env::Env;
-use super::output::{one_line, Out};
+use super::output::{one_line, thousands, Out};
+use super::table::{self, Column, Cut};
 use super::Found;
+use crate::query::handle;
 use crate::query::stats::{self, Dim, Figures, Row, StatsOptions};
 use clap::Args;
 
@@ -69,7 +73,17 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
         }
         crate::term::say(&msg);
     } else {
-        write_table(out, &dims, &rows)?;
+        let labels = if dims.contains(&Dim::Session) {
+            let at = dims.iter().position(|d| *d == Dim::Session).unwrap_or(0);
+            handle::labels_by_path(
+                &store.conn,
+                rows.iter()
+                    .filter_map(|r| r.key_order.get(at).map(String::as_str)),
+            )?
+        } else {
+            HashMap::new()
+        };
+        write_table(out, &dims, &rows, &labels)?;
         if out.color && dims.first().is_some_and(|d| d.is_time()) && dims.len() == 1 {
             out.line("")?;
             write_chart(out, &rows)?;
@@ -151,29 +165,121 @@ fn shown(dims: &[Dim]) -> Vec<usize> {
     }
 }
 
-fn write_table(out: &mut Out, dims: &[Dim], rows: &[Row]) -> std::io::Result<()> {
-    let cols = shown(dims);
-    let mut table = comfy_table::Table::new();
-    table.load_style(comfy_table::presets::NOTHING);
-    let mut header: Vec<String> = dims.iter().map(|d| d.name().to_string()).collect();
-    header.extend(cols.iter().map(|&i| COLUMNS[i].to_string()));
-    table.set_header(header);
-    for r in rows {
-        let vals = values(&r.figures);
-        let mut line: Vec<String> = r.key_order.iter().map(|k| one_line(k)).collect();
-        line.extend(cols.iter().map(|&i| vals[i].clone()));
-        table.add_row(line);
-    }
-    for (i, col) in table.column_iter_mut().enumerate() {
-        if i >= dims.len() {
-            col.set_cell_alignment(comfy_table::CellAlignment::Right);
+/// The figures for people: thousands separators, cost in dollars.
+fn human_values(f: &Figures) -> [String; 14] {
+    let n = |v: i64| thousands(v);
+    [
+        n(f.sessions),
+        n(f.user_messages),
+        n(f.assistant_messages),
+        n(f.tool_results),
+        n(f.tool_calls),
+        n(f.tool_errors),
+        n(f.input),
+        n(f.output),
+        n(f.cache_read),
+        n(f.cache_write),
+        n(f.total_tokens),
+        money(f.cost),
+        n(f.compactions),
+        n(f.active_days),
+    ]
+}
+
+/// `$1,234.5678`: cost with four decimals (single calls cost fractions of a cent).
+fn money(cost: f64) -> String {
+    let cents = (cost * 10_000.0).round() as i128;
+    format!(
+        "${}.{:04}",
+        thousands(cents / 10_000),
+        (cents % 10_000).abs()
+    )
+}
+
+/// The table, fitted to the terminal: key columns shrink first (sessions and text at their
+/// end, project paths from the left), figures never. Session rows are keyed by handle and name
+/// (`labels`, by path; the path itself is in `--json`).
+fn write_table(
+    out: &mut Out,
+    dims: &[Dim],
+    rows: &[Row],
+    labels: &HashMap<String, String>,
+) -> std::io::Result<()> {
+    let mut shown_cols = shown(dims);
+    // A session label starts with its handle: never cut into it.
+    let handle_width = labels
+        .values()
+        .map(|l| {
+            l.split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .chars()
+                .count()
+                + 2
+        })
+        .max()
+        .unwrap_or(12);
+    let table_rows = |shown_cols: &[usize]| -> Vec<Vec<String>> {
+        rows.iter()
+            .map(|r| {
+                let vals = human_values(&r.figures);
+                let mut line: Vec<String> = r
+                    .key_order
+                    .iter()
+                    .zip(dims)
+                    .map(|(k, d)| match d {
+                        Dim::Session => one_line(labels.get(k).unwrap_or(k)),
+                        _ => one_line(k),
+                    })
+                    .collect();
+                line.extend(shown_cols.iter().map(|&i| vals[i].clone()));
+                line
+            })
+            .collect()
+    };
+    let mut left_out = 0;
+    loop {
+        let mut cols: Vec<Column> = dims
+            .iter()
+            .map(|d| match d {
+                Dim::Project => Column::text(d.name(), Cut::Start, 12),
+                Dim::Session => Column::text(d.name(), Cut::End, handle_width.max(12)),
+                _ => Column::text(d.name(), Cut::End, 12),
+            })
+            .collect();
+        cols.extend(shown_cols.iter().map(|&i| Column::number(COLUMNS[i])));
+        let shrink: Vec<usize> = (0..dims.len()).collect();
+        let lines = table::render(&cols, &table_rows(&shown_cols), out.width, &shrink);
+        let fits = out
+            .width
+            .is_none_or(|w| lines.iter().all(|l| l.chars().count() <= w));
+        // Too narrow: leave out the least telling figures, one at a time.
+        let droppable = DROP_ORDER.iter().find(|i| shown_cols.contains(i));
+        match droppable {
+            Some(&drop) if !fits && shown_cols.len() > 3 => {
+                shown_cols.retain(|&i| i != drop);
+                left_out += 1;
+            }
+            _ => {
+                for line in lines {
+                    out.line(&line)?;
+                }
+                if left_out > 0 {
+                    out.line(&format!(
+                        "({left_out} column{} left out to fit {} columns; --json and --csv have them all)",
+                        super::output::plural(left_out),
+                        out.width.unwrap_or_default()
+                    ))?;
+                }
+                return Ok(());
+            }
         }
     }
-    for line in table.to_string().lines() {
-        out.line(line.trim_end())?;
-    }
-    Ok(())
 }
+
+/// Figures left out first when a table does not fit: compactions, active days, cache writes,
+/// cache reads, tool errors, assistant and user messages.
+const DROP_ORDER: [usize; 7] = [12, 13, 9, 8, 5, 2, 1];
 
 /// Cost per period as horizontal bars (tokens when nothing cost anything).
 fn write_chart(out: &mut Out, rows: &[Row]) -> std::io::Result<()> {

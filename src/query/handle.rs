@@ -49,6 +49,50 @@ pub fn handles<'a>(
     Ok(out)
 }
 
+/// What a person reads for each session file in `paths`: its handle and its name or first
+/// message (`stats --by session` rows, keyed by path in JSON).
+///
+/// # Errors
+/// Index errors only.
+pub fn labels_by_path<'a>(
+    conn: &Connection,
+    paths: impl IntoIterator<Item = &'a str>,
+) -> rusqlite::Result<HashMap<String, String>> {
+    let mut find = conn.prepare_cached(
+        "SELECT f.id, s.session_id, coalesce(s.name, s.first_message, '(no messages)')
+         FROM files f JOIN sessions s ON s.file_id = f.id WHERE f.path = ?1",
+    )?;
+    let mut found = Vec::new();
+    for path in paths {
+        if let Some((file_id, id, title)) = find
+            .query_row([path], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .optional()?
+        {
+            found.push((file_id, id, title, path));
+        }
+    }
+    let handles = handles(
+        conn,
+        found.iter().map(|(file_id, id, _, path)| Session {
+            file_id: *file_id,
+            id: id.as_deref(),
+            path,
+        }),
+    )?;
+    Ok(found
+        .into_iter()
+        .map(|(file_id, _, title, path)| {
+            (path.to_string(), format!("{}  {title}", handles[&file_id]))
+        })
+        .collect())
+}
+
 /// The shortest prefix of `id` (in characters, at least [`MIN_LEN`]) that neither neighbour
 /// starts with.
 fn shortest_unique(id: &str, neighbours: [Option<&str>; 2]) -> String {

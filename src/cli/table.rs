@@ -1,0 +1,157 @@
+//! Tables that fit the terminal: each column knows how it may be cut (text at its end, paths in
+//! the middle or from the left, ids never), and the columns that may shrink give up width in
+//! turn until the table fits. Cells are neutralised text; widths are display columns.
+
+use unicode_width::UnicodeWidthStr;
+
+/// How a cell that is too wide is cut.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Cut {
+    /// Keep the start: `a long messa…`.
+    End,
+    /// Keep both ends (a path's folder and file): `/home/me/…/app`.
+    Middle,
+    /// Keep the end: `…/code/app`.
+    Start,
+    /// Never cut (ids a person copies).
+    Never,
+}
+
+/// One column: its header, alignment, how it is cut and how narrow it may get.
+pub struct Column {
+    pub header: &'static str,
+    pub right: bool,
+    pub cut: Cut,
+    pub min: usize,
+}
+
+impl Column {
+    pub fn text(header: &'static str, cut: Cut, min: usize) -> Column {
+        Column {
+            header,
+            right: false,
+            cut,
+            min,
+        }
+    }
+
+    pub fn number(header: &'static str) -> Column {
+        Column {
+            header,
+            right: true,
+            cut: Cut::Never,
+            min: 0,
+        }
+    }
+}
+
+/// The table's lines: a header, then one line per row, at most `width` columns wide when the
+/// columns that may be cut can give up enough (`None`: no limit). Columns are shrunk in order,
+/// the first listed in `shrink` first.
+pub fn render(
+    cols: &[Column],
+    rows: &[Vec<String>],
+    width: Option<usize>,
+    shrink: &[usize],
+) -> Vec<String> {
+    let mut widths: Vec<usize> = cols.iter().map(|c| c.header.width()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.width());
+        }
+    }
+    if let Some(limit) = width {
+        let gaps = 2 * cols.len().saturating_sub(1);
+        for &i in shrink {
+            let total: usize = widths.iter().sum::<usize>() + gaps;
+            if total <= limit {
+                break;
+            }
+            let floor = cols[i].min.max(cols[i].header.width());
+            widths[i] = widths[i].saturating_sub(total - limit).max(floor);
+        }
+    }
+    let line = |cells: Vec<String>| {
+        let parts: Vec<String> = cells
+            .iter()
+            .zip(cols.iter().zip(&widths))
+            .map(|(cell, (col, &w))| pad(&cut(cell, w, col.cut), w, col.right))
+            .collect();
+        parts.join("  ").trim_end().to_string()
+    };
+    let mut out = vec![line(cols.iter().map(|c| c.header.to_string()).collect())];
+    out.extend(rows.iter().map(|r| line(r.clone())));
+    out
+}
+
+fn pad(s: &str, w: usize, right: bool) -> String {
+    let fill = " ".repeat(w.saturating_sub(s.width()));
+    if right {
+        format!("{fill}{s}")
+    } else {
+        format!("{s}{fill}")
+    }
+}
+
+/// `s` cut to at most `w` display columns as `how` says, the cut marked with `…`.
+pub fn cut(s: &str, w: usize, how: Cut) -> String {
+    if s.width() <= w || how == Cut::Never || w == 0 {
+        return s.to_string();
+    }
+    let take = |chars: &mut dyn Iterator<Item = char>, budget: usize| {
+        let mut out = String::new();
+        for c in chars {
+            if out.width() + c.to_string().width() > budget {
+                break;
+            }
+            out.push(c);
+        }
+        out
+    };
+    let room = w - 1;
+    match how {
+        Cut::End => format!("{}…", take(&mut s.chars(), room)),
+        Cut::Start => {
+            let tail: String = take(&mut s.chars().rev(), room).chars().rev().collect();
+            format!("…{tail}")
+        }
+        Cut::Middle => {
+            let head = take(&mut s.chars(), room / 2);
+            let tail: String = take(&mut s.chars().rev(), room - head.width())
+                .chars()
+                .rev()
+                .collect();
+            format!("{head}…{tail}")
+        }
+        Cut::Never => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_are_cut_where_the_information_is_not() {
+        assert_eq!(cut("a long message", 7, Cut::End), "a long…");
+        assert_eq!(cut("/home/me/code/app", 10, Cut::Start), "…/code/app");
+        assert_eq!(cut("/home/me/code/app", 9, Cut::Middle), "/hom…/app");
+        assert_eq!(cut("019cb679-40", 4, Cut::Never), "019cb679-40");
+        assert_eq!(cut("日本語テキスト", 5, Cut::End), "日本…");
+    }
+
+    #[test]
+    fn tables_shrink_the_columns_that_may_shrink_until_they_fit() {
+        let cols = [
+            Column::text("SESSION", Cut::End, 10),
+            Column::number("MSGS"),
+            Column::text("ID", Cut::Never, 0),
+        ];
+        let rows = vec![vec!["x".repeat(100), "1,234".into(), "019cb679-40".into()]];
+        let lines = render(&cols, &rows, Some(40), &[0]);
+        assert!(lines.iter().all(|l| l.width() <= 40), "{lines:?}");
+        assert!(lines[1].ends_with("019cb679-40"));
+        let wide = render(&cols, &rows, None, &[0]);
+        assert!(wide[1].contains(&"x".repeat(100)));
+    }
+}
