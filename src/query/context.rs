@@ -19,7 +19,7 @@ use crate::pi::paths::PathFacts;
 use crate::pi::rawjson::member;
 use crate::query::resolve::Resolved;
 use crate::store::jsonl::read_at;
-use crate::store::schema::ANCESTORS;
+use crate::store::schema::{path_facts, ANCESTORS, PATH_FACTS};
 
 /// pi's `{messages, thinkingLevel, model}`, with each message kept as JSON text.
 #[derive(Debug, Clone, Default)]
@@ -166,19 +166,10 @@ struct CutPath {
 fn cut_path(conn: &Connection, file_id: i64, leaf_seq: i64) -> Result<Option<CutPath>> {
     let facts = |seq: i64| -> Result<Option<PathFacts>> {
         Ok(conn
-            .prepare_cached(
-                "SELECT depth, compaction_seq, thinking_seq, model_seq, throws_seq
-                 FROM entries WHERE file_id = ?1 AND seq = ?2",
-            )?
-            .query_row(rusqlite::params![file_id, seq], |r| {
-                Ok(PathFacts {
-                    depth: r.get(0)?,
-                    compaction: r.get(1)?,
-                    thinking: r.get(2)?,
-                    model: r.get(3)?,
-                    throws: r.get(4)?,
-                })
-            })
+            .prepare_cached(&format!(
+                "SELECT {PATH_FACTS} FROM entries WHERE file_id = ?1 AND seq = ?2"
+            ))?
+            .query_row(rusqlite::params![file_id, seq], path_facts)
             .optional()?)
     };
     let Some(leaf) = facts(leaf_seq)? else {

@@ -2,6 +2,7 @@
 //! rows are keyed (in Rust and in SQL), pi's `modified` as an expression, the ancestor walk, and
 //! the usage sums `show` and `stats` both report.
 
+use crate::pi::paths::PathFacts;
 use crate::pi::text::TextKind;
 
 /// The FTS rowid of an entry's text of one kind: the entry's rowid times 8 plus the kind, so an
@@ -70,3 +71,21 @@ WITH RECURSIVE walk(depth, seq, id, parent_id, type, role, first_kept, target_id
 )
 SELECT seq, id, type, role, first_kept, target_id, provider, model, thinking, offset, len, ts_ms
 FROM walk ORDER BY depth";
+
+/// An entry's stored path facts: select [`PATH_FACTS`] first, then map the row with
+/// [`path_facts`].
+pub const PATH_FACTS: &str = "depth, compaction_seq, thinking_seq, model_seq, throws_seq";
+
+/// The [`PathFacts`] of a row whose first columns are [`PATH_FACTS`].
+///
+/// # Errors
+/// A column of the wrong type.
+pub fn path_facts(r: &rusqlite::Row) -> rusqlite::Result<PathFacts> {
+    Ok(PathFacts {
+        depth: r.get(0)?,
+        compaction: r.get(1)?,
+        thinking: r.get(2)?,
+        model: r.get(3)?,
+        throws: r.get(4)?,
+    })
+}

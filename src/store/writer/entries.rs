@@ -6,7 +6,7 @@ use rusqlite::{params, Connection, OptionalExtension, Statement};
 use crate::pi::model::{EntryRow, SessionState};
 use crate::pi::paths::{self, PathFacts};
 use crate::store::copies;
-use crate::store::schema::fts_rowid;
+use crate::store::schema::{fts_rowid, path_facts, PATH_FACTS};
 
 const INSERT: &str = "INSERT INTO entries(file_id, seq, line, offset, len, id, parent_id, type,
          role, ts, ts_ms, first_kept, target_id, label, provider, model, thinking,
@@ -71,19 +71,10 @@ fn parent_facts(
         return Ok(None);
     }
     let found = tx
-        .prepare_cached(
-            "SELECT depth, compaction_seq, thinking_seq, model_seq, throws_seq
-             FROM entries WHERE file_id = ?1 AND id = ?2 AND shadowed = 0",
-        )?
-        .query_row(params![file_id, parent_id], |r| {
-            Ok(PathFacts {
-                depth: r.get(0)?,
-                compaction: r.get(1)?,
-                thinking: r.get(2)?,
-                model: r.get(3)?,
-                throws: r.get(4)?,
-            })
-        })
+        .prepare_cached(&format!(
+            "SELECT {PATH_FACTS} FROM entries WHERE file_id = ?1 AND id = ?2 AND shadowed = 0"
+        ))?
+        .query_row(params![file_id, parent_id], path_facts)
         .optional()?;
     state.tangled |= found.is_none();
     Ok(found)
