@@ -61,7 +61,7 @@ fn refuse_meaningless_flags(cli: &Cli) -> Result<()> {
     let name = match &cli.command {
         Command::Sync(_) => "sync",
         Command::Watch(_) => "watch",
-        Command::Status => "status",
+        // `status --no-sync` is accepted: status never syncs, so the flag says what it does.
         _ => return Ok(()),
     };
     if cli.global.no_sync {
