@@ -5,6 +5,7 @@
 pub mod discover;
 mod file;
 pub mod gateway;
+pub mod openclaw;
 pub mod sync;
 pub mod tail;
 pub mod watch;

@@ -1,0 +1,251 @@
+//! A JSONL copy of each transcript of one OpenClaw agent store, kept by pidx in a folder of its
+//! own (beside its index), so the store's sessions take exactly the path JSONL transcripts take
+//! (tail from a byte offset, parse, the writer). A copy grows by `seq`; a new rewrite generation,
+//! a shorter transcript or a copy that is not what pidx wrote is written again whole (a new
+//! file, which the JSONL sync reads from the start); a session gone from the store loses its
+//! copy. The store itself is only read (`super::Reader`).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{Reader, StoreInfo, Window};
+use crate::error::{Error, Result};
+
+/// The mirror's own record of what each copy holds.
+const STATE: &str = ".pidx-mirror.json";
+
+/// Reads whose immutable snapshot was overtaken by a writer are retried this many times.
+const ATTEMPTS: usize = 4;
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct State {
+    db: PathBuf,
+    sessions: BTreeMap<String, Copy>,
+}
+
+/// What one copy holds: the generation it was read at, its last `seq` and its size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Copy {
+    generation: Option<String>,
+    last_seq: Option<i64>,
+    bytes: u64,
+}
+
+/// What a pass did.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub info: Option<StoreInfo>,
+    pub windows: Vec<Window>,
+    pub appended: usize,
+    pub rewritten: usize,
+    pub removed: usize,
+}
+
+/// A change prepared in a temp file, applied only once the read is known to hold.
+enum Staged {
+    Append { tmp: PathBuf, copy: Copy },
+    Rewrite { tmp: PathBuf, copy: Copy },
+}
+
+/// The file name of a session's copy (`None` for an id that is not a plain file name).
+pub fn copy_name(session_id: &str) -> Option<String> {
+    let plain = !session_id.is_empty()
+        && !session_id.starts_with('.')
+        && !session_id.contains(['/', '\\', '\0']);
+    plain.then(|| format!("{session_id}.jsonl"))
+}
+
+/// Brings the copies in `dir` up to date with the store at `db`.
+///
+/// # Errors
+/// The store cannot be read (`Invalid`, one line), or `dir` cannot be written (`Io`).
+pub fn sync(db: &Path, dir: &Path) -> Result<Outcome> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let mut state = load_state(dir, db);
+    for _ in 0..ATTEMPTS {
+        let reader = Reader::open(db)?;
+        let info = reader.info()?;
+        let windows = reader.windows()?;
+        let staged = stage(&reader, &windows, &state, dir);
+        let holds = reader.finish();
+        let staged = match (staged, holds) {
+            (Ok(s), true) => s,
+            (staged, _) => {
+                discard(staged.as_ref().ok());
+                if holds {
+                    return Err(staged.err().unwrap_or_else(|| Error::Invalid("?".into())));
+                }
+                continue;
+            }
+        };
+        let mut out = apply(dir, &mut state, staged)?;
+        out.removed = remove_gone(dir, &mut state, &windows)?;
+        save_state(dir, &state)?;
+        out.info = Some(info);
+        out.windows = windows;
+        return Ok(out);
+    }
+    Err(Error::Invalid(format!(
+        "{}: the store kept changing while being read; try again",
+        db.display()
+    )))
+}
+
+fn load_state(dir: &Path, db: &Path) -> State {
+    let read = std::fs::read(dir.join(STATE))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<State>(&b).ok());
+    match read {
+        Some(s) if s.db == db => s,
+        _ => State {
+            db: db.to_path_buf(),
+            sessions: BTreeMap::new(),
+        },
+    }
+}
+
+fn save_state(dir: &Path, state: &State) -> Result<()> {
+    let tmp = dir.join(format!("{STATE}.tmp"));
+    let bytes = serde_json::to_vec(state).unwrap_or_default();
+    std::fs::write(&tmp, bytes).map_err(|e| Error::io(&tmp, e))?;
+    let path = dir.join(STATE);
+    std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))
+}
+
+/// Prepares every change in temp files (nothing visible changes yet).
+fn stage(
+    reader: &Reader,
+    windows: &[Window],
+    state: &State,
+    dir: &Path,
+) -> Result<Vec<(String, Staged)>> {
+    let mut staged = Vec::new();
+    for w in windows {
+        let Some(name) = copy_name(&w.session_id) else {
+            continue;
+        };
+        let path = dir.join(&name);
+        let on_disk = std::fs::metadata(&path).ok().map(|m| m.len());
+        let known = state.sessions.get(&w.session_id);
+        let append_from = match known {
+            Some(c)
+                if on_disk == Some(c.bytes)
+                    && c.generation == w.generation
+                    && w.last_seq() >= c.last_seq =>
+            {
+                if w.last_seq() == c.last_seq {
+                    continue;
+                }
+                Some(c)
+            }
+            _ => None,
+        };
+        let tmp = dir.join(format!(".{name}.tmp"));
+        let written = write_events(reader, w, append_from.and_then(|c| c.last_seq), &tmp);
+        let bytes = match written {
+            Ok(b) => b,
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                discard(Some(&staged));
+                return Err(e);
+            }
+        };
+        let copy = |bytes| Copy {
+            generation: w.generation.clone(),
+            last_seq: w.last_seq(),
+            bytes,
+        };
+        staged.push((
+            w.session_id.clone(),
+            match append_from {
+                Some(c) => Staged::Append {
+                    tmp,
+                    copy: copy(c.bytes + bytes),
+                },
+                None => Staged::Rewrite {
+                    tmp,
+                    copy: copy(bytes),
+                },
+            },
+        ));
+    }
+    Ok(staged)
+}
+
+/// Writes the events of `w` after `after` to `tmp`, one per line; returns the bytes written.
+fn write_events(reader: &Reader, w: &Window, after: Option<i64>, tmp: &Path) -> Result<u64> {
+    let file = std::fs::File::create(tmp).map_err(|e| Error::io(tmp, e))?;
+    let mut out = std::io::BufWriter::new(file);
+    let mut bytes = 0u64;
+    reader.events(w, after, |e| {
+        // JSON text needs no line break; one between tokens would split the entry in two.
+        let line = e.json.replace(['\n', '\r'], " ");
+        out.write_all(line.as_bytes())
+            .and_then(|()| out.write_all(b"\n"))
+            .map_err(|err| Error::io(tmp, err))?;
+        bytes += line.len() as u64 + 1;
+        Ok(())
+    })?;
+    out.flush().map_err(|e| Error::io(tmp, e))?;
+    Ok(bytes)
+}
+
+fn discard(staged: Option<&Vec<(String, Staged)>>) {
+    for (_, s) in staged.into_iter().flatten() {
+        let (Staged::Append { tmp, .. } | Staged::Rewrite { tmp, .. }) = s;
+        let _ = std::fs::remove_file(tmp);
+    }
+}
+
+/// Makes the staged changes visible: an append is added to the end of the copy; a rewrite
+/// replaces it by renaming (a new inode, so the JSONL sync reads it from the start).
+fn apply(dir: &Path, state: &mut State, staged: Vec<(String, Staged)>) -> Result<Outcome> {
+    let mut out = Outcome::default();
+    for (sid, s) in staged {
+        let path = dir.join(copy_name(&sid).unwrap_or_default());
+        match s {
+            Staged::Rewrite { tmp, copy } => {
+                std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
+                state.sessions.insert(sid, copy);
+                out.rewritten += 1;
+            }
+            Staged::Append { tmp, copy } => {
+                let bytes = std::fs::read(&tmp).map_err(|e| Error::io(&tmp, e))?;
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&path)
+                    .map_err(|e| Error::io(&path, e))?;
+                f.write_all(&bytes).map_err(|e| Error::io(&path, e))?;
+                let _ = std::fs::remove_file(&tmp);
+                state.sessions.insert(sid, copy);
+                out.appended += 1;
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Removes the copies of sessions the store no longer has (and stray files of earlier runs).
+fn remove_gone(dir: &Path, state: &mut State, windows: &[Window]) -> Result<usize> {
+    let live: std::collections::HashSet<String> = windows
+        .iter()
+        .filter_map(|w| copy_name(&w.session_id))
+        .collect();
+    let mut removed = 0;
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let stray_tmp = name.starts_with('.') && name.ends_with(".jsonl.tmp");
+        if (name.ends_with(".jsonl") && !live.contains(&name)) || stray_tmp {
+            std::fs::remove_file(e.path()).map_err(|err| Error::io(e.path(), err))?;
+            removed += usize::from(!stray_tmp);
+        }
+    }
+    state
+        .sessions
+        .retain(|sid, _| copy_name(sid).is_some_and(|n| live.contains(&n)));
+    Ok(removed)
+}
