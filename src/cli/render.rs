@@ -367,6 +367,25 @@ pub fn status_lines(s: &Status) -> Vec<String> {
                     .map_or(String::new(), |p| format!("; sessions.json: {p}"))
             ));
         }
+        for st in &r.stores {
+            lines.push(store_line(st));
+        }
     }
     lines
+}
+
+/// `  store: main (.../openclaw-agent.sqlite): schema 23, OpenClaw 2026.9.6, 3 sessions (1 cold)`
+fn store_line(st: &crate::query::status::StoreStatus) -> String {
+    let schema = st
+        .schema_version
+        .map_or("schema unknown".to_string(), |v| format!("schema {v}"));
+    let by = st.openclaw_version.as_deref().unwrap_or("unknown");
+    let problem = st
+        .problem
+        .as_deref()
+        .map_or(String::new(), |p| format!("; last read failed: {p}"));
+    format!(
+        "  store: {} ({}): {schema}, OpenClaw {by}, {} sessions ({} cold){problem}",
+        st.agent_id, st.db, st.sessions, st.cold
+    )
 }

@@ -5,6 +5,7 @@
 //! entries is the caller's. docs/openclaw-store.md says which facts of the schema this relies on.
 
 pub mod mirror;
+pub mod stores;
 
 use std::collections::HashMap;
 use std::io::BufRead;

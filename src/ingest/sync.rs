@@ -15,6 +15,7 @@ use super::file::{mtime_ms, mtime_ns, sync_file, FileJob, Group};
 use crate::error::{Error, Result};
 use crate::ingest::discover::{self, discover, Found, Root};
 use crate::ingest::gateway;
+use crate::ingest::openclaw;
 use crate::pi::layout::project_dir_of;
 use crate::store::writer::{self, FileRow};
 use crate::store::Store;
@@ -160,22 +161,13 @@ fn plan_root(
     let root_path = root.path.to_string_lossy().into_owned();
     let root_id = writer::upsert_root(&store.conn, &root_path, root.layout.as_str())?;
     let mut known = writer::files_of_root(&store.conn, root_id)?;
-    let (found, errors) = match only {
-        None => discover(root),
-        Some(_) => {
-            let dirs: HashSet<String> = mine
-                .iter()
-                .map(|d| d.to_string_lossy().into_owned())
-                .collect();
-            known.retain(|_, f| dirs.contains(&f.dir));
-            discover::discover_dirs(&mine)
-        }
-    };
-    report.errors.extend(
-        errors
-            .into_iter()
-            .map(|e| format!("{}: {}", e.path.display(), e.error)),
-    );
+    let found = discover_root(
+        store,
+        root,
+        only.map(|_| mine.as_slice()),
+        &mut known,
+        report,
+    )?;
     for f in found {
         let prev = known.remove(f.path.to_string_lossy().as_ref());
         if is_unchanged(prev.as_ref(), &f) {
@@ -199,6 +191,61 @@ fn plan_root(
         tx.commit()?;
     }
     Ok(())
+}
+
+/// The session files of a root (or of its `only` folders, dropping the index's other files
+/// from `known`), with the JSONL copies of its OpenClaw stores, brought up to date first; a
+/// legacy transcript of a session a store holds is left out (the store's copy is that session).
+fn discover_root(
+    store: &mut Store,
+    root: &Root,
+    only: Option<&[PathBuf]>,
+    known: &mut std::collections::HashMap<String, FileRow>,
+    report: &mut SyncReport,
+) -> Result<Vec<Found>> {
+    let stores = openclaw_stores(store, root, only)?;
+    report.errors.extend(stores.errors.iter().cloned());
+    let (mut found, errors) = match only {
+        None => discover(root),
+        Some(mine) => {
+            let dirs: HashSet<String> = mine
+                .iter()
+                .chain(&stores.dirs)
+                .map(|d| d.to_string_lossy().into_owned())
+                .collect();
+            known.retain(|_, f| dirs.contains(&f.dir));
+            discover::discover_dirs(mine)
+        }
+    };
+    found.retain(|f| !openclaw::stores::is_in_store(&stores, &f.dir, &f.name));
+    let (copies, copy_errors) = discover::discover_dirs(&stores.dirs);
+    found.extend(copies);
+    report.errors.extend(
+        errors
+            .into_iter()
+            .chain(copy_errors)
+            .map(|e| format!("{}: {}", e.path.display(), e.error)),
+    );
+    Ok(found)
+}
+
+/// Copies the OpenClaw stores of a gateway root (or those of the `only` agent folders) and
+/// records their windows, in one write transaction.
+fn openclaw_stores(
+    store: &mut Store,
+    root: &Root,
+    only: Option<&[PathBuf]>,
+) -> Result<openclaw::stores::StorePass> {
+    if !root.layout.is_gateway() {
+        return Ok(Default::default());
+    }
+    let only: Option<HashSet<PathBuf>> = only.map(|v| v.iter().cloned().collect());
+    let tx = store
+        .conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let pass = openclaw::stores::sync_stores(&tx, &store.path, root, only.as_ref())?;
+    tx.commit()?;
+    Ok(pass)
 }
 
 /// Reads every queued file in write groups. A file that cannot be read is reported and its

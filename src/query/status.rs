@@ -20,6 +20,46 @@ pub struct RootStatus {
     /// Gateway roots: one line per agent folder.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<AgentStatus>,
+    /// Gateway roots: each agent's OpenClaw SQLite store.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stores: Vec<StoreStatus>,
+}
+
+/// One agent's OpenClaw SQLite store, as last read.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreStatus {
+    pub agent_id: String,
+    pub db: String,
+    pub schema_version: Option<i64>,
+    /// The OpenClaw version that wrote it (its `schema_meta.app_version`).
+    pub openclaw_version: Option<String>,
+    pub sessions: i64,
+    /// Sessions whose transcript is in a cold archive.
+    pub cold: i64,
+    /// Why the last read failed, if it did.
+    pub problem: Option<String>,
+}
+
+/// The stores of a root, by agent.
+const STORES: &str = "
+SELECT agent_id, db, schema_version, app_version, sessions, cold, problem
+FROM oc_stores WHERE root = ?1 ORDER BY agent_id, db";
+
+fn stores(store: &Store, root: &str) -> Result<Vec<StoreStatus>> {
+    let mut stmt = store.conn.prepare(STORES)?;
+    let rows = stmt.query_map([root], |r| {
+        Ok(StoreStatus {
+            agent_id: r.get(0)?,
+            db: r.get(1)?,
+            schema_version: r.get(2)?,
+            openclaw_version: r.get(3)?,
+            sessions: r.get(4)?,
+            cold: r.get(5)?,
+            problem: r.get(6)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// One gateway agent's sessions folder.
@@ -79,10 +119,18 @@ pub fn status(store: &Store, roots: &[Root]) -> Result<Status> {
             store.conn.query_row(PER_ROOT, [&path], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
             })?;
-        let agents = if root.layout.is_gateway() {
-            agents(store, &path)?
+        let (agents, stores) = if root.layout.is_gateway() {
+            let stores = stores(store, &path)?;
+            // An agent whose store holds its sessions has no sessions.json any more: that is
+            // not a problem worth a line.
+            let mut agents = agents(store, &path)?;
+            agents.retain(|a| {
+                a.problem.as_deref() != Some("no sessions.json")
+                    || !stores.iter().any(|s| s.agent_id == a.agent_id)
+            });
+            (agents, stores)
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
         out.push(RootStatus {
             exists: root.path.is_dir(),
@@ -94,6 +142,7 @@ pub fn status(store: &Store, roots: &[Root]) -> Result<Status> {
             bad_lines: bad,
             last_sync: last.map(crate::pi::js::iso),
             agents,
+            stores,
         });
     }
     let db_bytes = ["", "-wal"]

@@ -14,6 +14,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0005_literal_by_words.sql"),
     include_str!("../../migrations/0006_gateway.sql"),
     include_str!("../../migrations/0007_mtime_ns.sql"),
+    include_str!("../../migrations/0008_openclaw.sql"),
 ];
 
 /// The schema version this build writes.

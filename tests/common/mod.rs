@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 pub mod live;
+pub mod openclaw;
 
 /// The committed conformance corpus, or `$PIDX_CONFORMANCE_DIR` (a fresh one from live.sh).
 pub fn conformance_dir() -> PathBuf {

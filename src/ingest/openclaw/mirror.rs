@@ -35,9 +35,9 @@ struct Copy {
 }
 
 /// What a pass did.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Outcome {
-    pub info: Option<StoreInfo>,
+    pub info: StoreInfo,
     pub windows: Vec<Window>,
     pub appended: usize,
     pub rewritten: usize,
@@ -81,12 +81,16 @@ pub fn sync(db: &Path, dir: &Path) -> Result<Outcome> {
                 continue;
             }
         };
-        let mut out = apply(dir, &mut state, staged)?;
-        out.removed = remove_gone(dir, &mut state, &windows)?;
+        let (appended, rewritten) = apply(dir, &mut state, staged)?;
+        let removed = remove_gone(dir, &mut state, &windows)?;
         save_state(dir, &state)?;
-        out.info = Some(info);
-        out.windows = windows;
-        return Ok(out);
+        return Ok(Outcome {
+            info,
+            windows,
+            appended,
+            rewritten,
+            removed,
+        });
     }
     Err(Error::Invalid(format!(
         "{}: the store kept changing while being read; try again",
@@ -202,15 +206,16 @@ fn discard(staged: Option<&Vec<(String, Staged)>>) {
 
 /// Makes the staged changes visible: an append is added to the end of the copy; a rewrite
 /// replaces it by renaming (a new inode, so the JSONL sync reads it from the start).
-fn apply(dir: &Path, state: &mut State, staged: Vec<(String, Staged)>) -> Result<Outcome> {
-    let mut out = Outcome::default();
+/// Returns how many copies grew and how many were written again.
+fn apply(dir: &Path, state: &mut State, staged: Vec<(String, Staged)>) -> Result<(usize, usize)> {
+    let (mut appended, mut rewritten) = (0, 0);
     for (sid, s) in staged {
         let path = dir.join(copy_name(&sid).unwrap_or_default());
         match s {
             Staged::Rewrite { tmp, copy } => {
                 std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
                 state.sessions.insert(sid, copy);
-                out.rewritten += 1;
+                rewritten += 1;
             }
             Staged::Append { tmp, copy } => {
                 let bytes = std::fs::read(&tmp).map_err(|e| Error::io(&tmp, e))?;
@@ -221,11 +226,11 @@ fn apply(dir: &Path, state: &mut State, staged: Vec<(String, Staged)>) -> Result
                 f.write_all(&bytes).map_err(|e| Error::io(&path, e))?;
                 let _ = std::fs::remove_file(&tmp);
                 state.sessions.insert(sid, copy);
-                out.appended += 1;
+                appended += 1;
             }
         }
     }
-    Ok(out)
+    Ok((appended, rewritten))
 }
 
 /// Removes the copies of sessions the store no longer has (and stray files of earlier runs).

@@ -1,6 +1,7 @@
 //! Writes of gateway metadata: the state of each agent folder's `sessions.json`, its
-//! (key, sessionId) pairs with what the key says (`pi::gateway::parse_key`), and the silent
-//! `NO_REPLY` turns of a transcript's new entries.
+//! (key, sessionId) pairs with what the key says (`pi::gateway::parse_key`), the same pairs
+//! from an OpenClaw SQLite store's session windows with what the store says of it, and the
+//! silent `NO_REPLY` turns of a transcript's new entries.
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::{Map, Value};
@@ -90,6 +91,119 @@ pub fn save_keys(conn: &Connection, dir: &str, map: &Map<String, Value>) -> Resu
         ])?;
     }
     Ok(skipped)
+}
+
+/// One session window of an OpenClaw store: the pair (key, sessionId) and what the store says
+/// of its chat.
+#[derive(Debug, Clone, Default)]
+pub struct WindowKey {
+    pub session_key: String,
+    pub session_id: String,
+    /// The key's node names this window as its current session.
+    pub current: bool,
+    pub updated_at: i64,
+    /// `direct`, `group` or `channel` (a room, in pidx's words).
+    pub chat_type: Option<String>,
+    pub channel: Option<String>,
+    pub display_name: Option<String>,
+    /// The key's store entry (`session_nodes.entry_json`), else `{}`.
+    pub meta: String,
+}
+
+/// Replaces every (key, sessionId) pair of the mirror folder `dir` by the store's windows: the
+/// store holds them all, earlier windows of a key included, so nothing is kept from before.
+pub fn save_windows(tx: &Connection, dir: &str, windows: &[WindowKey]) -> Result<()> {
+    tx.execute("DELETE FROM gw_keys WHERE dir = ?1", [dir])?;
+    let mut insert = tx.prepare_cached(
+        "INSERT OR REPLACE INTO gw_keys (dir, session_key, session_id, session_file, current,
+             updated_at, agent_key, channel, chat_type, peer, display_name, subject, meta)
+         VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?8, ?9, ?10, NULL, ?11)",
+    )?;
+    for w in windows {
+        let parts = parse_key(&w.session_key);
+        let chat_type = match w.chat_type.as_deref() {
+            Some("channel") => Some("room".to_string()),
+            Some(t @ ("direct" | "group")) => Some(t.to_string()),
+            _ => parts.chat_type.map(str::to_string),
+        };
+        insert.execute(params![
+            dir,
+            w.session_key,
+            w.session_id,
+            w.current,
+            w.updated_at,
+            parts.agent,
+            parts.channel.or_else(|| w.channel.clone()),
+            chat_type,
+            parts.peer,
+            w.display_name,
+            w.meta,
+        ])?;
+    }
+    Ok(())
+}
+
+/// What `status` says of an OpenClaw store after a read.
+#[derive(Debug, Clone, Default)]
+pub struct StoreRow {
+    pub db: String,
+    pub root: String,
+    pub agent_id: String,
+    pub mirror: String,
+    pub schema_version: Option<i64>,
+    pub app_version: Option<String>,
+    pub sessions: i64,
+    pub cold: i64,
+    /// Why the read failed; on failure the other facts keep their last good values.
+    pub problem: Option<String>,
+    pub synced_at: i64,
+}
+
+/// Records the outcome of reading a store.
+pub fn save_store(tx: &Connection, s: &StoreRow) -> Result<()> {
+    if s.problem.is_some() {
+        tx.execute(
+            "INSERT INTO oc_stores (db, root, agent_id, mirror, problem) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT (db) DO UPDATE SET problem = ?5",
+            params![s.db, s.root, s.agent_id, s.mirror, s.problem],
+        )?;
+        return Ok(());
+    }
+    tx.execute(
+        "INSERT INTO oc_stores (db, root, agent_id, mirror, schema_version, app_version,
+                                sessions, cold, problem, synced_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL, ?9)
+         ON CONFLICT (db) DO UPDATE SET root = ?2, agent_id = ?3, mirror = ?4,
+             schema_version = ?5, app_version = ?6, sessions = ?7, cold = ?8, problem = NULL,
+             synced_at = ?9",
+        params![
+            s.db,
+            s.root,
+            s.agent_id,
+            s.mirror,
+            s.schema_version,
+            s.app_version,
+            s.sessions,
+            s.cold,
+            s.synced_at
+        ],
+    )?;
+    Ok(())
+}
+
+/// Forgets the stores of `root` that are no longer there (their copies' files go with the
+/// root's other vanished files).
+pub fn forget_stores(tx: &Connection, root: &str, keep: &[String]) -> Result<()> {
+    let mut stmt = tx.prepare_cached("SELECT db, mirror FROM oc_stores WHERE root = ?1")?;
+    let rows: Vec<(String, String)> = stmt
+        .query_map([root], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (db, mirror) in rows.into_iter().filter(|(db, _)| !keep.contains(db)) {
+        tx.execute("DELETE FROM oc_stores WHERE db = ?1", [&db])?;
+        tx.execute("DELETE FROM gw_keys WHERE dir = ?1", [&mirror])?;
+        tx.execute("DELETE FROM gw_dirs WHERE dir = ?1", [&mirror])?;
+    }
+    Ok(())
 }
 
 /// Marks the silent turns among entries just inserted for `file_id`: assistant messages whose

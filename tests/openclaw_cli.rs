@@ -1,0 +1,236 @@
+//! pidx's answers on a gateway whose sessions live in OpenClaw's SQLite store (written by
+//! OpenClaw's own code, see tests/common/openclaw.rs): every transcript listed once with its key
+//! and agent, pi's own listing row, context and tree for each, the gateway filters, `status`,
+//! a legacy JSONL of the same session not counted twice, an unknown schema refused, and the
+//! gateway's files byte-identical after every command, with nothing created beside them.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use common::live::on;
+use common::openclaw::{db_of, fixture_dir, manifest, read_json, snapshot, state_copy};
+use serde_json::Value;
+
+struct Gateway {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    db: PathBuf,
+}
+
+impl Gateway {
+    fn new() -> Gateway {
+        let (tmp, root) = state_copy();
+        let db = tmp.path().join("index").join("index.db");
+        Gateway {
+            _tmp: tmp,
+            root,
+            db,
+        }
+    }
+
+    /// Runs pidx and returns stdout; the gateway's files must be exactly as before.
+    fn run(&self, args: &[&str]) -> String {
+        let before = snapshot(&self.root);
+        let out = on(&self.db, &self.root, args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "pidx {args:?}: {stderr}");
+        assert_eq!(
+            snapshot(&self.root),
+            before,
+            "pidx {args:?} changed the gateway"
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let mut all = args.to_vec();
+        all.push("--json");
+        serde_json::from_str(&self.run(&all)).unwrap()
+    }
+
+    /// `list --all --json` rows by session id (each id at most once).
+    fn listed(&self, more: &[&str]) -> BTreeMap<String, Value> {
+        let mut args = vec!["list", "--all"];
+        args.extend_from_slice(more);
+        let rows = self.json(&args);
+        let mut out = BTreeMap::new();
+        for row in rows.as_array().unwrap() {
+            let id = row["id"].as_str().unwrap().to_string();
+            assert!(
+                out.insert(id.clone(), row.clone()).is_none(),
+                "{id} listed twice"
+            );
+        }
+        out
+    }
+}
+
+fn answers() -> Value {
+    read_json(&fixture_dir().join("pi-answers.json"))
+}
+
+#[test]
+fn every_transcript_is_listed_once_with_its_key_agent_and_pis_row() {
+    let g = Gateway::new();
+    let listed = g.listed(&[]);
+    let want = manifest();
+    assert_eq!(
+        listed.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>()
+    );
+    let answers = answers();
+    for (id, row) in &listed {
+        let (agent, key) = &want[id];
+        assert_eq!(row["gateway"]["agentId"], agent.as_str(), "{id}");
+        assert_eq!(row["gateway"]["sessionKey"], key.as_str(), "{id}");
+        let pi = &answers["sessions"][id]["info"];
+        for field in [
+            "id",
+            "cwd",
+            "name",
+            "created",
+            "modified",
+            "messageCount",
+            "firstMessage",
+        ] {
+            assert_eq!(row.get(field), pi.get(field), "{id} {field}");
+        }
+    }
+}
+
+#[test]
+fn contexts_and_trees_equal_pis_on_the_same_entries() {
+    let g = Gateway::new();
+    let answers = answers();
+    for (id, pi) in answers["sessions"].as_object().unwrap() {
+        let ours = g.json(&["context", id]);
+        assert_eq!(ours, pi["context"], "context of {id}");
+        let tree = g.json(&["tree", id]);
+        assert_eq!(project(&tree), project(&pi["tree"]), "tree of {id}");
+    }
+}
+
+/// The fields of pi's `getTree()` nodes (pidx adds more for humans).
+fn project(nodes: &Value) -> Value {
+    let nodes = nodes.get("roots").unwrap_or(nodes);
+    Value::Array(
+        nodes
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|n| {
+                let node = n.get("entry").unwrap_or(n);
+                serde_json::json!({
+                    "id": node["id"],
+                    "type": node["type"],
+                    "label": n.get("label").cloned().unwrap_or(Value::Null),
+                    "children": project(&n["children"]),
+                })
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn gateway_filters_come_from_the_stores_windows() {
+    let g = Gateway::new();
+    let want = manifest();
+    let ids = |f: &dyn Fn(&str, &str) -> bool| -> Vec<String> {
+        want.iter()
+            .filter(|(_, (a, k))| f(a, k))
+            .map(|(id, _)| id.clone())
+            .collect()
+    };
+    let keys = |more: &[&str]| g.listed(more).into_keys().collect::<Vec<_>>();
+    assert_eq!(keys(&["--agent", "ops"]), ids(&|a, _| a == "ops"));
+    assert_eq!(keys(&["--key", "agent:main:*"]), ids(&|a, _| a == "main"));
+    let group = ids(&|_, k| k.contains(":group:"));
+    assert_eq!(keys(&["--channel", "telegram"]), group);
+    assert_eq!(keys(&["--chat-type", "group"]), group);
+    assert_eq!(
+        keys(&["--chat-type", "room"]),
+        ids(&|_, k| k.contains(":channel:"))
+    );
+    // the store's session window that a reset replaced keeps its key, no longer current
+    let main = g.listed(&["--key", "agent:main:main"]);
+    let current: Vec<bool> = main
+        .values()
+        .map(|r| r["gateway"]["current"].as_bool().unwrap())
+        .collect();
+    assert_eq!(current.iter().filter(|c| **c).count(), 1, "{main:?}");
+    assert_eq!(current.len(), 2);
+}
+
+#[test]
+fn search_show_stats_and_status_answer_and_leave_the_gateway_untouched() {
+    let g = Gateway::new();
+    let hits = g.json(&["search", "chairs"]);
+    assert!(hits.to_string().contains("chairs"), "{hits}");
+    let id = manifest()
+        .into_iter()
+        .find(|(_, (_, k))| k.contains(":group:"))
+        .unwrap()
+        .0;
+    assert!(g
+        .run(&["show", &id])
+        .contains("agent:main:telegram:group:-1001234"));
+    g.run(&["stats", "--by", "agent"]);
+    let status = g.run(&["status"]);
+    assert!(
+        status.contains(&db_of(&g.root.join("agents/ops")).display().to_string()),
+        "{status}"
+    );
+    assert!(status.contains("schema 23"), "{status}");
+    assert!(status.contains("OpenClaw 2026.9.6"), "{status}");
+    // a second sync reads nothing new
+    let again = g.run(&["sync"]);
+    assert!(again.contains(" 0 new, 0 changed, 0 removed"), "{again}");
+}
+
+#[test]
+fn a_legacy_transcript_of_a_session_in_the_store_is_not_counted_twice() {
+    let g = Gateway::new();
+    let (id, (agent, _)) = manifest().into_iter().next().unwrap();
+    let copy = g
+        .root
+        .join("agents")
+        .join(&agent)
+        .join("sessions")
+        .join(format!("{id}.jsonl"));
+    let first = answers()["sessions"][&id]["info"]["firstMessage"].clone();
+    std::fs::write(
+        &copy,
+        format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/x\"}}\n"
+        ),
+    )
+    .unwrap();
+    let listed = g.listed(&[]);
+    assert_eq!(listed.len(), manifest().len());
+    assert_eq!(listed[&id]["firstMessage"], first);
+}
+
+#[test]
+fn a_store_with_an_unknown_schema_is_refused_in_one_line_and_the_rest_indexed() {
+    let g = Gateway::new();
+    let db = db_of(&g.root.join("agents/ops"));
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute("UPDATE schema_meta SET schema_version = 31", [])
+            .unwrap();
+        conn.execute_batch("PRAGMA journal_mode = DELETE").unwrap();
+    }
+    let out = on(&g.db, &g.root, &["sync"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("schema 31")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    let listed = g.listed(&[]);
+    let main: Vec<String> = manifest()
+        .into_iter()
+        .filter(|(_, (a, _))| a == "main")
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(listed.into_keys().collect::<Vec<_>>(), main);
+}
