@@ -6,9 +6,10 @@
 // the way OpenClaw does), they are written to a scratch <sessionId>.jsonl, and pi's
 // SessionManager (PIDX_PI_SM) answers on that file: the listing row (SessionManager.list), the
 // context at the current leaf (buildSessionContext) and the tree (getTree).
-// OUT.json: {openclaw, pi, sessions: {sessionId: {agent, key, entries, info, context, tree}}}.
+// OUT.json: {openclaw, pi, sessions: {sessionId: {agent, key, entries, info, context, tree}}},
+// one per session window of every agent store.
 // The state folder is only read (the accessor's read-only views); HOME stays inside its parent.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -29,7 +30,6 @@ process.env.PI_CODING_AGENT_DIR = join(WORK, "pi-agent");
 const { SessionManager } = await import(pathToFileURL(process.env.PIDX_PI_SM ?? "").href);
 const piVersion = JSON.parse(readFileSync(join(dirname(process.env.PIDX_PI_SM), "../../package.json"), "utf8")).version;
 const acc = await accessor();
-const manifest = JSON.parse(readFileSync(join(STATE, "manifest.json"), "utf8"));
 
 const withReadOnly = await ocFn("withOpenClawAgentDatabaseReadOnly", "openclaw-agent-db-readonly-");
 const readCold = await ocFn("readSessionColdTranscript", "session-cold-storage-state-");
@@ -51,7 +51,19 @@ async function readEvents(agentId, sessionKey, sessionId) {
 }
 
 const out = { openclaw: openClawVersion(), pi: piVersion, sessions: {} };
-for (const [sessionId, { agent, key }] of Object.entries(manifest.sessions)) {
+/** Every session window of every agent store, through OpenClaw's read-only open. */
+function windows() {
+  const out = [];
+  for (const agent of readdirSync(join(STATE, "agents")).sort()) {
+    const path = agentDb(STATE, agent);
+    if (!existsSync(path)) continue;
+    const rows = withReadOnly((db) => db.db.prepare("SELECT session_id, session_key FROM session_windows ORDER BY session_id").all(), { agentId: agent, path });
+    for (const r of rows.value ?? []) out.push([r.session_id, { agent, key: r.session_key }]);
+  }
+  return out;
+}
+
+for (const [sessionId, { agent, key }] of windows()) {
   const events = await readEvents(agent, key, sessionId);
   if (!Array.isArray(events) || events.length === 0) throw new Error(`openclaw read no events for ${sessionId}`);
   const dir = join(WORK, sessionId);
