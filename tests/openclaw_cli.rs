@@ -234,3 +234,32 @@ fn a_store_with_an_unknown_schema_is_refused_in_one_line_and_the_rest_indexed() 
         .collect();
     assert_eq!(listed.into_keys().collect::<Vec<_>>(), main);
 }
+
+#[test]
+fn a_store_that_disappears_takes_its_sessions_and_copies_with_it() {
+    let g = Gateway::new();
+    assert_eq!(g.listed(&[]).len(), manifest().len());
+    let copies = |agent: &str| {
+        std::fs::read_dir(g.db.parent().unwrap().join("index.db.openclaw"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(agent)
+            })
+            .count()
+    };
+    assert_eq!(copies("-ops"), 1);
+    std::fs::remove_file(db_of(&g.root.join("agents/ops"))).unwrap();
+    let listed = g.listed(&[]);
+    let main: Vec<String> = manifest()
+        .into_iter()
+        .filter(|(_, (a, _))| a == "main")
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(listed.into_keys().collect::<Vec<_>>(), main);
+    assert_eq!(copies("-ops"), 0);
+    assert!(!g.run(&["status"]).contains("store: ops"));
+}

@@ -101,7 +101,11 @@ pub fn sync_stores(
     let root_s = root.path.to_string_lossy().into_owned();
     if only.is_none() {
         let keep: Vec<String> = all.iter().map(|s| s.db.to_string_lossy().into()).collect();
-        gw::forget_stores(tx, &root_s, &keep)?;
+        for dir in gw::forget_stores(tx, &root_s, &keep)? {
+            // pidx's own copies of a store that is gone; its index rows go with the root's
+            // other vanished files
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
     for s in all {
         if only.is_some_and(|dirs| !dirs.contains(&s.sessions_dir)) {

@@ -192,18 +192,20 @@ pub fn save_store(tx: &Connection, s: &StoreRow) -> Result<()> {
 }
 
 /// Forgets the stores of `root` that are no longer there (their copies' files go with the
-/// root's other vanished files).
-pub fn forget_stores(tx: &Connection, root: &str, keep: &[String]) -> Result<()> {
+/// root's other vanished files). Returns the folders of their copies.
+pub fn forget_stores(tx: &Connection, root: &str, keep: &[String]) -> Result<Vec<String>> {
     let mut stmt = tx.prepare_cached("SELECT db, mirror FROM oc_stores WHERE root = ?1")?;
     let rows: Vec<(String, String)> = stmt
         .query_map([root], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
+    let mut gone = Vec::new();
     for (db, mirror) in rows.into_iter().filter(|(db, _)| !keep.contains(db)) {
         tx.execute("DELETE FROM oc_stores WHERE db = ?1", [&db])?;
         tx.execute("DELETE FROM gw_keys WHERE dir = ?1", [&mirror])?;
         tx.execute("DELETE FROM gw_dirs WHERE dir = ?1", [&mirror])?;
+        gone.push(mirror);
     }
-    Ok(())
+    Ok(gone)
 }
 
 /// Marks the silent turns among entries just inserted for `file_id`: assistant messages whose
