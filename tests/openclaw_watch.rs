@@ -104,3 +104,28 @@ fn a_writer_holding_the_store_is_never_blocked_by_pidx() {
     assert!(out.status.success());
     assert!(found(&db, &root, &format!("tick {}", writes - 1)));
 }
+
+/// CPU time (user + system, in clock ticks) the process has used so far.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = after_name.split(' ').collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+#[test]
+fn the_watcher_stays_idle_while_a_gateway_holds_the_store_open() {
+    let (tmp, root) = state_copy();
+    let db = tmp.path().join("index.db");
+    let conn = writer(&db_of(&root.join("agents/ops")));
+    append(&conn, "the gateway is up").unwrap();
+    let mut watch = start_watch(&db, &root);
+    std::thread::sleep(Duration::from_millis(1500));
+    let before = cpu_ticks(watch.id());
+    std::thread::sleep(Duration::from_secs(4));
+    let used = cpu_ticks(watch.id()) - before;
+    term(&mut watch);
+    // Reading the store must not wake the watcher again (a loop used ~18 ticks in 4 s).
+    assert!(used <= 6, "the idle watcher used {used} clock ticks in 4 s");
+    drop(conn);
+}

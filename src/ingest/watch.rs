@@ -216,6 +216,19 @@ fn start_watcher(
     Ok(w)
 }
 
+/// A metadata change of an SQLite store's `-wal`/`-shm` says nothing was written: SQLite sets
+/// their owner on every open when it runs as root, so pidx's own read of an OpenClaw store
+/// would otherwise wake the watcher again and again. Writes show up as modifications.
+fn is_sqlite_sidecar_metadata(ev: &notify::Event) -> bool {
+    use notify::event::ModifyKind;
+    matches!(ev.kind, EventKind::Modify(ModifyKind::Metadata(_)))
+        && !ev.paths.is_empty()
+        && ev.paths.iter().all(|p| {
+            let name = p.as_os_str().as_encoded_bytes();
+            name.ends_with(b"-wal") || name.ends_with(b"-shm")
+        })
+}
+
 /// Adds an event's project folders to `dirty`; an event without paths means a full reconcile.
 /// Returns whether the event says events were lost (inotify's queue overflowed).
 fn take(ev: Event, roots: &[Root], dirty: &mut HashSet<PathBuf>, full: &mut bool) -> bool {
@@ -223,7 +236,7 @@ fn take(ev: Event, roots: &[Root], dirty: &mut HashSet<PathBuf>, full: &mut bool
         *full = true;
         return false;
     };
-    if matches!(ev.kind, EventKind::Access(_)) {
+    if matches!(ev.kind, EventKind::Access(_)) || is_sqlite_sidecar_metadata(&ev) {
         return false;
     }
     if ev.need_rescan() || ev.paths.is_empty() {

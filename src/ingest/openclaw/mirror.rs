@@ -83,7 +83,9 @@ pub fn sync(db: &Path, dir: &Path) -> Result<Outcome> {
         };
         let (appended, rewritten) = apply(dir, &mut state, staged)?;
         let removed = remove_gone(dir, &mut state, &windows)?;
-        save_state(dir, &state)?;
+        if appended + rewritten + removed > 0 || !dir.join(STATE).exists() {
+            save_state(dir, &state)?;
+        }
         return Ok(Outcome {
             info,
             windows,
