@@ -253,3 +253,16 @@ fn a_copy_that_is_not_what_pidx_wrote_is_written_again() {
     assert_eq!(out.rewritten, 1);
     assert_eq!(std::fs::read(&path).unwrap(), good);
 }
+
+#[test]
+fn a_leftover_wal_without_shm_is_read_without_creating_the_shm() {
+    let (_tmp, root) = state_copy();
+    let db = db_of(&agents(&root)[0]);
+    // a gateway that crashed can leave its -wal (here empty) without a -shm
+    std::fs::write(format!("{}-wal", db.display()), b"").unwrap();
+    let before = snapshot(&root);
+    let reader = Reader::open(&db).unwrap();
+    assert!(!reader.windows().unwrap().is_empty());
+    assert!(reader.finish());
+    assert_eq!(snapshot(&root), before);
+}

@@ -7,7 +7,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use common::live::on;
 use common::openclaw::{db_of, fixture_dir, manifest, read_json, snapshot, state_copy};
@@ -262,4 +262,72 @@ fn a_store_that_disappears_takes_its_sessions_and_copies_with_it() {
     assert_eq!(listed.into_keys().collect::<Vec<_>>(), main);
     assert_eq!(copies("-ops"), 0);
     assert!(!g.run(&["status"]).contains("store: ops"));
+}
+
+/// Every JSONL copy pidx keeps, by file name, with its bytes.
+fn copies(index: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let base = index.parent().unwrap().join("index.db.openclaw");
+    for dir in std::fs::read_dir(base).unwrap() {
+        for f in std::fs::read_dir(dir.unwrap().path()).unwrap() {
+            let p = f.unwrap().path();
+            if p.extension().is_some_and(|e| e == "jsonl") {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                out.insert(name, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn after_appends_rewrites_and_deletions_the_index_equals_a_rebuild() {
+    let g = Gateway::new();
+    g.run(&["sync"]);
+    let db = db_of(&g.root.join("agents/main"));
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+    let hot: Vec<(String, i64)> = conn
+        .prepare("SELECT session_id, max(seq) FROM transcript_events GROUP BY 1 ORDER BY 1")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(hot.len() >= 3, "{hot:?}");
+    let note = serde_json::json!({"type": "custom_message", "id": "late1", "parentId": null,
+        "customType": "note", "content": "okapi arrives late", "display": true});
+    conn.execute(
+        "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?1, ?2, ?3, 0)",
+        rusqlite::params![hot[0].0, hot[0].1 + 1, note.to_string()],
+    )
+    .unwrap();
+    conn.execute(
+        "DELETE FROM transcript_events WHERE session_id = ?1 AND seq > 3",
+        [&hot[1].0],
+    )
+    .unwrap();
+    conn.execute(
+        "UPDATE transcript_rewrite_watermarks SET generation = 'rewritten' WHERE session_id = ?1",
+        [&hot[1].0],
+    )
+    .unwrap();
+    conn.execute(
+        "DELETE FROM session_windows WHERE session_id = ?1",
+        [&hot[2].0],
+    )
+    .unwrap();
+    conn.execute_batch("PRAGMA journal_mode = DELETE").unwrap();
+    drop(conn);
+    g.run(&["sync"]);
+    assert!(g.run(&["search", "okapi"]).contains("okapi"));
+    assert!(!g.listed(&["--no-sync"]).contains_key(&hot[2].0));
+    let incremental = common::index_dump(&g.db);
+    let kept = copies(&g.db);
+    g.run(&["sync", "--rebuild"]);
+    assert_eq!(common::index_dump(&g.db), incremental);
+    // copies made from scratch are the same bytes as the ones kept up to date
+    std::fs::remove_dir_all(g.db.parent().unwrap().join("index.db.openclaw")).unwrap();
+    g.run(&["sync", "--rebuild"]);
+    assert_eq!(copies(&g.db), kept);
 }
