@@ -44,10 +44,14 @@ pub struct Outcome {
     pub removed: usize,
 }
 
-/// A change prepared in a temp file, applied only once the read is known to hold.
-enum Staged {
-    Append { tmp: PathBuf, copy: Copy },
-    Rewrite { tmp: PathBuf, copy: Copy },
+/// A change to one session's copy (`path`), prepared in `tmp` and applied only once the read
+/// is known to hold: `tmp` is added to the end of the copy, or replaces it.
+struct Staged {
+    session_id: String,
+    path: PathBuf,
+    tmp: PathBuf,
+    append: bool,
+    copy: Copy,
 }
 
 /// The file name of a session's copy (`None` for an id that is not a plain file name).
@@ -67,37 +71,42 @@ pub fn sync(db: &Path, dir: &Path) -> Result<Outcome> {
     let mut state = load_state(dir, db);
     for _ in 0..ATTEMPTS {
         let reader = Reader::open(db)?;
-        let info = reader.info()?;
-        let windows = reader.windows()?;
-        let staged = stage(&reader, &windows, &state, dir);
-        let holds = reader.finish();
-        let staged = match (staged, holds) {
-            (Ok(s), true) => s,
-            (staged, _) => {
-                discard(staged.as_ref().ok());
-                if holds {
-                    return Err(staged.err().unwrap_or_else(|| Error::Invalid("?".into())));
+        let read = read(&reader, &state, dir);
+        // An immutable read that a writer overtook may have failed or staged garbage: either
+        // way it is done again (through the writer's -wal, which now exists).
+        match (read, reader.finish()) {
+            (Ok((info, windows, staged)), true) => {
+                let (appended, rewritten) = apply(&mut state, staged)?;
+                let removed = remove_gone(dir, &mut state, &windows)?;
+                if appended + rewritten + removed > 0 || !dir.join(STATE).exists() {
+                    save_state(dir, &state)?;
                 }
-                continue;
+                return Ok(Outcome {
+                    info,
+                    windows,
+                    appended,
+                    rewritten,
+                    removed,
+                });
             }
-        };
-        let (appended, rewritten) = apply(dir, &mut state, staged)?;
-        let removed = remove_gone(dir, &mut state, &windows)?;
-        if appended + rewritten + removed > 0 || !dir.join(STATE).exists() {
-            save_state(dir, &state)?;
+            (Ok((_, _, staged)), false) => discard(&staged),
+            (Err(e), true) => return Err(e),
+            (Err(_), false) => {}
         }
-        return Ok(Outcome {
-            info,
-            windows,
-            appended,
-            rewritten,
-            removed,
-        });
     }
     Err(Error::Invalid(format!(
         "{}: the store kept changing while being read; try again",
         db.display()
     )))
+}
+
+type Read = (StoreInfo, Vec<Window>, Vec<Staged>);
+
+fn read(reader: &Reader, state: &State, dir: &Path) -> Result<Read> {
+    let info = reader.info()?;
+    let windows = reader.windows()?;
+    let staged = stage(reader, &windows, state, dir)?;
+    Ok((info, windows, staged))
 }
 
 fn load_state(dir: &Path, db: &Path) -> State {
@@ -122,12 +131,7 @@ fn save_state(dir: &Path, state: &State) -> Result<()> {
 }
 
 /// Prepares every change in temp files (nothing visible changes yet).
-fn stage(
-    reader: &Reader,
-    windows: &[Window],
-    state: &State,
-    dir: &Path,
-) -> Result<Vec<(String, Staged)>> {
+fn stage(reader: &Reader, windows: &[Window], state: &State, dir: &Path) -> Result<Vec<Staged>> {
     let mut staged = Vec::new();
     for w in windows {
         let Some(name) = copy_name(&w.session_id) else {
@@ -135,48 +139,35 @@ fn stage(
         };
         let path = dir.join(&name);
         let on_disk = std::fs::metadata(&path).ok().map(|m| m.len());
-        let known = state.sessions.get(&w.session_id);
-        let append_from = match known {
-            Some(c)
-                if on_disk == Some(c.bytes)
-                    && c.generation == w.generation
-                    && w.last_seq() >= c.last_seq =>
-            {
-                if w.last_seq() == c.last_seq {
-                    continue;
-                }
-                Some(c)
-            }
-            _ => None,
-        };
+        // The copy grows when it is what pidx wrote, at the same generation, and the store
+        // did not get shorter; anything else is written again whole.
+        let grows = state.sessions.get(&w.session_id).filter(|c| {
+            on_disk == Some(c.bytes) && c.generation == w.generation && w.last_seq() >= c.last_seq
+        });
+        if grows.is_some_and(|c| c.last_seq == w.last_seq()) {
+            continue;
+        }
         let tmp = dir.join(format!(".{name}.tmp"));
-        let written = write_events(reader, w, append_from.and_then(|c| c.last_seq), &tmp);
+        let written = write_events(reader, w, grows.and_then(|c| c.last_seq), &tmp);
         let bytes = match written {
             Ok(b) => b,
             Err(e) => {
                 let _ = std::fs::remove_file(&tmp);
-                discard(Some(&staged));
+                discard(&staged);
                 return Err(e);
             }
         };
-        let copy = |bytes| Copy {
-            generation: w.generation.clone(),
-            last_seq: w.last_seq(),
-            bytes,
-        };
-        staged.push((
-            w.session_id.clone(),
-            match append_from {
-                Some(c) => Staged::Append {
-                    tmp,
-                    copy: copy(c.bytes + bytes),
-                },
-                None => Staged::Rewrite {
-                    tmp,
-                    copy: copy(bytes),
-                },
+        staged.push(Staged {
+            session_id: w.session_id.clone(),
+            path,
+            tmp,
+            append: grows.is_some(),
+            copy: Copy {
+                generation: w.generation.clone(),
+                last_seq: w.last_seq(),
+                bytes: grows.map_or(0, |c| c.bytes) + bytes,
             },
-        ));
+        });
     }
     Ok(staged)
 }
@@ -199,38 +190,32 @@ fn write_events(reader: &Reader, w: &Window, after: Option<i64>, tmp: &Path) -> 
     Ok(bytes)
 }
 
-fn discard(staged: Option<&Vec<(String, Staged)>>) {
-    for (_, s) in staged.into_iter().flatten() {
-        let (Staged::Append { tmp, .. } | Staged::Rewrite { tmp, .. }) = s;
-        let _ = std::fs::remove_file(tmp);
+fn discard(staged: &[Staged]) {
+    for s in staged {
+        let _ = std::fs::remove_file(&s.tmp);
     }
 }
 
 /// Makes the staged changes visible: an append is added to the end of the copy; a rewrite
-/// replaces it by renaming (a new inode, so the JSONL sync reads it from the start).
-/// Returns how many copies grew and how many were written again.
-fn apply(dir: &Path, state: &mut State, staged: Vec<(String, Staged)>) -> Result<(usize, usize)> {
+/// replaces it by renaming (a new inode, so the JSONL sync reads it from the start). Returns how
+/// many copies grew and how many were written again.
+fn apply(state: &mut State, staged: Vec<Staged>) -> Result<(usize, usize)> {
     let (mut appended, mut rewritten) = (0, 0);
-    for (sid, s) in staged {
-        let path = dir.join(copy_name(&sid).unwrap_or_default());
-        match s {
-            Staged::Rewrite { tmp, copy } => {
-                std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))?;
-                state.sessions.insert(sid, copy);
-                rewritten += 1;
-            }
-            Staged::Append { tmp, copy } => {
-                let bytes = std::fs::read(&tmp).map_err(|e| Error::io(&tmp, e))?;
-                let mut f = std::fs::OpenOptions::new()
-                    .append(true)
-                    .open(&path)
-                    .map_err(|e| Error::io(&path, e))?;
-                f.write_all(&bytes).map_err(|e| Error::io(&path, e))?;
-                let _ = std::fs::remove_file(&tmp);
-                state.sessions.insert(sid, copy);
-                appended += 1;
-            }
+    for s in staged {
+        if s.append {
+            let bytes = std::fs::read(&s.tmp).map_err(|e| Error::io(&s.tmp, e))?;
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(&s.path)
+                .and_then(|mut f| f.write_all(&bytes))
+                .map_err(|e| Error::io(&s.path, e))?;
+            let _ = std::fs::remove_file(&s.tmp);
+            appended += 1;
+        } else {
+            std::fs::rename(&s.tmp, &s.path).map_err(|e| Error::io(&s.path, e))?;
+            rewritten += 1;
         }
+        state.sessions.insert(s.session_id, s.copy);
     }
     Ok((appended, rewritten))
 }
