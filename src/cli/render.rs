@@ -385,7 +385,11 @@ fn store_line(st: &crate::query::status::StoreStatus) -> String {
         .as_deref()
         .map_or(String::new(), |p| format!("; last read failed: {p}"));
     format!(
-        "  store: {} ({}): {schema}, OpenClaw {by}, {} sessions ({} cold){problem}",
-        st.agent_id, st.db, st.sessions, st.cold
+        "  store: {} ({}): {schema}, OpenClaw {by}, {} session{} ({} cold){problem}",
+        st.agent_id,
+        st.db,
+        thousands(st.sessions),
+        plural(st.sessions),
+        thousands(st.cold)
     )
 }
