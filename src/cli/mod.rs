@@ -8,6 +8,7 @@ mod dates;
 mod env;
 mod list;
 pub mod output;
+mod pick;
 mod render;
 mod report;
 mod search;
@@ -51,6 +52,7 @@ pub fn run(cli: Cli) -> Result<Found> {
         Command::Stats(args) => stats::run(&env, args, &mut out),
         Command::Sql(args) => sql::run(&env, args, &mut out),
         Command::Report(args) => report::run(&env, args, &mut out),
+        Command::Pick(args) => pick::run(&env, args),
     }?;
     out.flush()?;
     Ok(found)
@@ -144,4 +146,13 @@ pub enum Command {
     /// Write a self-contained HTML report: cost and tokens over time, by model and project,
     /// and the most expensive sessions.
     Report(report::ReportArgs),
+    /// Find a session as you type (this project or all, by listing or full text), preview it,
+    /// and resume it in pi with Enter. `?` lists the keys.
+    #[command(
+        after_help = "Enter runs `pi --session PATH` in the session's directory (replacing pidx).\n\
+Without a terminal, `--print QUERY` prints the best match's path.\n\
+Shell: pi --session \"$(pidx pick --print)\"\n\
+Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
+    )]
+    Pick(pick::PickArgs),
 }

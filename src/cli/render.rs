@@ -216,6 +216,19 @@ fn detail_gateway(out: &mut Out, g: &Value) -> io::Result<()> {
 
 /// The conversation as readable text.
 pub fn context(out: &mut Out, ctx: &Context) -> io::Result<()> {
+    for (style, line) in context_lines(ctx) {
+        if style.is_empty() {
+            out.line(&line)?;
+        } else {
+            out.line(&out.paint(style, &line))?;
+        }
+    }
+    Ok(())
+}
+
+/// The conversation as neutralised lines, each with the SGR style it is painted in on a
+/// terminal (`""` for plain text): what `pidx context` prints, and the picker's preview.
+pub fn context_lines(ctx: &Context) -> Vec<(&'static str, String)> {
     let model = ctx.model.as_ref().map_or("none".to_string(), |(p, m)| {
         format!(
             "{}/{}",
@@ -224,25 +237,25 @@ pub fn context(out: &mut Out, ctx: &Context) -> io::Result<()> {
         )
     });
     let thinking = ctx.thinking_level.as_deref().unwrap_or("?");
-    out.line(&out.paint(
+    let mut lines = vec![(
         "2",
-        &format!(
+        format!(
             "model {} · thinking {} · {} messages",
             one_line(&model),
             one_line(thinking),
             ctx.messages.len()
         ),
-    ))?;
+    )];
     for raw in &ctx.messages {
         let msg = parse_json(raw).unwrap_or(Value::Null);
         let role = msg.get("role").and_then(Value::as_str).unwrap_or("?");
-        out.line("")?;
-        out.line(&out.paint("1;36", &format!("── {} ", one_line(role))))?;
+        lines.push(("", String::new()));
+        lines.push(("1;36", format!("── {} ", one_line(role))));
         for line in message_text(&msg).lines() {
-            out.line(&block(line))?;
+            lines.push(("", block(line)));
         }
     }
-    Ok(())
+    lines
 }
 
 /// The readable text of one context message.
@@ -279,6 +292,14 @@ fn tail_lines(s: &str, max: usize) -> String {
 
 /// The ASCII tree: a linear chain stays in one column; indentation grows only at branch points.
 pub fn tree(out: &mut Out, t: &Tree) -> io::Result<()> {
+    for line in tree_lines(t) {
+        out.line(&line)?;
+    }
+    Ok(())
+}
+
+/// The lines `tree` prints (also the picker's tree preview).
+pub fn tree_lines(t: &Tree) -> Vec<String> {
     let mut lines = Vec::new();
     // Whether each node's parent has several children (one pass, so drawing stays linear).
     let mut parent_branches = vec![false; t.nodes.len()];
@@ -307,10 +328,7 @@ pub fn tree(out: &mut Out, t: &Tree) -> io::Result<()> {
         prefixes.push(child_prefix);
         lines.push(format!("{base}{marker}{}", node_summary(t, i)));
     });
-    for line in lines {
-        out.line(&line)?;
-    }
-    Ok(())
+    lines
 }
 
 fn node_summary(t: &Tree, i: usize) -> String {

@@ -14,24 +14,35 @@ use crate::query::list::SessionInfo;
 
 /// Filters and orders `sessions` (already in pi's listing order) as pi's picker does.
 pub fn filter_and_sort(sessions: Vec<SessionInfo>, query: &str) -> Vec<SessionInfo> {
+    let order = rank(&sessions, query);
+    let mut slots: Vec<Option<SessionInfo>> = sessions.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+/// `filter_and_sort` without moving the sessions: the indexes of the matching ones, in pi's
+/// order (all of them, as listed, for an empty query). The picker filters its in-memory list
+/// with it on every keystroke.
+pub fn rank(sessions: &[SessionInfo], query: &str) -> Vec<usize> {
     let trimmed = js_trim(query);
     if trimmed.is_empty() {
-        return sessions;
+        return (0..sessions.len()).collect();
     }
     let Some(parsed) = parse(trimmed) else {
         return Vec::new();
     };
-    let mut scored: Vec<(f64, SessionInfo)> = sessions
-        .into_iter()
-        .filter_map(|s| score(&s, &parsed).map(|sc| (sc, s)))
+    let mut scored: Vec<(f64, usize)> = sessions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| score(s, &parsed).map(|sc| (sc, i)))
         .collect();
     // Array#sort is stable: equal keys keep the listing order.
-    scored.sort_by(|(a, sa), (b, sb)| {
-        a.partial_cmp(b)
+    scored.sort_by(|&(a, ia), &(b, ib)| {
+        a.partial_cmp(&b)
             .unwrap_or(std::cmp::Ordering::Equal)
-            .then(sb.modified_ms.cmp(&sa.modified_ms))
+            .then(sessions[ib].modified_ms.cmp(&sessions[ia].modified_ms))
+            .then(ia.cmp(&ib))
     });
-    scored.into_iter().map(|(_, s)| s).collect()
+    scored.into_iter().map(|(_, i)| i).collect()
 }
 
 /// Why pi's picker would report an error for `query` (an empty or invalid `re:` pattern), if it

@@ -1,0 +1,425 @@
+//! The picker's state and what each key does to it: the typed text, mode (session list or full
+//! text), scope (this project or all), sort, filters, the selection and the preview. Drawing is
+//! `ui`'s; reading the index is `data`'s; leaving (exec, print) is `mod`'s.
+
+use std::path::Path;
+use std::sync::mpsc::Receiver;
+
+use super::data::Source;
+use super::keys::Action;
+use super::preview::{self, Preview, Target};
+use super::rows::{self, SessionRow, Sort};
+use crate::query::list::SessionInfo;
+use crate::query::search::Hit;
+
+/// What the list shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Sessions, filtered as `pidx list --query`.
+    List,
+    /// Matching entries, as `pidx search`.
+    Text,
+}
+
+/// The session Enter picked, and how to resume it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    pub path: String,
+    pub cwd: String,
+    /// A gateway transcript's session key (pi cannot resume those).
+    pub gateway_key: Option<String>,
+    /// Resume in the current directory (the session's own is gone).
+    pub here: bool,
+}
+
+/// What a key asks the loop to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    Stay,
+    Quit,
+    Chosen(Choice),
+}
+
+/// Everything on screen.
+pub struct App {
+    pub query: String,
+    pub mode: Mode,
+    pub all: bool,
+    pub sort: Sort,
+    pub named_only: bool,
+    pub tree: bool,
+    pub help: bool,
+    /// Enter on a session whose cwd is gone: asking whether to resume here.
+    pub confirm: Option<Choice>,
+    /// `--print`: Enter prints the path, so a missing cwd does not matter.
+    pub print: bool,
+    pub selected: usize,
+    /// Preview lines scrolled away from where it opens (its focus).
+    pub scroll: isize,
+    /// A one-line message for the status bar.
+    pub status: Option<String>,
+    pub this: Vec<SessionInfo>,
+    pub every: Option<Vec<SessionInfo>>,
+    loading: Option<Receiver<Result<Vec<SessionInfo>, String>>>,
+    pub session_rows: Vec<SessionRow>,
+    pub hits: Vec<Hit>,
+    pub hit_rows: Vec<usize>,
+    pub preview: Option<(Target, Preview)>,
+    /// The list pane's height, for paging (set by the drawing code).
+    pub page: usize,
+    /// The current directory: "this project".
+    pub cwd: String,
+}
+
+impl App {
+    /// The picker over `source`, this project first (all projects when it has no session).
+    ///
+    /// # Errors
+    /// Index errors.
+    pub fn new(source: &Source, query: String, print: bool, all: bool) -> anyhow::Result<App> {
+        let this = source.sessions(false)?;
+        let mut app = App {
+            query,
+            mode: Mode::List,
+            all: all || this.is_empty(),
+            sort: Sort::Threaded,
+            named_only: false,
+            tree: false,
+            help: false,
+            confirm: None,
+            print,
+            selected: 0,
+            scroll: 0,
+            status: None,
+            this,
+            every: None,
+            loading: Some(source.load_all()),
+            session_rows: Vec::new(),
+            hits: Vec::new(),
+            hit_rows: Vec::new(),
+            preview: None,
+            page: 10,
+            cwd: source.cwd.clone(),
+        };
+        if app.all {
+            app.every = Some(source.sessions(true)?);
+        }
+        if !app.typed().is_empty() {
+            app.wait_for_text();
+        }
+        app.refilter(source);
+        Ok(app)
+    }
+
+    fn typed(&self) -> &str {
+        crate::ingest::fold::js_trim(&self.query)
+    }
+
+    /// The loaded list in scope.
+    pub fn sessions(&self) -> &[SessionInfo] {
+        match (&self.every, self.all) {
+            (Some(every), true) => every,
+            _ => &self.this,
+        }
+    }
+
+    /// Rows in the list.
+    pub fn len(&self) -> usize {
+        match self.mode {
+            Mode::List => self.session_rows.len(),
+            Mode::Text => self.hit_rows.len(),
+        }
+    }
+
+    /// Takes the text loader's answer if it is there (`wait`: block for it).
+    fn take_loaded(&mut self, wait: bool) -> bool {
+        let Some(rx) = &self.loading else {
+            return false;
+        };
+        let got = if wait {
+            rx.recv().ok()
+        } else {
+            rx.try_recv().ok()
+        };
+        let Some(result) = got else {
+            return false;
+        };
+        self.loading = None;
+        match result {
+            Ok(every) => {
+                let text: std::collections::HashMap<i64, &String> = every
+                    .iter()
+                    .filter_map(|s| s.all_messages_text.as_ref().map(|t| (s.file_id, t)))
+                    .collect();
+                for s in &mut self.this {
+                    s.all_messages_text = text.get(&s.file_id).map(|t| (*t).clone());
+                }
+                self.every = Some(every);
+            }
+            Err(e) => self.status = Some(format!("cannot load the messages' text: {e}")),
+        }
+        true
+    }
+
+    /// Blocks until the messages' text is loaded (typed text is matched against it).
+    fn wait_for_text(&mut self) {
+        self.take_loaded(true);
+    }
+
+    /// Applies the loader's answer when it arrived; true when the list changed.
+    pub fn poll_loaded(&mut self, source: &Source) -> bool {
+        if self.take_loaded(false) {
+            self.refilter_keeping(source);
+            return true;
+        }
+        false
+    }
+
+    /// Reads the lists again after the background sync changed the index.
+    pub fn reload(&mut self, source: &mut Source) {
+        if let Err(e) = source.refresh_scope() {
+            self.status = Some(format!("cannot reload: {e}"));
+            return;
+        }
+        match source.sessions(false) {
+            Ok(this) => self.this = this,
+            Err(e) => self.status = Some(format!("cannot reload: {e}")),
+        }
+        self.every = None;
+        self.loading = Some(source.load_all());
+        if self.all || !self.typed().is_empty() {
+            self.wait_for_text();
+        }
+        self.preview = None;
+        self.refilter_keeping(source);
+    }
+
+    /// Recomputes the rows for the typed text; the selection goes to the first row.
+    pub fn refilter(&mut self, source: &Source) {
+        self.selected = 0;
+        self.scroll = 0;
+        match self.mode {
+            Mode::List => {
+                if !self.typed().is_empty() || (self.all && self.every.is_none()) {
+                    self.wait_for_text();
+                }
+                self.session_rows =
+                    rows::session_rows(self.sessions(), &self.query, self.sort, self.named_only);
+            }
+            Mode::Text => {
+                self.hits = if self.typed().is_empty() {
+                    Vec::new()
+                } else {
+                    match source.search(&self.query, self.all) {
+                        Ok(h) => h,
+                        Err(e) => {
+                            self.status = Some(e.to_string());
+                            Vec::new()
+                        }
+                    }
+                };
+                self.hit_rows = rows::hit_rows(&self.hits, self.sort, self.named_only);
+            }
+        }
+    }
+
+    /// Recomputes the rows, keeping the selected session selected when it is still listed.
+    fn refilter_keeping(&mut self, source: &Source) {
+        let before = self.selected_path();
+        self.refilter(source);
+        if let Some(path) = before {
+            if let Some(i) = (0..self.len()).find(|&i| self.path_at(i) == Some(path.as_str())) {
+                self.selected = i;
+            }
+        }
+    }
+
+    fn path_at(&self, row: usize) -> Option<&str> {
+        match self.mode {
+            Mode::List => self
+                .session_rows
+                .get(row)
+                .map(|r| self.sessions()[r.index].path.as_str()),
+            Mode::Text => self.hit_rows.get(row).map(|&h| self.hits[h].path.as_str()),
+        }
+    }
+
+    fn selected_path(&self) -> Option<String> {
+        self.path_at(self.selected).map(str::to_string)
+    }
+
+    /// The session (or hit) the preview shows.
+    pub fn target(&self) -> Option<Target> {
+        let (file_id, path, entry_id) = match self.mode {
+            Mode::List => {
+                let s = &self.sessions()[self.session_rows.get(self.selected)?.index];
+                (s.file_id, s.path.clone(), None)
+            }
+            Mode::Text => {
+                let h = &self.hits[*self.hit_rows.get(self.selected)?];
+                (h.file_id, h.path.clone(), h.entry_id.clone())
+            }
+        };
+        Some(Target {
+            file_id,
+            path,
+            entry_id,
+            tree: self.tree,
+        })
+    }
+
+    /// Builds the preview of the selected row unless it is already there.
+    pub fn update_preview(&mut self, source: &Source) {
+        let Some(target) = self.target() else {
+            self.preview = None;
+            return;
+        };
+        if self.preview.as_ref().is_some_and(|(t, _)| *t == target) {
+            return;
+        }
+        let p = preview::build(&source.store.conn, &target);
+        self.preview = Some((target, p));
+    }
+
+    /// Does what `action` says.
+    pub fn act(&mut self, action: Action, source: &Source) -> Effect {
+        if self.confirm.is_some() {
+            return self.answer(action);
+        }
+        if self.help {
+            self.help = matches!(action, Action::Nothing);
+            return if action == Action::Quit {
+                Effect::Quit
+            } else {
+                Effect::Stay
+            };
+        }
+        self.status = None;
+        match action {
+            Action::Quit | Action::Escape => return Effect::Quit,
+            Action::Enter => return self.choose(),
+            Action::Help => self.help = true,
+            Action::Type('?') if self.query.is_empty() => self.help = true,
+            Action::Up | Action::Down | Action::PageUp | Action::PageDown => self.go(action),
+            Action::ScrollUp => self.scroll -= 3,
+            Action::ScrollDown => self.scroll += 3,
+            Action::Tree => {
+                self.tree = !self.tree;
+                self.scroll = 0;
+            }
+            _ => self.edit(action, source),
+        }
+        Effect::Stay
+    }
+
+    /// Typing and the toggles that change the rows.
+    fn edit(&mut self, action: Action, source: &Source) {
+        let before = self.query.clone();
+        match action {
+            Action::Type(c) => self.query.push(c),
+            Action::Backspace => {
+                self.query.pop();
+            }
+            Action::Clear => self.query.clear(),
+            Action::DeleteWord => {
+                let kept = self.query.trim_end().len();
+                let cut = self.query[..kept].rfind(' ').map_or(0, |i| i + 1);
+                self.query.truncate(cut);
+            }
+            Action::Scope => {
+                self.all = !self.all;
+                return self.refilter_keeping(source);
+            }
+            Action::Mode => {
+                self.mode = match self.mode {
+                    Mode::List => Mode::Text,
+                    Mode::Text => Mode::List,
+                };
+                return self.refilter(source);
+            }
+            Action::Sort => {
+                self.sort = self.sort.next();
+                return self.refilter_keeping(source);
+            }
+            Action::Named => {
+                self.named_only = !self.named_only;
+                return self.refilter_keeping(source);
+            }
+            _ => return,
+        }
+        if self.query != before {
+            self.refilter(source);
+        }
+    }
+
+    fn go(&mut self, action: Action) {
+        let last = self.len().saturating_sub(1) as isize;
+        let page = self.page.max(1) as isize;
+        let step = match action {
+            Action::Up => -1,
+            Action::Down => 1,
+            Action::PageUp => -page,
+            _ => page,
+        };
+        self.selected = (self.selected as isize + step).clamp(0, last.max(0)) as usize;
+        self.scroll = 0;
+    }
+
+    /// Enter: the selected session, unless its file is gone or its cwd needs a question.
+    fn choose(&mut self) -> Effect {
+        let Some(target) = self.target() else {
+            self.status = Some("nothing to resume: no session matches".into());
+            return Effect::Stay;
+        };
+        if !Path::new(&target.path).exists() {
+            self.status = Some(format!(
+                "that session's file no longer exists (deleted since the picker opened): {}",
+                super::super::output::one_line(&target.path)
+            ));
+            return Effect::Stay;
+        }
+        let info = self
+            .every
+            .iter()
+            .flatten()
+            .chain(self.this.iter())
+            .find(|s| s.file_id == target.file_id);
+        let cwd = match self.mode {
+            Mode::List => info.map(|s| s.cwd.clone()).unwrap_or_default(),
+            Mode::Text => self.hits[self.hit_rows[self.selected]].cwd.clone(),
+        };
+        let gateway_key = info.and_then(|s| s.gateway.as_ref()).map(|g| {
+            g.session_key
+                .clone()
+                .unwrap_or_else(|| format!("(agent {}, no session key)", g.agent_id))
+        });
+        let choice = Choice {
+            path: target.path,
+            here: false,
+            cwd,
+            gateway_key,
+        };
+        if !self.print && choice.gateway_key.is_none() && !Path::new(&choice.cwd).is_dir() {
+            self.confirm = Some(choice);
+            return Effect::Stay;
+        }
+        Effect::Chosen(choice)
+    }
+
+    /// The answer to "resume in the current directory?".
+    fn answer(&mut self, action: Action) -> Effect {
+        match action {
+            Action::Type('y' | 'Y') | Action::Enter => {
+                let mut choice = self.confirm.take().expect("a question is open");
+                choice.here = true;
+                Effect::Chosen(choice)
+            }
+            Action::Quit => Effect::Quit,
+            Action::Type('n' | 'N') | Action::Escape => {
+                self.confirm = None;
+                Effect::Stay
+            }
+            _ => Effect::Stay,
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! The picker's reads, all through `pidx::query` (nothing here owns SQL): the session lists of
+//! this project and of all projects, pi's `allMessagesText` for typed filtering (loaded on a
+//! thread after the first paint), full-text hits, and the freshness sync, which runs on its own
+//! thread and connection so the first paint never waits for it.
+
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::super::env::Env;
+use crate::ingest::discover::Root;
+use crate::ingest::sync::{sync, SyncOptions};
+use crate::query::list::{self, ListOptions, SessionInfo};
+use crate::query::search::{self, Hit, SearchOptions};
+use crate::query::Scope;
+use crate::store::{Store, WriterLock};
+
+/// Full-text hits asked for per keystroke: enough to fill a screen, small enough to stay fast.
+pub const HIT_LIMIT: usize = 60;
+
+/// The index as it is, and what the picker's queries need to know.
+pub struct Source {
+    pub store: Store,
+    pub scope: Scope,
+    roots: Vec<Root>,
+    db: PathBuf,
+    /// The current directory (this project).
+    pub cwd: String,
+}
+
+impl Source {
+    /// Opens the index without syncing (read-only when it cannot be written).
+    ///
+    /// # Errors
+    /// The index cannot be opened at all.
+    pub fn open(env: &Env, cwd: String) -> Result<Source> {
+        let store = match Store::open(&env.db) {
+            Ok(store) => store,
+            Err(e) if e.is_unwritable(&env.db) => Store::open_read_only(&env.db)?,
+            Err(e) => return Err(e.into()),
+        };
+        let scope = Scope::new(&store.conn, &env.roots)?;
+        Ok(Source {
+            store,
+            scope,
+            roots: env.roots.clone(),
+            db: env.db.clone(),
+            cwd,
+        })
+    }
+
+    /// Looks the roots up again (a first sync gives them their ids).
+    ///
+    /// # Errors
+    /// Index errors.
+    pub fn refresh_scope(&mut self) -> Result<()> {
+        self.scope = Scope::new(&self.store.conn, &self.roots)?;
+        Ok(())
+    }
+
+    /// `pidx list` (or `list --all`), without the messages' text.
+    ///
+    /// # Errors
+    /// Index errors.
+    pub fn sessions(&self, all: bool) -> Result<Vec<SessionInfo>> {
+        let opts = ListOptions {
+            cwd: (!all).then(|| self.cwd.clone()),
+            limit: None,
+            with_text: false,
+        };
+        Ok(list::list_sessions(&self.store.conn, &self.scope, &opts)?)
+    }
+
+    /// `pidx search QUERY` over this project or all of them, at most [`HIT_LIMIT`] hits.
+    ///
+    /// # Errors
+    /// A query that cannot be run (said in one line), index or read errors.
+    pub fn search(&self, query: &str, all: bool) -> Result<Vec<Hit>> {
+        let opts = SearchOptions {
+            query: search::parse(query, false)?,
+            cwd: (!all).then(|| self.cwd.clone()),
+            file_id: None,
+            since_ms: None,
+            until_ms: None,
+            model: None,
+            kinds: Vec::new(),
+            branch: false,
+            limit: HIT_LIMIT,
+        };
+        Ok(search::search(&self.store.conn, &self.scope, &opts)?)
+    }
+
+    /// Starts loading every project's sessions with pi's `allMessagesText` (what typed text
+    /// is matched against) on a thread with its own connection.
+    pub fn load_all(&self) -> Receiver<Result<Vec<SessionInfo>, String>> {
+        let (tx, rx) = mpsc::channel();
+        let db = self.db.clone();
+        let scope = self.scope.clone();
+        std::thread::spawn(move || {
+            let opts = ListOptions {
+                cwd: None,
+                limit: None,
+                with_text: true,
+            };
+            let loaded = Store::open_read_only(&db)
+                .map_err(|e| e.to_string())
+                .and_then(|store| {
+                    list::list_sessions(&store.conn, &scope, &opts).map_err(|e| e.to_string())
+                });
+            let _ = tx.send(loaded);
+        });
+        rx
+    }
+}
+
+/// How the background freshness sync ended.
+#[derive(Debug)]
+pub enum Synced {
+    /// It ran; `changed` when any file was new, changed or removed.
+    Ran {
+        changed: bool,
+        note: Option<String>,
+    },
+    /// Another process keeps the index (a watcher) or is writing it: nothing ran.
+    Skipped,
+    Failed(String),
+}
+
+/// Runs the freshness sync every query runs first, on its own thread and connection, under the
+/// same rule as `commands::writer_lock_for_freshness` (a watcher's index is left to it), but
+/// silent: the screen is the picker's.
+pub fn spawn_sync(env: &Env) -> Receiver<Synced> {
+    let (tx, rx) = mpsc::channel();
+    let db = env.db.clone();
+    let roots = env.roots.clone();
+    std::thread::spawn(move || {
+        let outcome = match WriterLock::acquire(&db, "sync", Some(Duration::from_secs(2)), |_| {}) {
+            Ok(Ok(lock)) => {
+                let result = Store::open(&db)
+                    .and_then(|mut store| sync(&mut store, &roots, SyncOptions::default()));
+                drop(lock);
+                match result {
+                    Ok(r) => Synced::Ran {
+                        changed: r.new + r.changed + r.removed > 0,
+                        note: (!r.errors.is_empty())
+                            .then(|| format!("{} unreadable files skipped", r.errors.len())),
+                    },
+                    Err(e) => Synced::Failed(e.to_string()),
+                }
+            }
+            Ok(Err(_)) => Synced::Skipped,
+            Err(e) => Synced::Failed(e.to_string()),
+        };
+        let _ = tx.send(outcome);
+    });
+    rx
+}

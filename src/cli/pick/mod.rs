@@ -1,0 +1,149 @@
+//! `pidx pick`: a full-screen picker over the index that finds any session as you type,
+//! previews it, and resumes it in pi with Enter (`cd` to its cwd, then exec `pi --session
+//! PATH`, or `--exec`/`PIDX_PICK_EXEC`), or prints its path with `--print`. This file decides
+//! how to start (terminal or not) and what the chosen session becomes; the parts are `app`
+//! (state, keys), `rows` (order), `data` (index reads, background sync), `preview`, `ui`, `term`.
+
+mod app;
+mod data;
+mod keys;
+mod preview;
+mod rows;
+mod term;
+mod ui;
+
+use std::io::{self, IsTerminal};
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+use anyhow::{bail, Context as _, Result};
+
+use super::env::Env;
+use super::Found;
+use crate::query::{list, picker};
+use app::{App, Choice, Effect};
+
+/// `pidx pick [QUERY]`.
+#[derive(clap::Args, Debug)]
+pub struct PickArgs {
+    /// Start with this text typed (as `pidx list --query`).
+    #[arg(allow_hyphen_values = true)]
+    pub query: Option<String>,
+    /// Print the chosen session's path on stdout instead of resuming it (the screen is drawn
+    /// on stderr). Without a terminal, prints the best match for QUERY.
+    #[arg(long)]
+    pub print: bool,
+    /// What Enter runs, through `sh -c`, in the session's directory; `{path}` is replaced by
+    /// the session file's path, quoted (added at the end when absent).
+    #[arg(long, env = "PIDX_PICK_EXEC", value_name = "CMD", default_value = DEFAULT_EXEC)]
+    pub exec: Option<String>,
+    /// Start with every project instead of the current one.
+    #[arg(long)]
+    pub all: bool,
+}
+
+/// What Enter runs when neither `--exec` nor `PIDX_PICK_EXEC` says otherwise.
+pub const DEFAULT_EXEC: &str = "pi --session {path}";
+
+/// Runs the picker, or without a terminal prints the best match for `--print QUERY`.
+///
+/// # Errors
+/// No terminal (and not `--print QUERY`), index errors, a resume command that cannot start.
+pub fn run(env: &Env, args: &PickArgs) -> Result<Found> {
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let cwd = cwd.to_string_lossy().into_owned();
+    if !(io::stdin().is_terminal() && io::stderr().is_terminal()) {
+        return match (&args.query, args.print) {
+            (Some(q), true) => print_best(env, q, &cwd),
+            _ => bail!(
+                "pidx pick needs a terminal; without one use `pidx pick --print QUERY` (prints the best match) or `pidx list`"
+            ),
+        };
+    }
+    let mut source = data::Source::open(env, cwd)?;
+    let sync = (!env.global.no_sync).then(|| data::spawn_sync(env));
+    let query = args.query.clone().unwrap_or_default();
+    let mut app = App::new(&source, query, args.print, args.all)?;
+    let effect = {
+        let mut screen = term::Screen::enter().context("setting up the terminal")?;
+        term::run(&mut screen, &mut app, &mut source, sync)?
+    };
+    match effect {
+        Effect::Chosen(choice) => finish(args, &choice),
+        _ => Ok(false),
+    }
+}
+
+/// `--print QUERY` without a terminal: the path of the best match as `pidx list -q QUERY`
+/// ranks it in this project, else across all projects (exit 1 when nothing matches).
+fn print_best(env: &Env, query: &str, cwd: &str) -> Result<Found> {
+    let (store, scope) = env.open_fresh()?;
+    for cwd in [Some(cwd.to_string()), None] {
+        let opts = list::ListOptions {
+            cwd,
+            limit: None,
+            with_text: true,
+        };
+        let sessions = list::list_sessions(&store.conn, &scope, &opts)?;
+        if let Some(&best) = picker::rank(&sessions, query).first() {
+            println!("{}", sessions[best].path);
+            return Ok(true);
+        }
+    }
+    eprintln!("pidx: no session matches {query:?}");
+    Ok(false)
+}
+
+/// What happens to the chosen session once the screen is restored.
+fn finish(args: &PickArgs, choice: &Choice) -> Result<Found> {
+    if let Some(key) = &choice.gateway_key {
+        if !args.print {
+            eprintln!("pidx: a gateway transcript: pi cannot resume it; its key and path:");
+            println!("{key}");
+        }
+        println!("{}", choice.path);
+        return Ok(true);
+    }
+    if args.print {
+        println!("{}", choice.path);
+        return Ok(true);
+    }
+    let template = args.exec.as_deref().unwrap_or(DEFAULT_EXEC);
+    let command = exec_command(template, &choice.path);
+    let dir = if choice.here {
+        std::env::current_dir().context("reading the current directory")?
+    } else {
+        choice.cwd.clone().into()
+    };
+    let err = Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .current_dir(&dir)
+        .exec();
+    bail!("cannot run `{command}` in {}: {err}", dir.display())
+}
+
+/// The shell command for `template`: `{path}` becomes the session path, quoted for `sh` (it is
+/// added at the end when the template does not name it).
+pub fn exec_command(template: &str, path: &str) -> String {
+    let quoted = format!("'{}'", path.replace('\'', r"'\''"));
+    if template.contains("{path}") {
+        template.replace("{path}", &quoted)
+    } else {
+        format!("{template} {quoted}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_path_is_quoted_for_the_shell() {
+        assert_eq!(
+            exec_command(DEFAULT_EXEC, "/s/it's here.jsonl"),
+            r"pi --session '/s/it'\''s here.jsonl'"
+        );
+        assert_eq!(exec_command("code", "/a b"), "code '/a b'");
+    }
+}

@@ -1,0 +1,202 @@
+//! The preview pane's text for one session: a header (cwd, created, modified, model, cost) from
+//! `query::show`, then the last messages of the current branch as `pidx context` prints them,
+//! or, for a full-text hit, the branch up to the matching entry; or the session's tree as
+//! `pidx tree` prints it. Every line is neutralised by `render`/`output` before it gets here.
+
+use rusqlite::Connection;
+
+use super::super::output::{block, one_line};
+use super::super::render;
+use crate::query::context::{self, Context};
+use crate::query::resolve::Resolved;
+use crate::query::{show, tree};
+
+/// Messages shown before the context is cut (the pane shows the end of the branch).
+const LAST_MESSAGES: usize = 40;
+
+/// How a preview line is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Plain,
+    Dim,
+    Role,
+    Header,
+    Problem,
+}
+
+/// One line of the preview.
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub style: Style,
+    pub text: String,
+}
+
+/// What the preview shows for the highlighted row.
+#[derive(Debug, Clone, Default)]
+pub struct Preview {
+    /// Stays at the top of the pane.
+    pub header: Vec<Line>,
+    /// Scrolls under it.
+    pub lines: Vec<Line>,
+    /// The line of `lines` the pane scrolls to first (the end of the branch, the hit, the
+    /// current leaf).
+    pub focus: usize,
+    /// Draw the focus line highlighted (the tree's leaf or hit).
+    pub mark_focus: bool,
+}
+
+/// What to preview: a session, and for a full-text hit the matching entry.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Target {
+    pub file_id: i64,
+    pub path: String,
+    pub entry_id: Option<String>,
+    pub tree: bool,
+}
+
+fn line(style: Style, text: impl Into<String>) -> Line {
+    Line {
+        style,
+        text: text.into().replace('\t', "    "),
+    }
+}
+
+/// Builds the preview; a session that cannot be read (its file deleted since it was indexed)
+/// gives a one-line explanation instead.
+pub fn build(conn: &Connection, target: &Target) -> Preview {
+    let session = Resolved {
+        file_id: target.file_id,
+        path: target.path.clone(),
+    };
+    let mut p = Preview {
+        header: header(conn, &session),
+        ..Preview::default()
+    };
+    if !std::path::Path::new(&target.path).exists() {
+        p.lines.push(line(
+            Style::Problem,
+            "this session file no longer exists (deleted since it was indexed)",
+        ));
+        return p;
+    }
+    let body = if target.tree {
+        tree_lines(conn, &session, target.entry_id.as_deref())
+    } else {
+        context_lines(conn, &session, target.entry_id.as_deref())
+    };
+    match body {
+        Ok((lines, focus)) => {
+            p.focus = focus;
+            p.lines = lines;
+            p.mark_focus = target.tree;
+        }
+        Err(e) => p.lines.push(line(
+            Style::Problem,
+            format!("cannot preview: {}", one_line(&e.to_string())),
+        )),
+    }
+    p
+}
+
+fn header(conn: &Connection, session: &Resolved) -> Vec<Line> {
+    let Ok(d) = show::show_session(conn, session) else {
+        return vec![line(Style::Problem, "not in the index any more")];
+    };
+    let field = |k: &str, v: &str| line(Style::Header, format!("{k:<9}{}", one_line(v)));
+    let mut lines = vec![field("cwd", &d.cwd)];
+    if let Some(n) = &d.name {
+        lines.push(field("name", n));
+    }
+    lines.push(field(
+        "created",
+        d.created.as_deref().unwrap_or("(invalid)"),
+    ));
+    lines.push(field("modified", d.modified.as_deref().unwrap_or("-")));
+    let models: Vec<&str> = d
+        .models
+        .iter()
+        .map(|m| m.model.as_str())
+        .filter(|m| *m != "Tools/summaries")
+        .collect();
+    lines.push(field(
+        "model",
+        &(if models.is_empty() {
+            "-".to_string()
+        } else {
+            models.join(", ")
+        }),
+    ));
+    lines.push(field(
+        "cost",
+        &format!(
+            "${:.4} · {} tokens · {} messages",
+            d.stats.cost, d.stats.tokens.total, d.stats.total_messages
+        ),
+    ));
+    lines.push(field("path", &d.path));
+    lines
+}
+
+/// The branch's last messages as `pidx context` renders them; the focus is the last line.
+fn context_lines(
+    conn: &Connection,
+    session: &Resolved,
+    leaf: Option<&str>,
+) -> crate::Result<(Vec<Line>, usize)> {
+    let ctx = context::build_context(conn, session, leaf)?;
+    let total = ctx.messages.len();
+    let tail = Context {
+        messages: ctx.messages[total.saturating_sub(LAST_MESSAGES)..].to_vec(),
+        ..ctx.clone()
+    };
+    let mut lines: Vec<Line> = render::context_lines(&tail)
+        .into_iter()
+        .map(|(style, text)| {
+            let style = match style {
+                "" => Style::Plain,
+                "2" => Style::Dim,
+                _ => Style::Role,
+            };
+            line(style, block(&text))
+        })
+        .collect();
+    if total > LAST_MESSAGES {
+        lines.insert(
+            1,
+            line(
+                Style::Dim,
+                format!("(the last {LAST_MESSAGES} of {total} messages)"),
+            ),
+        );
+    }
+    let focus = lines.len().saturating_sub(1);
+    Ok((lines, focus))
+}
+
+/// `pidx tree`'s lines; the focus is the hit's entry, else the current leaf.
+fn tree_lines(
+    conn: &Connection,
+    session: &Resolved,
+    entry: Option<&str>,
+) -> crate::Result<(Vec<Line>, usize)> {
+    let t = tree::build_tree(conn, session)?;
+    if t.unopenable {
+        return Ok((
+            vec![line(
+                Style::Problem,
+                "pi cannot open this file (no session header with an id first): no tree",
+            )],
+            0,
+        ));
+    }
+    let text = render::tree_lines(&t);
+    let wanted = |l: &str| match entry {
+        Some(id) => l.contains(&format!("{id} ")),
+        None => l.ends_with("← current leaf"),
+    };
+    let focus = text.iter().position(|l| wanted(l)).unwrap_or(0);
+    Ok((
+        text.into_iter().map(|t| line(Style::Plain, t)).collect(),
+        focus,
+    ))
+}

@@ -1,0 +1,129 @@
+//! The terminal while the picker runs: raw mode and the alternate screen on stderr (stdout stays
+//! free for `--print`), restored when the picker ends, fails or panics; and the event loop,
+//! which draws, waits for keys, the text loader and the background sync, and drains every
+//! pending key before drawing again.
+
+use std::io::{self, BufWriter, Stderr};
+use std::sync::mpsc::Receiver;
+use std::sync::Once;
+use std::time::Duration;
+
+use crossterm::event::{self, Event, KeyEventKind};
+use crossterm::terminal::{
+    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
+};
+use crossterm::{cursor, execute};
+use ratatui::backend::CrosstermBackend;
+use ratatui::Terminal;
+
+use super::app::{App, Effect};
+use super::data::{Source, Synced};
+use super::keys::Action;
+use super::ui;
+
+/// The picker's screen; dropping it gives the terminal back as it was.
+pub struct Screen {
+    terminal: Terminal<CrosstermBackend<BufWriter<Stderr>>>,
+}
+
+impl Screen {
+    /// Enters raw mode and the alternate screen.
+    ///
+    /// # Errors
+    /// The terminal refuses raw mode or cannot be written.
+    pub fn enter() -> io::Result<Screen> {
+        static HOOK: Once = Once::new();
+        HOOK.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(move |info| {
+                restore();
+                previous(info);
+            }));
+        });
+        enable_raw_mode()?;
+        let mut err = io::stderr();
+        if let Err(e) = execute!(err, EnterAlternateScreen) {
+            restore();
+            return Err(e);
+        }
+        // Buffered: a frame goes out in one write (stderr itself is unbuffered).
+        let out = BufWriter::with_capacity(1 << 16, io::stderr());
+        let terminal = Terminal::new(CrosstermBackend::new(out)).inspect_err(|_| {
+            restore();
+        })?;
+        Ok(Screen { terminal })
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        restore();
+    }
+}
+
+/// Leaves the alternate screen and raw mode (harmless when already left).
+fn restore() {
+    let _ = execute!(io::stderr(), LeaveAlternateScreen, cursor::Show);
+    let _ = disable_raw_mode();
+}
+
+/// Runs the picker until a key leaves it.
+///
+/// # Errors
+/// The terminal cannot be read or written.
+pub fn run(
+    screen: &mut Screen,
+    app: &mut App,
+    source: &mut Source,
+    mut sync: Option<Receiver<Synced>>,
+) -> io::Result<Effect> {
+    let pal = ui::Palette::new();
+    loop {
+        app.update_preview(source);
+        screen.terminal.draw(|f| ui::draw(f, app, &pal))?;
+        while !event::poll(Duration::from_millis(100))? {
+            if background(app, source, &mut sync) {
+                break;
+            }
+        }
+        while event::poll(Duration::ZERO)? {
+            match event::read()? {
+                Event::Key(k) if k.kind != KeyEventKind::Release => {
+                    match app.act(Action::of(k), source) {
+                        Effect::Stay => {}
+                        other => return Ok(other),
+                    }
+                }
+                Event::Resize(..) => screen.terminal.autoresize()?,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Takes what the background threads finished; true when the screen must be drawn again.
+fn background(app: &mut App, source: &mut Source, sync: &mut Option<Receiver<Synced>>) -> bool {
+    if app.poll_loaded(source) {
+        return true;
+    }
+    let Some(done) = sync.as_ref().and_then(|rx| rx.try_recv().ok()) else {
+        return false;
+    };
+    *sync = None;
+    match done {
+        Synced::Ran { changed, note } => {
+            if changed {
+                app.reload(source);
+            }
+            if note.is_some() {
+                app.status = note;
+            }
+            changed || app.status.is_some()
+        }
+        Synced::Skipped => false,
+        Synced::Failed(e) => {
+            app.status = Some(format!("the index could not be brought up to date: {e}"));
+            true
+        }
+    }
+}
