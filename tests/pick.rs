@@ -92,11 +92,20 @@ impl World {
 
     /// Writes a session of `cwd` as pi would: header, user message, assistant reply, name.
     fn add(&self, cwd: &Path, s: &Spec) -> PathBuf {
+        self.add_fork(cwd, s, None)
+    }
+
+    /// `add`, for a session forked from `parent` (pi's `parentSession` header field).
+    fn add_fork(&self, cwd: &Path, s: &Spec, parent: Option<&Path>) -> PathBuf {
         let now = chrono::Utc::now().timestamp_millis();
         let t = now - s.hours_ago * 3_600_000;
         let ts = iso(t);
+        let mut header = json!({"type":"session","version":3,"id":s.id,"timestamp":ts,"cwd":cwd});
+        if let Some(p) = parent {
+            header["parentSession"] = json!(p);
+        }
         let mut lines = vec![
-            json!({"type":"session","version":3,"id":s.id,"timestamp":ts,"cwd":cwd}),
+            header,
             json!({"type":"message","id":"e1","parentId":null,"timestamp":ts,
                    "message":{"role":"user","content":s.user,"timestamp":t}}),
             json!({"type":"message","id":"e2","parentId":"e1","timestamp":iso(t + 1000),
@@ -505,4 +514,79 @@ fn without_a_terminal_it_says_to_use_print_or_list() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn a_gateway_transcript_prints_its_key_and_path_instead_of_resuming() {
+    let w = World::new();
+    let sessions = w.dir.join(".openclaw/agents/main/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let header = json!({"type":"session","version":3,"id":"m1","timestamp":"2026-03-01T10:00:00.000Z",
+                        "cwd":"/home/bot/workspace"});
+    let user = json!({"type":"message","id":"u1","parentId":null,"timestamp":"2026-03-01T10:00:01.000Z",
+                      "message":{"role":"user","content":"plan the weekend trip","timestamp":1772359201000_i64}});
+    let transcript = sessions.join("m1.jsonl");
+    std::fs::write(&transcript, format!("{header}\n{user}\n")).unwrap();
+    std::fs::write(
+        sessions.join("sessions.json"),
+        json!({"agent:main:main": {"sessionId": "m1", "updatedAt": 1772359300000_i64}}).to_string(),
+    )
+    .unwrap();
+    let root = w.dir.join(".openclaw").display().to_string();
+    let db = w.db.display().to_string();
+    let args = ["--root", &root, "--db", &db, "pick", "--all", "weekend"];
+    let mut t = Term::spawn(&pidx_bin(), &args, &w.app, &w.env(), (30, 120));
+    t.wait_for("the transcript", |s| {
+        s.contains(&rows(1)) && s.contains("plan the weekend trip")
+    });
+    t.send(b"\r");
+    assert_eq!(t.wait_exit(), 0);
+    let s = t.screen();
+    assert!(s.contains("agent:main:main"), "{s}");
+    assert!(s.contains(&transcript.display().to_string()), "{s}");
+    assert!(!w.record.exists(), "pi cannot resume a gateway transcript");
+}
+
+#[test]
+fn the_threaded_sort_shows_forks_under_the_session_they_came_from() {
+    let w = World::new();
+    let [parser, ..] = three_sessions(&w);
+    let fork = Spec {
+        id: "66666666-ffff-4000-8000-000000000006",
+        hours_ago: 0,
+        name: Some("forked parser work"),
+        user: "Fix the parser for nested quotes",
+        assistant: "Trying another approach.",
+    };
+    w.add_fork(&w.app, &fork, Some(&parser));
+    w.sync();
+    let mut t = w.pick(&[], &w.app);
+    let s = t.wait_for("three sessions", |s| {
+        s.contains(&rows(3)) && s.contains("forked parser work")
+    });
+    let order: Vec<&str> = s
+        .lines()
+        .filter(|l| !l.starts_with('│') && (l.contains("parser work") || l.contains("websocket")))
+        .map(|l| l.split("  ").next().unwrap_or("").trim())
+        .collect();
+    assert_eq!(
+        order,
+        vec![
+            "Why is the websocket test flaky?",
+            "parser work",
+            "└ forked parser work"
+        ],
+        "{s}"
+    );
+    t.send(b"\x13"); // recent: the fork is the newest
+    let s = t.wait_text("sort: recent");
+    let first = s
+        .lines()
+        .find(|l| l.contains("parser work") || l.contains("websocket"));
+    assert!(
+        first.is_some_and(|l| l.starts_with("forked parser work")),
+        "{s}"
+    );
+    t.send(b"\x1b");
+    assert_eq!(t.wait_exit(), 1);
 }
