@@ -326,7 +326,7 @@ fn keys_toggle_scope_mode_sort_named_preview_and_tree() {
     t.resize(24, 80);
     t.wait_for("a redraw at 80 columns", |s| {
         s.lines().next().is_some_and(|l| l.contains("[full text]"))
-            && s.lines().any(|l| l.starts_with(" Enter resume"))
+            && s.lines().any(|l| l.starts_with(" Enter resume · ? keys"))
     });
     t.send(b"\x1b");
     assert_eq!(t.wait_exit(), 1);

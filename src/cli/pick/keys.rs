@@ -1,5 +1,5 @@
-//! The picker's keys, in one table: the help screen (`?`) and the README are written from it,
-//! and `Action::of` maps a key event to what it does.
+//! The picker's keys in one table, shown by the help screen (`?`; the README's table lists the
+//! same keys), and `Action::of`, which maps a key event to what it does.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -9,9 +9,9 @@ pub const HELP: &[(&str, &str)] = &[
         "type",
         "filter as `pidx list -q` (fuzzy words, \"phrases\", re:REGEX)",
     ),
-    ("Enter", "resume the session in pi (in its directory)"),
-    ("Esc / Ctrl-C", "leave (also closes this help)"),
-    ("↑ ↓  Ctrl-P Ctrl-N", "move"),
+    ("Enter", "resume the session in pi, in its directory"),
+    ("Esc, Ctrl-C", "leave (Esc also closes this help)"),
+    ("↑ ↓, Ctrl-P Ctrl-N", "move"),
     ("PgUp PgDn", "move a page"),
     ("Tab", "this project / all projects"),
     ("Ctrl-F", "full-text mode (`pidx search`) / session list"),
@@ -20,10 +20,10 @@ pub const HELP: &[(&str, &str)] = &[
     ("Ctrl-T", "preview: conversation / tree"),
     ("Shift-↑ Shift-↓", "scroll the preview"),
     (
-        "Backspace Ctrl-W Ctrl-U",
+        "Backspace, Ctrl-W, Ctrl-U",
         "delete a character / a word / everything typed",
     ),
-    ("?  F1", "this help (? when nothing is typed)"),
+    ("?, F1", "every key (`?` when nothing is typed)"),
 ];
 
 /// What a key does.

@@ -132,7 +132,7 @@ fn footer(app: &App, pal: &Palette) -> Line<'static> {
     };
     Line::styled(
         format!(
-            " Enter resume · Tab {scope} · Ctrl-F {other} · Ctrl-S sort · Ctrl-O named · Ctrl-T tree · ? keys · Esc quit"
+            " Enter resume · ? keys · Esc quit · Tab {scope} · Ctrl-F {other} · Ctrl-S sort · Ctrl-O named · Ctrl-T tree"
         ),
         Style::new().add_modifier(Modifier::DIM),
     )
@@ -348,12 +348,12 @@ fn help(frame: &mut Frame, pal: &Palette) {
         .iter()
         .map(|(k, what)| {
             Line::from(vec![
-                Span::styled(format!(" {k:<24}"), pal.fg(Color::Cyan)),
+                Span::styled(format!(" {k:<27}"), pal.fg(Color::Cyan)),
                 Span::raw(*what),
             ])
         })
         .collect();
-    let area = centered(frame, 92, lines.len() as u16 + 2);
+    let area = centered(frame, 96, lines.len() as u16 + 2);
     frame.render_widget(Clear, area);
     frame.render_widget(
         Paragraph::new(lines).block(Block::bordered().title(" keys (any key closes) ")),
