@@ -6,6 +6,8 @@
 //! The one known difference: `re:` patterns run on Rust's `regex` crate, so JavaScript-only
 //! syntax (look-around, back-references) is an invalid pattern here (no results).
 
+use std::cell::Cell;
+
 use regex::RegexBuilder;
 
 use crate::pi::js;
@@ -149,35 +151,81 @@ fn score(s: &SessionInfo, parsed: &Parsed) -> Option<f64> {
         serde_json::Value::Null => "null".to_string(),
         other => js::join_string(other),
     });
-    let text = format!(
-        "{id} {} {} {}",
+    let parts = [
+        id.as_str(),
         s.name.as_deref().unwrap_or(""),
         s.all_messages_text.as_deref().unwrap_or(""),
-        s.cwd
-    );
+        s.cwd.as_str(),
+    ];
     match parsed {
-        Parsed::Regex(re) => re
-            .find(&text)
-            .map(|m| text[..m.start()].encode_utf16().count() as f64 * 0.1),
+        Parsed::Regex(re) => {
+            let text = parts.join(" ");
+            re.find(&text)
+                .map(|m| text[..m.start()].encode_utf16().count() as f64 * 0.1)
+        }
         Parsed::Tokens(tokens) => {
             let mut total = 0.0;
             let mut normalized: Option<Vec<u16>> = None;
-            let lowered = lower16(&text);
             for t in tokens {
                 if t.phrase {
-                    let hay = normalized.get_or_insert_with(|| normalize(&text));
+                    let hay = normalized.get_or_insert_with(|| normalize(&parts.join(" ")));
                     let phrase = normalize(&t.value);
                     if phrase.is_empty() {
                         continue;
                     }
                     total += index_of(hay, &phrase, 0)? as f64 * 0.1;
                 } else {
-                    total += fuzzy_match(&t.value, &lowered)?;
+                    total += fuzzy_match(&t.value, &parts)?;
                 }
             }
             Some(total)
         }
     }
+}
+
+/// The UTF-16 units of `parts` joined by spaces and lower-cased, produced as they are needed:
+/// a fuzzy match usually ends long before a session's text does, so the picker does not
+/// lower-case megabytes per keystroke. `sigma` is set on meeting 'Σ', the one letter whose
+/// lower case depends on its neighbours (final sigma), which only a whole-text
+/// `toLowerCase` gets right.
+fn lowered<'a>(parts: &'a [&'a str], sigma: &'a Cell<bool>) -> impl Iterator<Item = u16> + 'a {
+    parts
+        .iter()
+        .enumerate()
+        .flat_map(|(k, p)| (k > 0).then_some(' ').into_iter().chain(p.chars()))
+        .inspect(move |&c| {
+            if c == 'Σ' {
+                sigma.set(true);
+            }
+        })
+        .flat_map(char::to_lowercase)
+        .flat_map(|c| {
+            let mut units = [0u16; 2];
+            let n = c.encode_utf16(&mut units).len();
+            units.into_iter().take(n)
+        })
+}
+
+/// pi-tui's `fuzzyMatch` of `query` against `parts` joined by spaces and lower-cased.
+fn fuzzy_match(query: &str, parts: &[&str]) -> Option<f64> {
+    let q = query.to_lowercase();
+    let swapped = swap_letters_digits(&q);
+    let sigma = Cell::new(false);
+    let once = |q: &str| {
+        fuzzy_once(
+            &q.encode_utf16().collect::<Vec<_>>(),
+            lowered(parts, &sigma),
+        )
+    };
+    let mut result = once(&q).or_else(|| swapped.as_deref().and_then(once).map(|s| s + 5.0));
+    if sigma.get() {
+        // A 'Σ' before the match ended: lower-case the whole text, as JavaScript does.
+        let whole: Vec<u16> = lower16(&parts.join(" "));
+        let once =
+            |q: &str| fuzzy_once(&q.encode_utf16().collect::<Vec<_>>(), whole.iter().copied());
+        result = once(&q).or_else(|| swapped.as_deref().and_then(once).map(|s| s + 5.0));
+    }
+    result
 }
 
 /// pi's `normalizeWhitespaceLower`: lower case, white-space runs as one space, trimmed.
@@ -209,16 +257,6 @@ fn index_of(hay: &[u16], needle: &[u16], from: usize) -> Option<usize> {
     (from..=hay.len() - needle.len()).find(|&i| hay[i..i + needle.len()] == *needle)
 }
 
-/// pi-tui's `fuzzyMatch` against an already lower-cased text.
-fn fuzzy_match(query: &str, text: &[u16]) -> Option<f64> {
-    let q = query.to_lowercase();
-    if let Some(score) = fuzzy_once(&q.encode_utf16().collect::<Vec<_>>(), text) {
-        return Some(score);
-    }
-    let swapped = swap_letters_digits(&q)?;
-    fuzzy_once(&swapped.encode_utf16().collect::<Vec<_>>(), text).map(|s| s + 5.0)
-}
-
 /// `abc123` -> `123abc` and back (ASCII letters and digits only), as pi-tui retries.
 fn swap_letters_digits(q: &str) -> Option<String> {
     let split =
@@ -233,19 +271,29 @@ fn is_boundary(unit: u16) -> bool {
     char::from_u32(u32::from(unit)).is_some_and(|c| js_space(c) || "-_./:".contains(c))
 }
 
-fn fuzzy_once(q: &[u16], text: &[u16]) -> Option<f64> {
+/// One pass of pi-tui's `fuzzyMatch` over a lower-cased text given unit by unit: the text is
+/// read only up to where the query's last character matched (one more unit when the query
+/// could equal the whole text).
+fn fuzzy_once(q: &[u16], mut text: impl Iterator<Item = u16>) -> Option<f64> {
     if q.is_empty() {
         return Some(0.0);
-    }
-    if q.len() > text.len() {
-        return None;
     }
     let mut score = 0.0f64;
     let mut last: Option<usize> = None;
     let mut consecutive = 0.0f64;
+    // Units read so far, and the last of them.
+    let mut read = 0usize;
+    let mut prev: Option<u16> = None;
     for &unit in q {
-        let from = last.map_or(0, |l| l + 1);
-        let i = from + text.get(from..)?.iter().position(|&u| u == unit)?;
+        let (i, before) = loop {
+            let u = text.next()?;
+            let at = (read, prev);
+            read += 1;
+            prev = Some(u);
+            if u == unit {
+                break at;
+            }
+        };
         // As in pi-tui, a first match at index 0 counts as consecutive (-1 + 1 == 0).
         if last.map_or(i == 0, |l| l + 1 == i) {
             consecutive += 1.0;
@@ -256,13 +304,14 @@ fn fuzzy_once(q: &[u16], text: &[u16]) -> Option<f64> {
                 score += (i - l - 1) as f64 * 2.0;
             }
         }
-        if i == 0 || is_boundary(text[i - 1]) {
+        if i == 0 || before.is_some_and(is_boundary) {
             score -= 10.0;
         }
         score += i as f64 * 0.1;
         last = Some(i);
     }
-    if q == text {
+    // The query is the whole text: it matched at 0.. and nothing follows.
+    if last == Some(q.len() - 1) && text.next().is_none() {
         score -= 100.0;
     }
     Some(score)
@@ -279,11 +328,24 @@ mod tests {
         // c at 3: gap +2, boundary -10, +0.3
         let expected = -5.0 - 10.0 - 10.0 + 0.1 + 2.0 - 10.0 + 0.3;
         assert_eq!(
-            fuzzy_once(&"abc".encode_utf16().collect::<Vec<_>>(), &t),
+            fuzzy_once(&"abc".encode_utf16().collect::<Vec<_>>(), t.iter().copied()),
             Some(expected)
         );
         assert_eq!(swap_letters_digits("abc123").as_deref(), Some("123abc"));
         assert_eq!(swap_letters_digits("12ab").as_deref(), Some("ab12"));
         assert_eq!(swap_letters_digits("a1b"), None);
+    }
+
+    #[test]
+    fn lazy_lowering_matches_whole_text_lowering() {
+        // A final capital sigma lowers to ς, as JavaScript's toLowerCase does.
+        assert!(fuzzy_match("οδος", &["ΟΔΟΣ"]).is_some());
+        assert!(fuzzy_match("οδοσ", &["ΟΔΟΣ"]).is_none());
+        // The whole text equal to the query earns pi-tui's exact-match bonus; a prefix does not.
+        let exact = fuzzy_match("ab", &["AB"]).unwrap();
+        let prefix = fuzzy_match("ab", &["ABC"]).unwrap();
+        assert_eq!(prefix - exact, 100.0);
+        // Parts are joined by one space: the space is a word boundary.
+        assert_eq!(fuzzy_match("b", &["a", "b"]), Some(-10.0 + 0.2));
     }
 }

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::mpsc::Receiver;
 
-use super::data::Source;
+use super::data::{Loaded, Source};
 use super::keys::Action;
 use super::preview::{self, Preview, Target};
 use super::rows::{self, SessionRow, Sort};
@@ -40,6 +40,20 @@ pub enum Effect {
     Chosen(Choice),
 }
 
+/// How much of every project's list is loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Have {
+    /// Nothing, or the first screenful (enough for the first paint).
+    Page,
+    /// Every session.
+    List,
+    /// Every session with pi's `allMessagesText` (what typed text is matched against).
+    Text,
+}
+
+/// Rows a first paint of every project reads before the rest is loaded.
+const FIRST_PAGE: usize = 200;
+
 /// Everything on screen.
 pub struct App {
     pub query: String,
@@ -54,13 +68,18 @@ pub struct App {
     /// `--print`: Enter prints the path, so a missing cwd does not matter.
     pub print: bool,
     pub selected: usize,
+    /// The first session row on screen.
+    pub offset: usize,
     /// Preview lines scrolled away from where it opens (its focus).
     pub scroll: isize,
     /// A one-line message for the status bar.
     pub status: Option<String>,
-    pub this: Vec<SessionInfo>,
+    /// This project's sessions, once needed.
+    pub this: Option<Vec<SessionInfo>>,
+    /// Every project's sessions: a first page, then all, then with the messages' text.
     pub every: Option<Vec<SessionInfo>>,
-    loading: Option<Receiver<Result<Vec<SessionInfo>, String>>>,
+    pub have: Have,
+    loading: Option<Receiver<Loaded>>,
     pub session_rows: Vec<SessionRow>,
     pub hits: Vec<Hit>,
     pub hit_rows: Vec<usize>,
@@ -77,11 +96,15 @@ impl App {
     /// # Errors
     /// Index errors.
     pub fn new(source: &Source, query: String, print: bool, all: bool) -> anyhow::Result<App> {
-        let this = source.sessions(false)?;
+        let this = if all {
+            None
+        } else {
+            Some(source.sessions(false, None)?)
+        };
         let mut app = App {
             query,
             mode: Mode::List,
-            all: all || this.is_empty(),
+            all: this.as_ref().is_none_or(Vec::is_empty),
             sort: Sort::Threaded,
             named_only: false,
             tree: false,
@@ -89,11 +112,13 @@ impl App {
             confirm: None,
             print,
             selected: 0,
+            offset: 0,
             scroll: 0,
             status: None,
             this,
             every: None,
-            loading: Some(source.load_all()),
+            have: Have::Page,
+            loading: None,
             session_rows: Vec::new(),
             hits: Vec::new(),
             hit_rows: Vec::new(),
@@ -102,13 +127,18 @@ impl App {
             cwd: source.cwd.clone(),
         };
         if app.all {
-            app.every = Some(source.sessions(true)?);
-        }
-        if !app.typed().is_empty() {
-            app.wait_for_text();
+            app.every = Some(source.sessions(true, Some(FIRST_PAGE))?);
         }
         app.refilter(source);
         Ok(app)
+    }
+
+    /// Starts loading every session, then their messages' text, on a thread (after the first
+    /// paint, so the two do not compete for the CPU), unless that is done or under way.
+    pub fn start_loading(&mut self, source: &Source) {
+        if self.loading.is_none() && self.have < Have::Text {
+            self.loading = Some(source.load_all());
+        }
     }
 
     fn typed(&self) -> &str {
@@ -117,10 +147,8 @@ impl App {
 
     /// The loaded list in scope.
     pub fn sessions(&self) -> &[SessionInfo] {
-        match (&self.every, self.all) {
-            (Some(every), true) => every,
-            _ => &self.this,
-        }
+        let list = if self.all { &self.every } else { &self.this };
+        list.as_deref().unwrap_or_default()
     }
 
     /// Rows in the list.
@@ -131,45 +159,97 @@ impl App {
         }
     }
 
-    /// Takes the text loader's answer if it is there (`wait`: block for it).
-    fn take_loaded(&mut self, wait: bool) -> bool {
-        let Some(rx) = &self.loading else {
-            return false;
-        };
-        let got = if wait {
-            rx.recv().ok()
-        } else {
-            rx.try_recv().ok()
-        };
-        let Some(result) = got else {
-            return false;
-        };
-        self.loading = None;
-        match result {
-            Ok(every) => {
-                let text: std::collections::HashMap<i64, &String> = every
-                    .iter()
-                    .filter_map(|s| s.all_messages_text.as_ref().map(|t| (s.file_id, t)))
-                    .collect();
-                for s in &mut self.this {
-                    s.all_messages_text = text.get(&s.file_id).map(|t| (*t).clone());
-                }
-                self.every = Some(every);
-            }
-            Err(e) => self.status = Some(format!("cannot load the messages' text: {e}")),
-        }
-        true
+    /// Whether the list shown is still a first page.
+    pub fn partial(&self) -> bool {
+        self.all && self.mode == Mode::List && self.have == Have::Page
     }
 
-    /// Blocks until the messages' text is loaded (typed text is matched against it).
-    fn wait_for_text(&mut self) {
-        self.take_loaded(true);
+    /// Takes what the loader sent; with `text`, blocks until the messages' text is there.
+    /// True when anything arrived.
+    fn take_loaded(&mut self, text: bool) -> bool {
+        let mut arrived = false;
+        while let Some(rx) = &self.loading {
+            let got = if text {
+                rx.recv().ok()
+            } else {
+                match rx.try_recv() {
+                    Ok(l) => Some(l),
+                    Err(std::sync::mpsc::TryRecvError::Empty) => break,
+                    Err(_) => None,
+                }
+            };
+            let Some(loaded) = got else {
+                self.loading = None;
+                break;
+            };
+            arrived = true;
+            match loaded {
+                Ok((every, have)) => {
+                    self.every = Some(every);
+                    self.have = have;
+                    self.attach_text();
+                    if have == Have::Text {
+                        self.loading = None;
+                    }
+                }
+                Err(e) => {
+                    self.status = Some(format!("cannot load every session: {e}"));
+                    self.loading = None;
+                }
+            }
+        }
+        arrived
+    }
+
+    /// Gives this project's sessions the text loaded with every project's.
+    fn attach_text(&mut self) {
+        let (Some(this), Some(every), Have::Text) = (&mut self.this, &self.every, self.have) else {
+            return;
+        };
+        let text: std::collections::HashMap<i64, &String> = every
+            .iter()
+            .filter_map(|s| s.all_messages_text.as_ref().map(|t| (s.file_id, t)))
+            .collect();
+        for s in this {
+            s.all_messages_text = text.get(&s.file_id).map(|t| (*t).clone());
+        }
+    }
+
+    /// Makes sure what the rows need is loaded: this project's list, every session, and for
+    /// typed text the messages' text (waiting for the loader when it must).
+    fn ensure_loaded(&mut self, source: &Source) {
+        if !self.all && self.this.is_none() {
+            match source.sessions(false, None) {
+                Ok(this) => self.this = Some(this),
+                Err(e) => self.status = Some(format!("cannot list this project: {e}")),
+            }
+            self.attach_text();
+        }
+        let need = if self.typed().is_empty() {
+            Have::List
+        } else {
+            Have::Text
+        };
+        if let (false, Have::Text, Some(this)) = (self.all, need, &mut self.this) {
+            // This project alone: its own text is quicker to read than everybody's.
+            for s in this.iter_mut().filter(|s| s.all_messages_text.is_none()) {
+                s.all_messages_text = Some(source.text(s.file_id).unwrap_or_default());
+            }
+            return;
+        }
+        if self.mode == Mode::List && self.have < need && (self.all || need == Have::Text) {
+            self.start_loading(source);
+            while self.have < need && self.loading.is_some() {
+                self.take_loaded(true);
+            }
+        }
     }
 
     /// Applies the loader's answer when it arrived; true when the list changed.
     pub fn poll_loaded(&mut self, source: &Source) -> bool {
+        let before = self.selected_path();
         if self.take_loaded(false) {
-            self.refilter_keeping(source);
+            self.refilter_keeping(source, before);
             return true;
         }
         false
@@ -177,21 +257,18 @@ impl App {
 
     /// Reads the lists again after the background sync changed the index.
     pub fn reload(&mut self, source: &mut Source) {
+        let before = self.selected_path();
         if let Err(e) = source.refresh_scope() {
             self.status = Some(format!("cannot reload: {e}"));
             return;
         }
-        match source.sessions(false) {
-            Ok(this) => self.this = this,
-            Err(e) => self.status = Some(format!("cannot reload: {e}")),
-        }
+        self.this = None;
         self.every = None;
-        self.loading = Some(source.load_all());
-        if self.all || !self.typed().is_empty() {
-            self.wait_for_text();
-        }
+        self.have = Have::Page;
+        self.loading = None;
         self.preview = None;
-        self.refilter_keeping(source);
+        self.start_loading(source);
+        self.refilter_keeping(source, before);
     }
 
     /// Recomputes the rows for the typed text; the selection goes to the first row.
@@ -200,9 +277,7 @@ impl App {
         self.scroll = 0;
         match self.mode {
             Mode::List => {
-                if !self.typed().is_empty() || (self.all && self.every.is_none()) {
-                    self.wait_for_text();
-                }
+                self.ensure_loaded(source);
                 self.session_rows =
                     rows::session_rows(self.sessions(), &self.query, self.sort, self.named_only);
             }
@@ -224,8 +299,8 @@ impl App {
     }
 
     /// Recomputes the rows, keeping the selected session selected when it is still listed.
-    fn refilter_keeping(&mut self, source: &Source) {
-        let before = self.selected_path();
+    /// (`before`: the selected path, taken before the state changed.)
+    fn refilter_keeping(&mut self, source: &Source, before: Option<String>) {
         self.refilter(source);
         if let Some(path) = before {
             if let Some(i) = (0..self.len()).find(|&i| self.path_at(i) == Some(path.as_str())) {
@@ -239,7 +314,8 @@ impl App {
             Mode::List => self
                 .session_rows
                 .get(row)
-                .map(|r| self.sessions()[r.index].path.as_str()),
+                .and_then(|r| self.sessions().get(r.index))
+                .map(|s| s.path.as_str()),
             Mode::Text => self.hit_rows.get(row).map(|&h| self.hits[h].path.as_str()),
         }
     }
@@ -252,7 +328,9 @@ impl App {
     pub fn target(&self) -> Option<Target> {
         let (file_id, path, entry_id) = match self.mode {
             Mode::List => {
-                let s = &self.sessions()[self.session_rows.get(self.selected)?.index];
+                let s = self
+                    .sessions()
+                    .get(self.session_rows.get(self.selected)?.index)?;
                 (s.file_id, s.path.clone(), None)
             }
             Mode::Text => {
@@ -327,8 +405,9 @@ impl App {
                 self.query.truncate(cut);
             }
             Action::Scope => {
+                let before = self.selected_path();
                 self.all = !self.all;
-                return self.refilter_keeping(source);
+                return self.refilter_keeping(source, before);
             }
             Action::Mode => {
                 self.mode = match self.mode {
@@ -338,12 +417,14 @@ impl App {
                 return self.refilter(source);
             }
             Action::Sort => {
+                let before = self.selected_path();
                 self.sort = self.sort.next();
-                return self.refilter_keeping(source);
+                return self.refilter_keeping(source, before);
             }
             Action::Named => {
+                let before = self.selected_path();
                 self.named_only = !self.named_only;
-                return self.refilter_keeping(source);
+                return self.refilter_keeping(source, before);
             }
             _ => return,
         }
@@ -381,8 +462,8 @@ impl App {
         let info = self
             .every
             .iter()
-            .flatten()
             .chain(self.this.iter())
+            .flatten()
             .find(|s| s.file_id == target.file_id);
         let cwd = match self.mode {
             Mode::List => info.map(|s| s.cwd.clone()).unwrap_or_default(),

@@ -10,6 +10,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::super::env::Env;
+use super::app::Have;
 use crate::ingest::discover::Root;
 use crate::ingest::sync::{sync, SyncOptions};
 use crate::query::list::{self, ListOptions, SessionInfo};
@@ -60,17 +61,25 @@ impl Source {
         Ok(())
     }
 
-    /// `pidx list` (or `list --all`), without the messages' text.
+    /// `pidx list` (or `list --all`), without the messages' text, at most `limit` rows.
     ///
     /// # Errors
     /// Index errors.
-    pub fn sessions(&self, all: bool) -> Result<Vec<SessionInfo>> {
+    pub fn sessions(&self, all: bool, limit: Option<usize>) -> Result<Vec<SessionInfo>> {
         let opts = ListOptions {
             cwd: (!all).then(|| self.cwd.clone()),
-            limit: None,
+            limit,
             with_text: false,
         };
         Ok(list::list_sessions(&self.store.conn, &self.scope, &opts)?)
+    }
+
+    /// One session's `allMessagesText`.
+    ///
+    /// # Errors
+    /// Index errors.
+    pub fn text(&self, file_id: i64) -> Result<String> {
+        Ok(list::all_messages_text(&self.store.conn, file_id)?)
     }
 
     /// `pidx search QUERY` over this project or all of them, at most [`HIT_LIMIT`] hits.
@@ -92,28 +101,47 @@ impl Source {
         Ok(search::search(&self.store.conn, &self.scope, &opts)?)
     }
 
-    /// Starts loading every project's sessions with pi's `allMessagesText` (what typed text
-    /// is matched against) on a thread with its own connection.
-    pub fn load_all(&self) -> Receiver<Result<Vec<SessionInfo>, String>> {
+    /// Starts loading every project's sessions on a thread with its own connection: the list
+    /// first, then the same with pi's `allMessagesText` (what typed text is matched against).
+    pub fn load_all(&self) -> Receiver<Loaded> {
         let (tx, rx) = mpsc::channel();
         let db = self.db.clone();
         let scope = self.scope.clone();
         std::thread::spawn(move || {
-            let opts = ListOptions {
-                cwd: None,
-                limit: None,
-                with_text: true,
-            };
-            let loaded = Store::open_read_only(&db)
+            let opts = ListOptions::default();
+            let listed = Store::open_read_only(&db)
                 .map_err(|e| e.to_string())
                 .and_then(|store| {
-                    list::list_sessions(&store.conn, &scope, &opts).map_err(|e| e.to_string())
+                    let list = list::list_sessions(&store.conn, &scope, &opts);
+                    list.map(|l| (store, l)).map_err(|e| e.to_string())
                 });
-            let _ = tx.send(loaded);
+            let (store, mut every) = match listed {
+                Ok(x) => x,
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            };
+            if tx.send(Ok((every.clone(), Have::List))).is_err() {
+                return;
+            }
+            for s in &mut every {
+                match list::all_messages_text(&store.conn, s.file_id) {
+                    Ok(t) => s.all_messages_text = Some(t),
+                    Err(e) => {
+                        let _ = tx.send(Err(e.to_string()));
+                        return;
+                    }
+                }
+            }
+            let _ = tx.send(Ok((every, Have::Text)));
         });
         rx
     }
 }
+
+/// What the loader sends: every session, and how much of them it holds.
+pub type Loaded = Result<(Vec<SessionInfo>, Have), String>;
 
 /// How the background freshness sync ended.
 #[derive(Debug)]

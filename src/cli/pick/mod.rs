@@ -61,11 +61,11 @@ pub fn run(env: &Env, args: &PickArgs) -> Result<Found> {
         };
     }
     let mut source = data::Source::open(env, cwd)?;
-    let sync = (!env.global.no_sync).then(|| data::spawn_sync(env));
     let query = args.query.clone().unwrap_or_default();
     let mut app = App::new(&source, query, args.print, args.all)?;
     let effect = {
         let mut screen = term::Screen::enter().context("setting up the terminal")?;
+        let sync = || (!env.global.no_sync).then(|| data::spawn_sync(env));
         term::run(&mut screen, &mut app, &mut source, sync)?
     };
     match effect {

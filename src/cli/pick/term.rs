@@ -75,12 +75,19 @@ pub fn run(
     screen: &mut Screen,
     app: &mut App,
     source: &mut Source,
-    mut sync: Option<Receiver<Synced>>,
+    start_sync: impl FnOnce() -> Option<Receiver<Synced>>,
 ) -> io::Result<Effect> {
+    let mut sync = None;
     let pal = ui::Palette::new();
+    let mut start_sync = Some(start_sync);
     loop {
         app.update_preview(source);
         screen.terminal.draw(|f| ui::draw(f, app, &pal))?;
+        if let Some(start) = start_sync.take() {
+            // The rest starts once the first screen is out.
+            app.start_loading(source);
+            sync = start();
+        }
         while !event::poll(Duration::from_millis(100))? {
             if background(app, source, &mut sync) {
                 break;

@@ -103,8 +103,9 @@ fn title(app: &App, pal: &Palette) -> Line<'static> {
         Span::raw(" "),
         Span::styled(mode, pal.fg(Color::Yellow).add_modifier(Modifier::BOLD)),
         Span::raw(format!(
-            " {scope} · {} rows · sort: {}",
+            " {scope} · {}{} rows · sort: {}",
             app.len(),
+            if app.partial() { "+" } else { "" },
             app.sort.name()
         )),
     ];
@@ -149,10 +150,18 @@ fn project(cwd: &str, max: usize) -> String {
     format!("…{tail}")
 }
 
-fn sessions(frame: &mut Frame, app: &App, area: Rect, pal: &Palette) {
+fn sessions(frame: &mut Frame, app: &mut App, area: Rect, pal: &Palette) {
     let now = chrono::Utc::now().timestamp_millis();
+    // Only the rows on screen are built (10,000 sessions would cost a frame each time).
+    let height = area.height.saturating_sub(1) as usize;
+    if app.selected < app.offset {
+        app.offset = app.selected;
+    } else if height > 0 && app.selected >= app.offset + height {
+        app.offset = app.selected + 1 - height;
+    }
     let list = app.sessions();
-    let rows = app.session_rows.iter().map(|r| {
+    let visible = app.session_rows.iter().skip(app.offset).take(height);
+    let rows = visible.map(|r| {
         let s = &list[r.index];
         let indent = if r.depth > 0 {
             format!("{}└ ", "  ".repeat(r.depth - 1))
@@ -188,7 +197,7 @@ fn sessions(frame: &mut Frame, app: &App, area: Rect, pal: &Palette) {
     let table = Table::new(rows, widths)
         .header(Row::new(header).style(Style::new().add_modifier(Modifier::DIM)))
         .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED));
-    let mut state = TableState::default().with_selected(Some(app.selected));
+    let mut state = TableState::default().with_selected(Some(app.selected - app.offset));
     frame.render_stateful_widget(table, area, &mut state);
     if app.session_rows.is_empty() {
         empty(frame, area, "no session matches");
