@@ -169,19 +169,25 @@ fn summary(mut v: Vec<Duration>) -> String {
 /// Types `text` one key at a time; each key's time until the prompt row shows it.
 fn type_keys(pick: &mut Pick, typed: &mut String, text: &str) -> Result<Vec<Duration>> {
     let mut out = Vec::new();
+    // A trailing space does not show on the screen: it is not timed (the next key's time
+    // includes it).
     for c in text.chars() {
         typed.push(c);
         let want = format!("> {typed}");
         let t0 = Instant::now();
         pick.send(c.to_string().as_bytes())?;
-        out.push(pick.until(t0, |r| r[1].trim_end() == want)?);
+        if c != ' ' {
+            out.push(pick.until(t0, |r| r[1].trim_end() == want)?);
+        }
     }
     for _ in 0..text.chars().count() {
-        typed.pop();
+        let gone = typed.pop();
         let want = format!("> {typed}");
         let t0 = Instant::now();
         pick.send(b"\x7f")?;
-        out.push(pick.until(t0, |r| r[1].trim_end() == want.trim_end())?);
+        if gone != Some(' ') {
+            out.push(pick.until(t0, |r| r[1].trim_end() == want.trim_end())?);
+        }
     }
     Ok(out)
 }

@@ -25,17 +25,26 @@ pub fn filter_and_sort(sessions: Vec<SessionInfo>, query: &str) -> Vec<SessionIn
 /// order (all of them, as listed, for an empty query). The picker filters its in-memory list
 /// with it on every keystroke.
 pub fn rank(sessions: &[SessionInfo], query: &str) -> Vec<usize> {
+    rank_among(sessions, query, 0..sessions.len())
+}
+
+/// `rank` over the sessions at `among` only (ascending indexes): the picker narrows each
+/// keystroke's search to what matched the text typed before it (see [`narrows`]).
+pub fn rank_among(
+    sessions: &[SessionInfo],
+    query: &str,
+    among: impl IntoIterator<Item = usize>,
+) -> Vec<usize> {
     let trimmed = js_trim(query);
     if trimmed.is_empty() {
-        return (0..sessions.len()).collect();
+        return among.into_iter().collect();
     }
     let Some(parsed) = parse(trimmed) else {
         return Vec::new();
     };
-    let mut scored: Vec<(f64, usize)> = sessions
-        .iter()
-        .enumerate()
-        .filter_map(|(i, s)| score(s, &parsed).map(|sc| (sc, i)))
+    let mut scored: Vec<(f64, usize)> = among
+        .into_iter()
+        .filter_map(|i| score(&sessions[i], &parsed).map(|sc| (sc, i)))
         .collect();
     // Array#sort is stable: equal keys keep the listing order.
     scored.sort_by(|&(a, ia), &(b, ib)| {
@@ -61,6 +70,14 @@ pub fn query_problem(query: &str) -> Option<String> {
             e.to_string().lines().last().unwrap_or("invalid")
         )),
     }
+}
+
+/// Whether every session matching `after` also matches `before`, so `after` needs to look
+/// only at `before`'s matches: true when `after` extends `before` with fuzzy words (a longer
+/// word, or another one). Quotes (phrases) and `re:` patterns do not narrow that way.
+pub fn narrows(before: &str, after: &str) -> bool {
+    let plain = |q: &str| !q.contains('"') && !js_trim(q).starts_with("re:");
+    after.starts_with(before) && plain(before) && plain(after)
 }
 
 enum Parsed {
@@ -188,22 +205,66 @@ fn score(s: &SessionInfo, parsed: &Parsed) -> Option<f64> {
 /// lower-case megabytes per keystroke. `sigma` is set on meeting 'Σ', the one letter whose
 /// lower case depends on its neighbours (final sigma), which only a whole-text
 /// `toLowerCase` gets right.
-fn lowered<'a>(parts: &'a [&'a str], sigma: &'a Cell<bool>) -> impl Iterator<Item = u16> + 'a {
-    parts
-        .iter()
-        .enumerate()
-        .flat_map(|(k, p)| (k > 0).then_some(' ').into_iter().chain(p.chars()))
-        .inspect(move |&c| {
-            if c == 'Σ' {
-                sigma.set(true);
+struct Lowered<'a> {
+    parts: &'a [&'a str],
+    part: usize,
+    /// Byte offset in the current part.
+    at: usize,
+    /// Units of a non-ASCII character's lower case still to give.
+    pending: [u16; 6],
+    pending_at: usize,
+    pending_len: usize,
+    sigma: &'a Cell<bool>,
+}
+
+fn lowered<'a>(parts: &'a [&'a str], sigma: &'a Cell<bool>) -> Lowered<'a> {
+    Lowered {
+        parts,
+        part: 0,
+        at: 0,
+        pending: [0; 6],
+        pending_at: 0,
+        pending_len: 0,
+        sigma,
+    }
+}
+
+impl Iterator for Lowered<'_> {
+    type Item = u16;
+
+    fn next(&mut self) -> Option<u16> {
+        if self.pending_at < self.pending_len {
+            self.pending_at += 1;
+            return Some(self.pending[self.pending_at - 1]);
+        }
+        loop {
+            let part = *self.parts.get(self.part)?;
+            let Some(&b) = part.as_bytes().get(self.at) else {
+                self.part += 1;
+                self.at = 0;
+                if self.part < self.parts.len() {
+                    return Some(u16::from(b' '));
+                }
+                continue;
+            };
+            if b.is_ascii() {
+                self.at += 1;
+                return Some(u16::from(b.to_ascii_lowercase()));
             }
-        })
-        .flat_map(char::to_lowercase)
-        .flat_map(|c| {
-            let mut units = [0u16; 2];
-            let n = c.encode_utf16(&mut units).len();
-            units.into_iter().take(n)
-        })
+            let c = part[self.at..].chars().next()?;
+            self.at += c.len_utf8();
+            if c == 'Σ' {
+                self.sigma.set(true);
+            }
+            // A character lowers to at most three, each at most two units.
+            self.pending_len = 0;
+            for l in c.to_lowercase() {
+                self.pending_len += l.encode_utf16(&mut self.pending[self.pending_len..]).len();
+            }
+            self.pending_at = 1;
+            return Some(self.pending[0]);
+        }
+    }
 }
 
 /// pi-tui's `fuzzyMatch` of `query` against `parts` joined by spaces and lower-cased.
@@ -334,6 +395,61 @@ mod tests {
         assert_eq!(swap_letters_digits("abc123").as_deref(), Some("123abc"));
         assert_eq!(swap_letters_digits("12ab").as_deref(), Some("ab12"));
         assert_eq!(swap_letters_digits("a1b"), None);
+    }
+
+    fn session(text: &str) -> SessionInfo {
+        SessionInfo {
+            file_id: 0,
+            path: String::new(),
+            id: Some(serde_json::Value::from("0199aa")),
+            cwd: "/home/u/app".into(),
+            name: None,
+            parent_session_path: None,
+            created_ms: None,
+            modified_ms: 0,
+            message_count: 1,
+            first_message: String::new(),
+            all_messages_text: Some(text.into()),
+            gateway: None,
+        }
+    }
+
+    #[test]
+    fn narrowing_keystroke_by_keystroke_gives_the_full_ranking() {
+        let sessions: Vec<SessionInfo> = [
+            "borrow checker fights",
+            "the checker borrowed a book",
+            "ab12 and 12ab",
+            "nothing here",
+            "ΟΔΟΣ bo rr ow",
+            "Borrow CHECK",
+        ]
+        .iter()
+        .map(|t| session(t))
+        .collect();
+        for query in ["borrow check", "ab12", "b r w x", "odos", "οδος b"] {
+            let mut before: Vec<usize> = (0..sessions.len()).collect();
+            let mut typed = String::new();
+            for c in query.chars() {
+                typed.push(c);
+                let mut among = before.clone();
+                among.sort_unstable();
+                let narrowed = rank_among(&sessions, &typed, among);
+                assert_eq!(narrowed, rank(&sessions, &typed), "{typed:?}");
+                before = narrowed;
+            }
+        }
+    }
+
+    #[test]
+    fn only_added_fuzzy_words_narrow() {
+        assert!(narrows("bor", "borrow"));
+        assert!(narrows("borrow", "borrow ch"));
+        assert!(narrows("", "x"));
+        assert!(!narrows("borrow", "borro"));
+        assert!(!narrows("\"a b", "\"a b\""));
+        assert!(!narrows("re:a", "re:ab"));
+        assert!(!narrows("r", "re:x"));
     }
 
     #[test]

@@ -10,6 +10,7 @@ use super::keys::Action;
 use super::preview::{self, Preview, Target};
 use super::rows::{self, SessionRow, Sort};
 use crate::query::list::SessionInfo;
+use crate::query::picker;
 use crate::query::search::Hit;
 
 /// What the list shows.
@@ -84,6 +85,8 @@ pub struct App {
     pub hits: Vec<Hit>,
     pub hit_rows: Vec<usize>,
     pub preview: Option<(Target, Preview)>,
+    /// Earlier keystrokes' matches in the list of one scope (forgotten when a list changes).
+    narrowing: (bool, Vec<(String, Vec<usize>)>),
     /// The list pane's height, for paging (set by the drawing code).
     pub page: usize,
     /// The current directory: "this project".
@@ -123,6 +126,7 @@ impl App {
             hits: Vec::new(),
             hit_rows: Vec::new(),
             preview: None,
+            narrowing: (false, Vec::new()),
             page: 10,
             cwd: source.cwd.clone(),
         };
@@ -164,12 +168,12 @@ impl App {
         self.all && self.mode == Mode::List && self.have == Have::Page
     }
 
-    /// Takes what the loader sent; with `text`, blocks until the messages' text is there.
-    /// True when anything arrived.
-    fn take_loaded(&mut self, text: bool) -> bool {
+    /// Takes what the loader sent; blocks until it holds `wait` when given (or the loader
+    /// ended). True when anything arrived.
+    fn take_loaded(&mut self, wait: Option<Have>) -> bool {
         let mut arrived = false;
         while let Some(rx) = &self.loading {
-            let got = if text {
+            let got = if wait.is_some_and(|w| self.have < w) {
                 rx.recv().ok()
             } else {
                 match rx.try_recv() {
@@ -183,6 +187,7 @@ impl App {
                 break;
             };
             arrived = true;
+            self.narrowing.1.clear();
             match loaded {
                 Ok((every, have)) => {
                     self.every = Some(every);
@@ -219,36 +224,43 @@ impl App {
     /// typed text the messages' text (waiting for the loader when it must).
     fn ensure_loaded(&mut self, source: &Source) {
         if !self.all && self.this.is_none() {
+            self.narrowing.1.clear();
             match source.sessions(false, None) {
                 Ok(this) => self.this = Some(this),
                 Err(e) => self.status = Some(format!("cannot list this project: {e}")),
             }
             self.attach_text();
         }
-        let need = if self.typed().is_empty() {
-            Have::List
-        } else {
-            Have::Text
-        };
-        if let (false, Have::Text, Some(this)) = (self.all, need, &mut self.this) {
+        if self.all && self.every.is_none() {
+            self.narrowing.1.clear();
+            // A first page now; the rest comes from the loader.
+            match source.sessions(true, Some(FIRST_PAGE)) {
+                Ok(page) => self.every = Some(page),
+                Err(e) => self.status = Some(format!("cannot list every project: {e}")),
+            }
+            self.start_loading(source);
+        }
+        if self.mode == Mode::Text || self.typed().is_empty() {
+            return;
+        }
+        if let (false, Some(this)) = (self.all, &mut self.this) {
             // This project alone: its own text is quicker to read than everybody's.
+            if this.iter().any(|s| s.all_messages_text.is_none()) {
+                self.narrowing.1.clear();
+            }
             for s in this.iter_mut().filter(|s| s.all_messages_text.is_none()) {
                 s.all_messages_text = Some(source.text(s.file_id).unwrap_or_default());
             }
             return;
         }
-        if self.mode == Mode::List && self.have < need && (self.all || need == Have::Text) {
-            self.start_loading(source);
-            while self.have < need && self.loading.is_some() {
-                self.take_loaded(true);
-            }
-        }
+        self.start_loading(source);
+        self.take_loaded(Some(Have::Text));
     }
 
     /// Applies the loader's answer when it arrived; true when the list changed.
     pub fn poll_loaded(&mut self, source: &Source) -> bool {
         let before = self.selected_path();
-        if self.take_loaded(false) {
+        if self.take_loaded(None) {
             self.refilter_keeping(source, before);
             return true;
         }
@@ -264,6 +276,7 @@ impl App {
         }
         self.this = None;
         self.every = None;
+        self.narrowing.1.clear();
         self.have = Have::Page;
         self.loading = None;
         self.preview = None;
@@ -278,8 +291,14 @@ impl App {
         match self.mode {
             Mode::List => {
                 self.ensure_loaded(source);
-                self.session_rows =
-                    rows::session_rows(self.sessions(), &self.query, self.sort, self.named_only);
+                let ranked = self.rank();
+                self.session_rows = rows::session_rows(
+                    self.sessions(),
+                    ranked,
+                    &self.query,
+                    self.sort,
+                    self.named_only,
+                );
             }
             Mode::Text => {
                 self.hits = if self.typed().is_empty() {
@@ -296,6 +315,33 @@ impl App {
                 self.hit_rows = rows::hit_rows(&self.hits, self.sort, self.named_only);
             }
         }
+    }
+
+    /// The sessions matching the typed text, in pi's order; a keystroke that only adds to the
+    /// text looks only at what matched before it (memoised per text typed, for Backspace).
+    fn rank(&mut self) -> Vec<usize> {
+        if self.narrowing.0 != self.all {
+            self.narrowing = (self.all, Vec::new());
+        }
+        let (query, cached, sessions) = (&self.query, &self.narrowing.1, self.sessions());
+        if let Some((_, hits)) = cached.iter().rev().find(|(q, _)| q == query) {
+            return hits.clone();
+        }
+        let before = cached.iter().rev().find(|(q, _)| picker::narrows(q, query));
+        let ranked = match before {
+            Some((_, m)) => {
+                let mut among = m.clone();
+                among.sort_unstable();
+                picker::rank_among(sessions, query, among)
+            }
+            None => picker::rank(sessions, query),
+        };
+        let cached = &mut self.narrowing.1;
+        if cached.len() >= 64 {
+            cached.remove(0);
+        }
+        cached.push((self.query.clone(), ranked.clone()));
+        ranked
     }
 
     /// Recomputes the rows, keeping the selected session selected when it is still listed.

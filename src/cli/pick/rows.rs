@@ -8,7 +8,6 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use crate::query::list::SessionInfo;
-use crate::query::picker;
 use crate::query::search::Hit;
 
 /// pi's picker sorts.
@@ -47,14 +46,15 @@ pub struct SessionRow {
     pub depth: usize,
 }
 
-/// The rows for `query` (whose sessions must carry `all_messages_text` when it is not empty).
+/// The rows for `query`, given `ranked`, the matching sessions in pi's order
+/// (`query::picker::rank`).
 pub fn session_rows(
     sessions: &[SessionInfo],
+    mut ranked: Vec<usize>,
     query: &str,
     sort: Sort,
     named_only: bool,
 ) -> Vec<SessionRow> {
-    let mut ranked = picker::rank(sessions, query);
     if named_only {
         ranked.retain(|&i| sessions[i].name.is_some());
     }
@@ -179,7 +179,8 @@ mod tests {
             session("/loop1", Some("/loop2"), 2),
             session("/loop2", Some("/loop1"), 1),
         ];
-        let rows = session_rows(&s, "", Sort::Threaded, false);
+        let all = || (0..s.len()).collect();
+        let rows = session_rows(&s, all(), "", Sort::Threaded, false);
         let shown: Vec<(&str, usize)> = rows
             .iter()
             .map(|r| (s[r.index].path.as_str(), r.depth))
@@ -194,7 +195,7 @@ mod tests {
                 ("/loop2", 0)
             ]
         );
-        let recent = session_rows(&s, "", Sort::Recent, false);
+        let recent = session_rows(&s, all(), "x", Sort::Recent, false);
         assert_eq!(recent.len(), 5);
         assert_eq!(s[recent[0].index].path, "/fork-of-b");
     }
