@@ -146,7 +146,7 @@ impl App {
     }
 
     fn typed(&self) -> &str {
-        crate::ingest::fold::js_trim(&self.query)
+        crate::pi::js::js_trim(&self.query)
     }
 
     /// The loaded list in scope.

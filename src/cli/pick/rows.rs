@@ -58,7 +58,7 @@ pub fn session_rows(
     if named_only {
         ranked.retain(|&i| sessions[i].name.is_some());
     }
-    let typed = !crate::ingest::fold::js_trim(query).is_empty();
+    let typed = !crate::pi::js::js_trim(query).is_empty();
     match sort {
         Sort::Threaded if !typed => threaded(sessions, &ranked),
         Sort::Recent if typed => {
@@ -140,7 +140,7 @@ pub fn hit_rows(hits: &[Hit], sort: Sort, named_only: bool) -> Vec<usize> {
                     hits[i]
                         .timestamp
                         .as_deref()
-                        .and_then(crate::js::parse_iso_ms)
+                        .and_then(crate::pi::js::parse_iso_ms)
                 })
                 .max()
         };

@@ -243,7 +243,7 @@ fn snippet_line(h: &Hit, now: i64, pal: &Palette) -> Line<'static> {
     let when = h
         .timestamp
         .as_deref()
-        .and_then(crate::js::parse_iso_ms)
+        .and_then(crate::pi::js::parse_iso_ms)
         .map_or("?".to_string(), |t| age(t, now));
     let mut spans = vec![Span::styled(
         format!("  [{}] {when}  ", h.kind),
