@@ -85,6 +85,8 @@ pub struct App {
     pub hits: Vec<Hit>,
     pub hit_rows: Vec<usize>,
     pub preview: Option<(Target, Preview)>,
+    /// Handles (shortest unique id prefixes) of sessions that were on screen, by file id.
+    pub handles: std::collections::HashMap<i64, String>,
     /// Earlier keystrokes' matches in the list of one scope (forgotten when a list changes).
     narrowing: (bool, Vec<(String, Vec<usize>)>),
     /// The list pane's height, for paging (set by the drawing code).
@@ -127,7 +129,8 @@ impl App {
             hit_rows: Vec::new(),
             preview: None,
             narrowing: (false, Vec::new()),
-            page: 10,
+            handles: std::collections::HashMap::new(),
+            page: 50,
             cwd: source.cwd.clone(),
         };
         if app.all {
@@ -276,6 +279,7 @@ impl App {
         }
         self.this = None;
         self.every = None;
+        self.handles.clear();
         self.narrowing.1.clear();
         self.have = Have::Page;
         self.loading = None;
@@ -403,6 +407,28 @@ impl App {
         }
         let p = preview::build(&source.store.conn, &target);
         self.preview = Some((target, p));
+    }
+
+    /// Looks up the handles of the sessions that can be on screen (a page either side of the
+    /// selection); only those, as each costs three index lookups.
+    pub fn update_handles(&mut self, source: &Source) {
+        let from = self.selected.saturating_sub(self.page + 1);
+        let list = self.sessions();
+        let missing: Vec<&SessionInfo> = self
+            .session_rows
+            .iter()
+            .skip(from)
+            .take(2 * self.page + 2)
+            .filter_map(|r| list.get(r.index))
+            .filter(|s| !self.handles.contains_key(&s.file_id))
+            .collect();
+        if missing.is_empty() {
+            return;
+        }
+        match source.handles(&missing) {
+            Ok(h) => self.handles.extend(h),
+            Err(e) => self.status = Some(format!("cannot name sessions: {e}")),
+        }
     }
 
     /// Does what `action` says.

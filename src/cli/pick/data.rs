@@ -3,6 +3,7 @@
 //! thread after the first paint), full-text hits, and the freshness sync, which runs on its own
 //! thread and connection so the first paint never waits for it.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
@@ -13,6 +14,7 @@ use super::super::env::Env;
 use super::app::Have;
 use crate::ingest::discover::Root;
 use crate::ingest::sync::{sync, SyncOptions};
+use crate::query::handle;
 use crate::query::list::{self, ListOptions, SessionInfo};
 use crate::query::search::{self, Hit, SearchOptions};
 use crate::query::Scope;
@@ -72,6 +74,19 @@ impl Source {
             with_text: false,
         };
         Ok(list::list_sessions(&self.store.conn, &self.scope, &opts)?)
+    }
+
+    /// The handles `pidx list` shows for `sessions` (shortest unique id prefixes).
+    ///
+    /// # Errors
+    /// Index errors.
+    pub fn handles(&self, sessions: &[&SessionInfo]) -> Result<HashMap<i64, String>> {
+        let named = sessions.iter().map(|s| handle::Session {
+            file_id: s.file_id,
+            id: s.id.as_ref().and_then(serde_json::Value::as_str),
+            path: &s.path,
+        });
+        Ok(handle::handles(&self.store.conn, named)?)
     }
 
     /// One session's `allMessagesText`.

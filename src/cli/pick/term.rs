@@ -82,6 +82,7 @@ pub fn run(
     let mut start_sync = Some(start_sync);
     loop {
         app.update_preview(source);
+        app.update_handles(source);
         screen.terminal.draw(|f| ui::draw(f, app, &pal))?;
         if let Some(start) = start_sync.take() {
             // The rest starts once the first screen is out.

@@ -17,10 +17,16 @@ use crate::cli::output::{age, one_line};
 use crate::query::list::SessionInfo;
 use crate::query::search::Hit;
 
-/// The id shown for a session: one helper, so a unique-prefix rule can replace it in one place.
-pub fn short_id(s: &SessionInfo) -> String {
-    let id = s.id.as_ref().and_then(Value::as_str).unwrap_or("-");
-    one_line(id).chars().take(8).collect()
+/// The id shown for a session: its handle as `pidx list` shows it (the shortest unique id
+/// prefix), or the id's first characters until that is looked up.
+pub fn short_id(app: &App, s: &SessionInfo) -> String {
+    match app.handles.get(&s.file_id) {
+        Some(h) => one_line(h),
+        None => {
+            let id = s.id.as_ref().and_then(Value::as_str).unwrap_or("-");
+            one_line(id).chars().take(8).collect()
+        }
+    }
 }
 
 /// Colours, unless `NO_COLOR` asks for none (bold and reverse video stay).
@@ -174,7 +180,7 @@ fn sessions(frame: &mut Frame, app: &mut App, area: Rect, pal: &Palette) {
         }
         let mut cells = vec![
             title,
-            Line::styled(short_id(s), pal.fg(Color::DarkGray)),
+            Line::styled(short_id(app, s), pal.fg(Color::DarkGray)),
             Line::from(s.message_count.to_string()).right_aligned(),
             Line::from(age(s.modified_ms, now)).right_aligned(),
         ];
@@ -185,7 +191,7 @@ fn sessions(frame: &mut Frame, app: &mut App, area: Rect, pal: &Palette) {
     });
     let mut widths = vec![
         Constraint::Fill(1),
-        Constraint::Length(8),
+        Constraint::Length(10),
         Constraint::Length(5),
         Constraint::Length(4),
     ];
