@@ -396,6 +396,11 @@ impl App {
         })
     }
 
+    /// Whether the preview shows something else than the selected row.
+    pub fn preview_stale(&self) -> bool {
+        self.preview.as_ref().map(|(t, _)| t) != self.target().as_ref()
+    }
+
     /// Builds the preview of the selected row unless it is already there.
     pub fn update_preview(&mut self, source: &Source) {
         let Some(target) = self.target() else {

@@ -81,13 +81,18 @@ pub fn run(
     let pal = ui::Palette::new();
     let mut start_sync = Some(start_sync);
     loop {
-        app.update_preview(source);
         app.update_handles(source);
         screen.terminal.draw(|f| ui::draw(f, app, &pal))?;
         if let Some(start) = start_sync.take() {
             // The rest starts once the first screen is out.
             app.start_loading(source);
             sync = start();
+        }
+        // The list is drawn first; the preview (which reads the session) follows unless more
+        // keys are already waiting.
+        if app.preview_stale() && !event::poll(Duration::ZERO)? {
+            app.update_preview(source);
+            continue;
         }
         while !event::poll(Duration::from_millis(100))? {
             if background(app, source, &mut sync) {
