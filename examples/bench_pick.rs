@@ -230,20 +230,34 @@ fn main() -> Result<()> {
         Some(c) => c.clone(),
         None => busiest_project(&args.root)?,
     };
-    // The corpus' cwds are invented: the picker starts in a real folder named like one.
+    // The corpus' cwds are invented: the picker starts in a real folder named like one, made
+    // for the run (empty folders only) and removed after it.
+    let made: Vec<PathBuf> = project
+        .ancestors()
+        .take_while(|a| !a.exists())
+        .map(PathBuf::from)
+        .collect();
     std::fs::create_dir_all(&project)
         .with_context(|| format!("creating {} to start in", project.display()))?;
+    let result = run(&args, &pidx, &project);
+    for dir in &made {
+        let _ = std::fs::remove_dir(dir);
+    }
+    result
+}
+
+fn run(args: &Args, pidx: &PathBuf, project: &PathBuf) -> Result<()> {
     let mut paint_this = Vec::new();
     let mut paint_all = Vec::new();
     for _ in 0..args.runs {
         for (scope, out) in [(&[][..], &mut paint_this), (&["--all"][..], &mut paint_all)] {
             let t0 = Instant::now();
-            let pick = Pick::start(&args, &pidx, &project, scope)?;
+            let pick = Pick::start(args, pidx, project, scope)?;
             out.push(pick.until(t0, painted)?);
             pick.quit()?;
         }
     }
-    let mut pick = Pick::start(&args, &pidx, &project, &["--all"])?;
+    let mut pick = Pick::start(args, pidx, project, &["--all"])?;
     pick.until(Instant::now(), painted)?;
     // The first key waits for the messages' text, loaded after the first paint.
     let t0 = Instant::now();

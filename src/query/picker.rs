@@ -42,10 +42,29 @@ pub fn rank_among(
     let Some(parsed) = parse(trimmed) else {
         return Vec::new();
     };
-    let mut scored: Vec<(f64, usize)> = among
-        .into_iter()
-        .filter_map(|i| score(&sessions[i], &parsed).map(|sc| (sc, i)))
-        .collect();
+    let among: Vec<usize> = among.into_iter().collect();
+    let score_all = |part: &[usize]| -> Vec<(f64, usize)> {
+        part.iter()
+            .filter_map(|&i| score(&sessions[i], &parsed).map(|sc| (sc, i)))
+            .collect()
+    };
+    // Thousands of sessions are scored on every core, in order-keeping chunks.
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut scored: Vec<(f64, usize)> = if among.len() < 2000 || cores < 2 {
+        score_all(&among)
+    } else {
+        let chunk = among.len().div_ceil(cores);
+        std::thread::scope(|scope| {
+            let parts: Vec<_> = among
+                .chunks(chunk)
+                .map(|part| scope.spawn(|| score_all(part)))
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    };
     // Array#sort is stable: equal keys keep the listing order.
     scored.sort_by(|&(a, ia), &(b, ib)| {
         a.partial_cmp(&b)
