@@ -90,7 +90,7 @@ fn print_best(env: &Env, query: &str, cwd: &str) -> Result<Found> {
             return Ok(true);
         }
     }
-    eprintln!("pidx: no session matches {query:?}");
+    crate::term::say(&format!("pidx: no session matches {query:?}"));
     Ok(false)
 }
 
@@ -98,7 +98,7 @@ fn print_best(env: &Env, query: &str, cwd: &str) -> Result<Found> {
 fn finish(args: &PickArgs, choice: &Choice) -> Result<Found> {
     if let Some(key) = &choice.gateway_key {
         if !args.print {
-            eprintln!("pidx: a gateway transcript: pi cannot resume it; its key and path:");
+            crate::term::say("pidx: a gateway transcript: pi cannot resume it; its key and path:");
             println!("{key}");
         }
         println!("{}", choice.path);
