@@ -3,10 +3,12 @@
 //! `output`.
 
 pub mod args;
+mod chart;
 mod context;
 mod dates;
 mod env;
 mod list;
+mod numbers;
 pub mod output;
 mod pick;
 mod render;

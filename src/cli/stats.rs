@@ -1,10 +1,12 @@
-//! `pidx stats`: figures as a table (with a bar chart per period on a terminal), JSON or CSV.
+//! `pidx stats`: figures as a table (with a bar chart per period on a terminal, drawn by
+//! `chart`), JSON or CSV.
 
 use anyhow::{bail, Result};
 
 use std::collections::HashMap;
 
 use super::args::{GatewayArgs, ProjectArgs, RangeArgs, ZoneArgs};
+use super::chart;
 use super::env::Env;
 use super::output::{one_line, thousands, Out};
 use super::table::{self, Column, Cut};
@@ -86,7 +88,9 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
         write_table(out, &dims, &rows, &labels)?;
         if out.color && dims.first().is_some_and(|d| d.is_time()) && dims.len() == 1 {
             out.line("")?;
-            write_chart(out, &rows)?;
+            let now = chrono::Utc::now().timestamp_millis();
+            let bounds = chart::Bounds::of(&opts.zone, since_ms, until_ms, now);
+            chart::write(out, dims[0], &rows, bounds)?;
         }
     }
     Ok(found)
@@ -280,38 +284,3 @@ fn write_table(
 /// Figures left out first when a table does not fit: compactions, active days, cache writes,
 /// cache reads, tool errors, assistant and user messages.
 const DROP_ORDER: [usize; 7] = [12, 13, 9, 8, 5, 2, 1];
-
-/// Cost per period as horizontal bars (tokens when nothing cost anything).
-fn write_chart(out: &mut Out, rows: &[Row]) -> std::io::Result<()> {
-    let by_cost = rows.iter().any(|r| r.figures.cost > 0.0);
-    let value = |r: &Row| {
-        if by_cost {
-            r.figures.cost
-        } else {
-            r.figures.total_tokens as f64
-        }
-    };
-    let max = rows.iter().map(value).fold(0.0, f64::max);
-    if max <= 0.0 {
-        return Ok(());
-    }
-    out.line(if by_cost {
-        "cost per period"
-    } else {
-        "tokens per period"
-    })?;
-    for r in rows {
-        let width = (value(r) / max * 50.0).round() as usize;
-        let label = r.key_order.first().cloned().unwrap_or_default();
-        let shown = if by_cost {
-            format!("${:.2}", value(r))
-        } else {
-            format!("{}", value(r) as i64)
-        };
-        out.line(&format!(
-            "{label:>10} {} {shown}",
-            out.paint("36", &"█".repeat(width))
-        ))?;
-    }
-    Ok(())
-}

@@ -84,7 +84,9 @@ impl Dim {
             Dim::Month => "pidx_bucket(e.ts_ms, 'month')",
             Dim::Project => "s.cwd",
             Dim::Model => {
-                "CASE WHEN e.input IS NULL AND e.role IS NOT 'assistant' THEN '-'
+                // NO_MODEL, spelled out: SQL constants cannot be formatted in.
+                "CASE WHEN e.input IS NULL AND e.role IS NOT 'assistant'
+                               THEN '(no model: user messages, tool results, compactions)'
                              WHEN e.type = 'message' AND e.role = 'assistant'
                                THEN coalesce(e.response_model, e.model, '?')
                              WHEN e.type = 'usage' THEN coalesce(e.model, '?')
@@ -102,6 +104,11 @@ impl Dim {
         }
     }
 }
+
+/// The `--by model` key of entries no model produced (user messages, tool results without
+/// usage, compactions, and entries that count toward sessions and active days only). It was
+/// `-`, which read as a model.
+pub const NO_MODEL: &str = "(no model: user messages, tool results, compactions)";
 
 /// A time zone for day, week and month boundaries.
 #[derive(Debug, Clone)]
@@ -130,7 +137,8 @@ impl Zone {
         chrono::FixedOffset::east_opt(secs).map(Zone::Fixed)
     }
 
-    fn date(&self, ms: i64) -> Option<chrono::NaiveDate> {
+    /// The calendar date of an instant in this zone.
+    pub fn date(&self, ms: i64) -> Option<chrono::NaiveDate> {
         let utc = chrono::Utc.timestamp_millis_opt(ms).single()?;
         Some(match self {
             Zone::Local => utc.with_timezone(&chrono::Local).date_naive(),

@@ -1,0 +1,76 @@
+//! Numbers for people: thousands separators and one money format (`$1,234.56`), used by the
+//! terminal chart and the HTML report. Machine output (JSON, CSV) never goes through here.
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Dollars to the cent with separators: `$1,234.56`, `-$0.50`. Amounts that round to zero
+/// cents but are not zero show as `<$0.01`, so a cheap model is not mistaken for a free one.
+pub fn money(v: f64) -> String {
+    if !v.is_finite() {
+        return "$?".into();
+    }
+    if v != 0.0 && v.abs() < 0.005 {
+        return if v > 0.0 { "<$0.01" } else { "-<$0.01" }.into();
+    }
+    let cents = (v.abs() * 100.0).round() as i64;
+    let sign = if v < 0.0 { "-" } else { "" };
+    format!("{sign}${}.{:02}", thousands(cents / 100), cents % 100)
+}
+
+/// A share as a percentage with one decimal: `12.5%`.
+pub fn percent(part: f64, whole: f64) -> String {
+    if whole <= 0.0 {
+        return "–".into();
+    }
+    format!("{:.1}%", part / whole * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_are_grouped_by_three() {
+        for (n, s) in [
+            (0, "0"),
+            (999, "999"),
+            (1_000, "1,000"),
+            (65_180, "65,180"),
+            (1_234_567, "1,234,567"),
+            (-1_234, "-1,234"),
+            (i64::MIN, "-9,223,372,036,854,775,808"),
+        ] {
+            assert_eq!(thousands(n), s, "{n}");
+        }
+    }
+
+    #[test]
+    fn money_has_one_format() {
+        for (v, s) in [
+            (0.0, "$0.00"),
+            (53.456, "$53.46"),
+            (1234.5, "$1,234.50"),
+            (0.004, "<$0.01"),
+            (-0.5, "-$0.50"),
+            (1_000_000.0, "$1,000,000.00"),
+        ] {
+            assert_eq!(money(v), s, "{v}");
+        }
+        assert_eq!(percent(1.0, 8.0), "12.5%");
+        assert_eq!(percent(1.0, 0.0), "–");
+    }
+}
