@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use chrono::{Datelike, Days, Months, NaiveDate};
 
-use super::numbers::{money, thousands};
+use super::numbers::{count, money, thousands};
 use super::output::Out;
 use crate::query::stats::{Dim, Row, Zone};
 
@@ -156,10 +156,11 @@ pub fn lines(t: &Timeline, paint: &dyn Fn(&str) -> String) -> Vec<String> {
     if let (Some(first), Some(last)) = (t.slots.first(), t.slots.last()) {
         let what = if by_cost { "cost" } else { "tokens" };
         out.push(format!(
-            "{what} per {unit}, {} to {}: {} {unit}s, {active} with activity",
+            "{what} per {unit}, {} to {}: {}, {} with activity",
             first.label,
             last.label,
-            thousands(t.slots.len() as i64)
+            count(t.slots.len() as i64, unit),
+            thousands(active as i64)
         ));
     }
     if t.slots.len() > MAX_TERMINAL_SLOTS {

@@ -9,7 +9,7 @@ pub fn thousands(n: i64) -> String {
         out.push('-');
     }
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -29,6 +29,12 @@ pub fn money(v: f64) -> String {
     let cents = (v.abs() * 100.0).round() as i64;
     let sign = if v < 0.0 { "-" } else { "" };
     format!("{sign}${}.{:02}", thousands(cents / 100), cents % 100)
+}
+
+/// `n` things, with separators and the plural when it is not one: `1 message`, `1,024 messages`.
+pub fn count(n: i64, thing: &str) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!("{} {thing}{s}", thousands(n))
 }
 
 /// A share as a percentage with one decimal: `12.5%`.
@@ -71,6 +77,8 @@ mod tests {
             assert_eq!(money(v), s, "{v}");
         }
         assert_eq!(percent(1.0, 8.0), "12.5%");
+        assert_eq!(count(1, "day"), "1 day");
+        assert_eq!(count(1_024, "day"), "1,024 days");
         assert_eq!(percent(1.0, 0.0), "–");
     }
 }

@@ -9,7 +9,7 @@ use chrono::NaiveDate;
 
 use super::data::{Named, Report};
 use super::svg::{self, Axis, Bar, Layer, Scale};
-use crate::cli::numbers::{money, percent, thousands};
+use crate::cli::numbers::{count, money, percent, thousands};
 use crate::cli::output::{one_line, truncate};
 use crate::query::stats::{Dim, Figures};
 
@@ -127,10 +127,10 @@ fn summary(r: &Report) -> String {
             .count();
         let _ = write!(
             html,
-            r#"<p class="range" id="range">{} to {}: one bar per {unit}, {} {unit}s, {} with activity.</p>"#,
+            r#"<p class="range" id="range">{} to {}: one bar per {unit}, {}, {} with activity.</p>"#,
             esc(&first.period),
             esc(&last.period),
-            thousands(r.periods.len() as i64),
+            count(r.periods.len() as i64, r.unit),
             thousands(active as i64),
             unit = r.unit
         );
@@ -157,9 +157,12 @@ fn summary(r: &Report) -> String {
     if let Some(u) = &r.undated {
         let _ = write!(
             html,
-            r#"<p class="note" id="undated">Undated activity, kept apart: {} messages, {} tokens and {} are in entries without a valid timestamp. They count in the totals above and in no {}.</p>"#,
-            thousands(u.user_messages + u.assistant_messages + u.tool_results),
-            thousands(u.total_tokens),
+            r#"<p class="note" id="undated">Undated activity, kept apart: {}, {} and {} are in entries without a valid timestamp. They count in the totals above and in no {}.</p>"#,
+            count(
+                u.user_messages + u.assistant_messages + u.tool_results,
+                "message"
+            ),
+            count(u.total_tokens, "token"),
             money(u.cost),
             r.unit
         );

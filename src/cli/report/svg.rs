@@ -125,7 +125,7 @@ pub struct Bar {
 /// Horizontal bars, labels on the left (cut to fit; the full label is the tooltip).
 pub fn bars(id: &str, items: &[Bar], cut: fn(&str, usize) -> String) -> String {
     const ROW: f64 = 26.0;
-    const LABEL_W: f64 = 320.0;
+    const LABEL_W: f64 = 340.0;
     const TEXT_W: f64 = 230.0;
     let h = ROW * items.len().max(1) as f64 + 8.0;
     let max = items.iter().map(|b| b.value).fold(0.0, f64::max);
@@ -147,7 +147,7 @@ pub fn bars(id: &str, items: &[Bar], cut: fn(&str, usize) -> String) -> String {
             esc(&b.text),
             LABEL_W - 8.0,
             y + ROW * 0.66,
-            esc(&cut(&b.label, 44)),
+            esc(&cut(&b.label, 40)),
             y + 3.0,
             ROW - 8.0
         );
@@ -239,7 +239,7 @@ fn boundary(level: Level, d: NaiveDate) -> NaiveDate {
             if b < d {
                 b = b + Months::new(1);
             }
-            while (b.month() - 1) % every != 0 {
+            while !(b.month() - 1).is_multiple_of(every) {
                 b = b + Months::new(1);
             }
             b
