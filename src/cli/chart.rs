@@ -195,9 +195,11 @@ pub fn lines(t: &Timeline, paint: &dyn Fn(&str) -> String) -> Vec<String> {
         }
     }
     if let Some(r) = t.undated {
+        let f = &r.figures;
         out.push(format!(
-            "undated: {} in entries without a valid timestamp (not drawn as a {unit})",
-            shown(r)
+            "undated (entries without a valid timestamp, not drawn as a {unit}): {}, {}",
+            shown(r),
+            count(f.user_messages + f.assistant_messages + f.tool_results, "message")
         ));
     }
     out
@@ -262,7 +264,7 @@ mod tests {
                 "2026-01-31",
                 "2026-02-01",
                 &format!("2026-02-02 {} $2.50", "█".repeat(50)),
-                "undated: $9.00 in entries without a valid timestamp (not drawn as a day)",
+                "undated (entries without a valid timestamp, not drawn as a day): $9.00, 1 message",
             ]
         );
     }

@@ -145,8 +145,11 @@ pub enum Command {
         after_help = "Examples:\n  pidx sql \"SELECT model, sum(cost) FROM v_usage GROUP BY model ORDER BY 2 DESC\"\n  pidx sql --csv \"SELECT name, count(*) FROM v_tool_calls GROUP BY name\"\n  pidx sql \"PRAGMA table_info(v_usage)\""
     )]
     Sql(sql::SqlArgs),
-    /// Write a self-contained HTML report: cost and tokens over time, by model and project,
-    /// and the most expensive sessions.
+    /// A self-contained HTML report (or its data as JSON): cost and tokens over time, by model,
+    /// project and tool, and the most expensive sessions.
+    #[command(
+        after_help = "Examples:\n  pidx report --html ~/pi-report.html --since 90d\n  pidx report --html - > report.html\n  pidx report --json --since 30d\n\nOne bar per day (per week past 120 days, per month past three years), quiet periods empty;\nentries without a valid timestamp are counted apart. The page has no script and loads nothing."
+    )]
     Report(report::ReportArgs),
     /// Find a session as you type (this project or all, by listing or full text), preview it,
     /// and resume it in pi with Enter. `?` lists the keys.
