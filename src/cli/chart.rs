@@ -134,22 +134,13 @@ const MAX_TERMINAL_SLOTS: usize = 1000;
 /// Cost (tokens when nothing cost anything) per period as horizontal bars, a line per period
 /// of the range: a quiet period is its label alone. Undated activity follows on its own line.
 pub fn lines(t: &Timeline, paint: &dyn Fn(&str) -> String) -> Vec<String> {
-    let rows = || t.slots.iter().filter_map(|s| s.row).chain(t.undated);
-    let by_cost = rows().any(|r| r.figures.cost > 0.0);
-    let value = |r: &Row| {
-        if by_cost {
-            r.figures.cost
-        } else {
-            r.figures.total_tokens as f64
-        }
-    };
-    let shown = |r: &Row| {
-        if by_cost {
-            money(r.figures.cost)
-        } else {
-            format!("{} tokens", thousands(r.figures.total_tokens))
-        }
-    };
+    let by_cost = t
+        .slots
+        .iter()
+        .filter_map(|s| s.row)
+        .chain(t.undated)
+        .any(|r| r.figures.cost > 0.0);
+    let m = Measure { by_cost };
     let unit = t.unit.name();
     let active = t.slots.iter().filter(|s| s.row.is_some()).count();
     let mut out = Vec::new();
@@ -168,41 +159,73 @@ pub fn lines(t: &Timeline, paint: &dyn Fn(&str) -> String) -> Vec<String> {
             "(chart left out: too many {unit}s to draw; narrow the range with --since/--until or use a longer period)"
         ));
     } else {
-        let max = t
-            .slots
-            .iter()
-            .filter_map(|s| s.row)
-            .map(value)
-            .fold(0.0, f64::max);
-        let width = t.slots.iter().map(|s| s.label.len()).max().unwrap_or(0);
-        for s in &t.slots {
-            out.push(match s.row {
-                None => format!("{:>width$}", s.label),
-                Some(r) => {
-                    let n = if max > 0.0 {
-                        (value(r) / max * 50.0).round() as usize
-                    } else {
-                        0
-                    };
-                    let bar = if n > 0 {
-                        format!("{} ", paint(&"█".repeat(n)))
-                    } else {
-                        String::new()
-                    };
-                    format!("{:>width$} {bar}{}", s.label, shown(r))
-                }
-            });
-        }
+        out.extend(bars(t, &m, paint));
     }
     if let Some(r) = t.undated {
         let f = &r.figures;
         out.push(format!(
             "undated (entries without a valid timestamp, not drawn as a {unit}): {}, {}",
-            shown(r),
-            count(f.user_messages + f.assistant_messages + f.tool_results, "message")
+            m.shown(r),
+            count(
+                f.user_messages + f.assistant_messages + f.tool_results,
+                "message"
+            )
         ));
     }
     out
+}
+
+/// What a bar measures: cost, or tokens when nothing cost anything.
+struct Measure {
+    by_cost: bool,
+}
+
+impl Measure {
+    fn value(&self, r: &Row) -> f64 {
+        if self.by_cost {
+            r.figures.cost
+        } else {
+            r.figures.total_tokens as f64
+        }
+    }
+
+    fn shown(&self, r: &Row) -> String {
+        if self.by_cost {
+            money(r.figures.cost)
+        } else {
+            format!("{} tokens", thousands(r.figures.total_tokens))
+        }
+    }
+}
+
+/// A line per slot: the label, then a bar up to 50 cells and the value when it was active.
+fn bars(t: &Timeline, m: &Measure, paint: &dyn Fn(&str) -> String) -> Vec<String> {
+    let max = t
+        .slots
+        .iter()
+        .filter_map(|s| s.row)
+        .map(|r| m.value(r))
+        .fold(0.0, f64::max);
+    let width = t.slots.iter().map(|s| s.label.len()).max().unwrap_or(0);
+    t.slots
+        .iter()
+        .map(|s| match s.row {
+            None => format!("{:>width$}", s.label),
+            Some(r) => {
+                let n = if max > 0.0 {
+                    (m.value(r) / max * 50.0).round() as usize
+                } else {
+                    0
+                };
+                let bar = if n > 0 {
+                    format!("{} ", paint(&"█".repeat(n)))
+                } else {
+                    String::new()
+                };
+                format!("{:>width$} {bar}{}", s.label, m.shown(r))
+            }
+        })
+        .collect()
 }
 
 /// Prints the chart of `rows` (keyed by the time dimension `unit`) below the `stats` table.
