@@ -1,21 +1,9 @@
 //! Numbers for people: thousands separators and one money format (`$1,234.56`), used by the
-//! terminal chart and the HTML report. Machine output (JSON, CSV) never goes through here.
+//! terminal chart and the HTML report (the separators are `term::thousands`). Machine output
+//! (JSON, CSV) never goes through here.
 
-/// `1234567` as `1,234,567`.
-pub fn thousands(n: i64) -> String {
-    let digits = n.unsigned_abs().to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
-    if n < 0 {
-        out.push('-');
-    }
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+use crate::term::plural;
+pub use crate::term::thousands;
 
 /// Dollars to the cent with separators: `$1,234.56`, `-$0.50`. Amounts that round to zero
 /// cents but are not zero show as `<$0.01`, so a cheap model is not mistaken for a free one.
@@ -33,8 +21,7 @@ pub fn money(v: f64) -> String {
 
 /// `n` things, with separators and the plural when it is not one: `1 message`, `1,024 messages`.
 pub fn count(n: i64, thing: &str) -> String {
-    let s = if n == 1 { "" } else { "s" };
-    format!("{} {thing}{s}", thousands(n))
+    format!("{} {thing}{}", thousands(n), plural(n))
 }
 
 /// A share as a percentage with one decimal: `12.5%`.
@@ -48,21 +35,6 @@ pub fn percent(part: f64, whole: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thousands_are_grouped_by_three() {
-        for (n, s) in [
-            (0, "0"),
-            (999, "999"),
-            (1_000, "1,000"),
-            (65_180, "65,180"),
-            (1_234_567, "1,234,567"),
-            (-1_234, "-1,234"),
-            (i64::MIN, "-9,223,372,036,854,775,808"),
-        ] {
-            assert_eq!(thousands(n), s, "{n}");
-        }
-    }
 
     #[test]
     fn money_has_one_format() {

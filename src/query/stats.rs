@@ -86,7 +86,7 @@ impl Dim {
             Dim::Model => {
                 // NO_MODEL, spelled out: SQL constants cannot be formatted in.
                 "CASE WHEN e.input IS NULL AND e.role IS NOT 'assistant'
-                               THEN '(no model: user messages, tool results, compactions)'
+                               THEN '(no model: user messages / tool results / compactions)'
                              WHEN e.type = 'message' AND e.role = 'assistant'
                                THEN coalesce(e.response_model, e.model, '?')
                              WHEN e.type = 'usage' THEN coalesce(e.model, '?')
@@ -107,8 +107,8 @@ impl Dim {
 
 /// The `--by model` key of entries no model produced (user messages, tool results without
 /// usage, compactions, and entries that count toward sessions and active days only). It was
-/// `-`, which read as a model.
-pub const NO_MODEL: &str = "(no model: user messages, tool results, compactions)";
+/// `-`, which read as a model. No comma, so a naive CSV split still works.
+pub const NO_MODEL: &str = "(no model: user messages / tool results / compactions)";
 
 /// A time zone for day, week and month boundaries.
 #[derive(Debug, Clone)]

@@ -9,6 +9,7 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::cli::chart::{self, Bounds, Timeline};
+use crate::query::handle;
 use crate::query::stats::{self, Dim, Figures, Row, StatsOptions, Zone};
 use crate::query::Scope;
 
@@ -216,7 +217,7 @@ fn tools(rows: Vec<Row>) -> Vec<Tool> {
 
 /// The session of an indexed file: id, title (name, else first message), cwd, creation time.
 const SESSION_OF_PATH: &str = "
-    SELECT s.session_id, coalesce(s.name, s.first_message, ''), s.cwd, s.created_ms
+    SELECT f.id, s.session_id, coalesce(s.name, s.first_message, ''), s.cwd, s.created_ms
     FROM sessions s JOIN files f ON f.id = s.file_id WHERE f.path = ?1";
 
 fn top_sessions(
@@ -226,110 +227,56 @@ fn top_sessions(
 ) -> crate::error::Result<Vec<TopSession>> {
     rows.sort_by(|a, b| b.figures.cost.total_cmp(&a.figures.cost));
     rows.truncate(TOP_SESSIONS);
-    let handles = Handles::load(conn)?;
     let mut stmt = conn.prepare(SESSION_OF_PATH)?;
-    let mut out = Vec::new();
+    let mut found = Vec::new();
     for r in rows {
-        let path = r.key_order.into_iter().next().unwrap_or_default();
-        let (session_id, title, cwd, created_ms) = stmt.query_row([&path], |x| {
+        let path = r.key_order.first().cloned().unwrap_or_default();
+        let session = stmt.query_row([&path], |x| {
             Ok((
-                x.get::<_, Option<String>>(0)?,
-                x.get::<_, String>(1)?,
+                x.get::<_, i64>(0)?,
+                x.get::<_, Option<String>>(1)?,
                 x.get::<_, String>(2)?,
-                x.get::<_, Option<i64>>(3)?,
+                x.get::<_, String>(3)?,
+                x.get::<_, Option<i64>>(4)?,
             ))
         })?;
-        out.push(TopSession {
-            id: handles.handle(session_id.as_deref(), &path),
-            created: created_ms
-                .and_then(|ms| zone.date(ms))
-                .map(|d| d.format("%Y-%m-%d").to_string()),
-            session_id,
-            path,
-            title,
-            cwd,
-            figures: r.figures,
-        });
+        found.push((session, path, r.figures));
     }
-    Ok(out)
-}
-
-/// Every session id of the index, lowercased and sorted, to find the shortest prefix (8
-/// characters at least) that names one session.
-///
-/// The one place the report turns an id into what `pidx list` shows: swap `handle` for the
-/// shared helper when list has one.
-struct Handles(Vec<String>);
-
-/// Like git's abbreviated hashes: never shorter than this.
-const MIN_HANDLE: usize = 8;
-
-impl Handles {
-    fn load(conn: &Connection) -> rusqlite::Result<Handles> {
-        let mut stmt =
-            conn.prepare("SELECT session_id FROM sessions WHERE session_id IS NOT NULL")?;
-        let ids = stmt.query_map([], |r| r.get::<_, String>(0))?;
-        let mut ids: Vec<String> = ids
-            .map(|r| r.map(|s| s.to_lowercase()))
-            .collect::<rusqlite::Result<_>>()?;
-        ids.sort();
-        Ok(Handles(ids))
-    }
-
-    /// The shortest prefix of `id` no other session id starts with (the resolver matches
-    /// prefixes without regard to ASCII case), or the whole id; `path` when the id is missing,
-    /// shared by several files, or would be read as a path.
-    fn handle(&self, id: Option<&str>, path: &str) -> String {
-        let Some(id) =
-            id.filter(|i| !i.is_empty() && !i.contains(['/', '\\']) && !i.ends_with(".jsonl"))
-        else {
-            return path.to_string();
-        };
-        let lower = id.to_lowercase();
-        let at = self.0.partition_point(|x| x.as_str() < lower.as_str());
-        if self.0.get(at + 1) == Some(&lower) || self.0.get(at) != Some(&lower) {
-            return path.to_string();
-        }
-        let common = |other: Option<&String>| {
-            other.map_or(0, |o| {
-                o.chars()
-                    .zip(lower.chars())
-                    .take_while(|(a, b)| a == b)
-                    .count()
-            })
-        };
-        let before = at.checked_sub(1).and_then(|i| self.0.get(i));
-        let need = common(before).max(common(self.0.get(at + 1))) + 1;
-        id.chars().take(need.max(MIN_HANDLE)).collect()
-    }
+    // The handle `pidx list` shows and every SESSION argument takes.
+    let handles = handle::handles(
+        conn,
+        found
+            .iter()
+            .map(|((file_id, id, ..), path, _)| handle::Session {
+                file_id: *file_id,
+                id: id.as_deref(),
+                path,
+            }),
+    )?;
+    Ok(found
+        .into_iter()
+        .map(
+            |((file_id, session_id, title, cwd, created_ms), path, figures)| TopSession {
+                id: handles
+                    .get(&file_id)
+                    .cloned()
+                    .unwrap_or_else(|| path.clone()),
+                created: created_ms
+                    .and_then(|ms| zone.date(ms))
+                    .map(|d| d.format("%Y-%m-%d").to_string()),
+                session_id,
+                path,
+                title,
+                cwd,
+                figures,
+            },
+        )
+        .collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn handles_are_the_shortest_unique_prefix_of_eight_or_more() {
-        let h = Handles(
-            [
-                "019c0000-aaaa-1111",
-                "019c0000-aaab-2222",
-                "019d1234-0000",
-                "dup",
-                "dup",
-                "short",
-            ]
-            .map(String::from)
-            .to_vec(),
-        );
-        assert_eq!(h.handle(Some("019c0000-aaaa-1111"), "p"), "019c0000-aaaa");
-        assert_eq!(h.handle(Some("019C0000-AAAB-2222"), "p"), "019C0000-AAAB");
-        assert_eq!(h.handle(Some("019d1234-0000"), "p"), "019d1234");
-        assert_eq!(h.handle(Some("short"), "p"), "short");
-        assert_eq!(h.handle(Some("dup"), "/x/dup.jsonl"), "/x/dup.jsonl");
-        assert_eq!(h.handle(None, "/x/y.jsonl"), "/x/y.jsonl");
-        assert_eq!(h.handle(Some("missing"), "/x/m.jsonl"), "/x/m.jsonl");
-    }
 
     #[test]
     fn long_ranges_are_drawn_by_week_then_month() {
