@@ -282,7 +282,7 @@ fn tokens_section(r: &Report, axis: &Axis) -> String {
     };
     let t = &r.totals;
     let mut table = String::from(
-        r#"<table id="token-totals"><tr><th>input</th><th>output</th><th>cache read</th><th>cache write</th><th>total</th><th>cache hit ratio</th></tr><tr>"#,
+        r#"<table id="token-totals"><tr><th class="n">input</th><th class="n">output</th><th class="n">cache read</th><th class="n">cache write</th><th class="n">total</th><th class="n">cache hit ratio</th></tr><tr>"#,
     );
     for v in [
         t.input,
