@@ -63,9 +63,10 @@ pub fn run(env: &Env, args: &ReportArgs, out: &mut Out) -> Result<Found> {
             out.line(page.trim_end_matches('\n'))?;
         } else {
             std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
-            let said = format!("report written to {}", path.display());
+            // The path as typed could hold escape sequences too.
+            let said = crate::term::one_line(&format!("report written to {}", path.display()));
             if json {
-                eprintln!("pidx: {said}");
+                crate::term::say(&format!("pidx: {said}"));
             } else {
                 out.line(&said)?;
             }
