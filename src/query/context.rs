@@ -99,6 +99,75 @@ struct Loadability {
 /// `Invalid` when pi cannot load the file or the leaf does not exist, `Stale` when the file
 /// changed under the index, `Io` when it cannot be read.
 pub fn build_context(conn: &Connection, session: &Resolved, leaf: Option<&str>) -> Result<Context> {
+    let plan = plan_context(conn, session, leaf)?;
+    let mut messages = Vec::new();
+    for i in 0..plan.len() {
+        messages.extend(plan.messages_at(i)?);
+    }
+    let mut ctx = plan.settings;
+    ctx.messages = messages;
+    Ok(ctx)
+}
+
+/// A context located but not read: the entries it is made of (their byte ranges, not their
+/// bodies) and its settings. Reading it entry by entry keeps memory bounded by one entry, so a
+/// front door can page through a 1 GB session's context.
+pub struct ContextPlan {
+    /// Thinking level, model, cycle and path length; `messages` is empty.
+    pub settings: Context,
+    /// pi's `buildContextEntries` at the leaf: the newest compaction first when there is one.
+    entries: Vec<PathEntry>,
+    /// `context_edit` entries by the entry id they edit (the last one wins, as pi's map).
+    edits: std::collections::HashMap<Option<String>, usize>,
+    lines: Option<LineSource>,
+    /// The leaf the context was built at.
+    pub leaf_id: Option<String>,
+}
+
+impl ContextPlan {
+    /// How many context entries there are (each gives zero, one or two messages).
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The id of context entry `i`.
+    pub fn entry_id(&self, i: usize) -> Option<&str> {
+        self.entries.get(i).and_then(|e| e.id.as_deref())
+    }
+
+    /// The messages context entry `i` contributes (pi's `buildSessionProjection` for it, edits
+    /// applied), read from the session file.
+    ///
+    /// # Errors
+    /// `Stale` when the file changed under the index, `Io` when it cannot be read.
+    pub fn messages_at(&self, i: usize) -> Result<Vec<String>> {
+        let (Some(e), Some(lines)) = (self.entries.get(i), &self.lines) else {
+            return Ok(Vec::new());
+        };
+        if e.kind.as_deref() == Some("compaction") && i > 0 {
+            return Ok(Vec::new());
+        }
+        let messages = entry_messages(e, lines)?;
+        match self.edits.get(&e.id) {
+            None => Ok(messages),
+            Some(&edit) => apply_edit(messages, &lines.line(&self.entries[edit])?),
+        }
+    }
+}
+
+/// Locates the context at `leaf` (see [`build_context`]) without reading message bodies.
+///
+/// # Errors
+/// As [`build_context`].
+pub fn plan_context(
+    conn: &Connection,
+    session: &Resolved,
+    leaf: Option<&str>,
+) -> Result<ContextPlan> {
     let info = loadability(conn, session.file_id)?;
     if !info.openable {
         return Err(Error::Invalid(format!(
@@ -116,15 +185,21 @@ pub fn build_context(conn: &Connection, session: &Resolved, leaf: Option<&str>) 
         None => info.leaf_seq,
     };
     let Some(leaf_seq) = leaf_seq else {
-        return Ok(Context {
-            thinking_level: Some("off".into()),
-            ..Context::default()
+        return Ok(ContextPlan {
+            settings: Context {
+                thinking_level: Some("off".into()),
+                ..Context::default()
+            },
+            entries: Vec::new(),
+            edits: Default::default(),
+            lines: None,
+            leaf_id: None,
         });
     };
     let file = File::open(&session.path).map_err(|e| Error::io(&session.path, e))?;
     let lines = LineSource {
         file,
-        path: &session.path,
+        path: session.path.clone(),
         version: info.version,
     };
     let cut = if info.tangled {
@@ -132,23 +207,36 @@ pub fn build_context(conn: &Connection, session: &Resolved, leaf: Option<&str>) 
     } else {
         cut_path(conn, session.file_id, leaf_seq)?
     };
-    let ctx = match cut {
+    let (settings, path) = match cut {
         Some(cut) => {
             let mut ctx = settings(&cut.setters, &lines)?;
             ctx.path_len = cut.path_len;
-            ctx.messages = project(&context_entries(&cut.path), &lines)?;
-            ctx
+            (ctx, cut.path)
         }
         None => {
             let (path, cycle) = walk(conn, session.file_id, leaf_seq, info.entry_count)?;
             let mut ctx = settings(&path, &lines)?;
             ctx.cycle = cycle;
             ctx.path_len = path.len();
-            ctx.messages = project(&context_entries(&path), &lines)?;
-            ctx
+            (ctx, path)
         }
     };
-    Ok(ctx)
+    let leaf_id = path.last().and_then(|e| e.id.clone());
+    let entries = context_entries(&path);
+    drop(path);
+    let edits = entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind.as_deref() == Some("context_edit"))
+        .map(|(i, e)| (e.target_id.clone(), i))
+        .collect();
+    Ok(ContextPlan {
+        settings,
+        entries,
+        edits,
+        lines: Some(lines),
+        leaf_id,
+    })
 }
 
 /// The part of a path pi's context reads, found from the leaf's path facts (`ingest::paths`).
@@ -294,23 +382,23 @@ fn walk(
 }
 
 /// Reads entry lines back from the session file.
-struct LineSource<'a> {
+struct LineSource {
     file: File,
-    path: &'a str,
+    path: String,
     version: i64,
 }
 
-impl LineSource<'_> {
+impl LineSource {
     /// The entry's line as text (invalid UTF-8 replaced, as pi's decoder does), checked to
     /// still be the entry the index knows.
     fn line(&self, e: &PathEntry) -> Result<String> {
         let bytes = read_at(&self.file, e.offset as u64, e.len as usize)
-            .map_err(|err| Error::io(self.path, err))?;
+            .map_err(|err| Error::io(&self.path, err))?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let id_ok = self.version < 2 || member(&text, "id").map(unquote) == e.id;
         if bytes.len() != e.len as usize || !id_ok {
             return Err(Error::Stale {
-                path: self.path.into(),
+                path: self.path.clone().into(),
             });
         }
         Ok(text)
@@ -379,32 +467,6 @@ fn context_entries(path: &[PathEntry]) -> Vec<PathEntry> {
     }
     out.extend(path[cidx + 1..].iter().cloned());
     out
-}
-
-/// pi's `buildSessionProjection`: each context entry's messages, edits applied.
-fn project(entries: &[PathEntry], lines: &LineSource) -> Result<Vec<String>> {
-    let mut edits: std::collections::HashMap<Option<&str>, &PathEntry> =
-        std::collections::HashMap::new();
-    for e in entries {
-        if e.kind.as_deref() == Some("context_edit") {
-            edits.insert(e.target_id.as_deref(), e);
-        }
-    }
-    let mut out = Vec::new();
-    for (i, e) in entries.iter().enumerate() {
-        if e.kind.as_deref() == Some("compaction") && i > 0 {
-            continue;
-        }
-        let messages = entry_messages(e, lines)?;
-        match edits.get(&e.id.as_deref()) {
-            None => out.extend(messages),
-            Some(edit) => {
-                let edit_line = lines.line(edit)?;
-                out.extend(apply_edit(messages, &edit_line)?);
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// pi's `sessionEntryToContextMessages`, as JSON texts.
