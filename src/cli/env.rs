@@ -115,7 +115,7 @@ impl Env {
         Ok((store, scope))
     }
 
-    fn open_synced(&self) -> crate::Result<Store> {
+    pub fn open_synced(&self) -> crate::Result<Store> {
         let mut store = Store::open(&self.db)?;
         if !self.global.no_sync {
             if let Some(lock) = writer_lock_for_freshness(&self.db)? {

@@ -8,6 +8,7 @@ mod context;
 mod dates;
 mod env;
 mod list;
+mod mcp;
 mod numbers;
 pub mod output;
 mod pick;
@@ -15,6 +16,7 @@ mod render;
 mod report;
 mod search;
 mod show;
+mod skill;
 mod sql;
 mod stats;
 mod status;
@@ -39,8 +41,15 @@ pub type Found = bool;
 /// Anything that should end the program with exit code 2 (or 1 for `pidx::Error::NotFound`).
 pub fn run(cli: Cli) -> Result<Found> {
     refuse_meaningless_flags(&cli)?;
+    if let Command::Skill(cmd) = &cli.command {
+        return skill::run(cmd);
+    }
     let env = Env::new(&cli.global)?;
     env.check_roots(matches!(cli.command, Command::Sync(_) | Command::Watch(_)))?;
+    if let Command::Mcp = &cli.command {
+        // Before `Out` locks stdout: the server writes the protocol there itself.
+        return mcp::run(env);
+    }
     let mut out = Out::new();
     let found = match &cli.command {
         Command::Sync(args) => sync::run(&env, args, &mut out),
@@ -55,6 +64,7 @@ pub fn run(cli: Cli) -> Result<Found> {
         Command::Sql(args) => sql::run(&env, args, &mut out),
         Command::Report(args) => report::run(&env, args, &mut out),
         Command::Pick(args) => pick::run(&env, args),
+        Command::Mcp | Command::Skill(_) => unreachable!("run before stdout is locked"),
     }?;
     out.flush()?;
     Ok(found)
@@ -160,4 +170,11 @@ Shell: pi --session \"$(pidx pick --print)\"\n\
 Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     )]
     Pick(pick::PickArgs),
+    /// Serve the index to agents over the Model Context Protocol (stdio; read-only tools:
+    /// search_sessions, list_sessions, get_session, get_context, get_tree, usage_stats,
+    /// sql_query). Set-up for Claude Code, Codex and Cursor: see the README.
+    Mcp,
+    /// The pi skill that teaches pi's agent to use pidx.
+    #[command(subcommand)]
+    Skill(skill::SkillCommand),
 }

@@ -4,6 +4,8 @@
 
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::types::ValueRef;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
@@ -58,17 +60,65 @@ fn authorize(ctx: AuthContext<'_>) -> Authorization {
 /// # Errors
 /// `Invalid` for anything that is not a single read-only statement, SQL errors as `Invalid`.
 pub fn run(conn: &Connection, sql: &str, limit: Duration) -> Result<Table> {
+    let limits = Limits {
+        time: limit,
+        ..Limits::default()
+    };
+    match run_capped(conn, sql, &limits) {
+        Ok((table, _)) => Ok(table),
+        Err(Error::Invalid(msg)) if msg.starts_with(STOPPED) => Err(Error::Invalid(format!(
+            "{msg} (raise the limit with --timeout SECS)"
+        ))),
+        Err(e) => Err(e),
+    }
+}
+
+/// Which rows of a result to keep, and what stops a query early.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Rows to pass over first (a later page).
+    pub skip: usize,
+    /// Rows to keep at most; the rest are not read.
+    pub cap: usize,
+    pub time: Duration,
+    /// Set by another thread to stop the query (a cancelled MCP call).
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            skip: 0,
+            cap: usize::MAX,
+            time: Duration::from_secs(30),
+            stop: None,
+        }
+    }
+}
+
+const STOPPED: &str = "the query ran longer than";
+
+/// Runs `sql` read-only as [`run`] does within `limits`; the flag says whether rows followed
+/// the kept ones.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_capped(conn: &Connection, sql: &str, limits: &Limits) -> Result<(Table, bool)> {
     if sql.trim().trim_matches(';').trim().is_empty() {
         return Err(Error::Invalid(
             "empty query: give one SELECT statement (the views are v_sessions, v_entries, v_messages, v_usage, v_tool_calls)".into(),
         ));
     }
     let started = Instant::now();
-    conn.progress_handler(10_000, Some(move || started.elapsed() > limit))?;
+    let (limit, stop) = (limits.time, limits.stop.clone());
+    let stopped = move || {
+        started.elapsed() > limit || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
+    };
+    conn.progress_handler(10_000, Some(stopped))?;
     conn.authorizer(Some(authorize))?;
-    let result = run_authorized(conn, sql).map_err(|e| match e {
+    let result = run_authorized(conn, sql, limits.skip, limits.cap).map_err(|e| match e {
         Error::Invalid(msg) if msg.contains("interrupted") => Error::Invalid(format!(
-            "the query ran longer than {} s and was stopped (raise the limit with --timeout SECS)",
+            "{STOPPED} {} s and was stopped",
             limit.as_secs_f64()
         )),
         other => other,
@@ -78,7 +128,7 @@ pub fn run(conn: &Connection, sql: &str, limit: Duration) -> Result<Table> {
     result
 }
 
-fn run_authorized(conn: &Connection, sql: &str) -> Result<Table> {
+fn run_authorized(conn: &Connection, sql: &str, skip: usize, cap: usize) -> Result<(Table, bool)> {
     let refuse = |why: String| Error::Invalid(format!("sql only runs read-only statements: {why}"));
     let mut stmt = conn.prepare(sql).map_err(|e| match e {
         rusqlite::Error::SqliteFailure(f, Some(msg))
@@ -102,10 +152,18 @@ fn run_authorized(conn: &Connection, sql: &str) -> Result<Table> {
     let mut cursor = stmt
         .query([])
         .map_err(|e| Error::Invalid(format!("SQL error: {e}")))?;
+    let mut seen = 0usize;
     while let Some(row) = cursor
         .next()
         .map_err(|e| Error::Invalid(format!("SQL error: {e}")))?
     {
+        seen += 1;
+        if seen <= skip {
+            continue;
+        }
+        if rows.len() == cap {
+            return Ok((Table { columns, rows }, true));
+        }
         let mut out = Vec::with_capacity(n);
         for i in 0..n {
             out.push(match row.get_ref(i)? {
@@ -122,5 +180,5 @@ fn run_authorized(conn: &Connection, sql: &str) -> Result<Table> {
         }
         rows.push(out);
     }
-    Ok(Table { columns, rows })
+    Ok((Table { columns, rows }, false))
 }

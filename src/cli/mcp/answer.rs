@@ -1,0 +1,363 @@
+//! What each tool answers, synchronously, from one read-only connection: arguments checked
+//! (each problem one sentence), the `query` function the CLI command calls, and the result cut
+//! to the call's budget with a cursor. `get_context` lives in `context`.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+
+use super::page::{budget, fill_rows, row_offset};
+use super::tools::{ListArgs, SearchArgs, SessionArgs, SqlArgs, StatsArgs};
+use crate::pi::layout::absolute;
+use crate::pi::text::TextKind;
+use crate::query::resolve::{resolve_session, Resolved};
+use crate::query::search::{self, SearchOptions};
+use crate::query::stats::{self, StatsOptions};
+use crate::query::{list, picker, show, sql, tree, Scope};
+use crate::store::Store;
+
+/// One call's view of the index.
+pub struct Call<'a> {
+    pub store: &'a Store,
+    pub scope: Scope,
+}
+
+/// A tool's answer, or one sentence saying why there is none.
+pub type Answer = Result<Value, String>;
+
+/// A library error as one line (candidates of an ambiguous id joined on it).
+pub fn sentence(e: impl std::fmt::Display) -> String {
+    e.to_string().lines().collect::<Vec<_>>().join(", ")
+}
+
+impl Call<'_> {
+    /// The session a caller means, or a sentence saying which handles are accepted.
+    pub fn session(&self, arg: &str) -> Result<Resolved, String> {
+        resolve_session(&self.store.conn, &self.scope, arg).map_err(|e| match e {
+            crate::Error::NotFound(_) => format!(
+                "no indexed session matches {arg:?}: give a session file path, a full session id or a unique id prefix (list_sessions and search_sessions show them)"
+            ),
+            other => sentence(other),
+        })
+    }
+}
+
+fn in_range(what: &str, v: Option<usize>, default: usize, max: usize) -> Result<usize, String> {
+    let n = v.unwrap_or(default);
+    if (1..=max).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("{what} must be between 1 and {max}"))
+    }
+}
+
+/// The common tail of a paged answer: cursor, truncation and notes.
+fn finish(mut body: Map<String, Value>, next: Option<String>, cut: usize) -> Value {
+    let mut notes = Vec::new();
+    if next.is_some() {
+        notes.push("more results: call again with cursor set to nextCursor".to_string());
+    }
+    if cut > 0 {
+        notes.push(format!(
+            "{cut} long text field(s) were cut to fit max_chars; they end in a '… more characters cut]' marker"
+        ));
+    }
+    body.insert("truncated".into(), (next.is_some() || cut > 0).into());
+    body.insert("nextCursor".into(), next.into());
+    body.insert("notes".into(), notes.into());
+    Value::Object(body)
+}
+
+fn project(cwd: Option<&str>) -> Option<String> {
+    cwd.map(|d| {
+        absolute(std::path::Path::new(d))
+            .to_string_lossy()
+            .into_owned()
+    })
+}
+
+pub fn search_sessions(c: &Call, a: SearchArgs) -> Answer {
+    let budget = budget(a.max_chars)?;
+    let limit = in_range("limit", a.limit, 20, 500)?;
+    let offset = row_offset(a.cursor.as_deref(), "search_sessions")?;
+    if a.literal && a.regex {
+        return Err("literal and regex cannot both be set: choose one".into());
+    }
+    let text = if a.regex {
+        format!("re:{}", a.query)
+    } else {
+        a.query.clone()
+    };
+    let query = search::parse(&text, a.literal).map_err(sentence)?;
+    let kinds = a
+        .kinds
+        .iter()
+        .flatten()
+        .map(|k| {
+            TextKind::parse(k.trim()).ok_or_else(|| {
+                format!("kinds: {k:?} is not a kind of text (user, assistant, thinking, tool, bash, custom, summary, name)")
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let now = chrono::Utc::now().timestamp_millis();
+    let (since_ms, until_ms) =
+        super::super::dates::date_range(a.since.as_deref(), a.until.as_deref(), now)
+            .map_err(sentence)?;
+    let file_id = match &a.session {
+        Some(s) => Some(c.session(s)?.file_id),
+        None => None,
+    };
+    let opts = SearchOptions {
+        query,
+        cwd: project(a.cwd.as_deref()),
+        file_id,
+        since_ms,
+        until_ms,
+        model: a.model.clone(),
+        kinds,
+        branch: a.branch_only,
+        limit,
+    };
+    // Every page runs the same search (the top `limit` hits, grouped by session) and skips
+    // what earlier pages gave: a larger limit would rank and group a different set.
+    let hits = search::search(&c.store.conn, &c.scope, &opts).map_err(sentence)?;
+    let total = hits.len();
+    let rows = hits
+        .iter()
+        .skip(offset)
+        .map(|h| serde_json::to_value(h).unwrap_or(Value::Null));
+    let page = fill_rows(rows, budget);
+    let next = page
+        .left
+        .then(|| format!("search_sessions:{}", offset + page.rows.len()));
+    let mut body = Map::new();
+    body.insert("hitCount".into(), page.rows.len().into());
+    body.insert("totalHits".into(), total.into());
+    body.insert("sessions".into(), group_hits(page.rows).into());
+    let mut v = finish(body, next, page.cut_strings);
+    if total == limit {
+        if let Some(Value::Array(notes)) = v.get_mut("notes") {
+            notes.push(format!("these are the best {limit} hits; there may be more: raise limit (at most 500) or narrow the search").into());
+        }
+    }
+    Ok(v)
+}
+
+/// Hits grouped by session in the order sessions first appear (the search ranks a session's
+/// hits together, best session first).
+fn group_hits(hits: Vec<Value>) -> Vec<Value> {
+    const SESSION_KEYS: [&str; 4] = ["path", "sessionId", "cwd", "sessionName"];
+    let mut groups: Vec<Value> = Vec::new();
+    for hit in hits {
+        let Value::Object(mut h) = hit else { continue };
+        let mut head = Map::new();
+        for k in SESSION_KEYS {
+            head.insert(k.into(), h.shift_remove(k).unwrap_or(Value::Null));
+        }
+        match groups.last_mut() {
+            Some(g) if g["path"] == head["path"] => {
+                if let Some(Value::Array(list)) = g.get_mut("hits") {
+                    list.push(Value::Object(h));
+                }
+            }
+            _ => {
+                head.insert("hits".into(), vec![Value::Object(h)].into());
+                groups.push(Value::Object(head));
+            }
+        }
+    }
+    groups
+}
+
+pub fn list_sessions(c: &Call, a: ListArgs) -> Answer {
+    let budget = budget(a.max_chars)?;
+    let limit = in_range("limit", a.limit, 50, 500)?;
+    let offset = row_offset(a.cursor.as_deref(), "list_sessions")?;
+    if a.all && a.cwd.is_some() {
+        return Err("all and cwd cannot both be set: choose one".into());
+    }
+    let cwd = match (&a.cwd, a.all) {
+        (_, true) => None,
+        (Some(d), false) => project(Some(d)),
+        (None, false) => Some(
+            std::env::current_dir()
+                .map_err(|e| format!("cannot read the server's folder ({e}); pass cwd or all"))?
+                .to_string_lossy()
+                .into_owned(),
+        ),
+    };
+    let opts = list::ListOptions {
+        cwd: cwd.clone(),
+        limit: a.query.is_none().then_some(offset + limit + 1),
+        with_text: a.query.is_some(),
+    };
+    let mut sessions = list::list_sessions(&c.store.conn, &c.scope, &opts).map_err(sentence)?;
+    if let Some(q) = &a.query {
+        sessions = picker::filter_and_sort(sessions, q);
+        sessions.iter_mut().for_each(|s| s.all_messages_text = None);
+    }
+    let more = sessions.len() > offset + limit;
+    let rows = sessions
+        .iter()
+        .skip(offset)
+        .take(limit)
+        .map(|s| s.to_json());
+    let page = fill_rows(rows, budget);
+    let next = (more || page.left).then(|| format!("list_sessions:{}", offset + page.rows.len()));
+    let mut body = Map::new();
+    body.insert("project".into(), cwd.into());
+    body.insert("sessions".into(), page.rows.into());
+    Ok(finish(body, next, page.cut_strings))
+}
+
+pub fn get_session(c: &Call, a: SessionArgs) -> Answer {
+    let budget = budget(a.max_chars)?;
+    if a.cursor.is_some() {
+        return Err("get_session answers in one page; call it without a cursor".into());
+    }
+    let session = c.session(&a.session)?;
+    let detail = show::show_session(&c.store.conn, &session).map_err(sentence)?;
+    let mut v = serde_json::to_value(&detail).map_err(sentence)?;
+    let mut notes: Vec<String> = Vec::new();
+    for (key, keep) in [("badLines", 20), ("labels", 100)] {
+        if serde_json::to_string(&v).map_or(0, |s| s.len()) <= budget {
+            break;
+        }
+        if let Some(Value::Array(list)) = v.get_mut(key) {
+            if list.len() > keep {
+                notes.push(format!(
+                    "{key}: the first {keep} of {} are shown (sql_query reads them all)",
+                    list.len()
+                ));
+                list.truncate(keep);
+            }
+        }
+    }
+    let page = fill_rows([v], budget);
+    let mut v = page.rows.into_iter().next().unwrap_or(Value::Null);
+    if page.cut_strings > 0 {
+        notes.push(format!(
+            "{} long text field(s) were cut to fit max_chars",
+            page.cut_strings
+        ));
+    }
+    if let Value::Object(m) = &mut v {
+        m.insert("truncated".into(), (!notes.is_empty()).into());
+        m.insert("notes".into(), notes.into());
+    }
+    Ok(v)
+}
+
+pub fn get_tree(c: &Call, a: SessionArgs) -> Answer {
+    let budget = budget(a.max_chars)?;
+    let offset = row_offset(a.cursor.as_deref(), "get_tree")?;
+    let session = c.session(&a.session)?;
+    let t = tree::build_tree(&c.store.conn, &session).map_err(sentence)?;
+    if t.unopenable {
+        return Err(format!(
+            "pi cannot open {} (its first JSON line is not a session header with an id), so it has no tree; get_session says more",
+            session.path
+        ));
+    }
+    let leaf = t
+        .leaf_seq
+        .and_then(|s| t.nodes.iter().find(|n| n.seq == s))
+        .and_then(|n| n.id.clone());
+    let all = super::segments::segments(&t);
+    let total = all.len();
+    let page = fill_rows(all.into_iter().skip(offset), budget);
+    let next = page
+        .left
+        .then(|| format!("get_tree:{}", offset + page.rows.len()));
+    let mut body = Map::new();
+    body.insert("path".into(), session.path.into());
+    body.insert("entries".into(), t.nodes.len().into());
+    body.insert("leaf".into(), leaf.into());
+    body.insert("segmentCount".into(), total.into());
+    body.insert("segments".into(), page.rows.into());
+    Ok(finish(body, next, page.cut_strings))
+}
+
+pub fn usage_stats(c: &Call, a: StatsArgs) -> Answer {
+    let budget = budget(a.max_chars)?;
+    let offset = row_offset(a.cursor.as_deref(), "usage_stats")?;
+    let dims =
+        a.by.iter()
+            .flatten()
+            .map(|d| stats::parse_dim(d.trim()))
+            .collect::<crate::Result<Vec<_>>>()
+            .map_err(sentence)?;
+    let zone = super::super::dates::zone_arg(a.tz.as_deref()).map_err(sentence)?;
+    let now = chrono::Utc::now().timestamp_millis();
+    let (since_ms, until_ms) =
+        super::super::dates::date_range(a.since.as_deref(), a.until.as_deref(), now)
+            .map_err(sentence)?;
+    let opts = StatsOptions {
+        dims,
+        since_ms,
+        until_ms,
+        cwd: project(a.cwd.as_deref()),
+        zone,
+    };
+    let rows = stats::stats(&c.store.conn, &c.scope, &opts).map_err(sentence)?;
+    let total = rows.len();
+    let values = rows
+        .iter()
+        .skip(offset)
+        .map(|r| serde_json::to_value(r).unwrap_or(Value::Null));
+    let page = fill_rows(values, budget);
+    let next = page
+        .left
+        .then(|| format!("usage_stats:{}", offset + page.rows.len()));
+    let mut body = Map::new();
+    body.insert("groups".into(), total.into());
+    body.insert("rows".into(), page.rows.into());
+    Ok(finish(body, next, page.cut_strings))
+}
+
+pub fn sql_query(c: &Call, a: SqlArgs, stop: &Arc<AtomicBool>) -> Answer {
+    let budget = budget(a.max_chars)?;
+    let max_rows = in_range("max_rows", a.max_rows, 100, 1000)?;
+    let offset = row_offset(a.cursor.as_deref(), "sql_query")?;
+    let limits = sql::Limits {
+        skip: offset,
+        cap: max_rows,
+        time: super::TIME_LIMIT,
+        stop: Some(Arc::clone(stop)),
+    };
+    let (table, more) = sql::run_capped(&c.store.conn, &a.query, &limits).map_err(sentence)?;
+    let rows = table
+        .rows
+        .into_iter()
+        .map(|r| Value::Object(table.columns.iter().cloned().zip(r).collect::<Map<_, _>>()));
+    let page = fill_rows(rows, budget);
+    let next = (more || page.left).then(|| format!("sql_query:{}", offset + page.rows.len()));
+    let mut body = Map::new();
+    body.insert("columns".into(), json!(table.columns));
+    body.insert("rows".into(), page.rows.into());
+    Ok(finish(body, next, page.cut_strings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hits_group_by_session_in_rank_order() {
+        let hit = |p: &str, e: &str| json!({"path": p, "sessionId": p, "cwd": "/w", "sessionName": null, "entryId": e});
+        let groups = group_hits(vec![hit("a", "1"), hit("a", "2"), hit("b", "3")]);
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0]["hits"].as_array().unwrap().len(), 2);
+        assert_eq!(groups[1]["hits"][0], json!({"entryId": "3"}));
+    }
+
+    #[test]
+    fn page_envelope_says_what_was_cut() {
+        let v = finish(Map::new(), Some("x:1".into()), 0);
+        assert_eq!(v["truncated"], json!(true));
+        assert_eq!(v["nextCursor"], json!("x:1"));
+        let done = finish(Map::new(), None, 0);
+        assert_eq!(done["truncated"], json!(false));
+    }
+}

@@ -1,0 +1,179 @@
+//! `pidx mcp`: a read-only Model Context Protocol server over stdio (rmcp). The async runtime
+//! lives only here, one thread; each tool call runs the same synchronous `query` functions as
+//! the CLI on a blocking thread with its own read-only connection, freshened first (`fresh`).
+//! A cancelled call (or one past the time limit) is interrupted inside SQLite and between
+//! messages, and the server carries on. stdout carries the protocol only; notes go to stderr.
+
+mod answer;
+mod context;
+mod fresh;
+mod message;
+mod page;
+mod segments;
+mod tools;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Map, Value};
+
+use super::env::Env;
+use super::Found;
+use crate::query::Scope;
+use crate::store::Store;
+
+/// The longest one call may run before it is stopped.
+pub(super) const TIME_LIMIT: Duration = Duration::from_secs(10);
+
+const INSTRUCTIONS: &str = "pidx indexes the pi coding agent's past sessions on this machine. Use search_sessions to find where something was discussed or done, list_sessions for recent sessions, get_context to read a conversation (from_end=true for the latest part), get_tree for its branches, get_session and usage_stats for facts and figures, sql_query for anything else. Every answer is bounded; continue with nextCursor.";
+
+/// Serves MCP on stdin/stdout until the client closes the connection.
+///
+/// # Errors
+/// When the runtime cannot start or the connection fails before it is set up.
+pub fn run(env: Env) -> Result<Found> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the MCP server's runtime")?;
+    let env = Arc::new(env);
+    let server = Server {
+        fresh: Arc::new(fresh::Fresh::new(Arc::clone(&env))),
+        env,
+    };
+    let result = runtime.block_on(async move {
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("setting up the MCP connection on stdin/stdout")?;
+        running.waiting().await.context("serving MCP")?;
+        anyhow::Ok(())
+    });
+    // A call still running on a blocking thread is not waited for past its own limit.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    result.map(|()| true)
+}
+
+#[derive(Clone)]
+struct Server {
+    env: Arc<Env>,
+    fresh: Arc<fresh::Fresh>,
+}
+
+impl Server {
+    /// Runs one tool synchronously: freshness, a read-only connection that stops when
+    /// `cancel` is set or the time limit passes, the tool.
+    fn answer(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+        cancel: &Arc<AtomicBool>,
+    ) -> answer::Answer {
+        let note = self.fresh.freshen();
+        let store = Store::open_read_only(&self.env.db).map_err(answer::sentence)?;
+        let deadline = Instant::now() + TIME_LIMIT;
+        let flag = Arc::clone(cancel);
+        store
+            .conn
+            .progress_handler(
+                10_000,
+                Some(move || flag.load(Ordering::Relaxed) || Instant::now() > deadline),
+            )
+            .map_err(answer::sentence)?;
+        let scope = Scope::new(&store.conn, &self.env.roots).map_err(answer::sentence)?;
+        let call = answer::Call {
+            store: &store,
+            scope,
+        };
+        let result = dispatch(&call, name, args, cancel);
+        let result = result.map_err(|e| {
+            if cancel.load(Ordering::Relaxed) {
+                "the call was cancelled".to_string()
+            } else if Instant::now() > deadline {
+                format!("the call took longer than {} s and was stopped; narrow it (a shorter range, a more specific query, a smaller max_rows)", TIME_LIMIT.as_secs())
+            } else {
+                e
+            }
+        });
+        result.map(|mut v| {
+            if let (Some(n), Some(Value::Array(notes))) = (note, v.get_mut("notes")) {
+                notes.insert(0, n.into());
+            }
+            v
+        })
+    }
+}
+
+fn dispatch(
+    c: &answer::Call,
+    name: &str,
+    args: Map<String, Value>,
+    cancel: &Arc<AtomicBool>,
+) -> answer::Answer {
+    use tools::parse;
+    match name {
+        "search_sessions" => answer::search_sessions(c, parse(name, args)?),
+        "list_sessions" => answer::list_sessions(c, parse(name, args)?),
+        "get_session" => answer::get_session(c, parse(name, args)?),
+        "get_context" => context::get_context(c, parse(name, args)?, cancel),
+        "get_tree" => answer::get_tree(c, parse(name, args)?),
+        "usage_stats" => answer::usage_stats(c, parse(name, args)?),
+        "sql_query" => answer::sql_query(c, parse(name, args)?, cancel),
+        other => Err(format!(
+            "there is no tool {other:?}; the tools are search_sessions, list_sessions, get_session, get_context, get_tree, usage_stats and sql_query"
+        )),
+    }
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(rmcp::model::Implementation::new(
+                "pidx",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::list()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (server, flag) = (self.clone(), Arc::clone(&cancel));
+        let name = request.name.to_string();
+        let args = request.arguments.unwrap_or_default();
+        let tool = name.clone();
+        let job = tokio::task::spawn_blocking(move || server.answer(&name, args, &flag));
+        let result = tokio::select! {
+            joined = job => joined.unwrap_or_else(|e| Err(format!("the call failed inside pidx ({e})"))),
+            () = context.ct.cancelled() => {
+                cancel.store(true, Ordering::Relaxed);
+                eprintln!("pidx mcp: a {tool} call was cancelled by the client; stopping it");
+                Err("the call was cancelled".to_string())
+            }
+        };
+        Ok(match result {
+            Ok(value) => CallToolResult::structured(value),
+            Err(sentence) => CallToolResult::error(vec![ContentBlock::text(sentence)]),
+        }
+        .into())
+    }
+}

@@ -1,0 +1,198 @@
+//! The seven tools as a model sees them: argument structs (their JSON Schemas come from
+//! schemars), one paragraph each saying when to use the tool and what it returns, and the
+//! list `tools/list` answers with. What each tool does lives in `answer`.
+
+use std::sync::Arc;
+
+use rmcp::model::{Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// Arguments of `search_sessions`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// What to find: words (ranked, prefix*, "a phrase", -excluded, OR), or exact text with
+    /// `literal`, or a regular expression with `regex`.
+    pub query: String,
+    /// Only sessions of this project folder (absolute path); every project when absent.
+    pub cwd: Option<String>,
+    /// Only entries at or after this time: 2026-11-01, 2026-11-01T12:00:00Z, or an age like 12h, 7d, 2w.
+    pub since: Option<String>,
+    /// Only entries before this time (a plain date includes that whole day).
+    pub until: Option<String>,
+    /// Only these kinds of text: user, assistant, thinking, tool, bash, custom, summary, name.
+    pub kinds: Option<Vec<String>>,
+    /// Only sessions that used a model whose id contains this.
+    pub model: Option<String>,
+    /// Only this session (a file path, a full session id or a unique id prefix).
+    pub session: Option<String>,
+    /// Only entries on each session's current branch (what pi would send to the model).
+    #[serde(default)]
+    pub branch_only: bool,
+    /// The exact text, case-sensitive, character for character.
+    #[serde(default)]
+    pub literal: bool,
+    /// `query` is a regular expression.
+    #[serde(default)]
+    pub regex: bool,
+    /// How many of the best hits to return (1-500, default 20); pages of a long answer keep it.
+    pub limit: Option<usize>,
+    /// Character budget of the answer (1000-200000, default 20000).
+    pub max_chars: Option<usize>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// Arguments of `list_sessions`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {
+    /// The project folder (absolute path) whose sessions to list; default: the folder the server runs in.
+    pub cwd: Option<String>,
+    /// Every project instead of one.
+    #[serde(default)]
+    pub all: bool,
+    /// Filter and order as pi's /resume picker does for typed text: words matched fuzzily
+    /// against name, id, messages and folder; "phrases"; re:REGEX.
+    pub query: Option<String>,
+    /// Sessions per page (1-500, default 50).
+    pub limit: Option<usize>,
+    /// Character budget of the answer (1000-200000, default 20000).
+    pub max_chars: Option<usize>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// Arguments of `get_session` and `get_tree`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionArgs {
+    /// A session file path, a full session id, or a unique id prefix.
+    pub session: String,
+    /// Character budget of the answer (1000-200000, default 20000).
+    pub max_chars: Option<usize>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// How `get_context` gives each message.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// Readable text: tool calls and results marked, long tool output and images elided.
+    #[default]
+    Text,
+    /// pi's message object exactly, as JSON text.
+    Json,
+}
+
+/// Arguments of `get_context`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ContextArgs {
+    /// A session file path, a full session id, or a unique id prefix.
+    pub session: String,
+    /// The entry id to build the context at (a branch's last entry); default: the current leaf.
+    pub leaf: Option<String>,
+    /// Start with the latest messages and page backwards.
+    #[serde(default)]
+    pub from_end: bool,
+    /// `text` (default) or `json` (pi's message objects exactly).
+    #[serde(default)]
+    pub format: Format,
+    /// In text, cut each tool output, thinking block and argument list to about this many
+    /// characters (default 2000; 0 keeps everything).
+    pub tool_output_chars: Option<usize>,
+    /// Character budget of the answer (1000-200000, default 20000).
+    pub max_chars: Option<usize>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// Arguments of `usage_stats`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StatsArgs {
+    /// Group by day, week, month, project, model, provider, session, tool, agent or channel; several nest.
+    pub by: Option<Vec<String>>,
+    /// Only activity at or after this time (2026-11-01, an ISO date-time, or 12h / 7d / 2w ago).
+    pub since: Option<String>,
+    /// Only activity before this time.
+    pub until: Option<String>,
+    /// Only this project folder (absolute path).
+    pub cwd: Option<String>,
+    /// Time zone for day/week/month: local (default), UTC, Europe/Paris, +02:00.
+    pub tz: Option<String>,
+    /// Character budget of the answer (1000-200000, default 20000).
+    pub max_chars: Option<usize>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// Arguments of `sql_query`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SqlArgs {
+    /// One read-only SELECT over the views v_sessions, v_entries, v_messages, v_usage, v_tool_calls.
+    pub query: String,
+    /// Rows per page (1-1000, default 100).
+    pub max_rows: Option<usize>,
+    /// Character budget of the answer (1000-200000, default 20000).
+    pub max_chars: Option<usize>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+const SEARCH: &str = "Full-text search over every pi coding-agent session on this machine: what users asked, what the assistant said and thought, tool output and bash runs. Use it to find how something was done or decided before (an error message, a file name, a design choice). Words are ranked (bm25, prefix*, \"phrase\", -excluded, OR); set literal for exact text with punctuation, regex for a pattern; narrow with cwd, since/until, kinds, model, session or branch_only. Returns hits grouped by session (path, id, folder, title), each with the entry id, kind, role, time and a snippet; pass a session and an entryId to get_context (as leaf) to read the conversation around a hit.";
+const LIST: &str = "Lists pi sessions newest first, as pi's /resume does: the sessions of one project folder (default: the folder this server runs in) or of every project (all). query filters and orders like pi's picker (fuzzy words over name, id, messages and folder). Each row is pi's SessionInfo: path, id, cwd, name, parentSessionPath, created, modified, messageCount, firstMessage. Use it to find a recent session, then get_session, get_context or get_tree with its id.";
+const SESSION: &str = "Everything the index knows about one session, as `pidx show` prints it: path, header, id, folder, name, created and modified times, whether pi lists it (and why not), entry count, messages by role, labels, the current leaf entry, the parent session, pi's /session usage figures (tokens and cost) with a per-model breakdown, skipped lines, and agent-gateway metadata when there is any.";
+const CONTEXT: &str = "The conversation pi would send to the model at a session's current leaf (or at a given leaf entry): pi's buildSessionContext, with compactions applied. By default each message is readable text (role, text, tool calls with arguments, tool results, bash runs, summaries) with long tool output, thinking and images elided behind markers; format=json gives pi's message objects exactly. Long contexts come in pages: from_end=true starts with the latest messages and pages backwards. Pass nextCursor to continue; a message longer than a page is split (from/to/total say which characters a piece holds).";
+const TREE: &str = "The shape of a session's entry tree (pi's /tree): its branches as compact segments in depth-first order, each with the first and last entry id, the number of entries, a preview of its first message, labels, how many branches fork from its end, and whether it holds the current leaf. Use it to see where a conversation forked, then get_context with a segment's lastId as leaf to read that branch.";
+const STATS: &str = "Usage figures over the indexed sessions, as `pidx stats` computes them: sessions, user and assistant messages, tool calls and errors, input/output/cache tokens, total tokens, cost, compactions and active days, grouped by day, week, month, project, model, provider, session, tool, agent or channel (several nest), over a time range and optionally one project.";
+const SQL: &str = "Runs one read-only SQL SELECT against the pidx index (SQLite) for questions the other tools do not answer. Documented views: v_sessions (one row per session), v_entries (one row per entry), v_messages (messages with role, model, text), v_usage (tokens and cost per message), v_tool_calls (one row per tool call: session, entry, time, tool name). Anything that would write is refused; a query has a time limit of 10 seconds; rows come max_rows at a time with a cursor.";
+
+fn tool<T: JsonSchema + 'static>(
+    name: &'static str,
+    title: &str,
+    description: &'static str,
+) -> Tool {
+    let annotations = ToolAnnotations::default()
+        .read_only(true)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(false);
+    Tool::new(name, description, Arc::new(serde_json::Map::new()))
+        .with_input_schema::<T>()
+        .with_title(title)
+        .with_annotations(annotations)
+}
+
+/// What `tools/list` returns.
+pub fn list() -> Vec<Tool> {
+    vec![
+        tool::<SearchArgs>("search_sessions", "Search past sessions", SEARCH),
+        tool::<ListArgs>("list_sessions", "List sessions", LIST),
+        tool::<SessionArgs>("get_session", "One session's facts", SESSION),
+        tool::<ContextArgs>("get_context", "A session's conversation", CONTEXT),
+        tool::<SessionArgs>("get_tree", "A session's branches", TREE),
+        tool::<StatsArgs>("usage_stats", "Token and cost figures", STATS),
+        tool::<SqlArgs>("sql_query", "Read-only SQL on the index", SQL),
+    ]
+}
+
+/// The arguments of a call as `T`, or one sentence saying what is wrong with them.
+pub fn parse<T: serde::de::DeserializeOwned>(
+    tool: &str,
+    args: serde_json::Map<String, serde_json::Value>,
+) -> Result<T, String> {
+    serde_path_to_error::deserialize(serde_json::Value::Object(args)).map_err(|e| {
+        let at = e.path().to_string();
+        let what = e.into_inner().to_string();
+        if at == "." {
+            format!("bad arguments for {tool}: {what}")
+        } else {
+            format!("bad arguments for {tool}: {at}: {what}")
+        }
+    })
+}

@@ -1,0 +1,315 @@
+"""`pidx mcp` driven by the official MCP Python SDK over stdio, checked against the CLI.
+
+Usage: client_check.py PIDX_BINARY CORPUS_ROOT
+
+Every tool is called on the conformance corpus (plus one generated large session in a temp
+dir) and its answer compared with `pidx ... --json` for the same question: search hits, list
+rows, show, tree, stats, sql, and pi's context messages at a dozen sessions and leaves, paged
+with cursors forwards and from the end. Then bad arguments, an unknown session, and a
+cancelled call after which the server must still answer. Prints one line per failure and
+'N passed, N failed' at the end; exits 1 on any failure.
+"""
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import jsonschema
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+
+PIDX, CORPUS = sys.argv[1], os.path.abspath(sys.argv[2])
+sys.setrecursionlimit(50000)  # `pidx tree --json` of the 2,400-deep generated session nests that deep
+TMP = tempfile.mkdtemp(prefix="pidx-mcp-")
+BIG_ROOT = os.path.join(TMP, "big")
+BIG_ID = "0b16b16b-0000-7000-8000-00000000b16b"
+GLOBAL = ["--root", CORPUS, "--root", BIG_ROOT, "--db", os.path.join(TMP, "index.db")]
+ENV = {**os.environ, "HOME": TMP, "PI_CODING_AGENT_DIR": os.path.join(TMP, "agent"), "NO_COLOR": "1"}
+
+ERRLOG = os.path.join(TMP, "server-stderr.log")
+passed, failed = 0, 0
+
+
+def check(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print(f"FAIL: {what}", flush=True)
+
+
+def write_big_session():
+    """A 2,400-entry session with long tool outputs (some longer than a page), written by
+    this test into its own temp root (pidx itself never writes a session file)."""
+    folder = os.path.join(BIG_ROOT, "--tmp-big--")
+    os.makedirs(folder)
+    lines = [{"type": "session", "version": 3, "id": BIG_ID,
+              "timestamp": "2026-03-01T00:00:00.000Z", "cwd": "/tmp/big"}]
+    parent = None
+    for i in range(2400):
+        ts_ms = 1772323200000 + i * 1000
+        ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts_ms / 1000)) + ".000Z"
+        kind = i % 3
+        if kind == 0:
+            msg = {"role": "user", "content": f"step {i}: look at módulo {i} ✓", "timestamp": ts_ms}
+        elif kind == 1:
+            msg = {"role": "assistant", "content": [
+                {"type": "text", "text": f"Reading file {i}."},
+                {"type": "toolCall", "id": f"call{i}", "name": "read", "arguments": {"path": f"src/f{i}.rs"}}],
+                "provider": "anthropic", "model": "claude-sonnet-4-5", "api": "anthropic-messages",
+                "usage": {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
+                          "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+                "stopReason": "toolUse", "timestamp": ts_ms}
+        else:
+            size = 45000 if i % 30 == 2 else 300 + (i % 7) * 100
+            body = (f"line {i} of output — ünïcode\n" * (size // 28 + 1))[:size]
+            msg = {"role": "toolResult", "toolCallId": f"call{i - 1}", "toolName": "read",
+                   "content": [{"type": "text", "text": body}], "isError": False, "timestamp": ts_ms}
+        eid = f"{i:08x}"
+        lines.append({"type": "message", "id": eid, "parentId": parent, "timestamp": ts, "message": msg})
+        parent = eid
+    path = os.path.join(folder, "2026-03-01T00-00-00-000Z_" + BIG_ID + ".jsonl")
+    with open(path, "w", encoding="utf-8") as f:
+        for line in lines:
+            f.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def cli(*args):
+    """The CLI's --json answer (None when it found nothing)."""
+    p = subprocess.run([PIDX, *GLOBAL, *args, "--json"], capture_output=True, text=True, env=ENV)
+    if p.returncode == 1:
+        return None
+    if p.returncode != 0:
+        raise RuntimeError(f"pidx {' '.join(args)} failed: {p.stderr.strip()}")
+    return json.loads(p.stdout)
+
+
+async def call(s, tool, **args):
+    r = await s.call_tool(tool, args)
+    if r.is_error:
+        return None, r.content[0].text if r.content else ""
+    return r.structured_content, None
+
+
+async def call_ok(s, tool, **args):
+    value, err = await call(s, tool, **args)
+    check(err is None, f"{tool} {args} answered an error: {err}")
+    return value or {}
+
+
+async def all_pages(s, tool, key, **args):
+    """Every row of a paged answer, following nextCursor."""
+    rows, cursor, pages = [], None, 0
+    while True:
+        extra = {"cursor": cursor} if cursor else {}
+        v = await call_ok(s, tool, **args, **extra)
+        rows.extend(v.get(key, []))
+        pages += 1
+        cursor = v.get("nextCursor")
+        check(bool(v.get("truncated")) == bool(cursor), f"{tool}: truncated agrees with nextCursor")
+        if not cursor or pages > 10000:
+            return rows, pages
+
+
+def join_pieces(items, backwards=False):
+    """Messages from page items: pieces of one message (from/to/total) joined in order."""
+    out, open_piece = [], None
+    for it in items:
+        if "total" in it and open_piece is not None and open_piece["entryId"] == it["entryId"] and \
+                open_piece["role"] == it["role"] and open_piece["to"] == it["from"]:
+            open_piece["text"] += it["text"]
+            open_piece["to"] = it["to"]
+            if it["to"] == it["total"]:
+                out.append(open_piece["text"])
+                open_piece = None
+            continue
+        if "total" in it:
+            open_piece = dict(it)
+            if it["to"] == it["total"]:
+                out.append(it["text"])
+                open_piece = None
+            continue
+        out.append(it["text"])
+    return out
+
+
+async def context_pages(s, session, leaf=None, from_end=False, fmt="json", max_chars=None):
+    items, cursor, pages = [], None, []
+    while True:
+        args = {"session": session, "format": fmt, "from_end": from_end}
+        if leaf:
+            args["leaf"] = leaf
+        if max_chars:
+            args["max_chars"] = max_chars
+        if cursor:
+            args["cursor"] = cursor
+        v = await call_ok(s, "get_context", **args)
+        msgs = v.get("messages", [])
+        check(sum(len(m["text"]) for m in msgs) <= (max_chars or 20000),
+              f"get_context page of {session} keeps to its budget")
+        pages.append(msgs)
+        cursor = v.get("nextCursor")
+        if not cursor or len(pages) > 5000:
+            break
+    if from_end:
+        pages.reverse()
+    for p in pages:
+        items.extend(p)
+    return items, len(pages)
+
+
+async def check_tools(s):
+    tools = (await s.list_tools()).tools
+    names = {t.name for t in tools}
+    expected = {"search_sessions", "list_sessions", "get_session", "get_context", "get_tree",
+                "usage_stats", "sql_query"}
+    check(names == expected, f"tools/list names: {sorted(names)}")
+    for t in tools:
+        check(t.input_schema.get("type") == "object", f"{t.name} has an object inputSchema")
+        try:
+            jsonschema.Draft202012Validator.check_schema(t.input_schema)
+            check(True, "")
+        except jsonschema.SchemaError as e:
+            check(False, f"{t.name}'s inputSchema is not a valid JSON Schema: {e.message}")
+        check(len(t.description or "") > 150, f"{t.name} has a paragraph of description")
+
+
+async def check_list_and_search(s):
+    rows, _ = await all_pages(s, "list_sessions", "sessions", all=True, limit=7, max_chars=3000)
+    want = cli("list", "--all")
+    check(rows == want, f"list_sessions all (paged by 7) equals `pidx list --all` ({len(rows)} vs {len(want)} rows)")
+    cwd = want[2]["cwd"]
+    mine, _ = await all_pages(s, "list_sessions", "sessions", cwd=cwd)
+    check(mine == cli("list", "--cwd", cwd), "list_sessions cwd equals `pidx list --cwd`")
+    mine, _ = await all_pages(s, "list_sessions", "sessions", all=True, query="parse header")
+    check(mine == cli("list", "--all", "--query", "parse header"), "list_sessions query equals `pidx list --query`")
+    cases = [("build", {}, []),
+             ("parse_header", {"literal": True}, ["--literal"]),
+             ("README OR json", {"kinds": ["user"]}, ["--in", "user"]),
+             ("b[a-z]+d", {"regex": True}, []),
+             ("look", {"session": BIG_ID}, ["--session", BIG_ID])]
+    for q, extra, cli_extra in cases:
+        limit = 300 if "session" in extra else 40
+        groups, pages = await all_pages(s, "search_sessions", "sessions", query=q, limit=limit, max_chars=1500, **extra)
+        flat = [{**{k: g[k] for k in ("path", "sessionId", "cwd", "sessionName")}, **h}
+                for g in groups for h in g["hits"]]
+        text = "re:" + q if extra.get("regex") else q
+        want = cli("search", text, *cli_extra, "--limit", str(limit)) or []
+        check(len(flat) > 0, f"search_sessions {q!r} finds something")
+        # bm25 scores carry a recency factor, so two runs a moment apart differ in the 9th digit.
+        same = len(flat) == len(want) and all(
+            {**h, "score": 0} == {**w, "score": 0} and abs(h["score"] - w["score"]) < 1e-6 * max(1, abs(w["score"]))
+            for h, w in zip(flat, want))
+        check(same, f"search_sessions {q!r} {extra} limit {limit} equals `pidx search` "
+                            f"({len(flat)} vs {len(want)} hits, {pages} pages)")
+
+
+async def check_sessions(s):
+    listing = cli("list", "--all")
+    ids = [r["id"] for r in listing if isinstance(r.get("id"), str) and r["messageCount"] > 2][:12]
+    checked = 0
+    for sid in ids + [BIG_ID]:
+        show = cli("show", sid)
+        got = await call_ok(s, "get_session", session=sid)
+        check({k: v for k, v in got.items() if k not in ("truncated", "notes")} == show,
+              f"get_session {sid} equals `pidx show --json`")
+        tree = cli("tree", sid) or []
+        nodes, stack = [], list(tree)
+        while stack:
+            n = stack.pop()
+            nodes.append(n)
+            stack.extend(n["children"])
+        segs, _ = await all_pages(s, "get_tree", "segments", session=sid, max_chars=1000)
+        check(sum(g["entries"] for g in segs) == len(nodes), f"get_tree {sid} segments cover every entry")
+        check(sum(1 for g in segs if g["current"]) == 1, f"get_tree {sid} has one current segment")
+        leaves = [None] + [g["lastId"] for g in segs[:3]] + [n["id"] for n in nodes[1:3]]
+        if sid == BIG_ID:
+            leaves = [None, nodes[1500]["id"]]
+        for leaf in dict.fromkeys(leaves):
+            extra = ["--leaf", leaf] if leaf else []
+            want = [json.loads(json.dumps(m)) for m in cli("context", sid, *extra)["messages"]]
+            budget = 1000 if sid != BIG_ID else 50000
+            items, pages = await context_pages(s, sid, leaf, max_chars=budget)
+            got = [json.loads(t) for t in join_pieces(items)]
+            check(got == want, f"get_context {sid} leaf {leaf} equals `pidx context` ({len(got)} vs {len(want)} messages, {pages} pages)")
+            back, _ = await context_pages(s, sid, leaf, from_end=True, max_chars=budget)
+            got = [json.loads(t) for t in join_pieces(back)]
+            check(got == want, f"get_context {sid} leaf {leaf} from_end pages join to `pidx context`")
+            text, _ = await context_pages(s, sid, leaf, fmt="text")
+            check([m["role"] for m in text if "from" not in m or m["from"] == 0] == [m.get("role") for m in want],
+                  f"get_context {sid} text roles follow `pidx context`")
+            checked += 1
+    check(checked >= 10, f"contexts compared at {checked} sessions and leaves (>= 10)")
+
+
+async def check_figures(s):
+    rows, _ = await all_pages(s, "usage_stats", "rows", by=["month", "model"], tz="UTC")
+    check(rows == cli("stats", "--by", "month", "--by", "model", "--tz", "UTC"), "usage_stats equals `pidx stats`")
+    q = "SELECT id, cwd, message_count FROM v_sessions ORDER BY path"
+    rows, pages = await all_pages(s, "sql_query", "rows", query=q, max_rows=10)
+    check(rows == cli("sql", q) and pages > 1, f"sql_query paged by 10 equals `pidx sql` ({pages} pages)")
+
+
+async def check_errors(s):
+    cases = [("get_context", {"session": "019cc"}, "matches"),
+             ("get_context", {}, "session"),
+             ("search_sessions", {"query": "x", "limit": "many"}, "limit"),
+             ("search_sessions", {"query": "x", "nope": 1}, "nope"),
+             ("list_sessions", {"all": True, "max_chars": 5}, "max_chars"),
+             ("list_sessions", {"all": True, "cursor": "get_tree:3"}, "cursor"),
+             ("usage_stats", {"by": ["fortnight"]}, "fortnight"),
+             ("search_sessions", {"query": "x", "since": "yesterday"}, "date"),
+             ("sql_query", {"query": "DELETE FROM files"}, "read-only"),
+             ("get_context", {"session": BIG_ID, "leaf": "nothere"}, "entry"),
+             ("no_such_tool", {}, "tools")]
+    for tool, args, word in cases:
+        value, err = await call(s, tool, **args)
+        check(err is not None and "\n" not in err.strip() and word in err,
+              f"{tool} {args} is a one-line tool error mentioning {word!r}: {err!r}")
+    value, err = await call(s, "get_session", session="ffffffff-nope")
+    check(err is not None and "session id" in err and "path" in err,
+          f"an unknown session says which handles are accepted: {err!r}")
+
+
+async def check_cancel(s):
+    """A call that would run until the time limit is abandoned (the SDK then sends
+    notifications/cancelled); the server says it stopped it and answers the next call at once."""
+    slow = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+    task = asyncio.create_task(s.call_tool("sql_query", {"query": slow}))
+    await asyncio.sleep(0.5)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    t0 = time.monotonic()
+    v = await call_ok(s, "list_sessions", all=True, limit=1)
+    check(len(v.get("sessions", [])) == 1 and time.monotonic() - t0 < 3,
+          f"the server answers right after a cancellation ({time.monotonic() - t0:.2f} s)")
+    for _ in range(30):
+        if "sql_query call was cancelled" in open(ERRLOG, encoding="utf-8").read():
+            break
+        await asyncio.sleep(0.1)
+    check("sql_query call was cancelled" in open(ERRLOG, encoding="utf-8").read(),
+          "the server saw the cancellation and stopped the call (its stderr says so)")
+
+
+async def main():
+    write_big_session()
+    params = StdioServerParameters(command=PIDX, args=[*GLOBAL, "mcp"], env=ENV, cwd=TMP)
+    errlog = open(ERRLOG, "w", encoding="utf-8")
+    async with stdio_client(params, errlog=errlog) as (read, write):
+        async with ClientSession(read, write) as s:
+            init = await s.initialize()
+            check(init.server_info.name == "pidx", f"serverInfo names pidx: {init.server_info}")
+            for step in (check_tools, check_list_and_search, check_sessions, check_figures, check_errors, check_cancel):
+                t0 = time.monotonic()
+                await step(s)
+                print(f"{step.__name__}: {time.monotonic() - t0:.1f} s", flush=True)
+    print(f"mcp client check: {passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+asyncio.run(main())
