@@ -296,6 +296,15 @@ async def check_cancel(s):
           "the server saw the cancellation and stopped the call (its stderr says so)")
 
 
+async def check_time_limit(s):
+    """A query that would never end is stopped at the time limit with a sentence saying so."""
+    t0 = time.monotonic()
+    value, err = await call(s, "sql_query", query="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT max(x) FROM c")
+    took = time.monotonic() - t0
+    check(err is not None and "longer than 10 s" in err and 9 < took < 15,
+          f"an endless query is stopped at the 10 s limit ({took:.1f} s): {err!r}")
+
+
 async def main():
     write_big_session()
     params = StdioServerParameters(command=PIDX, args=[*GLOBAL, "mcp"], env=ENV, cwd=TMP)
@@ -304,7 +313,7 @@ async def main():
         async with ClientSession(read, write) as s:
             init = await s.initialize()
             check(init.server_info.name == "pidx", f"serverInfo names pidx: {init.server_info}")
-            for step in (check_tools, check_list_and_search, check_sessions, check_figures, check_errors, check_cancel):
+            for step in (check_tools, check_list_and_search, check_sessions, check_figures, check_errors, check_cancel, check_time_limit):
                 t0 = time.monotonic()
                 await step(s)
                 print(f"{step.__name__}: {time.monotonic() - t0:.1f} s", flush=True)
