@@ -1,7 +1,7 @@
 """Latency of each `pidx mcp` tool and the server's peak RSS while paging a huge session.
 
 Usage (the venv of tests/mcp/run.sh has the `mcp` package):
-  python benches/mcp.py PIDX_BINARY SESSIONS_ROOT INDEX_DB [HUGE_SESSION_ID] [PAGES]
+  python benches/mcp_latency.py PIDX_BINARY SESSIONS_ROOT INDEX_DB [HUGE_SESSION_ID] [PAGES] [pages-only]
 
 The index is synced first (`pidx sync`), so the numbers are for answering, each call still
 doing its freshness stat pass. Each tool is called 9 times with the same arguments; the median
@@ -24,6 +24,8 @@ from mcp.client.stdio import stdio_client
 PIDX, ROOT, DB = sys.argv[1:4]
 HUGE = sys.argv[4] if len(sys.argv) > 4 else None
 PAGES = int(sys.argv[5]) if len(sys.argv) > 5 else 200
+# "pages-only": skip the tool timings, so the peak RSS is the paging's alone.
+PAGES_ONLY = len(sys.argv) > 6 and sys.argv[6] == "pages-only"
 GLOBAL = ["--root", ROOT, "--db", DB]
 
 
@@ -78,6 +80,8 @@ async def main():
                 ("usage_stats", {"by": ["month", "model"]}),
                 ("sql_query", {"query": "SELECT cwd, count(*) AS n FROM v_sessions GROUP BY cwd ORDER BY n DESC"}),
             ]
+            if PAGES_ONLY:
+                calls = []
             print("tool                 arguments                                   median ms   max ms")
             for tool, args in calls:
                 med, worst, _ = await timed(s, tool, args)
@@ -102,6 +106,11 @@ async def main():
                     print(f"huge session context, from_end={from_end}: {pages} pages, {chars} chars, "
                           f"median {statistics.median(times):.1f} ms/page, max {max(times):.1f} ms; "
                           f"server {server_rss_kib()} KiB")
+
+                # After the paging, so the RSS above is the paging's alone.
+                med, worst, v = await timed(s, "get_tree", {"session": HUGE}, n=3)
+                print(f"get_tree of the huge session: median {med:.1f} ms, {v['entries']} entries, "
+                      f"{v['segmentCount']} segments; server {server_rss_kib()} KiB")
 
 
 asyncio.run(main())
