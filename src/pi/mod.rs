@@ -9,6 +9,7 @@ pub mod gateway;
 pub mod js;
 pub mod layout;
 pub mod line;
+pub mod message;
 pub mod model;
 pub mod paths;
 pub mod picker;

@@ -12,9 +12,7 @@ use rusqlite::{Connection, OptionalExtension};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::pi::entry::migrated_role;
-use crate::pi::js;
-use crate::pi::line::parse_json;
+use crate::pi::message::{apply_edit, object, push_raw, raw_truthy, stored_message, unquote};
 use crate::pi::paths::PathFacts;
 use crate::pi::rawjson::member;
 use crate::query::resolve::Resolved;
@@ -154,7 +152,7 @@ impl ContextPlan {
         let messages = entry_messages(e, lines)?;
         match self.edits.get(&e.id) {
             None => Ok(messages),
-            Some(&edit) => apply_edit(messages, &lines.line(&self.entries[edit])?),
+            Some(&edit) => Ok(apply_edit(messages, &lines.line(&self.entries[edit])?)),
         }
     }
 }
@@ -405,10 +403,6 @@ impl LineSource {
     }
 }
 
-fn unquote(raw: &str) -> String {
-    serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.to_string())
-}
-
 /// pi's `getSessionContextSettings`: thinking level and model over the whole path.
 fn settings(path: &[PathEntry], lines: &LineSource) -> Result<Context> {
     let mut ctx = Context {
@@ -523,107 +517,4 @@ fn entry_messages(e: &PathEntry, lines: &LineSource) -> Result<Vec<String>> {
         }
         _ => Ok(Vec::new()),
     }
-}
-
-fn push_raw<'a>(fields: &mut Vec<(&'a str, &'a str)>, key: &'a str, raw: Option<&'a str>) {
-    if let Some(raw) = raw {
-        fields.push((key, raw));
-    }
-}
-
-fn object(fields: &[(&str, &str)]) -> String {
-    let body: Vec<String> = fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
-    format!("{{{}}}", body.join(","))
-}
-
-fn raw_truthy(raw: &str) -> bool {
-    parse_lenient(raw).is_some_and(|v| js::truthy(&v))
-}
-
-fn parse_lenient(raw: &str) -> Option<Value> {
-    parse_json(raw).ok()
-}
-
-/// A stored message as pi returns it: unchanged, except a v2 `hookMessage` role becomes `custom`
-/// (docs/pi-format.md §3) and a missing or null `content` is normalised (docs/pi-format.md §6 step 5).
-fn stored_message(raw: &str, version: i64) -> String {
-    let Some(Value::Object(mut m)) = parse_lenient(raw) else {
-        return raw.to_string();
-    };
-    let mut changed = false;
-    if let Some(role) = m.get("role").and_then(Value::as_str) {
-        let migrated = migrated_role(role, version);
-        if migrated != role {
-            m.insert("role".into(), migrated.into());
-            changed = true;
-        }
-    }
-    let role = m
-        .get("role")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_string();
-    let content_missing = m.get("content").is_none_or(Value::is_null);
-    if content_missing {
-        match role.as_str() {
-            "system" => {
-                m.insert("content".into(), "".into());
-                changed = true;
-            }
-            "user" | "assistant" | "toolResult" => {
-                m.insert("content".into(), Value::Array(Vec::new()));
-                changed = true;
-            }
-            _ => {}
-        }
-    }
-    if changed {
-        Value::Object(m).to_string()
-    } else {
-        raw.to_string()
-    }
-}
-
-/// pi's `projectContextEntry` with an edit: `replacement: null` drops the messages; otherwise
-/// the content of user/assistant/toolResult/custom messages is replaced.
-fn apply_edit(messages: Vec<String>, edit_line: &str) -> Result<Vec<String>> {
-    let replacement = member(edit_line, "replacement").and_then(parse_lenient);
-    let Some(replacement) = replacement.filter(|r| !r.is_null()) else {
-        return Ok(Vec::new());
-    };
-    let content = replacement.get("content").cloned();
-    Ok(messages
-        .into_iter()
-        .map(|raw| {
-            let Some(Value::Object(mut m)) = parse_lenient(&raw) else {
-                return raw;
-            };
-            let role = m
-                .get("role")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            if !matches!(
-                role.as_str(),
-                "user" | "assistant" | "toolResult" | "custom"
-            ) {
-                return raw;
-            }
-            let new = match &content {
-                Some(Value::String(s)) if role == "assistant" || role == "toolResult" => {
-                    Some(serde_json::json!([{"type": "text", "text": s}]))
-                }
-                other => other.clone(),
-            };
-            match new {
-                Some(v) => {
-                    m.insert("content".into(), v);
-                }
-                None => {
-                    m.shift_remove("content");
-                }
-            }
-            Value::Object(m).to_string()
-        })
-        .collect())
 }

@@ -183,16 +183,7 @@ pub fn show_session(conn: &Connection, session: &Resolved) -> Result<SessionDeta
         path: session.path.clone(),
         parent_session_path: header.as_ref().and_then(|h| h.get("parentSession").cloned()),
         header,
-        handle: handle::handles(
-            conn,
-            [handle::Session {
-                file_id: session.file_id,
-                id: id.as_deref(),
-                path: &session.path,
-            }],
-        )?
-        .remove(&session.file_id)
-        .unwrap_or_default(),
+        handle: handle_of(conn, session, id.as_deref())?,
         id,
         cwd,
         name,
@@ -219,6 +210,18 @@ pub fn show_session(conn: &Connection, session: &Resolved) -> Result<SessionDeta
         )?,
         gateway: gateway(conn, session.file_id)?,
     })
+}
+
+/// The handle of one session (`query::handle`).
+fn handle_of(conn: &Connection, session: &Resolved, id: Option<&str>) -> Result<String> {
+    let one = handle::Session {
+        file_id: session.file_id,
+        id,
+        path: &session.path,
+    };
+    Ok(handle::handles(conn, [one])?
+        .remove(&session.file_id)
+        .unwrap_or_default())
 }
 
 /// Every line the index skipped in the files in scope, as (path, line, reason).

@@ -100,6 +100,24 @@ impl<'c> WriteTx<'c> {
     }
 }
 
+/// Starts a read snapshot on a connection that only reads (a gateway's own database, opened
+/// read-only): every query until [`end_read`] sees the same state. Transaction control lives
+/// here, beside the write transactions, so no other module spells it.
+///
+/// # Errors
+/// SQLite errors.
+pub fn begin_read(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("PRAGMA query_only = 1; BEGIN DEFERRED")
+}
+
+/// Ends a read snapshot begun by [`begin_read`].
+///
+/// # Errors
+/// SQLite errors.
+pub fn end_read(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch("COMMIT")
+}
+
 /// Returns the id of a root, creating it.
 pub fn upsert_root(conn: &Connection, path: &str, layout: &str) -> rusqlite::Result<i64> {
     conn.execute(
