@@ -44,18 +44,7 @@ fn iso(ms: i64) -> String {
 
 /// pi's session folder name for a cwd.
 fn folder(cwd: &str) -> String {
-    let body: String = cwd
-        .trim_start_matches('/')
-        .chars()
-        .map(|c| {
-            if matches!(c, '/' | '\\' | ':') {
-                '-'
-            } else {
-                c
-            }
-        })
-        .collect();
-    format!("--{body}--")
+    pidx::pi::layout::encode_cwd(cwd)
 }
 
 impl World {
