@@ -336,6 +336,11 @@ fn a_failed_batch_rolls_back_and_the_next_batch_commits() {
                 .push_str(&String::from_utf8_lossy(&buf[..n]));
         }
     });
+    // Its first reconcile must be over: an error there ends the watcher (by design), and this
+    // test is about a batch that fails while it watches.
+    wait_for("the first reconcile", || {
+        said.lock().unwrap().contains("unchanged")
+    });
     let a = root.join("--p--/a.jsonl");
     let mut f = std::fs::OpenOptions::new().append(true).open(&a).unwrap();
     writeln!(f, "{}", user("m2", Some("m1"), "POISON")).unwrap();
@@ -356,7 +361,15 @@ fn a_failed_batch_rolls_back_and_the_next_batch_commits() {
             &format!("SELECT count(*) FROM entries WHERE text = '{t}'"),
         )
     };
-    wait_for("the next batch to commit", || texts("after") == 1);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while texts("after") != 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the next batch did not commit; the watcher said:\n{}",
+            said.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(25));
+    }
     wait_for("the failed file to be read again", || texts("POISON") == 1);
     assert!(term(&mut w).success());
     reader.join().unwrap();
