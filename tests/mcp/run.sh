@@ -24,5 +24,6 @@ fi
 echo "MCP client: python $("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])'), mcp $("$venv/bin/python" -m pip show mcp 2>/dev/null | sed -n 's/^Version: //p')"
 
 cargo build --quiet --bin pidx
-bin="${CARGO_TARGET_DIR:-target}/debug/pidx"
+# Absolute: the client starts the server from a temp folder.
+bin="$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)/pidx"
 exec "$venv/bin/python" tests/mcp/client_check.py "$bin" tests/fixtures/conformance/sessions
