@@ -49,6 +49,67 @@ pub fn handles<'a>(
     Ok(out)
 }
 
+/// One indexed session file as a person sees it in a row: its handle, title and where it ran.
+pub struct SessionAtPath {
+    pub path: String,
+    pub session_id: Option<String>,
+    /// The handle `pidx list` shows and every SESSION argument takes.
+    pub handle: String,
+    /// The session's name, else its first message; None when it has neither.
+    pub title: Option<String>,
+    pub cwd: String,
+    pub created_ms: Option<i64>,
+}
+
+/// The indexed session of each path in `paths`, in that order; paths the index does not hold
+/// are left out.
+///
+/// # Errors
+/// Index errors only.
+pub fn sessions_at<'a>(
+    conn: &Connection,
+    paths: impl IntoIterator<Item = &'a str>,
+) -> rusqlite::Result<Vec<SessionAtPath>> {
+    let mut find = conn.prepare_cached(
+        "SELECT f.id, s.session_id, coalesce(s.name, s.first_message), s.cwd, s.created_ms
+         FROM files f JOIN sessions s ON s.file_id = f.id WHERE f.path = ?1",
+    )?;
+    let mut found = Vec::new();
+    for path in paths {
+        let row = find
+            .query_row([path], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    SessionAtPath {
+                        path: path.to_string(),
+                        session_id: r.get(1)?,
+                        handle: String::new(),
+                        title: r.get(2)?,
+                        cwd: r.get(3)?,
+                        created_ms: r.get(4)?,
+                    },
+                ))
+            })
+            .optional()?;
+        found.extend(row);
+    }
+    let handles = handles(
+        conn,
+        found.iter().map(|(file_id, s)| Session {
+            file_id: *file_id,
+            id: s.session_id.as_deref(),
+            path: &s.path,
+        }),
+    )?;
+    Ok(found
+        .into_iter()
+        .map(|(file_id, s)| SessionAtPath {
+            handle: handles[&file_id].clone(),
+            ..s
+        })
+        .collect())
+}
+
 /// What a person reads for each session file in `paths`: its handle and its name or first
 /// message (`stats --by session` rows, keyed by path in JSON).
 ///
@@ -58,37 +119,12 @@ pub fn labels_by_path<'a>(
     conn: &Connection,
     paths: impl IntoIterator<Item = &'a str>,
 ) -> rusqlite::Result<HashMap<String, String>> {
-    let mut find = conn.prepare_cached(
-        "SELECT f.id, s.session_id, coalesce(s.name, s.first_message, '(no messages)')
-         FROM files f JOIN sessions s ON s.file_id = f.id WHERE f.path = ?1",
-    )?;
-    let mut found = Vec::new();
-    for path in paths {
-        if let Some((file_id, id, title)) = find
-            .query_row([path], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    r.get::<_, String>(2)?,
-                ))
-            })
-            .optional()?
-        {
-            found.push((file_id, id, title, path));
-        }
-    }
-    let handles = handles(
-        conn,
-        found.iter().map(|(file_id, id, _, path)| Session {
-            file_id: *file_id,
-            id: id.as_deref(),
-            path,
-        }),
-    )?;
-    Ok(found
+    Ok(sessions_at(conn, paths)?
         .into_iter()
-        .map(|(file_id, _, title, path)| {
-            (path.to_string(), format!("{}  {title}", handles[&file_id]))
+        .map(|s| {
+            let title = s.title.as_deref().unwrap_or("(no messages)");
+            let label = format!("{}  {title}", s.handle);
+            (s.path, label)
         })
         .collect())
 }

@@ -3,7 +3,7 @@
 //! cost by model per period, models, projects, tools and the most expensive sessions. The page
 //! (`html`) and `report --json` both render this value; neither runs a query of its own.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use rusqlite::Connection;
 use serde::Serialize;
@@ -215,11 +215,6 @@ fn tools(rows: Vec<Row>) -> Vec<Tool> {
     out
 }
 
-/// The session of an indexed file: id, title (name, else first message), cwd, creation time.
-const SESSION_OF_PATH: &str = "
-    SELECT f.id, s.session_id, coalesce(s.name, s.first_message, ''), s.cwd, s.created_ms
-    FROM sessions s JOIN files f ON f.id = s.file_id WHERE f.path = ?1";
-
 fn top_sessions(
     conn: &Connection,
     zone: &Zone,
@@ -227,50 +222,33 @@ fn top_sessions(
 ) -> crate::error::Result<Vec<TopSession>> {
     rows.sort_by(|a, b| b.figures.cost.total_cmp(&a.figures.cost));
     rows.truncate(TOP_SESSIONS);
-    let mut stmt = conn.prepare(SESSION_OF_PATH)?;
-    let mut found = Vec::new();
-    for r in rows {
-        let path = r.key_order.first().cloned().unwrap_or_default();
-        let session = stmt.query_row([&path], |x| {
-            Ok((
-                x.get::<_, i64>(0)?,
-                x.get::<_, Option<String>>(1)?,
-                x.get::<_, String>(2)?,
-                x.get::<_, String>(3)?,
-                x.get::<_, Option<i64>>(4)?,
-            ))
-        })?;
-        found.push((session, path, r.figures));
-    }
-    // The handle `pidx list` shows and every SESSION argument takes.
-    let handles = handle::handles(
-        conn,
-        found
-            .iter()
-            .map(|((file_id, id, ..), path, _)| handle::Session {
-                file_id: *file_id,
-                id: id.as_deref(),
-                path,
-            }),
-    )?;
-    Ok(found
+    let paths: Vec<String> = rows
+        .iter()
+        .map(|r| r.key_order.first().cloned().unwrap_or_default())
+        .collect();
+    let mut sessions: HashMap<String, handle::SessionAtPath> =
+        handle::sessions_at(conn, paths.iter().map(String::as_str))?
+            .into_iter()
+            .map(|s| (s.path.clone(), s))
+            .collect();
+    Ok(rows
         .into_iter()
-        .map(
-            |((file_id, session_id, title, cwd, created_ms), path, figures)| TopSession {
-                id: handles
-                    .get(&file_id)
-                    .cloned()
-                    .unwrap_or_else(|| path.clone()),
-                created: created_ms
+        .zip(paths)
+        .filter_map(|(r, path)| {
+            let s = sessions.remove(&path)?;
+            Some(TopSession {
+                id: s.handle,
+                created: s
+                    .created_ms
                     .and_then(|ms| zone.date(ms))
                     .map(|d| d.format("%Y-%m-%d").to_string()),
-                session_id,
+                session_id: s.session_id,
                 path,
-                title,
-                cwd,
-                figures,
-            },
-        )
+                title: s.title.unwrap_or_default(),
+                cwd: s.cwd,
+                figures: r.figures,
+            })
+        })
         .collect())
 }
 
