@@ -227,12 +227,7 @@ fn a_store_with_an_unknown_schema_is_refused_in_one_line_and_the_rest_indexed() 
     let lines: Vec<&str> = err.lines().filter(|l| l.contains("schema 31")).collect();
     assert_eq!(lines.len(), 1, "{err}");
     let listed = g.listed(&[]);
-    let main: Vec<String> = manifest()
-        .into_iter()
-        .filter(|(_, (a, _))| a == "main")
-        .map(|(id, _)| id)
-        .collect();
-    assert_eq!(listed.into_keys().collect::<Vec<_>>(), main);
+    assert_eq!(listed.into_keys().collect::<Vec<_>>(), ids_of_agent("main"));
 }
 
 #[test]
@@ -254,14 +249,18 @@ fn a_store_that_disappears_takes_its_sessions_and_copies_with_it() {
     assert_eq!(copies("-ops"), 1);
     std::fs::remove_file(db_of(&g.root.join("agents/ops"))).unwrap();
     let listed = g.listed(&[]);
-    let main: Vec<String> = manifest()
-        .into_iter()
-        .filter(|(_, (a, _))| a == "main")
-        .map(|(id, _)| id)
-        .collect();
-    assert_eq!(listed.into_keys().collect::<Vec<_>>(), main);
+    assert_eq!(listed.into_keys().collect::<Vec<_>>(), ids_of_agent("main"));
     assert_eq!(copies("-ops"), 0);
     assert!(!g.run(&["status"]).contains("store: ops"));
+}
+
+/// The session ids of one agent's store in the fixture's manifest, in its order.
+fn ids_of_agent(agent: &str) -> Vec<String> {
+    manifest()
+        .into_iter()
+        .filter(|(_, (a, _))| a == agent)
+        .map(|(id, _)| id)
+        .collect()
 }
 
 /// Every JSONL copy pidx keeps, by file name, with its bytes.
