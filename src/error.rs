@@ -33,6 +33,9 @@ pub enum Error {
     },
     #[error("{0}")]
     Invalid(String),
+    /// The team server (PostgreSQL); messages never hold a password.
+    #[error("server: {0}")]
+    Server(String),
     #[error(
         "session file {path} changed since it was indexed; run `pidx sync` (or drop --no-sync)"
     )]

@@ -26,6 +26,22 @@ pub struct Global {
     /// Machine-readable output on stdout (diagnostics stay on stderr).
     #[arg(long, global = true)]
     pub json: bool,
+    /// Answer from a team server (PostgreSQL) instead of the local index; `push` sends there.
+    /// Credentials: the URL, PG* variables or ~/.pgpass [env: PIDX_PG]
+    #[arg(long, global = true, value_name = "URL")]
+    pub pg: Option<String>,
+    /// With --pg: only this source's sessions (a machine: user@host, or its --source name).
+    #[arg(long, global = true, value_name = "NAME")]
+    pub source: Option<String>,
+}
+
+impl Global {
+    /// The team server's URL: `--pg`, else `PIDX_PG`.
+    pub fn pg_url(&self) -> Option<String> {
+        self.pg
+            .clone()
+            .or_else(|| std::env::var("PIDX_PG").ok().filter(|v| !v.is_empty()))
+    }
 }
 
 #[derive(Args, Debug)]

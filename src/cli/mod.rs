@@ -11,7 +11,9 @@ mod list;
 mod mcp;
 mod numbers;
 pub mod output;
+mod pg;
 mod pick;
+mod push;
 mod render;
 mod report;
 mod search;
@@ -64,6 +66,8 @@ pub fn run(cli: Cli) -> Result<Found> {
         Command::Sql(args) => sql::run(&env, args, &mut out),
         Command::Report(args) => report::run(&env, args, &mut out),
         Command::Pick(args) => pick::run(&env, args),
+        Command::Push(args) => push::run(&env, args, &mut out),
+        Command::Pg(cmd) => pg::run(&env, cmd, &mut out),
         Command::Mcp | Command::Skill(_) => unreachable!("run before stdout is locked"),
     }?;
     out.flush()?;
@@ -174,6 +178,15 @@ Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     /// search_sessions, list_sessions, get_session, get_context, get_tree, usage_stats,
     /// sql_query). Set-up for Claude Code, Codex and Cursor: see the README.
     Mcp,
+    /// Send this machine's index to a team server (PostgreSQL): only what changed since the
+    /// last push; transcripts rewritten or deleted here are replaced or removed there.
+    #[command(
+        after_help = "Examples:\n  pidx push --pg postgresql://me@db.example/pidx\n  pidx push --pg postgresql://me@db.example/pidx --source laptop-2 --images\n\nCredentials: the URL, PGPASSWORD/PGUSER/PGHOST..., or ~/.pgpass; TLS with ?sslmode=require."
+    )]
+    Push(push::PushArgs),
+    /// The team server's schema.
+    #[command(subcommand)]
+    Pg(pg::PgCommand),
     /// The pi skill that teaches pi's agent to use pidx.
     #[command(subcommand)]
     Skill(skill::SkillCommand),

@@ -6,6 +6,7 @@ pub mod discover;
 mod file;
 pub mod gateway;
 pub mod openclaw;
+pub mod push;
 pub mod sync;
 pub mod tail;
 pub mod watch;

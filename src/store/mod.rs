@@ -5,6 +5,7 @@ mod copies;
 pub mod jsonl;
 mod lock;
 mod migrate;
+pub mod pg;
 pub mod schema;
 pub mod writer;
 

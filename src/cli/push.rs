@@ -1,0 +1,65 @@
+//! `pidx push`: bring the local index up to date, then send what changed to the team server.
+
+use anyhow::Result;
+use clap::Args;
+
+use super::env::Env;
+use super::output::Out;
+use super::Found;
+use crate::ingest::push::{default_source, push, PushOptions, PushReport};
+use crate::store::pg;
+
+#[derive(Args, Debug)]
+pub struct PushArgs {
+    /// Send image data too (by default each image's base64 data is sent empty).
+    #[arg(long)]
+    pub images: bool,
+}
+
+pub fn run(env: &Env, args: &PushArgs, out: &mut Out) -> Result<Found> {
+    let Some(url) = env.global.pg_url() else {
+        anyhow::bail!("`pidx push` needs the server: --pg postgresql://USER@HOST/DB (or PIDX_PG)");
+    };
+    let (store, scope) = env.open_fresh()?;
+    let mut client = pg::connect(&url)?;
+    let opts = PushOptions {
+        source: env.global.source.clone().unwrap_or_else(default_source),
+        images: args.images,
+    };
+    let started = std::time::Instant::now();
+    let report = push(&store.conn, &scope, &mut client, &opts, || {
+        crate::term::say(&format!(
+            "pidx: another push of source {} is running; waiting for it",
+            opts.source
+        ));
+    })?;
+    if env.global.json {
+        out.json(&report)?;
+    } else {
+        out.line(&summary(&report, started.elapsed()))?;
+    }
+    Ok(true)
+}
+
+/// One line: what the push sent.
+pub fn summary(r: &PushReport, took: std::time::Duration) -> String {
+    let mut parts = vec![
+        format!("{} new", r.new),
+        format!("{} appended", r.appended),
+        format!("{} rewritten", r.rewritten),
+        format!("{} renamed or touched", r.summaries),
+        format!("{} deleted", r.deleted),
+        format!("{} unchanged", r.unchanged),
+    ];
+    if r.skipped > 0 {
+        parts.push(format!("{} changed while reading (next push)", r.skipped));
+    }
+    format!(
+        "pushed {} as {}: {}; {} entries in {:.2} s",
+        r.changed(),
+        crate::term::one_line(&r.source),
+        parts.join(", "),
+        r.entries,
+        took.as_secs_f64()
+    )
+}

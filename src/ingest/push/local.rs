@@ -1,0 +1,225 @@
+//! What `push` reads from the local index: each transcript's summary row, and the rows of a
+//! change (entries with their raw line read back from the JSONL by offset, full-text rows,
+//! tool calls, listing text, bad lines, flags of older entries).
+
+use std::fs::File;
+
+use rusqlite::Connection;
+
+use crate::error::{Error, Result};
+use crate::pi::text::texts;
+use crate::query::Scope;
+use crate::store::jsonl::read_at;
+use crate::store::pg::values::Val;
+use crate::store::pg::writer::{Change, FileRows, ENTRY_COLS, SESSION_COLS};
+
+/// One local transcript's summary and sync state.
+pub struct LocalFile {
+    pub file_id: i64,
+    pub path: String,
+    pub root: String,
+    pub ino: i64,
+    pub offset: i64,
+    pub head_hash: i64,
+    pub lines: i64,
+    pub leaf_seq: Option<i64>,
+    pub session: Vec<Val>,
+    pub summary_hash: i64,
+}
+
+impl LocalFile {
+    /// The index's hash of the 4096 bytes before `offset`.
+    pub fn tail_hash(&self) -> i64 {
+        let i = SESSION_COLS
+            .iter()
+            .position(|c| c.0 == "tail_hash")
+            .unwrap();
+        match self.session[i] {
+            Val::Int(v) => v.unwrap_or(0),
+            _ => 0,
+        }
+    }
+}
+
+/// Every transcript of the roots in `scope`.
+///
+/// # Errors
+/// Index errors.
+pub fn files(conn: &Connection, scope: &Scope) -> Result<Vec<LocalFile>> {
+    let exprs: Vec<&str> = SESSION_COLS.iter().map(|c| c.1).collect();
+    let w = scope.filter();
+    let sql = format!(
+        "SELECT f.id, {} FROM files f JOIN roots r ON r.id = f.root_id
+         JOIN sessions s ON s.file_id = f.id LEFT JOIN gw_files g ON g.file_id = f.id
+         WHERE {} ORDER BY f.path",
+        exprs.join(", "),
+        w.sql()
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(w.params(), |r| {
+        let mut session = Vec::with_capacity(SESSION_COLS.len());
+        for (i, c) in SESSION_COLS.iter().enumerate() {
+            session.push(Val::read(r, i + 1, c.2)?);
+        }
+        Ok((r.get::<_, i64>(0)?, session))
+    })?;
+    let col = |name: &str| SESSION_COLS.iter().position(|c| c.0 == name).unwrap();
+    let int = |s: &[Val], name: &str| match &s[col(name)] {
+        Val::Int(v) => *v,
+        _ => None,
+    };
+    let text = |s: &[Val], name: &str| match &s[col(name)] {
+        Val::Text(v) => v.clone().unwrap_or_default(),
+        _ => String::new(),
+    };
+    let mut out = Vec::new();
+    for row in rows {
+        let (file_id, session) = row?;
+        let mut bytes = Vec::new();
+        session.iter().for_each(|v| v.feed(&mut bytes));
+        out.push(LocalFile {
+            file_id,
+            path: text(&session, "path"),
+            root: text(&session, "root"),
+            ino: int(&session, "ino").unwrap_or(0),
+            offset: int(&session, "byte_offset").unwrap_or(0),
+            head_hash: int(&session, "head_hash").unwrap_or(0),
+            lines: int(&session, "lines").unwrap_or(0),
+            leaf_seq: int(&session, "leaf_seq"),
+            summary_hash: crate::ingest::tail::hash(&bytes),
+            session,
+        });
+    }
+    Ok(out)
+}
+
+/// The rows of `change` to `f`. `Ok(None)` when the file no longer holds what the index says
+/// (it changed after the sync): the next push sends it.
+///
+/// # Errors
+/// Index errors; `Io` when the file cannot be read.
+pub fn rows(
+    conn: &Connection,
+    f: &LocalFile,
+    change: Change,
+    images: bool,
+) -> Result<Option<FileRows>> {
+    let mut rows = FileRows::empty();
+    rows.session.clone_from(&f.session);
+    rows.summary_hash = f.summary_hash;
+    let (after_seq, from_line) = match change {
+        Change::Summary => return Ok(Some(rows)),
+        Change::Full => (-1, 0),
+        Change::Append {
+            after_seq,
+            from_line,
+        } => (after_seq, from_line),
+    };
+    if !entries(conn, f, after_seq, images, &mut rows)? {
+        return Ok(None);
+    }
+    let mut tools = conn.prepare_cached(
+        "SELECT e.seq, t.name FROM tool_uses t JOIN entries e ON e.rid = t.rid
+         WHERE t.file_id = ?1 AND e.seq > ?2 ORDER BY e.seq, t.rowid",
+    )?;
+    let mut last = (i64::MIN, 0);
+    for row in tools.query_map([f.file_id, after_seq], |r| Ok((r.get(0)?, r.get(1)?)))? {
+        let (seq, name): (i64, String) = row?;
+        last = if last.0 == seq {
+            (seq, last.1 + 1)
+        } else {
+            (seq, 0)
+        };
+        rows.tools.push(vec![
+            Val::Int(Some(seq)),
+            Val::Int4(Some(last.1)),
+            Val::Text(Some(name)),
+        ]);
+    }
+    for (table, col, out) in [
+        ("listing_text", "text", &mut rows.listing),
+        ("bad_lines", "reason", &mut rows.bad),
+    ] {
+        let sql = format!("SELECT line, {col} FROM {table} WHERE file_id = ?1 AND line >= ?2");
+        let mut stmt = conn.prepare_cached(&sql)?;
+        for row in stmt.query_map([f.file_id, from_line], |r| Ok((r.get(0)?, r.get(1)?)))? {
+            let (line, text): (i64, String) = row?;
+            out.push(vec![Val::Int(Some(line)), Val::Text(Some(text))]);
+        }
+    }
+    if after_seq >= 0 {
+        rows.shadowed = flagged(conn, f.file_id, after_seq, "shadowed")?;
+        rows.silent = flagged(conn, f.file_id, after_seq, "silent")?;
+    }
+    Ok(Some(rows))
+}
+
+/// Entries after `after_seq` with their raw lines and full-text rows; `false` when a line read
+/// back is not what the index recorded.
+fn entries(
+    conn: &Connection,
+    f: &LocalFile,
+    after_seq: i64,
+    images: bool,
+    rows: &mut FileRows,
+) -> Result<bool> {
+    let exprs: Vec<&str> = ENTRY_COLS.iter().map(|c| c.1).collect();
+    let sql = format!(
+        "SELECT {}, e.text_kinds FROM entries e WHERE e.file_id = ?1 AND e.seq > ?2 ORDER BY e.seq",
+        exprs.join(", ")
+    );
+    let file = File::open(&f.path).map_err(|e| Error::io(&f.path, e))?;
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut q = stmt.query([f.file_id, after_seq])?;
+    let n = ENTRY_COLS.len();
+    while let Some(r) = q.next()? {
+        let mut row = Vec::with_capacity(n);
+        for (i, c) in ENTRY_COLS.iter().enumerate().take(n - 1) {
+            row.push(Val::read(r, i, c.2)?);
+        }
+        let (seq, offset, len): (i64, i64, i64) = (r.get(0)?, r.get(2)?, r.get(3)?);
+        let bytes =
+            read_at(&file, offset as u64, len as usize).map_err(|e| Error::io(&f.path, e))?;
+        if bytes.len() != len as usize {
+            return Ok(false);
+        }
+        let line = String::from_utf8_lossy(&bytes);
+        let kinds: i64 = r.get(n)?;
+        if kinds != 0 {
+            add_texts(&line, seq, kinds, rows);
+        }
+        let raw = if images {
+            None
+        } else {
+            crate::pi::images::without_images(&line)
+        };
+        row.push(Val::Text(Some(raw.unwrap_or_else(|| line.into_owned()))));
+        rows.entries.push(row);
+    }
+    Ok(true)
+}
+
+/// The entry's searchable texts, of the kinds the local index holds for it.
+fn add_texts(line: &str, seq: i64, kinds: i64, rows: &mut FileRows) {
+    let Ok(serde_json::Value::Object(obj)) = serde_json::from_str(line) else {
+        return;
+    };
+    for (kind, body) in texts(&obj) {
+        if kinds & (1 << kind as i64) != 0 {
+            rows.texts.push(vec![
+                Val::Int(Some(seq)),
+                Val::Int4(Some(kind as i32)),
+                Val::Text(Some(body)),
+            ]);
+        }
+    }
+}
+
+fn flagged(conn: &Connection, file_id: i64, upto: i64, col: &str) -> Result<Vec<i64>> {
+    let sql = format!("SELECT seq FROM entries WHERE file_id = ?1 AND seq <= ?2 AND {col} = 1");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let seqs = stmt
+        .query_map([file_id, upto], |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<i64>>>()?;
+    Ok(seqs)
+}
