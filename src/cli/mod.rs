@@ -14,6 +14,7 @@ pub mod output;
 mod pg;
 mod pick;
 mod push;
+mod remote;
 mod render;
 mod report;
 mod search;
@@ -47,6 +48,16 @@ pub fn run(cli: Cli) -> Result<Found> {
         return skill::run(cmd);
     }
     let env = Env::new(&cli.global)?;
+    if let Some(url) = cli
+        .global
+        .pg_url()
+        .filter(|_| remote::reads_from_server(&cli.command))
+    {
+        let mut out = Out::new();
+        let found = remote::run(&env, &url, &cli.command, &mut out)?;
+        out.flush()?;
+        return Ok(found);
+    }
     env.check_roots(matches!(cli.command, Command::Sync(_) | Command::Watch(_)))?;
     if let Command::Mcp = &cli.command {
         // Before `Out` locks stdout: the server writes the protocol there itself.
@@ -76,6 +87,21 @@ pub fn run(cli: Cli) -> Result<Found> {
 
 /// A global flag that would do nothing for the command is an error rather than silence.
 fn refuse_meaningless_flags(cli: &Cli) -> Result<()> {
+    let server = cli.global.pg_url().is_some();
+    if cli.global.source.is_some() && !server {
+        anyhow::bail!(
+            "--source names a machine on the team server: use it with --pg URL (or PIDX_PG)"
+        );
+    }
+    if cli.global.pg.is_some()
+        && !remote::reads_from_server(&cli.command)
+        && !matches!(
+            cli.command,
+            Command::Push(_) | Command::Pg(_) | Command::Watch(_)
+        )
+    {
+        anyhow::bail!("--pg: this command reads the local index only (with --pg: list, show, context, tree, search, stats, sql, push, pg migrate)");
+    }
     let name = match &cli.command {
         Command::Sync(_) => "sync",
         Command::Watch(_) => "watch",

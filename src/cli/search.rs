@@ -50,9 +50,8 @@ pub struct SearchArgs {
     pub range: RangeArgs,
 }
 
-pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
-    let query = search::parse(&args.query, args.literal)?;
-    let kinds = args
+fn kinds(args: &SearchArgs) -> Result<Vec<TextKind>> {
+    args
         .kinds
         .iter()
         .map(|k| {
@@ -62,7 +61,12 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
                 )
             })
         })
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>>>()
+}
+
+pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
+    let query = search::parse(&args.query, args.literal)?;
+    let kinds = kinds(args)?;
     if args.limit == 0 {
         bail!("--limit must be at least 1");
     }
@@ -172,4 +176,54 @@ fn one_line_keep_edges(s: &str) -> String {
         t.push(' ');
     }
     t
+}
+
+/// `pidx --pg URL search`: words or `--literal` text on the team server.
+pub fn run_remote(
+    env: &Env,
+    args: &SearchArgs,
+    tx: &mut postgres::Transaction,
+    out: &mut Out,
+) -> Result<Found> {
+    if args.model.is_some()
+        || args.session.is_some()
+        || args.branch
+        || args.query.starts_with("re:")
+    {
+        bail!("with --pg, search takes words or --literal text, with --in, --cwd, --since, --until and --limit (not --model, --session, --branch or re:)");
+    }
+    if args.limit == 0 {
+        bail!("--limit must be at least 1");
+    }
+    let (since_ms, until_ms) = args.range.bounds(chrono::Utc::now().timestamp_millis())?;
+    let q = crate::query::pg::search::PgSearch {
+        query: args.query.clone(),
+        literal: args.literal,
+        source: env.global.source.clone(),
+        cwd: args.project.cwd(),
+        kinds: kinds(args)?,
+        since_ms,
+        until_ms,
+        limit: args.limit,
+    };
+    let hits = crate::query::pg::search::search(tx, &q)?;
+    if env.global.json {
+        out.json(&hits)?;
+    } else if args.jsonl {
+        for h in &hits {
+            out.json(h)?;
+        }
+    } else {
+        for h in &hits {
+            out.line(&format!(
+                "{}  {}:{}  {}  {}",
+                crate::term::one_line(&h.source),
+                crate::term::one_line(&h.path),
+                h.line,
+                h.kind,
+                h.snippet
+            ))?;
+        }
+    }
+    Ok(!hits.is_empty())
 }

@@ -33,6 +33,11 @@ pub fn run(env: &Env, args: &SqlArgs, out: &mut Out) -> Result<Found> {
     }
     let limit = std::time::Duration::from_secs_f64(args.timeout);
     let table = sql::run(&store.conn, &args.query, limit)?;
+    print(env, args, &table, out)
+}
+
+/// Prints a result as JSON objects, CSV or a plain table (local or from the team server).
+pub fn print(env: &Env, args: &SqlArgs, table: &sql::Table, out: &mut Out) -> Result<Found> {
     if env.global.json {
         let rows: Vec<Value> = table
             .rows

@@ -284,3 +284,45 @@ fn write_table(
 /// Figures left out first when a table does not fit: compactions, active days, cache writes,
 /// cache reads, tool errors, assistant and user messages.
 const DROP_ORDER: [usize; 7] = [12, 13, 9, 8, 5, 2, 1];
+
+/// `pidx --pg URL stats`: the figures of every source (or `--source`), `--by source` too.
+pub fn run_remote(
+    env: &Env,
+    args: &StatsArgs,
+    tx: &mut postgres::Transaction,
+    out: &mut Out,
+) -> Result<Found> {
+    let (since_ms, until_ms) = args.range.bounds(chrono::Utc::now().timestamp_millis())?;
+    let o = crate::query::pg::stats::PgStats {
+        by: args.by.iter().map(|d| d.trim().to_string()).collect(),
+        source: env.global.source.clone(),
+        cwd: args.project.cwd(),
+        since_ms,
+        until_ms,
+        zone: args.zone.tz.clone().unwrap_or_else(|| "UTC".into()),
+    };
+    let rows = crate::query::pg::stats::stats(tx, &o)?;
+    let found = rows.iter().any(|r| r.figures != Figures::default());
+    if env.global.json {
+        out.json(&rows)?;
+    } else {
+        for r in &rows {
+            let f = &r.figures;
+            out.line(&format!(
+                "{}  sessions {}  messages {}/{}  tool calls {}  tokens {}  cost {:.4}",
+                if r.key_order.is_empty() {
+                    "total".to_string()
+                } else {
+                    crate::term::one_line(&r.key_order.join(" / "))
+                },
+                f.sessions,
+                f.user_messages,
+                f.assistant_messages,
+                f.tool_calls,
+                f.total_tokens,
+                f.cost
+            ))?;
+        }
+    }
+    Ok(found)
+}

@@ -62,21 +62,32 @@ impl Context {
     }
 }
 
-/// One entry on the path, with what context building needs.
+/// One entry on the path, with what context building needs (the columns of `ANCESTORS`).
 #[derive(Debug, Clone)]
-struct PathEntry {
-    seq: i64,
-    id: Option<String>,
-    kind: Option<String>,
-    role: Option<String>,
-    first_kept: Option<String>,
-    target_id: Option<String>,
-    provider: Option<String>,
-    model: Option<String>,
-    thinking: Option<String>,
-    offset: i64,
-    len: i64,
-    ts_ms: Option<i64>,
+pub struct PathEntry {
+    pub seq: i64,
+    pub id: Option<String>,
+    pub kind: Option<String>,
+    pub role: Option<String>,
+    pub first_kept: Option<String>,
+    pub target_id: Option<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub thinking: Option<String>,
+    pub offset: i64,
+    pub len: i64,
+    pub ts_ms: Option<i64>,
+}
+
+/// Where the entries' lines come from: the session file here, the raw rows on the team server.
+pub trait Lines {
+    /// The entry's line, checked to still be the entry the index knows.
+    ///
+    /// # Errors
+    /// `Stale` when it is not, `Io` when it cannot be read.
+    fn line(&self, e: &PathEntry) -> Result<String>;
+    /// The session's format version (v1 messages are migrated on the way out).
+    fn version(&self) -> i64;
 }
 
 /// What the session row says about loading the file.
@@ -116,7 +127,7 @@ pub struct ContextPlan {
     /// pi's `buildContextEntries` at the leaf: the newest compaction first when there is one.
     entries: Vec<PathEntry>,
     /// `context_edit` entries by the entry id they edit (the last one wins, as pi's map).
-    edits: std::collections::HashMap<Option<String>, usize>,
+    edits: Edits,
     lines: Option<LineSource>,
     /// The leaf the context was built at.
     pub leaf_id: Option<String>,
@@ -143,18 +154,61 @@ impl ContextPlan {
     /// # Errors
     /// `Stale` when the file changed under the index, `Io` when it cannot be read.
     pub fn messages_at(&self, i: usize) -> Result<Vec<String>> {
-        let (Some(e), Some(lines)) = (self.entries.get(i), &self.lines) else {
-            return Ok(Vec::new());
-        };
-        if e.kind.as_deref() == Some("compaction") && i > 0 {
-            return Ok(Vec::new());
-        }
-        let messages = entry_messages(e, lines)?;
-        match self.edits.get(&e.id) {
-            None => Ok(messages),
-            Some(&edit) => Ok(apply_edit(messages, &lines.line(&self.entries[edit])?)),
+        match &self.lines {
+            Some(lines) => messages_at(&self.entries, &self.edits, i, lines),
+            None => Ok(Vec::new()),
         }
     }
+}
+
+type Edits = std::collections::HashMap<Option<String>, usize>;
+
+/// The messages context entry `i` contributes (pi's `buildSessionProjection` for it, edits
+/// applied).
+fn messages_at(
+    entries: &[PathEntry],
+    edits: &Edits,
+    i: usize,
+    lines: &dyn Lines,
+) -> Result<Vec<String>> {
+    let Some(e) = entries.get(i) else {
+        return Ok(Vec::new());
+    };
+    if e.kind.as_deref() == Some("compaction") && i > 0 {
+        return Ok(Vec::new());
+    }
+    let messages = entry_messages(e, lines)?;
+    match edits.get(&e.id) {
+        None => Ok(messages),
+        Some(&edit) => Ok(apply_edit(messages, &lines.line(&entries[edit])?)),
+    }
+}
+
+fn edits_of(entries: &[PathEntry]) -> Edits {
+    entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.kind.as_deref() == Some("context_edit"))
+        .map(|(i, e)| (e.target_id.clone(), i))
+        .collect()
+}
+
+/// pi's `buildSessionContext` over a whole path (root first, as `ANCESTORS` walks it) whose
+/// lines come from `lines`: for a front door without the session file (the team server).
+///
+/// # Errors
+/// As [`build_context`].
+pub fn context_of_path(path: &[PathEntry], cycle: bool, lines: &dyn Lines) -> Result<Context> {
+    let mut ctx = settings(path, lines)?;
+    ctx.cycle = cycle;
+    ctx.path_len = path.len();
+    let entries = context_entries(path);
+    let edits = edits_of(&entries);
+    for i in 0..entries.len() {
+        ctx.messages
+            .extend(messages_at(&entries, &edits, i, lines)?);
+    }
+    Ok(ctx)
 }
 
 /// Locates the context at `leaf` (see [`build_context`]) without reading message bodies.
@@ -222,12 +276,7 @@ pub fn plan_context(
     let leaf_id = path.last().and_then(|e| e.id.clone());
     let entries = context_entries(&path);
     drop(path);
-    let edits = entries
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.kind.as_deref() == Some("context_edit"))
-        .map(|(i, e)| (e.target_id.clone(), i))
-        .collect();
+    let edits = edits_of(&entries);
     Ok(ContextPlan {
         settings,
         entries,
@@ -386,7 +435,11 @@ struct LineSource {
     version: i64,
 }
 
-impl LineSource {
+impl Lines for LineSource {
+    fn version(&self) -> i64 {
+        self.version
+    }
+
     /// The entry's line as text (invalid UTF-8 replaced, as pi's decoder does), checked to
     /// still be the entry the index knows.
     fn line(&self, e: &PathEntry) -> Result<String> {
@@ -404,7 +457,7 @@ impl LineSource {
 }
 
 /// pi's `getSessionContextSettings`: thinking level and model over the whole path.
-fn settings(path: &[PathEntry], lines: &LineSource) -> Result<Context> {
+fn settings(path: &[PathEntry], lines: &dyn Lines) -> Result<Context> {
     let mut ctx = Context {
         thinking_level: Some("off".into()),
         ..Context::default()
@@ -425,7 +478,7 @@ fn settings(path: &[PathEntry], lines: &LineSource) -> Result<Context> {
 }
 
 /// pi throws on `entry.message.role` when `message` is missing or null.
-fn check_message_present(e: &PathEntry, lines: &LineSource) -> Result<()> {
+fn check_message_present(e: &PathEntry, lines: &dyn Lines) -> Result<()> {
     let line = lines.line(e)?;
     match member(&line, "message") {
         None | Some("null") => Err(Error::Invalid(format!(
@@ -464,7 +517,7 @@ fn context_entries(path: &[PathEntry]) -> Vec<PathEntry> {
 }
 
 /// pi's `sessionEntryToContextMessages`, as JSON texts.
-fn entry_messages(e: &PathEntry, lines: &LineSource) -> Result<Vec<String>> {
+fn entry_messages(e: &PathEntry, lines: &dyn Lines) -> Result<Vec<String>> {
     let ts = || e.ts_ms.map_or("null".to_string(), |t| t.to_string());
     match e.kind.as_deref() {
         Some("message") => {
@@ -472,7 +525,7 @@ fn entry_messages(e: &PathEntry, lines: &LineSource) -> Result<Vec<String>> {
             let Some(raw) = member(&line, "message") else {
                 return Ok(Vec::new());
             };
-            Ok(vec![stored_message(raw, lines.version)])
+            Ok(vec![stored_message(raw, lines.version())])
         }
         Some("custom_message") => {
             let line = lines.line(e)?;

@@ -5,6 +5,7 @@ pub mod context;
 pub mod filter;
 pub mod handle;
 pub mod list;
+pub mod pg;
 pub mod picker;
 pub mod resolve;
 pub mod search;

@@ -56,8 +56,6 @@ pub fn build_tree(conn: &Connection, session: &Resolved) -> Result<Tree> {
         });
     }
     let mut stmt = conn.prepare_cached(ENTRIES)?;
-    let mut entries = Vec::new();
-    let mut labels: HashMap<String, (String, Option<String>)> = HashMap::new();
     let rows = stmt.query_map([session.file_id], |r| {
         Ok((
             Node {
@@ -77,6 +75,20 @@ pub fn build_tree(conn: &Connection, session: &Resolved) -> Result<Tree> {
             r.get::<_, Option<String>>(9)?,
         ))
     })?;
+    let tree = tree_of(rows)?;
+    Ok(tree)
+}
+
+/// One entry as the tree reads it: the node, and for a label entry its label and target.
+pub type TreeRow = (Node, Option<String>, Option<String>);
+
+/// pi's `getTree` over the entries in file order (from the local index or the team server).
+///
+/// # Errors
+/// The first error of `rows`.
+pub fn tree_of<E>(rows: impl Iterator<Item = Result<TreeRow, E>>) -> Result<Tree, E> {
+    let mut entries = Vec::new();
+    let mut labels: HashMap<String, (String, Option<String>)> = HashMap::new();
     for row in rows {
         let (node, label, target) = row?;
         if node.kind.as_deref() == Some("label") {

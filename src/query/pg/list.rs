@@ -1,0 +1,154 @@
+//! `pidx --pg URL list`: pi's `SessionInfo` rows from the server's summaries, in pi's order
+//! (`query::list`), each with its source.
+
+use postgres::Transaction;
+use serde_json::Value;
+
+use super::{Conds, MODIFIED};
+use crate::error::Result;
+use crate::pi::rawjson::member;
+use crate::query::list::{GatewayInfo, SessionInfo};
+use crate::store::pg::server_err;
+
+/// One listed session and the source it came from.
+#[derive(Debug, Clone)]
+pub struct SourcedInfo {
+    pub source: String,
+    pub info: SessionInfo,
+}
+
+impl SourcedInfo {
+    /// pi's object with `source` first.
+    pub fn to_json(&self) -> Value {
+        let mut m = serde_json::Map::new();
+        m.insert("source".into(), self.source.clone().into());
+        if let Value::Object(o) = self.info.to_json() {
+            m.extend(o);
+        }
+        Value::Object(m)
+    }
+}
+
+/// Lists sessions as pi would (`cwd`: `list(cwd)`, else `listAll()`), newest first.
+///
+/// # Errors
+/// Server errors.
+pub fn list_sessions(
+    tx: &mut Transaction,
+    source: Option<&str>,
+    cwd: Option<&str>,
+    limit: Option<usize>,
+    with_text: bool,
+) -> Result<Vec<SourcedInfo>> {
+    let mut c = Conds::source(source);
+    c.and("s.state = 1", vec![]);
+    if let Some(cwd) = cwd {
+        c.cwd(cwd);
+    }
+    // Ties of `modified` are put in pi's order below (file names by pi's collation); the
+    // limit is applied after, so fetch the whole tie group at the boundary.
+    if let Some(n) = limit.filter(|n| *n > 0) {
+        let sql = format!(
+            "SELECT {MODIFIED} AS modified FROM sessions s WHERE {}
+             ORDER BY modified DESC OFFSET {} LIMIT 1",
+            c.sql(),
+            n - 1
+        );
+        if let Some(row) = tx.query_opt(&sql, &c.params()).map_err(server_err)? {
+            let boundary: i64 = row.get(0);
+            c.and(&format!("{MODIFIED} >= ?"), vec![Box::new(boundary)]);
+        }
+    }
+    let sql = format!(
+        "SELECT s.source, s.fid, s.path, s.header, s.cwd, s.name, s.created_ms, {MODIFIED} AS modified,
+                s.message_count, s.first_message, s.mtime_ns, s.file_name,
+                s.agent_id, s.session_key, s.key_current, s.channel, s.chat_type, s.peer,
+                s.display_name, s.subject, s.thread_id
+         FROM sessions s WHERE {} ORDER BY modified DESC, s.mtime_ns DESC",
+        c.sql()
+    );
+    let rows = tx.query(&sql, &c.params()).map_err(server_err)?;
+    let mut out: Vec<(SourcedInfo, i64, String)> = rows
+        .iter()
+        .map(|r| {
+            let header: Option<String> = r.get(3);
+            let header = header.unwrap_or_default();
+            let field = |k: &str| {
+                member(&header, k).and_then(|raw| serde_json::from_str::<Value>(raw).ok())
+            };
+            let agent: Option<String> = r.get(12);
+            let info = SessionInfo {
+                file_id: r.get(1),
+                path: r.get(2),
+                id: field("id"),
+                cwd: r.get(4),
+                name: r.get(5),
+                parent_session_path: field("parentSession"),
+                created_ms: r.get(6),
+                modified_ms: r.get(7),
+                message_count: r.get(8),
+                first_message: r
+                    .get::<_, Option<String>>(9)
+                    .unwrap_or_else(|| "(no messages)".into()),
+                all_messages_text: None,
+                gateway: agent.map(|agent_id| GatewayInfo {
+                    agent_id,
+                    session_key: r.get(13),
+                    current: r.get(14),
+                    channel: r.get(15),
+                    chat_type: r.get(16),
+                    peer: r.get(17),
+                    display_name: r.get(18),
+                    subject: r.get(19),
+                    thread_id: r.get(20),
+                }),
+            };
+            (
+                SourcedInfo {
+                    source: r.get(0),
+                    info,
+                },
+                r.get(10),
+                r.get(11),
+            )
+        })
+        .collect();
+    let by_name = cwd.is_some();
+    out.sort_by(|a, b| {
+        b.0.info
+            .modified_ms
+            .cmp(&a.0.info.modified_ms)
+            .then_with(|| {
+                if by_name {
+                    std::cmp::Ordering::Equal
+                } else {
+                    b.1.cmp(&a.1)
+                }
+            })
+            .then_with(|| crate::pi::collate::compare(&b.2, &a.2))
+    });
+    let mut out: Vec<SourcedInfo> = out.into_iter().map(|x| x.0).collect();
+    if let Some(n) = limit {
+        out.truncate(n);
+    }
+    if with_text {
+        for s in &mut out {
+            s.info.all_messages_text = Some(all_text(tx, &s.source, s.info.file_id)?);
+        }
+    }
+    Ok(out)
+}
+
+/// pi's `allMessagesText` (as `query::list::all_messages_text`).
+fn all_text(tx: &mut Transaction, source: &str, fid: i64) -> Result<String> {
+    let row = tx
+        .query_one(
+            "SELECT string_agg(text, ' ' ORDER BY line) FROM (
+                 SELECT line, text FROM entries WHERE source = $1 AND fid = $2 AND text IS NOT NULL
+                 UNION ALL
+                 SELECT line, text FROM listing_text WHERE source = $1 AND fid = $2) t",
+            &[&source, &fid],
+        )
+        .map_err(server_err)?;
+    Ok(row.get::<_, Option<String>>(0).unwrap_or_default())
+}

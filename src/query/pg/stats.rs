@@ -1,0 +1,159 @@
+//! `pidx --pg URL stats`: the local figures (`query::stats::Figures`) over every source's
+//! entries, grouped by source, project, model, provider, session, day, week or month (periods
+//! in the `--tz` zone, UTC by default). Copies made by forks are counted once per source.
+
+use postgres::Transaction;
+
+use super::Conds;
+use crate::error::{Error, Result};
+use crate::query::stats::{Figures, Row};
+use crate::store::pg::server_err;
+
+#[derive(Debug, Clone, Default)]
+pub struct PgStats {
+    pub by: Vec<String>,
+    pub source: Option<String>,
+    pub cwd: Option<String>,
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+    /// A PostgreSQL time zone name (`UTC`, `Europe/Paris`).
+    pub zone: String,
+}
+
+/// The dimensions the server groups by.
+pub const DIMS: &str = "source, project, model, provider, session, day, week, month";
+
+fn dim_sql(dim: &str) -> Option<&'static str> {
+    Some(match dim {
+        "source" => "s.source",
+        "project" => "s.cwd",
+        "model" => {
+            "CASE WHEN e.input IS NULL AND e.role IS DISTINCT FROM 'assistant'
+                    THEN '(no model: user messages / tool results / compactions)'
+                  WHEN e.type = 'message' AND e.role = 'assistant'
+                    THEN coalesce(e.response_model, e.model, '?')
+                  WHEN e.type = 'usage' THEN coalesce(e.model, '?')
+                  ELSE 'tools/summaries' END"
+        }
+        "provider" => "coalesce(e.provider, '-')",
+        "session" => "s.path",
+        "day" => {
+            "coalesce(to_char(to_timestamp(e.ts_ms / 1000.0) AT TIME ZONE $1, 'YYYY-MM-DD'), '-')"
+        }
+        "week" => {
+            "coalesce(to_char(to_timestamp(e.ts_ms / 1000.0) AT TIME ZONE $1, 'IYYY-\"W\"IW'), '-')"
+        }
+        "month" => {
+            "coalesce(to_char(to_timestamp(e.ts_ms / 1000.0) AT TIME ZONE $1, 'YYYY-MM'), '-')"
+        }
+        _ => return None,
+    })
+}
+
+/// Figures per group, ordered by key, then the total when grouping (as the local `stats`).
+///
+/// # Errors
+/// `Invalid` for a dimension the server does not group by; server errors.
+pub fn stats(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
+    let mut keys = Vec::new();
+    for d in &o.by {
+        let sql = dim_sql(d).ok_or_else(|| {
+            Error::Invalid(format!("--by {d}: with --pg, group by one of {DIMS}"))
+        })?;
+        keys.push(sql);
+    }
+    let mut c = Conds::default();
+    c.and("true", vec![Box::new(o.zone.clone())]);
+    if let Some(s) = &o.source {
+        c.and("s.source = ?", vec![Box::new(s.clone())]);
+    }
+    if !o.by.iter().any(|d| d == "session") {
+        c.and("NOT e.dup", vec![]);
+    }
+    if let Some(cwd) = &o.cwd {
+        c.cwd(cwd);
+    }
+    if let Some(t) = o.since_ms {
+        c.and("e.ts_ms >= ?", vec![Box::new(t)]);
+    }
+    if let Some(t) = o.until_ms {
+        c.and("e.ts_ms < ?", vec![Box::new(t)]);
+    }
+    let key_cols: Vec<String> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| format!("{k} AS k{i}"))
+        .collect();
+    let group: Vec<String> = (0..keys.len()).map(|i| format!("k{i}")).collect();
+    let sql = format!(
+        "SELECT {} count(DISTINCT (e.source, e.fid)),
+           count(*) FILTER (WHERE e.type = 'message' AND e.role = 'user'),
+           count(*) FILTER (WHERE e.type = 'message' AND e.role = 'assistant'),
+           count(*) FILTER (WHERE e.type = 'message' AND e.role = 'toolResult'),
+           coalesce(sum(e.tool_calls) FILTER (WHERE e.type = 'message' AND e.role = 'assistant'), 0)::bigint,
+           coalesce(sum(e.input), 0)::bigint, coalesce(sum(e.output), 0)::bigint,
+           coalesce(sum(e.cache_read), 0)::bigint, coalesce(sum(e.cache_write), 0)::bigint,
+           coalesce(sum(e.cost), 0)::float8,
+           count(*) FILTER (WHERE e.type = 'message' AND e.role = 'toolResult' AND e.is_error),
+           count(*) FILTER (WHERE e.type = 'compaction'),
+           count(DISTINCT (to_timestamp(e.ts_ms / 1000.0) AT TIME ZONE $1)::date)
+         FROM entries e JOIN sessions s ON s.source = e.source AND s.fid = e.fid
+         WHERE {} {}",
+        key_cols.iter().map(|k| format!("{k},")).collect::<String>(),
+        c.sql(),
+        if group.is_empty() { String::new() } else { format!("GROUP BY {}", group.join(", ")) }
+    );
+    let rows = tx.query(&sql, &c.params()).map_err(server_err)?;
+    let n = keys.len();
+    let mut out: Vec<Row> = rows
+        .iter()
+        .map(|r| {
+            let key_order: Vec<String> = (0..n)
+                .map(|i| r.get::<_, Option<String>>(i).unwrap_or_else(|| "-".into()))
+                .collect();
+            let g = |i: usize| r.get::<_, i64>(n + i);
+            let mut f = Figures {
+                sessions: g(0),
+                user_messages: g(1),
+                assistant_messages: g(2),
+                tool_results: g(3),
+                tool_calls: g(4),
+                input: g(5),
+                output: g(6),
+                cache_read: g(7),
+                cache_write: g(8),
+                cost: r.get(n + 9),
+                tool_errors: g(10),
+                compactions: g(11),
+                active_days: g(12),
+                total_tokens: 0,
+            };
+            f.total_tokens = f.input + f.output + f.cache_read + f.cache_write;
+            Row {
+                key: o
+                    .by
+                    .iter()
+                    .map(|d| leak(d))
+                    .zip(key_order.iter().cloned())
+                    .collect(),
+                key_order,
+                figures: f,
+            }
+        })
+        .collect();
+    if n > 0 {
+        out.retain(|r| r.figures != Figures::default());
+    }
+    out.sort_by(|a, b| a.key_order.cmp(&b.key_order));
+    Ok(out)
+}
+
+/// The dimension names as the `&'static str` keys `Row` uses.
+fn leak(d: &str) -> &'static str {
+    [
+        "source", "project", "model", "provider", "session", "day", "week", "month",
+    ]
+    .into_iter()
+    .find(|k| *k == d)
+    .unwrap_or("?")
+}
