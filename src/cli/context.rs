@@ -20,13 +20,18 @@ pub struct ContextArgs {
 pub fn run(env: &Env, args: &ContextArgs, out: &mut Out) -> Result<Found> {
     let (store, session) = resolve_arg(env, &args.session)?;
     let ctx = context::build_context(&store.conn, &session, args.leaf.as_deref())?;
+    print(env, &ctx, out)
+}
+
+/// Prints a context (local or from the team server).
+pub fn print(env: &Env, ctx: &context::Context, out: &mut Out) -> Result<Found> {
     if ctx.cycle {
         crate::term::say("pidx: the entries above this leaf form a cycle; the walk stopped where it repeated (pi itself would never return)");
     }
     if env.global.json {
         out.line(&ctx.to_json())?;
     } else {
-        render::context(out, &ctx)?;
+        render::context(out, ctx)?;
     }
     Ok(true)
 }

@@ -69,12 +69,7 @@ pub fn run(env: &Env, url: &str, cmd: &Command, out: &mut Out) -> Result<Found> 
         Command::Context(a) => {
             let s = pg::resolve(&mut tx, source, &a.session)?;
             let ctx = session::context(&mut tx, &s, a.leaf.as_deref())?;
-            if env.global.json {
-                out.line(&ctx.to_json())?;
-            } else {
-                render::context(out, &ctx)?;
-            }
-            true
+            super::context::print(env, &ctx, out)?
         }
         Command::Tree(a) => {
             let s = pg::resolve(&mut tx, source, &a.session)?;
@@ -132,15 +127,20 @@ fn sql(
         (timeout * 1000.0) as i64
     ))
     .map_err(store::server_err)?;
+    tx.batch_execute("SAVEPOINT pidx_sql")
+        .map_err(store::server_err)?;
     let stmt = tx.prepare(query).map_err(store::server_err)?;
     let columns: Vec<String> = stmt
         .columns()
         .iter()
         .map(|c| c.name().to_string())
         .collect();
-    let rows = tx
-        .query(&format!("SELECT to_json(q)::text FROM ({query}) q"), &[])
-        .map_err(store::server_err)?;
+    let wrapped = format!("SELECT to_json(q)::text FROM ({query}) q");
+    let Ok(rows) = tx.query(&wrapped, &[]) else {
+        // Not a query that can be nested (SHOW, EXPLAIN, or a write, which the READ ONLY
+        // transaction refuses with its own message): run it as it is, values as text.
+        return text_rows(tx, query, columns);
+    };
     let rows = rows
         .iter()
         .map(|r| {
@@ -151,5 +151,28 @@ fn sql(
             }
         })
         .collect();
+    Ok(crate::query::sql::Table { columns, rows })
+}
+
+fn text_rows(
+    tx: &mut postgres::Transaction,
+    query: &str,
+    columns: Vec<String>,
+) -> Result<crate::query::sql::Table> {
+    tx.batch_execute("ROLLBACK TO SAVEPOINT pidx_sql")
+        .map_err(store::server_err)?;
+    let mut rows = Vec::new();
+    for m in tx.simple_query(query).map_err(store::server_err)? {
+        if let postgres::SimpleQueryMessage::Row(r) = m {
+            rows.push(
+                (0..r.len())
+                    .map(|i| {
+                        r.get(i)
+                            .map_or(Value::Null, |v| Value::String(v.to_string()))
+                    })
+                    .collect(),
+            );
+        }
+    }
     Ok(crate::query::sql::Table { columns, rows })
 }

@@ -43,10 +43,10 @@ trap stop EXIT
 "${RUN[@]}" "$BIN/pg_ctl" -D "$DATA" -l "$TMP/server.log" -w \
   -o "-k $TMP -p $PORT -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c max_connections=60" start >/dev/null
 PSQL=("$BIN/psql" -h "$TMP" -p "$PORT" -U postgres -v ON_ERROR_STOP=1 -q)
-"${PSQL[@]}" -d postgres -c "CREATE ROLE pidx_writer LOGIN; CREATE ROLE pidx_reader LOGIN;
-  CREATE DATABASE pidx OWNER pidx_writer;"
-export PIDX_TEST_PG_URL="postgresql://pidx_writer@localhost/pidx?host=$TMP&port=$PORT"
-export PIDX_TEST_PG_READER_URL="postgresql://pidx_reader@localhost/pidx?host=$TMP&port=$PORT"
-export PIDX_TEST_PG_ADMIN_URL="postgresql://postgres@localhost/postgres?host=$TMP&port=$PORT"
+"${PSQL[@]}" -d postgres -c "CREATE ROLE pidx_writer LOGIN" -c "CREATE ROLE pidx_reader LOGIN" \
+  -c "CREATE DATABASE pidx OWNER pidx_writer"
+export PIDX_TEST_PG_URL="postgresql:///pidx?host=$TMP&port=$PORT&user=pidx_writer"
+export PIDX_TEST_PG_READER_URL="postgresql:///pidx?host=$TMP&port=$PORT&user=pidx_reader"
+export PIDX_TEST_PG_ADMIN_URL="postgresql:///postgres?host=$TMP&port=$PORT&user=postgres"
 export PIDX_TEST_PG_PSQL="$BIN/psql"
 cargo test --test pg -- --test-threads=1 "$@"

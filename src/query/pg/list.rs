@@ -68,51 +68,7 @@ pub fn list_sessions(
         c.sql()
     );
     let rows = tx.query(&sql, &c.params()).map_err(server_err)?;
-    let mut out: Vec<(SourcedInfo, i64, String)> = rows
-        .iter()
-        .map(|r| {
-            let header: Option<String> = r.get(3);
-            let header = header.unwrap_or_default();
-            let field = |k: &str| {
-                member(&header, k).and_then(|raw| serde_json::from_str::<Value>(raw).ok())
-            };
-            let agent: Option<String> = r.get(12);
-            let info = SessionInfo {
-                file_id: r.get(1),
-                path: r.get(2),
-                id: field("id"),
-                cwd: r.get(4),
-                name: r.get(5),
-                parent_session_path: field("parentSession"),
-                created_ms: r.get(6),
-                modified_ms: r.get(7),
-                message_count: r.get(8),
-                first_message: r
-                    .get::<_, Option<String>>(9)
-                    .unwrap_or_else(|| "(no messages)".into()),
-                all_messages_text: None,
-                gateway: agent.map(|agent_id| GatewayInfo {
-                    agent_id,
-                    session_key: r.get(13),
-                    current: r.get(14),
-                    channel: r.get(15),
-                    chat_type: r.get(16),
-                    peer: r.get(17),
-                    display_name: r.get(18),
-                    subject: r.get(19),
-                    thread_id: r.get(20),
-                }),
-            };
-            (
-                SourcedInfo {
-                    source: r.get(0),
-                    info,
-                },
-                r.get(10),
-                r.get(11),
-            )
-        })
-        .collect();
+    let mut out: Vec<(SourcedInfo, i64, String)> = rows.iter().map(listed).collect();
     let by_name = cwd.is_some();
     out.sort_by(|a, b| {
         b.0.info
@@ -151,4 +107,47 @@ fn all_text(tx: &mut Transaction, source: &str, fid: i64) -> Result<String> {
         )
         .map_err(server_err)?;
     Ok(row.get::<_, Option<String>>(0).unwrap_or_default())
+}
+
+/// A listing row and its tie-breakers (the exact mtime and the file name).
+fn listed(r: &postgres::Row) -> (SourcedInfo, i64, String) {
+    let header: Option<String> = r.get(3);
+    let header = header.unwrap_or_default();
+    let field =
+        |k: &str| member(&header, k).and_then(|raw| serde_json::from_str::<Value>(raw).ok());
+    let agent: Option<String> = r.get(12);
+    let info = SessionInfo {
+        file_id: r.get(1),
+        path: r.get(2),
+        id: field("id"),
+        cwd: r.get(4),
+        name: r.get(5),
+        parent_session_path: field("parentSession"),
+        created_ms: r.get(6),
+        modified_ms: r.get(7),
+        message_count: r.get(8),
+        first_message: r
+            .get::<_, Option<String>>(9)
+            .unwrap_or_else(|| "(no messages)".into()),
+        all_messages_text: None,
+        gateway: agent.map(|agent_id| GatewayInfo {
+            agent_id,
+            session_key: r.get(13),
+            current: r.get(14),
+            channel: r.get(15),
+            chat_type: r.get(16),
+            peer: r.get(17),
+            display_name: r.get(18),
+            subject: r.get(19),
+            thread_id: r.get(20),
+        }),
+    };
+    (
+        SourcedInfo {
+            source: r.get(0),
+            info,
+        },
+        r.get(10),
+        r.get(11),
+    )
 }

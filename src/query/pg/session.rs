@@ -35,7 +35,7 @@ impl Lines for RawLines {
 const ANCESTORS: &str = "
 WITH RECURSIVE walk(depth, seq, id, parent_id, type, role, first_kept, target_id, provider, model,
                     thinking, byte_offset, len, ts_ms, raw) AS (
-    SELECT 0, seq, id, parent_id, type, role, first_kept, target_id, provider, model, thinking,
+    SELECT 0::bigint, seq, id, parent_id, type, role, first_kept, target_id, provider, model, thinking,
            byte_offset, len, ts_ms, raw
     FROM entries WHERE source = $1 AND fid = $2 AND seq = $3
     UNION ALL

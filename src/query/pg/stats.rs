@@ -79,30 +79,7 @@ pub fn stats(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
     if let Some(t) = o.until_ms {
         c.and("e.ts_ms < ?", vec![Box::new(t)]);
     }
-    let key_cols: Vec<String> = keys
-        .iter()
-        .enumerate()
-        .map(|(i, k)| format!("{k} AS k{i}"))
-        .collect();
-    let group: Vec<String> = (0..keys.len()).map(|i| format!("k{i}")).collect();
-    let sql = format!(
-        "SELECT {} count(DISTINCT (e.source, e.fid)),
-           count(*) FILTER (WHERE e.type = 'message' AND e.role = 'user'),
-           count(*) FILTER (WHERE e.type = 'message' AND e.role = 'assistant'),
-           count(*) FILTER (WHERE e.type = 'message' AND e.role = 'toolResult'),
-           coalesce(sum(e.tool_calls) FILTER (WHERE e.type = 'message' AND e.role = 'assistant'), 0)::bigint,
-           coalesce(sum(e.input), 0)::bigint, coalesce(sum(e.output), 0)::bigint,
-           coalesce(sum(e.cache_read), 0)::bigint, coalesce(sum(e.cache_write), 0)::bigint,
-           coalesce(sum(e.cost), 0)::float8,
-           count(*) FILTER (WHERE e.type = 'message' AND e.role = 'toolResult' AND e.is_error),
-           count(*) FILTER (WHERE e.type = 'compaction'),
-           count(DISTINCT (to_timestamp(e.ts_ms / 1000.0) AT TIME ZONE $1)::date)
-         FROM entries e JOIN sessions s ON s.source = e.source AND s.fid = e.fid
-         WHERE {} {}",
-        key_cols.iter().map(|k| format!("{k},")).collect::<String>(),
-        c.sql(),
-        if group.is_empty() { String::new() } else { format!("GROUP BY {}", group.join(", ")) }
-    );
+    let sql = figures_sql(&keys, &c.sql());
     let rows = tx.query(&sql, &c.params()).map_err(server_err)?;
     let n = keys.len();
     let mut out: Vec<Row> = rows
@@ -156,4 +133,32 @@ fn leak(d: &str) -> &'static str {
     .into_iter()
     .find(|k| *k == d)
     .unwrap_or("?")
+}
+
+/// The figures of `query::stats` grouped by `keys` (SQL expressions), over `where_`.
+fn figures_sql(keys: &[&str], where_: &str) -> String {
+    let key_cols: Vec<String> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| format!("{k} AS k{i}"))
+        .collect();
+    let group: Vec<String> = (0..keys.len()).map(|i| format!("k{i}")).collect();
+    format!(
+        "SELECT {} count(DISTINCT (e.source, e.fid)),
+           count(*) FILTER (WHERE e.type = 'message' AND e.role = 'user'),
+           count(*) FILTER (WHERE e.type = 'message' AND e.role = 'assistant'),
+           count(*) FILTER (WHERE e.type = 'message' AND e.role = 'toolResult'),
+           coalesce(sum(e.tool_calls) FILTER (WHERE e.type = 'message' AND e.role = 'assistant'), 0)::bigint,
+           coalesce(sum(e.input), 0)::bigint, coalesce(sum(e.output), 0)::bigint,
+           coalesce(sum(e.cache_read), 0)::bigint, coalesce(sum(e.cache_write), 0)::bigint,
+           coalesce(sum(e.cost), 0)::float8,
+           count(*) FILTER (WHERE e.type = 'message' AND e.role = 'toolResult' AND e.is_error),
+           count(*) FILTER (WHERE e.type = 'compaction'),
+           count(DISTINCT (to_timestamp(e.ts_ms / 1000.0) AT TIME ZONE $1)::date)
+         FROM entries e JOIN sessions s ON s.source = e.source AND s.fid = e.fid
+         WHERE {} {}",
+        key_cols.iter().map(|k| format!("{k},")).collect::<String>(),
+        where_,
+        if group.is_empty() { String::new() } else { format!("GROUP BY {}", group.join(", ")) }
+    )
 }

@@ -1,0 +1,428 @@
+//! The team tier against a real PostgreSQL server (started by tests/pg/run.sh, which sets
+//! PIDX_TEST_PG_URL and friends). Without the server every test prints SKIPPED and passes, so
+//! plain `cargo test` needs nothing but cargo. Each test works in a database of its own.
+
+mod common;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+#[path = "pg/support.rs"]
+mod support;
+
+use support::*;
+
+#[test]
+fn a_pushed_conformance_corpus_answers_as_the_local_index() {
+    let Some(s) = server("answers") else { return };
+    let (tmp, root) = common::conformance_copy();
+    let report = push(tmp.path(), &root, &s.url, &["--source", "me"]);
+    assert!(report["new"].as_u64().unwrap() >= 80, "{report}");
+    let local = |args: &[&str]| json(pidx(tmp.path(), &root).args(args));
+    let remote = |args: &[&str]| json(pidx(tmp.path(), &root).args(["--pg", &s.url]).args(args));
+
+    let list = local(&["list", "--all"]);
+    assert_eq!(without_source(&remote(&["list", "--all"])), list);
+    assert_eq!(
+        without_source(&remote(&["list", "--all", "--limit", "7"])),
+        Value::Array(list.as_array().unwrap()[..7].to_vec())
+    );
+
+    let mut contexts = 0;
+    let mut sessions_with_leaves = 0;
+    for row in list.as_array().unwrap() {
+        let path = row["path"].as_str().unwrap();
+        let tree = local(&["tree", path]);
+        assert_eq!(remote(&["tree", path]), tree, "tree of {path}");
+        let mut ids = Vec::new();
+        leaves(&tree, &mut ids);
+        sessions_with_leaves += usize::from(!ids.is_empty());
+        for leaf in ids {
+            let want =
+                outcome(pidx(tmp.path(), &root).args(["context", path, "--json", "--leaf", &leaf]));
+            let got = outcome(
+                pidx(tmp.path(), &root)
+                    .args(["--pg", &s.url, "context", path, "--json", "--leaf", &leaf]),
+            );
+            assert_eq!(got, want, "context of {path} at {leaf}");
+            contexts += 1;
+        }
+        let want = outcome(pidx(tmp.path(), &root).args(["context", path, "--json"]));
+        let got =
+            outcome(pidx(tmp.path(), &root).args(["--pg", &s.url, "context", path, "--json"]));
+        assert_eq!(got, want, "context of {path}");
+    }
+    assert!(
+        sessions_with_leaves >= 20,
+        "only {sessions_with_leaves} sessions with leaves"
+    );
+    eprintln!("compared {contexts} contexts at leaves of {sessions_with_leaves} sessions");
+
+    let hit_set = |v: Value| {
+        let mut hits: Vec<(String, String, String)> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                (
+                    h["path"].to_string(),
+                    h["entryId"].to_string(),
+                    h["kind"].to_string(),
+                )
+            })
+            .collect();
+        hits.sort();
+        hits
+    };
+    for word in ["hello", "test", "branch"] {
+        let want = hit_set(local(&["search", word, "--limit", "1000"]));
+        assert!(!want.is_empty(), "{word} finds nothing locally");
+        assert_eq!(
+            hit_set(remote(&["search", word, "--limit", "1000"])),
+            want,
+            "search {word}"
+        );
+    }
+
+    let figures = |v: Value| v.as_array().unwrap()[0].clone();
+    let want = figures(local(&["stats", "--tz", "UTC"]));
+    assert_eq!(figures(remote(&["stats", "--tz", "UTC"])), want);
+    let by_source = remote(&["stats", "--by", "source"]);
+    assert_eq!(by_source[0]["key"]["source"], "me");
+    assert_eq!(by_source[0]["cost"], want["cost"]);
+}
+
+#[test]
+fn append_rewrite_and_delete_move_only_what_changed() {
+    let Some(mut s) = server("changes") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    corpus(&root, 6, 40);
+    let first = push(tmp.path(), &root, &s.url, &[]);
+    assert_eq!(
+        (first["new"].as_u64(), first["entries"].as_u64()),
+        (Some(6), Some(240)),
+        "{first}"
+    );
+    let files = session_files(&root);
+
+    append(&files[0], "added1", "zebracorn appended");
+    let second = push(tmp.path(), &root, &s.url, &[]);
+    assert_eq!(
+        (
+            second["appended"].as_u64(),
+            second["entries"].as_u64(),
+            second["unchanged"].as_u64()
+        ),
+        (Some(1), Some(1), Some(5)),
+        "only the new line moves: {second}"
+    );
+    let again = push(tmp.path(), &root, &s.url, &[]);
+    assert_eq!(
+        (again["entries"].as_u64(), again["unchanged"].as_u64()),
+        (Some(0), Some(6)),
+        "{again}"
+    );
+
+    // A rewrite (fewer, different lines) and a deletion.
+    let body = std::fs::read_to_string(&files[1]).unwrap();
+    let kept: Vec<&str> = body.lines().take(10).collect();
+    std::fs::write(
+        &files[1],
+        kept.join("\n").replace("words", "rewritten") + "\n",
+    )
+    .unwrap();
+    std::fs::remove_file(&files[2]).unwrap();
+    let third = push(tmp.path(), &root, &s.url, &[]);
+    assert_eq!(
+        (third["rewritten"].as_u64(), third["deleted"].as_u64()),
+        (Some(1), Some(1)),
+        "{third}"
+    );
+
+    let remote = |args: &[&str]| json(pidx(tmp.path(), &root).args(["--pg", &s.url]).args(args));
+    let local = |args: &[&str]| json(pidx(tmp.path(), &root).args(args));
+    assert_eq!(
+        without_source(&remote(&["list", "--all"])),
+        local(&["list", "--all"])
+    );
+    assert_eq!(
+        remote(&["search", "zebracorn"]).as_array().unwrap().len(),
+        1
+    );
+    assert_eq!(
+        remote(&["search", "rewritten", "--limit", "100"])
+            .as_array()
+            .unwrap()
+            .len(),
+        9
+    );
+    let server_entries: i64 = s
+        .admin
+        .query_one("SELECT count(*) FROM entries", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(server_entries, 40 * 3 + 41 + 9);
+    let tmp2 = tempfile::tempdir().unwrap();
+    let fresh = server("changes_fresh").unwrap();
+    let mut fresh_admin = fresh.admin;
+    push(
+        tmp2.path(),
+        &root,
+        &fresh.url,
+        &["--source", first["source"].as_str().unwrap()],
+    );
+    assert_eq!(
+        dump(&mut s.admin),
+        dump(&mut fresh_admin),
+        "incremental pushes differ from one fresh push"
+    );
+}
+
+#[test]
+fn push_killed_at_three_points_then_resumed_equals_a_fresh_push() {
+    let Some(mut s) = server("killed") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    corpus(&root, 120, 400);
+    // The local index first, so the kills land in the push, not in the sync.
+    assert!(pidx(tmp.path(), &root)
+        .arg("sync")
+        .status()
+        .unwrap()
+        .success());
+    let total = 120 * 400;
+    let mut kills = Vec::new();
+    for target in [1, total / 3, 2 * total / 3] {
+        let mut child = pidx(tmp.path(), &root)
+            .args(["--no-sync", "push", "--images", "--pg", &s.url])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while entries_on(&mut s.admin) < target && Instant::now() < deadline {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let finished_first = child.try_wait().unwrap().is_some();
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let at_kill = entries_on(&mut s.admin);
+        eprintln!("kill aimed at {target}: {at_kill} of {total} entries on the server, finished first: {finished_first}");
+        kills.push((at_kill, finished_first));
+    }
+    assert!(
+        kills
+            .iter()
+            .any(|&(at, done)| !done && at > 0 && at < total),
+        "no kill landed mid-push: {kills:?}"
+    );
+    push(
+        tmp.path(),
+        &root,
+        &s.url,
+        &["--source", &push_source(tmp.path(), &root)],
+    );
+    assert_eq!(entries_on(&mut s.admin), total);
+    let fresh = server("killed_fresh").unwrap();
+    let mut fresh_admin = fresh.admin;
+    let tmp2 = tempfile::tempdir().unwrap();
+    push(
+        tmp2.path(),
+        &root,
+        &fresh.url,
+        &["--source", &push_source(tmp.path(), &root)],
+    );
+    assert_eq!(
+        dump(&mut s.admin),
+        dump(&mut fresh_admin),
+        "killed-then-resumed differs from a fresh push"
+    );
+}
+
+#[test]
+fn four_sources_pushing_at_once_lose_and_duplicate_nothing() {
+    let Some(mut s) = server("four") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    corpus(&root, 40, 100);
+    assert!(pidx(tmp.path(), &root)
+        .arg("sync")
+        .status()
+        .unwrap()
+        .success());
+    pidx(tmp.path(), &root)
+        .args(["pg", "migrate", "--pg", &s.url])
+        .status()
+        .unwrap();
+    let children: Vec<_> = (0..4)
+        .map(|n| {
+            pidx(tmp.path(), &root)
+                .args([
+                    "--no-sync",
+                    "push",
+                    "--pg",
+                    &s.url,
+                    "--source",
+                    &format!("machine-{n}"),
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let per_source: Vec<(String, i64, i64)> = s
+        .admin
+        .query(
+            "SELECT source, count(*), count(DISTINCT (fid, seq)) FROM entries GROUP BY source ORDER BY source",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let want: Vec<(String, i64, i64)> = (0..4)
+        .map(|n| (format!("machine-{n}"), 4000, 4000))
+        .collect();
+    assert_eq!(per_source, want);
+    let remote = json(pidx(tmp.path(), &root).args(["--pg", &s.url, "stats", "--by", "source"]));
+    assert_eq!(remote.as_array().unwrap().len(), 4, "{remote}");
+    let one = json(pidx(tmp.path(), &root).args([
+        "--pg",
+        &s.url,
+        "--source",
+        "machine-2",
+        "list",
+        "--all",
+    ]));
+    assert_eq!(one.as_array().unwrap().len(), 40);
+    assert!(one
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["source"] == "machine-2"));
+}
+
+#[test]
+fn the_reader_role_runs_every_reading_command_and_cannot_write() {
+    let Some(mut s) = server("reader") else {
+        return;
+    };
+    let (tmp, root) = common::conformance_copy();
+    push(tmp.path(), &root, &s.url, &["--source", "me"]);
+    let grants: String = reader_sql(&s.db)
+        .lines()
+        .filter(|l| !l.starts_with("CREATE ROLE"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    s.admin.batch_execute(&grants).unwrap();
+    let list = json(pidx(tmp.path(), &root).args(["--pg", &s.reader, "list", "--all"]));
+    let path = list[0]["path"].as_str().unwrap().to_string();
+    for args in [
+        vec!["list", "--all"],
+        vec!["show", &path],
+        vec!["context", &path],
+        vec!["tree", &path],
+        vec!["search", "hello"],
+        vec!["stats", "--by", "source"],
+        vec!["sql", "SELECT source, count(*) FROM v_usage GROUP BY source"],
+        vec!["sql", "SELECT count(*) FROM v_sessions JOIN v_entries USING (source, path) JOIN v_messages USING (source, path, seq) JOIN v_tool_calls USING (source, path)"],
+    ] {
+        let out = pidx(tmp.path(), &root).args(["--pg", &s.reader]).args(&args).output().unwrap();
+        assert!(out.status.success(), "reader: {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let write = pidx(tmp.path(), &root)
+        .args(["--pg", &s.url, "sql", "DELETE FROM sessions RETURNING 1"])
+        .output()
+        .unwrap();
+    assert!(!write.status.success(), "a write ran through `pidx sql`");
+    assert!(
+        String::from_utf8_lossy(&write.stderr).contains("read-only"),
+        "{}",
+        String::from_utf8_lossy(&write.stderr)
+    );
+    let push_as_reader = pidx(tmp.path(), &root)
+        .args(["push", "--pg", &s.reader, "--source", "me"])
+        .output()
+        .unwrap();
+    assert!(!push_as_reader.status.success(), "the reader role pushed");
+    let mut reader = postgres::Client::connect(&s.reader, postgres::NoTls).unwrap();
+    let err = reader
+        .execute("UPDATE sessions SET name = 'x'", &[])
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("permission denied")
+            || format!("{err:?}").contains("permission denied"),
+        "{err:?}"
+    );
+    let count: i64 = s
+        .admin
+        .query_one("SELECT count(*) FROM sessions WHERE name = 'x'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(count, 0);
+}
+
+#[test]
+fn passwords_never_reach_the_terminal() {
+    let Some(s) = server("secret") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    std::fs::create_dir_all(&root).unwrap();
+    // Wrong port, password in the URL and in PGPASSWORD: the errors must not show them.
+    let url = s
+        .url
+        .replacen("user=pidx_writer", "user=pidx_writer&password=hunter2pw", 1)
+        .replacen("host=/", "host=/nonexistent/", 1);
+    let out = pidx(tmp.path(), &root)
+        .env("PGPASSWORD", "envsecret9")
+        .args(["--pg", &url, "list", "--all"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("cannot connect"), "{text}");
+    assert!(
+        !text.contains("hunter2pw") && !text.contains("envsecret9"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_readme_team_examples_run_against_the_server() {
+    let Some(s) = server("readme") else { return };
+    let (tmp, root) = common::conformance_copy();
+    push(tmp.path(), &root, &s.url, &["--source", "me"]);
+    let examples = team_examples(&s.url);
+    assert!(examples.len() >= 9, "{examples:?}");
+    for args in examples {
+        let out = pidx(tmp.path(), &root).args(&args).output().unwrap();
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "`pidx {args:?}`: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

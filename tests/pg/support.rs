@@ -1,0 +1,273 @@
+//! Helpers of tests/pg.rs: a database per test on the server tests/pg/run.sh starts, pidx bound
+//! to a temp index, a dump of what the server holds, synthetic corpora, the README's team
+//! examples.
+#![allow(dead_code)]
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+pub struct Server {
+    /// The writer role's URL, for this test's database.
+    pub url: String,
+    pub reader: String,
+    pub admin: postgres::Client,
+    pub db: String,
+}
+/// A fresh database for test `name`, or `None` (and a loud note) when there is no server.
+pub fn server(name: &str) -> Option<Server> {
+    let url = std::env::var("PIDX_TEST_PG_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
+    let Some(url) = url else {
+        eprintln!("\n!!!!!!!! SKIPPED {name}: no PostgreSQL server (PIDX_TEST_PG_URL unset); run `bash tests/pg/run.sh` !!!!!!!!\n");
+        return None;
+    };
+    let admin_url = std::env::var("PIDX_TEST_PG_ADMIN_URL").unwrap();
+    let mut admin = postgres::Client::connect(&admin_url, postgres::NoTls).unwrap();
+    let db = format!("t_{name}");
+    admin
+        .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+        .unwrap();
+    admin
+        .batch_execute(&format!("CREATE DATABASE {db} OWNER pidx_writer"))
+        .unwrap();
+    let in_db = |u: &str| u.replacen("///pidx?", &format!("///{db}?"), 1);
+    let admin = postgres::Client::connect(
+        &in_db(&admin_url.replacen("///postgres?", "///pidx?", 1)),
+        postgres::NoTls,
+    )
+    .unwrap();
+    Some(Server {
+        url: in_db(&url),
+        reader: in_db(&std::env::var("PIDX_TEST_PG_READER_URL").unwrap()),
+        admin,
+        db,
+    })
+}
+pub fn pidx(tmp: &Path, root: &Path) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("pidx"));
+    cmd.env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("PI_CODING_AGENT_SESSION_DIR")
+        .env_remove("PIDX_PG")
+        .env("HOME", tmp)
+        .env("PIDX_CONFIG", tmp.join("no-config.toml"))
+        .env("TZ", "UTC")
+        .arg("--db")
+        .arg(tmp.join("index.db"))
+        .arg("--root")
+        .arg(root);
+    cmd
+}
+/// Runs and parses stdout as JSON, failing with stderr when the command fails.
+pub fn json(cmd: &mut Command) -> Value {
+    let out = cmd.arg("--json").output().unwrap();
+    assert!(
+        out.status.success() || out.status.code() == Some(1),
+        "{cmd:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+/// Exit code, stdout and stderr (an error must be the same error).
+pub fn outcome(cmd: &mut Command) -> (Option<i32>, String, String) {
+    let out = cmd.output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+pub fn push(tmp: &Path, root: &Path, url: &str, more: &[&str]) -> Value {
+    json(
+        pidx(tmp, root)
+            .args(["push", "--images", "--pg", url])
+            .args(more),
+    )
+}
+/// Everything the server holds for its sources, with the server's own ids and times left out
+/// (what two pushes of the same index must agree on).
+pub fn dump(admin: &mut postgres::Client) -> String {
+    let mut q = |sql: &str| -> String {
+        admin
+            .query_one(sql, &[])
+            .unwrap()
+            .get::<_, Option<String>>(0)
+            .unwrap_or_default()
+    };
+    let mut out = q("SELECT string_agg((to_jsonb(s) - 'fid' - 'pushed_at')::text, E'\\n' ORDER BY source, path) FROM sessions s");
+    for table in [
+        "entries",
+        "entry_text",
+        "tool_uses",
+        "listing_text",
+        "bad_lines",
+    ] {
+        out.push_str(&q(&format!(
+            "SELECT string_agg(s.source || ' ' || s.path || ' ' || (to_jsonb(t) - 'fid')::text, E'\\n'
+                    ORDER BY s.source, s.path, (to_jsonb(t) - 'fid')::text)
+             FROM {table} t JOIN sessions s ON s.source = t.source AND s.fid = t.fid"
+        )));
+    }
+    out
+}
+pub fn without_source(v: &Value) -> Value {
+    let mut v = v.clone();
+    for row in v.as_array_mut().into_iter().flatten() {
+        assert!(
+            row.get("source").is_some(),
+            "a server row without its source: {row}"
+        );
+        row.as_object_mut().unwrap().remove("source");
+    }
+    v
+}
+/// The leaves of a `tree --json` answer.
+pub fn leaves(tree: &Value, out: &mut Vec<String>) {
+    for node in tree.as_array().into_iter().flatten() {
+        let children = &node["children"];
+        if children.as_array().is_none_or(|c| c.is_empty()) {
+            if let Some(id) = node["id"].as_str() {
+                out.push(id.to_string());
+            }
+        } else {
+            leaves(children, out);
+        }
+    }
+}
+/// Appends one user message to `path`, parented to the file's last entry.
+pub fn append(path: &Path, id: &str, text: &str) {
+    let body = std::fs::read_to_string(path).unwrap();
+    let last: Value = serde_json::from_str(body.lines().last().unwrap()).unwrap();
+    let parent = last["id"].as_str().unwrap();
+    let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    writeln!(
+        f,
+        r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"2026-11-01T00:00:00.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+    )
+    .unwrap();
+}
+pub fn session_files(root: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = walk(root)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
+    files.sort();
+    files
+}
+pub fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+/// `sessions` × `entries` synthetic sessions across two projects.
+pub fn corpus(root: &Path, sessions: usize, entries: usize) {
+    for n in 0..sessions {
+        let dir = root.join(format!("--home-u-p{}--", n % 2));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut f = std::io::BufWriter::new(
+            std::fs::File::create(
+                dir.join(format!("2026-01-01T00-00-{:02}-000Z_s{n}.jsonl", n % 60)),
+            )
+            .unwrap(),
+        );
+        writeln!(f, r#"{{"type":"session","version":3,"id":"s{n}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/u/p{}"}}"#, n % 2).unwrap();
+        for i in 0..entries {
+            let parent = if i == 0 {
+                "null".to_string()
+            } else {
+                format!("\"s{n}e{}\"", i - 1)
+            };
+            let message = if i % 2 == 0 {
+                format!(r#"{{"role":"user","content":"some words {i}","timestamp":{i}}}"#)
+            } else {
+                format!(
+                    r#"{{"role":"assistant","content":[{{"type":"text","text":"some words {i}"}}],"provider":"p","model":"m","usage":{{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"cost":{{"total":0.001}}}},"timestamp":{i}}}"#
+                )
+            };
+            writeln!(f, r#"{{"type":"message","id":"s{n}e{i}","parentId":{parent},"timestamp":"2026-01-01T00:{:02}:00.000Z","message":{message}}}"#, i % 60).unwrap();
+        }
+    }
+}
+pub fn entries_on(admin: &mut postgres::Client) -> i64 {
+    admin
+        .query_one("SELECT count(*) FROM entries", &[])
+        .map(|r| r.get(0))
+        .unwrap_or(0)
+}
+/// The default source name pidx picks on this machine.
+pub fn push_source(_tmp: &Path, _root: &Path) -> String {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "user".into());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into());
+    format!("{user}@{host}")
+}
+/// The README's read-only role SQL, for database `db`.
+pub fn reader_sql(db: &str) -> String {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let start = readme
+        .find("<!-- pg-reader-role -->")
+        .expect("README marks the reader SQL");
+    let block = &readme[start..];
+    let sql_start = block.find("```sql\n").unwrap() + 7;
+    let sql_end = block[sql_start..].find("```").unwrap() + sql_start;
+    block[sql_start..sql_end].replace("DATABASE pidx", &format!("DATABASE {db}"))
+}
+/// The `pidx ...` lines of the README's team section, split into words ("$PIDX_PG" is the URL).
+pub fn team_examples(url: &str) -> Vec<Vec<String>> {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let start = readme.find("## Sharing an index with a team").unwrap();
+    let end = readme[start + 3..]
+        .find("\n## ")
+        .map_or(readme.len(), |e| start + 3 + e);
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in readme[start..end].lines() {
+        if line.starts_with("```") {
+            inside = !inside && line == "```shell";
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("pidx ").filter(|_| inside) {
+            out.push(shell_words(&rest.replace("\"$PIDX_PG\"", url)));
+        }
+    }
+    out
+}
+pub fn shell_words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote = None;
+    let mut any = false;
+    for c in line.chars() {
+        match (quote, c) {
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                any = true;
+            }
+            (Some(q), c) if c == q => quote = None,
+            (None, c) if c.is_whitespace() => {
+                if any {
+                    out.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            (_, c) => {
+                cur.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        out.push(cur);
+    }
+    out
+}
