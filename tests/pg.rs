@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -417,7 +417,11 @@ fn the_readme_team_examples_run_against_the_server() {
     push(tmp.path(), &root, &s.url, &["--source", "me"]);
     let examples = team_examples(&s.url);
     assert!(examples.len() >= 9, "{examples:?}");
-    for args in examples {
+    for mut args in examples {
+        // `watch` does not return by itself (tests/pg.rs runs it in its own test): parse only.
+        if args.first().is_some_and(|a| a == "watch") {
+            args.push("--help".into());
+        }
         let out = pidx(tmp.path(), &root).args(&args).output().unwrap();
         assert!(
             matches!(out.status.code(), Some(0 | 1)),
@@ -425,4 +429,92 @@ fn the_readme_team_examples_run_against_the_server() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+#[test]
+fn watch_push_catches_up_when_the_server_appears_and_follows_appends() {
+    let Some(mut s) = server("watch") else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    corpus(&root, 3, 10);
+    // A database that does not exist yet: the watcher indexes locally and retries the push.
+    let later = s.url.replacen("///t_watch?", "///t_watch_later?", 1);
+    s.admin
+        .batch_execute("DROP DATABASE IF EXISTS t_watch_later WITH (FORCE)")
+        .unwrap();
+    let mut watch = pidx(tmp.path(), &root)
+        .args(["watch", "--push", &later, "--source", "w"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let files = session_files(&root);
+    std::thread::sleep(Duration::from_millis(1500));
+    append(
+        &files[0],
+        "offline1",
+        "quokkaline written while the server is away",
+    );
+    let local_sees = || {
+        json(pidx(tmp.path(), &root).args(["--no-sync", "search", "quokkaline"]))
+            .as_array()
+            .is_some_and(|a| a.len() == 1)
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !local_sees() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(local_sees(), "the local index waited for the network");
+    s.admin
+        .batch_execute("CREATE DATABASE t_watch_later OWNER pidx_writer")
+        .unwrap();
+    let remote_has = |word: &str| {
+        let out = pidx(tmp.path(), &root)
+            .args(["--pg", &later, "search", word, "--json"])
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout)
+            .ok()
+            .and_then(|v| v.as_array().map(Vec::len))
+            == Some(1)
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !remote_has("quokkaline") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(remote_has("quokkaline"), "the watcher did not catch up");
+    append(
+        &files[1],
+        "online1",
+        "wombatline written while the server answers",
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !remote_has("wombatline") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        remote_has("wombatline"),
+        "an append did not reach the server"
+    );
+    terminate(&mut watch);
+    let out = watch.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("push failed") && stderr.contains("retrying"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("password="), "{stderr}");
+    let mut admin = s.admin;
+    admin
+        .batch_execute("DROP DATABASE IF EXISTS t_watch_later WITH (FORCE)")
+        .unwrap();
+}
+
+/// SIGTERM, so the watcher stops as a person's Ctrl-C would.
+fn terminate(child: &mut std::process::Child) {
+    Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
 }

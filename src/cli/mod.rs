@@ -88,7 +88,8 @@ pub fn run(cli: Cli) -> Result<Found> {
 /// A global flag that would do nothing for the command is an error rather than silence.
 fn refuse_meaningless_flags(cli: &Cli) -> Result<()> {
     let server = cli.global.pg_url().is_some();
-    if cli.global.source.is_some() && !server {
+    let watch_push = matches!(&cli.command, Command::Watch(w) if w.push.is_some());
+    if cli.global.source.is_some() && !server && !watch_push {
         anyhow::bail!(
             "--source names a machine on the team server: use it with --pg URL (or PIDX_PG)"
         );

@@ -15,6 +15,11 @@ pub struct WatchArgs {
     /// A full stat-only reconcile every SECS seconds, whatever the events say.
     #[arg(long, value_name = "SECS", default_value_t = 300.0)]
     pub reconcile_every: f64,
+    /// Also push to this team server (PostgreSQL) after each change, in the background
+    /// (batched; retried with back-off while the server is unreachable). `--source` names
+    /// this machine there.
+    #[arg(long, value_name = "URL")]
+    pub push: Option<String>,
 }
 
 pub fn run(env: &Env, args: &WatchArgs) -> Result<Found> {
@@ -51,10 +56,14 @@ pub fn run(env: &Env, args: &WatchArgs) -> Result<Found> {
         roots.join(", "),
         env.db.display()
     ));
+    let pusher = args.push.as_ref().map(|url| pusher(env, url));
     let ended = watch(&mut store, &env.roots, &opts, &stop, |n| match n {
         Notice::Synced(r) => {
             crate::term::say(&format!("pidx: {}", r.summary()));
             report_errors(r);
+            if let Some(p) = &pusher {
+                p.poke();
+            }
         }
         Notice::Failed(e, retry) => crate::term::say(&format!(
             "pidx: sync failed: {e}; retrying in {}s",
@@ -75,4 +84,40 @@ pub fn run(env: &Env, args: &WatchArgs) -> Result<Found> {
     }
     crate::term::say("pidx: watcher stopped");
     Ok(true)
+}
+
+/// The background pusher of `watch --push`, reporting on stderr.
+fn pusher(env: &Env, url: &str) -> crate::ingest::push::worker::Pusher {
+    use crate::ingest::push::worker::{PushNotice, Pusher};
+    let opts = crate::ingest::push::PushOptions {
+        source: env
+            .global
+            .source
+            .clone()
+            .unwrap_or_else(crate::ingest::push::default_source),
+        images: false,
+    };
+    crate::term::say(&format!(
+        "pidx: pushing to {} as {}",
+        crate::store::pg::redact_url(url),
+        crate::term::one_line(&opts.source)
+    ));
+    Pusher::spawn(
+        env.db.clone(),
+        env.roots.clone(),
+        url.to_string(),
+        opts,
+        move |n| match n {
+            PushNotice::Pushed(r, took) => {
+                crate::term::say(&format!("pidx: {}", super::push::summary(r, took)));
+            }
+            PushNotice::Failed(e, retry) => crate::term::say(&format!(
+                "pidx: push failed: {e}; retrying in {}s (the local index goes on)",
+                retry.as_secs()
+            )),
+            PushNotice::Recovered => {
+                crate::term::say("pidx: the server answers again; catching up")
+            }
+        },
+    )
 }

@@ -6,6 +6,7 @@
 //! per-source advisory lock; transcripts gone from this machine are removed.
 
 mod local;
+pub mod worker;
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
