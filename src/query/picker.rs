@@ -6,6 +6,8 @@
 //! The one known difference: `re:` patterns run on Rust's `regex` crate, so JavaScript-only
 //! syntax (look-around, back-references) is an invalid pattern here (no results).
 
+mod compact;
+
 use std::cell::Cell;
 
 use regex::RegexBuilder;
@@ -13,6 +15,8 @@ use regex::RegexBuilder;
 use crate::pi::js;
 use crate::pi::js::js_trim;
 use crate::query::list::SessionInfo;
+
+pub use compact::{rank_memo, Compact, Memo};
 
 /// Filters and orders `sessions` (already in pi's listing order) as pi's picker does.
 pub fn filter_and_sort(sessions: Vec<SessionInfo>, query: &str) -> Vec<SessionInfo> {
@@ -35,6 +39,59 @@ pub fn rank_among(
     query: &str,
     among: impl IntoIterator<Item = usize>,
 ) -> Vec<usize> {
+    rank_by(
+        query,
+        among,
+        |i| sessions[i].modified_ms,
+        |i, parsed| score(&sessions[i], parsed),
+    )
+}
+
+/// `rank_among` over compact search texts: `text(i)` is session `i`'s (a session without one
+/// does not match), `modified(i)` its modification time.
+pub fn rank_compact<'a>(
+    query: &str,
+    among: impl IntoIterator<Item = usize>,
+    modified: impl Fn(usize) -> i64,
+    text: impl Fn(usize) -> Option<&'a Compact> + Sync,
+) -> Vec<usize> {
+    rank_by(query, among, modified, |i, parsed| text(i)?.score(parsed))
+}
+
+/// `filter_and_sort`'s order with each session's messages' text read by `text` one session at
+/// a time and dropped once scored, so memory does not grow with the number of sessions.
+///
+/// # Errors
+/// What `text` returns.
+pub fn rank_streamed<E>(
+    sessions: &[SessionInfo],
+    query: &str,
+    mut text: impl FnMut(&SessionInfo) -> Result<String, E>,
+) -> Result<Vec<usize>, E> {
+    let trimmed = js_trim(query);
+    if trimmed.is_empty() {
+        return Ok((0..sessions.len()).collect());
+    }
+    let Some(parsed) = parse(trimmed) else {
+        return Ok(Vec::new());
+    };
+    let mut scored = Vec::new();
+    for (i, s) in sessions.iter().enumerate() {
+        if let Some(sc) = score_text(s, &text(s)?, &parsed) {
+            scored.push((sc, i));
+        }
+    }
+    Ok(order(scored, |i| sessions[i].modified_ms))
+}
+
+/// pi's filter and order over any store of sessions: `modified(i)` is the session's
+/// modification time (the tie-break), `score(i, query)` pi's `matchSession`.
+fn rank_by(
+    query: &str,
+    among: impl IntoIterator<Item = usize>,
+    modified: impl Fn(usize) -> i64,
+    score: impl Fn(usize, &Parsed) -> Option<f64> + Sync,
+) -> Vec<usize> {
     let trimmed = js_trim(query);
     if trimmed.is_empty() {
         return among.into_iter().collect();
@@ -43,33 +100,42 @@ pub fn rank_among(
         return Vec::new();
     };
     let among: Vec<usize> = among.into_iter().collect();
-    let score_all = |part: &[usize]| -> Vec<(f64, usize)> {
-        part.iter()
-            .filter_map(|&i| score(&sessions[i], &parsed).map(|sc| (sc, i)))
-            .collect()
-    };
-    // Thousands of sessions are scored on every core, in order-keeping chunks.
+    let scored = parallel(&among, |i| score(i, &parsed));
+    let scored = among
+        .iter()
+        .zip(scored)
+        .filter_map(|(&i, sc)| sc.map(|sc| (sc, i)))
+        .collect();
+    order(scored, modified)
+}
+
+/// `f` of each of `among`, in order, on every core for thousands of them.
+fn parallel<T: Send>(among: &[usize], f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let mut scored: Vec<(f64, usize)> = if among.len() < 2000 || cores < 2 {
-        score_all(&among)
-    } else {
-        let chunk = among.len().div_ceil(cores);
-        std::thread::scope(|scope| {
-            let parts: Vec<_> = among
-                .chunks(chunk)
-                .map(|part| scope.spawn(|| score_all(part)))
-                .collect();
-            parts
-                .into_iter()
-                .flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        })
-    };
-    // Array#sort is stable: equal keys keep the listing order.
+    let all = |part: &[usize]| part.iter().map(|&i| f(i)).collect::<Vec<T>>();
+    if among.len() < 2000 || cores < 2 {
+        return all(among);
+    }
+    let chunk = among.len().div_ceil(cores);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = among
+            .chunks(chunk)
+            .map(|part| scope.spawn(|| all(part)))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
+/// Matching sessions by score, then newest first, then listing order (`Array#sort` is
+/// stable: equal keys keep the listing order).
+fn order(mut scored: Vec<(f64, usize)>, modified: impl Fn(usize) -> i64) -> Vec<usize> {
     scored.sort_by(|&(a, ia), &(b, ib)| {
         a.partial_cmp(&b)
             .unwrap_or(std::cmp::Ordering::Equal)
-            .then(sessions[ib].modified_ms.cmp(&sessions[ia].modified_ms))
+            .then(modified(ib).cmp(&modified(ia)))
             .then(ia.cmp(&ib))
     });
     scored.into_iter().map(|(_, i)| i).collect()
@@ -99,6 +165,7 @@ pub fn narrows(before: &str, after: &str) -> bool {
     after.starts_with(before) && plain(before) && plain(after)
 }
 
+/// A parsed query (pi's `parseSearchQuery`).
 enum Parsed {
     Regex(regex::Regex),
     Tokens(Vec<Token>),
@@ -183,19 +250,66 @@ fn lower16(s: &str) -> Vec<u16> {
 
 /// pi's `matchSession`: the score, or `None` when the session does not match.
 fn score(s: &SessionInfo, parsed: &Parsed) -> Option<f64> {
-    let id = s.id.as_ref().map_or("undefined".to_string(), |v| match v {
-        serde_json::Value::Null => "null".to_string(),
-        other => js::join_string(other),
-    });
-    let parts = [
+    score_text(s, s.all_messages_text.as_deref().unwrap_or(""), parsed)
+}
+
+/// `score` with the session's messages' text given apart.
+fn score_text(s: &SessionInfo, text: &str, parsed: &Parsed) -> Option<f64> {
+    let id = js_id(s.id.as_ref());
+    let pieces = [
         id.as_str(),
+        " ",
         s.name.as_deref().unwrap_or(""),
-        s.all_messages_text.as_deref().unwrap_or(""),
+        " ",
+        text,
+        " ",
         s.cwd.as_str(),
     ];
+    score_hay(
+        &Hay {
+            pieces: &pieces,
+            tail: None,
+        },
+        parsed,
+    )
+}
+
+/// A session id as JavaScript's string conversion gives it (`undefined`, `null`, ...).
+fn js_id(id: Option<&serde_json::Value>) -> String {
+    id.map_or("undefined".to_string(), |v| match v {
+        serde_json::Value::Null => "null".to_string(),
+        other => js::join_string(other),
+    })
+}
+
+/// What a session is matched against (pi's id, name, messages' text and cwd joined by
+/// spaces): `pieces` one after the other, then `tail`, the rest of the text, produced only
+/// when a match reads that far.
+struct Hay<'a> {
+    pub pieces: &'a [&'a str],
+    pub tail: Option<&'a dyn Tail>,
+}
+
+/// The rest of a [`Hay`]'s text, made on first use.
+trait Tail {
+    fn text(&self) -> &str;
+}
+
+impl Hay<'_> {
+    fn whole(&self) -> String {
+        let mut text = self.pieces.concat();
+        if let Some(tail) = self.tail {
+            text.push_str(tail.text());
+        }
+        text
+    }
+}
+
+/// `matchSession` over a [`Hay`].
+fn score_hay(hay: &Hay, parsed: &Parsed) -> Option<f64> {
     match parsed {
         Parsed::Regex(re) => {
-            let text = parts.join(" ");
+            let text = hay.whole();
             re.find(&text)
                 .map(|m| text[..m.start()].encode_utf16().count() as f64 * 0.1)
         }
@@ -203,31 +317,40 @@ fn score(s: &SessionInfo, parsed: &Parsed) -> Option<f64> {
             let mut total = 0.0;
             let mut normalized: Option<Vec<u16>> = None;
             for t in tokens {
-                if t.phrase {
-                    let hay = normalized.get_or_insert_with(|| normalize(&parts.join(" ")));
-                    let phrase = normalize(&t.value);
-                    if phrase.is_empty() {
-                        continue;
-                    }
-                    total += index_of(hay, &phrase, 0)? as f64 * 0.1;
-                } else {
-                    total += fuzzy_match(&t.value, &parts)?;
-                }
+                total += word_score(hay, t, &mut normalized)?;
             }
             Some(total)
         }
     }
 }
 
-/// The UTF-16 units of `parts` joined by spaces and lower-cased, produced as they are needed:
-/// a fuzzy match usually ends long before a session's text does, so the picker does not
-/// lower-case megabytes per keystroke. `sigma` is set on meeting 'Σ', the one letter whose
-/// lower case depends on its neighbours (final sigma), which only a whole-text
-/// `toLowerCase` gets right.
-struct Lowered<'a> {
-    parts: &'a [&'a str],
+/// One word's (or phrase's) part of `matchSession`'s score; `normalized` keeps the text
+/// normalised for phrases once made.
+fn word_score(hay: &Hay, t: &Token, normalized: &mut Option<Vec<u16>>) -> Option<f64> {
+    if t.phrase {
+        let phrase = normalize(&t.value);
+        if phrase.is_empty() {
+            return Some(0.0);
+        }
+        let text = normalized.get_or_insert_with(|| normalize(&hay.whole()));
+        Some(index_of(text, &phrase, 0)? as f64 * 0.1)
+    } else {
+        fuzzy_hay(&t.value, hay)
+    }
+}
+
+/// The UTF-16 units of a [`Hay`] lower-cased, produced as they are needed: a fuzzy match
+/// usually ends long before a session's text does, so the picker does not lower-case (or
+/// read) megabytes per keystroke. `sigma` is set on meeting 'Σ', the one letter whose lower
+/// case depends on its neighbours (final sigma), which only a whole-text `toLowerCase` gets
+/// right.
+struct Lowered<'a, 'h> {
+    hay: &'a Hay<'h>,
+    /// The tail, once read.
+    tail: Option<&'h str>,
+    /// The piece being read (`hay.pieces.len()`: the tail).
     part: usize,
-    /// Byte offset in the current part.
+    /// Byte offset in the current piece.
     at: usize,
     /// Units of a non-ASCII character's lower case still to give.
     pending: [u16; 6],
@@ -236,9 +359,10 @@ struct Lowered<'a> {
     sigma: &'a Cell<bool>,
 }
 
-fn lowered<'a>(parts: &'a [&'a str], sigma: &'a Cell<bool>) -> Lowered<'a> {
+fn lowered<'a, 'h>(hay: &'a Hay<'h>, sigma: &'a Cell<bool>) -> Lowered<'a, 'h> {
     Lowered {
-        parts,
+        hay,
+        tail: None,
         part: 0,
         at: 0,
         pending: [0; 6],
@@ -248,7 +372,36 @@ fn lowered<'a>(parts: &'a [&'a str], sigma: &'a Cell<bool>) -> Lowered<'a> {
     }
 }
 
-impl Iterator for Lowered<'_> {
+impl Lowered<'_, '_> {
+    /// The next character of the text (its first byte when ASCII), advancing past it.
+    fn next_char(&mut self) -> Option<char> {
+        loop {
+            let pieces = self.hay.pieces;
+            if self.part == pieces.len() && self.tail.is_none() {
+                self.tail = Some(self.hay.tail.map_or("", |t| t.text()));
+            }
+            let part: &str = match pieces.get(self.part) {
+                Some(p) => p,
+                None if self.part == pieces.len() => self.tail.unwrap_or(""),
+                None => return None,
+            };
+            let Some(&b) = part.as_bytes().get(self.at) else {
+                self.part += 1;
+                self.at = 0;
+                continue;
+            };
+            let c = if b.is_ascii() {
+                char::from(b)
+            } else {
+                part[self.at..].chars().next()?
+            };
+            self.at += c.len_utf8();
+            return Some(c);
+        }
+    }
+}
+
+impl Iterator for Lowered<'_, '_> {
     type Item = u16;
 
     fn next(&mut self) -> Option<u16> {
@@ -256,51 +409,52 @@ impl Iterator for Lowered<'_> {
             self.pending_at += 1;
             return Some(self.pending[self.pending_at - 1]);
         }
-        loop {
-            let part = *self.parts.get(self.part)?;
-            let Some(&b) = part.as_bytes().get(self.at) else {
-                self.part += 1;
-                self.at = 0;
-                if self.part < self.parts.len() {
-                    return Some(u16::from(b' '));
-                }
-                continue;
-            };
-            if b.is_ascii() {
-                self.at += 1;
-                return Some(u16::from(b.to_ascii_lowercase()));
-            }
-            let c = part[self.at..].chars().next()?;
-            self.at += c.len_utf8();
-            if c == 'Σ' {
-                self.sigma.set(true);
-            }
-            // A character lowers to at most three, each at most two units.
-            self.pending_len = 0;
-            for l in c.to_lowercase() {
-                self.pending_len += l.encode_utf16(&mut self.pending[self.pending_len..]).len();
-            }
-            self.pending_at = 1;
-            return Some(self.pending[0]);
+        let c = self.next_char()?;
+        if c.is_ascii() {
+            return Some(u16::from(c.to_ascii_lowercase() as u8));
         }
+        if c == 'Σ' {
+            self.sigma.set(true);
+        }
+        // A character lowers to at most three, each at most two units.
+        self.pending_len = 0;
+        for l in c.to_lowercase() {
+            self.pending_len += l.encode_utf16(&mut self.pending[self.pending_len..]).len();
+        }
+        self.pending_at = 1;
+        Some(self.pending[0])
     }
 }
 
 /// pi-tui's `fuzzyMatch` of `query` against `parts` joined by spaces and lower-cased.
+#[cfg(test)]
 fn fuzzy_match(query: &str, parts: &[&str]) -> Option<f64> {
+    let mut pieces = Vec::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            pieces.push(" ");
+        }
+        pieces.push(p);
+    }
+    fuzzy_hay(
+        query,
+        &Hay {
+            pieces: &pieces,
+            tail: None,
+        },
+    )
+}
+
+/// pi-tui's `fuzzyMatch` of `query` against a [`Hay`] lower-cased.
+fn fuzzy_hay(query: &str, hay: &Hay) -> Option<f64> {
     let q = query.to_lowercase();
     let swapped = swap_letters_digits(&q);
     let sigma = Cell::new(false);
-    let once = |q: &str| {
-        fuzzy_once(
-            &q.encode_utf16().collect::<Vec<_>>(),
-            lowered(parts, &sigma),
-        )
-    };
+    let once = |q: &str| fuzzy_once(&q.encode_utf16().collect::<Vec<_>>(), lowered(hay, &sigma));
     let mut result = once(&q).or_else(|| swapped.as_deref().and_then(once).map(|s| s + 5.0));
     if sigma.get() {
         // A 'Σ' before the match ended: lower-case the whole text, as JavaScript does.
-        let whole: Vec<u16> = lower16(&parts.join(" "));
+        let whole: Vec<u16> = lower16(&hay.whole());
         let once =
             |q: &str| fuzzy_once(&q.encode_utf16().collect::<Vec<_>>(), whole.iter().copied());
         result = once(&q).or_else(|| swapped.as_deref().and_then(once).map(|s| s + 5.0));
@@ -416,7 +570,7 @@ mod tests {
         assert_eq!(swap_letters_digits("a1b"), None);
     }
 
-    fn session(text: &str) -> SessionInfo {
+    pub(super) fn session(text: &str) -> SessionInfo {
         SessionInfo {
             file_id: 0,
             path: String::new(),

@@ -190,12 +190,17 @@ pub fn list_sessions(c: &Call, a: ListArgs) -> Answer {
     let opts = list::ListOptions {
         cwd: cwd.clone(),
         limit: a.query.is_none().then_some(offset + limit + 1),
-        with_text: a.query.is_some(),
+        with_text: false,
     };
     let mut sessions = list::list_sessions(&c.store.conn, &c.scope, &opts).map_err(sentence)?;
     if let Some(q) = &a.query {
-        sessions = picker::filter_and_sort(sessions, q);
-        sessions.iter_mut().for_each(|s| s.all_messages_text = None);
+        // One session's text in memory at a time, dropped once scored.
+        let order = picker::rank_streamed(&sessions, q, |s| {
+            list::all_messages_text(&c.store.conn, s.file_id)
+        })
+        .map_err(sentence)?;
+        let mut slots: Vec<Option<list::SessionInfo>> = sessions.into_iter().map(Some).collect();
+        sessions = order.into_iter().filter_map(|i| slots[i].take()).collect();
     }
     let more = sessions.len() > offset + limit;
     let rows = sessions

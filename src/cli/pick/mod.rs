@@ -82,10 +82,13 @@ fn print_best(env: &Env, query: &str, cwd: &str) -> Result<Found> {
         let opts = list::ListOptions {
             cwd,
             limit: None,
-            with_text: true,
+            with_text: false,
         };
         let sessions = list::list_sessions(&store.conn, &scope, &opts)?;
-        if let Some(&best) = picker::rank(&sessions, query).first() {
+        let ranked = picker::rank_streamed(&sessions, query, |s| {
+            list::all_messages_text(&store.conn, s.file_id)
+        })?;
+        if let Some(&best) = ranked.first() {
             println!("{}", sessions[best].path);
             return Ok(true);
         }
