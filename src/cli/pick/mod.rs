@@ -6,6 +6,7 @@
 
 mod app;
 mod data;
+mod enter;
 mod keys;
 mod preview;
 mod rows;
@@ -21,7 +22,8 @@ use anyhow::{bail, Context as _, Result};
 use super::env::Env;
 use super::Found;
 use crate::query::{list, picker};
-use app::{App, Choice, Effect};
+use app::{App, Effect};
+use enter::Choice;
 
 /// `pidx pick [QUERY]`.
 #[derive(clap::Args, Debug)]
