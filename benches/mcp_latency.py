@@ -47,13 +47,15 @@ def server_rss_kib():
 
 
 async def timed(s, tool, args, n=9):
+    """Median and slowest of n calls, and the last answer; a call answered with an error (the
+    10 s limit) ends the series, which is then reported as that error."""
     times = []
     for _ in range(n):
         t0 = time.perf_counter()
         r = await s.call_tool(tool, args)
         times.append((time.perf_counter() - t0) * 1000)
         if r.is_error:
-            raise RuntimeError(f"{tool}: {r.content[0].text}")
+            return None, max(times), r.content[0].text
     return statistics.median(times), max(times), r.structured_content
 
 
@@ -84,8 +86,12 @@ async def main():
                 calls = []
             print("tool                 arguments                                   median ms   max ms")
             for tool, args in calls:
-                med, worst, _ = await timed(s, tool, args)
-                print(f"{tool:20} {json.dumps(args)[:42]:43} {med:9.1f} {worst:8.1f}")
+                med, worst, v = await timed(s, tool, args)
+                if med is None:
+                    print(f"{tool:20} {json.dumps(args)[:42]:43} error after {worst:.0f} ms: {v}")
+                else:
+                    print(f"{tool:20} {json.dumps(args)[:42]:43} {med:9.1f} {worst:8.1f}")
+                print(f"  server peak RSS so far: {server_rss_kib().get('VmHWM')} KiB", flush=True)
             print(f"server RSS after the calls: {server_rss_kib()} KiB")
             if HUGE:
                 for from_end in (True, False):
@@ -109,6 +115,8 @@ async def main():
 
                 # After the paging, so the RSS above is the paging's alone.
                 med, worst, v = await timed(s, "get_tree", {"session": HUGE}, n=3)
+                if med is None:
+                    raise RuntimeError(f"get_tree: {v}")
                 print(f"get_tree of the huge session: median {med:.1f} ms, {v['entries']} entries, "
                       f"{v['segmentCount']} segments; server {server_rss_kib()} KiB")
 

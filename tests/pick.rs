@@ -579,3 +579,22 @@ fn the_threaded_sort_shows_forks_under_the_session_they_came_from() {
     t.send(b"\x1b");
     assert_eq!(t.wait_exit(), 1);
 }
+
+#[test]
+fn long_preview_lines_are_wrapped_not_cut() {
+    let w = World::new();
+    w.add(
+        &w.app,
+        &Spec {
+            id: "44444444-dddd-4000-8000-000000000004",
+            hours_ago: 1,
+            name: None,
+            user: "Print one very long line",
+            assistant: &"ZQXJ-ab ".repeat(120),
+        },
+    );
+    w.sync();
+    // Cut at the pane's edge, it would fill one row.
+    let wrapped = |s: &str| s.lines().filter(|l| l.contains("ZQXJ")).count() >= 2;
+    w.pick(&[], &w.app).wait_for("the line wrapped", wrapped);
+}

@@ -6,13 +6,19 @@
 //! The one known difference: `re:` patterns run on Rust's `regex` crate, so JavaScript-only
 //! syntax (look-around, back-references) is an invalid pattern here (no results).
 
-use std::cell::Cell;
+mod compact;
+mod fuzzy;
 
 use regex::RegexBuilder;
 
 use crate::pi::js;
 use crate::pi::js::js_trim;
 use crate::query::list::SessionInfo;
+
+pub use compact::{rank_memo, Compact, Memo};
+use fuzzy::fuzzy_hay;
+#[cfg(test)]
+use fuzzy::{fuzzy_match, fuzzy_once, swap_letters_digits};
 
 /// Filters and orders `sessions` (already in pi's listing order) as pi's picker does.
 pub fn filter_and_sort(sessions: Vec<SessionInfo>, query: &str) -> Vec<SessionInfo> {
@@ -35,6 +41,59 @@ pub fn rank_among(
     query: &str,
     among: impl IntoIterator<Item = usize>,
 ) -> Vec<usize> {
+    rank_by(
+        query,
+        among,
+        |i| sessions[i].modified_ms,
+        |i, parsed| score(&sessions[i], parsed),
+    )
+}
+
+/// `rank_among` over compact search texts: `text(i)` is session `i`'s (a session without one
+/// does not match), `modified(i)` its modification time.
+pub fn rank_compact<'a>(
+    query: &str,
+    among: impl IntoIterator<Item = usize>,
+    modified: impl Fn(usize) -> i64,
+    text: impl Fn(usize) -> Option<&'a Compact> + Sync,
+) -> Vec<usize> {
+    rank_by(query, among, modified, |i, parsed| text(i)?.score(parsed))
+}
+
+/// `filter_and_sort`'s order with each session's messages' text read by `text` one session at
+/// a time and dropped once scored, so memory does not grow with the number of sessions.
+///
+/// # Errors
+/// What `text` returns.
+pub fn rank_streamed<E>(
+    sessions: &[SessionInfo],
+    query: &str,
+    mut text: impl FnMut(&SessionInfo) -> Result<String, E>,
+) -> Result<Vec<usize>, E> {
+    let trimmed = js_trim(query);
+    if trimmed.is_empty() {
+        return Ok((0..sessions.len()).collect());
+    }
+    let Some(parsed) = parse(trimmed) else {
+        return Ok(Vec::new());
+    };
+    let mut scored = Vec::new();
+    for (i, s) in sessions.iter().enumerate() {
+        if let Some(sc) = score_text(s, &text(s)?, &parsed) {
+            scored.push((sc, i));
+        }
+    }
+    Ok(order(scored, |i| sessions[i].modified_ms))
+}
+
+/// pi's filter and order over any store of sessions: `modified(i)` is the session's
+/// modification time (the tie-break), `score(i, query)` pi's `matchSession`.
+fn rank_by(
+    query: &str,
+    among: impl IntoIterator<Item = usize>,
+    modified: impl Fn(usize) -> i64,
+    score: impl Fn(usize, &Parsed) -> Option<f64> + Sync,
+) -> Vec<usize> {
     let trimmed = js_trim(query);
     if trimmed.is_empty() {
         return among.into_iter().collect();
@@ -43,33 +102,42 @@ pub fn rank_among(
         return Vec::new();
     };
     let among: Vec<usize> = among.into_iter().collect();
-    let score_all = |part: &[usize]| -> Vec<(f64, usize)> {
-        part.iter()
-            .filter_map(|&i| score(&sessions[i], &parsed).map(|sc| (sc, i)))
-            .collect()
-    };
-    // Thousands of sessions are scored on every core, in order-keeping chunks.
+    let scored = parallel(&among, |i| score(i, &parsed));
+    let scored = among
+        .iter()
+        .zip(scored)
+        .filter_map(|(&i, sc)| sc.map(|sc| (sc, i)))
+        .collect();
+    order(scored, modified)
+}
+
+/// `f` of each of `among`, in order, on every core for thousands of them.
+fn parallel<T: Send>(among: &[usize], f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let mut scored: Vec<(f64, usize)> = if among.len() < 2000 || cores < 2 {
-        score_all(&among)
-    } else {
-        let chunk = among.len().div_ceil(cores);
-        std::thread::scope(|scope| {
-            let parts: Vec<_> = among
-                .chunks(chunk)
-                .map(|part| scope.spawn(|| score_all(part)))
-                .collect();
-            parts
-                .into_iter()
-                .flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        })
-    };
-    // Array#sort is stable: equal keys keep the listing order.
+    let all = |part: &[usize]| part.iter().map(|&i| f(i)).collect::<Vec<T>>();
+    if among.len() < 2000 || cores < 2 {
+        return all(among);
+    }
+    let chunk = among.len().div_ceil(cores);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = among
+            .chunks(chunk)
+            .map(|part| scope.spawn(|| all(part)))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
+/// Matching sessions by score, then newest first, then listing order (`Array#sort` is
+/// stable: equal keys keep the listing order).
+fn order(mut scored: Vec<(f64, usize)>, modified: impl Fn(usize) -> i64) -> Vec<usize> {
     scored.sort_by(|&(a, ia), &(b, ib)| {
         a.partial_cmp(&b)
             .unwrap_or(std::cmp::Ordering::Equal)
-            .then(sessions[ib].modified_ms.cmp(&sessions[ia].modified_ms))
+            .then(modified(ib).cmp(&modified(ia)))
             .then(ia.cmp(&ib))
     });
     scored.into_iter().map(|(_, i)| i).collect()
@@ -99,6 +167,7 @@ pub fn narrows(before: &str, after: &str) -> bool {
     after.starts_with(before) && plain(before) && plain(after)
 }
 
+/// A parsed query (pi's `parseSearchQuery`).
 enum Parsed {
     Regex(regex::Regex),
     Tokens(Vec<Token>),
@@ -183,19 +252,66 @@ fn lower16(s: &str) -> Vec<u16> {
 
 /// pi's `matchSession`: the score, or `None` when the session does not match.
 fn score(s: &SessionInfo, parsed: &Parsed) -> Option<f64> {
-    let id = s.id.as_ref().map_or("undefined".to_string(), |v| match v {
-        serde_json::Value::Null => "null".to_string(),
-        other => js::join_string(other),
-    });
-    let parts = [
+    score_text(s, s.all_messages_text.as_deref().unwrap_or(""), parsed)
+}
+
+/// `score` with the session's messages' text given apart.
+fn score_text(s: &SessionInfo, text: &str, parsed: &Parsed) -> Option<f64> {
+    let id = js_id(s.id.as_ref());
+    let pieces = [
         id.as_str(),
+        " ",
         s.name.as_deref().unwrap_or(""),
-        s.all_messages_text.as_deref().unwrap_or(""),
+        " ",
+        text,
+        " ",
         s.cwd.as_str(),
     ];
+    score_hay(
+        &Hay {
+            pieces: &pieces,
+            tail: None,
+        },
+        parsed,
+    )
+}
+
+/// A session id as JavaScript's string conversion gives it (`undefined`, `null`, ...).
+fn js_id(id: Option<&serde_json::Value>) -> String {
+    id.map_or("undefined".to_string(), |v| match v {
+        serde_json::Value::Null => "null".to_string(),
+        other => js::join_string(other),
+    })
+}
+
+/// What a session is matched against (pi's id, name, messages' text and cwd joined by
+/// spaces): `pieces` one after the other, then `tail`, the rest of the text, produced only
+/// when a match reads that far.
+struct Hay<'a> {
+    pub pieces: &'a [&'a str],
+    pub tail: Option<&'a dyn Tail>,
+}
+
+/// The rest of a [`Hay`]'s text, made on first use.
+trait Tail {
+    fn text(&self) -> &str;
+}
+
+impl Hay<'_> {
+    fn whole(&self) -> String {
+        let mut text = self.pieces.concat();
+        if let Some(tail) = self.tail {
+            text.push_str(tail.text());
+        }
+        text
+    }
+}
+
+/// `matchSession` over a [`Hay`].
+fn score_hay(hay: &Hay, parsed: &Parsed) -> Option<f64> {
     match parsed {
         Parsed::Regex(re) => {
-            let text = parts.join(" ");
+            let text = hay.whole();
             re.find(&text)
                 .map(|m| text[..m.start()].encode_utf16().count() as f64 * 0.1)
         }
@@ -203,109 +319,26 @@ fn score(s: &SessionInfo, parsed: &Parsed) -> Option<f64> {
             let mut total = 0.0;
             let mut normalized: Option<Vec<u16>> = None;
             for t in tokens {
-                if t.phrase {
-                    let hay = normalized.get_or_insert_with(|| normalize(&parts.join(" ")));
-                    let phrase = normalize(&t.value);
-                    if phrase.is_empty() {
-                        continue;
-                    }
-                    total += index_of(hay, &phrase, 0)? as f64 * 0.1;
-                } else {
-                    total += fuzzy_match(&t.value, &parts)?;
-                }
+                total += word_score(hay, t, &mut normalized)?;
             }
             Some(total)
         }
     }
 }
 
-/// The UTF-16 units of `parts` joined by spaces and lower-cased, produced as they are needed:
-/// a fuzzy match usually ends long before a session's text does, so the picker does not
-/// lower-case megabytes per keystroke. `sigma` is set on meeting 'Σ', the one letter whose
-/// lower case depends on its neighbours (final sigma), which only a whole-text
-/// `toLowerCase` gets right.
-struct Lowered<'a> {
-    parts: &'a [&'a str],
-    part: usize,
-    /// Byte offset in the current part.
-    at: usize,
-    /// Units of a non-ASCII character's lower case still to give.
-    pending: [u16; 6],
-    pending_at: usize,
-    pending_len: usize,
-    sigma: &'a Cell<bool>,
-}
-
-fn lowered<'a>(parts: &'a [&'a str], sigma: &'a Cell<bool>) -> Lowered<'a> {
-    Lowered {
-        parts,
-        part: 0,
-        at: 0,
-        pending: [0; 6],
-        pending_at: 0,
-        pending_len: 0,
-        sigma,
-    }
-}
-
-impl Iterator for Lowered<'_> {
-    type Item = u16;
-
-    fn next(&mut self) -> Option<u16> {
-        if self.pending_at < self.pending_len {
-            self.pending_at += 1;
-            return Some(self.pending[self.pending_at - 1]);
+/// One word's (or phrase's) part of `matchSession`'s score; `normalized` keeps the text
+/// normalised for phrases once made.
+fn word_score(hay: &Hay, t: &Token, normalized: &mut Option<Vec<u16>>) -> Option<f64> {
+    if t.phrase {
+        let phrase = normalize(&t.value);
+        if phrase.is_empty() {
+            return Some(0.0);
         }
-        loop {
-            let part = *self.parts.get(self.part)?;
-            let Some(&b) = part.as_bytes().get(self.at) else {
-                self.part += 1;
-                self.at = 0;
-                if self.part < self.parts.len() {
-                    return Some(u16::from(b' '));
-                }
-                continue;
-            };
-            if b.is_ascii() {
-                self.at += 1;
-                return Some(u16::from(b.to_ascii_lowercase()));
-            }
-            let c = part[self.at..].chars().next()?;
-            self.at += c.len_utf8();
-            if c == 'Σ' {
-                self.sigma.set(true);
-            }
-            // A character lowers to at most three, each at most two units.
-            self.pending_len = 0;
-            for l in c.to_lowercase() {
-                self.pending_len += l.encode_utf16(&mut self.pending[self.pending_len..]).len();
-            }
-            self.pending_at = 1;
-            return Some(self.pending[0]);
-        }
+        let text = normalized.get_or_insert_with(|| normalize(&hay.whole()));
+        Some(index_of(text, &phrase, 0)? as f64 * 0.1)
+    } else {
+        fuzzy_hay(&t.value, hay)
     }
-}
-
-/// pi-tui's `fuzzyMatch` of `query` against `parts` joined by spaces and lower-cased.
-fn fuzzy_match(query: &str, parts: &[&str]) -> Option<f64> {
-    let q = query.to_lowercase();
-    let swapped = swap_letters_digits(&q);
-    let sigma = Cell::new(false);
-    let once = |q: &str| {
-        fuzzy_once(
-            &q.encode_utf16().collect::<Vec<_>>(),
-            lowered(parts, &sigma),
-        )
-    };
-    let mut result = once(&q).or_else(|| swapped.as_deref().and_then(once).map(|s| s + 5.0));
-    if sigma.get() {
-        // A 'Σ' before the match ended: lower-case the whole text, as JavaScript does.
-        let whole: Vec<u16> = lower16(&parts.join(" "));
-        let once =
-            |q: &str| fuzzy_once(&q.encode_utf16().collect::<Vec<_>>(), whole.iter().copied());
-        result = once(&q).or_else(|| swapped.as_deref().and_then(once).map(|s| s + 5.0));
-    }
-    result
 }
 
 /// pi's `normalizeWhitespaceLower`: lower case, white-space runs as one space, trimmed.
@@ -337,66 +370,6 @@ fn index_of(hay: &[u16], needle: &[u16], from: usize) -> Option<usize> {
     (from..=hay.len() - needle.len()).find(|&i| hay[i..i + needle.len()] == *needle)
 }
 
-/// `abc123` -> `123abc` and back (ASCII letters and digits only), as pi-tui retries.
-fn swap_letters_digits(q: &str) -> Option<String> {
-    let split =
-        q.find(|c: char| c.is_ascii_digit() != q.starts_with(|d: char| d.is_ascii_digit()))?;
-    let (a, b) = q.split_at(split);
-    let letters = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_lowercase());
-    let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
-    ((letters(a) && digits(b)) || (digits(a) && letters(b))).then(|| format!("{b}{a}"))
-}
-
-fn is_boundary(unit: u16) -> bool {
-    char::from_u32(u32::from(unit)).is_some_and(|c| js_space(c) || "-_./:".contains(c))
-}
-
-/// One pass of pi-tui's `fuzzyMatch` over a lower-cased text given unit by unit: the text is
-/// read only up to where the query's last character matched (one more unit when the query
-/// could equal the whole text).
-fn fuzzy_once(q: &[u16], mut text: impl Iterator<Item = u16>) -> Option<f64> {
-    if q.is_empty() {
-        return Some(0.0);
-    }
-    let mut score = 0.0f64;
-    let mut last: Option<usize> = None;
-    let mut consecutive = 0.0f64;
-    // Units read so far, and the last of them.
-    let mut read = 0usize;
-    let mut prev: Option<u16> = None;
-    for &unit in q {
-        let (i, before) = loop {
-            let u = text.next()?;
-            let at = (read, prev);
-            read += 1;
-            prev = Some(u);
-            if u == unit {
-                break at;
-            }
-        };
-        // As in pi-tui, a first match at index 0 counts as consecutive (-1 + 1 == 0).
-        if last.map_or(i == 0, |l| l + 1 == i) {
-            consecutive += 1.0;
-            score -= consecutive * 5.0;
-        } else {
-            consecutive = 0.0;
-            if let Some(l) = last {
-                score += (i - l - 1) as f64 * 2.0;
-            }
-        }
-        if i == 0 || before.is_some_and(is_boundary) {
-            score -= 10.0;
-        }
-        score += i as f64 * 0.1;
-        last = Some(i);
-    }
-    // The query is the whole text: it matched at 0.. and nothing follows.
-    if last == Some(q.len() - 1) && text.next().is_none() {
-        score -= 100.0;
-    }
-    Some(score)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,7 +389,7 @@ mod tests {
         assert_eq!(swap_letters_digits("a1b"), None);
     }
 
-    fn session(text: &str) -> SessionInfo {
+    pub(super) fn session(text: &str) -> SessionInfo {
         SessionInfo {
             file_id: 0,
             path: String::new(),

@@ -40,15 +40,54 @@ pub struct Tree {
 /// Every entry in file order. A node's text is only ever shown cut to a line, so only its start
 /// is read (a whole long message per node made a 200k-entry tree several times slower).
 const ENTRIES: &str =
-    "SELECT seq, id, parent_id, type, role, ts, ts_ms, substr(text, 1, 400), label,
+    "SELECT seq, id, parent_id, type, role, ts, ts_ms, substr(text, 1, ?2), label,
                               target_id
                        FROM entries WHERE file_id = ?1 ORDER BY seq";
+
+/// Characters of each node's text a tree reads.
+const NODE_TEXT: i64 = 400;
+
+/// One entry's role and the start of its text (at most `chars` characters), by its `seq`.
+///
+/// # Errors
+/// Index errors only.
+pub fn entry_text(
+    conn: &Connection,
+    file_id: i64,
+    seq: i64,
+    chars: i64,
+) -> Result<Option<(Option<String>, String)>> {
+    use rusqlite::OptionalExtension;
+    let row = conn
+        .prepare_cached(
+            "SELECT role, substr(text, 1, ?3) FROM entries
+             WHERE file_id = ?1 AND seq = ?2 AND text IS NOT NULL",
+        )?
+        .query_row(rusqlite::params![file_id, seq, chars], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()?;
+    Ok(row)
+}
 
 /// Builds the tree of one session.
 ///
 /// # Errors
 /// Index errors only.
 pub fn build_tree(conn: &Connection, session: &Resolved) -> Result<Tree> {
+    build(conn, session, NODE_TEXT)
+}
+
+/// The tree of one session without the nodes' text (`text` is empty): its shape alone, a
+/// fraction of the memory for a session of hundreds of thousands of entries.
+///
+/// # Errors
+/// Index errors only.
+pub fn build_shape(conn: &Connection, session: &Resolved) -> Result<Tree> {
+    build(conn, session, 0)
+}
+
+fn build(conn: &Connection, session: &Resolved, text_chars: i64) -> Result<Tree> {
     if !crate::query::context::openable(conn, session.file_id)? {
         return Ok(Tree {
             unopenable: true,
@@ -56,7 +95,7 @@ pub fn build_tree(conn: &Connection, session: &Resolved) -> Result<Tree> {
         });
     }
     let mut stmt = conn.prepare_cached(ENTRIES)?;
-    let rows = stmt.query_map([session.file_id], |r| {
+    let rows = stmt.query_map(rusqlite::params![session.file_id, text_chars], |r| {
         Ok((
             Node {
                 seq: r.get(0)?,

@@ -89,10 +89,19 @@ def cli(*args):
     return json.loads(p.stdout)
 
 
+# Each tool's outputSchema (filled by check_tools); every answer is validated against it.
+OUTPUT_SCHEMAS = {}
+
+
 async def call(s, tool, **args):
     r = await s.call_tool(tool, args)
     if r.is_error:
         return None, r.content[0].text if r.content else ""
+    schema = OUTPUT_SCHEMAS.get(tool)
+    if schema is not None:
+        errors = list(jsonschema.Draft202012Validator(schema).iter_errors(r.structured_content))
+        check(not errors, f"{tool} {args}: the answer does not validate against its outputSchema: "
+                          f"{errors[0].message if errors else ''}")
     return r.structured_content, None
 
 
@@ -177,6 +186,18 @@ async def check_tools(s):
         except jsonschema.SchemaError as e:
             check(False, f"{t.name}'s inputSchema is not a valid JSON Schema: {e.message}")
         check(len(t.description or "") > 150, f"{t.name} has a paragraph of description")
+        out = t.output_schema
+        check(isinstance(out, dict) and out.get("type") == "object", f"{t.name} has an object outputSchema")
+        try:
+            jsonschema.Draft202012Validator.check_schema(out or {})
+            OUTPUT_SCHEMAS[t.name] = out
+        except jsonschema.SchemaError as e:
+            check(False, f"{t.name}'s outputSchema is not a valid JSON Schema: {e.message}")
+    # A schema that accepts anything would check nothing: a broken answer must fail it.
+    broken = {"sessions": "not a list", "truncated": "no"}
+    for name in ("list_sessions", "search_sessions"):
+        check(not jsonschema.Draft202012Validator(OUTPUT_SCHEMAS.get(name, {"type": "null"})).is_valid(broken),
+              f"{name}'s outputSchema rejects a malformed answer")
 
 
 async def check_list_and_search(s):

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use super::page::{budget, fill_rows, row_offset};
-use super::tools::{ListArgs, SearchArgs, SessionArgs, SqlArgs, StatsArgs};
+use super::tools::{ListArgs, SearchArgs, SessionArgs, SqlArgs, StatsArgs, TreeArgs};
 use crate::pi::layout::absolute;
 use crate::pi::text::TextKind;
 use crate::query::resolve::{resolve_session, Resolved};
@@ -190,12 +190,17 @@ pub fn list_sessions(c: &Call, a: ListArgs) -> Answer {
     let opts = list::ListOptions {
         cwd: cwd.clone(),
         limit: a.query.is_none().then_some(offset + limit + 1),
-        with_text: a.query.is_some(),
+        with_text: false,
     };
     let mut sessions = list::list_sessions(&c.store.conn, &c.scope, &opts).map_err(sentence)?;
     if let Some(q) = &a.query {
-        sessions = picker::filter_and_sort(sessions, q);
-        sessions.iter_mut().for_each(|s| s.all_messages_text = None);
+        // One session's text in memory at a time, dropped once scored.
+        let order = picker::rank_streamed(&sessions, q, |s| {
+            list::all_messages_text(&c.store.conn, s.file_id)
+        })
+        .map_err(sentence)?;
+        let mut slots: Vec<Option<list::SessionInfo>> = sessions.into_iter().map(Some).collect();
+        sessions = order.into_iter().filter_map(|i| slots[i].take()).collect();
     }
     let more = sessions.len() > offset + limit;
     let rows = sessions
@@ -249,11 +254,13 @@ pub fn get_session(c: &Call, a: SessionArgs) -> Answer {
     Ok(v)
 }
 
-pub fn get_tree(c: &Call, a: SessionArgs) -> Answer {
+pub fn get_tree(c: &Call, a: TreeArgs) -> Answer {
     let budget = budget(a.max_chars)?;
+    let limit = in_range("limit", a.limit, 200, 2000)?;
     let offset = row_offset(a.cursor.as_deref(), "get_tree")?;
     let session = c.session(&a.session)?;
-    let t = tree::build_tree(&c.store.conn, &session).map_err(sentence)?;
+    // The shape only: no node text (previews are read for this page's segments).
+    let t = tree::build_shape(&c.store.conn, &session).map_err(sentence)?;
     if t.unopenable {
         return Err(format!(
             "pi cannot open {} (its first JSON line is not a session header with an id), so it has no tree; get_session says more",
@@ -266,10 +273,16 @@ pub fn get_tree(c: &Call, a: SessionArgs) -> Answer {
         .and_then(|n| n.id.clone());
     let all = super::segments::segments(&t);
     let total = all.len();
-    let page = fill_rows(all.into_iter().skip(offset), budget);
-    let next = page
-        .left
-        .then(|| format!("get_tree:{}", offset + page.rows.len()));
+    let rows = all
+        .iter()
+        .skip(offset)
+        .take(limit)
+        .map(|g| g.to_json(&c.store.conn, session.file_id, &t))
+        .collect::<crate::Result<Vec<_>>>()
+        .map_err(sentence)?;
+    let page = fill_rows(rows, budget);
+    let more = total > offset + page.rows.len();
+    let next = more.then(|| format!("get_tree:{}", offset + page.rows.len()));
     let mut body = Map::new();
     body.insert("path".into(), session.path.into());
     body.insert("entries".into(), t.nodes.len().into());

@@ -9,6 +9,7 @@ mod context;
 mod fresh;
 mod message;
 mod page;
+mod schema;
 mod segments;
 mod tools;
 

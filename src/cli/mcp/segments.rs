@@ -1,16 +1,34 @@
-//! A session's tree (`query::tree`) as compact segments for a model: each segment is a run of
-//! entries without a fork, listed depth-first with its nesting depth, so a 100k-entry linear
-//! session is one line and every branch point starts new ones.
+//! A session's tree (`query::tree`, its shape only: no node text) as compact segments for a
+//! model: each segment is a run of entries without a fork, listed depth-first with its nesting
+//! depth, so a 100k-entry linear session is one line and every branch point starts new ones.
+//! Previews are read from the index for the segments of the page given only.
 
+use rusqlite::Connection;
 use serde_json::{json, Value};
 
-use crate::query::tree::Tree;
+use crate::query::tree::{entry_text, Tree};
 
 /// How much of a segment's first message a preview shows.
 const PREVIEW_CHARS: usize = 120;
 
+/// Entries at the start of a segment whose text may be its preview.
+const PREVIEW_LOOK: usize = 16;
+
+/// One segment, without its preview.
+pub struct Segment {
+    depth: usize,
+    first: usize,
+    last: usize,
+    entries: usize,
+    /// The first entries' node indexes, where the preview is looked for.
+    heads: Vec<usize>,
+    labels: Vec<Value>,
+    current: bool,
+    forks: usize,
+}
+
 /// The segments of `tree`, depth-first, parents before their branches.
-pub fn segments(tree: &Tree) -> Vec<Value> {
+pub fn segments(tree: &Tree) -> Vec<Segment> {
     let mut visited = vec![false; tree.nodes.len()];
     let mut stack: Vec<(usize, usize)> = tree.roots.iter().rev().map(|&r| (r, 0)).collect();
     let mut out = Vec::new();
@@ -18,7 +36,16 @@ pub fn segments(tree: &Tree) -> Vec<Value> {
         if visited[start] {
             continue;
         }
-        let mut seg = Segment::default();
+        let mut seg = Segment {
+            depth,
+            first: start,
+            last: start,
+            entries: 0,
+            heads: Vec::new(),
+            labels: Vec::new(),
+            current: false,
+            forks: 0,
+        };
         let mut cur = start;
         loop {
             visited[cur] = true;
@@ -37,31 +64,18 @@ pub fn segments(tree: &Tree) -> Vec<Value> {
             stack.extend(kids.into_iter().rev().map(|k| (k, depth + 1)));
             break;
         }
-        out.push(seg.to_json(tree, start, cur, depth));
+        seg.last = cur;
+        out.push(seg);
     }
     out
-}
-
-#[derive(Default)]
-struct Segment {
-    entries: usize,
-    preview: Option<String>,
-    labels: Vec<Value>,
-    current: bool,
-    forks: usize,
 }
 
 impl Segment {
     fn add(&mut self, tree: &Tree, i: usize) {
         let n = &tree.nodes[i];
         self.entries += 1;
-        if self.preview.is_none() {
-            if let Some(t) = n.text.as_deref().filter(|t| !t.trim().is_empty()) {
-                let role = n.role.as_deref().unwrap_or("entry");
-                let cut: String = t.chars().take(PREVIEW_CHARS).collect();
-                let more = if cut.len() < t.len() { "…" } else { "" };
-                self.preview = Some(format!("{role}: {}{more}", cut.trim()));
-            }
+        if self.heads.len() < PREVIEW_LOOK {
+            self.heads.push(i);
         }
         if let Some(l) = &n.label {
             self.labels.push(json!({"id": n.id, "label": l}));
@@ -71,16 +85,43 @@ impl Segment {
         }
     }
 
-    fn to_json(&self, tree: &Tree, first: usize, last: usize, depth: usize) -> Value {
-        json!({
-            "depth": depth,
-            "firstId": tree.nodes[first].id,
-            "lastId": tree.nodes[last].id,
+    /// The first non-blank text among the segment's first entries, cut, with its role.
+    fn preview(
+        &self,
+        conn: &Connection,
+        file_id: i64,
+        tree: &Tree,
+    ) -> crate::Result<Option<String>> {
+        for &i in &self.heads {
+            let n = &tree.nodes[i];
+            let Some((role, t)) = entry_text(conn, file_id, n.seq, PREVIEW_CHARS as i64 + 1)?
+            else {
+                continue;
+            };
+            if t.trim().is_empty() {
+                continue;
+            }
+            let role = role
+                .or_else(|| n.role.clone())
+                .unwrap_or_else(|| "entry".into());
+            let cut: String = t.chars().take(PREVIEW_CHARS).collect();
+            let more = if cut.len() < t.len() { "…" } else { "" };
+            return Ok(Some(format!("{role}: {}{more}", cut.trim())));
+        }
+        Ok(None)
+    }
+
+    /// The segment as the model sees it, its preview read from the index.
+    pub fn to_json(&self, conn: &Connection, file_id: i64, tree: &Tree) -> crate::Result<Value> {
+        Ok(json!({
+            "depth": self.depth,
+            "firstId": tree.nodes[self.first].id,
+            "lastId": tree.nodes[self.last].id,
             "entries": self.entries,
-            "preview": self.preview,
+            "preview": self.preview(conn, file_id, tree)?,
             "labels": self.labels,
             "forks": self.forks,
             "current": self.current,
-        })
+        }))
     }
 }

@@ -8,6 +8,8 @@ use rmcp::model::{Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::schema as out;
+
 /// Arguments of `search_sessions`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -70,6 +72,20 @@ pub struct ListArgs {
 pub struct SessionArgs {
     /// A session file path, a full session id, or a unique id prefix.
     pub session: String,
+    /// Character budget of the answer (1000-200000, default 20000).
+    pub max_chars: Option<usize>,
+    /// `nextCursor` of the previous page.
+    pub cursor: Option<String>,
+}
+
+/// Arguments of `get_tree`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TreeArgs {
+    /// A session file path, a full session id, or a unique id prefix.
+    pub session: String,
+    /// Segments per page (1-2000, default 200).
+    pub limit: Option<usize>,
     /// Character budget of the answer (1000-200000, default 20000).
     pub max_chars: Option<usize>,
     /// `nextCursor` of the previous page.
@@ -152,7 +168,7 @@ const TREE: &str = "The shape of a session's entry tree (pi's /tree): its branch
 const STATS: &str = "Usage figures over the indexed sessions, as `pidx stats` computes them: sessions, user and assistant messages, tool calls and errors, input/output/cache tokens, total tokens, cost, compactions and active days, grouped by day, week, month, project, model, provider, session, tool, agent or channel (several nest), over a time range and optionally one project.";
 const SQL: &str = "Runs one read-only SQL SELECT against the pidx index (SQLite) for questions the other tools do not answer. Documented views: v_sessions (one row per session), v_entries (one row per entry), v_messages (messages with role, model, text), v_usage (tokens and cost per message), v_tool_calls (one row per tool call: session, entry, time, tool name). Anything that would write is refused; a query has a time limit of 10 seconds; rows come max_rows at a time with a cursor.";
 
-fn tool<T: JsonSchema + 'static>(
+fn tool<T: JsonSchema + 'static, O: JsonSchema + 'static>(
     name: &'static str,
     title: &str,
     description: &'static str,
@@ -164,6 +180,7 @@ fn tool<T: JsonSchema + 'static>(
         .open_world(false);
     Tool::new(name, description, Arc::new(serde_json::Map::new()))
         .with_input_schema::<T>()
+        .with_output_schema::<O>()
         .with_title(title)
         .with_annotations(annotations)
 }
@@ -171,13 +188,13 @@ fn tool<T: JsonSchema + 'static>(
 /// What `tools/list` returns.
 pub fn list() -> Vec<Tool> {
     vec![
-        tool::<SearchArgs>("search_sessions", "Search past sessions", SEARCH),
-        tool::<ListArgs>("list_sessions", "List sessions", LIST),
-        tool::<SessionArgs>("get_session", "One session's facts", SESSION),
-        tool::<ContextArgs>("get_context", "A session's conversation", CONTEXT),
-        tool::<SessionArgs>("get_tree", "A session's branches", TREE),
-        tool::<StatsArgs>("usage_stats", "Token and cost figures", STATS),
-        tool::<SqlArgs>("sql_query", "Read-only SQL on the index", SQL),
+        tool::<SearchArgs, out::SearchOut>("search_sessions", "Search past sessions", SEARCH),
+        tool::<ListArgs, out::ListOut>("list_sessions", "List sessions", LIST),
+        tool::<SessionArgs, out::SessionOut>("get_session", "One session's facts", SESSION),
+        tool::<ContextArgs, out::ContextOut>("get_context", "A session's conversation", CONTEXT),
+        tool::<TreeArgs, out::TreeOut>("get_tree", "A session's branches", TREE),
+        tool::<StatsArgs, out::StatsOut>("usage_stats", "Token and cost figures", STATS),
+        tool::<SqlArgs, out::SqlOut>("sql_query", "Read-only SQL on the index", SQL),
     ]
 }
 

@@ -2,15 +2,15 @@
 //! text), scope (this project or all), sort, filters, the selection and the preview. Drawing is
 //! `ui`'s; reading the index is `data`'s; leaving (exec, print) is `mod`'s.
 
-use std::path::Path;
 use std::sync::mpsc::Receiver;
 
-use super::data::{Loaded, Source};
+use super::data::{Loaded, Part, Source};
+use super::enter::Choice;
 use super::keys::Action;
-use super::preview::{self, Preview, Target};
+use super::preview::{Preview, Previewer, Target};
 use super::rows::{self, SessionRow, Sort};
 use crate::query::list::SessionInfo;
-use crate::query::picker;
+use crate::query::picker::{self, Compact, Memo};
 use crate::query::search::Hit;
 
 /// What the list shows.
@@ -20,17 +20,6 @@ pub enum Mode {
     List,
     /// Matching entries, as `pidx search`.
     Text,
-}
-
-/// The session Enter picked, and how to resume it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Choice {
-    pub path: String,
-    pub cwd: String,
-    /// A gateway transcript's session key (pi cannot resume those).
-    pub gateway_key: Option<String>,
-    /// Resume in the current directory (the session's own is gone).
-    pub here: bool,
 }
 
 /// What a key asks the loop to do.
@@ -77,18 +66,26 @@ pub struct App {
     pub status: Option<String>,
     /// This project's sessions, once needed.
     pub this: Option<Vec<SessionInfo>>,
-    /// Every project's sessions: a first page, then all, then with the messages' text.
+    /// Every project's sessions: a first page, then all.
     pub every: Option<Vec<SessionInfo>>,
+    /// Search texts (what typed text is matched against) by file id, compact.
+    texts: std::collections::HashMap<i64, Compact>,
     pub have: Have,
     loading: Option<Receiver<Loaded>>,
     pub session_rows: Vec<SessionRow>,
     pub hits: Vec<Hit>,
     pub hit_rows: Vec<usize>,
     pub preview: Option<(Target, Preview)>,
+    /// Builds previews on its own thread, once one is needed.
+    previewer: Option<Previewer>,
+    /// The preview asked for and not built yet.
+    asked: Option<Target>,
     /// Handles (shortest unique id prefixes) of sessions that were on screen, by file id.
     pub handles: std::collections::HashMap<i64, String>,
     /// Earlier keystrokes' matches in the list of one scope (forgotten when a list changes).
     narrowing: (bool, Vec<(String, Vec<usize>)>),
+    /// Typed words' scores in that list (forgotten with it).
+    memo: Memo,
     /// The list pane's height, for paging (set by the drawing code).
     pub page: usize,
     /// The current directory: "this project".
@@ -122,13 +119,17 @@ impl App {
             status: None,
             this,
             every: None,
+            texts: std::collections::HashMap::new(),
             have: Have::Page,
             loading: None,
             session_rows: Vec::new(),
             hits: Vec::new(),
             hit_rows: Vec::new(),
             preview: None,
+            previewer: None,
+            asked: None,
             narrowing: (false, Vec::new()),
+            memo: Memo::default(),
             handles: std::collections::HashMap::new(),
             page: 50,
             cwd: source.cwd.clone(),
@@ -190,15 +191,16 @@ impl App {
                 break;
             };
             arrived = true;
-            self.narrowing.1.clear();
+            self.forget();
             match loaded {
-                Ok((every, have)) => {
+                Ok(Part::List(every)) => {
                     self.every = Some(every);
-                    self.have = have;
-                    self.attach_text();
-                    if have == Have::Text {
-                        self.loading = None;
-                    }
+                    self.have = Have::List;
+                }
+                Ok(Part::Text(texts)) => {
+                    self.texts.extend(texts);
+                    self.have = Have::Text;
+                    self.loading = None;
                 }
                 Err(e) => {
                     self.status = Some(format!("cannot load every session: {e}"));
@@ -209,33 +211,18 @@ impl App {
         arrived
     }
 
-    /// Gives this project's sessions the text loaded with every project's.
-    fn attach_text(&mut self) {
-        let (Some(this), Some(every), Have::Text) = (&mut self.this, &self.every, self.have) else {
-            return;
-        };
-        let text: std::collections::HashMap<i64, &String> = every
-            .iter()
-            .filter_map(|s| s.all_messages_text.as_ref().map(|t| (s.file_id, t)))
-            .collect();
-        for s in this {
-            s.all_messages_text = text.get(&s.file_id).map(|t| (*t).clone());
-        }
-    }
-
     /// Makes sure what the rows need is loaded: this project's list, every session, and for
     /// typed text the messages' text (waiting for the loader when it must).
     fn ensure_loaded(&mut self, source: &Source) {
         if !self.all && self.this.is_none() {
-            self.narrowing.1.clear();
+            self.forget();
             match source.sessions(false, None) {
                 Ok(this) => self.this = Some(this),
                 Err(e) => self.status = Some(format!("cannot list this project: {e}")),
             }
-            self.attach_text();
         }
         if self.all && self.every.is_none() {
-            self.narrowing.1.clear();
+            self.forget();
             // A first page now; the rest comes from the loader.
             match source.sessions(true, Some(FIRST_PAGE)) {
                 Ok(page) => self.every = Some(page),
@@ -246,18 +233,29 @@ impl App {
         if self.mode == Mode::Text || self.typed().is_empty() {
             return;
         }
-        if let (false, Some(this)) = (self.all, &mut self.this) {
+        if let (false, Some(this)) = (self.all, &self.this) {
             // This project alone: its own text is quicker to read than everybody's.
-            if this.iter().any(|s| s.all_messages_text.is_none()) {
-                self.narrowing.1.clear();
-            }
-            for s in this.iter_mut().filter(|s| s.all_messages_text.is_none()) {
-                s.all_messages_text = Some(source.text(s.file_id).unwrap_or_default());
+            let texts = &mut self.texts;
+            let missing = this.iter().filter(|s| !texts.contains_key(&s.file_id));
+            match source.texts(missing) {
+                Ok(more) if more.is_empty() => {}
+                Ok(more) => {
+                    texts.extend(more);
+                    self.narrowing.1.clear();
+                    self.memo.clear();
+                }
+                Err(e) => self.status = Some(format!("cannot read this project's text: {e}")),
             }
             return;
         }
         self.start_loading(source);
         self.take_loaded(Some(Have::Text));
+    }
+
+    /// Forgets what earlier keystrokes matched (the list changed).
+    fn forget(&mut self) {
+        self.narrowing.1.clear();
+        self.memo.clear();
     }
 
     /// Applies the loader's answer when it arrived; true when the list changed.
@@ -279,8 +277,9 @@ impl App {
         }
         self.this = None;
         self.every = None;
+        self.texts.clear();
         self.handles.clear();
-        self.narrowing.1.clear();
+        self.forget();
         self.have = Have::Page;
         self.loading = None;
         self.preview = None;
@@ -325,21 +324,33 @@ impl App {
     /// text looks only at what matched before it (memoised per text typed, for Backspace).
     fn rank(&mut self) -> Vec<usize> {
         if self.narrowing.0 != self.all {
-            self.narrowing = (self.all, Vec::new());
+            self.narrowing.0 = self.all;
+            self.forget();
         }
-        let (query, cached, sessions) = (&self.query, &self.narrowing.1, self.sessions());
+        let list = if self.all { &self.every } else { &self.this };
+        let sessions = list.as_deref().unwrap_or_default();
+        let (query, cached) = (&self.query, &self.narrowing.1);
         if let Some((_, hits)) = cached.iter().rev().find(|(q, _)| q == query) {
             return hits.clone();
         }
         let before = cached.iter().rev().find(|(q, _)| picker::narrows(q, query));
-        let ranked = match before {
+        let among = match before {
             Some((_, m)) => {
                 let mut among = m.clone();
                 among.sort_unstable();
-                picker::rank_among(sessions, query, among)
+                among
             }
-            None => picker::rank(sessions, query),
+            None => (0..sessions.len()).collect(),
         };
+        let texts = &self.texts;
+        let ranked = picker::rank_memo(
+            query,
+            among,
+            sessions.len(),
+            |i| sessions[i].modified_ms,
+            |i| texts.get(&sessions[i].file_id),
+            &mut self.memo,
+        );
         let cached = &mut self.narrowing.1;
         if cached.len() >= 64 {
             cached.remove(0);
@@ -401,17 +412,41 @@ impl App {
         self.preview.as_ref().map(|(t, _)| t) != self.target().as_ref()
     }
 
-    /// Builds the preview of the selected row unless it is already there.
+    /// Asks for the preview of the selected row unless it is there or asked for (it is built
+    /// on the previewer's thread; [`App::take_preview`] shows it).
     pub fn update_preview(&mut self, source: &Source) {
         let Some(target) = self.target() else {
             self.preview = None;
             return;
         };
-        if self.preview.as_ref().is_some_and(|(t, _)| *t == target) {
+        if self.preview.as_ref().is_some_and(|(t, _)| *t == target)
+            || self.asked.as_ref() == Some(&target)
+        {
             return;
         }
-        let p = preview::build(&source.store.conn, &target);
+        let previewer = self.previewer.get_or_insert_with(|| source.previewer());
+        previewer.ask(target.clone());
+        self.asked = Some(target);
+    }
+
+    /// Whether a preview asked for has not come yet.
+    pub fn preview_pending(&self) -> bool {
+        self.asked.is_some()
+    }
+
+    /// Shows the preview built for the selected row, if it came; true when it did.
+    pub fn take_preview(&mut self) -> bool {
+        let Some((target, p)) = self.previewer.as_ref().and_then(Previewer::take) else {
+            return false;
+        };
+        if self.asked.as_ref() == Some(&target) {
+            self.asked = None;
+        }
+        if self.target().as_ref() != Some(&target) {
+            return false;
+        }
         self.preview = Some((target, p));
+        true
     }
 
     /// Looks up the handles of the sessions that can be on screen (a page either side of the
@@ -521,63 +556,5 @@ impl App {
         };
         self.selected = (self.selected as isize + step).clamp(0, last.max(0)) as usize;
         self.scroll = 0;
-    }
-
-    /// Enter: the selected session, unless its file is gone or its cwd needs a question.
-    fn choose(&mut self) -> Effect {
-        let Some(target) = self.target() else {
-            self.status = Some("nothing to resume: no session matches".into());
-            return Effect::Stay;
-        };
-        if !Path::new(&target.path).exists() {
-            self.status = Some(format!(
-                "that session's file no longer exists (deleted since the picker opened): {}",
-                super::super::output::one_line(&target.path)
-            ));
-            return Effect::Stay;
-        }
-        let info = self
-            .every
-            .iter()
-            .chain(self.this.iter())
-            .flatten()
-            .find(|s| s.file_id == target.file_id);
-        let cwd = match self.mode {
-            Mode::List => info.map(|s| s.cwd.clone()).unwrap_or_default(),
-            Mode::Text => self.hits[self.hit_rows[self.selected]].cwd.clone(),
-        };
-        let gateway_key = info.and_then(|s| s.gateway.as_ref()).map(|g| {
-            g.session_key
-                .clone()
-                .unwrap_or_else(|| format!("(agent {}, no session key)", g.agent_id))
-        });
-        let choice = Choice {
-            path: target.path,
-            here: false,
-            cwd,
-            gateway_key,
-        };
-        if !self.print && choice.gateway_key.is_none() && !Path::new(&choice.cwd).is_dir() {
-            self.confirm = Some(choice);
-            return Effect::Stay;
-        }
-        Effect::Chosen(choice)
-    }
-
-    /// The answer to "resume in the current directory?".
-    fn answer(&mut self, action: Action) -> Effect {
-        match action {
-            Action::Type('y' | 'Y') | Action::Enter => {
-                let mut choice = self.confirm.take().expect("a question is open");
-                choice.here = true;
-                Effect::Chosen(choice)
-            }
-            Action::Quit => Effect::Quit,
-            Action::Type('n' | 'N') | Action::Escape => {
-                self.confirm = None;
-                Effect::Stay
-            }
-            _ => Effect::Stay,
-        }
     }
 }

@@ -11,11 +11,11 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::super::env::Env;
-use super::app::Have;
 use crate::ingest::discover::Root;
 use crate::ingest::sync::{sync, SyncOptions};
 use crate::query::handle;
 use crate::query::list::{self, ListOptions, SessionInfo};
+use crate::query::picker::Compact;
 use crate::query::search::{self, Hit, SearchOptions};
 use crate::query::Scope;
 use crate::store::{Store, WriterLock};
@@ -44,6 +44,8 @@ impl Source {
             Err(e) if e.is_unwritable(&env.db) => Store::open_read_only(&env.db)?,
             Err(e) => return Err(e.into()),
         };
+        // The picker reads little per key: a small page cache keeps its memory small.
+        store.conn.execute_batch(SMALL_CACHE)?;
         let scope = Scope::new(&store.conn, &env.roots)?;
         Ok(Source {
             store,
@@ -89,12 +91,21 @@ impl Source {
         Ok(handle::handles(&self.store.conn, named)?)
     }
 
-    /// One session's `allMessagesText`.
+    /// The compact search text of each of `sessions` (pi's `allMessagesText` with the id,
+    /// name and cwd).
     ///
     /// # Errors
     /// Index errors.
-    pub fn text(&self, file_id: i64) -> Result<String> {
-        Ok(list::all_messages_text(&self.store.conn, file_id)?)
+    pub fn texts<'a>(
+        &self,
+        sessions: impl Iterator<Item = &'a SessionInfo>,
+    ) -> Result<HashMap<i64, Compact>> {
+        compact_texts(&self.store, sessions)
+    }
+
+    /// A previewer on this index (its own thread and connection).
+    pub fn previewer(&self) -> super::preview::Previewer {
+        super::preview::Previewer::start(self.db.clone())
     }
 
     /// `pidx search QUERY` over this project or all of them, at most [`HIT_LIMIT`] hits.
@@ -117,7 +128,7 @@ impl Source {
     }
 
     /// Starts loading every project's sessions on a thread with its own connection: the list
-    /// first, then the same with pi's `allMessagesText` (what typed text is matched against).
+    /// first, then their compact search texts (what typed text is matched against).
     pub fn load_all(&self) -> Receiver<Loaded> {
         let (tx, rx) = mpsc::channel();
         let db = self.db.clone();
@@ -125,38 +136,54 @@ impl Source {
         std::thread::spawn(move || {
             let opts = ListOptions::default();
             let listed = Store::open_read_only(&db)
-                .map_err(|e| e.to_string())
                 .and_then(|store| {
-                    let list = list::list_sessions(&store.conn, &scope, &opts);
-                    list.map(|l| (store, l)).map_err(|e| e.to_string())
-                });
-            let (store, mut every) = match listed {
+                    store.conn.execute_batch(SMALL_CACHE)?;
+                    let list = list::list_sessions(&store.conn, &scope, &opts)?;
+                    Ok((store, list))
+                })
+                .map_err(|e| e.to_string());
+            let (store, every) = match listed {
                 Ok(x) => x,
                 Err(e) => {
                     let _ = tx.send(Err(e));
                     return;
                 }
             };
-            if tx.send(Ok((every.clone(), Have::List))).is_err() {
+            if tx.send(Ok(Part::List(every.clone()))).is_err() {
                 return;
             }
-            for s in &mut every {
-                match list::all_messages_text(&store.conn, s.file_id) {
-                    Ok(t) => s.all_messages_text = Some(t),
-                    Err(e) => {
-                        let _ = tx.send(Err(e.to_string()));
-                        return;
-                    }
-                }
-            }
-            let _ = tx.send(Ok((every, Have::Text)));
+            let texts = compact_texts(&store, every.iter()).map_err(|e| e.to_string());
+            let _ = tx.send(texts.map(Part::Text));
         });
         rx
     }
 }
 
-/// What the loader sends: every session, and how much of them it holds.
-pub type Loaded = Result<(Vec<SessionInfo>, Have), String>;
+/// SQLite's page cache for the picker's connections (2 MiB; the index default is 32 MiB).
+const SMALL_CACHE: &str = "PRAGMA cache_size = -2048";
+
+/// The compact search texts of `sessions`, read one at a time.
+fn compact_texts<'a>(
+    store: &Store,
+    sessions: impl Iterator<Item = &'a SessionInfo>,
+) -> Result<HashMap<i64, Compact>> {
+    let mut zstd = zstd::bulk::Compressor::new(1)?;
+    let mut out = HashMap::new();
+    for s in sessions {
+        let text = list::all_messages_text(&store.conn, s.file_id)?;
+        out.insert(s.file_id, Compact::new(s, &text, &mut zstd));
+    }
+    Ok(out)
+}
+
+/// What the loader sends: every session, then their search texts.
+pub enum Part {
+    List(Vec<SessionInfo>),
+    Text(HashMap<i64, Compact>),
+}
+
+/// One message of the loader.
+pub type Loaded = Result<Part, String>;
 
 /// How the background freshness sync ended.
 #[derive(Debug)]

@@ -6,6 +6,7 @@
 
 mod app;
 mod data;
+mod enter;
 mod keys;
 mod preview;
 mod rows;
@@ -21,7 +22,8 @@ use anyhow::{bail, Context as _, Result};
 use super::env::Env;
 use super::Found;
 use crate::query::{list, picker};
-use app::{App, Choice, Effect};
+use app::{App, Effect};
+use enter::Choice;
 
 /// `pidx pick [QUERY]`.
 #[derive(clap::Args, Debug)]
@@ -82,10 +84,13 @@ fn print_best(env: &Env, query: &str, cwd: &str) -> Result<Found> {
         let opts = list::ListOptions {
             cwd,
             limit: None,
-            with_text: true,
+            with_text: false,
         };
         let sessions = list::list_sessions(&store.conn, &scope, &opts)?;
-        if let Some(&best) = picker::rank(&sessions, query).first() {
+        let ranked = picker::rank_streamed(&sessions, query, |s| {
+            list::all_messages_text(&store.conn, s.file_id)
+        })?;
+        if let Some(&best) = ranked.first() {
             println!("{}", sessions[best].path);
             return Ok(true);
         }

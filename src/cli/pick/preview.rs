@@ -3,6 +3,9 @@
 //! or, for a full-text hit, the branch up to the matching entry; or the session's tree as
 //! `pidx tree` prints it. Every line is neutralised by `render`/`output` before it gets here.
 
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, Sender};
+
 use rusqlite::Connection;
 
 use super::super::output::{block, one_line};
@@ -10,6 +13,7 @@ use super::super::render;
 use crate::query::context::{self, Context};
 use crate::query::resolve::Resolved;
 use crate::query::{show, tree};
+use crate::store::Store;
 
 /// Messages shown before the context is cut (the pane shows the end of the branch).
 const LAST_MESSAGES: usize = 40;
@@ -52,6 +56,54 @@ pub struct Target {
     pub path: String,
     pub entry_id: Option<String>,
     pub tree: bool,
+}
+
+/// Builds previews on a thread with its own connection, so moving through the list or typing
+/// never waits for a session to be read: the newest target asked for is built, older ones
+/// still waiting are skipped.
+pub struct Previewer {
+    ask: Sender<Target>,
+    done: Receiver<(Target, Preview)>,
+}
+
+impl Previewer {
+    /// Starts the thread on the index at `db`.
+    pub fn start(db: PathBuf) -> Previewer {
+        let (ask, asked) = mpsc::channel::<Target>();
+        let (built, done) = mpsc::channel();
+        std::thread::spawn(move || {
+            let store = Store::open_read_only(&db);
+            if let Ok(s) = &store {
+                let _ = s.conn.execute_batch("PRAGMA cache_size = -2048");
+            }
+            while let Ok(mut target) = asked.recv() {
+                while let Ok(newer) = asked.try_recv() {
+                    target = newer;
+                }
+                let p = match &store {
+                    Ok(s) => build(&s.conn, &target),
+                    Err(e) => Preview {
+                        lines: vec![line(Style::Problem, format!("cannot read the index: {e}"))],
+                        ..Preview::default()
+                    },
+                };
+                if built.send((target, p)).is_err() {
+                    break;
+                }
+            }
+        });
+        Previewer { ask, done }
+    }
+
+    /// Asks for `target`'s preview.
+    pub fn ask(&self, target: Target) {
+        let _ = self.ask.send(target);
+    }
+
+    /// The newest preview built since the last call.
+    pub fn take(&self) -> Option<(Target, Preview)> {
+        self.done.try_iter().last()
+    }
 }
 
 fn line(style: Style, text: impl Into<String>) -> Line {

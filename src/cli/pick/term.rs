@@ -88,14 +88,14 @@ pub fn run(
             app.start_loading(source);
             sync = start();
         }
-        // The list is drawn first; the preview (which reads the session) follows unless more
-        // keys are already waiting.
-        if app.preview_stale() && !event::poll(Duration::ZERO)? {
+        // The list is drawn first; the preview is read on the previewer's thread and drawn
+        // when it comes (keys are answered meanwhile).
+        if app.preview_stale() {
             app.update_preview(source);
-            continue;
         }
-        while !event::poll(Duration::from_millis(100))? {
-            if background(app, source, &mut sync) {
+        let wait = if app.preview_pending() { 5 } else { 100 };
+        while !event::poll(Duration::from_millis(wait))? {
+            if app.take_preview() || background(app, source, &mut sync) {
                 break;
             }
         }

@@ -325,25 +325,51 @@ fn preview_pane(frame: &mut Frame, app: &App, area: Rect, pal: &Palette) {
         .map(|l| Line::styled(l.text.clone(), style(l)))
         .collect();
     frame.render_widget(Paragraph::new(header), head);
-    let height = body.height as isize;
-    let len = p.lines.len() as isize;
-    let auto = (p.focus as isize - height * 2 / 3).min(len - height).max(0);
-    let offset = (auto + app.scroll).clamp(0, (len - 1).max(0)) as usize;
-    let lines: Vec<Line> = p
+    // Long lines are wrapped at the pane's width; the focus is its line's first row.
+    let width = body.width.max(1) as usize;
+    let rows: Vec<(usize, String)> = p
         .lines
         .iter()
         .enumerate()
+        .flat_map(|(i, l)| wrap(&l.text, width).into_iter().map(move |r| (i, r)))
+        .collect();
+    let focus = rows.iter().position(|(i, _)| *i == p.focus).unwrap_or(0);
+    let height = body.height as isize;
+    let len = rows.len() as isize;
+    let auto = (focus as isize - height * 2 / 3).min(len - height).max(0);
+    let offset = (auto + app.scroll).clamp(0, (len - 1).max(0)) as usize;
+    let lines: Vec<Line> = rows
+        .into_iter()
         .skip(offset)
         .take(body.height as usize)
-        .map(|(i, l)| {
-            let mut s = style(l);
+        .map(|(i, text)| {
+            let mut s = style(&p.lines[i]);
             if p.mark_focus && i == p.focus {
                 s = s.add_modifier(Modifier::REVERSED);
             }
-            Line::styled(l.text.clone(), s)
+            Line::styled(text, s)
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), body);
+}
+
+/// `text` in rows at most `width` columns wide.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut rows = Vec::new();
+    let (mut row, mut used) = (String::new(), 0);
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > width && !row.is_empty() {
+            rows.push(std::mem::take(&mut row));
+            used = 0;
+        }
+        row.push(c);
+        used += w;
+    }
+    if !row.is_empty() || rows.is_empty() {
+        rows.push(row);
+    }
+    rows
 }
 
 fn centered(frame: &Frame, width: u16, height: u16) -> Rect {
