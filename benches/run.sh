@@ -5,9 +5,10 @@
 #
 #   benches/run.sh [--out DIR] [--sessions N] [--bytes SIZE] [--huge-session SIZE]
 #                  [--seed S] [--runs N] [--pi-runs N] [--watch-appends N] [--watch-idle SECS]
-#                  [--no-pi]
+#                  [--no-pi] [--queries-only]
 #
 # Defaults give the README's corpus: 10,000 sessions, 2 GB, plus one 1 GB session.
+# --queries-only reruns the list, search and stats rows on the index an earlier run left in OUT/work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +26,7 @@ while [ $# -gt 0 ]; do
     --huge-session) huge="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
     --runs|--pi-runs|--watch-appends|--watch-idle) bench_args+=("$1" "$2"); shift 2 ;;
-    --no-pi) bench_args+=("$1"); shift ;;
+    --no-pi|--queries-only) bench_args+=("$1"); shift ;;
     -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac

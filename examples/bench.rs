@@ -13,6 +13,8 @@
 //! package (`tests/conformance/setup-pi.sh`); without them the row says so. Prints a markdown
 //! table of medians and ratios; never asserts timings. The corpus is only read.
 
+#[path = "bench/queries.rs"]
+mod queries;
 #[path = "bench/run.rs"]
 mod run;
 #[path = "bench/watch.rs"]
@@ -48,15 +50,26 @@ struct Args {
     /// A rare word, a mid-frequency word and a very common word for the search rows.
     #[arg(long, num_args = 3, default_values_t = ["jalapeño".to_string(), "borrow".to_string(), "function".to_string()])]
     words: Vec<String>,
-    /// An identifier for the literal search row.
-    #[arg(long, default_value = "SUM_ONLY_MESSAGE")]
-    literal: String,
+    /// Literal search rows: an identifier, an identifier made of common words, a two-word
+    /// literal and one with punctuation.
+    #[arg(long, num_args = 1.., default_values_t = ["SUM_ONLY_MESSAGE".to_string(), "parse_line".to_string(), "fn main".to_string(), "src/main.rs:42".to_string()])]
+    literal: Vec<String>,
+    /// A two-word phrase for the phrase row.
+    #[arg(long, default_value = "the borrow")]
+    phrase: String,
+    /// Regular expressions for the `re:` rows.
+    #[arg(long, num_args = 1.., default_values_t = [r"src/main\.rs:\d+".to_string(), r"fn \w+_line".to_string()])]
+    regex: Vec<String>,
     /// Appends for the watch latency row (round-robin over `--watch-files` copied sessions);
     /// 0 skips the row.
     #[arg(long, default_value_t = 1000)]
     watch_appends: usize,
     #[arg(long, default_value_t = 50)]
     watch_files: usize,
+    /// Only the list, search and stats rows, on the index already in `--work` (bench.db) from
+    /// an earlier run over the same corpus.
+    #[arg(long)]
+    queries_only: bool,
     /// Seconds the watcher is left idle afterwards, to measure its CPU when nothing changes.
     #[arg(long, default_value_t = 60)]
     watch_idle: u64,
@@ -191,7 +204,14 @@ fn main() -> Result<()> {
     };
     let mut rows = Vec::new();
     eprintln!("bench: {files} files, {:.0} MB in {}", mb(bytes), b.corpus);
-    rows.extend(sync_rows(&mut b, bytes)?);
+    if b.args.queries_only {
+        b.notes.push(format!(
+            "queries only: the index {} was reused as it was (no sync, context, huge-session or watch rows)",
+            b.db.display()
+        ));
+    } else {
+        rows.extend(sync_rows(&mut b, bytes)?);
+    }
     rows.push(list_row(
         &mut b,
         &["list", "--all", "--json"],
@@ -202,21 +222,25 @@ fn main() -> Result<()> {
         &["list", "--all", "--json", "--limit", "50"],
         "`list --all --json --limit 50` (first page)",
     )?);
-    rows.push(context_row(&mut b)?);
-    rows.push(huge_row(&mut b, &biggest)?);
+    if !b.args.queries_only {
+        rows.push(context_row(&mut b)?);
+        rows.push(huge_row(&mut b, &biggest)?);
+    }
     if b.has_command("search") {
-        rows.extend(search_rows(&mut b)?);
+        rows.extend(queries::search_rows(&mut b)?);
     } else {
         b.notes
             .push("search rows not run: this build has no `search` command".into());
     }
     if b.has_command("stats") {
-        rows.push(stats_row(&mut b)?);
+        rows.extend(queries::stats_rows(&mut b)?);
     } else {
         b.notes
             .push("stats row not run: this build has no `stats` command".into());
     }
-    if b.args.watch_appends == 0 {
+    if b.args.queries_only {
+        // no watch row on a reused index
+    } else if b.args.watch_appends == 0 {
         b.notes.push("watch row not run (--watch-appends 0)".into());
     } else if b.has_command("watch") {
         rows.push(watch_row(&mut b)?);
@@ -427,86 +451,6 @@ fn huge_row(b: &mut Bench, biggest: &Path) -> Result<Row> {
         ),
         "<= 200 MB RSS",
     ))
-}
-
-fn search_rows(b: &mut Bench) -> Result<Vec<Row>> {
-    let mut rows = Vec::new();
-    let kinds = ["rare", "mid-frequency", "common"];
-    let cases: Vec<(String, String, Vec<&str>)> = b
-        .args
-        .words
-        .iter()
-        .zip(kinds)
-        .map(|(w, k)| (format!("{k} word `{w}`"), w.clone(), vec!["-i"]))
-        .chain([(
-            format!("literal `{}`", b.args.literal),
-            b.args.literal.clone(),
-            vec!["-F"],
-        )])
-        .collect();
-    for (what, term, rg_flags) in cases {
-        eprintln!("bench: search {what}");
-        let mut rest = vec![
-            "--no-sync",
-            "search",
-            term.as_str(),
-            "--limit",
-            "20",
-            "--json",
-        ];
-        if rg_flags.contains(&"-F") {
-            rest.push("--literal");
-        }
-        let t = b.time_pidx(&rest, &[0, 1])?;
-        let mut rg = strings(&["rg", "-l"]);
-        rg.extend(strings(&rg_flags));
-        rg.extend([term.clone(), b.corpus.clone()]);
-        let base = if available(&["rg", "--version"]) {
-            Some(time(&rg, 1, b.args.pi_runs, &[0, 1])?.median())
-        } else {
-            b.notes
-                .push("rg rows not run: ripgrep is not installed".into());
-            None
-        };
-        rows.push(
-            Row::new(
-                format!("search top 20, {what}"),
-                ms(t.median()),
-                ">= 10x rg -l",
-            )
-            .against("rg -l", base, t.median()),
-        );
-    }
-    Ok(rows)
-}
-
-fn stats_row(b: &mut Bench) -> Result<Row> {
-    eprintln!("bench: stats");
-    let t = b.time_pidx(
-        &[
-            "--no-sync",
-            "stats",
-            "--all",
-            "--by",
-            "day",
-            "--by",
-            "model",
-            "--json",
-        ],
-        &[0, 1],
-    )?;
-    let base = if available(&["python3", "--version"]) {
-        let argv = strings(&["python3", "benches/reparse_stats.py", &b.corpus]);
-        Some(time(&argv, 0, b.args.pi_runs.min(2), &[0])?.median())
-    } else {
-        None
-    };
-    Ok(Row::new(
-        "`stats --by day --by model`",
-        ms(t.median()),
-        "well under a second",
-    )
-    .against("python JSONL re-parse", base, t.median()))
 }
 
 /// Runs last: the watcher adds a second root (copies of a few sessions) to the index.

@@ -169,6 +169,57 @@ fn literal_search_equals_a_plain_scan() {
 }
 
 /// A small corpus with known answers, for ranking and filters.
+/// `re:` candidates come from the literal runs of the pattern: the hits equal those of the
+/// same pattern inside a capture group (no runs: every text is scanned), and include every
+/// text a plain scan of the JSONL matches.
+#[test]
+fn regex_search_equals_a_scan_of_every_text() {
+    let (tmp, root) = common::conformance_copy();
+    let ix = index(root, tmp);
+    let texts = corpus_texts(&ix.root);
+    // The query is trimmed, so needles with spaces at an end would change meaning.
+    let patterns: Vec<String> = needles(&texts)
+        .iter()
+        .filter(|n| n.trim() == n.as_str())
+        .step_by(3)
+        .flat_map(|n| {
+            let lit = regex::escape(n);
+            [lit.clone(), format!(r"{lit}\w*"), format!(r"\w{lit}\s")]
+        })
+        .collect();
+    assert!(patterns.len() > 60, "only {} patterns", patterns.len());
+    let mut failures = Vec::new();
+    let mut total_hits = 0;
+    for pattern in &patterns {
+        let re = regex::RegexBuilder::new(pattern)
+            .case_insensitive(true)
+            .build()
+            .unwrap();
+        let plain: BTreeSet<Key> = texts
+            .iter()
+            .filter(|(_, t)| re.is_match(t))
+            .map(|(k, _)| k.clone())
+            .collect();
+        let scanned = hit_keys(&ix, &options(&format!("re:({pattern})"), false));
+        let got = hit_keys(&ix, &options(&format!("re:{pattern}"), false));
+        total_hits += got.len();
+        if got != scanned || !plain.is_subset(&got) {
+            failures.push(format!(
+                "{pattern:?}: pidx {} hits, every text scanned {}, plain scan {}; extra {:?}",
+                got.len(),
+                scanned.len(),
+                plain.len(),
+                got.difference(&scanned).take(3).collect::<Vec<_>>()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        total_hits > patterns.len(),
+        "the patterns found almost nothing"
+    );
+}
+
 fn small_corpus(dir: &Path) -> PathBuf {
     let root = dir.join("sessions");
     let write = |project: &str, name: &str, cwd: &str, lines: &[String]| {

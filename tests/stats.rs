@@ -265,6 +265,70 @@ fn a_fork_is_counted_once_whatever_the_order() {
     assert_eq!((t.assistant_messages, t.cost), (3, 3.5));
 }
 
+/// The usage rollups as stored, and as recomputed from the entries now.
+fn rollups(store: &Store) -> (Vec<String>, Vec<String>) {
+    let rows = |sql: &str| -> Vec<String> {
+        let mut stmt = store.conn.prepare(sql).unwrap();
+        let rows = stmt.query_map([], |r| {
+            (0..17)
+                .map(|i| Ok(format!("{:?}", r.get_ref(i)?)))
+                .collect::<rusqlite::Result<Vec<_>>>()
+        });
+        rows.unwrap().map(|r| r.unwrap().join(",")).collect()
+    };
+    let cols = "file_id, t, model, provider, dup";
+    let stored = rows(&format!(
+        "SELECT {cols}, n, user, assistant, tool_results, tool_calls, input, output, cache_read,
+                cache_write, cost, tool_errors, compactions FROM usage_rollup ORDER BY {cols}"
+    ));
+    let fresh = rows(&format!(
+        "SELECT {cols}, count(*), sum(user), sum(assistant), sum(tool_results), sum(tool_calls),
+                sum(input), sum(output), sum(cache_read), sum(cache_write), sum(cost),
+                sum(tool_errors), sum(compactions)
+         FROM usage_facts GROUP BY {cols} ORDER BY {cols}"
+    ));
+    (stored, fresh)
+}
+
+#[test]
+fn usage_rollups_equal_a_recount_after_forks_appends_rewrites_and_deletes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let (original, fork) = fork_corpus(&root);
+    let hidden = tmp.path().join("hidden.jsonl");
+    std::fs::rename(&original, &hidden).unwrap();
+    let (mut store, _) = common::indexed(&root, &tmp.path().join("i.db"));
+    let check = |store: &Store, when: &str| {
+        let (stored, fresh) = rollups(store);
+        assert!(!fresh.is_empty(), "{when}");
+        assert_eq!(stored, fresh, "{when}");
+    };
+    check(&store, "the fork alone");
+    // The original appears: the fork's two entries become copies.
+    std::fs::rename(&hidden, &original).unwrap();
+    common::resync(&mut store, &root);
+    check(&store, "after the original appeared");
+    // An append to the fork, in the same quarter hour as an entry it has.
+    let more = r#"{"type":"message","id":"b4","parentId":"b3","timestamp":"2026-01-02T00:01:00.000Z","message":{"role":"user","content":"more","timestamp":1}}"#;
+    let mut text = std::fs::read_to_string(&fork).unwrap();
+    text.push_str(more);
+    text.push('\n');
+    std::fs::write(&fork, &text).unwrap();
+    common::resync(&mut store, &root);
+    check(&store, "after an append");
+    // The original is rewritten (a different first entry): everything of it is read again.
+    let rewritten = std::fs::read_to_string(&original)
+        .unwrap()
+        .replace("\"cwd\":\"/p\"", "\"cwd\":\"/q\"");
+    std::fs::write(&original, rewritten).unwrap();
+    common::resync(&mut store, &root);
+    check(&store, "after a rewrite");
+    // The original goes: the fork's copies count again.
+    std::fs::remove_file(&original).unwrap();
+    common::resync(&mut store, &root);
+    check(&store, "after a delete");
+}
+
 #[test]
 fn sql_refuses_writes_and_leaves_the_file_untouched() {
     let tmp = tempfile::tempdir().unwrap();

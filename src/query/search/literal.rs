@@ -33,26 +33,41 @@ pub enum Plan {
     Scan,
 }
 
+/// ASCII punctuation and spaces: always word separators for unicode61.
+fn sep(c: char) -> bool {
+    c.is_ascii() && !c.is_ascii_alphanumeric()
+}
+
+/// The phrase every text containing `needle` matches, when the needle has a piece that is a
+/// whole word or a word's start (no vocabulary lookup needed).
+pub fn phrase(needle: &str) -> Option<String> {
+    let pieces: Vec<&str> = needle.split(sep).filter(|p| !p.is_empty()).collect();
+    let starts_inside = !needle.starts_with(sep);
+    let ends_inside = !needle.ends_with(sep);
+    // Pieces follow each other in the text as they do in the needle (only separators between
+    // them), so the usable ones form one phrase.
+    let usable = pieces.get(usize::from(starts_inside)..).unwrap_or_default();
+    if usable.is_empty() {
+        return None;
+    }
+    let phrase = format!("\"{}\"", usable.join(" ").replace('"', "\"\""));
+    Some(if ends_inside { phrase + "*" } else { phrase })
+}
+
 /// The plan for `needle`.
 ///
 /// # Errors
 /// Index errors.
 pub fn plan(conn: &Connection, needle: &str) -> Result<Plan> {
-    let sep = |c: char| c.is_ascii() && !c.is_ascii_alphanumeric();
+    if let Some(phrase) = phrase(needle) {
+        return Ok(Plan::Match(phrase));
+    }
     let pieces: Vec<&str> = needle.split(sep).filter(|p| !p.is_empty()).collect();
     if pieces.is_empty() {
         return Ok(Plan::Scan);
     }
-    let starts_inside = !needle.starts_with(sep);
-    let ends_inside = !needle.ends_with(sep);
-    // Pieces follow each other in the text as they do in the needle (only separators between
-    // them), so the usable ones form one phrase.
-    let usable = &pieces[usize::from(starts_inside)..];
-    if !usable.is_empty() {
-        let phrase = format!("\"{}\"", usable.join(" ").replace('"', "\"\""));
-        return Ok(Plan::Match(if ends_inside { phrase + "*" } else { phrase }));
-    }
-    // One piece, inside a word at both ends.
+    // One piece, inside a word at both ends: the vocabulary (a walk of the whole index, so
+    // the slow way).
     let piece = pieces[0];
     if !piece.is_ascii() {
         return Ok(Plan::Scan);

@@ -6,6 +6,7 @@
 
 mod literal;
 pub mod parse;
+mod required;
 mod snippet;
 
 use std::collections::{HashMap, HashSet};
@@ -91,15 +92,14 @@ pub fn search(conn: &Connection, scope: &Scope, opts: &SearchOptions) -> Result<
             "SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH ?".to_string(),
             Some(fts.clone()),
         ),
-        Query::Literal(needle) => match literal::plan(conn, needle)? {
-            literal::Plan::Match(q) => (
-                "SELECT rowid AS r, 0.0 AS score FROM fts WHERE fts MATCH ?".to_string(),
-                Some(q),
-            ),
-            literal::Plan::Nothing => return Ok(Vec::new()),
-            literal::Plan::Scan => (every_text(), None),
+        Query::Literal(needle) => match planned(literal::plan(conn, needle)?) {
+            Some(source) => source,
+            None => return Ok(Vec::new()),
         },
-        Query::Regex(_) => (every_text(), None),
+        Query::Regex(re) => match planned(required::plan(conn, re.as_str())?) {
+            Some(source) => source,
+            None => return Ok(Vec::new()),
+        },
     };
     let find = |source: &str| -> Result<Vec<Candidate>> {
         let mut found = candidates(conn, scope, opts, source, arg.clone())?;
@@ -145,6 +145,19 @@ pub fn search(conn: &Connection, scope: &Scope, opts: &SearchOptions) -> Result<
         }
     };
     Ok(group_by_session(hits))
+}
+
+/// The candidate query (and its MATCH argument) of a literal or regex plan; `None` when
+/// nothing can match.
+fn planned(plan: literal::Plan) -> Option<(String, Option<String>)> {
+    match plan {
+        literal::Plan::Match(q) => Some((
+            "SELECT rowid AS r, 0.0 AS score FROM fts WHERE fts MATCH ?".to_string(),
+            Some(q),
+        )),
+        literal::Plan::Nothing => None,
+        literal::Plan::Scan => Some((every_text(), None)),
+    }
 }
 
 fn regex_snippet(re: &Regex, text: &str) -> Option<Snippet> {

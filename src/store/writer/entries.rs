@@ -56,7 +56,7 @@ pub fn insert_entries(
             words.execute(params![fts_rowid(rid, *kind), text])?;
         }
     }
-    Ok(())
+    super::rollups::add(tx, file_id, rows.first().map(|e| e.seq))
 }
 
 /// The path facts of an entry's parent, `None` for a root; a parent that is not an earlier

@@ -13,6 +13,7 @@ use crate::store::copies;
 
 mod entries;
 pub mod gateway;
+mod rollups;
 
 pub use entries::insert_entries;
 
@@ -228,6 +229,7 @@ pub fn clear_file(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
     copies::promote_others(tx, file_id)?;
     tx.execute("DELETE FROM tool_uses WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
+    rollups::clear(tx, file_id)?;
     tx.execute("DELETE FROM bad_lines WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM listing_text WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM sessions WHERE file_id = ?1", [file_id])?;
