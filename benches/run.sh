@@ -5,7 +5,7 @@
 #
 #   benches/run.sh [--out DIR] [--sessions N] [--bytes SIZE] [--huge-session SIZE]
 #                  [--seed S] [--runs N] [--pi-runs N] [--watch-appends N] [--watch-idle SECS]
-#                  [--no-pi] [--queries-only]
+#                  [--huge-line-mb N] [--no-pi] [--queries-only]
 #
 # Defaults give the README's corpus: 10,000 sessions, 2 GB, plus one 1 GB session.
 # --queries-only reruns the list, search and stats rows on the index an earlier run left in OUT/work.
@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
     --bytes) bytes="$2"; shift 2 ;;
     --huge-session) huge="$2"; shift 2 ;;
     --seed) seed="$2"; shift 2 ;;
-    --runs|--pi-runs|--watch-appends|--watch-idle) bench_args+=("$1" "$2"); shift 2 ;;
+    --runs|--pi-runs|--watch-appends|--watch-idle|--huge-line-mb) bench_args+=("$1" "$2"); shift 2 ;;
     --no-pi|--queries-only) bench_args+=("$1"); shift ;;
     -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;

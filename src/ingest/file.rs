@@ -1,20 +1,18 @@
-//! One file's ingest: read from its stored offset (or from 0 when it was rewritten), fold the
-//! lines, and commit them in batches through the writer, each batch with the file's new offset
-//! and hashes, inside the sync's current write group.
+//! The writing half of one file's ingest: where its reading starts (its stored offset, or 0 when
+//! it was rewritten), and each batch the reader (`read.rs`) folded, committed through the writer
+//! with the file's new offset and hashes, inside the sync's current write group.
 
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
 
 use rusqlite::Connection;
-use serde_json::Value;
 
 use super::discover::Found;
+use super::read::{Piece, Start};
 use super::sync::{Counted, BATCH_BYTES, BATCH_ROWS};
-use super::tail::{Chunk, LineReader, Windows};
+use super::tail::Windows;
 use crate::error::{Error, Result};
-use crate::pi::entry::LineOutcome;
-use crate::pi::line::{listing_segments, parse_line, Line};
-use crate::pi::model::{EntryRow, SessionState};
+use crate::pi::model::SessionState;
 use crate::store::writer::{self, FileRow, WriteTx};
 
 /// Batches of several files commit together: every commit (and every savepoint) makes FTS5
@@ -38,6 +36,11 @@ impl<'c> Group<'c> {
             rows: 0,
             members: Vec::new(),
         }
+    }
+
+    /// The connection for reads, inside the open transaction if any.
+    pub(super) fn reader(&self) -> &'c Connection {
+        self.tx.reader()
     }
 
     /// Counts a released batch; commits the group once it is full.
@@ -68,24 +71,15 @@ impl<'c> Group<'c> {
 }
 
 /// What ingesting one file did.
+#[derive(Default)]
 pub(super) struct FileDone {
     pub(super) entries: i64,
     pub(super) bytes: u64,
     pub(super) bad: Vec<(i64, String)>,
 }
 
-/// One file's ingest in progress: its index row, the session state, the hash windows over what
-/// has been read, and whether what was ingested before must go. Starts where the last pass
-/// stopped (or at 0); each batch commit moves it on.
-struct Pass {
-    row: FileRow,
-    state: SessionState,
-    windows: Windows,
-    /// Everything ingested from this file so far must go (the file was rewritten); cleared by
-    /// the first commit.
-    rewrite: bool,
-}
-
+/// Where a file's reading starts: where the last pass stopped (or 0), and whether what was
+/// ingested before must go.
 fn plan_start(
     conn: &Connection,
     file: &File,
@@ -93,7 +87,7 @@ fn plan_start(
     root_id: i64,
     found: &Found,
     prev: Option<FileRow>,
-) -> Result<Pass> {
+) -> Result<(FileRow, SessionState, Windows, bool)> {
     let io = |e| Error::io(&found.path, e);
     let fresh = |id: i64| FileRow {
         id,
@@ -104,12 +98,7 @@ fn plan_start(
         ..FileRow::default()
     };
     let Some(prev) = prev else {
-        return Ok(Pass {
-            row: fresh(0),
-            state: SessionState::default(),
-            windows: Windows::default(),
-            rewrite: false,
-        });
+        return Ok((fresh(0), SessionState::default(), Windows::default(), false));
     };
     let same_file = prev.dev == meta.dev() as i64 && prev.ino == meta.ino() as i64;
     if same_file && meta.len() >= prev.offset as u64 {
@@ -123,20 +112,15 @@ fn plan_start(
         if torn_ok && windows.head_hash() == prev.head_hash && windows.tail_hash() == prev.tail_hash
         {
             let state = writer::load_session(conn, prev.id)?;
-            return Ok(Pass {
-                row: prev,
-                state,
-                windows,
-                rewrite: false,
-            });
+            return Ok((prev, state, windows, false));
         }
     }
-    Ok(Pass {
-        row: fresh(prev.id),
-        state: SessionState::default(),
-        windows: Windows::default(),
-        rewrite: true,
-    })
+    Ok((
+        fresh(prev.id),
+        SessionState::default(),
+        Windows::default(),
+        true,
+    ))
 }
 
 /// One file to bring up to date.
@@ -147,133 +131,79 @@ pub(super) struct FileJob<'a> {
     pub(super) found: &'a Found,
 }
 
-pub(super) fn sync_file(
-    group: &mut Group,
-    job: &FileJob,
-    prev: Option<FileRow>,
-    bar: &indicatif::ProgressBar,
-) -> Result<FileDone> {
-    let (root_id, found) = (job.root_id, job.found);
+/// Opens a file and decides where its reading starts (on the writer's thread: it reads the
+/// index, inside the open write transaction).
+///
+/// # Errors
+/// `Io` when the file cannot be opened or read; SQLite errors.
+pub(super) fn plan(conn: &Connection, job: &FileJob, prev: Option<FileRow>) -> Result<Start> {
+    let found = job.found;
     let io = |e| Error::io(&found.path, e);
     let file = File::open(&found.path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
-    let mut pass = plan_start(group.tx.reader(), &file, &meta, root_id, found, prev)?;
-    let mut reader = LineReader::new(file, pass.row.offset as u64).map_err(io)?;
-    if pass.row.torn && !pass.rewrite && reader.peek_byte().map_err(io)? == Some(b'\n') {
-        // The newline that completes the line taken as whole last time.
-        reader.skip_byte();
-        pass.windows.push(b"\n");
-        pass.row.torn = false;
-    }
-    let mut done = FileDone {
-        entries: 0,
-        bytes: 0,
-        bad: Vec::new(),
-    };
-    let mut batch = Batch::default();
-    let start_offset = reader.offset;
-    while let Some(chunk) = reader.next_chunk().map_err(io)? {
-        let (line_offset, torn) = match chunk {
-            Chunk::Line { offset } => (offset, false),
-            Chunk::Fragment { offset } => {
-                if !takes_fragment(&reader.buf) {
-                    // A half-written line: wait for its newline.
-                    reader.offset = offset;
-                    break;
-                }
-                (offset, true)
-            }
-        };
-        pass.row.lines += 1;
-        let outcome = pass
-            .state
-            .apply_line(&reader.buf, pass.row.lines, line_offset as i64);
-        batch.push(outcome, pass.row.lines, reader.buf.len() + 1);
-        pass.windows.push(&reader.buf);
-        if !torn {
-            pass.windows.push(b"\n");
-        }
-        pass.row.torn = torn;
-        if batch.is_full() {
-            pass.row.offset = reader.offset as i64;
-            pass.commit(group, &batch, &meta, false, job.silent_turns)?;
-            batch.drain_into(&mut done, bar);
-        }
-    }
-    pass.row.offset = reader.offset as i64;
-    pass.commit(group, &batch, &meta, true, job.silent_turns)?;
-    batch.drain_into(&mut done, bar);
-    done.bytes = reader.offset - start_offset.min(reader.offset);
-    Ok(done)
+    let (row, state, windows, rewrite) = plan_start(conn, &file, &meta, job.root_id, found, prev)?;
+    Ok(Start {
+        row,
+        state,
+        windows,
+        rewrite,
+        file,
+        meta,
+    })
 }
 
-/// Lines read since the last commit.
-#[derive(Default)]
-struct Batch {
-    rows: Vec<EntryRow>,
-    bad: Vec<(i64, String)>,
-    texts: Vec<(i64, String)>,
-    bytes: usize,
+/// The writer's side of one file in progress: its id once it has a row, whether its old rows
+/// must still go, what insert found tangled, and what it did so far.
+pub(super) struct Writing {
+    id: i64,
+    rewrite: bool,
+    tangled: bool,
+    silent_turns: bool,
+    pub(super) done: FileDone,
 }
 
-impl Batch {
-    fn push(&mut self, outcome: LineOutcome, line: i64, bytes: usize) {
-        self.rows.extend(outcome.entry);
-        if let Some(reason) = outcome.bad {
-            self.bad.push((line, reason));
+impl Writing {
+    pub(super) fn new(start: &Start, job: &FileJob) -> Writing {
+        Writing {
+            id: start.row.id,
+            rewrite: start.rewrite,
+            tangled: start.state.tangled,
+            silent_turns: job.silent_turns,
+            done: FileDone::default(),
         }
-        self.texts
-            .extend(outcome.listing_texts.into_iter().map(|t| (line, t)));
-        self.bytes += bytes;
     }
 
-    fn is_full(&self) -> bool {
-        self.bytes >= BATCH_BYTES || self.rows.len() >= BATCH_ROWS
+    /// A file whose planning failed (its error follows it to the writer).
+    pub(super) fn failed(job: &FileJob) -> Writing {
+        Writing {
+            id: 0,
+            rewrite: false,
+            tangled: false,
+            silent_turns: job.silent_turns,
+            done: FileDone::default(),
+        }
     }
 
-    /// Accounts for a committed batch and empties it.
-    fn drain_into(&mut self, done: &mut FileDone, bar: &indicatif::ProgressBar) {
-        bar.inc(self.bytes as u64);
-        done.entries += self.rows.len() as i64;
-        done.bad.append(&mut self.bad);
-        *self = Batch::default();
-    }
-}
-
-impl Pass {
-    /// Commits one batch: the file row (inserted on first sight), its entries and bad lines,
-    /// and the session summary, in the current group's transaction. Only the `last` batch of a
-    /// pass stores the file's size; earlier batches store -1 so a crash before the last batch
-    /// is seen as unfinished work.
-    fn commit(
+    /// Writes one piece: the file row (inserted on first sight), its entries and bad lines,
+    /// and the session summary, in the current group's transaction.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub(super) fn write(
         &mut self,
         group: &mut Group,
-        batch: &Batch,
-        meta: &std::fs::Metadata,
-        last: bool,
-        silent_turns: bool,
+        mut piece: Piece,
+        bar: &indicatif::ProgressBar,
     ) -> Result<()> {
         let tx = group.tx.conn()?;
-        let Pass {
-            row,
-            state,
-            windows,
-            rewrite,
-        } = self;
-        if std::mem::take(rewrite) && row.id != 0 {
-            writer::clear_file(tx, row.id)?;
+        if std::mem::take(&mut self.rewrite) && self.id != 0 {
+            writer::clear_file(tx, self.id)?;
         }
-        row.dev = meta.dev() as i64;
-        row.ino = meta.ino() as i64;
-        row.size = if last { meta.len() as i64 } else { -1 };
-        row.mtime_ms = mtime_ms(meta);
-        row.mtime_ns = mtime_ns(meta);
-        row.head_hash = windows.head_hash();
-        row.tail_hash = windows.tail_hash();
-        row.bad_lines += batch.bad.len() as i64;
-        row.id = writer::save_file(tx, row, now_ms())?;
+        piece.row.id = self.id;
+        self.id = writer::save_file(tx, &piece.row, now_ms())?;
+        let batch = &piece.batch;
         // Gateway transcripts: where this batch's rows start, to mark its silent turns.
-        let first_rid: Option<i64> = if silent_turns && !batch.rows.is_empty() {
+        let first_rid: Option<i64> = if self.silent_turns && !batch.rows.is_empty() {
             Some(
                 tx.query_row("SELECT coalesce(max(rid), 0) + 1 FROM entries", [], |r| {
                     r.get(0)
@@ -282,39 +212,25 @@ impl Pass {
         } else {
             None
         };
-        writer::insert_entries(tx, row.id, &batch.rows, state)?;
+        // What earlier pieces' inserts found tangled stays so.
+        piece.state.tangled |= self.tangled;
+        writer::insert_entries(tx, self.id, &batch.rows, &mut piece.state)?;
+        self.tangled = piece.state.tangled;
         if let Some(first_rid) = first_rid {
-            writer::gateway::mark_silent(tx, row.id, first_rid)?;
+            writer::gateway::mark_silent(tx, self.id, first_rid)?;
         }
-        writer::insert_bad_lines(tx, row.id, &batch.bad)?;
-        writer::insert_listing_texts(tx, row.id, &batch.texts)?;
-        writer::save_session(tx, row.id, state)?;
-        group.add(batch.bytes, batch.rows.len())
+        writer::insert_bad_lines(tx, self.id, &batch.bad)?;
+        writer::insert_listing_texts(tx, self.id, &batch.texts)?;
+        writer::save_session(tx, self.id, &piece.state)?;
+        group.add(batch.bytes, batch.rows.len())?;
+        bar.inc(batch.bytes as u64);
+        self.done.entries += batch.rows.len() as i64;
+        self.done.bad.append(&mut piece.batch.bad);
+        if piece.last {
+            self.done.bytes = piece.bytes;
+        }
+        Ok(())
     }
-}
-
-/// Whether a last line without its newline is taken as it is (and marked torn: if the file
-/// then grows by anything but that newline, it is read again from the start). pi's listing
-/// reads a last line at end of file as a line (docs/pi-format.md §5.2), so a line that is a whole
-/// JSON object, or one that pi's listing splits at lone `\r`s into JSON values (a file with no
-/// `\n` at all), is taken; anything else is a half-written line and waits.
-fn takes_fragment(buf: &[u8]) -> bool {
-    if matches!(parse_line(buf), Line::Value(Value::Object(_))) {
-        return true;
-    }
-    listing_segments(buf)
-        .is_some_and(|segs| segs.iter().any(|s| matches!(parse_line(s), Line::Value(_))))
-}
-
-/// A file's mtime as Node gives pi `stats.mtime`: `Math.round(mtimeMs)` (docs/pi-format.md §5.3),
-/// so half a millisecond or more rounds up.
-pub(super) fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
-    (mtime_ns(meta) + 500_000).div_euclid(1_000_000)
-}
-
-/// A file's exact mtime in nanoseconds since the epoch.
-pub(super) fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
-    meta.mtime() * 1_000_000_000 + meta.mtime_nsec()
 }
 
 fn now_ms() -> i64 {

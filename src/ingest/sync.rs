@@ -11,8 +11,9 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, TransactionBehavior};
 
-use super::file::{mtime_ms, mtime_ns, sync_file, FileJob, Group};
-use crate::error::{Error, Result};
+use super::pipeline::ingest_all;
+use super::read::{mtime_ms, mtime_ns};
+use crate::error::Result;
 use crate::ingest::discover::{self, discover, Found, Root};
 use crate::ingest::gateway;
 use crate::ingest::openclaw;
@@ -135,7 +136,7 @@ fn sync_scoped(
 }
 
 /// A file to read, with its root and what the index held of it before this sync.
-type Work = (i64, bool, Found, Option<FileRow>);
+pub(super) type Work = (i64, bool, Found, Option<FileRow>);
 
 /// Compares one root's files (or, for a watcher, its dirty folders) with the index: unchanged
 /// files are counted, changed and new ones queued, gone ones removed; a gateway's metadata
@@ -248,93 +249,6 @@ fn openclaw_stores(
     Ok(pass)
 }
 
-/// Reads every queued file in write groups. A file that cannot be read is reported and its
-/// group rolled back; the group's other files are read again.
-fn ingest_all(
-    conn: &Connection,
-    work: &[Work],
-    opts: SyncOptions,
-    report: &mut SyncReport,
-) -> Result<()> {
-    let total: u64 = work
-        .iter()
-        .map(|(_, _, f, p)| {
-            f.meta
-                .len()
-                .saturating_sub(p.as_ref().map_or(0, |p| p.offset as u64))
-        })
-        .sum();
-    let bar = progress_bar(opts.progress && total > 32 << 20, total);
-    let mut group = Group::new(conn);
-    let mut queue: std::collections::VecDeque<usize> = (0..work.len()).collect();
-    let mut retried = HashSet::new();
-    while let Some(i) = queue.pop_front() {
-        let (root_id, gateway, found, first_prev) = &work[i];
-        // A retried file starts from what the index holds now, not from before this sync.
-        let prev = if retried.contains(&i) {
-            writer::file_by_path(conn, &found.path.to_string_lossy())?
-        } else {
-            first_prev.clone()
-        };
-        let is_new = prev.is_none();
-        let file = FileJob {
-            root_id: *root_id,
-            silent_turns: *gateway,
-            found,
-        };
-        match sync_file(&mut group, &file, prev, &bar) {
-            Ok(done) => {
-                let counted = Counted {
-                    new: is_new,
-                    entries: done.entries,
-                    bytes: done.bytes,
-                    bad: done.bad.len(),
-                };
-                counted.apply(report, 1);
-                report
-                    .bad
-                    .extend(done.bad.into_iter().map(|(line, reason)| BadLine {
-                        path: found.path.clone(),
-                        line,
-                        reason,
-                    }));
-                group.members.push((i, counted));
-            }
-            Err(Error::Io { path, source }) => {
-                report.errors.push(format!("{}: {source}", path.display()));
-                // The failed file's partial rows share the open group with other files: undo
-                // the group and do those files again.
-                for (j, counted) in group.rollback()?.into_iter().rev() {
-                    counted.apply(report, -1);
-                    let keep = report.bad.len() - counted.bad;
-                    report.bad.truncate(keep);
-                    retried.insert(j);
-                    queue.push_front(j);
-                }
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    group.commit()?;
-    bar.finish_and_clear();
-    Ok(())
-}
-
-fn progress_bar(show: bool, total: u64) -> indicatif::ProgressBar {
-    use std::io::IsTerminal;
-    if !show || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(total);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{spinner} indexing {bytes}/{total_bytes} ({bytes_per_sec}, {eta})",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar
-}
-
 fn is_unchanged(prev: Option<&FileRow>, f: &Found) -> bool {
     prev.is_some_and(|p| {
         p.dev == f.meta.dev() as i64
@@ -366,10 +280,10 @@ fn remove_gone(
 /// What one file added to the report (undone when its group rolls back).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Counted {
-    new: bool,
-    entries: i64,
-    bytes: u64,
-    bad: usize,
+    pub(super) new: bool,
+    pub(super) entries: i64,
+    pub(super) bytes: u64,
+    pub(super) bad: usize,
 }
 
 impl Counted {

@@ -58,6 +58,9 @@ impl Windows {
     }
 }
 
+/// The line buffer's capacity kept from one line to the next.
+const KEEP_CAPACITY: usize = 4 << 20;
+
 /// A line read from the file.
 pub enum Chunk {
     /// A complete line (without its `\n`), starting at `offset`.
@@ -85,6 +88,7 @@ impl LineReader {
 
     /// The next line into `self.buf` (its `\n` stripped), or `None` at the end of the file.
     pub fn next_chunk(&mut self) -> std::io::Result<Option<Chunk>> {
+        self.release();
         self.buf.clear();
         let start = self.offset;
         let n = self.reader.read_until(b'\n', &mut self.buf)?;
@@ -97,6 +101,14 @@ impl LineReader {
             Ok(Some(Chunk::Line { offset: start }))
         } else {
             Ok(Some(Chunk::Fragment { offset: start }))
+        }
+    }
+
+    /// After a huge line: gives its memory back rather than hold it for the rest of the file
+    /// (call once the line is used).
+    pub fn release(&mut self) {
+        if self.buf.capacity() > KEEP_CAPACITY {
+            self.buf = Vec::new();
         }
     }
 

@@ -7,6 +7,8 @@ use serde_json::Value;
 
 use crate::pi::js;
 
+mod lean;
+
 /// What one line holds.
 #[derive(Debug)]
 pub enum Line {
@@ -18,13 +20,21 @@ pub enum Line {
     Value(Value),
 }
 
-/// Parses one line (without its `\n`).
+/// Parses one line (without its `\n`) for ingest: as [`parse_json`], except that the `data` of
+/// an image block (an object whose `type` is `"image"` before its `data`, as pi writes them) is
+/// skipped unread and left as an empty string. Nothing ingest keeps reads image data, and a
+/// screenshot line can be tens of MB: parsing it into the value would double its memory.
 pub fn parse_line(bytes: &[u8]) -> Line {
     let text = String::from_utf8_lossy(bytes);
     if text.trim().is_empty() {
         return Line::Blank;
     }
-    match parse_json(&text) {
+    let lean = |t: &str| serde_json::from_str::<lean::LeanValue>(t).map(|v| v.0);
+    let parsed = lean(&text).or_else(|e| match js::replace_lone_surrogates(&text) {
+        Some(fixed) => lean(&fixed),
+        None => Err(e),
+    });
+    match parsed {
         Ok(v) if !js::truthy(&v) => Line::Bad(format!("{v} value is ignored")),
         Ok(v) => Line::Value(v),
         Err(e) => Line::Bad(json_reason(&e)),
