@@ -131,7 +131,7 @@ pub fn list_sessions(
     };
     let limit = w.limit(opts.limit);
     // The order and the page come from narrow columns first (`sessions_listing_order` covers
-    // them, migration 0012), and only the page's rows are read whole: a session row carries
+    // them, migration 0010), and only the page's rows are read whole: a session row carries
     // its header and first message, so sorting whole rows read every one of them (14 MB at
     // 10k sessions) to print 50. Ties sort the same way in both steps.
     let sql = format!(

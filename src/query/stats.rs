@@ -326,7 +326,7 @@ fn figures_sql(dims: &[Dim], where_: &str) -> String {
     )
 }
 
-/// The rollups' time grain (`migrations/0010_usage_rollup.sql`): a quarter hour.
+/// The rollups' time grain (`migrations/0009_usage_rollup.sql`): a quarter hour.
 const GRAIN_MS: i64 = 900_000;
 
 /// Whether the rollups give the exact answer: every range boundary falls on a quarter hour and

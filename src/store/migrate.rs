@@ -15,8 +15,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0006_gateway.sql"),
     include_str!("../../migrations/0007_mtime_ns.sql"),
     include_str!("../../migrations/0008_openclaw.sql"),
-    include_str!("../../migrations/0010_usage_rollup.sql"),
-    include_str!("../../migrations/0012_listing_order.sql"),
+    include_str!("../../migrations/0009_usage_rollup.sql"),
+    include_str!("../../migrations/0010_listing_order.sql"),
 ];
 
 /// The schema version this build writes.

@@ -1,4 +1,4 @@
-//! Usage rollups (`migrations/0010_usage_rollup.sql`): the figures `stats` sums, kept per
+//! Usage rollups (`migrations/0009_usage_rollup.sql`): the figures `stats` sums, kept per
 //! (file, quarter hour, model, provider, copy flag) as entries arrive and go. The view
 //! `usage_facts` says what one entry contributes; the migration's trigger follows fork-copy
 //! flags that change later.
