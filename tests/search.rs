@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use pidx::pi::text::texts;
-use pidx::query::search::{parse, search, SearchOptions};
+use pidx::query::search::{parse, search, search_until, SearchOptions};
 use pidx::query::Scope;
 use pidx::store::Store;
 use serde_json::Value;
@@ -513,4 +513,22 @@ fn whatever_the_user_types_gets_results_or_one_line() {
         .as_str()
         .unwrap()
         .contains("RESTAURANT_SIGNALS")));
+}
+
+/// A search given up by another thread (a cancelled or timed-out MCP call) stops before it
+/// reads candidate lines back and says so, instead of reading on; the same search not stopped
+/// answers.
+#[test]
+fn a_stopped_search_gives_up_reading_lines_back() {
+    use std::sync::atomic::AtomicBool;
+    let ix = small();
+    for query in ["re:.", "tokenizer"] {
+        let opts = options(query, query == "tokenizer");
+        let answered = search_until(&ix.store.conn, &ix.scope, &opts, &AtomicBool::new(false))
+            .unwrap_or_else(|e| panic!("{query}: {e}"));
+        assert!(!answered.is_empty(), "{query} finds something in the corpus");
+        let stopped = search_until(&ix.store.conn, &ix.scope, &opts, &AtomicBool::new(true));
+        let err = stopped.expect_err("a stopped search is an error").to_string();
+        assert!(err.contains("stopped"), "{query}: {err}");
+    }
 }

@@ -21,6 +21,8 @@ use crate::store::Store;
 pub struct Call<'a> {
     pub store: &'a Store,
     pub scope: Scope,
+    /// Set when the call is cancelled or runs out of time.
+    pub stop: &'a AtomicBool,
 }
 
 /// A tool's answer, or one sentence saying why there is none.
@@ -121,7 +123,7 @@ pub fn search_sessions(c: &Call, a: SearchArgs) -> Answer {
     };
     // Every page runs the same search (the top `limit` hits, grouped by session) and skips
     // what earlier pages gave: a larger limit would rank and group a different set.
-    let hits = search::search(&c.store.conn, &c.scope, &opts).map_err(sentence)?;
+    let hits = search::search_until(&c.store.conn, &c.scope, &opts, c.stop).map_err(sentence)?;
     let total = hits.len();
     let rows = hits
         .iter()
@@ -196,7 +198,10 @@ pub fn list_sessions(c: &Call, a: ListArgs) -> Answer {
     if let Some(q) = &a.query {
         // One session's text in memory at a time, dropped once scored.
         let order = picker::rank_streamed(&sessions, q, |s| {
-            list::all_messages_text(&c.store.conn, s.file_id)
+            if c.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(crate::Error::Invalid("stopped".into()));
+            }
+            Ok(list::all_messages_text(&c.store.conn, s.file_id)?)
         })
         .map_err(sentence)?;
         let mut slots: Vec<Option<list::SessionInfo>> = sessions.into_iter().map(Some).collect();

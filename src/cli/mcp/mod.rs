@@ -71,35 +71,34 @@ struct Server {
 
 impl Server {
     /// Runs one tool synchronously: freshness, a read-only connection that stops when
-    /// `cancel` is set or the time limit passes, the tool.
+    /// `stop` is set (the client cancelled, or the time limit passed: see `call_tool`), the
+    /// tool. Long loops outside SQLite check `stop` too.
     fn answer(
         &self,
         name: &str,
         args: Map<String, Value>,
-        cancel: &Arc<AtomicBool>,
+        stop: &Arc<AtomicBool>,
     ) -> answer::Answer {
         let note = self.fresh.freshen();
         let store = Store::open_read_only(&self.env.db).map_err(answer::sentence)?;
-        let deadline = Instant::now() + TIME_LIMIT;
-        let flag = Arc::clone(cancel);
+        let started = Instant::now();
+        let flag = Arc::clone(stop);
         store
             .conn
-            .progress_handler(
-                10_000,
-                Some(move || flag.load(Ordering::Relaxed) || Instant::now() > deadline),
-            )
+            .progress_handler(10_000, Some(move || flag.load(Ordering::Relaxed)))
             .map_err(answer::sentence)?;
         let scope = Scope::new(&store.conn, &self.env.roots).map_err(answer::sentence)?;
         let call = answer::Call {
             store: &store,
             scope,
+            stop,
         };
-        let result = dispatch(&call, name, args, cancel);
+        let result = dispatch(&call, name, args, stop);
         let result = result.map_err(|e| {
-            if cancel.load(Ordering::Relaxed) {
-                "the call was cancelled".to_string()
-            } else if Instant::now() > deadline {
+            if started.elapsed() >= TIME_LIMIT {
                 format!("the call took longer than {} s and was stopped; narrow it (a shorter range, a more specific query, a smaller max_rows)", TIME_LIMIT.as_secs())
+            } else if stop.load(Ordering::Relaxed) {
+                "the call was cancelled".to_string()
             } else {
                 e
             }
@@ -163,6 +162,15 @@ impl ServerHandler for Server {
         let args = request.arguments.unwrap_or_default();
         let tool = name.clone();
         let job = tokio::task::spawn_blocking(move || server.answer(&name, args, &flag));
+        // The time limit sets the same flag as a cancellation, so whatever the call is doing
+        // (a query inside SQLite, reading lines back, paging messages) stops at its next check.
+        let watchdog = {
+            let flag = Arc::clone(&cancel);
+            tokio::spawn(async move {
+                tokio::time::sleep(TIME_LIMIT).await;
+                flag.store(true, Ordering::Relaxed);
+            })
+        };
         let result = tokio::select! {
             joined = job => joined.unwrap_or_else(|e| Err(format!("the call failed inside pidx ({e})"))),
             () = context.ct.cancelled() => {
@@ -171,6 +179,7 @@ impl ServerHandler for Server {
                 Err("the call was cancelled".to_string())
             }
         };
+        watchdog.abort();
         Ok(match result {
             Ok(value) => CallToolResult::structured(value),
             Err(sentence) => CallToolResult::error(vec![ContentBlock::text(sentence)]),

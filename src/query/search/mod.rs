@@ -11,6 +11,7 @@ mod snippet;
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use regex::Regex;
 use rusqlite::Connection;
@@ -87,6 +88,22 @@ struct Candidate {
 /// # Errors
 /// Index errors; `Io` when a session file cannot be read back.
 pub fn search(conn: &Connection, scope: &Scope, opts: &SearchOptions) -> Result<Vec<Hit>> {
+    search_until(conn, scope, opts, &AtomicBool::new(false))
+}
+
+/// [`search`], given up when `stop` is set by another thread (a cancelled or timed-out MCP
+/// call): checked before each candidate line is read back from its session file, where a
+/// literal or regex search whose candidates rarely match spends its time. Work inside SQLite
+/// is stopped by the connection's progress handler, which the caller installs.
+///
+/// # Errors
+/// As [`search`]; `Invalid` when stopped.
+pub fn search_until(
+    conn: &Connection,
+    scope: &Scope,
+    opts: &SearchOptions,
+    stop: &AtomicBool,
+) -> Result<Vec<Hit>> {
     let (source, arg) = match &opts.query {
         Query::Words { fts, .. } => (
             "SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH ?".to_string(),
@@ -128,20 +145,22 @@ pub fn search(conn: &Connection, scope: &Scope, opts: &SearchOptions) -> Result<
             let highlight = snippet::terms_regex(terms);
             rank_words(&mut candidates, now);
             let top = top_by_session(candidates, opts.limit);
-            confirm(conn, top, usize::MAX, |text| {
+            confirm(conn, top, (usize::MAX, stop), |text| {
                 Some(Snippet::around(text, highlight.as_ref()))
             })?
         }
         Query::Literal(needle) => {
             newest_first(&mut candidates);
-            confirm(conn, candidates, opts.limit, |text| {
+            confirm(conn, candidates, (opts.limit, stop), |text| {
                 text.find(needle.as_str())
                     .map(|at| Snippet::at(text, at, at + needle.len()))
             })?
         }
         Query::Regex(re) => {
             newest_first(&mut candidates);
-            confirm(conn, candidates, opts.limit, |text| regex_snippet(re, text))?
+            confirm(conn, candidates, (opts.limit, stop), |text| {
+                regex_snippet(re, text)
+            })?
         }
     };
     Ok(group_by_session(hits))
@@ -315,11 +334,11 @@ fn top_by_session(mut candidates: Vec<Candidate>, limit: usize) -> Vec<Candidate
 }
 
 /// Reads each candidate's text back from its line and keeps those `matcher` accepts, up to
-/// `limit`, in the order given.
+/// `limit`, in the order given, unless `stop` is set first.
 fn confirm(
     conn: &Connection,
     candidates: Vec<Candidate>,
-    limit: usize,
+    (limit, stop): (usize, &AtomicBool),
     matcher: impl Fn(&str) -> Option<Snippet>,
 ) -> Result<Vec<Hit>> {
     let mut files: HashMap<i64, File> = HashMap::new();
@@ -332,6 +351,9 @@ fn confirm(
     for c in candidates {
         if hits.len() >= limit {
             break;
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Err(Error::Invalid("the search was stopped".into()));
         }
         let file = match files.entry(c.file_id) {
             std::collections::hash_map::Entry::Occupied(f) => f.into_mut(),
