@@ -526,9 +526,14 @@ fn a_stopped_search_gives_up_reading_lines_back() {
         let opts = options(query, query == "tokenizer");
         let answered = search_until(&ix.store.conn, &ix.scope, &opts, &AtomicBool::new(false))
             .unwrap_or_else(|e| panic!("{query}: {e}"));
-        assert!(!answered.is_empty(), "{query} finds something in the corpus");
+        assert!(
+            !answered.is_empty(),
+            "{query} finds something in the corpus"
+        );
         let stopped = search_until(&ix.store.conn, &ix.scope, &opts, &AtomicBool::new(true));
-        let err = stopped.expect_err("a stopped search is an error").to_string();
+        let err = stopped
+            .expect_err("a stopped search is an error")
+            .to_string();
         assert!(err.contains("stopped"), "{query}: {err}");
     }
 }

@@ -78,15 +78,6 @@ pub fn build_tree(conn: &Connection, session: &Resolved) -> Result<Tree> {
     build(conn, session, NODE_TEXT)
 }
 
-/// The tree of one session without the nodes' text (`text` is empty): its shape alone, a
-/// fraction of the memory for a session of hundreds of thousands of entries.
-///
-/// # Errors
-/// Index errors only.
-pub fn build_shape(conn: &Connection, session: &Resolved) -> Result<Tree> {
-    build(conn, session, 0)
-}
-
 fn build(conn: &Connection, session: &Resolved, text_chars: i64) -> Result<Tree> {
     if !crate::query::context::openable(conn, session.file_id)? {
         return Ok(Tree {
@@ -182,7 +173,7 @@ fn assemble(entries: Vec<Node>, labels: &HashMap<String, (String, Option<String>
     }
     for i in 0..nodes.len() {
         let mut children = std::mem::take(&mut nodes[i].children);
-        sort_by_time(&mut children, &nodes);
+        sort_by_time(&mut children, |c| nodes[c].ts_ms);
         nodes[i].children = children;
     }
     Tree {
@@ -194,8 +185,7 @@ fn assemble(entries: Vec<Node>, labels: &HashMap<String, (String, Option<String>
 
 /// `children.sort((a, b) => time(a) - time(b))`: stable; an Invalid Date compares as equal to
 /// everything, which only a binary insertion sort (what V8 runs on short arrays) reproduces.
-fn sort_by_time(children: &mut [usize], nodes: &[Node]) {
-    let key = |i: usize| nodes[i].ts_ms;
+pub(crate) fn sort_by_time(children: &mut [usize], key: impl Fn(usize) -> Option<i64>) {
     if children.iter().all(|&c| key(c).is_some()) {
         children.sort_by_key(|&c| key(c));
         return;

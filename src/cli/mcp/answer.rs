@@ -14,7 +14,7 @@ use crate::pi::text::TextKind;
 use crate::query::resolve::{resolve_session, Resolved};
 use crate::query::search::{self, SearchOptions};
 use crate::query::stats::{self, StatsOptions};
-use crate::query::{list, picker, show, sql, tree, Scope};
+use crate::query::{list, picker, shape, show, sql, Scope};
 use crate::store::Store;
 
 /// One call's view of the index.
@@ -264,18 +264,18 @@ pub fn get_tree(c: &Call, a: TreeArgs) -> Answer {
     let limit = in_range("limit", a.limit, 200, 2000)?;
     let offset = row_offset(a.cursor.as_deref(), "get_tree")?;
     let session = c.session(&a.session)?;
-    // The shape only: no node text (previews are read for this page's segments).
-    let t = tree::build_shape(&c.store.conn, &session).map_err(sentence)?;
+    // The shape only: no node ids or text (both are read for this page's segments).
+    let t = shape::build_shape(&c.store.conn, &session).map_err(sentence)?;
     if t.unopenable {
         return Err(format!(
             "pi cannot open {} (its first JSON line is not a session header with an id), so it has no tree; get_session says more",
             session.path
         ));
     }
-    let leaf = t
-        .leaf_seq
-        .and_then(|s| t.nodes.iter().find(|n| n.seq == s))
-        .and_then(|n| n.id.clone());
+    let leaf = match t.leaf {
+        Some(i) => shape::id_at(&c.store.conn, session.file_id, t.seq[i]).map_err(sentence)?,
+        None => None,
+    };
     let all = super::segments::segments(&t);
     let total = all.len();
     let rows = all
@@ -290,7 +290,7 @@ pub fn get_tree(c: &Call, a: TreeArgs) -> Answer {
     let next = more.then(|| format!("get_tree:{}", offset + page.rows.len()));
     let mut body = Map::new();
     body.insert("path".into(), session.path.into());
-    body.insert("entries".into(), t.nodes.len().into());
+    body.insert("entries".into(), t.len().into());
     body.insert("leaf".into(), leaf.into());
     body.insert("segmentCount".into(), total.into());
     body.insert("segments".into(), page.rows.into());

@@ -1,12 +1,13 @@
-//! A session's tree (`query::tree`, its shape only: no node text) as compact segments for a
-//! model: each segment is a run of entries without a fork, listed depth-first with its nesting
-//! depth, so a 100k-entry linear session is one line and every branch point starts new ones.
-//! Previews are read from the index for the segments of the page given only.
+//! A session's tree (`query::shape`: links, times and labels, no ids or text) as compact
+//! segments for a model: each segment is a run of entries without a fork, listed depth-first
+//! with its nesting depth, so a 100k-entry linear session is one line and every branch point
+//! starts new ones. Ids and previews are read from the index for the page's segments only.
 
 use rusqlite::Connection;
 use serde_json::{json, Value};
 
-use crate::query::tree::{entry_text, Tree};
+use crate::query::shape::{id_at, Shape};
+use crate::query::tree::entry_text;
 
 /// How much of a segment's first message a preview shows.
 const PREVIEW_CHARS: usize = 120;
@@ -22,14 +23,15 @@ pub struct Segment {
     entries: usize,
     /// The first entries' node indexes, where the preview is looked for.
     heads: Vec<usize>,
-    labels: Vec<Value>,
+    /// Labelled nodes.
+    labels: Vec<usize>,
     current: bool,
     forks: usize,
 }
 
 /// The segments of `tree`, depth-first, parents before their branches.
-pub fn segments(tree: &Tree) -> Vec<Segment> {
-    let mut visited = vec![false; tree.nodes.len()];
+pub fn segments(tree: &Shape) -> Vec<Segment> {
+    let mut visited = vec![false; tree.len()];
     let mut stack: Vec<(usize, usize)> = tree.roots.iter().rev().map(|&r| (r, 0)).collect();
     let mut out = Vec::new();
     while let Some((start, depth)) = stack.pop() {
@@ -50,12 +52,7 @@ pub fn segments(tree: &Tree) -> Vec<Segment> {
         loop {
             visited[cur] = true;
             seg.add(tree, cur);
-            let kids: Vec<usize> = tree.nodes[cur]
-                .children
-                .iter()
-                .copied()
-                .filter(|&k| !visited[k])
-                .collect();
+            let kids: Vec<usize> = tree.children(cur).filter(|&k| !visited[k]).collect();
             if kids.len() == 1 {
                 cur = kids[0];
                 continue;
@@ -71,16 +68,15 @@ pub fn segments(tree: &Tree) -> Vec<Segment> {
 }
 
 impl Segment {
-    fn add(&mut self, tree: &Tree, i: usize) {
-        let n = &tree.nodes[i];
+    fn add(&mut self, tree: &Shape, i: usize) {
         self.entries += 1;
         if self.heads.len() < PREVIEW_LOOK {
             self.heads.push(i);
         }
-        if let Some(l) = &n.label {
-            self.labels.push(json!({"id": n.id, "label": l}));
+        if tree.labels.contains_key(&i) {
+            self.labels.push(i);
         }
-        if tree.leaf_seq == Some(n.seq) {
+        if tree.leaf == Some(i) {
             self.current = true;
         }
     }
@@ -90,20 +86,17 @@ impl Segment {
         &self,
         conn: &Connection,
         file_id: i64,
-        tree: &Tree,
+        tree: &Shape,
     ) -> crate::Result<Option<String>> {
         for &i in &self.heads {
-            let n = &tree.nodes[i];
-            let Some((role, t)) = entry_text(conn, file_id, n.seq, PREVIEW_CHARS as i64 + 1)?
+            let Some((role, t)) = entry_text(conn, file_id, tree.seq[i], PREVIEW_CHARS as i64 + 1)?
             else {
                 continue;
             };
             if t.trim().is_empty() {
                 continue;
             }
-            let role = role
-                .or_else(|| n.role.clone())
-                .unwrap_or_else(|| "entry".into());
+            let role = role.unwrap_or_else(|| "entry".into());
             let cut: String = t.chars().take(PREVIEW_CHARS).collect();
             let more = if cut.len() < t.len() { "…" } else { "" };
             return Ok(Some(format!("{role}: {}{more}", cut.trim())));
@@ -112,14 +105,20 @@ impl Segment {
     }
 
     /// The segment as the model sees it, its preview read from the index.
-    pub fn to_json(&self, conn: &Connection, file_id: i64, tree: &Tree) -> crate::Result<Value> {
+    pub fn to_json(&self, conn: &Connection, file_id: i64, tree: &Shape) -> crate::Result<Value> {
+        let id = |i: usize| id_at(conn, file_id, tree.seq[i]);
+        let labels = self
+            .labels
+            .iter()
+            .map(|&i| Ok(json!({"id": id(i)?, "label": tree.labels[&i]})))
+            .collect::<crate::Result<Vec<_>>>()?;
         Ok(json!({
             "depth": self.depth,
-            "firstId": tree.nodes[self.first].id,
-            "lastId": tree.nodes[self.last].id,
+            "firstId": id(self.first)?,
+            "lastId": id(self.last)?,
             "entries": self.entries,
             "preview": self.preview(conn, file_id, tree)?,
-            "labels": self.labels,
+            "labels": labels,
             "forks": self.forks,
             "current": self.current,
         }))
