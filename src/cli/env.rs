@@ -2,13 +2,14 @@
 //! unless a watcher keeps it fresh or `--no-sync`), as it is (read-only), or for writing (the
 //! writer lock first). Every command reaches the index through here.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use anyhow::Result;
 
 use super::args::Global;
 use crate::ingest::discover;
-use crate::ingest::sync::{sync, SyncOptions, SyncReport};
+use crate::ingest::sync::{sync, sync_dirs, SyncOptions, SyncReport};
 use crate::pi::layout::{absolute, Root};
 use crate::query::{resolve, Scope};
 use crate::store::{default_db_path, Store, WriterLock};
@@ -116,10 +117,20 @@ impl Env {
     }
 
     pub fn open_synced(&self) -> crate::Result<Store> {
+        self.open_synced_in(None)
+    }
+
+    /// [`Env::open_synced`], syncing only the project folders `dirs` when given (what file
+    /// events said changed); `None` checks every file.
+    pub fn open_synced_in(&self, dirs: Option<&HashSet<PathBuf>>) -> crate::Result<Store> {
         let mut store = Store::open(&self.db)?;
         if !self.global.no_sync {
             if let Some(lock) = writer_lock_for_freshness(&self.db)? {
-                let report = sync(&mut store, &self.roots, SyncOptions { progress: true })?;
+                let opts = SyncOptions { progress: true };
+                let report = match dirs {
+                    Some(dirs) => sync_dirs(&mut store, &self.roots, opts, dirs)?,
+                    None => sync(&mut store, &self.roots, opts)?,
+                };
                 report_errors(&report);
                 drop(lock);
             }

@@ -326,6 +326,46 @@ async def check_time_limit(s):
           f"an endless query is stopped at the 10 s limit ({took:.1f} s): {err!r}")
 
 
+def fresh_session(folder, sid, words):
+    """A small session file written by this test into its temp root, one user message a word."""
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"2026-03-02T00-00-00-000Z_{sid}.jsonl")
+    with open(path, "a", encoding="utf-8") as f:
+        if f.tell() == 0:
+            f.write(json.dumps({"type": "session", "version": 3, "id": sid,
+                                "timestamp": "2026-03-02T00:00:00.000Z", "cwd": "/tmp/fresh"}) + "\n")
+        for i, w in enumerate(words):
+            f.write(json.dumps({"type": "message", "id": f"{w[:4]}{i:04d}", "parentId": None,
+                                "timestamp": "2026-03-02T00:00:01.000Z",
+                                "message": {"role": "user", "content": f"note {w}", "timestamp": 1772409601000}}) + "\n")
+    return path
+
+
+async def check_freshness(s):
+    """Files written while the server runs are in the next call's answers: a new project folder
+    with a session, an append to it, an append to an existing session, a deletion. The call
+    before each change has just checked every file or followed the events, so each answer
+    comes from the file events the server follows (a full check runs once a minute)."""
+    async def found(word):
+        v = await call_ok(s, "search_sessions", query=word, literal=True)
+        return sum(len(g["hits"]) for g in v.get("sessions", []))
+    check(await found("zebrafresh") == 0, "the fresh word is nowhere before it is written")
+    path = fresh_session(os.path.join(BIG_ROOT, "--tmp-fresh--"), "0f0f0f0f-0000-7000-8000-00000000f0f0", ["zebrafresh"])
+    check(await found("zebrafresh") == 1, "a session written in a new project folder is found by the next call")
+    fresh_session(os.path.join(BIG_ROOT, "--tmp-fresh--"), "0f0f0f0f-0000-7000-8000-00000000f0f0", ["zebrafresh", "yakfresh"])
+    check(await found("zebrafresh") == 2 and await found("yakfresh") == 1, "lines appended to it are found by the next call")
+    big = os.path.join(BIG_ROOT, "--tmp-big--")
+    before = (await call_ok(s, "get_session", session=BIG_ID)).get("entries")
+    with open(os.path.join(big, os.listdir(big)[0]), "a", encoding="utf-8") as f:
+        f.write(json.dumps({"type": "message", "id": "fresh001", "parentId": None, "timestamp": "2026-03-02T00:00:02.000Z",
+                            "message": {"role": "user", "content": "walrusfresh", "timestamp": 1772409602000}}) + "\n")
+    after = (await call_ok(s, "get_session", session=BIG_ID)).get("entries")
+    check(isinstance(before, int) and after == before + 1 and await found("walrusfresh") == 1,
+          f"an append to an existing session is in the next call ({before} -> {after} entries)")
+    os.remove(path)
+    check(await found("zebrafresh") == 0, "a deleted session is gone from the next call")
+
+
 async def main():
     write_big_session()
     params = StdioServerParameters(command=PIDX, args=[*GLOBAL, "mcp"], env=ENV, cwd=TMP)
@@ -334,7 +374,7 @@ async def main():
         async with ClientSession(read, write) as s:
             init = await s.initialize()
             check(init.server_info.name == "pidx", f"serverInfo names pidx: {init.server_info}")
-            for step in (check_tools, check_list_and_search, check_sessions, check_figures, check_errors, check_cancel, check_time_limit):
+            for step in (check_tools, check_list_and_search, check_sessions, check_figures, check_errors, check_cancel, check_time_limit, check_freshness):
                 t0 = time.monotonic()
                 await step(s)
                 print(f"{step.__name__}: {time.monotonic() - t0:.1f} s", flush=True)
