@@ -94,3 +94,42 @@ pub fn plan(conn: &Connection, needle: &str) -> Result<Plan> {
             .join(" OR "),
     ))
 }
+
+/// A test on a candidate's raw JSONL line that says when its texts cannot contain `needle`,
+/// before the line is parsed (most candidates of a needle made of common words do not match).
+/// Only for needles of ASCII letters, `_` and spaces, which JSON writes as they are and which
+/// pidx's text extraction never creates across two strings (its texts join with newlines, and
+/// re-serialised tool arguments differ from the line only in numbers and structure): then a
+/// text holds the needle only where the line holds its bytes, unless the line has `\u` escapes
+/// (which can spell any letter). `None`: no such test for this needle.
+pub fn raw_prefilter(needle: &str) -> Option<impl Fn(&[u8]) -> bool + '_> {
+    let plain = !needle.is_empty()
+        && needle
+            .bytes()
+            .all(|b| b.is_ascii_alphabetic() || b == b'_' || b == b' ');
+    plain.then(|| {
+        let find = memchr::memmem::Finder::new(needle.as_bytes());
+        let escape = memchr::memmem::Finder::new(b"\\u");
+        move |line: &[u8]| find.find(line).is_some() || escape.find(line).is_some()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::raw_prefilter;
+
+    #[test]
+    fn the_raw_prefilter_never_rejects_a_line_whose_text_holds_the_needle() {
+        let may = raw_prefilter("parse_header").unwrap();
+        assert!(may(br#"{"message":{"content":"call parse_header now"}}"#));
+        // A \u escape can spell the needle's letters: the line must be parsed.
+        assert!(may(
+            br#"{"message":{"content":"call p\u0061rse_header now"}}"#
+        ));
+        assert!(!may(br#"{"message":{"content":"parse the header"}}"#));
+        assert!(raw_prefilter("fn main").is_some());
+        for needle in ["src/main.rs", "x\"y", "a\\b", "v2", "é", "1e2", ""] {
+            assert!(raw_prefilter(needle).is_none(), "{needle:?}");
+        }
+    }
+}

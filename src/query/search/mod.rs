@@ -145,20 +145,22 @@ pub fn search_until(
             let highlight = snippet::terms_regex(terms);
             rank_words(&mut candidates, now);
             let top = top_by_session(candidates, opts.limit);
-            confirm(conn, top, (usize::MAX, stop), |text| {
+            confirm(conn, top, (usize::MAX, stop, None), |text| {
                 Some(Snippet::around(text, highlight.as_ref()))
             })?
         }
         Query::Literal(needle) => {
             newest_first(&mut candidates);
-            confirm(conn, candidates, (opts.limit, stop), |text| {
+            let raw = literal::raw_prefilter(needle);
+            let raw = raw.as_ref().map(|f| f as RawTest);
+            confirm(conn, candidates, (opts.limit, stop, raw), |text| {
                 text.find(needle.as_str())
                     .map(|at| Snippet::at(text, at, at + needle.len()))
             })?
         }
         Query::Regex(re) => {
             newest_first(&mut candidates);
-            confirm(conn, candidates, (opts.limit, stop), |text| {
+            confirm(conn, candidates, (opts.limit, stop, None), |text| {
                 regex_snippet(re, text)
             })?
         }
@@ -333,12 +335,15 @@ fn top_by_session(mut candidates: Vec<Candidate>, limit: usize) -> Vec<Candidate
     candidates
 }
 
+/// A test on a candidate's raw line: `false` when its texts cannot match.
+type RawTest<'a> = &'a dyn Fn(&[u8]) -> bool;
+
 /// Reads each candidate's text back from its line and keeps those `matcher` accepts, up to
-/// `limit`, in the order given, unless `stop` is set first.
+/// `limit`, in the order given, unless `stop` is set first. A line `raw` rejects is not parsed.
 fn confirm(
     conn: &Connection,
     candidates: Vec<Candidate>,
-    (limit, stop): (usize, &AtomicBool),
+    (limit, stop, raw): (usize, &AtomicBool, Option<RawTest>),
     matcher: impl Fn(&str) -> Option<Snippet>,
 ) -> Result<Vec<Hit>> {
     let mut files: HashMap<i64, File> = HashMap::new();
@@ -363,6 +368,9 @@ fn confirm(
         };
         let bytes =
             read_at(file, c.offset as u64, c.len as usize).map_err(|e| Error::io(&c.path, e))?;
+        if raw.is_some_and(|may_hold| !may_hold(&bytes)) {
+            continue;
+        }
         let kind = TextKind::from_bits(c.rowid);
         let Some(text) = text_of(&String::from_utf8_lossy(&bytes), kind) else {
             continue; // the file changed under the index; the next sync fixes it
