@@ -106,13 +106,7 @@ fn shortcut_equals_the_whole_path_walk_at_every_leaf() {
         .unwrap();
     assert_eq!(tangled, 0, "generated sessions are untangled");
 
-    let files: Vec<(i64, String)> = conn
-        .prepare("SELECT id, path FROM files ORDER BY id")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let files: Vec<(i64, String)> = common::pairs(conn, "SELECT id, path FROM files ORDER BY id");
     assert_eq!(files.len(), sessions as usize);
     let mut compared = 0;
     let mut cut = 0;
@@ -230,14 +224,10 @@ fn forward_references_and_repeated_ids_tangle_the_session() {
         std::fs::write(project.join(format!("{name}.jsonl")), text).unwrap();
     }
     let store = synced(tmp.path(), "i.db");
-    let tangled: Vec<(String, bool)> = store
-        .conn
-        .prepare("SELECT f.name, s.tangled FROM files f JOIN sessions s ON s.file_id = f.id ORDER BY f.name")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let tangled: Vec<(String, bool)> = common::pairs(
+        &store.conn,
+        "SELECT f.name, s.tangled FROM files f JOIN sessions s ON s.file_id = f.id ORDER BY f.name",
+    );
     let expect = [
         ("clean", false),
         ("forward", true),

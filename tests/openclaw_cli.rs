@@ -286,13 +286,10 @@ fn after_appends_rewrites_and_deletions_the_index_equals_a_rebuild() {
     let db = db_of(&g.root.join("agents/main"));
     let conn = rusqlite::Connection::open(&db).unwrap();
     conn.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
-    let hot: Vec<(String, i64)> = conn
-        .prepare("SELECT session_id, max(seq) FROM transcript_events GROUP BY 1 ORDER BY 1")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let hot: Vec<(String, i64)> = common::pairs(
+        &conn,
+        "SELECT session_id, max(seq) FROM transcript_events GROUP BY 1 ORDER BY 1",
+    );
     assert!(hot.len() >= 3, "{hot:?}");
     let note = serde_json::json!({"type": "custom_message", "id": "late1", "parentId": null,
         "customType": "note", "content": "okapi arrives late", "display": true});

@@ -13,14 +13,8 @@ use pidx::query::tree::build_tree;
 fn the_compact_shape_links_every_session_as_pis_tree() {
     let (tmp, root) = common::conformance_copy();
     let (store, _scope) = common::indexed(&root, &tmp.path().join("index.db"));
-    let files: Vec<(i64, String)> = store
-        .conn
-        .prepare("SELECT id, path FROM files ORDER BY path")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let files: Vec<(i64, String)> =
+        common::pairs(&store.conn, "SELECT id, path FROM files ORDER BY path");
     assert!(files.len() > 50, "only {} files", files.len());
     let (mut nodes, mut labels, mut forks) = (0, 0, 0);
     for (file_id, path) in files {

@@ -185,3 +185,16 @@ pub fn index_dump(db: &Path) -> Vec<String> {
     out.sort();
     out
 }
+
+/// The rows of a two-column query, in its order.
+pub fn pairs<A: rusqlite::types::FromSql, B: rusqlite::types::FromSql>(
+    conn: &rusqlite::Connection,
+    sql: &str,
+) -> Vec<(A, B)> {
+    conn.prepare(sql)
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
