@@ -8,6 +8,8 @@
 
 mod compact;
 mod fuzzy;
+mod memo;
+mod spill;
 
 use regex::RegexBuilder;
 
@@ -15,10 +17,12 @@ use crate::pi::js;
 use crate::pi::js::js_trim;
 use crate::query::list::SessionInfo;
 
-pub use compact::{rank_memo, Compact, Memo};
+pub use compact::Compact;
 use fuzzy::fuzzy_hay;
 #[cfg(test)]
 use fuzzy::{fuzzy_match, fuzzy_once, swap_letters_digits};
+pub use memo::{rank_memo, Memo};
+pub use spill::Spill;
 
 /// Filters and orders `sessions` (already in pi's listing order) as pi's picker does.
 pub fn filter_and_sort(sessions: Vec<SessionInfo>, query: &str) -> Vec<SessionInfo> {
@@ -133,14 +137,19 @@ fn parallel<T: Send>(among: &[usize], f: impl Fn(usize) -> T + Sync) -> Vec<T> {
 
 /// Matching sessions by score, then newest first, then listing order (`Array#sort` is
 /// stable: equal keys keep the listing order).
-fn order(mut scored: Vec<(f64, usize)>, modified: impl Fn(usize) -> i64) -> Vec<usize> {
-    scored.sort_by(|&(a, ia), &(b, ib)| {
+fn order(scored: Vec<(f64, usize)>, modified: impl Fn(usize) -> i64) -> Vec<usize> {
+    let mut keyed: Vec<(f64, i64, usize)> = scored
+        .into_iter()
+        .map(|(sc, i)| (sc, modified(i), i))
+        .collect();
+    // Every key differs (the index is last): an unstable sort gives the same order.
+    keyed.sort_unstable_by(|&(a, ma, ia), &(b, mb, ib)| {
         a.partial_cmp(&b)
             .unwrap_or(std::cmp::Ordering::Equal)
-            .then(modified(ib).cmp(&modified(ia)))
+            .then(mb.cmp(&ma))
             .then(ia.cmp(&ib))
     });
-    scored.into_iter().map(|(_, i)| i).collect()
+    keyed.into_iter().map(|(_, _, i)| i).collect()
 }
 
 /// Why pi's picker would report an error for `query` (an empty or invalid `re:` pattern), if it

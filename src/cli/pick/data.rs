@@ -15,7 +15,7 @@ use crate::ingest::discover::Root;
 use crate::ingest::sync::{sync, SyncOptions};
 use crate::query::handle;
 use crate::query::list::{self, ListOptions, SessionInfo};
-use crate::query::picker::Compact;
+use crate::query::picker::{Compact, Spill};
 use crate::query::search::{self, Hit, SearchOptions};
 use crate::query::Scope;
 use crate::store::{Store, WriterLock};
@@ -168,10 +168,12 @@ fn compact_texts<'a>(
     sessions: impl Iterator<Item = &'a SessionInfo>,
 ) -> Result<HashMap<i64, Compact>> {
     let mut zstd = zstd::bulk::Compressor::new(1)?;
+    // Tails wait in a temporary file (in memory when none can be made).
+    let mut spill = Spill::new().ok();
     let mut out = HashMap::new();
     for s in sessions {
         let text = list::all_messages_text(&store.conn, s.file_id)?;
-        out.insert(s.file_id, Compact::new(s, &text, &mut zstd));
+        out.insert(s.file_id, Compact::new(s, &text, &mut zstd, spill.as_mut()));
     }
     Ok(out)
 }

@@ -6,9 +6,10 @@
 
 use std::cell::OnceCell;
 
-use super::{
-    js_id, js_trim, order, parallel, parse, score_hay, word_score, Hay, Parsed, Tail, Token,
-};
+use super::fuzzy::{fuzzy_resume, Resume};
+use super::memo::Prepared;
+use super::spill::{Spill, Stored};
+use super::{js_id, score_hay, word_score, Hay, Parsed, Tail, Token};
 use crate::query::list::SessionInfo;
 
 /// Bytes of the text kept uncompressed: most typed words are matched within them.
@@ -18,14 +19,20 @@ pub const HEAD: usize = 1024;
 pub struct Compact {
     head: Box<str>,
     /// The rest, zstd-compressed, and its length.
-    tail: Option<(Box<[u8]>, u32)>,
+    tail: Option<(Stored, u32)>,
     /// Lower-cased UTF-16 units present anywhere, modulo 128.
     bits: u128,
 }
 
 impl Compact {
-    /// The search text of `s` whose messages' text is `text`; `zstd` compresses its tail.
-    pub fn new(s: &SessionInfo, text: &str, zstd: &mut zstd::bulk::Compressor) -> Compact {
+    /// The search text of `s` whose messages' text is `text`; `zstd` compresses its tail,
+    /// kept in `spill` when given (else in memory).
+    pub fn new(
+        s: &SessionInfo,
+        text: &str,
+        zstd: &mut zstd::bulk::Compressor,
+        spill: Option<&mut Spill>,
+    ) -> Compact {
         let id = js_id(s.id.as_ref());
         let name = s.name.as_deref().unwrap_or("");
         let whole = [id.as_str(), " ", name, " ", text, " ", s.cwd.as_str()].concat();
@@ -37,7 +44,17 @@ impl Compact {
         let rest = &whole.as_bytes()[cut..];
         let tail = match (rest.is_empty(), u32::try_from(rest.len())) {
             (false, Ok(len)) => match zstd.compress(rest) {
-                Ok(z) => Some((z.into_boxed_slice(), len)),
+                Ok(z) => {
+                    let z = z.into_boxed_slice();
+                    let stored = match spill {
+                        Some(spill) => spill.put(z),
+                        None => Ok(Stored::Memory(z)),
+                    };
+                    match stored {
+                        Ok(stored) => Some((stored, len)),
+                        Err(_) => return Compact::plain(whole, bits),
+                    }
+                }
                 // Not compressible here: kept whole.
                 Err(_) => return Compact::plain(whole, bits),
             },
@@ -61,9 +78,9 @@ impl Compact {
         }
     }
 
-    /// Bytes held.
+    /// Bytes held in memory.
     pub fn size(&self) -> usize {
-        self.head.len() + self.tail.as_ref().map_or(0, |(z, _)| z.len())
+        self.head.len() + self.tail.as_ref().map_or(0, |(z, _)| z.in_memory())
     }
 
     /// pi's `matchSession` score, or `None` when the session does not match.
@@ -75,19 +92,27 @@ impl Compact {
     }
 
     /// Each word's part of the score, for the words `todo` says, in order, until one does
-    /// not match (its `None` ends the list).
-    fn words(&self, words: &[Token], todo: &[bool]) -> Vec<Option<f64>> {
+    /// not match (its `None` ends the list); with where each fuzzy word's match ended (from
+    /// where `from` says the word's start ended, when known).
+    pub(super) fn words(
+        &self,
+        words: &[Prepared],
+        todo: &[bool],
+        from: &[Option<(&Resume, usize)>],
+    ) -> Vec<(Option<f64>, Option<Resume>)> {
         self.with_hay(|hay| {
             let mut normalized = None;
             let mut out = Vec::new();
-            for (t, _) in words.iter().zip(todo).filter(|(_, &todo)| todo) {
-                let sc = if self.has_letters(t) {
-                    word_score(hay, t, &mut normalized)
+            for (w, word) in words.iter().enumerate().filter(|&(w, _)| todo[w]) {
+                let got = if self.bits & word.mask != word.mask {
+                    (None, None)
+                } else if let Some(fuzzy) = &word.fuzzy {
+                    fuzzy_resume(fuzzy, hay, from[w])
                 } else {
-                    None
+                    (word_score(hay, word.token, &mut normalized), None)
                 };
-                out.push(sc);
-                if sc.is_none() {
+                out.push(got);
+                if got.0.is_none() {
                     break;
                 }
             }
@@ -111,11 +136,8 @@ impl Compact {
 
     /// False for a fuzzy word with a character the text does not have (it cannot match).
     fn has_letters(&self, t: &Token) -> bool {
-        t.phrase
-            || t.value
-                .to_lowercase()
-                .encode_utf16()
-                .all(|u| self.bits & (1u128 << (u % 128)) != 0)
+        let mask = letters(t);
+        self.bits & mask == mask
     }
 
     /// False when a fuzzy word has a character the text does not (it cannot match).
@@ -139,109 +161,21 @@ impl Tail for Lazy<'_> {
             self.compact
                 .tail
                 .as_ref()
-                .and_then(|(z, len)| zstd::bulk::decompress(z, *len as usize).ok())
+                .and_then(|(z, len)| zstd::bulk::decompress(&z.read()?, *len as usize).ok())
                 .and_then(|b| String::from_utf8(b).ok())
                 .unwrap_or_default()
         })
     }
 }
 
-/// Each typed word's scores by session, kept between keystrokes: a word typed before is not
-/// matched again while the next one is typed. Only for one list of sessions: [`Memo::clear`]
-/// it when the list changes.
-#[derive(Default)]
-pub struct Memo {
-    /// A word (`"` first for a phrase) and its score by session index (`None`: not known).
-    words: Vec<(String, Vec<Option<Option<f64>>>)>,
-}
-
-/// Words remembered at most.
-const MEMO_WORDS: usize = 24;
-
-impl Memo {
-    pub fn clear(&mut self) {
-        self.words.clear();
+/// A fuzzy word's lower-cased UTF-16 units (modulo 128) as bits (none for a phrase): a text
+/// without one of them cannot match it.
+pub(super) fn letters(t: &Token) -> u128 {
+    if t.phrase {
+        return 0;
     }
-
-    /// The slot of each of `tokens`, made when missing (the oldest others forgotten).
-    fn slots(&mut self, tokens: &[Token], sessions: usize) -> Vec<usize> {
-        let key = |t: &Token| format!("{}{}", if t.phrase { '"' } else { ' ' }, t.value);
-        let keys: Vec<String> = tokens.iter().map(key).collect();
-        for k in &keys {
-            if !self.words.iter().any(|(w, _)| w == k) {
-                if self.words.len() >= MEMO_WORDS {
-                    if let Some(old) = self.words.iter().position(|(w, _)| !keys.contains(w)) {
-                        self.words.remove(old);
-                    }
-                }
-                self.words.push((k.clone(), vec![None; sessions]));
-            }
-        }
-        let slot = |k: &String| self.words.iter().position(|(w, _)| w == k).unwrap_or(0);
-        keys.iter().map(slot).collect()
-    }
-}
-
-/// [`super::rank_compact`] with each word's scores kept in `memo` (`sessions`: how many
-/// sessions the list has). The same order: a session's score is still its words' scores
-/// added up in the order they were typed.
-pub fn rank_memo<'a>(
-    query: &str,
-    among: impl IntoIterator<Item = usize>,
-    sessions: usize,
-    modified: impl Fn(usize) -> i64,
-    text: impl Fn(usize) -> Option<&'a Compact> + Sync,
-    memo: &mut Memo,
-) -> Vec<usize> {
-    let trimmed = js_trim(query);
-    if trimmed.is_empty() {
-        return among.into_iter().collect();
-    }
-    let tokens = match parse(trimmed) {
-        None => return Vec::new(),
-        Some(Parsed::Tokens(tokens)) => tokens,
-        Some(regex) => {
-            let among: Vec<usize> = among.into_iter().collect();
-            let scored = parallel(&among, |i| text(i).and_then(|t| t.score(&regex)));
-            let scored = among.iter().zip(scored);
-            let scored = scored.filter_map(|(&i, sc)| sc.map(|sc| (sc, i))).collect();
-            return order(scored, modified);
-        }
-    };
-    let slots = memo.slots(&tokens, sessions);
-    let among: Vec<usize> = among.into_iter().collect();
-    let known = |i: usize, w: usize| memo.words[slots[w]].1.get(i).copied().flatten();
-    let fresh = parallel(&among, |i| {
-        let todo: Vec<bool> = (0..tokens.len()).map(|w| known(i, w).is_none()).collect();
-        let ended = (0..tokens.len()).any(|w| known(i, w) == Some(None));
-        match text(i) {
-            Some(t) if !ended && todo.contains(&true) => {
-                let scores = t.words(&tokens, &todo);
-                (todo, scores)
-            }
-            _ => (todo, Vec::new()),
-        }
-    });
-    for (&i, (todo, scores)) in among.iter().zip(&fresh) {
-        let words = (0..tokens.len()).filter(|&w| todo[w]);
-        for (w, sc) in words.zip(scores) {
-            if let Some(cell) = memo.words[slots[w]].1.get_mut(i) {
-                *cell = Some(*sc);
-            }
-        }
-    }
-    let mut scored = Vec::new();
-    'sessions: for &i in &among {
-        let mut total = 0.0;
-        for &slot in &slots {
-            match memo.words[slot].1.get(i).copied().flatten() {
-                Some(Some(sc)) => total += sc,
-                _ => continue 'sessions,
-            }
-        }
-        scored.push((total, i));
-    }
-    order(scored, modified)
+    let units = t.value.to_lowercase().encode_utf16().collect::<Vec<_>>();
+    units.iter().fold(0, |bits, &u| bits | 1u128 << (u % 128))
 }
 
 /// The lower-cased UTF-16 units of `text` (modulo 128) as bits; a capital sigma counts as
@@ -277,7 +211,7 @@ mod tests {
         let mut s = super::super::tests::session(&text);
         s.name = Some("Named Σ".into());
         let mut zstd = zstd::bulk::Compressor::new(1).unwrap();
-        let compact = Compact::new(&s, &text, &mut zstd);
+        let compact = Compact::new(&s, &text, &mut zstd, None);
         assert!(compact.tail.is_some() && compact.size() < text.len());
         for q in [
             "word1",
@@ -301,42 +235,28 @@ mod tests {
     }
 
     #[test]
-    fn remembered_words_rank_as_the_whole_query() {
-        let texts = [
-            "borrow checker fights, flaky test",
-            "the checker borrowed a book",
-            "nothing here at all",
-            "ΟΔΟΣ bo rr ow test",
-            "Borrow CHECK flaky",
-        ];
+    fn matches_read_on_from_where_the_shorter_word_ended_score_as_fresh_ones() {
+        use super::super::fuzzy::{fuzzy_hay, fuzzy_resume, Word};
+        let text: String = (0..300)
+            .map(|i| format!("w{i} İx ΟΔΟΣ q{} ", i * 13))
+            .collect();
+        let s = super::super::tests::session(&text);
         let mut zstd = zstd::bulk::Compressor::new(1).unwrap();
-        let sessions: Vec<SessionInfo> = texts
-            .iter()
-            .map(|t| super::super::tests::session(&t.repeat(60)))
-            .collect();
-        let compacts: Vec<Compact> = sessions
-            .iter()
-            .map(|s| Compact::new(s, s.all_messages_text.as_deref().unwrap(), &mut zstd))
-            .collect();
-        let mut memo = Memo::default();
-        for query in [
-            "flaky test borrow checker",
-            "bo \"a book\" x",
-            "re:che+",
-            "οδος t",
-        ] {
-            let mut typed = String::new();
-            for c in query.chars().chain(" zz".chars()) {
-                typed.push(c);
-                let got = rank_memo(
-                    &typed,
-                    0..sessions.len(),
-                    sessions.len(),
-                    |i| sessions[i].modified_ms,
-                    |i| compacts.get(i),
-                    &mut memo,
-                );
-                assert_eq!(got, super::super::rank(&sessions, &typed), "{typed:?}");
+        let compact = Compact::new(&s, &text, &mut zstd, None);
+        assert!(compact.tail.is_some());
+        for word in ["w299q3887", "q3887w", "i̇xοδος", "ab12", "w1q13x", "0199aa"] {
+            let mut prefix = String::new();
+            let mut before = None;
+            for c in word.chars() {
+                prefix.push(c);
+                let w = Word::new(&prefix);
+                let (resumed, end) = compact.with_hay(|hay| {
+                    let from = before.as_ref().map(|(r, n)| (r, *n));
+                    fuzzy_resume(&w, hay, from)
+                });
+                let fresh = compact.with_hay(|hay| fuzzy_hay(&prefix, hay));
+                assert_eq!(resumed, fresh, "{prefix:?}");
+                before = end.map(|r| (r, w.len()));
             }
         }
     }

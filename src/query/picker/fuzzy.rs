@@ -38,7 +38,38 @@ fn lowered<'a, 'h>(hay: &'a Hay<'h>, sigma: &'a Cell<bool>) -> Lowered<'a, 'h> {
     }
 }
 
+/// `lowered` from byte offset `byte` of the text (a character boundary).
+fn lowered_at<'a, 'h>(hay: &'a Hay<'h>, sigma: &'a Cell<bool>, byte: usize) -> Lowered<'a, 'h> {
+    let mut l = lowered(hay, sigma);
+    let mut rest = byte;
+    for p in hay.pieces {
+        if rest <= p.len() {
+            break;
+        }
+        rest -= p.len();
+        l.part += 1;
+    }
+    l.at = rest;
+    l
+}
+
 impl Lowered<'_, '_> {
+    /// Byte offset in the whole text of the next character to read.
+    fn byte(&self) -> usize {
+        let pieces = self.hay.pieces;
+        let before: usize = pieces[..self.part.min(pieces.len())]
+            .iter()
+            .map(|p| p.len())
+            .sum();
+        let tail = self.tail.map_or(0, str::len);
+        before
+            + if self.part > pieces.len() {
+                tail
+            } else {
+                self.at
+            }
+    }
+
     /// The next character of the text (its first byte when ASCII), advancing past it.
     fn next_char(&mut self) -> Option<char> {
         loop {
@@ -64,6 +95,43 @@ impl Lowered<'_, '_> {
             self.at += c.len_utf8();
             return Some(c);
         }
+    }
+}
+
+/// Lower-cased UTF-16 units read one by one, which may skip ahead faster.
+pub(super) trait Units: Iterator<Item = u16> {
+    /// Skips units up to the next that may be `unit`; how many, and the last of them.
+    fn skip_to(&mut self, _unit: u16) -> (usize, Option<u16>) {
+        (0, None)
+    }
+}
+
+impl Units for std::iter::Copied<std::slice::Iter<'_, u16>> {}
+
+impl Units for Lowered<'_, '_> {
+    /// Skips the ASCII bytes of the current piece that are not `unit` (ASCII lower-cases
+    /// unit for unit; anything else is left to `next`).
+    fn skip_to(&mut self, unit: u16) -> (usize, Option<u16>) {
+        if self.pending_at < self.pending_len {
+            return (0, None);
+        }
+        let pieces = self.hay.pieces;
+        let part = match pieces.get(self.part) {
+            Some(p) => *p,
+            None if self.part == pieces.len() => match self.tail {
+                Some(t) => t,
+                None => return (0, None),
+            },
+            None => return (0, None),
+        };
+        let rest = part.as_bytes().get(self.at..).unwrap_or_default();
+        let stop = |&b: &u8| !b.is_ascii() || u16::from(b.to_ascii_lowercase()) == unit;
+        let n = rest.iter().position(stop).unwrap_or(rest.len());
+        if n == 0 {
+            return (0, None);
+        }
+        self.at += n;
+        (n, Some(u16::from(rest[n - 1].to_ascii_lowercase())))
     }
 }
 
@@ -113,19 +181,142 @@ pub(super) fn fuzzy_match(query: &str, parts: &[&str]) -> Option<f64> {
 
 /// pi-tui's `fuzzyMatch` of `query` against a [`Hay`] lower-cased.
 pub(super) fn fuzzy_hay(query: &str, hay: &Hay) -> Option<f64> {
-    let q = query.to_lowercase();
-    let swapped = swap_letters_digits(&q);
+    fuzzy_resume(&Word::new(query), hay, None).0
+}
+
+/// A typed word ready to match: lower-cased, as UTF-16 units, with pi-tui's retry (letters
+/// and digits swapped).
+pub struct Word {
+    pub lower: String,
+    units: Vec<u16>,
+    swapped: Option<Vec<u16>>,
+}
+
+impl Word {
+    pub fn new(query: &str) -> Word {
+        let lower = query.to_lowercase();
+        let swapped = swap_letters_digits(&lower).map(|s| s.encode_utf16().collect());
+        Word {
+            units: lower.encode_utf16().collect(),
+            lower,
+            swapped,
+        }
+    }
+
+    /// Its length in UTF-16 units.
+    pub fn len(&self) -> usize {
+        self.units.len()
+    }
+}
+
+/// Where a word's match in one text ended, kept so that the next key (the same word with more
+/// characters) reads on from there instead of from the start: pi-tui's `fuzzyMatch` is greedy
+/// (each character is taken at its first occurrence after the previous one's), so the match
+/// of `chec` is the start of the match of `check`, with the same score so far.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Resume {
+    /// The score so far (without the whole-text bonus, which depends on the word's end).
+    score: f64,
+    /// Byte offset in the text where reading goes on; [`Resume::FAILED`]: no match (so no
+    /// longer word matches either).
+    byte: u32,
+    /// UTF-16 units read before `byte`, and the last of them.
+    read: u32,
+    prev: u16,
+    /// Index of the last matched unit (`u32::MAX`: none), and the consecutive run's length.
+    last: u32,
+    consecutive: u16,
+}
+
+impl Resume {
+    const FAILED: Resume = Resume {
+        score: 0.0,
+        byte: u32::MAX,
+        read: 0,
+        prev: 0,
+        last: u32::MAX,
+        consecutive: 0,
+    };
+
+    fn progress(&self) -> Progress {
+        Progress {
+            score: self.score,
+            last: (self.last != u32::MAX).then_some(self.last as usize),
+            consecutive: f64::from(self.consecutive),
+            read: self.read as usize,
+            prev: (self.read > 0).then_some(self.prev),
+        }
+    }
+
+    fn of(p: &Progress, byte: usize) -> Option<Resume> {
+        Some(Resume {
+            score: p.score,
+            byte: u32::try_from(byte).ok().filter(|&b| b != u32::MAX)?,
+            read: u32::try_from(p.read).ok()?,
+            prev: p.prev.unwrap_or(0),
+            last: p.last.map_or(Some(u32::MAX), |l| u32::try_from(l).ok())?,
+            consecutive: u16::try_from(p.consecutive as u64).ok()?,
+        })
+    }
+}
+
+/// `fuzzy_hay` of `word`, continuing from `from` (where `word`'s first `from.1` units' match
+/// ended in this text) when given; with where this match ended, for the next key (`None` when
+/// it cannot be kept: a 'Σ' was read, or a character's lower case was cut apart).
+pub(super) fn fuzzy_resume(
+    word: &Word,
+    hay: &Hay,
+    from: Option<(&Resume, usize)>,
+) -> (Option<f64>, Option<Resume>) {
+    if word.units.is_empty() {
+        return (Some(0.0), None);
+    }
     let sigma = Cell::new(false);
-    let once = |q: &str| fuzzy_once(&q.encode_utf16().collect::<Vec<_>>(), lowered(hay, &sigma));
-    let mut result = once(&q).or_else(|| swapped.as_deref().and_then(once).map(|s| s + 5.0));
+    let (primary, state) = match from {
+        Some((r, n)) if n <= word.units.len() && r.byte == u32::MAX => (None, Some(*r)),
+        Some((r, n)) if n <= word.units.len() => {
+            let text = lowered_at(hay, &sigma, r.byte as usize);
+            primary(&word.units, n, r.progress(), text, &sigma)
+        }
+        _ => primary(
+            &word.units,
+            0,
+            Progress::default(),
+            lowered(hay, &sigma),
+            &sigma,
+        ),
+    };
+    let retry = |q: &[u16]| fuzzy_once(q, lowered(hay, &sigma)).map(|s| s + 5.0);
+    let mut result = primary.or_else(|| word.swapped.as_deref().and_then(retry));
     if sigma.get() {
         // A 'Σ' before the match ended: lower-case the whole text, as JavaScript does.
         let whole: Vec<u16> = lower16(&hay.whole());
-        let once =
-            |q: &str| fuzzy_once(&q.encode_utf16().collect::<Vec<_>>(), whole.iter().copied());
-        result = once(&q).or_else(|| swapped.as_deref().and_then(once).map(|s| s + 5.0));
+        let once = |q: &[u16]| fuzzy_once(q, whole.iter().copied());
+        let swapped = word.swapped.as_deref();
+        result = once(&word.units).or_else(|| swapped.and_then(once).map(|s| s + 5.0));
     }
-    result
+    (result, state)
+}
+
+/// The first pass of `fuzzy_resume`: `units[done..]` matched on from `p` in `text`; its score
+/// and where it ended.
+fn primary(
+    units: &[u16],
+    done: usize,
+    mut p: Progress,
+    mut text: Lowered,
+    sigma: &Cell<bool>,
+) -> (Option<f64>, Option<Resume>) {
+    let matched = p.advance(&units[done..], &mut text);
+    let clean = !sigma.get();
+    if !matched {
+        return (None, clean.then_some(Resume::FAILED));
+    }
+    let whole_char = text.pending_at >= text.pending_len;
+    let state = (clean && whole_char)
+        .then(|| Resume::of(&p, text.byte()))
+        .flatten();
+    (Some(p.finish(units.len(), &mut text)), state)
 }
 
 /// `abc123` -> `123abc` and back (ASCII letters and digits only), as pi-tui retries.
@@ -145,45 +336,74 @@ fn is_boundary(unit: u16) -> bool {
 /// One pass of pi-tui's `fuzzyMatch` over a lower-cased text given unit by unit: the text is
 /// read only up to where the query's last character matched (one more unit when the query
 /// could equal the whole text).
-pub(super) fn fuzzy_once(q: &[u16], mut text: impl Iterator<Item = u16>) -> Option<f64> {
+pub(super) fn fuzzy_once(q: &[u16], mut text: impl Units) -> Option<f64> {
     if q.is_empty() {
         return Some(0.0);
     }
-    let mut score = 0.0f64;
-    let mut last: Option<usize> = None;
-    let mut consecutive = 0.0f64;
-    // Units read so far, and the last of them.
-    let mut read = 0usize;
-    let mut prev: Option<u16> = None;
-    for &unit in q {
-        let (i, before) = loop {
-            let u = text.next()?;
-            let at = (read, prev);
-            read += 1;
-            prev = Some(u);
-            if u == unit {
-                break at;
-            }
-        };
-        // As in pi-tui, a first match at index 0 counts as consecutive (-1 + 1 == 0).
-        if last.map_or(i == 0, |l| l + 1 == i) {
-            consecutive += 1.0;
-            score -= consecutive * 5.0;
-        } else {
-            consecutive = 0.0;
-            if let Some(l) = last {
-                score += (i - l - 1) as f64 * 2.0;
-            }
-        }
-        if i == 0 || before.is_some_and(is_boundary) {
-            score -= 10.0;
-        }
-        score += i as f64 * 0.1;
-        last = Some(i);
+    let mut p = Progress::default();
+    if !p.advance(q, &mut text) {
+        return None;
     }
-    // The query is the whole text: it matched at 0.. and nothing follows.
-    if last == Some(q.len() - 1) && text.next().is_none() {
-        score -= 100.0;
+    Some(p.finish(q.len(), &mut text))
+}
+
+/// A match under way: the score so far, the last matched unit, the consecutive run, units read
+/// and the last of them.
+#[derive(Default)]
+struct Progress {
+    score: f64,
+    last: Option<usize>,
+    consecutive: f64,
+    read: usize,
+    prev: Option<u16>,
+}
+
+impl Progress {
+    /// Matches `q`'s units in turn, reading `text` on; false when one is not found.
+    fn advance(&mut self, q: &[u16], text: &mut impl Units) -> bool {
+        for &unit in q {
+            let (i, before) = loop {
+                let (skipped, last) = text.skip_to(unit);
+                if skipped > 0 {
+                    self.read += skipped;
+                    self.prev = last;
+                }
+                let Some(u) = text.next() else {
+                    return false;
+                };
+                let at = (self.read, self.prev);
+                self.read += 1;
+                self.prev = Some(u);
+                if u == unit {
+                    break at;
+                }
+            };
+            // As in pi-tui, a first match at index 0 counts as consecutive (-1 + 1 == 0).
+            if self.last.map_or(i == 0, |l| l + 1 == i) {
+                self.consecutive += 1.0;
+                self.score -= self.consecutive * 5.0;
+            } else {
+                self.consecutive = 0.0;
+                if let Some(l) = self.last {
+                    self.score += (i - l - 1) as f64 * 2.0;
+                }
+            }
+            if i == 0 || before.is_some_and(is_boundary) {
+                self.score -= 10.0;
+            }
+            self.score += i as f64 * 0.1;
+            self.last = Some(i);
+        }
+        true
     }
-    Some(score)
+
+    /// The score once a query of `len` units matched: the whole text equal to the query (it
+    /// matched at 0.. and nothing follows) earns the exact-match bonus.
+    fn finish(self, len: usize, text: &mut impl Iterator<Item = u16>) -> f64 {
+        let mut score = self.score;
+        if self.last == Some(len - 1) && text.next().is_none() {
+            score -= 100.0;
+        }
+        score
+    }
 }

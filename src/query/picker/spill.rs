@@ -1,0 +1,93 @@
+//! Where the picker's compressed text tails wait until a match reads past a head: a temporary
+//! file, unlinked as soon as it is made (nothing is left behind, even after a crash), read
+//! back with one positioned read per tail. Keeping them there instead of in memory halves the
+//! picker's memory; a match reads a tail only when a word's match runs past its head.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::sync::Arc;
+
+/// The temporary file tails are written to.
+pub struct Spill {
+    file: Arc<File>,
+    len: u64,
+}
+
+impl Spill {
+    /// A new, already unlinked, file in the temporary directory, readable by its owner only.
+    ///
+    /// # Errors
+    /// The file cannot be made.
+    pub fn new() -> io::Result<Spill> {
+        let dir = std::env::temp_dir();
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        for n in 0..16u32 {
+            let path = dir.join(format!(".pidx-pick-{}-{nanos}-{n}", std::process::id()));
+            let made = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path);
+            match made {
+                Ok(file) => {
+                    std::fs::remove_file(&path)?;
+                    return Ok(Spill {
+                        file: Arc::new(file),
+                        len: 0,
+                    });
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Err(io::Error::other("no free temporary file name"))
+    }
+
+    /// Writes `bytes` at the end; where they are.
+    ///
+    /// # Errors
+    /// The write fails (a full disk).
+    pub(super) fn put(&mut self, bytes: Box<[u8]>) -> io::Result<Stored> {
+        let len = u32::try_from(bytes.len()).map_err(io::Error::other)?;
+        self.file.write_all_at(&bytes, self.len)?;
+        let at = self.len;
+        self.len += u64::from(len);
+        Ok(Stored::File {
+            file: Arc::clone(&self.file),
+            at,
+            len,
+        })
+    }
+}
+
+/// Compressed bytes, in memory or in a [`Spill`].
+pub(super) enum Stored {
+    Memory(Box<[u8]>),
+    File { file: Arc<File>, at: u64, len: u32 },
+}
+
+impl Stored {
+    /// The bytes (`None` when they cannot be read back).
+    pub fn read(&self) -> Option<std::borrow::Cow<'_, [u8]>> {
+        match self {
+            Stored::Memory(b) => Some(std::borrow::Cow::Borrowed(b)),
+            Stored::File { file, at, len } => {
+                let mut buf = vec![0; *len as usize];
+                file.read_exact_at(&mut buf, *at).ok()?;
+                Some(std::borrow::Cow::Owned(buf))
+            }
+        }
+    }
+
+    /// Bytes held in memory.
+    pub fn in_memory(&self) -> usize {
+        match self {
+            Stored::Memory(b) => b.len(),
+            Stored::File { .. } => 0,
+        }
+    }
+}
