@@ -45,7 +45,7 @@ push() { # source, label
   local t0 t1 s
   t0=$(now); "${P[@]}" --no-sync push --pg "$PIDX_BENCH_PG" --source "$1" --json >"$W/push.json"; t1=$(now)
   s=$(secs "$t0" "$t1")
-  echo "| $2 | $s s | $(echo "scale=1; $mb / $s" | bc) MB/s | $(tr -d '\n' <"$W/push.json" | sed 's/"migrated":\[[0-9,]*\],\?//') |"
+  echo "| $2 | $s s | $(echo "scale=1; $mb / $s" | bc) MB/s | $(tr -d '\n' <"$W/push.json" | sed -E 's/,?"migrated":\[[0-9,]*\]//') |"
 }
 if [[ -n "${PIDX_BENCH_OLD:-}" ]]; then
   OLD_PG=${PIDX_BENCH_PG/\/\/\/pidx\?/\/\/\/pidx_old?}

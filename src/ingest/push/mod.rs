@@ -132,24 +132,15 @@ pub fn push(
             writer::write_batch(client, &opts.source, &std::mem::take(&mut batch))?;
         }
     }
-    // Transcripts the server holds under these roots that this machine no longer has.
-    let roots: HashSet<String> = files
-        .iter()
-        .map(|f| f.root.clone())
-        .chain(
-            scope
-                .roots
-                .iter()
-                .map(|r| r.path.to_string_lossy().into_owned()),
-        )
-        .collect();
-    for gone in remote.values().filter(|r| roots.contains(&r.root)) {
-        batch.delete(gone.fid);
-        report.deleted += 1;
-        if batch.full() {
-            writer::write_batch(client, &opts.source, &std::mem::take(&mut batch))?;
-        }
-    }
+    delete_gone(
+        client,
+        scope,
+        &files,
+        &remote,
+        &opts.source,
+        &mut batch,
+        &mut report,
+    )?;
     writer::write_batch(client, &opts.source, &batch)?;
     if report.changed() > 0 {
         // Words written since the last flush wait in the GIN index's pending list, which every
@@ -170,6 +161,36 @@ pub fn push(
         .execute("SELECT pg_advisory_unlock_all()", &[])
         .map_err(server_err)?;
     Ok(report)
+}
+
+/// Transcripts the server holds under these roots that this machine no longer has.
+fn delete_gone(
+    client: &mut Client,
+    scope: &Scope,
+    files: &[LocalFile],
+    remote: &HashMap<String, Remote>,
+    source: &str,
+    batch: &mut Batch,
+    report: &mut PushReport,
+) -> Result<()> {
+    let roots: HashSet<String> = files
+        .iter()
+        .map(|f| f.root.clone())
+        .chain(
+            scope
+                .roots
+                .iter()
+                .map(|r| r.path.to_string_lossy().into_owned()),
+        )
+        .collect();
+    for gone in remote.values().filter(|r| roots.contains(&r.root)) {
+        batch.delete(gone.fid);
+        report.deleted += 1;
+        if batch.full() {
+            writer::write_batch(client, source, &std::mem::take(batch))?;
+        }
+    }
+    Ok(())
 }
 
 /// The push's own settings: words go to the GIN index's pending list and are merged in large

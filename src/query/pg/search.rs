@@ -79,16 +79,7 @@ pub fn search(tx: &mut Transaction, q: &PgSearch) -> Result<Vec<Hit>> {
             "left(t.body, 4000)".to_string(),
         ),
     };
-    if !q.kinds.is_empty() {
-        let kinds: Vec<i16> = q.kinds.iter().map(|k| *k as i16).collect();
-        c.and("t.kind = ANY(?)", vec![Box::new(kinds)]);
-    }
-    if let Some(t) = q.since_ms {
-        c.and("e.ts_ms >= ?", vec![Box::new(t)]);
-    }
-    if let Some(t) = q.until_ms {
-        c.and("e.ts_ms < ?", vec![Box::new(t)]);
-    }
+    filters(q, &mut c);
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
                 {score} AS score, {body}, s.fid, s.name, s.first_message
@@ -104,41 +95,56 @@ pub fn search(tx: &mut Transaction, q: &PgSearch) -> Result<Vec<Hit>> {
     let rows = tx.query(&sql, &c.params()).map_err(server_err)?;
     Ok(rows
         .iter()
-        .map(|r| {
-            let body: String = r.get(10);
-            let ts_ms: Option<i64> = r.get(8);
-            let score: f64 = r.get(9);
-            let name: Option<String> = r.get(12);
-            let snippet = match &needle {
-                Some(n) => match body.find(n.as_str()) {
-                    Some(at) => Snippet::at(&body, at, at + n.len()),
-                    None => Snippet::around(&body, None),
-                },
-                None => Snippet::around(&body, highlight.as_ref()),
-            };
-            Hit {
-                source: Some(r.get(0)),
-                path: r.get(1),
-                session_id: r.get(2),
-                cwd: r.get(3),
-                title: name.clone().or(r.get(13)).unwrap_or_default(),
-                session_name: name,
-                entry_id: r.get(4),
-                line: r.get(5),
-                kind: TextKind::from_bits(i64::from(r.get::<_, i16>(6))).name(),
-                role: r.get(7),
-                timestamp: ts_ms.map(js::iso),
-                // As locally: a literal's hits rank newest first.
-                score: if needle.is_some() {
-                    ts_ms.unwrap_or(0) as f64
-                } else {
-                    score
-                },
-                snippet,
-                file_id: r.get(11),
-            }
-        })
+        .map(|r| hit(r, needle.as_deref(), highlight.as_ref()))
         .collect())
+}
+
+/// `--in`, `--since` and `--until`.
+fn filters(q: &PgSearch, c: &mut Conds) {
+    if !q.kinds.is_empty() {
+        let kinds: Vec<i16> = q.kinds.iter().map(|k| *k as i16).collect();
+        c.and("t.kind = ANY(?)", vec![Box::new(kinds)]);
+    }
+    if let Some(t) = q.since_ms {
+        c.and("e.ts_ms >= ?", vec![Box::new(t)]);
+    }
+    if let Some(t) = q.until_ms {
+        c.and("e.ts_ms < ?", vec![Box::new(t)]);
+    }
+}
+
+/// A result row as the local search's hit, with its snippet cut here.
+fn hit(r: &postgres::Row, needle: Option<&str>, highlight: Option<&regex::Regex>) -> Hit {
+    let body: String = r.get(10);
+    let ts_ms: Option<i64> = r.get(8);
+    let name: Option<String> = r.get(12);
+    let snippet = match needle {
+        Some(n) => match body.find(n) {
+            Some(at) => Snippet::at(&body, at, at + n.len()),
+            None => Snippet::around(&body, None),
+        },
+        None => Snippet::around(&body, highlight),
+    };
+    Hit {
+        source: Some(r.get(0)),
+        path: r.get(1),
+        session_id: r.get(2),
+        cwd: r.get(3),
+        title: name.clone().or(r.get(13)).unwrap_or_default(),
+        session_name: name,
+        entry_id: r.get(4),
+        line: r.get(5),
+        kind: TextKind::from_bits(i64::from(r.get::<_, i16>(6))).name(),
+        role: r.get(7),
+        timestamp: ts_ms.map(js::iso),
+        // As locally: a literal's hits rank newest first.
+        score: match needle {
+            Some(_) => ts_ms.unwrap_or(0) as f64,
+            None => r.get(9),
+        },
+        snippet,
+        file_id: r.get(11),
+    }
 }
 
 /// The `tsquery` of the FTS5 expression `parse` wrote (quoted terms, `*` after a prefix, AND,
