@@ -273,6 +273,7 @@ pub fn write_batch(client: &mut Client, source: &str, batch: &Batch) -> Result<(
     )
     .map_err(server_err)?;
     copy_tables(&mut tx, source, batch, &fids)?;
+    refresh_statistics(&mut tx, batch)?;
     let (ranked, after): (Vec<i64>, Vec<i64>) = (batch.files.iter().zip(&fids))
         .filter_map(|((_, _, change), fid)| match change {
             Change::Full => Some((*fid, -1)),
@@ -286,6 +287,30 @@ pub fn write_batch(client: &mut Client, source: &str, batch: &Batch) -> Result<(
     )
     .map_err(server_err)?;
     tx.commit().map_err(server_err)
+}
+
+/// Statistics that still describe a (nearly) empty table after a large `COPY` make the
+/// re-ranking's join scan the table per row (minutes for a first push into an empty
+/// database): when this batch added more entries than the table's estimate holds, entries and
+/// sessions are analysed first (a sample; allowed inside the transaction).
+fn refresh_statistics(tx: &mut Transaction, batch: &Batch) -> Result<()> {
+    let added: usize = batch
+        .files
+        .iter()
+        .map(|(_, rows, _)| rows.entries.len())
+        .sum();
+    let estimate: f32 = tx
+        .query_one(
+            "SELECT reltuples FROM pg_class WHERE oid = 'entries'::regclass",
+            &[],
+        )
+        .map_err(server_err)?
+        .get(0);
+    if f64::from(estimate) < added as f64 {
+        tx.batch_execute("ANALYZE entries, sessions")
+            .map_err(server_err)?;
+    }
+    Ok(())
 }
 
 /// Each file's id: the server's, or one reserved from the identity sequence for a new file.
