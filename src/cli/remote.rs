@@ -127,8 +127,6 @@ fn sql(
         (timeout * 1000.0) as i64
     ))
     .map_err(store::server_err)?;
-    tx.batch_execute("SAVEPOINT pidx_sql")
-        .map_err(store::server_err)?;
     let stmt = tx.prepare(query).map_err(store::server_err)?;
     let columns: Vec<String> = stmt
         .columns()
@@ -136,7 +134,12 @@ fn sql(
         .map(|c| c.name().to_string())
         .collect();
     let wrapped = format!("SELECT to_json(q)::text FROM ({query}) q");
-    let Ok(rows) = tx.query(&wrapped, &[]) else {
+    // The nested attempt runs in a savepoint: when it fails, dropping the savepoint rolls the
+    // transaction back to before it, so the plain query below can still run.
+    let mut attempt = tx.savepoint("pidx_sql").map_err(store::server_err)?;
+    let nested = attempt.query(&wrapped, &[]);
+    drop(attempt);
+    let Ok(rows) = nested else {
         // Not a query that can be nested (SHOW, EXPLAIN, or a write, which the READ ONLY
         // transaction refuses with its own message): run it as it is, values as text.
         return text_rows(tx, query, columns);
@@ -159,8 +162,6 @@ fn text_rows(
     query: &str,
     columns: Vec<String>,
 ) -> Result<crate::query::sql::Table> {
-    tx.batch_execute("ROLLBACK TO SAVEPOINT pidx_sql")
-        .map_err(store::server_err)?;
     let mut rows = Vec::new();
     for m in tx.simple_query(query).map_err(store::server_err)? {
         if let postgres::SimpleQueryMessage::Row(r) = m {

@@ -91,26 +91,40 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
         limit: args.limit,
     };
     let hits = search::search(&store.conn, &scope, &opts)?;
-    if env.global.json {
-        out.json(&hits)?;
-    } else if args.jsonl {
-        for h in &hits {
-            out.json(h)?;
-        }
-    } else if hits.is_empty() {
-        crate::term::say("pidx: no matches");
-    } else {
-        let handles = handle::handles(
+    print_hits(env, args, &hits, out, |hits| {
+        Ok(handle::handles(
             &store.conn,
             hits.iter().map(|h| handle::Session {
                 file_id: h.file_id,
                 id: h.session_id.as_deref(),
                 path: &h.path,
             }),
-        )?;
-        render_hits(out, &hits, &handles, now)?;
-    }
+        )?)
+    })?;
     Ok(!hits.is_empty())
+}
+
+/// Hits as JSON, JSON lines or text (the handles computed only for text), local or remote.
+fn print_hits(
+    env: &Env,
+    args: &SearchArgs,
+    hits: &[Hit],
+    out: &mut Out,
+    handles: impl FnOnce(&[Hit]) -> Result<HashMap<i64, String>>,
+) -> Result<()> {
+    if env.global.json {
+        out.json(&hits)?;
+    } else if args.jsonl {
+        for h in hits {
+            out.json(h)?;
+        }
+    } else if hits.is_empty() {
+        crate::term::say("pidx: no matches");
+    } else {
+        let handles = handles(hits)?;
+        render_hits(out, hits, &handles, chrono::Utc::now().timestamp_millis())?;
+    }
+    Ok(())
 }
 
 fn render_hits(
@@ -128,7 +142,10 @@ fn render_hits(
             last_file = Some(h.file_id);
             let title = super::output::truncate(&one_line(&h.title), 80);
             let handle = handles.get(&h.file_id).map_or("-", String::as_str);
-            let header = format!("{title}  {}  {}", one_line(handle), one_line(&h.cwd));
+            let mut header = format!("{title}  {}  {}", one_line(handle), one_line(&h.cwd));
+            if let Some(source) = &h.source {
+                header = format!("{}  {header}", one_line(source));
+            }
             out.line(&out.paint("1", &header))?;
             out.line(&out.paint("2", &one_line(&h.path)))?;
         }
@@ -207,23 +224,15 @@ pub fn run_remote(
         limit: args.limit,
     };
     let hits = crate::query::pg::search::search(tx, &q)?;
-    if env.global.json {
-        out.json(&hits)?;
-    } else if args.jsonl {
-        for h in &hits {
-            out.json(h)?;
-        }
-    } else {
-        for h in &hits {
-            out.line(&format!(
-                "{}  {}:{}  {}  {}",
-                crate::term::one_line(&h.source),
-                crate::term::one_line(&h.path),
-                h.line,
-                h.kind,
-                h.snippet
-            ))?;
-        }
-    }
+    print_hits(env, args, &hits, out, |hits| {
+        // The server's sessions by their id's first eight characters.
+        Ok(hits
+            .iter()
+            .map(|h| {
+                let id = h.session_id.as_deref().unwrap_or("-");
+                (h.file_id, id.chars().take(8).collect())
+            })
+            .collect())
+    })?;
     Ok(!hits.is_empty())
 }

@@ -26,7 +26,7 @@ pub fn server(name: &str) -> Option<Server> {
         return None;
     };
     let admin_url = std::env::var("PIDX_TEST_PG_ADMIN_URL").unwrap();
-    let mut admin = postgres::Client::connect(&admin_url, postgres::NoTls).unwrap();
+    let mut admin = pidx::store::pg::connect(&admin_url).unwrap();
     let db = format!("t_{name}");
     admin
         .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
@@ -35,11 +35,9 @@ pub fn server(name: &str) -> Option<Server> {
         .batch_execute(&format!("CREATE DATABASE {db} OWNER pidx_writer"))
         .unwrap();
     let in_db = |u: &str| u.replacen("///pidx?", &format!("///{db}?"), 1);
-    let admin = postgres::Client::connect(
-        &in_db(&admin_url.replacen("///postgres?", "///pidx?", 1)),
-        postgres::NoTls,
-    )
-    .unwrap();
+    let admin =
+        pidx::store::pg::connect(&in_db(&admin_url.replacen("///postgres?", "///pidx?", 1)))
+            .unwrap();
     Some(Server {
         url: in_db(&url),
         reader: in_db(&std::env::var("PIDX_TEST_PG_READER_URL").unwrap()),
@@ -203,13 +201,7 @@ pub fn entries_on(admin: &mut postgres::Client) -> i64 {
 }
 /// The default source name pidx picks on this machine.
 pub fn push_source(_tmp: &Path, _root: &Path) -> String {
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("LOGNAME"))
-        .unwrap_or_else(|_| "user".into());
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "localhost".into());
-    format!("{user}@{host}")
+    pidx::ingest::push::default_source()
 }
 /// The README's read-only role SQL, for database `db`.
 pub fn reader_sql(db: &str) -> String {

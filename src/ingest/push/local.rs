@@ -11,6 +11,7 @@ use crate::pi::text::texts;
 use crate::query::Scope;
 use crate::store::jsonl::read_at;
 use crate::store::pg::values::Val;
+use crate::store::pg::words::TsVector;
 use crate::store::pg::writer::{Change, FileRows, ENTRY_COLS, SESSION_COLS};
 
 /// One local transcript's summary and sync state.
@@ -130,20 +131,24 @@ pub fn rows(
         } else {
             (seq, 0)
         };
+        rows.bytes += name.len() + 16;
         rows.tools.push(vec![
             Val::Int(Some(seq)),
             Val::Int4(Some(last.1)),
             Val::Text(Some(name)),
         ]);
     }
-    for (table, col, out) in [
-        ("listing_text", "text", &mut rows.listing),
-        ("bad_lines", "reason", &mut rows.bad),
-    ] {
+    for (table, col, out) in [("listing_text", "text", 0), ("bad_lines", "reason", 1)] {
+        let out = if out == 0 {
+            &mut rows.listing
+        } else {
+            &mut rows.bad
+        };
         let sql = format!("SELECT line, {col} FROM {table} WHERE file_id = ?1 AND line >= ?2");
         let mut stmt = conn.prepare_cached(&sql)?;
         for row in stmt.query_map([f.file_id, from_line], |r| Ok((r.get(0)?, r.get(1)?)))? {
             let (line, text): (i64, String) = row?;
+            rows.bytes += text.len() + 16;
             out.push(vec![Val::Int(Some(line)), Val::Text(Some(text))]);
         }
     }
@@ -193,7 +198,9 @@ fn entries(
         } else {
             crate::pi::images::without_images(&line)
         };
-        row.push(Val::Text(Some(raw.unwrap_or_else(|| line.into_owned()))));
+        let raw = raw.unwrap_or_else(|| line.into_owned());
+        rows.bytes += raw.len() + 64;
+        row.push(Val::Text(Some(raw)));
         rows.entries.push(row);
     }
     Ok(true)
@@ -206,10 +213,13 @@ fn add_texts(line: &str, seq: i64, kinds: i64, rows: &mut FileRows) {
     };
     for (kind, body) in texts(&obj) {
         if kinds & (1 << kind as i64) != 0 {
+            let words = TsVector::of(&body);
+            rows.bytes += body.len() + 16;
             rows.texts.push(vec![
                 Val::Int(Some(seq)),
-                Val::Int4(Some(kind as i32)),
+                Val::Int2(Some(kind as i16)),
                 Val::Text(Some(body)),
+                Val::Words(words),
             ]);
         }
     }

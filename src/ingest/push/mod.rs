@@ -2,7 +2,7 @@
 //! transcript, the sync state it was sent (inode, offset, head and tail hashes, last entry);
 //! comparing it with the local `files` row says what to send: nothing, the summary, the new
 //! entries (an append: the server's tail window still matches the file), or everything (a
-//! rewrite). Each transcript's change is one server transaction (`store::pg::writer`), under a
+//! rewrite). Changes go in batches, each one server transaction (`store::pg::writer`), under a
 //! per-source advisory lock; transcripts gone from this machine are removed.
 
 mod local;
@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::ingest::tail::{hash, WINDOW};
 use crate::query::Scope;
 use crate::store::jsonl::read_at;
-use crate::store::pg::writer::{self, Change};
+use crate::store::pg::writer::{self, Batch, Change};
 use crate::store::pg::{lock_source, migrate, server_err};
 pub use local::LocalFile;
 
@@ -107,7 +107,9 @@ pub fn push(
         .map_err(server_err)?;
     lock_source(client, &opts.source, waiting)?;
     let mut remote = remote_state(client, &opts.source)?;
+    session_settings(client)?;
     let files = local::files(conn, scope)?;
+    let mut batch = Batch::default();
     for f in &files {
         let old = remote.remove(&f.path);
         let Some(change) = change_for(f, old.as_ref())? else {
@@ -118,7 +120,6 @@ pub fn push(
             report.skipped += 1;
             continue;
         };
-        writer::write_file(client, &opts.source, &rows, change)?;
         report.entries += rows.entries.len();
         match change {
             Change::Full if old.is_none() => report.new += 1,
@@ -126,21 +127,29 @@ pub fn push(
             Change::Append { .. } => report.appended += 1,
             Change::Summary => report.summaries += 1,
         }
+        batch.add(old.map(|r| r.fid), rows, change);
+        if batch.full() {
+            writer::write_batch(client, &opts.source, &std::mem::take(&mut batch))?;
+        }
     }
-    // Transcripts the server holds under these roots that this machine no longer has.
-    let roots: HashSet<String> = files
-        .iter()
-        .map(|f| f.root.clone())
-        .chain(
-            scope
-                .roots
-                .iter()
-                .map(|r| r.path.to_string_lossy().into_owned()),
-        )
-        .collect();
-    for gone in remote.values().filter(|r| roots.contains(&r.root)) {
-        writer::delete_file(client, &opts.source, gone.fid)?;
-        report.deleted += 1;
+    delete_gone(
+        client,
+        scope,
+        &files,
+        &remote,
+        &opts.source,
+        &mut batch,
+        &mut report,
+    )?;
+    writer::write_batch(client, &opts.source, &batch)?;
+    if report.changed() > 0 {
+        // Words written since the last flush wait in the GIN index's pending list, which every
+        // search reads through; merge them now rather than on the first searches. Only the
+        // index's owner may: another writer role leaves it to autovacuum.
+        let _ = client.execute(
+            "SELECT gin_clean_pending_list('entry_text_words'::regclass)",
+            &[],
+        );
     }
     client
         .execute(
@@ -152,6 +161,51 @@ pub fn push(
         .execute("SELECT pg_advisory_unlock_all()", &[])
         .map_err(server_err)?;
     Ok(report)
+}
+
+/// Transcripts the server holds under these roots that this machine no longer has.
+fn delete_gone(
+    client: &mut Client,
+    scope: &Scope,
+    files: &[LocalFile],
+    remote: &HashMap<String, Remote>,
+    source: &str,
+    batch: &mut Batch,
+    report: &mut PushReport,
+) -> Result<()> {
+    let roots: HashSet<String> = files
+        .iter()
+        .map(|f| f.root.clone())
+        .chain(
+            scope
+                .roots
+                .iter()
+                .map(|r| r.path.to_string_lossy().into_owned()),
+        )
+        .collect();
+    for gone in remote.values().filter(|r| roots.contains(&r.root)) {
+        batch.delete(gone.fid);
+        report.deleted += 1;
+        if batch.full() {
+            writer::write_batch(client, source, &std::mem::take(batch))?;
+        }
+    }
+    Ok(())
+}
+
+/// The push's own settings: words go to the GIN index's pending list and are merged in large
+/// pieces (64 MB of pending entries, sorted in 64 MB of memory) rather than every 4 MB; and
+/// plans that do not trust the statistics about `source`. A source's first push starts while
+/// the statistics say it has no rows, so a plan made for the actual name scans all of the
+/// source's rows per lookup (the second source of the benchmark sat 10 minutes in one batch's
+/// re-ranking); a generic plan looks every row up by its whole key.
+fn session_settings(client: &mut Client) -> Result<()> {
+    client
+        .batch_execute(
+            "SET work_mem = '64MB'; SET gin_pending_list_limit = '64MB';
+             SET plan_cache_mode = force_generic_plan",
+        )
+        .map_err(server_err)
 }
 
 fn remote_state(client: &mut Client, source: &str) -> Result<HashMap<String, Remote>> {

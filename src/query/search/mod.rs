@@ -25,7 +25,7 @@ use crate::query::Scope;
 use crate::store::jsonl::read_at;
 use crate::store::schema::{fts_entry_sql, fts_kind_sql, fts_rowid_sql, ANCESTORS};
 pub use parse::{parse, Query};
-pub use snippet::Snippet;
+pub use snippet::{terms_regex, Snippet};
 
 /// What to search and where.
 #[derive(Debug, Clone)]
@@ -50,6 +50,9 @@ pub struct SearchOptions {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Hit {
+    /// The team server's source of the session (`pidx --pg URL search`); none locally.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     pub path: String,
     pub session_id: Option<String>,
     pub cwd: String,
@@ -388,6 +391,7 @@ fn confirm(
         };
         let title = name.clone().or(first).unwrap_or_default();
         hits.push(Hit {
+            source: None,
             path: c.path,
             session_id,
             cwd,

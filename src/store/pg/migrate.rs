@@ -8,7 +8,13 @@ use super::{server_err, LOCK_MIGRATE};
 use crate::error::{Error, Result};
 
 /// (version, SQL), in order. Never edit a shipped one: add the next number.
-const MIGRATIONS: &[(i32, &str)] = &[(1, include_str!("../../../migrations/pg/0001_init.sql"))];
+const MIGRATIONS: &[(i32, &str)] = &[
+    (1, include_str!("../../../migrations/pg/0001_init.sql")),
+    (
+        2,
+        include_str!("../../../migrations/pg/0002_words_by_pidx.sql"),
+    ),
+];
 
 /// The newest schema this pidx knows.
 pub fn latest() -> i32 {

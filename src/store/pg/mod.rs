@@ -5,6 +5,7 @@
 mod conn;
 pub mod migrate;
 pub mod values;
+pub mod words;
 pub mod writer;
 
 use postgres::Client;

@@ -1,15 +1,18 @@
-//! The one write path to the server (`pidx push`): each transcript's change in one transaction,
-//! so a push killed at any point leaves every transcript as it was before or after, and the
-//! next push completes it. Copies made by forks are re-ranked inside the same transaction
-//! (the SQLite rule of `store::copies`, per source: the session with the earliest header time,
-//! then the smallest path, holds the canonical copy).
+//! The one write path to the server (`pidx push`): transcripts' changes in batches, each batch
+//! one transaction, so a push killed at any point leaves every transcript as it was before or
+//! after, and the next push completes it. A batch is a handful of statements whatever its size:
+//! file ids reserved from the sequence up front, removals by `fid = ANY(...)`, rows by binary
+//! `COPY`, and one re-ranking of the copies made by forks (the SQLite rule of `store::copies`,
+//! per source: the session with the earliest header time, then the smallest path, holds the
+//! canonical copy).
 
-use postgres::types::ToSql;
+use std::io::Write as _;
+
 use postgres::{Client, Transaction};
 
 use super::server_err;
-use super::values::{unnest_insert, Col, Ty, Val};
-use crate::error::Result;
+use super::values::{copy_header, copy_row, copy_trailer, Ty, Val};
+use crate::error::{Error, Result};
 
 /// The server's `sessions` columns and the SQLite expression each comes from (over `files f`,
 /// `roots r`, `sessions s` and the `gw_files g` view).
@@ -94,32 +97,46 @@ pub const ENTRY_COLS: &[(&str, &str, Ty)] = &[
     ("raw", "NULL", Ty::Text),
 ];
 
-const TEXT_COLS: &[(&str, Ty)] = &[("seq", Ty::Int), ("kind", Ty::Int4), ("body", Ty::Text)];
+const TEXT_COLS: &[(&str, Ty)] = &[
+    ("seq", Ty::Int),
+    ("kind", Ty::Int2),
+    ("body", Ty::Text),
+    ("tsv", Ty::Words),
+];
 const TOOL_COLS: &[(&str, Ty)] = &[("seq", Ty::Int), ("n", Ty::Int4), ("name", Ty::Text)];
 const LINE_COLS: &[(&str, Ty)] = &[("line", Ty::Int), ("text", Ty::Text)];
 const BAD_COLS: &[(&str, Ty)] = &[("line", Ty::Int), ("reason", Ty::Text)];
 
-/// Rows of a table as columns, built in the order of its column list.
+/// Rows of one table, row after row.
 #[derive(Debug, Clone)]
-pub struct Rows(pub Vec<Col>);
+pub struct Rows {
+    width: usize,
+    vals: Vec<Val>,
+}
 
 impl Rows {
-    pub fn new(types: impl IntoIterator<Item = Ty>) -> Rows {
-        Rows(types.into_iter().map(Col::new).collect())
-    }
-
-    pub fn push(&mut self, row: Vec<Val>) {
-        for (c, v) in self.0.iter_mut().zip(row) {
-            c.push(v);
+    pub fn new(width: usize) -> Rows {
+        Rows {
+            width,
+            vals: Vec::new(),
         }
     }
 
+    pub fn push(&mut self, row: Vec<Val>) {
+        debug_assert_eq!(row.len(), self.width);
+        self.vals.extend(row);
+    }
+
     pub fn len(&self) -> usize {
-        self.0.first().map_or(0, Col::len)
+        self.vals.len() / self.width
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.vals.is_empty()
+    }
+
+    fn rows(&self) -> std::slice::Chunks<'_, Val> {
+        self.vals.chunks(self.width)
     }
 }
 
@@ -141,7 +158,7 @@ pub struct FileRows {
     pub summary_hash: i64,
     /// [`ENTRY_COLS`].
     pub entries: Rows,
-    /// (seq, kind, body) of full-text rows.
+    /// (seq, kind, body, words) of full-text rows.
     pub texts: Rows,
     /// (seq, n, name) of tool calls.
     pub tools: Rows,
@@ -153,6 +170,8 @@ pub struct FileRows {
     /// when later lines arrive).
     pub shadowed: Vec<i64>,
     pub silent: Vec<i64>,
+    /// Bytes of text held (what a batch is measured by).
+    pub bytes: usize,
 }
 
 impl FileRows {
@@ -160,182 +179,265 @@ impl FileRows {
         FileRows {
             session: Vec::new(),
             summary_hash: 0,
-            entries: Rows::new(ENTRY_COLS.iter().map(|c| c.2)),
-            texts: Rows::new(TEXT_COLS.iter().map(|c| c.1)),
-            tools: Rows::new(TOOL_COLS.iter().map(|c| c.1)),
-            listing: Rows::new(LINE_COLS.iter().map(|c| c.1)),
-            bad: Rows::new(BAD_COLS.iter().map(|c| c.1)),
+            entries: Rows::new(ENTRY_COLS.len()),
+            texts: Rows::new(TEXT_COLS.len()),
+            tools: Rows::new(TOOL_COLS.len()),
+            listing: Rows::new(LINE_COLS.len()),
+            bad: Rows::new(BAD_COLS.len()),
             shadowed: Vec::new(),
             silent: Vec::new(),
+            bytes: 0,
         }
     }
 }
 
-/// Applies one transcript's change in one transaction.
+/// A batch ends when it holds this many bytes of text or this many transcripts, or has been
+/// filling for this long (a slow reader still commits as it goes).
+const BATCH_BYTES: usize = 8 << 20;
+const BATCH_FILES: usize = 500;
+const BATCH_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Transcripts' changes and removals written together (`write_batch`).
+#[derive(Default)]
+pub struct Batch {
+    /// (the server's fid when it holds the transcript, rows, change)
+    files: Vec<(Option<i64>, FileRows, Change)>,
+    deleted: Vec<i64>,
+    bytes: usize,
+    started: Option<std::time::Instant>,
+}
+
+impl Batch {
+    pub fn add(&mut self, fid: Option<i64>, rows: FileRows, change: Change) {
+        self.started.get_or_insert_with(std::time::Instant::now);
+        self.bytes += rows.bytes + 512;
+        self.files.push((fid, rows, change));
+    }
+
+    /// Removes a transcript that is gone from the source machine.
+    pub fn delete(&mut self, fid: i64) {
+        self.started.get_or_insert_with(std::time::Instant::now);
+        self.bytes += 512;
+        self.deleted.push(fid);
+    }
+
+    pub fn full(&self) -> bool {
+        self.bytes >= BATCH_BYTES
+            || self.files.len() + self.deleted.len() >= BATCH_FILES
+            || self.started.is_some_and(|t| t.elapsed() >= BATCH_TIME)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty() && self.deleted.is_empty()
+    }
+}
+
+/// Writes a batch in one transaction.
 ///
 /// # Errors
 /// Server errors (the transaction is rolled back: the server keeps the previous state).
-pub fn write_file(
-    client: &mut Client,
-    source: &str,
-    rows: &FileRows,
-    change: Change,
-) -> Result<()> {
-    let mut tx = client.transaction().map_err(server_err)?;
-    let path = match &rows.session[0] {
-        Val::Text(Some(p)) => p.clone(),
-        _ => unreachable!("the first session column is the path"),
-    };
-    let old = fid_of(&mut tx, source, &path)?;
-    let mut old_groups = (Vec::new(), Vec::new());
-    if let (Some(fid), Change::Full) = (old, change) {
-        old_groups = copy_groups(&mut tx, source, fid)?;
-        delete_children(&mut tx, source, fid, None)?;
+pub fn write_batch(client: &mut Client, source: &str, batch: &Batch) -> Result<()> {
+    if batch.is_empty() {
+        return Ok(());
     }
-    let fid = upsert_session(&mut tx, source, rows)?;
-    let after = match change {
-        Change::Full => -1,
-        Change::Append {
+    let mut tx = client.transaction().map_err(server_err)?;
+    let fids = fids(&mut tx, batch)?;
+    // Transcripts replaced whole or removed: their old rows go, their copy groups re-rank.
+    let replaced: Vec<i64> = batch
+        .files
+        .iter()
+        .filter_map(|(old, _, change)| old.filter(|_| *change == Change::Full))
+        .chain(batch.deleted.iter().copied())
+        .collect();
+    let mut groups = (Vec::new(), Vec::new());
+    if !replaced.is_empty() {
+        groups = copy_groups(&mut tx, source, &replaced)?;
+        delete_children(&mut tx, source, &replaced)?;
+    }
+    for ((_, rows, change), fid) in batch.files.iter().zip(&fids) {
+        if let Change::Append {
             after_seq,
             from_line,
-        } => {
-            delete_children(&mut tx, source, fid, Some(from_line))?;
-            set_flags(&mut tx, source, fid, after_seq, rows)?;
-            after_seq
+        } = *change
+        {
+            delete_tail(&mut tx, source, *fid, from_line)?;
+            set_flags(&mut tx, source, *fid, after_seq, rows)?;
         }
-        Change::Summary => i64::MAX,
-    };
-    if change != Change::Summary {
-        insert(
-            &mut tx,
-            "entries",
-            ENTRY_COLS.iter().map(|c| (c.0, c.2)),
-            source,
-            fid,
-            &rows.entries,
-        )?;
-        insert(
-            &mut tx,
-            "entry_text",
-            TEXT_COLS.iter().copied(),
-            source,
-            fid,
-            &rows.texts,
-        )?;
-        insert(
-            &mut tx,
-            "tool_uses",
-            TOOL_COLS.iter().copied(),
-            source,
-            fid,
-            &rows.tools,
-        )?;
-        insert(
-            &mut tx,
-            "listing_text",
-            LINE_COLS.iter().copied(),
-            source,
-            fid,
-            &rows.listing,
-        )?;
-        insert(
-            &mut tx,
-            "bad_lines",
-            BAD_COLS.iter().copied(),
-            source,
-            fid,
-            &rows.bad,
-        )?;
-        rank_copies(&mut tx, source, fid, &old_groups, after)?;
     }
-    tx.commit().map_err(server_err)
-}
-
-/// Removes a transcript that is gone from the source machine.
-///
-/// # Errors
-/// Server errors.
-pub fn delete_file(client: &mut Client, source: &str, fid: i64) -> Result<()> {
-    let mut tx = client.transaction().map_err(server_err)?;
-    let groups = copy_groups(&mut tx, source, fid)?;
-    delete_children(&mut tx, source, fid, None)?;
+    let old: Vec<i64> = (batch.files.iter().filter_map(|f| f.0))
+        .chain(batch.deleted.iter().copied())
+        .collect();
     tx.execute(
-        "DELETE FROM sessions WHERE source = $1 AND fid = $2",
-        &[&source, &fid],
+        "DELETE FROM sessions WHERE source = $1 AND fid = ANY($2)",
+        &[&source, &old],
     )
     .map_err(server_err)?;
-    rank_copies(&mut tx, source, fid, &groups, i64::MAX)?;
+    copy_tables(&mut tx, source, batch, &fids)?;
+    refresh_statistics(&mut tx, batch)?;
+    let (ranked, after): (Vec<i64>, Vec<i64>) = (batch.files.iter().zip(&fids))
+        .filter_map(|((_, _, change), fid)| match change {
+            Change::Full => Some((*fid, -1)),
+            Change::Append { after_seq, .. } => Some((*fid, *after_seq)),
+            Change::Summary => None,
+        })
+        .unzip();
+    tx.execute(
+        RANK_COPIES,
+        &[&source, &groups.0, &groups.1, &ranked, &after],
+    )
+    .map_err(server_err)?;
     tx.commit().map_err(server_err)
 }
 
-fn fid_of(tx: &mut Transaction, source: &str, path: &str) -> Result<Option<i64>> {
-    Ok(tx
-        .query_opt(
-            "SELECT fid FROM sessions WHERE source = $1 AND path = $2",
-            &[&source, &path],
+/// Statistics that still describe a (nearly) empty table after a large `COPY` make the
+/// re-ranking's join scan the table per row (minutes for a first push into an empty
+/// database): when this batch added more entries than the table's estimate holds, entries and
+/// sessions are analysed first (a sample; allowed inside the transaction).
+fn refresh_statistics(tx: &mut Transaction, batch: &Batch) -> Result<()> {
+    let added: usize = batch
+        .files
+        .iter()
+        .map(|(_, rows, _)| rows.entries.len())
+        .sum();
+    let estimate: f32 = tx
+        .query_one(
+            "SELECT reltuples FROM pg_class WHERE oid = 'entries'::regclass",
+            &[],
         )
         .map_err(server_err)?
-        .map(|r| r.get(0)))
-}
-
-/// Deletes a transcript's rows (all of them, or for an append the lines from `from_line` on:
-/// a torn last line can be read again).
-fn delete_children(
-    tx: &mut Transaction,
-    source: &str,
-    fid: i64,
-    from_line: Option<i64>,
-) -> Result<()> {
-    match from_line {
-        None => {
-            for table in [
-                "entries",
-                "entry_text",
-                "tool_uses",
-                "listing_text",
-                "bad_lines",
-            ] {
-                tx.execute(
-                    &format!("DELETE FROM {table} WHERE source = $1 AND fid = $2"),
-                    &[&source, &fid],
-                )
-                .map_err(server_err)?;
-            }
-        }
-        Some(line) => {
-            for table in ["listing_text", "bad_lines"] {
-                tx.execute(
-                    &format!("DELETE FROM {table} WHERE source = $1 AND fid = $2 AND line >= $3"),
-                    &[&source, &fid, &line],
-                )
-                .map_err(server_err)?;
-            }
-        }
+        .get(0);
+    if f64::from(estimate) < added as f64 {
+        tx.batch_execute("ANALYZE entries, sessions")
+            .map_err(server_err)?;
     }
     Ok(())
 }
 
-fn upsert_session(tx: &mut Transaction, source: &str, rows: &FileRows) -> Result<i64> {
-    let names: Vec<&str> = SESSION_COLS.iter().map(|c| c.0).collect();
-    let params: Vec<String> = (0..names.len()).map(|i| format!("${}", i + 2)).collect();
-    let sets: Vec<String> = names
+/// Each file's id: the server's, or one reserved from the identity sequence for a new file.
+fn fids(tx: &mut Transaction, batch: &Batch) -> Result<Vec<i64>> {
+    let new = batch.files.iter().filter(|f| f.0.is_none()).count() as i64;
+    let mut reserved = Vec::new();
+    if new > 0 {
+        reserved = tx
+            .query(
+                "SELECT nextval(pg_get_serial_sequence('sessions', 'fid'))
+                 FROM generate_series(1, $1::bigint)",
+                &[&new],
+            )
+            .map_err(server_err)?
+            .iter()
+            .map(|r| r.get::<_, i64>(0))
+            .collect();
+    }
+    let mut reserved = reserved.into_iter();
+    Ok(batch
+        .files
         .iter()
-        .map(|n| format!("{n} = EXCLUDED.{n}"))
+        .map(|f| {
+            f.0.unwrap_or_else(|| reserved.next().expect("one per new file"))
+        })
+        .collect())
+}
+
+/// Which of a transcript's rows go to a table.
+type RowsOf = fn(&FileRows) -> &Rows;
+
+/// The batch's rows, one binary `COPY` per table.
+fn copy_tables(tx: &mut Transaction, source: &str, batch: &Batch, fids: &[i64]) -> Result<()> {
+    let mut session_cols: Vec<&str> = SESSION_COLS.iter().map(|c| c.0).collect();
+    session_cols.push("summary_hash");
+    let sessions: Vec<(i64, Vec<Val>)> = (batch.files.iter().zip(fids))
+        .map(|((_, rows, _), fid)| {
+            let mut vals = rows.session.clone();
+            vals.push(Val::Int(Some(rows.summary_hash)));
+            (*fid, vals)
+        })
         .collect();
+    copy(
+        tx,
+        source,
+        "sessions",
+        &session_cols,
+        sessions.iter().map(|(f, v)| (*f, v.as_slice())),
+    )?;
+    let names = |cols: &[(&'static str, Ty)]| cols.iter().map(|c| c.0).collect::<Vec<_>>();
+    let entry_cols: Vec<&str> = ENTRY_COLS.iter().map(|c| c.0).collect();
+    let tables: [(&str, Vec<&str>, RowsOf); 5] = [
+        ("entries", entry_cols, |r| &r.entries),
+        ("entry_text", names(TEXT_COLS), |r| &r.texts),
+        ("tool_uses", names(TOOL_COLS), |r| &r.tools),
+        ("listing_text", names(LINE_COLS), |r| &r.listing),
+        ("bad_lines", names(BAD_COLS), |r| &r.bad),
+    ];
+    for (table, cols, of) in tables {
+        let rows = (batch.files.iter().zip(fids))
+            .flat_map(|((_, rows, _), fid)| of(rows).rows().map(move |r| (*fid, r)));
+        copy(tx, source, table, &cols, rows)?;
+    }
+    Ok(())
+}
+
+/// One binary `COPY` of `rows` into `table`, sent in pieces of about a megabyte.
+fn copy<'a>(
+    tx: &mut Transaction,
+    source: &str,
+    table: &str,
+    cols: &[&str],
+    rows: impl Iterator<Item = (i64, &'a [Val])>,
+) -> Result<()> {
+    let mut rows = rows.peekable();
+    if rows.peek().is_none() {
+        return Ok(());
+    }
+    let encode = |e: &dyn std::fmt::Display| Error::Server(format!("sending {table}: {e}"));
     let sql = format!(
-        "INSERT INTO sessions (source, {}, summary_hash) VALUES ($1, {}, ${})
-         ON CONFLICT (source, path) DO UPDATE SET {}, summary_hash = EXCLUDED.summary_hash,
-             pushed_at = now()
-         RETURNING fid",
-        names.join(", "),
-        params.join(", "),
-        names.len() + 2,
-        sets.join(", ")
+        "COPY {table} (source, fid, {}) FROM STDIN (FORMAT binary)",
+        cols.join(", ")
     );
-    let mut args: Vec<&(dyn ToSql + Sync)> = vec![&source];
-    args.extend(rows.session.iter().map(|v| v as &(dyn ToSql + Sync)));
-    args.push(&rows.summary_hash);
-    Ok(tx.query_one(&sql, &args).map_err(server_err)?.get(0))
+    let mut w = tx.copy_in(&sql).map_err(server_err)?;
+    let mut buf = bytes::BytesMut::with_capacity(1 << 21);
+    copy_header(&mut buf);
+    for (fid, vals) in rows {
+        copy_row(&mut buf, source, fid, vals).map_err(|e| encode(&e))?;
+        if buf.len() >= 1 << 20 {
+            w.write_all(&buf).map_err(|e| encode(&e))?;
+            buf.clear();
+        }
+    }
+    copy_trailer(&mut buf);
+    w.write_all(&buf).map_err(|e| encode(&e))?;
+    w.finish().map_err(server_err)?;
+    Ok(())
+}
+
+/// Deletes every row of these transcripts but their `sessions` row.
+fn delete_children(tx: &mut Transaction, source: &str, fids: &[i64]) -> Result<()> {
+    for table in [
+        "entries",
+        "entry_text",
+        "tool_uses",
+        "listing_text",
+        "bad_lines",
+    ] {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE source = $1 AND fid = ANY($2)"),
+            &[&source, &fids],
+        )
+        .map_err(server_err)?;
+    }
+    Ok(())
+}
+
+/// For an append: the lines from `from_line` on (a torn last line can be read again).
+fn delete_tail(tx: &mut Transaction, source: &str, fid: i64, from_line: i64) -> Result<()> {
+    for table in ["listing_text", "bad_lines"] {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE source = $1 AND fid = $2 AND line >= $3"),
+            &[&source, &fid, &from_line],
+        )
+        .map_err(server_err)?;
+    }
+    Ok(())
 }
 
 /// Older entries' flags that later lines change: `shadowed` (a later entry took the id) and
@@ -360,74 +462,46 @@ fn set_flags(
     Ok(())
 }
 
-const CHUNK: usize = 4000;
-
-fn insert(
+/// The (id, ts) pairs of these transcripts' entries: the copy groups their removal re-ranks.
+fn copy_groups(
     tx: &mut Transaction,
-    table: &str,
-    cols: impl Iterator<Item = (&'static str, Ty)>,
     source: &str,
-    fid: i64,
-    rows: &Rows,
-) -> Result<()> {
-    if rows.is_empty() {
-        return Ok(());
-    }
-    let cols: Vec<(&str, Ty)> = cols.collect();
-    let stmt = tx
-        .prepare(&unnest_insert(table, &cols))
-        .map_err(server_err)?;
-    let mut start = 0;
-    while start < rows.len() {
-        let end = (start + CHUNK).min(rows.len());
-        let chunk: Vec<Col> = rows.0.iter().map(|c| c.slice(start, end)).collect();
-        let mut args: Vec<&(dyn ToSql + Sync)> = vec![&source, &fid];
-        args.extend(chunk.iter().map(|c| c as &(dyn ToSql + Sync)));
-        tx.execute(&stmt, &args).map_err(server_err)?;
-        start = end;
-    }
-    Ok(())
-}
-
-/// The (id, ts) pairs of a transcript's entries: the copy groups its removal re-ranks.
-fn copy_groups(tx: &mut Transaction, source: &str, fid: i64) -> Result<(Vec<String>, Vec<String>)> {
+    fids: &[i64],
+) -> Result<(Vec<String>, Vec<String>)> {
     let rows = tx
         .query(
             "SELECT DISTINCT id, ts FROM entries
-             WHERE source = $1 AND fid = $2 AND id IS NOT NULL AND ts IS NOT NULL",
-            &[&source, &fid],
+             WHERE source = $1 AND fid = ANY($2) AND id IS NOT NULL AND ts IS NOT NULL",
+            &[&source, &fids],
         )
         .map_err(server_err)?;
     Ok(rows.iter().map(|r| (r.get(0), r.get(1))).unzip())
 }
 
-/// Re-ranks the copy groups of `groups` and of the transcript's entries after `after`: in each
-/// (id, ts) group of this source, every entry of a session later than the earliest is a copy.
+/// Re-ranks the copy groups `($2, $3)` and those of the entries after `after` of each file
+/// `($4, $5)`: in each (id, ts) group of this source, every entry of a session later than the
+/// earliest is a copy. Once per batch, after all its rows are in: each group's rank depends
+/// only on the rows it ends with, so this equals re-ranking after every transcript.
 const RANK_COPIES: &str = "
 WITH g AS (
-    SELECT id, ts FROM unnest($3::text[], $4::text[]) AS u(id, ts)
+    SELECT id, ts FROM unnest($2::text[], $3::text[]) AS u(id, ts)
     UNION
-    SELECT id, ts FROM entries
-    WHERE source = $1 AND fid = $2 AND seq > $5 AND id IS NOT NULL AND ts IS NOT NULL
+    SELECT e.id, e.ts FROM unnest($4::bigint[], $5::bigint[]) AS f(fid, after)
+    JOIN entries e ON e.source = $1 AND e.fid = f.fid AND e.seq > f.after
+    WHERE e.id IS NOT NULL AND e.ts IS NOT NULL
 ), r AS (
-    SELECT e.fid, e.seq,
-           rank() OVER (PARTITION BY e.id, e.ts
-                        ORDER BY coalesce(s.created_ms, 9223372036854775807), s.path COLLATE \"C\") > 1
+    SELECT c.fid, c.seq,
+           rank() OVER (PARTITION BY g.id, g.ts
+                        ORDER BY coalesce(c.created_ms, 9223372036854775807), c.path COLLATE \"C\") > 1
                AS copy
-    FROM g JOIN entries e ON e.source = $1 AND e.id = g.id AND e.ts = g.ts
-    JOIN sessions s ON s.source = e.source AND s.fid = e.fid
+    FROM g CROSS JOIN LATERAL (
+        -- OFFSET 0 keeps this a lookup per group (entries_by_copy, sessions_pkey): joined
+        -- flat, the planner hashes the whole entries table once per batch.
+        SELECT e.fid, e.seq, s.created_ms, s.path
+        FROM entries e JOIN sessions s ON s.source = e.source AND s.fid = e.fid
+        WHERE e.source = $1 AND e.id = g.id AND e.ts = g.ts
+        OFFSET 0
+    ) c
 )
 UPDATE entries e SET dup = r.copy FROM r
 WHERE e.source = $1 AND e.fid = r.fid AND e.seq = r.seq AND e.dup <> r.copy";
-
-fn rank_copies(
-    tx: &mut Transaction,
-    source: &str,
-    fid: i64,
-    groups: &(Vec<String>, Vec<String>),
-    after: i64,
-) -> Result<()> {
-    tx.execute(RANK_COPIES, &[&source, &fid, &groups.0, &groups.1, &after])
-        .map_err(server_err)?;
-    Ok(())
-}
