@@ -93,13 +93,7 @@ pub fn dump(admin: &mut postgres::Client) -> String {
             .unwrap_or_default()
     };
     let mut out = q("SELECT string_agg((to_jsonb(s) - 'fid' - 'pushed_at')::text, E'\\n' ORDER BY source, path) FROM sessions s");
-    for table in [
-        "entries",
-        "entry_text",
-        "tool_uses",
-        "listing_text",
-        "bad_lines",
-    ] {
+    for table in pidx::store::pg::writer::CHILD_TABLES {
         out.push_str(&q(&format!(
             "SELECT string_agg(s.source || ' ' || s.path || ' ' || (to_jsonb(t) - 'fid')::text, E'\\n'
                     ORDER BY s.source, s.path, (to_jsonb(t) - 'fid')::text)

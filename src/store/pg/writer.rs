@@ -410,15 +410,18 @@ fn copy<'a>(
     Ok(())
 }
 
+/// The server's tables that hold a transcript's rows besides its `sessions` row.
+pub const CHILD_TABLES: [&str; 5] = [
+    "entries",
+    "entry_text",
+    "tool_uses",
+    "listing_text",
+    "bad_lines",
+];
+
 /// Deletes every row of these transcripts but their `sessions` row.
 fn delete_children(tx: &mut Transaction, source: &str, fids: &[i64]) -> Result<()> {
-    for table in [
-        "entries",
-        "entry_text",
-        "tool_uses",
-        "listing_text",
-        "bad_lines",
-    ] {
+    for table in CHILD_TABLES {
         tx.execute(
             &format!("DELETE FROM {table} WHERE source = $1 AND fid = ANY($2)"),
             &[&source, &fids],
