@@ -72,16 +72,16 @@ struct Server {
 impl Server {
     /// Runs one tool synchronously: freshness, a read-only connection that stops when
     /// `stop` is set (the client cancelled, or the time limit passed: see `call_tool`), the
-    /// tool. Long loops outside SQLite check `stop` too.
+    /// tool. Long loops outside SQLite check `stop` too. `begun` is when the call's time limit
+    /// started counting, so a stop at the limit is told apart from a cancellation.
     fn answer(
         &self,
         name: &str,
         args: Map<String, Value>,
-        stop: &Arc<AtomicBool>,
+        (stop, begun): (&Arc<AtomicBool>, Instant),
     ) -> answer::Answer {
         let note = self.fresh.freshen();
         let store = Store::open_read_only(&self.env.db).map_err(answer::sentence)?;
-        let started = Instant::now();
         let flag = Arc::clone(stop);
         store
             .conn
@@ -95,7 +95,7 @@ impl Server {
         };
         let result = dispatch(&call, name, args, stop);
         let result = result.map_err(|e| {
-            if started.elapsed() >= TIME_LIMIT {
+            if begun.elapsed() >= TIME_LIMIT {
                 format!("the call took longer than {} s and was stopped; narrow it (a shorter range, a more specific query, a smaller max_rows)", TIME_LIMIT.as_secs())
             } else if stop.load(Ordering::Relaxed) {
                 "the call was cancelled".to_string()
@@ -161,7 +161,10 @@ impl ServerHandler for Server {
         let name = request.name.to_string();
         let args = request.arguments.unwrap_or_default();
         let tool = name.clone();
-        let job = tokio::task::spawn_blocking(move || server.answer(&name, args, &flag));
+        // The watchdog below sleeps from after this instant, so when it stops the call,
+        // `begun.elapsed()` has reached the limit.
+        let begun = Instant::now();
+        let job = tokio::task::spawn_blocking(move || server.answer(&name, args, (&flag, begun)));
         // The time limit sets the same flag as a cancellation, so whatever the call is doing
         // (a query inside SQLite, reading lines back, paging messages) stops at its next check.
         let watchdog = {
