@@ -225,16 +225,43 @@ fn fork_corpus(root: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     (original, fork)
 }
 
-#[test]
-fn a_fork_is_counted_once_whatever_the_order() {
+/// The fork corpus indexed while the original was out of the tree (the fork's entries are the
+/// canonical copies), with the original put back on disk but not yet synced.
+struct ForkFirst {
+    _tmp: tempfile::TempDir,
+    root: std::path::PathBuf,
+    original: std::path::PathBuf,
+    fork: std::path::PathBuf,
+    store: Store,
+}
+
+fn fork_indexed_first() -> ForkFirst {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sessions");
     let (original, fork) = fork_corpus(&root);
-    // Index the fork alone first, then the original appears: the canonical copy moves.
     let hidden = tmp.path().join("hidden.jsonl");
     std::fs::rename(&original, &hidden).unwrap();
-    let (mut store, _) = common::indexed(&root, &tmp.path().join("i.db"));
+    let (store, _) = common::indexed(&root, &tmp.path().join("i.db"));
     std::fs::rename(&hidden, &original).unwrap();
+    ForkFirst {
+        _tmp: tmp,
+        root,
+        original,
+        fork,
+        store,
+    }
+}
+
+#[test]
+fn a_fork_is_counted_once_whatever_the_order() {
+    // Index the fork alone first, then the original appears: the canonical copy moves.
+    let ForkFirst {
+        root,
+        original,
+        fork,
+        mut store,
+        _tmp: _kept,
+    } = fork_indexed_first();
     let scope = common::resync(&mut store, &root);
     let total = |store: &Store, scope: &Scope| {
         stats(&store.conn, scope, &utc(Vec::new())).unwrap()[0]
@@ -292,12 +319,13 @@ fn rollups(store: &Store) -> (Vec<String>, Vec<String>) {
 
 #[test]
 fn usage_rollups_equal_a_recount_after_forks_appends_rewrites_and_deletes() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("sessions");
-    let (original, fork) = fork_corpus(&root);
-    let hidden = tmp.path().join("hidden.jsonl");
-    std::fs::rename(&original, &hidden).unwrap();
-    let (mut store, _) = common::indexed(&root, &tmp.path().join("i.db"));
+    let ForkFirst {
+        root,
+        original,
+        fork,
+        mut store,
+        _tmp: _kept,
+    } = fork_indexed_first();
     let check = |store: &Store, when: &str| {
         let (stored, fresh) = rollups(store);
         assert!(!fresh.is_empty(), "{when}");
@@ -305,7 +333,6 @@ fn usage_rollups_equal_a_recount_after_forks_appends_rewrites_and_deletes() {
     };
     check(&store, "the fork alone");
     // The original appears: the fork's two entries become copies.
-    std::fs::rename(&hidden, &original).unwrap();
     common::resync(&mut store, &root);
     check(&store, "after the original appeared");
     // An append to the fork, in the same quarter hour as an entry it has.
