@@ -3,9 +3,9 @@
 //! back with one positioned read per tail. Keeping them there instead of in memory halves the
 //! picker's memory; a match reads a tail only when a word's match runs past its head.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 /// The temporary file tails are written to.
@@ -15,36 +15,16 @@ pub struct Spill {
 }
 
 impl Spill {
-    /// A new, already unlinked, file in the temporary directory, readable by its owner only.
+    /// A new, already unlinked, file in the temporary directory, readable by its owner only
+    /// (`tempfile::tempfile`: `O_TMPFILE` where the file system has it).
     ///
     /// # Errors
     /// The file cannot be made.
     pub fn new() -> io::Result<Spill> {
-        let dir = std::env::temp_dir();
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        for n in 0..16u32 {
-            let path = dir.join(format!(".pidx-pick-{}-{nanos}-{n}", std::process::id()));
-            let made = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path);
-            match made {
-                Ok(file) => {
-                    std::fs::remove_file(&path)?;
-                    return Ok(Spill {
-                        file: Arc::new(file),
-                        len: 0,
-                    });
-                }
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Err(io::Error::other("no free temporary file name"))
+        Ok(Spill {
+            file: Arc::new(tempfile::tempfile()?),
+            len: 0,
+        })
     }
 
     /// Writes `bytes` at the end; where they are.
