@@ -10,7 +10,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::live::{
-    assert_equals_rebuild, count, listed, on, start_watch, term, user, wait_for, HEADER,
+    assert_equals_rebuild, count, listed, on, start_watch, stop_cleanly, user, wait_for, HEADER,
 };
 
 fn write(path: &Path, lines: &[String]) {
@@ -72,7 +72,7 @@ fn pi_migration_rewrite_under_watch_is_taken_whole() {
         count(&db, "SELECT count(*) FROM entries WHERE id = 'c3c3c3c3'") == 1
     });
     assert_eq!(count(&db, of_file), 3, "the rewrite was read as an append");
-    assert!(term(&mut w).success());
+    stop_cleanly(&mut w);
     assert_equals_rebuild(&db, &root);
 }
 
@@ -116,7 +116,7 @@ fn an_unreadable_file_is_reported_and_the_rest_flows() {
     wait_for("the append next to the unreadable file", || {
         listed(&db, &root).first().is_some_and(|r| r.1 == 2)
     });
-    assert!(term(&mut w).success());
+    stop_cleanly(&mut w);
 }
 
 /// One 50 MB line (a base64 image in a tool result) between ordinary lines: indexed as one
@@ -241,7 +241,7 @@ fn a_full_disk_makes_the_watcher_back_off_and_catch_up() {
     wait_for("the watcher to catch up", || {
         count(&db, "SELECT count(*) FROM entries") == before + 3_000
     });
-    assert!(term(&mut w).success());
+    stop_cleanly(&mut w);
     let mut err = String::new();
     std::io::Read::read_to_string(&mut w.stderr.take().unwrap(), &mut err).unwrap();
     eprintln!("watcher's stderr:\n{err}");

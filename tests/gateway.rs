@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::live::{on, pidx, start_watch, term, user, wait_for};
+use common::live::{on, pidx, start_watch, stop_cleanly, user, wait_for};
 use serde_json::{json, Value};
 
 fn header(id: &str) -> String {
@@ -489,5 +489,5 @@ fn sessions_json_rewritten_while_watching() {
             .is_some_and(|r| r.2 == "agent:ops:discord:channel:9")
     });
     assert_eq!(names(&g.listed(&["--chat-type", "room"])), ["o1.jsonl"]);
-    assert!(term(&mut w).success());
+    stop_cleanly(&mut w);
 }

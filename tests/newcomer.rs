@@ -258,7 +258,7 @@ fn rebuilding_under_a_watcher_says_to_stop_it_first() {
         .assert()
         .code(2)
         .stderr(contains("stop the watcher first"));
-    assert!(common::live::term(&mut w).success());
+    common::live::stop_cleanly(&mut w);
 }
 
 /// At 80 and at 200 columns, `list --all` and `stats --by session` fit the terminal, handles are

@@ -10,7 +10,9 @@ mod common;
 use std::io::Write as _;
 use std::process::Command;
 
-use common::live::{assert_equals_rebuild, listed, start_watch_with, term, user, wait_for, HEADER};
+use common::live::{
+    assert_equals_rebuild, listed, start_watch_with, stop_cleanly, user, wait_for, HEADER,
+};
 
 fn signal(pid: u32, sig: &str) {
     let ok = Command::new("kill")
@@ -84,7 +86,7 @@ fn a_queue_overflow_makes_the_watcher_check_every_file() {
             .any(|(path, n, _)| path == "--q--/b.jsonl" && *n == 2)
     });
     assert_equals_rebuild(&db, &root);
-    assert!(term(&mut w).success());
+    stop_cleanly(&mut w);
     let mut err = String::new();
     std::io::Read::read_to_string(&mut w.stderr.take().unwrap(), &mut err).unwrap();
     assert!(

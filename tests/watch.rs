@@ -11,7 +11,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use common::live::{
-    assert_equals_rebuild, count, listed, on, start_watch, status, term, user, wait_for, HEADER,
+    assert_equals_rebuild, count, listed, on, start_watch, status, stop_cleanly, term, user,
+    wait_for, HEADER,
 };
 
 #[test]
@@ -126,7 +127,7 @@ fn changes_show_up_and_the_index_equals_a_rebuild() {
     std::fs::remove_dir_all(&q).unwrap();
     wait_for("the deletion", || listed(&db, &root).len() == 1);
 
-    assert!(term(&mut w).success());
+    stop_cleanly(&mut w);
     assert_equals_rebuild(&db, &root);
 }
 
@@ -371,7 +372,7 @@ fn a_failed_batch_rolls_back_and_the_next_batch_commits() {
         std::thread::sleep(Duration::from_millis(25));
     }
     wait_for("the failed file to be read again", || texts("POISON") == 1);
-    assert!(term(&mut w).success());
+    stop_cleanly(&mut w);
     reader.join().unwrap();
     assert!(
         said.lock().unwrap().contains("sync failed"),

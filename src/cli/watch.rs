@@ -41,11 +41,13 @@ pub fn run(env: &Env, args: &WatchArgs) -> Result<Found> {
         reconcile_every: secs(args.reconcile_every, "--reconcile-every")?,
         ..WatchOptions::default()
     };
-    let (_lock, mut store) = env.open_for_writing("watch", false)?;
+    // The handler goes in before the lock is taken: once `status` shows the watcher, a SIGTERM
+    // must stop it cleanly, not kill it between the lock and the handler.
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
         .context("installing the Ctrl-C / SIGTERM handler")?;
+    let (_lock, mut store) = env.open_for_writing("watch", false)?;
     let roots: Vec<String> = env
         .roots
         .iter()

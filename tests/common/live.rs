@@ -100,6 +100,19 @@ pub fn term(child: &mut Child) -> std::process::ExitStatus {
     }
 }
 
+/// Stops `child` with SIGTERM and asserts it ended cleanly (exit 0), showing how it ended and
+/// what it said on stderr when it did not.
+pub fn stop_cleanly(child: &mut Child) {
+    let status = term(child);
+    if !status.success() {
+        let mut err = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            let _ = std::io::Read::read_to_string(&mut e, &mut err);
+        }
+        panic!("the watcher did not stop cleanly ({status}): {err}");
+    }
+}
+
 /// A single number from the index, read-only; 0 while the index does not exist yet.
 pub fn count(db: &Path, sql: &str) -> i64 {
     rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
