@@ -18,8 +18,12 @@ pub struct Session<'a> {
     pub path: &'a str,
 }
 
-/// The handle of each session, by file id. Three index lookups per session: how many files
-/// have its id, and its neighbours in id order (the prefix must outlast both).
+/// Past this many sessions, [`handles`] reads every id once instead of looking each up.
+const LOOKUPS_UP_TO: usize = 64;
+
+/// The handle of each session, by file id: how many files have its id, and its neighbours in
+/// id order (the prefix must outlast both). For a few sessions, three index lookups each; for
+/// more, one read of every id in order, answered from memory (the same answers).
 ///
 /// # Errors
 /// Index errors only.
@@ -27,26 +31,75 @@ pub fn handles<'a>(
     conn: &Connection,
     sessions: impl IntoIterator<Item = Session<'a>>,
 ) -> rusqlite::Result<HashMap<i64, String>> {
-    let mut same = conn.prepare_cached("SELECT count(*) FROM sessions WHERE session_id = ?1")?;
-    let mut before = conn.prepare_cached(
-        "SELECT session_id FROM sessions WHERE session_id < ?1 ORDER BY session_id DESC LIMIT 1",
-    )?;
-    let mut after = conn.prepare_cached(
-        "SELECT session_id FROM sessions WHERE session_id > ?1 ORDER BY session_id LIMIT 1",
-    )?;
-    let mut out = HashMap::new();
+    let sessions: Vec<Session> = sessions.into_iter().collect();
+    let mut ids = if sessions.len() > LOOKUPS_UP_TO {
+        Ids::All(every_id(conn)?)
+    } else {
+        Ids::Lookups(conn)
+    };
+    let mut out = HashMap::with_capacity(sessions.len());
     for s in sessions {
         let handle = match s.id.filter(|id| !id.is_empty()) {
-            Some(id) if same.query_row([id], |r| r.get::<_, i64>(0))? <= 1 => {
-                let prev: Option<String> = before.query_row([id], |r| r.get(0)).optional()?;
-                let next: Option<String> = after.query_row([id], |r| r.get(0)).optional()?;
-                shortest_unique(id, [prev.as_deref(), next.as_deref()])
-            }
-            _ => file_name(s.path).to_string(),
+            Some(id) => match ids.around(id)? {
+                Some([prev, next]) => shortest_unique(id, [prev.as_deref(), next.as_deref()]),
+                None => file_name(s.path).to_string(),
+            },
+            None => file_name(s.path).to_string(),
         };
         out.insert(s.file_id, handle);
     }
     Ok(out)
+}
+
+/// Where the other sessions' ids come from.
+enum Ids<'c> {
+    Lookups(&'c Connection),
+    /// Every session id, in order.
+    All(Vec<String>),
+}
+
+impl Ids<'_> {
+    /// The greatest id below `id` and the least above it; `None` when more than one session
+    /// has `id` (its files are named by file name).
+    fn around(&mut self, id: &str) -> rusqlite::Result<Option<[Option<String>; 2]>> {
+        match self {
+            Ids::All(all) => {
+                let below = all.partition_point(|x| x.as_str() < id);
+                let upto = all.partition_point(|x| x.as_str() <= id);
+                if upto - below > 1 {
+                    return Ok(None);
+                }
+                let prev = below.checked_sub(1).map(|i| all[i].clone());
+                Ok(Some([prev, all.get(upto).cloned()]))
+            }
+            Ids::Lookups(conn) => {
+                let same: i64 = conn
+                    .prepare_cached("SELECT count(*) FROM sessions WHERE session_id = ?1")?
+                    .query_row([id], |r| r.get(0))?;
+                if same > 1 {
+                    return Ok(None);
+                }
+                let one = |sql: &str| -> rusqlite::Result<Option<String>> {
+                    conn.prepare_cached(sql)?
+                        .query_row([id], |r| r.get(0))
+                        .optional()
+                };
+                Ok(Some([
+                    one("SELECT session_id FROM sessions WHERE session_id < ?1 ORDER BY session_id DESC LIMIT 1")?,
+                    one("SELECT session_id FROM sessions WHERE session_id > ?1 ORDER BY session_id LIMIT 1")?,
+                ]))
+            }
+        }
+    }
+}
+
+/// Every session id in the index, in order (SQLite's `BINARY` order: bytes, as `str`'s).
+fn every_id(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt = conn.prepare(
+        "SELECT session_id FROM sessions WHERE session_id IS NOT NULL ORDER BY session_id",
+    )?;
+    let ids = stmt.query_map([], |r| r.get(0))?;
+    ids.collect()
 }
 
 /// One indexed session file as a person sees it in a row: its handle, title and where it ran.
@@ -203,6 +256,43 @@ mod tests {
         assert_eq!(h[&1], "one.jsonl");
         assert_eq!(h[&3], "aaaaaaaa-2");
         assert_eq!(h[&4], "bbbbbbbb");
+        Ok(())
+    }
+
+    /// Many sessions are answered from one read of every id, a few by lookups: the same
+    /// handles either way (shared ids, shared prefixes, ids that prefix others, no id).
+    #[test]
+    fn reading_every_id_names_sessions_as_the_lookups_do() -> rusqlite::Result<()> {
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch("CREATE TABLE sessions(file_id INTEGER, session_id TEXT);")?;
+        let id = |i: i64| match i % 5 {
+            0 => format!("019cb679-{:04}", i / 5),
+            1 => format!("019cb679-{:04}", i / 5 - 1),
+            2 => format!("019cb6{i:02}"),
+            3 => format!("{i:08}-x"),
+            _ => String::new(),
+        };
+        let all: Vec<(i64, String, String)> = (0..200)
+            .map(|i| (i, id(i), format!("/x/{i}.jsonl")))
+            .collect();
+        for (file_id, sid, _) in &all {
+            conn.execute("INSERT INTO sessions VALUES (?1, ?2)", (file_id, sid))?;
+        }
+        let named = || {
+            all.iter().map(|(file_id, sid, path)| Session {
+                file_id: *file_id,
+                id: Some(sid.as_str()),
+                path,
+            })
+        };
+        let at_once = handles(&conn, named())?;
+        assert_eq!(at_once.len(), all.len());
+        for s in named() {
+            let (file_id, one) = (s.file_id, handles(&conn, [s])?);
+            assert_eq!(one[&file_id], at_once[&file_id], "session {file_id}");
+        }
+        assert_eq!(at_once[&4], "4.jsonl");
+        assert_eq!(at_once[&5], "5.jsonl", "shares its id with session 11");
         Ok(())
     }
 }

@@ -149,7 +149,15 @@ impl Source {
                     return;
                 }
             };
-            if tx.send(Ok(Part::List(every.clone()))).is_err() {
+            // Every handle in one read of the ids: no lookups while keys are typed (on an error
+            // the rows shown look theirs up, and say what failed).
+            let named = every.iter().map(|s| handle::Session {
+                file_id: s.file_id,
+                id: s.id.as_ref().and_then(serde_json::Value::as_str),
+                path: &s.path,
+            });
+            let handles = handle::handles(&store.conn, named).unwrap_or_default();
+            if tx.send(Ok(Part::List(every.clone(), handles))).is_err() {
                 return;
             }
             let texts = compact_texts(&store, every.iter()).map_err(|e| e.to_string());
@@ -178,9 +186,9 @@ fn compact_texts<'a>(
     Ok(out)
 }
 
-/// What the loader sends: every session, then their search texts.
+/// What the loader sends: every session with its handle, then their search texts.
 pub enum Part {
-    List(Vec<SessionInfo>),
+    List(Vec<SessionInfo>, HashMap<i64, String>),
     Text(HashMap<i64, Compact>),
 }
 
