@@ -38,7 +38,7 @@ pub fn rank(sessions: &[SessionInfo], query: &str) -> Vec<usize> {
     rank_among(sessions, query, 0..sessions.len())
 }
 
-/// `rank` over the sessions at `among` only (ascending indexes): the picker narrows each
+/// `rank` over the sessions at `among` only (in any order): the picker narrows each
 /// keystroke's search to what matched the text typed before it (see [`narrows`]).
 pub fn rank_among(
     sessions: &[SessionInfo],
@@ -123,15 +123,18 @@ fn parallel<T: Send>(among: &[usize], f: impl Fn(usize) -> T + Sync) -> Vec<T> {
         return all(among);
     }
     let chunk = among.len().div_ceil(cores);
+    let (first, rest) = among.split_at(chunk.min(among.len()));
+    // The first part here, the others on their own threads.
     std::thread::scope(|scope| {
-        let parts: Vec<_> = among
+        let parts: Vec<_> = rest
             .chunks(chunk)
             .map(|part| scope.spawn(|| all(part)))
             .collect();
-        parts
-            .into_iter()
-            .flat_map(|p| p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
+        let mut out = all(first);
+        for p in parts {
+            out.extend(p.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
+        }
+        out
     })
 }
 
@@ -433,9 +436,8 @@ mod tests {
             let mut typed = String::new();
             for c in query.chars() {
                 typed.push(c);
-                let mut among = before.clone();
-                among.sort_unstable();
-                let narrowed = rank_among(&sessions, &typed, among);
+                // In the previous ranking's order, as the picker passes them.
+                let narrowed = rank_among(&sessions, &typed, before.clone());
                 assert_eq!(narrowed, rank(&sessions, &typed), "{typed:?}");
                 before = narrowed;
             }

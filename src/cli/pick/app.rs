@@ -193,8 +193,9 @@ impl App {
             arrived = true;
             self.forget();
             match loaded {
-                Ok(Part::List(every)) => {
+                Ok(Part::List(every, handles)) => {
                     self.every = Some(every);
+                    self.handles.extend(handles);
                     self.have = Have::List;
                 }
                 Ok(Part::Text(texts)) => {
@@ -334,12 +335,9 @@ impl App {
             return hits.clone();
         }
         let before = cached.iter().rev().find(|(q, _)| picker::narrows(q, query));
+        // In any order: the ranking orders by score, time, then index.
         let among = match before {
-            Some((_, m)) => {
-                let mut among = m.clone();
-                among.sort_unstable();
-                among
-            }
+            Some((_, m)) => m.clone(),
             None => (0..sessions.len()).collect(),
         };
         let texts = &self.texts;

@@ -91,23 +91,24 @@ impl Compact {
         self.with_hay(|hay| score_hay(hay, parsed))
     }
 
-    /// Each word's part of the score, for the words `todo` says, in order, until one does
-    /// not match (its `None` ends the list); with where each fuzzy word's match ended (from
-    /// where `from` says the word's start ended, when known).
-    pub(super) fn words(
+    /// Each word's part of the score, for the words whose bits are set in `todo`, in order,
+    /// until one does not match (its `None` ends the list); with where each fuzzy word's match
+    /// ended (from where `from(w)` says word `w`'s start ended, when known).
+    pub(super) fn words<'r>(
         &self,
         words: &[Prepared],
-        todo: &[bool],
-        from: &[Option<(&Resume, usize)>],
+        todo: u64,
+        from: impl Fn(usize) -> Option<(&'r Resume, usize)>,
     ) -> Vec<(Option<f64>, Option<Resume>)> {
         self.with_hay(|hay| {
             let mut normalized = None;
             let mut out = Vec::new();
-            for (w, word) in words.iter().enumerate().filter(|&(w, _)| todo[w]) {
+            let todo = |w: usize| w < 64 && todo >> w & 1 == 1;
+            for (w, word) in words.iter().enumerate().filter(|&(w, _)| todo(w)) {
                 let got = if self.bits & word.mask != word.mask {
                     (None, None)
                 } else if let Some(fuzzy) = &word.fuzzy {
-                    fuzzy_resume(fuzzy, hay, from[w])
+                    fuzzy_resume(fuzzy, hay, from(w))
                 } else {
                     (word_score(hay, word.token, &mut normalized), None)
                 };

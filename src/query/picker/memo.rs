@@ -163,6 +163,14 @@ pub fn rank_memo<'a>(
             return order(scored, modified);
         }
     };
+    if tokens.len() > MAX_WORDS {
+        // Past what a word mask holds: scored afresh (nobody types that many words).
+        let parsed = Parsed::Tokens(tokens);
+        let scored = parallel(&among, |i| text(i).and_then(|t| t.score(&parsed)));
+        let scored = among.iter().zip(scored);
+        let scored = scored.filter_map(|(&i, sc)| sc.map(|sc| (sc, i))).collect();
+        return order(scored, modified);
+    }
     let words: Vec<Prepared> = tokens.iter().map(Prepared::new).collect();
     let slots = memo.slots(&tokens, sessions);
     let ends = memo.ends_slots(&words, sessions);
@@ -170,13 +178,12 @@ pub fn rank_memo<'a>(
         let memo = &*memo;
         let known = |i: usize, w: usize| memo.words[slots[w]].1.get(i).copied().flatten();
         parallel(&among, |i| {
-            let todo: Vec<bool> = (0..words.len()).map(|w| known(i, w).is_none()).collect();
+            let unknown = (0..words.len()).filter(|&w| known(i, w).is_none());
+            let todo = unknown.fold(0u64, |mask, w| mask | 1 << w);
             let ended = (0..words.len()).any(|w| known(i, w) == Some(None));
             match text(i) {
-                Some(t) if !ended && todo.contains(&true) => {
-                    let from: Vec<_> = (0..words.len()).map(|w| memo.start(&ends, w, i)).collect();
-                    let scores = t.words(&words, &todo, &from);
-                    (todo, scores)
+                Some(t) if !ended && todo != 0 => {
+                    (todo, t.words(&words, todo, |w| memo.start(&ends, w, i)))
                 }
                 _ => (todo, Vec::new()),
             }
@@ -197,8 +204,12 @@ pub fn rank_memo<'a>(
     order(scored, modified)
 }
 
-/// What one session's words came to: which words were matched, and their scores and ends.
-type Fresh = (Vec<bool>, Vec<(Option<f64>, Option<Resume>)>);
+/// What one session's words came to: which words were matched (a bit each), and their scores
+/// and ends.
+type Fresh = (u64, Vec<(Option<f64>, Option<Resume>)>);
+
+/// Words a query may have for its scores to be remembered (a bit each in [`Fresh`]).
+const MAX_WORDS: usize = 64;
 
 impl Memo {
     /// Keeps the scores and match ends just computed for the sessions at `among`.
@@ -210,7 +221,7 @@ impl Memo {
         ends: &[Option<(usize, usize)>],
     ) {
         for (&i, (todo, scores)) in among.iter().zip(fresh) {
-            let words = (0..todo.len()).filter(|&w| todo[w]);
+            let words = (0..MAX_WORDS).filter(|&w| todo >> w & 1 == 1);
             for (w, (sc, end)) in words.zip(scores) {
                 if let Some(cell) = self.words[slots[w]].1.get_mut(i) {
                     *cell = Some(*sc);
@@ -268,7 +279,9 @@ mod tests {
             })
             .collect();
         let mut memo = Memo::default();
+        let many_words = "t ".repeat(MAX_WORDS) + "fl";
         for query in [
+            many_words.as_str(),
             "flaky test borrow checker",
             "bo \"a book\" x",
             "re:che+",
