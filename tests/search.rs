@@ -432,6 +432,25 @@ fn rewritten_files_leave_no_stale_text() {
     assert_eq!(fts_rows, 0);
 }
 
+/// A file deleted after it was indexed, searched before the next sync: its lines cannot be read
+/// back, so it has no hits, and the other files' hits still come (no error).
+#[test]
+fn a_file_deleted_since_the_sync_is_left_out_of_literal_hits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = small_corpus(tmp.path());
+    let ix = index(root.clone(), tmp);
+    let word = options("tokenizer", true);
+    let before = hit_keys(&ix, &word);
+    let beta = root.join("--home-u-beta--/2026-01-01T00-00-00-000Z_beta.jsonl");
+    let in_beta = |k: &&Key| k.0.ends_with("_beta.jsonl");
+    assert!(before.iter().any(|k| in_beta(&k)), "{before:?}");
+    std::fs::remove_file(&beta).unwrap();
+    let after = hit_keys(&ix, &word);
+    let rest: BTreeSet<Key> = before.iter().filter(|k| !in_beta(k)).cloned().collect();
+    assert!(!rest.is_empty());
+    assert_eq!(after, rest);
+}
+
 #[test]
 fn whatever_the_user_types_gets_results_or_one_line() {
     let tmp = tempfile::tempdir().unwrap();

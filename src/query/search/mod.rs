@@ -349,7 +349,8 @@ fn confirm(
     (limit, stop, raw): (usize, &AtomicBool, Option<RawTest>),
     matcher: impl Fn(&str) -> Option<Snippet>,
 ) -> Result<Vec<Hit>> {
-    let mut files: HashMap<i64, File> = HashMap::new();
+    // None: the file is gone (deleted since it was indexed; the next sync removes it).
+    let mut files: HashMap<i64, Option<File>> = HashMap::new();
     type Info = (Option<String>, String, Option<String>, Option<String>);
     let mut sessions: HashMap<i64, Info> = HashMap::new();
     let mut info = conn.prepare_cached(
@@ -365,9 +366,14 @@ fn confirm(
         }
         let file = match files.entry(c.file_id) {
             std::collections::hash_map::Entry::Occupied(f) => f.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(File::open(&c.path).map_err(|e| Error::io(&c.path, e))?)
-            }
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(match File::open(&c.path) {
+                Ok(f) => Some(f),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(Error::io(&c.path, e)),
+            }),
+        };
+        let Some(file) = file else {
+            continue;
         };
         let bytes =
             read_at(file, c.offset as u64, c.len as usize).map_err(|e| Error::io(&c.path, e))?;
