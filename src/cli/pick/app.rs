@@ -3,6 +3,7 @@
 //! `ui`'s; reading the index is `data`'s; leaving (exec, print) is `mod`'s.
 
 use std::sync::mpsc::Receiver;
+use std::sync::Arc;
 
 use super::data::{Loaded, Part, Source};
 use super::enter::Choice;
@@ -67,7 +68,7 @@ pub struct App {
     /// This project's sessions, once needed.
     pub this: Option<Vec<SessionInfo>>,
     /// Every project's sessions: a first page, then all.
-    pub every: Option<Vec<SessionInfo>>,
+    pub every: Option<Arc<Vec<SessionInfo>>>,
     /// Search texts (what typed text is matched against) by file id, compact.
     texts: std::collections::HashMap<i64, Compact>,
     pub have: Have,
@@ -135,7 +136,7 @@ impl App {
             cwd: source.cwd.clone(),
         };
         if app.all {
-            app.every = Some(source.sessions(true, Some(FIRST_PAGE))?);
+            app.every = Some(Arc::new(source.sessions(true, Some(FIRST_PAGE))?));
         }
         app.refilter(source);
         Ok(app)
@@ -155,8 +156,12 @@ impl App {
 
     /// The loaded list in scope.
     pub fn sessions(&self) -> &[SessionInfo] {
-        let list = if self.all { &self.every } else { &self.this };
-        list.as_deref().unwrap_or_default()
+        let list = if self.all {
+            self.every.as_deref()
+        } else {
+            self.this.as_ref()
+        };
+        list.map_or(&[], Vec::as_slice)
     }
 
     /// Rows in the list.
@@ -226,7 +231,7 @@ impl App {
             self.forget();
             // A first page now; the rest comes from the loader.
             match source.sessions(true, Some(FIRST_PAGE)) {
-                Ok(page) => self.every = Some(page),
+                Ok(page) => self.every = Some(Arc::new(page)),
                 Err(e) => self.status = Some(format!("cannot list every project: {e}")),
             }
             self.start_loading(source);
@@ -328,8 +333,12 @@ impl App {
             self.narrowing.0 = self.all;
             self.forget();
         }
-        let list = if self.all { &self.every } else { &self.this };
-        let sessions = list.as_deref().unwrap_or_default();
+        let sessions = if self.all {
+            self.every.as_deref()
+        } else {
+            self.this.as_ref()
+        };
+        let sessions = sessions.map_or(&[][..], Vec::as_slice);
         let (query, cached) = (&self.query, &self.narrowing.1);
         if let Some((_, hits)) = cached.iter().rev().find(|(q, _)| q == query) {
             return hits.clone();

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -75,7 +76,11 @@ impl Source {
             limit,
             with_text: false,
         };
-        Ok(list::list_sessions(&self.store.conn, &self.scope, &opts)?)
+        Ok(clip_titles(list::list_sessions(
+            &self.store.conn,
+            &self.scope,
+            &opts,
+        )?))
     }
 
     /// The handles `pidx list` shows for `sessions` (shortest unique id prefixes).
@@ -139,7 +144,7 @@ impl Source {
                 .and_then(|store| {
                     store.conn.execute_batch(SMALL_CACHE)?;
                     let list = list::list_sessions(&store.conn, &scope, &opts)?;
-                    Ok((store, list))
+                    Ok((store, Arc::new(clip_titles(list))))
                 })
                 .map_err(|e| e.to_string());
             let (store, every) = match listed {
@@ -157,7 +162,10 @@ impl Source {
                 path: &s.path,
             });
             let handles = handle::handles(&store.conn, named).unwrap_or_default();
-            if tx.send(Ok(Part::List(every.clone(), handles))).is_err() {
+            if tx
+                .send(Ok(Part::List(Arc::clone(&every), handles)))
+                .is_err()
+            {
                 return;
             }
             let texts = compact_texts(&store, every.iter()).map_err(|e| e.to_string());
@@ -165,6 +173,23 @@ impl Source {
         });
         rx
     }
+}
+
+/// Characters of a first message kept for its row (a row shows fewer; the whole messages
+/// average about a kilobyte, and 10,000 of them would be most of the list's memory).
+const TITLE_CHARS: usize = 240;
+
+/// `sessions` with each first message on one line and cut to [`TITLE_CHARS`] (the picker
+/// matches typed text against the messages' text, never against this).
+fn clip_titles(mut sessions: Vec<SessionInfo>) -> Vec<SessionInfo> {
+    for s in &mut sessions {
+        let line = crate::term::one_line(&s.first_message);
+        s.first_message = match line.char_indices().nth(TITLE_CHARS) {
+            Some((cut, _)) => line[..cut].to_string(),
+            None => line,
+        };
+    }
+    sessions
 }
 
 /// SQLite's page cache for the picker's connections (2 MiB; the index default is 32 MiB).
@@ -188,7 +213,7 @@ fn compact_texts<'a>(
 
 /// What the loader sends: every session with its handle, then their search texts.
 pub enum Part {
-    List(Vec<SessionInfo>, HashMap<i64, String>),
+    List(Arc<Vec<SessionInfo>>, HashMap<i64, String>),
     Text(HashMap<i64, Compact>),
 }
 

@@ -33,8 +33,9 @@ impl App {
         }
         let info = self
             .every
-            .iter()
-            .chain(self.this.iter())
+            .as_deref()
+            .into_iter()
+            .chain(self.this.as_ref())
             .flatten()
             .find(|s| s.file_id == target.file_id);
         let cwd = match self.mode {
