@@ -6,7 +6,7 @@
 use std::io::{self, BufWriter, Stderr};
 use std::sync::mpsc::Receiver;
 use std::sync::Once;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossterm::event::{self, Event, KeyEventKind};
 use crossterm::terminal::{
@@ -67,6 +67,9 @@ fn restore() {
     let _ = disable_raw_mode();
 }
 
+/// How long after the last key the preview of the row it selected is asked for.
+const PREVIEW_AFTER: Duration = Duration::from_millis(40);
+
 /// Runs the picker until a key leaves it.
 ///
 /// # Errors
@@ -80,6 +83,9 @@ pub fn run(
     let mut sync = None;
     let pal = ui::Palette::new();
     let mut start_sync = Some(start_sync);
+    let mut last_key = Instant::now()
+        .checked_sub(PREVIEW_AFTER)
+        .unwrap_or_else(Instant::now);
     loop {
         app.update_handles(source);
         screen.terminal.draw(|f| ui::draw(f, app, &pal))?;
@@ -89,15 +95,28 @@ pub fn run(
             sync = start();
         }
         // The list is drawn first; the preview is read on the previewer's thread and drawn
-        // when it comes (keys are answered meanwhile).
-        if app.preview_stale() {
+        // when it comes (keys are answered meanwhile). While keys come in quick succession
+        // (typing, holding an arrow) it waits: the next key's list needs the cores more.
+        let quiet = last_key.elapsed();
+        let preview_due = app.preview_stale() && quiet < PREVIEW_AFTER;
+        if app.preview_stale() && !preview_due {
             app.update_preview(source);
         }
-        let wait = if app.preview_pending() { 5 } else { 100 };
+        let wait = if app.preview_pending() || preview_due {
+            5
+        } else {
+            100
+        };
         while !event::poll(Duration::from_millis(wait))? {
             if app.take_preview() || background(app, source, &mut sync) {
                 break;
             }
+            if preview_due && last_key.elapsed() >= PREVIEW_AFTER {
+                break;
+            }
+        }
+        if event::poll(Duration::ZERO)? {
+            last_key = Instant::now();
         }
         while event::poll(Duration::ZERO)? {
             match event::read()? {
