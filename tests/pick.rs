@@ -308,6 +308,13 @@ fn keys_toggle_scope_mode_sort_named_preview_and_tree() {
             && s.contains("Set up the deploy pipeline")
             && s.contains(&rows(1))
     });
+    // Asked again after Backspace (answered from the searches kept): the same hit.
+    t.send(b"\x7f");
+    t.wait_text("> stagin");
+    t.send(b"g");
+    t.wait_for("the same hit again", |s| {
+        s.contains("> staging") && s.contains("Set up the deploy pipeline") && s.contains(&rows(1))
+    });
     t.send(b"\x14");
     t.wait_for("the hit in the tree", |s| {
         s.contains("preview: tree") && s.contains("e2 assistant: Added a staging job")

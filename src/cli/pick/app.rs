@@ -45,6 +45,9 @@ pub enum Have {
 /// Rows a first paint of every project reads before the rest is loaded.
 const FIRST_PAGE: usize = 200;
 
+/// Full-text answers kept for queries asked again.
+const SEARCHES_KEPT: usize = 16;
+
 /// Everything on screen.
 pub struct App {
     pub query: String,
@@ -87,6 +90,9 @@ pub struct App {
     narrowing: (bool, Vec<(String, Vec<usize>)>),
     /// Typed words' scores in that list (forgotten with it).
     memo: Memo,
+    /// Recent full-text queries (text, all projects) and their hits, oldest first (forgotten
+    /// when the index is read again).
+    searched: Vec<(String, bool, Vec<Hit>)>,
     /// The list pane's height, for paging (set by the drawing code).
     pub page: usize,
     /// The current directory: "this project".
@@ -131,6 +137,7 @@ impl App {
             asked: None,
             narrowing: (false, Vec::new()),
             memo: Memo::default(),
+            searched: Vec::new(),
             handles: std::collections::HashMap::new(),
             page: 50,
             cwd: source.cwd.clone(),
@@ -285,6 +292,7 @@ impl App {
         self.every = None;
         self.texts.clear();
         self.handles.clear();
+        self.searched.clear();
         self.forget();
         self.have = Have::Page;
         self.loading = None;
@@ -313,15 +321,32 @@ impl App {
                 self.hits = if self.typed().is_empty() {
                     Vec::new()
                 } else {
-                    match source.search(&self.query, self.all) {
-                        Ok(h) => h,
-                        Err(e) => {
-                            self.status = Some(e.to_string());
-                            Vec::new()
-                        }
-                    }
+                    self.search(source)
                 };
                 self.hit_rows = rows::hit_rows(&self.hits, self.sort, self.named_only);
+            }
+        }
+    }
+
+    /// `pidx search` of the typed text in the scope; a query asked again (Backspace) is
+    /// answered from the last [`SEARCHES_KEPT`] ones.
+    fn search(&mut self, source: &Source) -> Vec<Hit> {
+        let asked = |(q, all, _): &&(String, bool, Vec<Hit>)| *q == self.query && *all == self.all;
+        if let Some((_, _, hits)) = self.searched.iter().find(asked) {
+            return hits.clone();
+        }
+        match source.search(&self.query, self.all) {
+            Ok(hits) => {
+                if self.searched.len() >= SEARCHES_KEPT {
+                    self.searched.remove(0);
+                }
+                self.searched
+                    .push((self.query.clone(), self.all, hits.clone()));
+                hits
+            }
+            Err(e) => {
+                self.status = Some(e.to_string());
+                Vec::new()
             }
         }
     }
