@@ -68,6 +68,11 @@ pub struct GatewayArgs {
 }
 
 impl GatewayArgs {
+    /// Whether any gateway filter is given.
+    pub fn any(&self) -> bool {
+        !self.filter().is_empty()
+    }
+
     pub fn filter(&self) -> crate::query::GatewayFilter {
         crate::query::GatewayFilter {
             agent: self.agent.clone(),
@@ -135,4 +140,44 @@ impl ZoneArgs {
     pub fn zone(&self) -> Result<Zone> {
         dates::zone_arg(self.tz.as_deref())
     }
+
+    /// The zone as the team server names it (UTC when absent): an IANA name, or a fixed offset
+    /// in POSIX form, whose sign is the reverse of ISO's (`+02:00` is `UTC-02:00:00`).
+    ///
+    /// # Errors
+    /// A value that names no zone, and `local`, which the server cannot know.
+    pub fn server_zone(&self) -> Result<String> {
+        if self.tz.is_none() {
+            return Ok("UTC".into());
+        }
+        Ok(match self.zone()? {
+            Zone::Local => anyhow::bail!(
+                "--tz local: the server does not know this machine's zone; name it (UTC, Europe/Paris, +02:00)"
+            ),
+            Zone::Named(tz) => tz.name().to_string(),
+            Zone::Fixed(off) => {
+                let secs = off.local_minus_utc();
+                let a = secs.abs();
+                format!(
+                    "UTC{}{:02}:{:02}:{:02}",
+                    if secs > 0 { '-' } else { '+' },
+                    a / 3600,
+                    a / 60 % 60,
+                    a % 60
+                )
+            }
+        })
+    }
+}
+
+/// The team server does not filter by gateway metadata yet: one clear line instead of an
+/// answer that silently ignores the filter.
+pub fn refuse_gateway_remote(g: &GatewayArgs, include_silent: bool) -> anyhow::Result<()> {
+    if g.any() {
+        anyhow::bail!("--agent, --key, --channel and --chat-type are not available with --pg yet");
+    }
+    if include_silent {
+        anyhow::bail!("--include-silent is not available with --pg yet");
+    }
+    Ok(())
 }

@@ -11,6 +11,7 @@ use super::output::plural;
 use super::output::Out;
 use super::{render, Found};
 use crate::pi::layout::absolute;
+use crate::query::pg::list as pg_list;
 use crate::query::{handle, list, picker};
 
 #[derive(Args, Debug)]
@@ -107,4 +108,65 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
         render::session_table(out, &sessions, &handles, all)?;
     }
     Ok(!sessions.is_empty())
+}
+
+/// `pidx --pg URL list`: pi's listing of every source's sessions (or `--source`'s), each row
+/// with its source; `--query` filters and orders them as the picker does, as locally.
+pub fn run_remote(
+    env: &Env,
+    args: &ListArgs,
+    tx: &mut postgres::Transaction,
+    out: &mut Out,
+) -> Result<Found> {
+    super::args::refuse_gateway_remote(&args.gateway, args.include_silent)?;
+    if let Some(why) = args.query.as_deref().and_then(picker::query_problem) {
+        anyhow::bail!(
+            "--query {:?}: {why}",
+            args.query.as_deref().unwrap_or_default()
+        );
+    }
+    if args.limit == Some(0) {
+        anyhow::bail!("--limit must be at least 1");
+    }
+    let source = env.global.source.as_deref();
+    let cwd = if args.all || args.cwd.is_none() {
+        None
+    } else {
+        args.cwd.as_ref().map(|d| d.to_string_lossy().into_owned())
+    };
+    let rows = match &args.query {
+        None => pg_list::list_sessions(tx, source, cwd.as_deref(), args.limit, args.with_text)?,
+        Some(q) => {
+            let all = pg_list::list_sessions(tx, source, cwd.as_deref(), None, false)?;
+            let before = all.len();
+            let rows = pg_list::filter_and_sort(tx, all, q, args.limit, args.with_text)?;
+            if rows.is_empty() && before > 0 && !env.global.json {
+                crate::term::say(&format!(
+                    "pidx: none of the {before} session{} on the server match{} {q:?}",
+                    plural(before),
+                    if before == 1 { "es" } else { "" }
+                ));
+            }
+            rows
+        }
+    };
+    if env.global.json {
+        out.json(
+            &rows
+                .iter()
+                .map(pg_list::SourcedInfo::to_json)
+                .collect::<Vec<_>>(),
+        )?;
+    } else {
+        for r in &rows {
+            out.line(&format!(
+                "{}  {}  {:>4}  {}",
+                crate::term::one_line(&r.source),
+                crate::pi::js::iso(r.info.modified_ms),
+                r.info.message_count,
+                crate::term::one_line(&super::output::truncate(r.info.title(), 80))
+            ))?;
+        }
+    }
+    Ok(!rows.is_empty())
 }

@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::env::Env;
 use super::output::Out;
 use super::{render, Command, Found};
-use crate::query::pg::{self, list, session};
+use crate::query::pg::{self, session};
 use crate::store::pg as store;
 
 /// Whether `pidx --pg` answers this command from the server.
@@ -30,36 +30,7 @@ pub fn run(env: &Env, url: &str, cmd: &Command, out: &mut Out) -> Result<Found> 
     let mut tx = store::read_only(&mut client)?;
     let source = env.global.source.as_deref();
     let found = match cmd {
-        Command::List(a) => {
-            if a.query.is_some() {
-                bail!("--query is not available with --pg yet; use `pidx --pg URL search`");
-            }
-            let cwd = if a.all || a.cwd.is_none() {
-                None
-            } else {
-                a.cwd.as_ref().map(|d| d.to_string_lossy().into_owned())
-            };
-            let rows = list::list_sessions(&mut tx, source, cwd.as_deref(), a.limit, a.with_text)?;
-            if env.global.json {
-                out.json(
-                    &rows
-                        .iter()
-                        .map(list::SourcedInfo::to_json)
-                        .collect::<Vec<_>>(),
-                )?;
-            } else {
-                for r in &rows {
-                    out.line(&format!(
-                        "{}  {}  {:>4}  {}",
-                        crate::term::one_line(&r.source),
-                        crate::pi::js::iso(r.info.modified_ms),
-                        r.info.message_count,
-                        crate::term::one_line(&crate::cli::output::truncate(r.info.title(), 80))
-                    ))?;
-                }
-            }
-            !rows.is_empty()
-        }
+        Command::List(a) => super::list::run_remote(env, a, &mut tx, out)?,
         Command::Show(a) => {
             let s = pg::resolve(&mut tx, source, &a.session)?;
             let v = session::show(&mut tx, &s)?;

@@ -74,6 +74,19 @@ pub fn rank_streamed<E>(
     query: &str,
     mut text: impl FnMut(&SessionInfo) -> Result<String, E>,
 ) -> Result<Vec<usize>, E> {
+    rank_streamed_at(sessions, query, |i| text(&sessions[i]))
+}
+
+/// [`rank_streamed`] with each session's text read by its index in `sessions` (the team
+/// server's rows: a file id alone does not name one there).
+///
+/// # Errors
+/// What `text` returns.
+pub fn rank_streamed_at<E>(
+    sessions: &[SessionInfo],
+    query: &str,
+    mut text: impl FnMut(usize) -> Result<String, E>,
+) -> Result<Vec<usize>, E> {
     let trimmed = js_trim(query);
     if trimmed.is_empty() {
         return Ok((0..sessions.len()).collect());
@@ -83,7 +96,7 @@ pub fn rank_streamed<E>(
     };
     let mut scored = Vec::new();
     for (i, s) in sessions.iter().enumerate() {
-        if let Some(sc) = score_text(s, &text(s)?, &parsed) {
+        if let Some(sc) = score_text(s, &text(i)?, &parsed) {
             scored.push((sc, i));
         }
     }

@@ -144,12 +144,31 @@ pub fn rows(
         } else {
             &mut rows.bad
         };
-        let sql = format!("SELECT line, {col} FROM {table} WHERE file_id = ?1 AND line >= ?2");
+        // A line's listing texts in the order the index holds them (as `all_messages_text`
+        // reads them), each with its position among them.
+        let order = if table == "listing_text" {
+            "line, rowid"
+        } else {
+            "line"
+        };
+        let sql = format!(
+            "SELECT line, {col} FROM {table} WHERE file_id = ?1 AND line >= ?2 ORDER BY {order}"
+        );
         let mut stmt = conn.prepare_cached(&sql)?;
+        let mut last = (i64::MIN, 0);
         for row in stmt.query_map([f.file_id, from_line], |r| Ok((r.get(0)?, r.get(1)?)))? {
             let (line, text): (i64, String) = row?;
             rows.bytes += text.len() + 16;
-            out.push(vec![Val::Int(Some(line)), Val::Text(Some(text))]);
+            last = if last.0 == line {
+                (line, last.1 + 1)
+            } else {
+                (line, 0)
+            };
+            let mut vals = vec![Val::Int(Some(line)), Val::Text(Some(text))];
+            if table == "listing_text" {
+                vals.push(Val::Int4(Some(last.1)));
+            }
+            out.push(vals);
         }
     }
     if after_seq >= 0 {

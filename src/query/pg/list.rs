@@ -95,18 +95,70 @@ pub fn list_sessions(
     Ok(out)
 }
 
-/// pi's `allMessagesText` (as `query::list::all_messages_text`).
-fn all_text(tx: &mut Transaction, source: &str, fid: i64) -> Result<String> {
-    let row = tx
-        .query_one(
-            "SELECT string_agg(text, ' ' ORDER BY line) FROM (
-                 SELECT line, text FROM entries WHERE source = $1 AND fid = $2 AND text IS NOT NULL
+/// pi's `allMessagesText` (as `query::list::all_messages_text`): the entries' texts and the
+/// texts only pi's listing reads, in line order (an entry's before a listing text of its line,
+/// a line's listing texts in their order there), read row by row into one string.
+///
+/// # Errors
+/// Server errors.
+pub fn all_text(tx: &mut Transaction, source: &str, fid: i64) -> Result<String> {
+    use postgres::fallible_iterator::FallibleIterator;
+    let params: [&(dyn postgres::types::ToSql + Sync); 2] = [&source, &fid];
+    let mut rows = tx
+        .query_raw(
+            "SELECT text FROM (
+                 SELECT line, 0 AS k, seq AS n, text FROM entries
+                 WHERE source = $1 AND fid = $2 AND text IS NOT NULL
                  UNION ALL
-                 SELECT line, text FROM listing_text WHERE source = $1 AND fid = $2) t",
-            &[&source, &fid],
+                 SELECT line, 1, n, text FROM listing_text WHERE source = $1 AND fid = $2) t
+             ORDER BY line, k, n",
+            params,
         )
         .map_err(server_err)?;
-    Ok(row.get::<_, Option<String>>(0).unwrap_or_default())
+    let mut out = String::new();
+    let mut first = true;
+    while let Some(r) = rows.next().map_err(server_err)? {
+        if !std::mem::take(&mut first) {
+            out.push(' ');
+        }
+        out.push_str(r.get::<_, &str>(0));
+    }
+    Ok(out)
+}
+
+/// pi's picker filter and order (`query::picker`) over listed rows, each session's text read
+/// from the server one at a time and dropped once scored; `limit` after ordering, and the text
+/// kept on the rows only `with_text`.
+///
+/// # Errors
+/// Server errors.
+pub fn filter_and_sort(
+    tx: &mut Transaction,
+    rows: Vec<SourcedInfo>,
+    query: &str,
+    limit: Option<usize>,
+    with_text: bool,
+) -> Result<Vec<SourcedInfo>> {
+    let (sources, infos): (Vec<String>, Vec<SessionInfo>) =
+        rows.into_iter().map(|r| (r.source, r.info)).unzip();
+    let order = crate::query::picker::rank_streamed_at(&infos, query, |i| {
+        all_text(tx, &sources[i], infos[i].file_id)
+    })?;
+    let mut slots: Vec<Option<SourcedInfo>> = sources
+        .into_iter()
+        .zip(infos)
+        .map(|(source, info)| Some(SourcedInfo { source, info }))
+        .collect();
+    let mut out: Vec<SourcedInfo> = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    if let Some(n) = limit {
+        out.truncate(n);
+    }
+    if with_text {
+        for s in &mut out {
+            s.info.all_messages_text = Some(all_text(tx, &s.source, s.info.file_id)?);
+        }
+    }
+    Ok(out)
 }
 
 /// A listing row and its tie-breakers (the exact mtime and the file name).

@@ -14,6 +14,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         2,
         include_str!("../../../migrations/pg/0002_words_by_pidx.sql"),
     ),
+    (
+        3,
+        include_str!("../../../migrations/pg/0003_listing_order.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows.

@@ -104,7 +104,7 @@ const TEXT_COLS: &[(&str, Ty)] = &[
     ("tsv", Ty::Words),
 ];
 const TOOL_COLS: &[(&str, Ty)] = &[("seq", Ty::Int), ("n", Ty::Int4), ("name", Ty::Text)];
-const LINE_COLS: &[(&str, Ty)] = &[("line", Ty::Int), ("text", Ty::Text)];
+const LINE_COLS: &[(&str, Ty)] = &[("line", Ty::Int), ("text", Ty::Text), ("n", Ty::Int4)];
 const BAD_COLS: &[(&str, Ty)] = &[("line", Ty::Int), ("reason", Ty::Text)];
 
 /// Rows of one table, row after row.
