@@ -195,32 +195,38 @@ fn one_line_keep_edges(s: &str) -> String {
     t
 }
 
-/// `pidx --pg URL search`: words or `--literal` text on the team server.
+/// `pidx --pg URL search`: the local search's query language and options on the team server.
 pub fn run_remote(
     env: &Env,
     args: &SearchArgs,
     tx: &mut postgres::Transaction,
     out: &mut Out,
 ) -> Result<Found> {
-    if args.model.is_some()
-        || args.session.is_some()
-        || args.branch
-        || args.query.starts_with("re:")
-    {
-        bail!("with --pg, search takes words or --literal text, with --in, --cwd, --since, --until and --limit (not --model, --session, --branch or re:)");
-    }
+    super::args::refuse_gateway_remote(&args.gateway, false)?;
+    // As locally: the query and options are checked before anything is looked up.
+    search::parse(&args.query, args.literal)?;
+    let kinds = kinds(args)?;
     if args.limit == 0 {
         bail!("--limit must be at least 1");
     }
     let (since_ms, until_ms) = args.range.bounds(chrono::Utc::now().timestamp_millis())?;
+    let source = env.global.source.clone();
+    let session = match &args.session {
+        Some(s) => Some(crate::query::pg::resolve(tx, source.as_deref(), s)?),
+        None => None,
+    };
     let q = crate::query::pg::search::PgSearch {
         query: args.query.clone(),
         literal: args.literal,
-        source: env.global.source.clone(),
+        source,
         cwd: args.project.cwd(),
-        kinds: kinds(args)?,
+        session,
+        model: args.model.clone(),
+        kinds,
         since_ms,
         until_ms,
+        branch: args.branch,
+        include_silent: args.include_silent,
         limit: args.limit,
     };
     let hits = crate::query::pg::search::search(tx, &q)?;

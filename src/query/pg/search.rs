@@ -2,19 +2,28 @@
 //! (`query::search::parse`: words, "phrases", prefix*, -excluded, OR), turned into a `tsquery`
 //! over the words push stored (`store::pg::words`, split as the local index splits them) under
 //! the GIN index. `--literal` takes its candidates from the words the needle must contain and
-//! keeps the texts that hold it exactly (`strpos`). Each hit names its source.
+//! keeps the texts that hold it exactly (`strpos`); `re:` takes its candidates from the words
+//! of the literal runs every match contains (`query::search::required_runs`) and confirms each
+//! text with the Rust `regex` crate, as locally, reading the candidates a few hundred at a time
+//! from a cursor. `--branch` keeps the entries on each session's current path (its leaf's
+//! ancestors, walked on the server as `store::schema::ANCESTORS`). Each hit names its source;
+//! hits come grouped by session, best session first, as locally.
 //!
 //! Differences from the local FTS5 search: hits rank by `ts_rank` then recency rather than
 //! bm25, and a literal that is a piece of a single word (inside it at both ends) has no word to
 //! look up, so it reads every text (the local index looks the piece up in its vocabulary).
 
-use postgres::Transaction;
+use std::collections::{HashMap, HashSet};
 
-use super::Conds;
+use postgres::Transaction;
+use regex::Regex;
+
+use super::{Conds, Found};
 use crate::error::{Error, Result};
 use crate::pi::js;
 use crate::pi::text::TextKind;
-use crate::query::search::{parse, terms_regex, Hit, Query, Snippet};
+use crate::query::search::Snippet;
+use crate::query::search::{group_by_session, parse, required_runs, terms_regex, Hit, Query};
 use crate::store::pg::server_err;
 use crate::store::pg::words::{lexeme, phrase, words};
 
@@ -24,11 +33,44 @@ pub struct PgSearch {
     pub literal: bool,
     pub source: Option<String>,
     pub cwd: Option<String>,
+    /// Only this session (`super::resolve`'s answer).
+    pub session: Option<Found>,
+    /// Only sessions that used a model whose id contains this (as SQLite's `LIKE`: ASCII
+    /// case folded, `%` and `_` wildcards).
+    pub model: Option<String>,
     pub kinds: Vec<TextKind>,
     pub since_ms: Option<i64>,
     pub until_ms: Option<i64>,
+    /// Only entries on their session's current path.
+    pub branch: bool,
+    /// Gateways' silent `NO_REPLY` turns too.
+    pub include_silent: bool,
     pub limit: usize,
 }
+
+/// How a candidate text is confirmed and its snippet cut.
+enum Matcher {
+    /// Ranked words: every candidate matches; the terms to mark.
+    Words(Option<Regex>),
+    Literal(String),
+    Regex(Regex),
+}
+
+impl Matcher {
+    fn snippet(&self, body: &str) -> Option<Snippet> {
+        match self {
+            Matcher::Words(terms) => Some(Snippet::around(body, terms.as_ref())),
+            Matcher::Literal(n) => Some(match body.find(n.as_str()) {
+                Some(at) => Snippet::at(body, at, at + n.len()),
+                None => Snippet::around(body, None),
+            }),
+            Matcher::Regex(re) => re.find(body).map(|m| Snippet::at(body, m.start(), m.end())),
+        }
+    }
+}
+
+/// Candidate texts read from the cursor at a time.
+const BATCH: i32 = 256;
 
 /// Runs the search, best first.
 ///
@@ -39,67 +81,74 @@ pub fn search(tx: &mut Transaction, q: &PgSearch) -> Result<Vec<Hit>> {
     if let Some(cwd) = &q.cwd {
         c.cwd(cwd);
     }
-    let mut terms = Vec::new();
-    let needle = match parse(&q.query, q.literal)? {
-        Query::Words { fts, terms: t } => {
+    let (matcher, score, body) = candidates(q, &mut c)?;
+    filters(q, &mut c);
+    let sql = format!(
+        "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
+                {score} AS score, {body}, s.fid, s.name, s.first_message, e.seq
+         FROM entry_text t
+         JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
+         JOIN sessions s ON s.source = t.source AND s.fid = t.fid
+         WHERE {} ORDER BY score DESC, e.ts_ms DESC NULLS LAST, s.path, e.seq, t.kind",
+        c.sql(),
+    );
+    let hits = if q.branch || matches!(matcher, Matcher::Regex(_)) {
+        confirmed(tx, &sql, &c, q, &matcher)?
+    } else {
+        let rows = tx
+            .query(&format!("{sql} LIMIT {}", q.limit), &c.params())
+            .map_err(server_err)?;
+        rows.iter().filter_map(|r| hit(r, &matcher)).collect()
+    };
+    Ok(group_by_session(hits))
+}
+
+/// The text condition of the query (added to `c`), its matcher, and the score and body
+/// columns.
+fn candidates(q: &PgSearch, c: &mut Conds) -> Result<(Matcher, String, String)> {
+    let by_time = "0::float8".to_string();
+    Ok(match parse(&q.query, q.literal)? {
+        Query::Words { fts, terms } => {
             c.and(
                 "t.tsv @@ (?::text)::tsquery",
                 vec![Box::new(tsquery(&fts)?)],
             );
-            terms = t;
-            None
+            let score = format!(
+                "ts_rank(t.tsv, (${}::text)::tsquery)::float8",
+                c.params.len()
+            );
+            let terms = terms_regex(&terms);
+            (Matcher::Words(terms), score, "left(t.body, 4000)".into())
         }
         Query::Literal(needle) => {
             if let Some(words) = literal_words(&needle) {
                 c.and("t.tsv @@ (?::text)::tsquery", vec![Box::new(words)]);
             }
             c.and("strpos(t.body, ?) > 0", vec![Box::new(needle.clone())]);
-            Some(needle)
-        }
-        Query::Regex(_) => {
-            return Err(Error::Invalid(
-                "re: is not available with --pg yet; use words or --literal".into(),
-            ))
-        }
-    };
-    // The literal's window starts before its first occurrence, which may lie past 4000.
-    let (score, body) = match needle {
-        Some(_) => (
-            "0::float8".to_string(),
-            format!(
+            // The literal's window starts before its first occurrence, which may lie past 4000.
+            let body = format!(
                 "substr(t.body, greatest(1, strpos(t.body, ${}) - 300), 4000)",
                 c.params.len()
-            ),
-        ),
-        None => (
-            format!(
-                "ts_rank(t.tsv, (${}::text)::tsquery)::float8",
-                c.params.len()
-            ),
-            "left(t.body, 4000)".to_string(),
-        ),
-    };
-    filters(q, &mut c);
-    let sql = format!(
-        "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                {score} AS score, {body}, s.fid, s.name, s.first_message
-         FROM entry_text t
-         JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
-         JOIN sessions s ON s.source = t.source AND s.fid = t.fid
-         WHERE {} ORDER BY score DESC, e.ts_ms DESC NULLS LAST, s.path, e.seq, t.kind
-         LIMIT {}",
-        c.sql(),
-        q.limit
-    );
-    let highlight = terms_regex(&terms);
-    let rows = tx.query(&sql, &c.params()).map_err(server_err)?;
-    Ok(rows
-        .iter()
-        .map(|r| hit(r, needle.as_deref(), highlight.as_ref()))
-        .collect())
+            );
+            (Matcher::Literal(needle), by_time, body)
+        }
+        Query::Regex(re) => {
+            let runs: Vec<String> = required_runs(re.as_str())
+                .iter()
+                .filter_map(|r| literal_words(r))
+                .collect();
+            if !runs.is_empty() {
+                c.and(
+                    "t.tsv @@ (?::text)::tsquery",
+                    vec![Box::new(runs.join(" & "))],
+                );
+            }
+            (Matcher::Regex(re), by_time, "t.body".into())
+        }
+    })
 }
 
-/// `--in`, `--since` and `--until`.
+/// `--in`, `--since`, `--until`, `--model`, `--session` and silent turns.
 fn filters(q: &PgSearch, c: &mut Conds) {
     if !q.kinds.is_empty() {
         let kinds: Vec<i16> = q.kinds.iter().map(|k| *k as i16).collect();
@@ -111,21 +160,111 @@ fn filters(q: &PgSearch, c: &mut Conds) {
     if let Some(t) = q.until_ms {
         c.and("e.ts_ms < ?", vec![Box::new(t)]);
     }
+    if let Some(m) = &q.model {
+        // SQLite's `model LIKE '%' || ? || '%'`: no escape character, ASCII letters folded.
+        c.and(
+            "EXISTS (SELECT 1 FROM entries m WHERE m.source = s.source AND m.fid = s.fid
+                     AND translate(m.model, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
+                         LIKE '%' || translate(?, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') || '%'
+                         ESCAPE '')",
+            vec![Box::new(m.clone())],
+        );
+    }
+    if let Some(f) = &q.session {
+        c.and(
+            "s.source = ? AND s.fid = ?",
+            vec![Box::new(f.source.clone()), Box::new(f.fid)],
+        );
+    }
+    if !q.include_silent {
+        c.and("NOT e.silent", vec![]);
+    }
 }
 
-/// A result row as the local search's hit, with its snippet cut here.
-fn hit(r: &postgres::Row, needle: Option<&str>, highlight: Option<&regex::Regex>) -> Hit {
-    let body: String = r.get(10);
+/// The first `limit` candidates the matcher confirms (and, with `--branch`, on their
+/// session's current path), read from a cursor a batch at a time.
+fn confirmed(
+    tx: &mut Transaction,
+    sql: &str,
+    c: &Conds,
+    q: &PgSearch,
+    matcher: &Matcher,
+) -> Result<Vec<Hit>> {
+    let portal = tx.bind(sql, &c.params()).map_err(server_err)?;
+    let mut paths: HashMap<i64, HashSet<i64>> = HashMap::new();
+    let mut hits = Vec::new();
+    loop {
+        let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
+        for r in &rows {
+            if q.branch && !on_path(tx, &mut paths, r)? {
+                continue;
+            }
+            if let Some(h) = hit(r, matcher) {
+                hits.push(h);
+                if hits.len() >= q.limit {
+                    return Ok(hits);
+                }
+            }
+        }
+        if rows.len() < BATCH as usize {
+            return Ok(hits);
+        }
+    }
+}
+
+/// The leaf-to-root walk of `store::schema::ANCESTORS`, seqs only.
+const PATH_SEQS: &str = "
+WITH RECURSIVE walk(depth, seq, parent_id) AS (
+    SELECT 0::bigint, seq, parent_id FROM entries WHERE source = $1 AND fid = $2 AND seq = $3
+    UNION ALL
+    SELECT w.depth + 1, e.seq, e.parent_id
+    FROM walk w JOIN entries e
+      ON e.source = $1 AND e.fid = $2 AND e.id = w.parent_id AND NOT e.shadowed
+    WHERE w.parent_id <> '' AND w.depth < $4
+)
+SELECT seq FROM walk";
+
+/// Whether a candidate row's entry is on its session's current path (pi's default leaf's
+/// ancestors), each session's path read once.
+fn on_path(
+    tx: &mut Transaction,
+    paths: &mut HashMap<i64, HashSet<i64>>,
+    r: &postgres::Row,
+) -> Result<bool> {
+    let (source, fid, seq): (String, i64, i64) = (r.get(0), r.get(11), r.get(14));
+    if !paths.contains_key(&fid) {
+        let (leaf, entries): (Option<i64>, i64) = tx
+            .query_one(
+                "SELECT leaf_seq, entry_count FROM sessions WHERE source = $1 AND fid = $2",
+                &[&source, &fid],
+            )
+            .map(|r| (r.get(0), r.get(1)))
+            .map_err(server_err)?;
+        let seqs = match leaf {
+            Some(leaf) => tx
+                .query(PATH_SEQS, &[&source, &fid, &leaf, &entries])
+                .map_err(server_err)?
+                .iter()
+                .map(|r| r.get(0))
+                .collect(),
+            None => HashSet::new(),
+        };
+        if paths.len() >= 10_000 {
+            paths.clear();
+        }
+        paths.insert(fid, seqs);
+    }
+    Ok(paths.get(&fid).is_some_and(|s| s.contains(&seq)))
+}
+
+/// A result row as the local search's hit, with its snippet cut here; `None` when the text
+/// does not match after all (a regular expression's candidate).
+fn hit(r: &postgres::Row, matcher: &Matcher) -> Option<Hit> {
+    let body: &str = r.get(10);
+    let snippet = matcher.snippet(body)?;
     let ts_ms: Option<i64> = r.get(8);
     let name: Option<String> = r.get(12);
-    let snippet = match needle {
-        Some(n) => match body.find(n) {
-            Some(at) => Snippet::at(&body, at, at + n.len()),
-            None => Snippet::around(&body, None),
-        },
-        None => Snippet::around(&body, highlight),
-    };
-    Hit {
+    Some(Hit {
         source: Some(r.get(0)),
         path: r.get(1),
         session_id: r.get(2),
@@ -137,14 +276,14 @@ fn hit(r: &postgres::Row, needle: Option<&str>, highlight: Option<&regex::Regex>
         kind: TextKind::from_bits(i64::from(r.get::<_, i16>(6))).name(),
         role: r.get(7),
         timestamp: ts_ms.map(js::iso),
-        // As locally: a literal's hits rank newest first.
-        score: match needle {
-            Some(_) => ts_ms.unwrap_or(0) as f64,
-            None => r.get(9),
+        // As locally: literal and regex hits rank newest first.
+        score: match matcher {
+            Matcher::Words(_) => r.get(9),
+            _ => ts_ms.unwrap_or(0) as f64,
         },
         snippet,
         file_id: r.get(11),
-    }
+    })
 }
 
 /// The `tsquery` of the FTS5 expression `parse` wrote (quoted terms, `*` after a prefix, AND,

@@ -25,6 +25,7 @@ use crate::query::Scope;
 use crate::store::jsonl::read_at;
 use crate::store::schema::{fts_entry_sql, fts_kind_sql, fts_rowid_sql, ANCESTORS};
 pub use parse::{parse, Query};
+pub use required::required_runs;
 pub use snippet::{terms_regex, Snippet};
 
 /// What to search and where.
@@ -421,7 +422,7 @@ fn confirm(
 }
 
 /// Keeps the hits' order of first appearance per session, each session's hits together.
-fn group_by_session(hits: Vec<Hit>) -> Vec<Hit> {
+pub fn group_by_session(hits: Vec<Hit>) -> Vec<Hit> {
     let mut order: Vec<i64> = Vec::new();
     let mut by_file: HashMap<i64, Vec<Hit>> = HashMap::new();
     for h in hits {

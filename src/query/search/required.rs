@@ -44,7 +44,7 @@ pub fn plan(conn: &Connection, pattern: &str) -> Result<Plan> {
 /// The ASCII literal runs of the pattern's top-level sequence (parsed case-sensitively: a
 /// case-insensitive match contains a case variant of each run, which the index does not tell
 /// apart).
-fn required_runs(pattern: &str) -> Vec<String> {
+pub fn required_runs(pattern: &str) -> Vec<String> {
     let Ok(hir) = regex_syntax::ParserBuilder::new().build().parse(pattern) else {
         return Vec::new();
     };
