@@ -59,7 +59,11 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
     if env.global.json {
         out.json(&rows)?;
     } else if args.csv {
-        write_csv(out, &dims, &rows)?;
+        write_csv(
+            out,
+            &dims.iter().map(|d| d.name()).collect::<Vec<_>>(),
+            &rows,
+        )?;
     } else if !found {
         let mut msg = "pidx: no activity".to_string();
         if let Some(cwd) = &opts.cwd {
@@ -140,10 +144,11 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-fn write_csv(out: &mut Out, dims: &[Dim], rows: &[Row]) -> std::io::Result<()> {
+/// The rows as CSV, one column per dimension (named in `dims`) then the figures.
+fn write_csv(out: &mut Out, dims: &[&str], rows: &[Row]) -> std::io::Result<()> {
     let header: Vec<String> = dims
         .iter()
-        .map(|d| d.name().to_string())
+        .map(|d| d.to_string())
         .chain(COLUMNS.iter().map(|c| c.replace(' ', "_")))
         .collect();
     out.line(&header.join(","))?;
@@ -292,6 +297,10 @@ pub fn run_remote(
     tx: &mut postgres::Transaction,
     out: &mut Out,
 ) -> Result<Found> {
+    super::args::refuse_gateway_remote(&args.gateway, false)?;
+    if env.global.json && args.csv {
+        bail!("--json and --csv: choose one");
+    }
     let (since_ms, until_ms) = args.range.bounds(chrono::Utc::now().timestamp_millis())?;
     let o = crate::query::pg::stats::PgStats {
         by: args.by.iter().map(|d| d.trim().to_string()).collect(),
@@ -299,12 +308,15 @@ pub fn run_remote(
         cwd: args.project.cwd(),
         since_ms,
         until_ms,
-        zone: args.zone.tz.clone().unwrap_or_else(|| "UTC".into()),
+        zone: args.zone.server_zone()?,
     };
     let rows = crate::query::pg::stats::stats(tx, &o)?;
     let found = rows.iter().any(|r| r.figures != Figures::default());
     if env.global.json {
         out.json(&rows)?;
+    } else if args.csv {
+        let dims: Vec<&str> = o.by.iter().map(String::as_str).collect();
+        write_csv(out, &dims, &rows)?;
     } else {
         for r in &rows {
             let f = &r.figures;

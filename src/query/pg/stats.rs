@@ -1,6 +1,7 @@
 //! `pidx --pg URL stats`: the local figures (`query::stats::Figures`) over every source's
-//! entries, grouped by source, project, model, provider, session, day, week or month (periods
-//! in the `--tz` zone, UTC by default). Copies made by forks are counted once per source.
+//! entries, grouped by source and every local dimension (`query::stats::Dim`: project, model,
+//! provider, session, tool, gateway agent and channel, day, week, month; periods in the `--tz`
+//! zone, UTC by default). Copies made by forks are counted once per source.
 
 use postgres::Transaction;
 
@@ -21,7 +22,8 @@ pub struct PgStats {
 }
 
 /// The dimensions the server groups by.
-pub const DIMS: &str = "source, project, model, provider, session, day, week, month";
+pub const DIMS: &str =
+    "source, project, model, provider, session, tool, agent, channel, day, week, month";
 
 fn dim_sql(dim: &str) -> Option<&'static str> {
     Some(match dim {
@@ -37,6 +39,10 @@ fn dim_sql(dim: &str) -> Option<&'static str> {
         }
         "provider" => "coalesce(e.provider, '-')",
         "session" => "s.path",
+        // The tool query's own column (`tool_sql`).
+        "tool" => "tool",
+        "agent" => "coalesce(s.agent_id, '-')",
+        "channel" => "coalesce(s.channel, '-')",
         "day" => {
             "coalesce(to_char(to_timestamp(e.ts_ms / 1000.0) AT TIME ZONE $1, 'YYYY-MM-DD'), '-')"
         }
@@ -79,7 +85,11 @@ pub fn stats(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
     if let Some(t) = o.until_ms {
         c.and("e.ts_ms < ?", vec![Box::new(t)]);
     }
-    let sql = figures_sql(&keys, &c.sql());
+    let sql = if o.by.iter().any(|d| d == "tool") {
+        tool_sql(&keys, &c.sql())
+    } else {
+        figures_sql(&keys, &c.sql())
+    };
     let rows = tx.query(&sql, &c.params()).map_err(server_err)?;
     let n = keys.len();
     let mut out: Vec<Row> = rows
@@ -128,7 +138,8 @@ pub fn stats(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
 /// The dimension names as the `&'static str` keys `Row` uses.
 fn leak(d: &str) -> &'static str {
     [
-        "source", "project", "model", "provider", "session", "day", "week", "month",
+        "source", "project", "model", "provider", "session", "tool", "agent", "channel", "day",
+        "week", "month",
     ]
     .into_iter()
     .find(|k| *k == d)
@@ -160,5 +171,42 @@ fn figures_sql(keys: &[&str], where_: &str) -> String {
         key_cols.iter().map(|k| format!("{k},")).collect::<String>(),
         where_,
         if group.is_empty() { String::new() } else { format!("GROUP BY {}", group.join(", ")) }
+    )
+}
+
+/// The local tool query (`query::stats::tool_sql`): per tool name, its calls (from the
+/// assistant messages' `tool_uses`) and its results and errors (from the tool results),
+/// sessions and active days; the other figures are zero. `keys` holds `tool` for the name.
+fn tool_sql(keys: &[&str], where_: &str) -> String {
+    let cols = |tool: &str| {
+        keys.iter()
+            .enumerate()
+            .map(|(i, k)| format!("{} AS k{i}", if *k == "tool" { tool } else { k }))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let group = (0..keys.len())
+        .map(|i| format!("k{i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let day = "(to_timestamp(e.ts_ms / 1000.0) AT TIME ZONE $1)::date";
+    format!(
+        "SELECT {group}, count(DISTINCT (source, fid)), 0::bigint, 0::bigint,
+                sum(results)::bigint, sum(calls)::bigint, 0::bigint, 0::bigint, 0::bigint,
+                0::bigint, 0::float8, sum(errors)::bigint, 0::bigint, count(DISTINCT day)
+         FROM (
+             SELECT {}, e.source, e.fid, {day} AS day, 1 AS calls, 0 AS results, 0 AS errors
+             FROM tool_uses t
+             JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
+             JOIN sessions s ON s.source = e.source AND s.fid = e.fid
+             WHERE {where_}
+             UNION ALL
+             SELECT {}, e.source, e.fid, {day}, 0, 1, CASE WHEN e.is_error THEN 1 ELSE 0 END
+             FROM entries e JOIN sessions s ON s.source = e.source AND s.fid = e.fid
+             WHERE e.type = 'message' AND e.role = 'toolResult' AND {where_}
+         ) u
+         GROUP BY {group}",
+        cols("t.name"),
+        cols("coalesce(e.tool_name, '?')"),
     )
 }
