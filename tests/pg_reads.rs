@@ -1,0 +1,279 @@
+//! Every reading option with `--pg` against a real PostgreSQL server (started by
+//! tests/pg/run.sh, as tests/pg.rs): `list --query`, `search --model/--session/--branch/re:`,
+//! `stats --by tool/agent/channel` and `--csv` answer what the local command answers on the
+//! pushed conformance corpus. Without the server every test prints SKIPPED and passes.
+
+mod common;
+
+use serde_json::Value;
+
+#[path = "pg/support.rs"]
+mod support;
+
+use support::*;
+
+/// The conformance corpus pushed to a fresh database; `local` and `remote` run pidx on it.
+struct Pushed {
+    server: Server,
+    tmp: tempfile::TempDir,
+    root: std::path::PathBuf,
+}
+
+impl Pushed {
+    fn new(name: &str) -> Option<Pushed> {
+        let server = server(name)?;
+        let (tmp, root) = common::conformance_copy();
+        let report = push(tmp.path(), &root, &server.url, &["--source", "me"]);
+        assert!(report["new"].as_u64().unwrap() >= 80, "{report}");
+        Some(Pushed { server, tmp, root })
+    }
+
+    fn local(&self, args: &[&str]) -> (Option<i32>, String, String) {
+        outcome(pidx(self.tmp.path(), &self.root).args(args))
+    }
+
+    fn remote(&self, args: &[&str]) -> (Option<i32>, String, String) {
+        outcome(
+            pidx(self.tmp.path(), &self.root)
+                .args(["--pg", &self.server.url])
+                .args(args),
+        )
+    }
+
+    fn local_json(&self, args: &[&str]) -> Value {
+        json(pidx(self.tmp.path(), &self.root).args(args))
+    }
+
+    fn remote_json(&self, args: &[&str]) -> Value {
+        json(
+            pidx(self.tmp.path(), &self.root)
+                .args(["--pg", &self.server.url])
+                .args(args),
+        )
+    }
+}
+
+#[test]
+fn list_query_on_the_server_is_pis_picker_as_locally() {
+    let Some(p) = Pushed::new("list_query") else {
+        return;
+    };
+    let golden = common::read_json(&common::conformance_dir().join("golden/picker.json"));
+    let queries = golden["queries"].as_object().unwrap();
+    let all = p.local_json(&["list", "--all"]).as_array().unwrap().len();
+    let mut narrowing = 0;
+    for q in queries.keys() {
+        let args = ["list", "--all", "--query", q, "--json"];
+        let (code, out, err) = p.local(&args);
+        let got = p.remote(&args);
+        if code != Some(0) {
+            // A query pidx refuses (`re:` alone) is refused alike.
+            assert_eq!(got, (code, out, err), "list --query {q:?}");
+            continue;
+        }
+        assert_eq!((got.0, got.2.as_str()), (code, ""), "list --query {q:?}");
+        let want: Value = serde_json::from_str(&out).unwrap();
+        let remote: Value = serde_json::from_str(&got.1).unwrap();
+        assert_eq!(without_source(&remote), want, "list --query {q:?}");
+        let n = want.as_array().map_or(0, Vec::len);
+        narrowing += usize::from(n > 0 && n < all);
+    }
+    assert!(
+        narrowing * 5 > queries.len(),
+        "only {narrowing} of {} queries narrow the list",
+        queries.len()
+    );
+    for args in [
+        &["--all", "--query", "fix", "--limit", "2"][..],
+        &["--all", "--query", "hello", "--with-text"],
+        &["--all", "--query", "re:[Ff]iller \\d+"],
+        &["--cwd", "/home/user/projects/pidx", "--query", "a"],
+    ] {
+        let mut a = vec!["list"];
+        a.extend_from_slice(args);
+        let want = p.local_json(&a);
+        assert!(!want.as_array().unwrap().is_empty(), "{a:?} finds nothing");
+        assert_eq!(without_source(&p.remote_json(&a)), want, "{a:?}");
+    }
+    // The same one-line refusals as locally.
+    for bad in [&["--query", "re:("][..], &["--query", "x", "--limit", "0"]] {
+        let mut a = vec!["list", "--all"];
+        a.extend_from_slice(bad);
+        let (code, out, err) = p.remote(&a);
+        assert_eq!((code, out.as_str()), (Some(2), ""), "{a:?}: {err}");
+        assert_eq!(err, p.local(&a).2, "{a:?}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+/// Hits as comparable rows: session, entry, kind and (`with_snippet`) the snippet's text.
+fn hits(v: &Value, with_snippet: bool) -> Vec<String> {
+    let mut out: Vec<String> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            let mut row = format!("{} {} {}", h["path"], h["entryId"], h["kind"]);
+            if with_snippet {
+                row.push_str(&format!(" {}", h["snippet"]["text"]));
+            }
+            row
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn search_options_on_the_server_find_what_the_local_search_finds() {
+    let Some(p) = Pushed::new("search_options") else {
+        return;
+    };
+    let list = p.local_json(&["list", "--all"]);
+    let sessions: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    let id = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|r| {
+            r["id"]
+                .as_str()
+                .filter(|id| id.len() >= 8 && !id.starts_with("bad"))
+        })
+        .unwrap()
+        .to_string();
+    let mut cases: Vec<Vec<String>> = Vec::new();
+    let mut case = |a: &[&str]| cases.push(a.iter().map(|s| s.to_string()).collect());
+    for model in ["sonnet", "GPT", "gemini-2.5", "no-such-model", "%5", "_"] {
+        case(&["test", "--model", model]);
+        case(&["re:e", "--model", model]);
+    }
+    for s in sessions.iter().take(12) {
+        case(&["test", "--session", s]);
+        case(&["re:[a-z]+", "--session", s, "--branch"]);
+        case(&["--literal", "e", "--session", s, "--branch"]);
+    }
+    case(&["test", "--session", &id]);
+    for q in [
+        "test",
+        "branch",
+        "hello",
+        "re:h[ae]llo",
+        "re:(?i)HELLO",
+        r"re:\d{2,}",
+        "re:fn \\w+",
+        "re:README",
+        "re:é",
+        "re:^$",
+    ] {
+        case(&[q]);
+        case(&[q, "--branch"]);
+        case(&[q, "--in", "user,assistant"]);
+    }
+    let mut found = 0;
+    for a in &cases {
+        let mut args = vec!["search", "--limit", "1000"];
+        args.extend(a.iter().map(String::as_str));
+        let regex = a.iter().any(|s| s.starts_with("re:") || s == "--literal");
+        let want = hits(&p.local_json(&args), regex);
+        let got = p.remote_json(&args);
+        assert_eq!(hits(&got, regex), want, "{args:?}");
+        found += usize::from(!want.is_empty());
+    }
+    assert!(
+        found * 3 > cases.len() * 2,
+        "only {found} of {} find anything",
+        cases.len()
+    );
+    // --limit keeps that many of the matches; the branch really narrows.
+    let few = p.remote_json(&["search", "re:[a-z]+", "--limit", "5"]);
+    assert_eq!(few.as_array().unwrap().len(), 5);
+    let every = p.remote_json(&["search", "re:[a-z]+", "--limit", "100000"]);
+    let branch = p.remote_json(&["search", "re:[a-z]+", "--limit", "100000", "--branch"]);
+    assert!(branch.as_array().unwrap().len() < every.as_array().unwrap().len());
+    // Errors as locally: an unknown session, an invalid pattern.
+    for bad in [&["x", "--session", "no-such-session"][..], &["re:("]] {
+        let mut args = vec!["search"];
+        args.extend_from_slice(bad);
+        let (code, out, err) = p.remote(&args);
+        let (lcode, _, lerr) = p.local(&args);
+        assert_eq!(
+            (code, out.as_str(), err.as_str()),
+            (lcode, "", lerr.as_str()),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn stats_by_every_dimension_on_the_server_is_the_local_figures() {
+    let Some(p) = Pushed::new("stats_dims") else {
+        return;
+    };
+    let mut compared = 0;
+    for by in [
+        "tool",
+        "agent",
+        "channel",
+        "tool,day",
+        "project,tool",
+        "model,agent",
+        "channel,month",
+        "session,tool",
+        "day",
+        "week,provider",
+    ] {
+        for tz in ["UTC", "Europe/Paris", "+05:30", "-03:00"] {
+            let tz = format!("--tz={tz}");
+            let args = ["stats", "--by", by, &tz];
+            let want = p.local_json(&args);
+            assert!(!want.as_array().unwrap().is_empty(), "{args:?}");
+            assert_same_figures(&p.remote_json(&args), &want, &format!("{args:?}"));
+            compared += 1;
+        }
+    }
+    let tools = p.local_json(&["stats", "--by", "tool", "--tz", "UTC"]);
+    assert!(tools.as_array().unwrap().len() >= 5, "{tools}");
+    // CSV is the local CSV with the source first when grouped by source.
+    let csv = ["stats", "--by", "tool,month", "--csv", "--tz", "UTC"];
+    let (code, out, err) = p.remote(&csv);
+    assert_eq!((code, err.as_str()), (Some(0), ""));
+    assert_eq!(out, p.local(&csv).1);
+    let (_, by_source, _) = p.remote(&["stats", "--by", "source,tool", "--csv"]);
+    assert!(
+        by_source.starts_with("source,tool,sessions,"),
+        "{by_source}"
+    );
+    assert!(by_source.contains("\nme,bash,"), "{by_source}");
+    // What the server cannot know is one clear line.
+    let (code, _, err) = p.remote(&["stats", "--tz", "local"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("--tz local") && err.lines().count() == 1,
+        "{err}"
+    );
+    eprintln!("compared {compared} groupings");
+}
+
+/// Stats rows equal but for the cost, a float sum whose last bits depend on the order of
+/// addition (the local index adds rolled-up quarter hours): equal within 1e-9 dollars.
+fn assert_same_figures(got: &Value, want: &Value, what: &str) {
+    let rows = |v: &Value| v.as_array().unwrap().clone();
+    let (got, want) = (rows(got), rows(want));
+    assert_eq!(got.len(), want.len(), "{what}: {got:?}\n{want:?}");
+    for (g, w) in got.iter().zip(&want) {
+        let cost = |v: &Value| v["cost"].as_f64().unwrap();
+        assert!((cost(g) - cost(w)).abs() < 1e-9, "{what}: {g} vs {w}");
+        let without = |v: &Value| {
+            let mut v = v.clone();
+            v.as_object_mut().unwrap().remove("cost");
+            v
+        };
+        assert_eq!(without(g), without(w), "{what}");
+    }
+}
