@@ -277,3 +277,115 @@ fn assert_same_figures(got: &Value, want: &Value, what: &str) {
         assert_eq!(without(g), without(w), "{what}");
     }
 }
+
+/// The server's rollups as `pidx_usage_facts` over the entries gives them afresh, one line per
+/// row (costs to 1e-9: a sum kept by additions and subtractions differs in its last bits).
+fn rollups(admin: &mut postgres::Client, fresh: bool) -> String {
+    let facts: String = admin
+        .query_one("SELECT pidx_usage_facts('entries', 1)", &[])
+        .unwrap()
+        .get(0);
+    let from = if fresh {
+        format!(
+            "(SELECT source, fid, t, model, provider, dup, sum(n) AS n, sum(user_msgs) AS u,
+                     sum(assistant_msgs) AS a, sum(tool_results) AS r, sum(tool_calls) AS c,
+                     sum(input) AS i, sum(output) AS o, sum(cache_read) AS cr,
+                     sum(cache_write) AS cw, sum(cost) AS cost, sum(tool_errors) AS te,
+                     sum(compactions) AS co
+              FROM ({facts}) f GROUP BY 1, 2, 3, 4, 5, 6) x"
+        )
+    } else {
+        "(SELECT source, fid, t, model, provider, dup, n, user_msgs AS u, assistant_msgs AS a,
+                 tool_results AS r, tool_calls AS c, input AS i, output AS o, cache_read AS cr,
+                 cache_write AS cw, cost, tool_errors AS te, compactions AS co
+          FROM usage_rollup) x"
+            .to_string()
+    };
+    admin
+        .query_one(
+            &format!(
+                "SELECT string_agg(concat_ws(' ', source, fid, t, model, provider, dup, n, u, a, r,
+                                             c, i, o, cr, cw, round(cost::numeric, 9), te, co),
+                                   E'\\n' ORDER BY source, fid, t, model, provider, dup)
+                 FROM {from}"
+            ),
+            &[],
+        )
+        .unwrap()
+        .get::<_, Option<String>>(0)
+        .unwrap_or_default()
+}
+
+#[test]
+fn server_rollups_follow_every_change_and_answer_as_the_entries() {
+    let Some(mut p) = Pushed::new("rollups") else {
+        return;
+    };
+    let admin = &mut p.server.admin;
+    let first = rollups(admin, false);
+    assert!(first.lines().count() > 100, "{first}");
+    assert_eq!(first, rollups(admin, true));
+    let dups = |admin: &mut postgres::Client| -> i64 {
+        admin
+            .query_one("SELECT count(*) FROM entries WHERE dup", &[])
+            .unwrap()
+            .get(0)
+    };
+    let dup_before = dups(admin);
+    // An append, a rewrite, and the deletion of every session a fork copied from (its copies
+    // in the forks become the counted ones: the copy flags change on the server).
+    let files = session_files(&p.root);
+    let parents: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let head = std::fs::read_to_string(f).ok()?;
+            let v: Value = serde_json::from_str(head.lines().next()?).ok()?;
+            let parent = v["parentSession"].as_str()?;
+            Some(parent.rsplit('/').next()?.to_string())
+        })
+        .collect();
+    let mut deleted = 0;
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        if parents.contains(&name) {
+            std::fs::remove_file(f).unwrap();
+            deleted += 1;
+        }
+    }
+    assert!(deleted >= 2, "{parents:?}");
+    let usable: Vec<_> = files
+        .iter()
+        .filter(|f| {
+            let body = std::fs::read_to_string(f).unwrap_or_default();
+            let last = body.lines().last().unwrap_or_default();
+            body.lines().count() > 6
+                && serde_json::from_str::<Value>(last).is_ok_and(|v| v["id"].is_string())
+        })
+        .collect();
+    append(usable[0], "rollup-append", "more words");
+    let body = std::fs::read_to_string(usable[1]).unwrap();
+    let half: Vec<&str> = body.lines().take(body.lines().count() / 2 + 1).collect();
+    std::fs::write(usable[1], half.join("\n") + "\n").unwrap();
+    push(p.tmp.path(), &p.root, &p.server.url, &["--source", "me"]);
+    let admin = &mut p.server.admin;
+    assert!(dups(admin) < dup_before, "no copy flag changed");
+    assert_eq!(rollups(admin, false), rollups(admin, true));
+    // The rollups' answers (quarter-hour bounds) equal the entries' (a bound inside one) and the
+    // local index's.
+    for by in [
+        "model",
+        "day,provider",
+        "session",
+        "project,week",
+        "source,month",
+    ] {
+        let rolled = p.remote_json(&["stats", "--by", by, "--since", "2000-01-01"]);
+        let scanned = p.remote_json(&["stats", "--by", by, "--since", "2000-01-01T00:00:00.001Z"]);
+        assert_same_figures(&rolled, &scanned, by);
+        if !by.starts_with("source") {
+            let local =
+                p.local_json(&["stats", "--by", by, "--since", "2000-01-01", "--tz", "UTC"]);
+            assert_same_figures(&rolled, &local, by);
+        }
+    }
+}

@@ -309,6 +309,10 @@ pub fn run_remote(
         since_ms,
         until_ms,
         zone: args.zone.server_zone()?,
+        zone_on_quarters: match args.zone.zone()? {
+            stats::Zone::Fixed(off) => off.local_minus_utc() % 900 == 0,
+            _ => true,
+        },
     };
     let rows = crate::query::pg::stats::stats(tx, &o)?;
     let found = rows.iter().any(|r| r.figures != Figures::default());

@@ -19,6 +19,9 @@ pub struct PgStats {
     pub until_ms: Option<i64>,
     /// A PostgreSQL time zone name (`UTC`, `Europe/Paris`).
     pub zone: String,
+    /// Whether the zone's days begin on a quarter hour (every named zone; a fixed offset may
+    /// not), so that the rollups can answer.
+    pub zone_on_quarters: bool,
 }
 
 /// The dimensions the server groups by.
@@ -87,8 +90,17 @@ pub fn stats(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
     }
     let sql = if o.by.iter().any(|d| d == "tool") {
         tool_sql(&keys, &c.sql())
+    } else if rollups_answer(o) {
+        let keys: Vec<&str> = (o.by.iter().zip(&keys))
+            .map(|(d, k)| match d.as_str() {
+                "model" => "e.model",
+                "provider" => "e.provider",
+                _ => k,
+            })
+            .collect();
+        figures_sql(&keys, &c.sql(), ROLLED)
     } else {
-        figures_sql(&keys, &c.sql())
+        figures_sql(&keys, &c.sql(), ENTRIES)
     };
     let rows = tx.query(&sql, &c.params()).map_err(server_err)?;
     let n = keys.len();
@@ -146,31 +158,59 @@ fn leak(d: &str) -> &'static str {
     .unwrap_or("?")
 }
 
-/// The figures of `query::stats` grouped by `keys` (SQL expressions), over `where_`.
-fn figures_sql(keys: &[&str], where_: &str) -> String {
+/// The rollups' time grain (`migrations/pg/0003`): a quarter hour.
+const GRAIN_MS: i64 = 900_000;
+
+/// Whether the rollups give the exact answer (as `query::stats::rollups_answer`): range
+/// boundaries on quarter hours, a zone whose days begin on one, no tool grouping.
+fn rollups_answer(o: &PgStats) -> bool {
+    let aligned = |t: Option<i64>| t.is_none_or(|t| t.rem_euclid(GRAIN_MS) == 0);
+    o.zone_on_quarters && aligned(o.since_ms) && aligned(o.until_ms)
+}
+
+/// The figures' sums over `entries e`.
+const ENTRIES: &str = "FROM entries e JOIN sessions s ON s.source = e.source AND s.fid = e.fid";
+/// The figures' sums over `usage_rollup e` (the same filter columns: `dup`, `ts_ms`).
+const ROLLED: &str = "FROM usage_rollup e JOIN sessions s ON s.source = e.source AND s.fid = e.fid";
+
+/// The figures of `query::stats` grouped by `keys` (SQL expressions), over `where_`, from
+/// the entries or the rollups (`from`: [`ENTRIES`], [`ROLLED`]).
+fn figures_sql(keys: &[&str], where_: &str, from: &str) -> String {
     let key_cols: Vec<String> = keys
         .iter()
         .enumerate()
         .map(|(i, k)| format!("{k} AS k{i}"))
         .collect();
     let group: Vec<String> = (0..keys.len()).map(|i| format!("k{i}")).collect();
+    let sums = if from == ROLLED {
+        "coalesce(sum(e.user_msgs), 0)::bigint, coalesce(sum(e.assistant_msgs), 0)::bigint,
+         coalesce(sum(e.tool_results), 0)::bigint, coalesce(sum(e.tool_calls), 0)::bigint,
+         coalesce(sum(e.input), 0)::bigint, coalesce(sum(e.output), 0)::bigint,
+         coalesce(sum(e.cache_read), 0)::bigint, coalesce(sum(e.cache_write), 0)::bigint,
+         coalesce(sum(e.cost), 0)::float8, coalesce(sum(e.tool_errors), 0)::bigint,
+         coalesce(sum(e.compactions), 0)::bigint"
+    } else {
+        "count(*) FILTER (WHERE e.type = 'message' AND e.role = 'user'),
+         count(*) FILTER (WHERE e.type = 'message' AND e.role = 'assistant'),
+         count(*) FILTER (WHERE e.type = 'message' AND e.role = 'toolResult'),
+         coalesce(sum(e.tool_calls) FILTER (WHERE e.type = 'message' AND e.role = 'assistant'), 0)::bigint,
+         coalesce(sum(e.input), 0)::bigint, coalesce(sum(e.output), 0)::bigint,
+         coalesce(sum(e.cache_read), 0)::bigint, coalesce(sum(e.cache_write), 0)::bigint,
+         coalesce(sum(e.cost), 0)::float8,
+         count(*) FILTER (WHERE e.type = 'message' AND e.role = 'toolResult' AND e.is_error),
+         count(*) FILTER (WHERE e.type = 'compaction')"
+    };
     format!(
-        "SELECT {} count(DISTINCT (e.source, e.fid)),
-           count(*) FILTER (WHERE e.type = 'message' AND e.role = 'user'),
-           count(*) FILTER (WHERE e.type = 'message' AND e.role = 'assistant'),
-           count(*) FILTER (WHERE e.type = 'message' AND e.role = 'toolResult'),
-           coalesce(sum(e.tool_calls) FILTER (WHERE e.type = 'message' AND e.role = 'assistant'), 0)::bigint,
-           coalesce(sum(e.input), 0)::bigint, coalesce(sum(e.output), 0)::bigint,
-           coalesce(sum(e.cache_read), 0)::bigint, coalesce(sum(e.cache_write), 0)::bigint,
-           coalesce(sum(e.cost), 0)::float8,
-           count(*) FILTER (WHERE e.type = 'message' AND e.role = 'toolResult' AND e.is_error),
-           count(*) FILTER (WHERE e.type = 'compaction'),
+        "SELECT {} count(DISTINCT (e.source, e.fid)), {sums},
            count(DISTINCT (to_timestamp(e.ts_ms / 1000.0) AT TIME ZONE $1)::date)
-         FROM entries e JOIN sessions s ON s.source = e.source AND s.fid = e.fid
-         WHERE {} {}",
+         {from} WHERE {} {}",
         key_cols.iter().map(|k| format!("{k},")).collect::<String>(),
         where_,
-        if group.is_empty() { String::new() } else { format!("GROUP BY {}", group.join(", ")) }
+        if group.is_empty() {
+            String::new()
+        } else {
+            format!("GROUP BY {}", group.join(", "))
+        }
     )
 }
 

@@ -16,7 +16,7 @@ const MIGRATIONS: &[(i32, &str)] = &[
     ),
     (
         3,
-        include_str!("../../../migrations/pg/0003_listing_order.sql"),
+        include_str!("../../../migrations/pg/0003_listing_order_rollups.sql"),
     ),
 ];
 
@@ -61,7 +61,7 @@ pub fn migrate(client: &mut Client) -> Result<Vec<i32>> {
 /// Checks that the server holds a schema this pidx can read (readers never migrate).
 ///
 /// # Errors
-/// `Server` when the server has no pidx schema or a newer one.
+/// `Server` when the server has no pidx schema, an older one or a newer one.
 pub fn check_readable(client: &mut Client) -> Result<()> {
     let exists: bool = client
         .query_one("SELECT to_regclass('pidx_schema') IS NOT NULL", &[])
@@ -80,7 +80,14 @@ pub fn check_readable(client: &mut Client) -> Result<()> {
             "this database holds no pidx data yet; run `pidx push --pg URL` (or `pidx pg migrate --pg URL`) first".into(),
         ));
     }
-    refuse_newer(current)
+    refuse_newer(current)?;
+    if current < latest() {
+        return Err(Error::Server(format!(
+            "the server's pidx schema is version {current}, older than this pidx reads ({}); run `pidx pg migrate --pg URL` (or a push) with this pidx first",
+            latest()
+        )));
+    }
+    Ok(())
 }
 
 fn current_in(tx: &mut postgres::Transaction) -> Result<i32> {
