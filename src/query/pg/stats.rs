@@ -88,20 +88,7 @@ pub fn stats(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
     if let Some(t) = o.until_ms {
         c.and("e.ts_ms < ?", vec![Box::new(t)]);
     }
-    let sql = if o.by.iter().any(|d| d == "tool") {
-        tool_sql(&keys, &c.sql())
-    } else if rollups_answer(o) {
-        let keys: Vec<&str> = (o.by.iter().zip(&keys))
-            .map(|(d, k)| match d.as_str() {
-                "model" => "e.model",
-                "provider" => "e.provider",
-                _ => k,
-            })
-            .collect();
-        figures_sql(&keys, &c.sql(), ROLLED)
-    } else {
-        figures_sql(&keys, &c.sql(), ENTRIES)
-    };
+    let sql = query_sql(o, &keys, &c.sql());
     let rows = tx.query(&sql, &c.params()).map_err(server_err)?;
     let n = keys.len();
     let mut out: Vec<Row> = rows
@@ -156,6 +143,25 @@ fn leak(d: &str) -> &'static str {
     .into_iter()
     .find(|k| *k == d)
     .unwrap_or("?")
+}
+
+/// The statement: the tool query, or the figures from the rollups when they answer (their
+/// model and provider keys stored), else from the entries.
+fn query_sql(o: &PgStats, keys: &[&str], where_: &str) -> String {
+    if o.by.iter().any(|d| d == "tool") {
+        tool_sql(keys, where_)
+    } else if rollups_answer(o) {
+        let keys: Vec<&str> = (o.by.iter().zip(keys))
+            .map(|(d, k)| match d.as_str() {
+                "model" => "e.model",
+                "provider" => "e.provider",
+                _ => k,
+            })
+            .collect();
+        figures_sql(&keys, where_, ROLLED)
+    } else {
+        figures_sql(keys, where_, ENTRIES)
+    }
 }
 
 /// The rollups' time grain (`migrations/pg/0003`): a quarter hour.
