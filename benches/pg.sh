@@ -8,8 +8,9 @@
 #
 #   bash benches/pg.sh                      # 10,000 sessions, 600M, 10 sources (~100,000 sessions)
 #   bash benches/pg.sh 1000 100M 1          # smaller
-#   PIDX_BENCH_OLD=/path/to/old/pidx bash benches/pg.sh 1000 100M 1   # + the first push by another
-#                                           # pidx into a second database, side by side
+#   PIDX_BENCH_OLD=/path/to/old/pidx bash benches/pg.sh 1000 100M 1   # + every source pushed by
+#                                           # another pidx into a second database, and that
+#                                           # pidx's `stats` timed there, side by side
 #
 # The server is a throwaway one (tests/pg/server.sh: Debian's postgresql, default settings but
 # for a unix socket) unless PIDX_BENCH_PG names an empty database. Release build; on a shared
@@ -70,6 +71,12 @@ echo "| incremental push ($n sessions grew by one line) | $(secs "$t0" "$t1") s 
 for i in $(seq 1 $((SOURCES - 1))); do
   push "bench-$i" "first push of source $((i + 1))"
 done
+if [[ -n "${PIDX_BENCH_OLD:-}" ]]; then
+  "$PIDX_BENCH_OLD" --db "$W/index.db" --root "$W/sessions" --no-sync push --pg "$OLD_PG" --source bench-0 >/dev/null
+  for i in $(seq 1 $((SOURCES - 1))); do
+    "$PIDX_BENCH_OLD" --db "$W/index.db" --root "$W/sessions" --no-sync push --pg "$OLD_PG" --source "bench-$i" >/dev/null
+  done
+fi
 median() {
   local times=() a b
   for _ in 1 2 3 4 5; do
@@ -89,4 +96,22 @@ echo "| \`search jalapeño\` (rare word, top 20) | $(median "${Q[@]}" search jal
 echo "| \`search function\` (common word, top 20) | $(median "${Q[@]}" search function) ms |"
 echo "| \`stats\` | $(median "${Q[@]}" stats) ms |"
 echo "| \`stats --by source\` | $(median "${Q[@]}" stats --by source) ms |"
+echo "| \`stats --by day\` | $(median "${Q[@]}" stats --by day) ms |"
+a=$(now); "${Q[@]}" list --all --query 'function' --limit 20 >/dev/null 2>&1 || true; b=$(now)
+echo "| \`list --all --query function --limit 20\` (one run: each session's text read from the server) | $(echo "($b - $a) * 1000" | bc | xargs printf '%.0f') ms |"
+if [[ -n "${PIDX_BENCH_OLD:-}" ]]; then
+  O=("$PIDX_BENCH_OLD" --pg "$OLD_PG")
+  echo "| \`stats\`, $PIDX_BENCH_OLD | $(median "${O[@]}" stats) ms |"
+  echo "| \`stats --by source\`, $PIDX_BENCH_OLD | $(median "${O[@]}" stats --by source) ms |"
+  echo "| \`stats --by day\`, $PIDX_BENCH_OLD | $(median "${O[@]}" stats --by day) ms |"
+  "${Q[@]}" stats --by source,day --json >"$W/new.json"
+  "${O[@]}" stats --by source,day --json >"$W/old.json"
+  python3 - "$W/new.json" "$W/old.json" <<'PY'
+import json, sys
+new, old = (json.load(open(f)) for f in sys.argv[1:])
+same = len(new) == len(old) and all(
+    abs(a.pop("cost") - b.pop("cost")) < 1e-6 and a == b for a, b in zip(new, old))
+print(f"stats --by source,day: {len(new)} rows, {'the same figures from both' if same else 'DIFFERENT figures'}")
+PY
+fi
 echo "hits: jalapeño $("${Q[@]}" search jalapeño --limit 1000 --json | grep -o '"entryId"' | wc -l) (of at most 1000), function $("${Q[@]}" search function --limit 1000 --json | grep -o '"entryId"' | wc -l)"
