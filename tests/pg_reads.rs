@@ -95,6 +95,10 @@ fn list_query_on_the_server_is_pis_picker_as_locally() {
         assert!(!want.as_array().unwrap().is_empty(), "{a:?} finds nothing");
         assert_eq!(without_source(&p.remote_json(&a)), want, "{a:?}");
     }
+    // Without --all or --cwd: the current directory's project, as locally (none here).
+    let here = p.remote_json(&["list"]);
+    assert_eq!(here.as_array().map(Vec::len), Some(0), "{here}");
+    assert_eq!(here, p.local_json(&["list"]));
     // The same one-line refusals as locally.
     for bad in [&["--query", "re:("][..], &["--query", "x", "--limit", "0"]] {
         let mut a = vec!["list", "--all"];

@@ -45,15 +45,7 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
     scope.include_silent = args.include_silent;
     // A gateway filter names chats, not a project folder: it lists every project.
     let all = args.all || (args.cwd.is_none() && !scope.gateway.is_empty());
-    let cwd = if all {
-        None
-    } else {
-        let dir = match &args.cwd {
-            Some(d) => absolute(d),
-            None => std::env::current_dir().context("reading the current directory")?,
-        };
-        Some(dir.to_string_lossy().into_owned())
-    };
+    let cwd = project(args, all)?;
     let opts = list::ListOptions {
         cwd,
         limit: args.limit.filter(|_| args.query.is_none()),
@@ -112,6 +104,20 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
 
 /// `pidx --pg URL list`: pi's listing of every source's sessions (or `--source`'s), each row
 /// with its source; `--query` filters and orders them as the picker does, as locally.
+/// The project folder listed: `--cwd`, else the current directory; none with `all`.
+fn project(args: &ListArgs, all: bool) -> Result<Option<String>> {
+    if all {
+        return Ok(None);
+    }
+    let dir = match &args.cwd {
+        Some(d) => absolute(d),
+        None => std::env::current_dir().context("reading the current directory")?,
+    };
+    Ok(Some(dir.to_string_lossy().into_owned()))
+}
+
+/// `pidx --pg URL list`: as the local list (this project unless `--all`), every source's
+/// sessions, each row naming its source.
 pub fn run_remote(
     env: &Env,
     args: &ListArgs,
@@ -129,11 +135,7 @@ pub fn run_remote(
         anyhow::bail!("--limit must be at least 1");
     }
     let source = env.global.source.as_deref();
-    let cwd = if args.all || args.cwd.is_none() {
-        None
-    } else {
-        args.cwd.as_ref().map(|d| d.to_string_lossy().into_owned())
-    };
+    let cwd = project(args, args.all)?;
     let rows = match &args.query {
         None => pg_list::list_sessions(tx, source, cwd.as_deref(), args.limit, args.with_text)?,
         Some(q) => {
@@ -150,6 +152,14 @@ pub fn run_remote(
             rows
         }
     };
+    if let (true, Some(dir), false) = (rows.is_empty(), &cwd, env.global.json) {
+        if args.query.is_none() {
+            crate::term::say(&format!(
+                "pidx: no sessions for {} on the server (try --all)",
+                crate::term::one_line(dir)
+            ));
+        }
+    }
     if env.global.json {
         out.json(
             &rows
