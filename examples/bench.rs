@@ -19,6 +19,8 @@ mod lines;
 mod queries;
 #[path = "bench/run.rs"]
 mod run;
+#[path = "bench/scaling.rs"]
+mod scaling;
 #[path = "bench/watch.rs"]
 mod watch;
 
@@ -26,14 +28,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use clap::Parser;
-use run::{available, json_of, strings, time, time_with_rss, Timing};
+use run::{available, json_of, strings, time_with_rss, time_within, Timing};
 
 #[derive(Parser)]
 #[command(about = "Benchmark pidx side by side with pi, rg and a JSONL re-parse")]
 struct Args {
     /// A pi sessions root (folders of `--<cwd>--/*.jsonl`), e.g. from gen_corpus.
-    #[arg(long)]
-    corpus: PathBuf,
+    #[arg(long, required_unless_present = "merge")]
+    corpus: Option<PathBuf>,
     /// The pidx binary to measure (a release build).
     #[arg(long, default_value = "target/release/pidx")]
     pidx: PathBuf,
@@ -78,6 +80,21 @@ struct Args {
     /// Size in MB of the text line and of the image line of the huge-lines row; 0 skips it.
     #[arg(long, default_value_t = 100)]
     huge_line_mb: usize,
+    /// The scaling table's rows only: first answer, sync, no-op sync, index size, list, context,
+    /// search and three stats groupings (no biggest-session, huge-lines or watch rows, no
+    /// Python re-parse); row labels do not depend on the corpus, so sizes line up in `--merge`.
+    #[arg(long)]
+    compact: bool,
+    /// Also save the rows (and the load average before and after) as JSON for `--merge`.
+    #[arg(long)]
+    rows_out: Option<PathBuf>,
+    /// Print the side-by-side table of these `--rows-out` files (one column each) and exit.
+    #[arg(long, num_args = 1..)]
+    merge: Vec<PathBuf>,
+    /// Seconds one measurement may take: fewer timed runs (at least one) when the warm-up run
+    /// shows `--runs` would not fit; 0 = always `--runs` / `--pi-runs`.
+    #[arg(long, default_value_t = 0.0)]
+    row_budget: f64,
 }
 
 /// One line of the result table.
@@ -135,6 +152,8 @@ struct Bench {
     pidx: String,
     corpus: String,
     notes: Vec<String>,
+    /// Entries in the index after the cold sync (for the scaling table's header).
+    entries: Option<i64>,
 }
 
 impl Bench {
@@ -147,7 +166,12 @@ impl Bench {
     }
 
     fn time_pidx(&self, rest: &[&str], ok: &[i32]) -> Result<Timing> {
-        time(&self.cmd(rest), 1, self.args.runs, ok)
+        time_within(&self.cmd(rest), self.args.runs, self.args.row_budget, ok)
+    }
+
+    /// A baseline (rg, pi, a re-parse): up to `--pi-runs` after a warm-up.
+    fn time_base(&self, argv: &[String], ok: &[i32]) -> Result<Timing> {
+        time_within(argv, self.args.pi_runs, self.args.row_budget, ok)
     }
 
     fn has_command(&self, name: &str) -> bool {
@@ -181,6 +205,10 @@ impl Bench {
 
 fn main() -> Result<()> {
     let args = Args::parse();
+    if !args.merge.is_empty() {
+        return scaling::merge(&args.merge);
+    }
+    let load_before = scaling::loadavg();
     let tmp;
     let work = match &args.work {
         Some(w) => w.clone(),
@@ -196,8 +224,9 @@ fn main() -> Result<()> {
             args.pidx.display()
         );
     }
-    let corpus = std::fs::canonicalize(&args.corpus)
-        .with_context(|| format!("corpus {}", args.corpus.display()))?;
+    let given = args.corpus.clone().unwrap_or_default();
+    let corpus =
+        std::fs::canonicalize(&given).with_context(|| format!("corpus {}", given.display()))?;
     let (files, bytes, biggest) = corpus_size(&corpus)?;
     let mut b = Bench {
         pidx: std::fs::canonicalize(&args.pidx)?.display().to_string(),
@@ -206,58 +235,77 @@ fn main() -> Result<()> {
         work,
         args,
         notes: Vec::new(),
+        entries: None,
     };
-    let mut rows = Vec::new();
     eprintln!("bench: {files} files, {:.0} MB in {}", mb(bytes), b.corpus);
-    if b.args.queries_only {
+    let rows = all_rows(&mut b, bytes, &biggest)?;
+    print_table(&b, files, bytes, &rows);
+    if let Some(path) = &b.args.rows_out {
+        let saved = scaling::Saved {
+            files,
+            bytes,
+            entries: b.entries,
+            runs: b.args.runs,
+            load_before: &load_before,
+            rows: &rows,
+            notes: &b.notes,
+        };
+        scaling::save(path, &saved)?;
+    }
+    Ok(())
+}
+
+fn all_rows(b: &mut Bench, bytes: u64, biggest: &Path) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let full = !b.args.queries_only;
+    if full {
+        rows.extend(sync_rows(b, bytes)?);
+    } else {
         b.notes.push(format!(
             "queries only: the index {} was reused as it was (no sync, context, huge-session or watch rows)",
             b.db.display()
         ));
-    } else {
-        rows.extend(sync_rows(&mut b, bytes)?);
     }
+    let all = ["list", "--all", "--json"];
+    rows.push(list_row(b, &all, "`list --all --json`")?);
+    let page = ["list", "--all", "--json", "--limit", "50"];
     rows.push(list_row(
-        &mut b,
-        &["list", "--all", "--json"],
-        "`list --all --json`",
-    )?);
-    rows.push(list_row(
-        &mut b,
-        &["list", "--all", "--json", "--limit", "50"],
+        b,
+        &page,
         "`list --all --json --limit 50` (first page)",
     )?);
-    if !b.args.queries_only {
-        rows.push(context_row(&mut b)?);
-        rows.push(huge_row(&mut b, &biggest)?);
+    if full {
+        rows.push(context_row(b)?);
+    }
+    if full && !b.args.compact {
+        rows.push(huge_row(b, biggest)?);
         if b.args.huge_line_mb > 0 {
-            rows.push(lines::row(&b)?);
+            rows.push(lines::row(b)?);
         }
     }
     if b.has_command("search") {
-        rows.extend(queries::search_rows(&mut b)?);
+        rows.extend(queries::search_rows(b)?);
     } else {
         b.notes
             .push("search rows not run: this build has no `search` command".into());
     }
     if b.has_command("stats") {
-        rows.extend(queries::stats_rows(&mut b)?);
+        rows.extend(queries::stats_rows(b)?);
     } else {
         b.notes
             .push("stats row not run: this build has no `stats` command".into());
     }
-    if b.args.queries_only {
-        // no watch row on a reused index
+    if !full || b.args.compact {
+        // no watch row on a reused index, nor in the scaling table
     } else if b.args.watch_appends == 0 {
         b.notes.push("watch row not run (--watch-appends 0)".into());
     } else if b.has_command("watch") {
-        rows.push(watch_row(&mut b)?);
+        rows.push(watch_row(b)?);
     } else {
         b.notes
             .push("watch row not run: this build has no `watch` command".into());
     }
-    print_table(&b, files, bytes, &rows);
-    Ok(())
+    Ok(rows)
 }
 
 fn mb(bytes: u64) -> f64 {
@@ -297,20 +345,43 @@ fn remove_index(db: &Path) {
     }
 }
 
-fn sync_rows(b: &mut Bench, bytes: u64) -> Result<Vec<Row>> {
+/// (first answer ms, full sync ms, peak RSS MB, what the sync row measured). By default two cold
+/// syncs: a first `list` on a new index, then a plain `sync` on another new index. With
+/// `--compact` one pass over the corpus: the first `list` on a new index, then a `sync` that
+/// finishes whatever that list left (nothing, when the list's sync was complete).
+fn first_and_cold(b: &Bench) -> Result<(f64, f64, Option<f64>, &'static str)> {
+    let list = b.cmd(&["list", "--all", "--json", "--limit", "50"]);
     remove_index(&b.db);
     eprintln!("bench: first answer on a new index");
-    let first = run::run_once(&b.cmd(&["list", "--all", "--json", "--limit", "50"]), &[0])?;
+    if b.args.compact {
+        let (first, rss1) = time_with_rss(&list, &b.work)?;
+        eprintln!("bench: sync after the first answer");
+        let (rest, rss2) = time_with_rss(&b.cmd(&["sync"]), &b.work)?;
+        let rss = rss1.zip(rss2).map(|(a, c)| a.max(c));
+        return Ok((
+            first,
+            first + rest,
+            rss,
+            "first list's sync + a `sync` after it",
+        ));
+    }
+    let first = run::run_once(&list, &[0])?;
+    remove_index(&b.db);
+    eprintln!("bench: cold sync");
+    let (cold, rss) = time_with_rss(&b.cmd(&["sync"]), &b.work)?;
+    Ok((first, cold, rss, "first full sync"))
+}
+
+fn sync_rows(b: &mut Bench, bytes: u64) -> Result<Vec<Row>> {
+    let (first, cold_ms, rss, how) = first_and_cold(b)?;
     let first = Row::new(
         "first answer on a new index (`list --all --json --limit 50`, sync included)",
         ms(first),
         "<= 10 s on 3.2 GB",
     );
-    remove_index(&b.db);
-    eprintln!("bench: cold sync");
-    let (cold_ms, rss) = time_with_rss(&b.cmd(&["sync"]), &b.work)?;
     let conn = rusqlite::Connection::open(&b.db)?;
     let entries: i64 = conn.query_row("SELECT count(*) FROM entries", [], |r| r.get(0))?;
+    b.entries = Some(entries);
     let secs = cold_ms / 1000.0;
     let fts = if b.has_command("search") {
         "with full-text"
@@ -321,7 +392,7 @@ fn sync_rows(b: &mut Bench, bytes: u64) -> Result<Vec<Row>> {
         format!("peak RSS {r:.0} MB")
     });
     let cold = Row::new(
-        format!("first full sync ({fts})"),
+        format!("{how} ({fts})"),
         format!(
             "{secs:.1} s = {:.0} MB/s, {:.0}k entries/s, {rss}",
             mb(bytes) / secs,
@@ -424,15 +495,21 @@ fn context_row(b: &mut Bench) -> Result<Row> {
     } else {
         None
     };
-    Ok(Row::new(
-        format!(
-            "`context --leaf` at the deepest leaf ({depth} ancestors) of the biggest session ({:.0} MB)",
-            mb(size)
-        ),
-        ms(t.median()),
-        "<= 50 ms",
-    )
-    .against("pi open + buildSessionContext", pi, t.median()))
+    let (what, value) = if b.args.compact {
+        (
+            "`context --leaf` at the deepest leaf of the biggest session".to_string(),
+            format!("{} ({depth} ancestors, {:.0} MB)", ms(t.median()), mb(size)),
+        )
+    } else {
+        (
+            format!(
+                "`context --leaf` at the deepest leaf ({depth} ancestors) of the biggest session ({:.0} MB)",
+                mb(size)
+            ),
+            ms(t.median()),
+        )
+    };
+    Ok(Row::new(what, value, "<= 50 ms").against("pi open + buildSessionContext", pi, t.median()))
 }
 
 /// A cold sync of the biggest session alone, for its peak memory.

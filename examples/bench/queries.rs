@@ -4,7 +4,7 @@
 
 use anyhow::Result;
 
-use crate::run::{available, strings, time};
+use crate::run::{available, strings};
 use crate::{ms, Bench, Row};
 
 /// One search row: what it is, the pidx query (with `--literal` or not) and rg's arguments.
@@ -75,7 +75,7 @@ pub fn search_rows(b: &mut Bench) -> Result<Vec<Row>> {
             let mut rg = strings(&["rg", "-l"]);
             rg.extend(case.rg);
             rg.push(b.corpus.clone());
-            Some(time(&rg, 1, b.args.pi_runs, &[0, 1])?.median())
+            Some(b.time_base(&rg, &[0, 1])?.median())
         } else {
             None
         };
@@ -93,7 +93,7 @@ pub fn search_rows(b: &mut Bench) -> Result<Vec<Row>> {
 
 /// `stats` by the README's grouping (against the re-parse), then the others alone.
 pub fn stats_rows(b: &mut Bench) -> Result<Vec<Row>> {
-    let groupings: [&[&str]; 6] = [
+    let all: [&[&str]; 6] = [
         &["day", "model"],
         &[],
         &["session"],
@@ -101,6 +101,8 @@ pub fn stats_rows(b: &mut Bench) -> Result<Vec<Row>> {
         &["month", "provider"],
         &["tool"],
     ];
+    let compact: [&[&str]; 3] = [&["day", "model"], &[], &["tool"]];
+    let groupings: &[&[&str]] = if b.args.compact { &compact } else { &all };
     let mut rows = Vec::new();
     for (i, dims) in groupings.iter().enumerate() {
         let mut rest = vec!["--no-sync", "stats", "--all", "--json"];
@@ -115,9 +117,9 @@ pub fn stats_rows(b: &mut Bench) -> Result<Vec<Row>> {
         eprintln!("bench: {label}");
         let t = b.time_pidx(&rest, &[0, 1])?;
         let mut row = Row::new(label, ms(t.median()), "<= 100 ms at 800k entries");
-        if i == 0 && available(&["python3", "--version"]) {
+        if i == 0 && !b.args.compact && available(&["python3", "--version"]) {
             let argv = strings(&["python3", "benches/reparse_stats.py", &b.corpus]);
-            let base = time(&argv, 0, b.args.pi_runs.min(2), &[0])?.median();
+            let base = crate::run::time(&argv, 0, b.args.pi_runs.min(2), &[0])?.median();
             row = row.against("python JSONL re-parse", Some(base), t.median());
         }
         rows.push(row);

@@ -56,6 +56,17 @@ pub fn time(argv: &[String], warmup: usize, runs: usize, ok_codes: &[i32]) -> Re
     Ok(Timing { runs_ms })
 }
 
+/// A warm-up run, then up to `max_runs` timed ones: with `budget_s` > 0, only as many as fit in
+/// that many seconds by the warm-up's time (at least one).
+pub fn time_within(argv: &[String], max_runs: usize, budget_s: f64, ok: &[i32]) -> Result<Timing> {
+    if budget_s <= 0.0 {
+        return time(argv, 1, max_runs, ok);
+    }
+    let warm_ms = run_once(argv, ok)?;
+    let fit = (budget_s * 1000.0 / warm_ms.max(1.0)) as usize;
+    time(argv, 0, fit.clamp(1, max_runs.max(1)), ok)
+}
+
 /// Runs `argv` once under `/usr/bin/time`: (wall ms, peak RSS in MB). `None` for the RSS when
 /// GNU time is not installed (the Debian package `time`).
 pub fn time_with_rss(argv: &[String], work: &Path) -> Result<(f64, Option<f64>)> {
