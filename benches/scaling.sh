@@ -1,7 +1,7 @@
 # Sourced by benches/run.sh for --scaling: one corpus and one compact bench run per size, then
 # the side-by-side table. Uses run.sh's variables: scaling, out, seed, pi_max, clean, bench_args.
 machine="$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -sr)"
-if command -v node >/dev/null && command -v npm >/dev/null; then
+if [[ " ${bench_args[*]-} " != *" --no-pi "* ]] && command -v node >/dev/null && command -v npm >/dev/null; then
   tests/conformance/setup-pi.sh >/dev/null || echo "run.sh: pi's package did not install; pi rows will be skipped" >&2
 fi
 command -v rg >/dev/null || echo "run.sh: rg missing (apt-get install ripgrep): the rg cells will be skipped" >&2
