@@ -60,7 +60,7 @@ pub fn row(b: &crate::Bench) -> Result<crate::Row> {
     let _ = std::fs::remove_dir_all(&root);
     let path = write_session(&root, size_mb << 20)?;
     let db = b.work.join("lines.db");
-    crate::remove_index(&db);
+    crate::sync::remove_index(&db);
     let pidx = |rest: &[&str]| {
         let mut argv = crate::strings(&[&b.pidx, "--root", &root.display().to_string(), "--db"]);
         argv.push(db.display().to_string());
@@ -82,7 +82,7 @@ pub fn row(b: &crate::Bench) -> Result<crate::Row> {
         &b.work,
     )?;
     std::fs::remove_dir_all(&root)?;
-    crate::remove_index(&db);
+    crate::sync::remove_index(&db);
     let rss = |r: Option<f64>| r.map_or("not measured".into(), |r| format!("{r:.0} MB"));
     Ok(crate::Row::new(
         format!("peak RSS, a file with a {size_mb} MB text line and a {size_mb} MB image line"),
