@@ -57,6 +57,46 @@ fn list_json_parses_and_counts_sessions() {
     assert_eq!(v.as_array().unwrap().len(), 2);
 }
 
+/// A first page (`--limit N`, found through the listing index) is the start of the whole list,
+/// for every N and for each project, ties and sessions without activity included.
+#[test]
+fn every_first_page_is_the_start_of_the_whole_list() {
+    let (_tmp, root) = common::conformance_copy();
+    let db = root.parent().unwrap().join("i.db");
+    let list = |args: &[&str]| -> Vec<serde_json::Value> {
+        let out = common::pidx(&db, &root)
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        v.as_array().cloned().unwrap_or_default()
+    };
+    let all = list(&["list", "--all"]);
+    assert!(all.len() >= 80, "{} sessions", all.len());
+    let mut cwds: Vec<String> = all
+        .iter()
+        .filter_map(|s| s["cwd"].as_str().map(String::from))
+        .collect();
+    cwds.sort();
+    cwds.dedup();
+    for n in 1..=all.len() + 1 {
+        let page = list(&["list", "--all", "--no-sync", "--limit", &n.to_string()]);
+        assert_eq!(page[..], all[..n.min(all.len())], "--limit {n}");
+    }
+    for cwd in &cwds {
+        let whole = list(&["list", "--no-sync", "--cwd", cwd]);
+        for n in [1, 2, 3, 5] {
+            let page = list(&["list", "--no-sync", "--cwd", cwd, "--limit", &n.to_string()]);
+            assert_eq!(
+                page[..],
+                whole[..n.min(whole.len())],
+                "--cwd {cwd} --limit {n}"
+            );
+        }
+    }
+}
+
 #[test]
 fn nothing_found_exits_1() {
     let (_tmp, root, db) = corpus();

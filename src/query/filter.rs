@@ -34,6 +34,13 @@ impl Where {
         self.conds.push(cond);
     }
 
+    /// Adds `cond`, in which `{}` stands for `inner`'s conditions (in a subquery) and any `?`
+    /// after it takes `more`.
+    pub fn and_nested(&mut self, cond: &str, inner: &Where, more: impl IntoIterator<Item = Value>) {
+        let values: Vec<Value> = inner.args.iter().cloned().chain(more).collect();
+        self.and(cond.replacen("{}", &inner.sql(), 1), values);
+    }
+
     /// The conditions as SQL (`1` when there are none).
     pub fn sql(&self) -> String {
         if self.conds.is_empty() {

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::pi::js;
 use crate::pi::layout::{absolute, encode_cwd, Layout};
 use crate::pi::rawjson::member;
-use crate::query::filter::{text, Where};
+use crate::query::filter::{int, text, Where};
 use crate::query::Scope;
 use crate::store::schema::MODIFIED;
 
@@ -108,6 +108,26 @@ impl SessionInfo {
     }
 }
 
+/// Narrows a first page of `n` to the rows that can be on it, found through the
+/// `sessions_listing_order` index instead of by sorting every row. Nearly every session is
+/// modified when its last activity was; one whose last activity is below the `n`-th highest
+/// has `n` sessions after it for sure, so it is left out. Sessions without activity (modified
+/// by their header or file time) always stay candidates; ties at the bound stay too, and the
+/// exact order is then sorted among the candidates.
+fn page_candidates(w: &mut Where, n: usize) {
+    let inner = w.clone();
+    let offset = int(i64::try_from(n - 1).unwrap_or(i64::MAX));
+    w.and_nested(
+        "(s.last_activity_ms >= coalesce((SELECT s.last_activity_ms FROM sessions s
+               JOIN files f ON f.id = s.file_id
+               WHERE {} AND s.last_activity_ms > 0
+               ORDER BY s.last_activity_ms DESC LIMIT 1 OFFSET ?), 0)
+          OR s.last_activity_ms IS NULL OR s.last_activity_ms <= 0)",
+        &inner,
+        [offset],
+    );
+}
+
 /// Lists sessions as pi would.
 ///
 /// # Errors
@@ -129,6 +149,9 @@ pub fn list_sessions(
             "modified DESC, f.name COLLATE pi DESC"
         }
     };
+    if let Some(n) = opts.limit.filter(|&n| n > 0) {
+        page_candidates(&mut w, n);
+    }
     let limit = w.limit(opts.limit);
     // The order and the page come from narrow columns first (`sessions_listing_order` covers
     // them, migration 0010), and only the page's rows are read whole: a session row carries
