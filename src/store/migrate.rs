@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0008_openclaw.sql"),
     include_str!("../../migrations/0009_usage_rollup.sql"),
     include_str!("../../migrations/0010_listing_order.sql"),
+    include_str!("../../migrations/0011_files_by_dir.sql"),
 ];
 
 /// The schema version this build writes.
