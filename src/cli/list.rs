@@ -51,15 +51,7 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
         limit: args.limit.filter(|_| args.query.is_none()),
         with_text: args.with_text || args.query.is_some(),
     };
-    if let Some(why) = args.query.as_deref().and_then(picker::query_problem) {
-        anyhow::bail!(
-            "--query {:?}: {why}",
-            args.query.as_deref().unwrap_or_default()
-        );
-    }
-    if args.limit == Some(0) {
-        anyhow::bail!("--limit must be at least 1");
-    }
+    check(args)?;
     let mut sessions = list::list_sessions(&store.conn, &scope, &opts)?;
     let before_query = sessions.len();
     if let Some(q) = &args.query {
@@ -104,6 +96,20 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
 
 /// `pidx --pg URL list`: pi's listing of every source's sessions (or `--source`'s), each row
 /// with its source; `--query` filters and orders them as the picker does, as locally.
+/// The mistakes said before anything is read (as pi's picker says them for `--query`).
+fn check(args: &ListArgs) -> Result<()> {
+    if let Some(why) = args.query.as_deref().and_then(picker::query_problem) {
+        anyhow::bail!(
+            "--query {:?}: {why}",
+            args.query.as_deref().unwrap_or_default()
+        );
+    }
+    if args.limit == Some(0) {
+        anyhow::bail!("--limit must be at least 1");
+    }
+    Ok(())
+}
+
 /// The project folder listed: `--cwd`, else the current directory; none with `all`.
 fn project(args: &ListArgs, all: bool) -> Result<Option<String>> {
     if all {
@@ -125,15 +131,7 @@ pub fn run_remote(
     out: &mut Out,
 ) -> Result<Found> {
     super::args::refuse_gateway_remote(&args.gateway, args.include_silent)?;
-    if let Some(why) = args.query.as_deref().and_then(picker::query_problem) {
-        anyhow::bail!(
-            "--query {:?}: {why}",
-            args.query.as_deref().unwrap_or_default()
-        );
-    }
-    if args.limit == Some(0) {
-        anyhow::bail!("--limit must be at least 1");
-    }
+    check(args)?;
     let source = env.global.source.as_deref();
     let cwd = project(args, args.all)?;
     let rows = match &args.query {

@@ -83,16 +83,8 @@ pub fn list_sessions(
             })
             .then_with(|| crate::pi::collate::compare(&b.2, &a.2))
     });
-    let mut out: Vec<SourcedInfo> = out.into_iter().map(|x| x.0).collect();
-    if let Some(n) = limit {
-        out.truncate(n);
-    }
-    if with_text {
-        for s in &mut out {
-            s.info.all_messages_text = Some(all_text(tx, &s.source, s.info.file_id)?);
-        }
-    }
-    Ok(out)
+    let out: Vec<SourcedInfo> = out.into_iter().map(|x| x.0).collect();
+    first_page(tx, out, limit, with_text)
 }
 
 /// pi's `allMessagesText` (as `query::list::all_messages_text`): the entries' texts and the
@@ -149,7 +141,17 @@ pub fn filter_and_sort(
         .zip(infos)
         .map(|(source, info)| Some(SourcedInfo { source, info }))
         .collect();
-    let mut out: Vec<SourcedInfo> = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    let out: Vec<SourcedInfo> = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    first_page(tx, out, limit, with_text)
+}
+
+/// The first `limit` of `out`, with their messages' text when asked.
+fn first_page(
+    tx: &mut Transaction,
+    mut out: Vec<SourcedInfo>,
+    limit: Option<usize>,
+    with_text: bool,
+) -> Result<Vec<SourcedInfo>> {
     if let Some(n) = limit {
         out.truncate(n);
     }
