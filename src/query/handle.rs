@@ -18,12 +18,17 @@ pub struct Session<'a> {
     pub path: &'a str,
 }
 
-/// Past this many sessions, [`handles`] reads every id once instead of looking each up.
+/// Up to this many sessions, [`handles`] looks each up without counting the index's ids.
 const LOOKUPS_UP_TO: usize = 64;
 
+/// Ids read in order that cost about as much as one session's three lookups (measured with
+/// 100,000 ids: 0.4 µs an id read, 8 µs a session looked up).
+const IDS_PER_LOOKUP: usize = 16;
+
 /// The handle of each session, by file id: how many files have its id, and its neighbours in
-/// id order (the prefix must outlast both). For a few sessions, three index lookups each; for
-/// more, one read of every id in order, answered from memory (the same answers).
+/// id order (the prefix must outlast both). Three index lookups a session, or, when that would
+/// cost more (many sessions for the size of the index), one read of every id in order,
+/// answered from memory (the same answers).
 ///
 /// # Errors
 /// Index errors only.
@@ -32,7 +37,15 @@ pub fn handles<'a>(
     sessions: impl IntoIterator<Item = Session<'a>>,
 ) -> rusqlite::Result<HashMap<i64, String>> {
     let sessions: Vec<Session> = sessions.into_iter().collect();
-    let mut ids = if sessions.len() > LOOKUPS_UP_TO {
+    let read_all = sessions.len() > LOOKUPS_UP_TO && {
+        let ids: i64 = conn.query_row(
+            "SELECT count(*) FROM sessions WHERE session_id IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )?;
+        sessions.len().saturating_mul(IDS_PER_LOOKUP) >= usize::try_from(ids).unwrap_or(0)
+    };
+    let ids = if read_all {
         Ids::All(every_id(conn)?)
     } else {
         Ids::Lookups(conn)
@@ -61,7 +74,7 @@ enum Ids<'c> {
 impl Ids<'_> {
     /// The greatest id below `id` and the least above it; `None` when more than one session
     /// has `id` (its files are named by file name).
-    fn around(&mut self, id: &str) -> rusqlite::Result<Option<[Option<String>; 2]>> {
+    fn around(&self, id: &str) -> rusqlite::Result<Option<[Option<String>; 2]>> {
         match self {
             Ids::All(all) => {
                 let below = all.partition_point(|x| x.as_str() < id);
