@@ -119,7 +119,16 @@ fn rank_by(
         return Vec::new();
     };
     let among: Vec<usize> = among.into_iter().collect();
-    let scored = parallel(&among, |i| score(i, &parsed));
+    scored_order(&among, modified, |i| score(i, &parsed))
+}
+
+/// The sessions at `among` that `score` matches, scored on every core, in pi's order.
+fn scored_order(
+    among: &[usize],
+    modified: impl Fn(usize) -> i64,
+    score: impl Fn(usize) -> Option<f64> + Sync,
+) -> Vec<usize> {
+    let scored = parallel(among, score);
     let scored = among
         .iter()
         .zip(scored)

@@ -5,7 +5,7 @@
 
 use super::compact::{letters, Compact};
 use super::fuzzy::{Resume, Word};
-use super::{js_trim, order, parallel, parse, Parsed, Token};
+use super::{js_trim, order, parallel, parse, scored_order, Parsed, Token};
 
 /// Typed words' scores and match ends by session, for one list of sessions: [`Memo::clear`]
 /// it when the list changes.
@@ -155,22 +155,13 @@ pub fn rank_memo<'a>(
     let among: Vec<usize> = among.into_iter().collect();
     let tokens = match parse(trimmed) {
         None => return Vec::new(),
-        Some(Parsed::Tokens(tokens)) => tokens,
-        Some(regex) => {
-            let scored = parallel(&among, |i| text(i).and_then(|t| t.score(&regex)));
-            let scored = among.iter().zip(scored);
-            let scored = scored.filter_map(|(&i, sc)| sc.map(|sc| (sc, i))).collect();
-            return order(scored, modified);
+        Some(Parsed::Tokens(tokens)) if tokens.len() <= MAX_WORDS => tokens,
+        // A regular expression, or more words than a word mask holds (nobody types that many):
+        // scored afresh.
+        Some(parsed) => {
+            return scored_order(&among, modified, |i| text(i).and_then(|t| t.score(&parsed)))
         }
     };
-    if tokens.len() > MAX_WORDS {
-        // Past what a word mask holds: scored afresh (nobody types that many words).
-        let parsed = Parsed::Tokens(tokens);
-        let scored = parallel(&among, |i| text(i).and_then(|t| t.score(&parsed)));
-        let scored = among.iter().zip(scored);
-        let scored = scored.filter_map(|(&i, sc)| sc.map(|sc| (sc, i))).collect();
-        return order(scored, modified);
-    }
     let words: Vec<Prepared> = tokens.iter().map(Prepared::new).collect();
     let slots = memo.slots(&tokens, sessions);
     let ends = memo.ends_slots(&words, sessions);
