@@ -97,9 +97,9 @@ pub fn run(
         // The list is drawn first; the preview is read on the previewer's thread and drawn
         // when it comes (keys are answered meanwhile). While keys come in quick succession
         // (typing, holding an arrow) it waits: the next key's list needs the cores more.
-        let quiet = last_key.elapsed();
-        let preview_due = app.preview_stale() && quiet < PREVIEW_AFTER;
-        if app.preview_stale() && !preview_due {
+        let stale = app.preview_stale();
+        let preview_due = stale && last_key.elapsed() < PREVIEW_AFTER;
+        if stale && !preview_due {
             app.update_preview(source);
         }
         let wait = if app.preview_pending() || preview_due {
@@ -115,12 +115,10 @@ pub fn run(
                 break;
             }
         }
-        if event::poll(Duration::ZERO)? {
-            last_key = Instant::now();
-        }
         while event::poll(Duration::ZERO)? {
             match event::read()? {
                 Event::Key(k) if k.kind != KeyEventKind::Release => {
+                    last_key = Instant::now();
                     match app.act(Action::of(k), source) {
                         Effect::Stay => {}
                         other => return Ok(other),
