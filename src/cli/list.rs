@@ -94,8 +94,6 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
     Ok(!sessions.is_empty())
 }
 
-/// `pidx --pg URL list`: pi's listing of every source's sessions (or `--source`'s), each row
-/// with its source; `--query` filters and orders them as the picker does, as locally.
 /// The mistakes said before anything is read (as pi's picker says them for `--query`).
 fn check(args: &ListArgs) -> Result<()> {
     if let Some(why) = args.query.as_deref().and_then(picker::query_problem) {
