@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use super::args::Global;
 use crate::ingest::discover;
-use crate::ingest::sync::{sync, sync_dirs, SyncOptions, SyncReport};
+use crate::ingest::sync::{sync, sync_dirs, Deferred, SyncOptions, SyncReport};
 use crate::pi::layout::{absolute, Root};
 use crate::query::{resolve, Scope};
 use crate::store::{default_db_path, Store, WriterLock};
@@ -93,8 +93,20 @@ impl Env {
     /// the writer lock (a watcher: it keeps the index fresh itself). An index that cannot be
     /// written (a read-only mount, no write permission) is read as it is, with a note.
     pub fn open_fresh(&self) -> Result<(Store, Scope)> {
-        let store = match self.open_synced() {
-            Ok(store) => store,
+        let (store, scope, _) = self.open_fresh_first(None)?;
+        Ok((store, scope))
+    }
+
+    /// [`Env::open_fresh`] for an answer that needs only the project folders `first`: when the
+    /// index is far behind (the first sync of a large store), only those folders are read
+    /// before answering, the rest by a `pidx sync` started in the background; what was left
+    /// for it comes back.
+    pub fn open_fresh_first(
+        &self,
+        first: Option<&HashSet<PathBuf>>,
+    ) -> Result<(Store, Scope, Option<Deferred>)> {
+        let (store, deferred) = match self.open_synced_first(first) {
+            Ok(done) => done,
             Err(e) => {
                 let store = self.read_as_it_is(e)?;
                 if !self.global.no_sync {
@@ -103,7 +115,7 @@ impl Env {
                         self.db.display()
                     ));
                 }
-                store
+                (store, None)
             }
         };
         let scope = Scope::new(&store.conn, &self.roots)?;
@@ -113,14 +125,36 @@ impl Env {
                 self.db.display()
             ));
         }
-        Ok((store, scope))
+        Ok((store, scope, deferred))
     }
 
-    pub fn open_synced(&self) -> crate::Result<Store> {
-        self.open_synced_in(None)
+    /// Opens the index and syncs it (see [`Env::open_fresh_first`]).
+    fn open_synced_first(
+        &self,
+        first: Option<&HashSet<PathBuf>>,
+    ) -> crate::Result<(Store, Option<Deferred>)> {
+        let mut store = Store::open(&self.db)?;
+        if self.global.no_sync {
+            return Ok((store, None));
+        }
+        let Some(lock) = writer_lock_for_freshness(&self.db)? else {
+            return Ok((store, None));
+        };
+        let mut plan = crate::ingest::sync::plan(&mut store, &self.roots, None)?;
+        let deferred = first
+            .filter(|_| plan.pending_bytes() >= super::background::first_answer_bytes())
+            .map(|dirs| plan.keep_only(dirs))
+            .filter(|d| d.files > 0);
+        let report = plan.ingest(&mut store, SyncOptions { progress: true })?;
+        report_errors(&report);
+        drop(lock);
+        if let Some(d) = &deferred {
+            super::background::sync_rest(self, d);
+        }
+        Ok((store, deferred))
     }
 
-    /// [`Env::open_synced`], syncing only the project folders `dirs` when given (what file
+    /// Opens the index and syncs it, only the project folders `dirs` when given (what file
     /// events said changed); `None` checks every file.
     pub fn open_synced_in(&self, dirs: Option<&HashSet<PathBuf>>) -> crate::Result<Store> {
         let mut store = Store::open(&self.db)?;

@@ -3,6 +3,7 @@
 
 use anyhow::{Context as _, Result};
 use clap::Args;
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use super::args::GatewayArgs;
@@ -10,7 +11,7 @@ use super::env::Env;
 use super::output::plural;
 use super::output::Out;
 use super::{render, Found};
-use crate::pi::layout::absolute;
+use crate::pi::layout::{absolute, encode_cwd, Layout};
 use crate::query::pg::list as pg_list;
 use crate::query::{handle, list, picker};
 
@@ -40,12 +41,14 @@ pub struct ListArgs {
 }
 
 pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
-    let (store, mut scope) = env.open_fresh()?;
-    scope.gateway = args.gateway.filter();
-    scope.include_silent = args.include_silent;
+    let gateway = args.gateway.filter();
     // A gateway filter names chats, not a project folder: it lists every project.
-    let all = args.all || (args.cwd.is_none() && !scope.gateway.is_empty());
+    let all = args.all || (args.cwd.is_none() && !gateway.is_empty());
     let cwd = project(args, all)?;
+    let first = cwd.as_deref().and_then(|c| project_dirs(env, c));
+    let (store, mut scope, deferred) = env.open_fresh_first(first.as_ref())?;
+    scope.gateway = gateway;
+    scope.include_silent = args.include_silent;
     let opts = list::ListOptions {
         cwd,
         limit: args.limit.filter(|_| args.query.is_none()),
@@ -81,13 +84,15 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
         };
         crate::term::say(&msg);
     } else {
-        let handles = handle::handles(
+        let unread = deferred.as_ref().map_or(&[][..], |d| &d.ids[..]);
+        let handles = handle::handles_among(
             &store.conn,
             sessions.iter().map(|s| handle::Session {
                 file_id: s.file_id,
                 id: s.id.as_ref().and_then(serde_json::Value::as_str),
                 path: &s.path,
             }),
+            unread,
         )?;
         render::session_table(out, &sessions, &handles, all)?;
     }
@@ -118,6 +123,19 @@ fn project(args: &ListArgs, all: bool) -> Result<Option<String>> {
         None => std::env::current_dir().context("reading the current directory")?,
     };
     Ok(Some(dir.to_string_lossy().into_owned()))
+}
+
+/// The folders `list(cwd)` reads, when every root keeps one folder per project (a flat or
+/// gateway root filters by the cwd in the headers, so it needs every file read).
+fn project_dirs(env: &Env, cwd: &str) -> Option<HashSet<PathBuf>> {
+    let cwd = absolute(std::path::Path::new(cwd));
+    env.roots
+        .iter()
+        .map(|root| {
+            (root.layout == Layout::Tree)
+                .then(|| root.path.join(encode_cwd(&cwd.to_string_lossy())))
+        })
+        .collect()
 }
 
 /// `pidx --pg URL list`: as the local list (this project unless `--all`), every source's

@@ -3,6 +3,7 @@
 //! `output`.
 
 pub mod args;
+mod background;
 mod chart;
 mod context;
 mod dates;

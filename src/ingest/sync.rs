@@ -4,7 +4,7 @@
 //! again from byte 0. Each batch of entries commits together with the file's new offset, so an
 //! interrupted sync resumes exactly where it stopped.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -18,7 +18,7 @@ use crate::ingest::discover::{self, discover, Found, Root};
 use crate::ingest::gateway;
 use crate::ingest::openclaw;
 use crate::pi::layout::project_dir_of;
-use crate::store::writer::{self, FileRow};
+use crate::store::writer::{self, FileRow, Stamp};
 use crate::store::Store;
 use crate::term::{plural, thousands};
 
@@ -124,15 +124,96 @@ fn sync_scoped(
     opts: SyncOptions,
     only: Option<&HashSet<PathBuf>>,
 ) -> Result<SyncReport> {
+    plan(store, roots, only)?.ingest(store, opts)
+}
+
+/// A sync whose stat pass is done: the gone files are removed and a gateway's metadata is up
+/// to date; the new and grown files are still to be read.
+pub struct Plan {
+    started: Instant,
+    report: SyncReport,
+    work: Vec<Work>,
+}
+
+/// The files a [`Plan`] was told to leave for later, and their session ids as their names say
+/// (`<time>_<id>.jsonl`), so the handles shown meanwhile stay unique once they are read.
+#[derive(Debug, Default)]
+pub struct Deferred {
+    pub files: usize,
+    pub bytes: u64,
+    pub ids: Vec<String>,
+}
+
+/// Stats every file of `roots` (or of the `only` folders) against the index.
+///
+/// # Errors
+/// As [`sync`].
+pub fn plan(store: &mut Store, roots: &[Root], only: Option<&HashSet<PathBuf>>) -> Result<Plan> {
     let started = Instant::now();
     let mut report = SyncReport::default();
     let mut work = Vec::new();
     for root in roots {
         plan_root(store, root, only, &mut report, &mut work)?;
     }
-    ingest_all(&store.conn, &work, opts, &mut report)?;
-    report.elapsed = started.elapsed();
-    Ok(report)
+    Ok(Plan {
+        started,
+        report,
+        work,
+    })
+}
+
+impl Plan {
+    /// The bytes still to read: a grown file's new bytes, a new or rewritten file's all.
+    pub fn pending_bytes(&self) -> u64 {
+        self.work.iter().map(pending_bytes).sum()
+    }
+
+    /// Leaves the files outside `dirs` for later (the next sync reads them).
+    pub fn keep_only(&mut self, dirs: &HashSet<PathBuf>) -> Deferred {
+        let (keep, later): (Vec<Work>, Vec<Work>) = std::mem::take(&mut self.work)
+            .into_iter()
+            .partition(|w| dirs.contains(&w.2.dir));
+        self.work = keep;
+        // Files the index already holds keep their ids there.
+        let mut ids: Vec<String> = later
+            .iter()
+            .filter(|w| w.3.is_none())
+            .filter_map(|w| id_of_name(&w.2.name))
+            .collect();
+        ids.sort_unstable();
+        Deferred {
+            files: later.len(),
+            bytes: later.iter().map(pending_bytes).sum(),
+            ids,
+        }
+    }
+
+    /// Reads the planned files into the index.
+    ///
+    /// # Errors
+    /// As [`sync`].
+    pub fn ingest(mut self, store: &mut Store, opts: SyncOptions) -> Result<SyncReport> {
+        ingest_all(&store.conn, &self.work, opts, &mut self.report)?;
+        self.report.elapsed = self.started.elapsed();
+        Ok(self.report)
+    }
+}
+
+fn pending_bytes(w: &Work) -> u64 {
+    let size = w.2.meta.len();
+    match &w.3 {
+        Some(prev) if prev.ino == w.2.meta.ino() as i64 && prev.size <= size as i64 => {
+            size.saturating_sub(u64::try_from(prev.offset).unwrap_or(0))
+        }
+        _ => size,
+    }
+}
+
+/// The session id in a file name pi gave (`<time>_<id>.jsonl`), if it has one.
+fn id_of_name(name: &str) -> Option<String> {
+    let stem = name.strip_suffix(".jsonl")?;
+    let (_, id) = stem.rsplit_once('_')?;
+    (!id.is_empty()).then(|| id.to_string())
 }
 
 /// A file to read, with its root and what the index held of it before this sync.
@@ -161,19 +242,17 @@ fn plan_root(
     }
     let root_path = root.path.to_string_lossy().into_owned();
     let root_id = writer::upsert_root(&store.conn, &root_path, root.layout.as_str())?;
-    let mut known = writer::files_of_root(&store.conn, root_id)?;
-    let found = discover_root(
-        store,
-        root,
-        only.map(|_| mine.as_slice()),
-        &mut known,
-        report,
-    )?;
+    let (found, mut known) =
+        discover_root(store, root, root_id, only.map(|_| mine.as_slice()), report)?;
     for f in found {
         let prev = known.remove(f.path.to_string_lossy().as_ref());
         if is_unchanged(prev.as_ref(), &f) {
             report.unchanged += 1;
         } else {
+            let prev = match prev {
+                Some(stamp) => writer::file_by_id(&store.conn, stamp.id)?,
+                None => None,
+            };
             work.push((root_id, root.layout.is_gateway(), f, prev));
         }
     }
@@ -194,30 +273,37 @@ fn plan_root(
     Ok(())
 }
 
-/// The session files of a root (or of its `only` folders, dropping the index's other files
-/// from `known`), with the JSONL copies of its OpenClaw stores, brought up to date first; a
-/// legacy transcript of a session a store holds is left out (the store's copy is that session).
+/// The session files of a root (or of its `only` folders), with the JSONL copies of its
+/// OpenClaw stores brought up to date first, and what the index holds of them; a legacy
+/// transcript of a session a store holds is left out (the store's copy is that session).
+/// The files are stat'ed on other threads while this one reads the index's stamps.
 fn discover_root(
     store: &mut Store,
     root: &Root,
+    root_id: i64,
     only: Option<&[PathBuf]>,
-    known: &mut std::collections::HashMap<String, FileRow>,
     report: &mut SyncReport,
-) -> Result<Vec<Found>> {
+) -> Result<(Vec<Found>, HashMap<String, Stamp>)> {
     let stores = openclaw_stores(store, root, only)?;
     report.errors.extend(stores.errors.iter().cloned());
-    let (mut found, errors) = match only {
-        None => discover(root),
-        Some(mine) => {
-            let dirs: HashSet<String> = mine
-                .iter()
-                .chain(&stores.dirs)
-                .map(|d| d.to_string_lossy().into_owned())
-                .collect();
-            known.retain(|_, f| dirs.contains(&f.dir));
-            discover::discover_dirs(mine)
-        }
-    };
+    let dirs: Option<Vec<String>> = only.map(|mine| {
+        mine.iter()
+            .chain(&stores.dirs)
+            .map(|d| d.to_string_lossy().into_owned())
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect()
+    });
+    let conn = &store.conn;
+    let ((mut found, errors), known) = std::thread::scope(|s| {
+        let finding = s.spawn(|| match only {
+            None => discover(root),
+            Some(mine) => discover::discover_dirs(mine),
+        });
+        let known = writer::stamps_of_root(conn, root_id, dirs.as_deref());
+        (finding.join().expect("the stat pass does not panic"), known)
+    });
+    let known = known?;
     found.retain(|f| !openclaw::stores::is_in_store(&stores, &f.dir, &f.name));
     let (copies, copy_errors) = discover::discover_dirs(&stores.dirs);
     found.extend(copies);
@@ -227,7 +313,7 @@ fn discover_root(
             .chain(copy_errors)
             .map(|e| format!("{}: {}", e.path.display(), e.error)),
     );
-    Ok(found)
+    Ok((found, known))
 }
 
 /// Copies the OpenClaw stores of a gateway root (or those of the `only` agent folders) and
@@ -249,7 +335,7 @@ fn openclaw_stores(
     Ok(pass)
 }
 
-fn is_unchanged(prev: Option<&FileRow>, f: &Found) -> bool {
+fn is_unchanged(prev: Option<&Stamp>, f: &Found) -> bool {
     prev.is_some_and(|p| {
         p.dev == f.meta.dev() as i64
             && p.ino == f.meta.ino() as i64
@@ -261,10 +347,10 @@ fn is_unchanged(prev: Option<&FileRow>, f: &Found) -> bool {
 
 fn remove_gone(
     conn: &mut Connection,
-    gone: impl Iterator<Item = FileRow>,
+    gone: impl Iterator<Item = Stamp>,
     report: &mut SyncReport,
 ) -> Result<()> {
-    let gone: Vec<FileRow> = gone.collect();
+    let gone: Vec<Stamp> = gone.collect();
     if gone.is_empty() {
         return Ok(());
     }

@@ -36,6 +36,19 @@ pub fn handles<'a>(
     conn: &Connection,
     sessions: impl IntoIterator<Item = Session<'a>>,
 ) -> rusqlite::Result<HashMap<i64, String>> {
+    handles_among(conn, sessions, &[])
+}
+
+/// [`handles`], unique also among `unread`: the sorted ids of session files not read into the
+/// index yet (an answer given before a long first sync has finished).
+///
+/// # Errors
+/// Index errors only.
+pub fn handles_among<'a>(
+    conn: &Connection,
+    sessions: impl IntoIterator<Item = Session<'a>>,
+    unread: &[String],
+) -> rusqlite::Result<HashMap<i64, String>> {
     let sessions: Vec<Session> = sessions.into_iter().collect();
     let read_all = sessions.len() > LOOKUPS_UP_TO && {
         let ids: i64 = conn.query_row(
@@ -53,9 +66,16 @@ pub fn handles<'a>(
     let mut out = HashMap::with_capacity(sessions.len());
     for s in sessions {
         let handle = match s.id.filter(|id| !id.is_empty()) {
-            Some(id) => match ids.around(id)? {
-                Some([prev, next]) => shortest_unique(id, [prev.as_deref(), next.as_deref()]),
-                None => file_name(s.path).to_string(),
+            Some(id) => match (ids.around(id)?, around(unread, id)) {
+                (Some([prev, next]), Some([before, after])) => {
+                    let prev = prev.as_deref().max(before);
+                    let next = match (next.as_deref(), after) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                    shortest_unique(id, [prev, next])
+                }
+                _ => file_name(s.path).to_string(),
             },
             None => file_name(s.path).to_string(),
         };
@@ -104,6 +124,16 @@ impl Ids<'_> {
             }
         }
     }
+}
+
+/// The neighbours of `id` in the sorted `ids`, or `None` when `ids` holds it.
+fn around<'i>(ids: &'i [String], id: &str) -> Option<[Option<&'i str>; 2]> {
+    let below = ids.partition_point(|x| x.as_str() < id);
+    if ids.get(below).is_some_and(|x| x == id) {
+        return None;
+    }
+    let prev = below.checked_sub(1).map(|i| ids[i].as_str());
+    Some([prev, ids.get(below).map(String::as_str)])
 }
 
 /// Every session id in the index, in order (SQLite's `BINARY` order: bytes, as `str`'s).
@@ -243,6 +273,41 @@ mod tests {
         );
         assert_eq!(shortest_unique("abc", [None, None]), "abc");
         assert_eq!(file_name("/a/b/c.jsonl"), "c.jsonl");
+    }
+
+    #[test]
+    fn unread_ids_lengthen_handles_as_indexed_ones_do() -> rusqlite::Result<()> {
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch(
+            "CREATE TABLE sessions(file_id INTEGER, session_id TEXT);
+             INSERT INTO sessions VALUES (1, 'aaaaaaaa-1111'), (2, 'cccccccc-2222');",
+        )?;
+        let s = |file_id, id| Session {
+            file_id,
+            id: Some(id),
+            path: "/p/x.jsonl",
+        };
+        let both = || [s(1, "aaaaaaaa-1111"), s(2, "cccccccc-2222")];
+        let plain = handles(&conn, both())?;
+        assert_eq!(
+            (plain[&1].as_str(), plain[&2].as_str()),
+            ("aaaaaaaa", "cccccccc")
+        );
+        // An unread id after the first and one before the second.
+        let unread = ["aaaaaaaa-1199".to_string(), "cccccccc-2000".to_string()];
+        let among = handles_among(&conn, both(), &unread)?;
+        assert_eq!(among[&1], "aaaaaaaa-111");
+        assert_eq!(among[&2], "cccccccc-22");
+        // The nearer of an indexed and an unread neighbour counts.
+        let far = ["aaaaaaaa-0000".to_string()];
+        assert_eq!(handles_among(&conn, both(), &far)?[&1], "aaaaaaaa-1");
+        let same = ["cccccccc-2222".to_string()];
+        let among = handles_among(&conn, both(), &same)?;
+        assert_eq!(
+            among[&2], "x.jsonl",
+            "an id an unread file has too is named by file"
+        );
+        Ok(())
     }
 
     #[test]

@@ -3,8 +3,6 @@
 //! uncommitted, so a batch of entries, the session summary and the file's new offset always
 //! commit together, and an error never leaves a connection inside a transaction.
 
-use std::collections::HashMap;
-
 use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBehavior};
 
 use crate::pi::model::{Listing, SessionState};
@@ -12,8 +10,11 @@ use crate::pi::text::TextKind;
 use crate::store::copies;
 
 mod entries;
+mod files;
 pub mod gateway;
 mod rollups;
+
+pub use files::{file_by_id, file_by_path, stamps_of_root, Stamp};
 
 pub use entries::insert_entries;
 
@@ -127,52 +128,6 @@ pub fn upsert_root(conn: &Connection, path: &str, layout: &str) -> rusqlite::Res
         params![path, layout],
     )?;
     conn.query_row("SELECT id FROM roots WHERE path = ?1", [path], |r| r.get(0))
-}
-
-/// Every indexed file under a root, by path.
-pub fn files_of_root(
-    conn: &Connection,
-    root_id: i64,
-) -> rusqlite::Result<HashMap<String, FileRow>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, root_id, path, dir, name, dev, ino, size, mtime_ms, offset, lines, torn,
-                head_hash, tail_hash, bad_lines, mtime_ns
-         FROM files WHERE root_id = ?1",
-    )?;
-    let rows = stmt.query_map([root_id], |r| {
-        Ok(FileRow {
-            id: r.get(0)?,
-            root_id: r.get(1)?,
-            path: r.get(2)?,
-            dir: r.get(3)?,
-            name: r.get(4)?,
-            dev: r.get(5)?,
-            ino: r.get(6)?,
-            size: r.get(7)?,
-            mtime_ms: r.get(8)?,
-            offset: r.get(9)?,
-            lines: r.get(10)?,
-            torn: r.get(11)?,
-            head_hash: r.get(12)?,
-            tail_hash: r.get(13)?,
-            bad_lines: r.get(14)?,
-            mtime_ns: r.get(15)?,
-        })
-    })?;
-    rows.map(|r| r.map(|f| (f.path.clone(), f))).collect()
-}
-
-/// The indexed row of the file at `path`, if any.
-pub fn file_by_path(conn: &Connection, path: &str) -> rusqlite::Result<Option<FileRow>> {
-    let root_id: Option<i64> = conn
-        .query_row("SELECT root_id FROM files WHERE path = ?1", [path], |r| {
-            r.get(0)
-        })
-        .optional()?;
-    match root_id {
-        Some(root) => Ok(files_of_root(conn, root)?.remove(path)),
-        None => Ok(None),
-    }
 }
 
 /// Inserts or updates a file's sync state; returns its id.
