@@ -9,6 +9,30 @@ use std::path::{Path, PathBuf};
 
 use common::live::{assert_equals_rebuild, on};
 
+/// The conformance corpus without the files whose names do not carry their id as pi names
+/// files (`<time>_<uuid>.jsonl`), which stop a first answer (see
+/// `hand_named_files_elsewhere_are_read_before_answering`).
+fn pi_named_copy() -> (tempfile::TempDir, PathBuf) {
+    let (tmp, root) = common::conformance_copy();
+    for dir in std::fs::read_dir(&root).unwrap() {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() || dir.is_symlink() {
+            continue;
+        }
+        for file in std::fs::read_dir(&dir).unwrap() {
+            let path = file.unwrap().path();
+            if path.is_file() && pidx::ingest::sync::id_of_name(&name_of(&path)).is_none() {
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
+    }
+    (tmp, root)
+}
+
+fn name_of(path: &Path) -> String {
+    path.file_name().unwrap().to_string_lossy().into_owned()
+}
+
 /// The project folder with the most session files, and a cwd that names it.
 fn biggest_project(root: &Path) -> (PathBuf, String) {
     let mut dirs: Vec<(usize, PathBuf)> = std::fs::read_dir(root)
@@ -43,9 +67,13 @@ fn near_twin(root: &Path, dir: &Path) {
             let header: serde_json::Value = serde_json::from_str(text.lines().next()?).ok()?;
             Some(header["id"].as_str()?.to_string())
         })
-        .find(|id| id.len() > 24 && id.is_ascii())
+        .find(|id| uuid::Uuid::try_parse(id).is_ok())
         .expect("a session with a uuid");
-    let twin = format!("{}{}", &id[..20], "0".repeat(id.len() - 20));
+    let tail: String = id[20..]
+        .chars()
+        .map(|c| if c == '-' { '-' } else { '0' })
+        .collect();
+    let twin = format!("{}{tail}", &id[..20]);
     let twin = if twin == id {
         format!("{}1", &id[..id.len() - 1])
     } else {
@@ -100,7 +128,7 @@ fn finish(db: &Path, root: &Path) {
 
 #[test]
 fn a_project_listed_before_the_first_sync_is_done_answers_as_a_complete_index() {
-    let (tmp, root) = common::conformance_copy();
+    let (tmp, root) = pi_named_copy();
     let (dir, cwd) = biggest_project(&root);
     near_twin(&root, &dir);
     let total = std::fs::read_dir(&root).unwrap().count();
@@ -139,4 +167,93 @@ fn a_project_listed_before_the_first_sync_is_done_answers_as_a_complete_index() 
         "{others} files outside {}: {note}",
         dir.display()
     );
+}
+
+#[test]
+fn a_session_shown_before_the_first_sync_is_done_is_the_complete_index_s() {
+    let (tmp, root) = pi_named_copy();
+    let (dir, _) = biggest_project(&root);
+    near_twin(&root, &dir);
+    let twin_dir = root.join("--p-other--");
+    let twin = std::fs::read_dir(&twin_dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap();
+    let name = twin.file_name().to_string_lossy().into_owned();
+    let id = name
+        .trim_end_matches(".jsonl")
+        .rsplit('_')
+        .next()
+        .unwrap()
+        .to_string();
+    let run = |db: &Path, args: &[&str], threshold: &str| {
+        let out = on(db, &root, args)
+            .env("PIDX_FIRST_ANSWER_BYTES", threshold)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // The full id, its upper-case prefix, and a prefix it shares with its near twin.
+    let upper = id[..12].to_uppercase();
+    for (i, arg) in [id.as_str(), upper.as_str(), &id[..20]]
+        .into_iter()
+        .enumerate()
+    {
+        for command in ["context", "show", "tree"] {
+            let first = tmp.path().join(format!("first-{i}-{command}.db"));
+            let complete = tmp.path().join(format!("complete-{i}-{command}.db"));
+            let (code, answer, note) = run(&first, &["--json", command, arg], "0");
+            let (code2, expected, _) = run(&complete, &["--json", command, arg], "1000000000000");
+            assert_eq!(
+                (code, &answer),
+                (code2, &expected),
+                "{command} {arg}: {note}"
+            );
+            assert!(
+                note.contains("in the background"),
+                "{command} {arg}: {note}"
+            );
+            finish(&first, &root);
+        }
+    }
+    let first = tmp.path().join("ambiguous.db");
+    let (code, _, note) = run(&first, &["show", &id[..20]], "0");
+    finish(&first, &root);
+    assert_ne!(
+        code,
+        Some(0),
+        "a prefix two sessions share is ambiguous: {note}"
+    );
+    assert!(note.contains("in the background"), "{note}");
+}
+
+#[test]
+fn hand_named_files_elsewhere_are_read_before_answering() {
+    let (tmp, root) = pi_named_copy();
+    let (dir, cwd) = biggest_project(&root);
+    let other = root.join("--p-hand--");
+    std::fs::create_dir_all(&other).unwrap();
+    let header = common::live::HEADER.replace("\"ID\"", "\"hand-named\"");
+    let user = common::live::user("u1", None, "hand");
+    std::fs::write(other.join("notes.jsonl"), format!("{header}\n{user}\n")).unwrap();
+    let db = tmp.path().join("hand.db");
+    let (answer, note) = list(&db, &root, &cwd, true, "0");
+    assert!(!note.contains("background"), "{note}");
+    let complete = tmp.path().join("complete.db");
+    assert_eq!(
+        answer,
+        list(&complete, &root, &cwd, true, "1000000000000").0
+    );
+    let all = common::live::listed(&db, &root);
+    assert!(
+        all.iter()
+            .any(|(rel, _, _)| rel == "--p-hand--/notes.jsonl"),
+        "read before answering"
+    );
+    assert!(dir.starts_with(&root));
 }

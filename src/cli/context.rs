@@ -18,7 +18,7 @@ pub struct ContextArgs {
 }
 
 pub fn run(env: &Env, args: &ContextArgs, out: &mut Out) -> Result<Found> {
-    let (store, session) = resolve_arg(env, &args.session)?;
+    let (store, session, _) = resolve_arg(env, &args.session)?;
     let ctx = context::build_context(&store.conn, &session, args.leaf.as_deref())?;
     print(env, &ctx, out)
 }

@@ -103,7 +103,7 @@ impl Env {
     /// for it comes back.
     pub fn open_fresh_first(
         &self,
-        first: Option<&HashSet<PathBuf>>,
+        first: Option<First>,
     ) -> Result<(Store, Scope, Option<Deferred>)> {
         let (store, deferred) = match self.open_synced_first(first) {
             Ok(done) => done,
@@ -129,10 +129,7 @@ impl Env {
     }
 
     /// Opens the index and syncs it (see [`Env::open_fresh_first`]).
-    fn open_synced_first(
-        &self,
-        first: Option<&HashSet<PathBuf>>,
-    ) -> crate::Result<(Store, Option<Deferred>)> {
+    fn open_synced_first(&self, first: Option<First>) -> crate::Result<(Store, Option<Deferred>)> {
         let mut store = Store::open(&self.db)?;
         if self.global.no_sync {
             return Ok((store, None));
@@ -143,7 +140,11 @@ impl Env {
         let mut plan = crate::ingest::sync::plan(&mut store, &self.roots, None)?;
         let deferred = first
             .filter(|_| plan.pending_bytes() >= super::background::first_answer_bytes())
-            .map(|dirs| plan.keep_only(dirs))
+            .and_then(|first| match first {
+                First::Dirs(dirs) => Some(dirs),
+                First::Session(arg) => plan.dirs_where(|f| names_session(f, arg)),
+            })
+            .and_then(|dirs| plan.keep_only(&dirs))
             .filter(|d| d.files > 0);
         let report = plan.ingest(&mut store, SyncOptions { progress: true })?;
         report_errors(&report);
@@ -215,6 +216,36 @@ impl Env {
     }
 }
 
+/// The ids of session files not read into the index yet (see [`Env::open_fresh_first`]), for
+/// handles that stay unique once they are.
+pub struct Unread(pub Vec<String>);
+
+/// What an answer needs read first, when the index is far behind (see
+/// [`Env::open_fresh_first`]).
+pub enum First<'a> {
+    /// Project folders (`list` of one project).
+    Dirs(HashSet<PathBuf>),
+    /// The session a SESSION argument names (`show`, `context`, `tree`): the folders of the
+    /// files whose path, name or named id (`<time>_<id>.jsonl`) it matches as `resolve` would.
+    /// Several matches are all read, so an ambiguous prefix stays ambiguous; a file whose name
+    /// does not carry its header's id is found once the background sync has read it.
+    Session(&'a str),
+}
+
+fn names_session(f: &discover::Found, arg: &str) -> bool {
+    if arg.contains('/') {
+        return f.path == absolute(std::path::Path::new(arg));
+    }
+    if arg.ends_with(".jsonl") {
+        return f.name == arg;
+    }
+    // `resolve` matches a prefix with SQLite's LIKE: ASCII letters in either case.
+    crate::ingest::sync::id_of_name(&f.name).is_some_and(|id| {
+        id.get(..arg.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(arg))
+    })
+}
+
 /// The writer lock for a query's own freshness sync, or `None` when another process keeps the
 /// index: a watcher (its commits are read as they are), or a sync that is still running after
 /// a short wait (then the answer is what it has committed so far, and a note says so).
@@ -246,8 +277,12 @@ pub fn report_errors(report: &SyncReport) {
 ///
 /// # Errors
 /// Index errors; `NotFound` or `Ambiguous` for the argument.
-pub fn resolve_arg(env: &Env, session: &str) -> Result<(Store, resolve::Resolved)> {
-    let (store, scope) = env.open_fresh()?;
+pub fn resolve_arg(env: &Env, session: &str) -> Result<(Store, resolve::Resolved, Unread)> {
+    let (store, scope, deferred) = env.open_fresh_first(Some(First::Session(session)))?;
     let resolved = resolve::resolve_session(&store.conn, &scope, session)?;
-    Ok((store, resolved))
+    Ok((
+        store,
+        resolved,
+        Unread(deferred.map(|d| d.ids).unwrap_or_default()),
+    ))
 }

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 
 use super::args::GatewayArgs;
-use super::env::Env;
+use super::env::{Env, First};
 use super::output::plural;
 use super::output::Out;
 use super::{render, Found};
@@ -46,7 +46,7 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
     let all = args.all || (args.cwd.is_none() && !gateway.is_empty());
     let cwd = project(args, all)?;
     let first = cwd.as_deref().and_then(|c| project_dirs(env, c));
-    let (store, mut scope, deferred) = env.open_fresh_first(first.as_ref())?;
+    let (store, mut scope, deferred) = env.open_fresh_first(first.map(First::Dirs))?;
     scope.gateway = gateway;
     scope.include_silent = args.include_silent;
     let opts = list::ListOptions {

@@ -9,8 +9,8 @@ use super::{render, Found};
 use crate::query::show;
 
 pub fn run(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {
-    let (store, session) = resolve_arg(env, &args.session)?;
-    let detail = show::show_session(&store.conn, &session)?;
+    let (store, session, unread) = resolve_arg(env, &args.session)?;
+    let detail = show::show_session_among(&store.conn, &session, &unread.0)?;
     if env.global.json {
         out.line(&serde_json::to_string(&detail)?)?;
     } else {

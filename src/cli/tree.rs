@@ -9,7 +9,7 @@ use super::{render, Found};
 use crate::query::tree;
 
 pub fn run(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {
-    let (store, session) = resolve_arg(env, &args.session)?;
+    let (store, session, _) = resolve_arg(env, &args.session)?;
     let t = tree::build_tree(&store.conn, &session)?;
     if t.unopenable {
         crate::term::say(&format!("pidx: pi cannot open {} (its first JSON line is not a session header with an id), so it has no tree; `pidx show` says more", session.path));

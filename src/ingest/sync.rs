@@ -168,24 +168,40 @@ impl Plan {
         self.work.iter().map(pending_bytes).sum()
     }
 
-    /// Leaves the files outside `dirs` for later (the next sync reads them).
-    pub fn keep_only(&mut self, dirs: &HashSet<PathBuf>) -> Deferred {
-        let (keep, later): (Vec<Work>, Vec<Work>) = std::mem::take(&mut self.work)
-            .into_iter()
-            .partition(|w| dirs.contains(&w.2.dir));
-        self.work = keep;
-        // Files the index already holds keep their ids there.
-        let mut ids: Vec<String> = later
+    /// The folders of the files still to read that `wanted` picks, if it picks any.
+    pub fn dirs_where(&self, wanted: impl Fn(&Found) -> bool) -> Option<HashSet<PathBuf>> {
+        let dirs: HashSet<PathBuf> = self
+            .work
             .iter()
-            .filter(|w| w.3.is_none())
-            .filter_map(|w| id_of_name(&w.2.name))
+            .filter(|w| wanted(&w.2))
+            .map(|w| w.2.dir.clone())
             .collect();
+        (!dirs.is_empty()).then_some(dirs)
+    }
+
+    /// Leaves the files outside `dirs` for later (the next sync reads them), unless a new
+    /// file among them has a name that does not carry a session id as pi names files
+    /// (`<time>_<uuid>.jsonl`): handles shown meanwhile must stay unique among the files left,
+    /// so then everything is read now.
+    pub fn keep_only(&mut self, dirs: &HashSet<PathBuf>) -> Option<Deferred> {
+        let outside = |w: &Work| !dirs.contains(&w.2.dir);
+        let mut ids = Vec::new();
+        for w in self.work.iter().filter(|w| outside(w)) {
+            // Files the index already holds keep their ids there.
+            if w.3.is_none() {
+                ids.push(id_of_name(&w.2.name)?);
+            }
+        }
         ids.sort_unstable();
-        Deferred {
+        let (later, keep): (Vec<Work>, Vec<Work>) = std::mem::take(&mut self.work)
+            .into_iter()
+            .partition(outside);
+        self.work = keep;
+        Some(Deferred {
             files: later.len(),
             bytes: later.iter().map(pending_bytes).sum(),
             ids,
-        }
+        })
     }
 
     /// Reads the planned files into the index.
@@ -209,11 +225,11 @@ fn pending_bytes(w: &Work) -> u64 {
     }
 }
 
-/// The session id in a file name pi gave (`<time>_<id>.jsonl`), if it has one.
-fn id_of_name(name: &str) -> Option<String> {
+/// The session id in a file name pi gave (`<time>_<uuid>.jsonl`), if it has one.
+pub fn id_of_name(name: &str) -> Option<String> {
     let stem = name.strip_suffix(".jsonl")?;
     let (_, id) = stem.rsplit_once('_')?;
-    (!id.is_empty()).then(|| id.to_string())
+    uuid::Uuid::try_parse(id).ok().map(|_| id.to_string())
 }
 
 /// A file to read, with its root and what the index held of it before this sync.

@@ -132,33 +132,19 @@ pub fn session_stats(conn: &Connection, file_id: i64) -> Result<SessionStats> {
 /// # Errors
 /// Index errors only.
 pub fn show_session(conn: &Connection, session: &Resolved) -> Result<SessionDetail> {
-    let row = conn
-        .query_row(
-            &format!(
-                "SELECT s.state, s.excluded, s.loadable, s.version, s.header, s.session_id, s.cwd,
-                        s.name, s.created_ms, {MODIFIED}, s.entry_count, s.leaf_id
-                 FROM sessions s JOIN files f ON f.id = s.file_id WHERE s.file_id = ?1"
-            ),
-            [session.file_id],
-            |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    r.get::<_, bool>(2)?,
-                    r.get::<_, Option<i64>>(3)?,
-                    r.get::<_, Option<String>>(4)?,
-                    r.get::<_, Option<String>>(5)?,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, Option<String>>(7)?,
-                    r.get::<_, Option<i64>>(8)?,
-                    r.get::<_, i64>(9)?,
-                    r.get::<_, i64>(10)?,
-                    r.get::<_, Option<String>>(11)?,
-                ))
-            },
-        )
-        .optional()?
-        .ok_or_else(|| Error::NotFound(session.path.clone()))?;
+    show_session_among(conn, session, &[])
+}
+
+/// [`show_session`] with a handle unique also among `unread` (`handle::handles_among`).
+///
+/// # Errors
+/// Index errors only.
+pub fn show_session_among(
+    conn: &Connection,
+    session: &Resolved,
+    unread: &[String],
+) -> Result<SessionDetail> {
+    let row = summary_row(conn, session)?;
     let (
         state,
         excluded,
@@ -183,7 +169,7 @@ pub fn show_session(conn: &Connection, session: &Resolved) -> Result<SessionDeta
         path: session.path.clone(),
         parent_session_path: header.as_ref().and_then(|h| h.get("parentSession").cloned()),
         header,
-        handle: handle_of(conn, session, id.as_deref())?,
+        handle: handle_of(conn, session, id.as_deref(), unread)?,
         id,
         cwd,
         name,
@@ -212,14 +198,64 @@ pub fn show_session(conn: &Connection, session: &Resolved) -> Result<SessionDeta
     })
 }
 
+/// A session's summary columns, as [`show_session_among`] reads them.
+type SummaryRow = (
+    i64,
+    Option<String>,
+    bool,
+    Option<i64>,
+    Option<String>,
+    Option<String>,
+    String,
+    Option<String>,
+    Option<i64>,
+    i64,
+    i64,
+    Option<String>,
+);
+
+fn summary_row(conn: &Connection, session: &Resolved) -> Result<SummaryRow> {
+    conn.query_row(
+        &format!(
+            "SELECT s.state, s.excluded, s.loadable, s.version, s.header, s.session_id, s.cwd,
+                        s.name, s.created_ms, {MODIFIED}, s.entry_count, s.leaf_id
+                 FROM sessions s JOIN files f ON f.id = s.file_id WHERE s.file_id = ?1"
+        ),
+        [session.file_id],
+        |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, bool>(2)?,
+                r.get::<_, Option<i64>>(3)?,
+                r.get::<_, Option<String>>(4)?,
+                r.get::<_, Option<String>>(5)?,
+                r.get::<_, String>(6)?,
+                r.get::<_, Option<String>>(7)?,
+                r.get::<_, Option<i64>>(8)?,
+                r.get::<_, i64>(9)?,
+                r.get::<_, i64>(10)?,
+                r.get::<_, Option<String>>(11)?,
+            ))
+        },
+    )
+    .optional()?
+    .ok_or_else(|| Error::NotFound(session.path.clone()))
+}
+
 /// The handle of one session (`query::handle`).
-fn handle_of(conn: &Connection, session: &Resolved, id: Option<&str>) -> Result<String> {
+fn handle_of(
+    conn: &Connection,
+    session: &Resolved,
+    id: Option<&str>,
+    unread: &[String],
+) -> Result<String> {
     let one = handle::Session {
         file_id: session.file_id,
         id,
         path: &session.path,
     };
-    Ok(handle::handles(conn, [one])?
+    Ok(handle::handles_among(conn, [one], unread)?
         .remove(&session.file_id)
         .unwrap_or_default())
 }
