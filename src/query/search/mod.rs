@@ -72,7 +72,9 @@ pub struct Hit {
     pub title: String,
 }
 
-/// A candidate text before it is confirmed and ranked.
+/// A candidate text before it is confirmed and ranked. Only numbers: a literal or regex search
+/// can have a hundred thousand candidates and read back few of them, so the strings of a hit
+/// (path, entry id, role) are looked up when it is confirmed.
 struct Candidate {
     rowid: i64,
     relevance: f64,
@@ -81,10 +83,7 @@ struct Candidate {
     line: i64,
     offset: i64,
     len: i64,
-    entry_id: Option<String>,
-    role: Option<String>,
     ts_ms: Option<i64>,
-    path: String,
 }
 
 /// Runs a search; hits come grouped by session, best session first.
@@ -164,7 +163,9 @@ pub fn search_until(
         }
         Query::Regex(re) => {
             newest_first(&mut candidates);
-            confirm(conn, candidates, (opts.limit, stop, None), |text| {
+            let raw = required::raw_prefilter(re.as_str());
+            let raw = raw.as_ref().map(|f| f as RawTest);
+            confirm(conn, candidates, (opts.limit, stop, raw), |text| {
                 regex_snippet(re, text)
             })?
         }
@@ -242,8 +243,7 @@ fn candidates(
         );
     }
     let sql = format!(
-        "SELECT m.r, m.score, e.file_id, e.seq, e.line, e.offset, e.len, e.id, e.role, e.ts_ms,
-                f.path
+        "SELECT m.r, m.score, e.file_id, e.seq, e.line, e.offset, e.len, e.ts_ms
          FROM ({source}) m
          JOIN entries e ON e.rid = {}
          JOIN files f ON f.id = e.file_id
@@ -263,10 +263,7 @@ fn candidates(
                 line: r.get(4)?,
                 offset: r.get(5)?,
                 len: r.get(6)?,
-                entry_id: r.get(7)?,
-                role: r.get(8)?,
-                ts_ms: r.get(9)?,
-                path: r.get(10)?,
+                ts_ms: r.get(7)?,
             })
         })
         .map_err(|e| fts_error(&e))?;
@@ -342,6 +339,60 @@ fn top_by_session(mut candidates: Vec<Candidate>, limit: usize) -> Vec<Candidate
 /// A test on a candidate's raw line: `false` when its texts cannot match.
 type RawTest<'a> = &'a dyn Fn(&[u8]) -> bool;
 
+/// A session file's path and open handle (`None`: gone since it was indexed; the next sync
+/// removes it), and its listing facts: session id, cwd, name and title.
+struct Session {
+    path: String,
+    file: Option<File>,
+    info: (Option<String>, String, Option<String>, String),
+}
+
+/// Opens candidates' session files once each, and looks up what a hit shows.
+struct Sessions<'c> {
+    open: HashMap<i64, Session>,
+    lookup: rusqlite::CachedStatement<'c>,
+    entry: rusqlite::CachedStatement<'c>,
+}
+
+impl<'c> Sessions<'c> {
+    fn new(conn: &'c Connection) -> Result<Self> {
+        Ok(Sessions {
+            open: HashMap::new(),
+            lookup: conn.prepare_cached(
+                "SELECT f.path, s.session_id, s.cwd, s.name, s.first_message
+                 FROM files f JOIN sessions s ON s.file_id = f.id WHERE f.id = ?1",
+            )?,
+            entry: conn.prepare_cached("SELECT id, role FROM entries WHERE rid = ?1")?,
+        })
+    }
+
+    fn get(&mut self, file_id: i64) -> Result<&mut Session> {
+        if !self.open.contains_key(&file_id) {
+            let (path, id, cwd, name, first): (String, _, _, Option<String>, Option<String>) =
+                self.lookup.query_row([file_id], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                })?;
+            let file = match File::open(&path) {
+                Ok(f) => Some(f),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(Error::io(&path, e)),
+            };
+            let title = name.clone().or(first).unwrap_or_default();
+            let info = (id, cwd, name, title);
+            self.open.insert(file_id, Session { path, file, info });
+        }
+        Ok(self.open.get_mut(&file_id).expect("inserted above"))
+    }
+
+    /// The entry id and role of a candidate.
+    fn entry(&mut self, rowid: i64) -> Result<(Option<String>, Option<String>)> {
+        let rid = crate::store::schema::fts_entry(rowid).0;
+        Ok(self
+            .entry
+            .query_row([rid], |r| Ok((r.get(0)?, r.get(1)?)))?)
+    }
+}
+
 /// Reads each candidate's text back from its line and keeps those `matcher` accepts, up to
 /// `limit`, in the order given, unless `stop` is set first. A line `raw` rejects is not parsed.
 fn confirm(
@@ -350,13 +401,7 @@ fn confirm(
     (limit, stop, raw): (usize, &AtomicBool, Option<RawTest>),
     matcher: impl Fn(&str) -> Option<Snippet>,
 ) -> Result<Vec<Hit>> {
-    // None: the file is gone (deleted since it was indexed; the next sync removes it).
-    let mut files: HashMap<i64, Option<File>> = HashMap::new();
-    type Info = (Option<String>, String, Option<String>, Option<String>);
-    let mut sessions: HashMap<i64, Info> = HashMap::new();
-    let mut info = conn.prepare_cached(
-        "SELECT session_id, cwd, name, first_message FROM sessions WHERE file_id = ?1",
-    )?;
+    let mut sessions = Sessions::new(conn)?;
     let mut hits = Vec::new();
     for c in candidates {
         if hits.len() >= limit {
@@ -365,19 +410,12 @@ fn confirm(
         if stop.load(Ordering::Relaxed) {
             return Err(Error::Invalid("the search was stopped".into()));
         }
-        let file = match files.entry(c.file_id) {
-            std::collections::hash_map::Entry::Occupied(f) => f.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) => v.insert(match File::open(&c.path) {
-                Ok(f) => Some(f),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(Error::io(&c.path, e)),
-            }),
-        };
-        let Some(file) = file else {
+        let session = sessions.get(c.file_id)?;
+        let Some(file) = &session.file else {
             continue;
         };
-        let bytes =
-            read_at(file, c.offset as u64, c.len as usize).map_err(|e| Error::io(&c.path, e))?;
+        let bytes = read_at(file, c.offset as u64, c.len as usize)
+            .map_err(|e| Error::io(&session.path, e))?;
         if raw.is_some_and(|may_hold| !may_hold(&bytes)) {
             continue;
         }
@@ -388,25 +426,19 @@ fn confirm(
         let Some(snippet) = matcher(&text) else {
             continue;
         };
-        let (session_id, cwd, name, first) = match sessions.entry(c.file_id) {
-            std::collections::hash_map::Entry::Occupied(o) => o.get().clone(),
-            std::collections::hash_map::Entry::Vacant(v) => v
-                .insert(info.query_row([c.file_id], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-                })?)
-                .clone(),
-        };
-        let title = name.clone().or(first).unwrap_or_default();
+        let path = session.path.clone();
+        let (session_id, cwd, name, title) = session.info.clone();
+        let (entry_id, role) = sessions.entry(c.rowid)?;
         hits.push(Hit {
             source: None,
-            path: c.path,
+            path,
             session_id,
             cwd,
             session_name: name,
-            entry_id: c.entry_id,
+            entry_id,
             line: c.line,
             kind: kind.name(),
-            role: c.role,
+            role,
             timestamp: c.ts_ms.map(js::iso),
             score: if c.relevance == 0.0 {
                 c.ts_ms.unwrap_or(0) as f64

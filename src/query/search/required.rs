@@ -64,6 +64,37 @@ pub fn required_runs(pattern: &str) -> Vec<String> {
     runs
 }
 
+/// A test on a candidate's raw JSONL line that says when no text of it can match `pattern`,
+/// before the line is parsed (as [`literal::raw_prefilter`], whose reasons hold run by run): a
+/// matching text contains each required run up to case, and a run of ASCII letters, `_` and
+/// spaces is written in the line as it is, unless the line has `\u` escapes. Only letters
+/// without a non-ASCII case variant are trusted (`k` and `s` have `K` and `ſ`), so an ASCII
+/// case-insensitive byte search finds the run. `None`: no such run.
+pub fn raw_prefilter(pattern: &str) -> Option<impl Fn(&[u8]) -> bool> {
+    let runs = required_runs(pattern)
+        .into_iter()
+        .filter(|r| {
+            r.bytes().all(|b| {
+                (b.is_ascii_alphabetic() && !matches!(b.to_ascii_lowercase(), b'k' | b's'))
+                    || b == b'_'
+                    || b == b' '
+            })
+        })
+        .map(|r| {
+            regex::bytes::RegexBuilder::new(&regex::escape(&r))
+                .case_insensitive(true)
+                .unicode(false)
+                .build()
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .ok()?;
+    if runs.is_empty() {
+        return None;
+    }
+    let escape = memchr::memmem::Finder::new(b"\\u").into_owned();
+    Some(move |line: &[u8]| escape.find(line).is_some() || runs.iter().all(|r| r.is_match(line)))
+}
+
 fn flush(run: &mut Vec<u8>, runs: &mut Vec<String>) {
     let bytes = std::mem::take(run);
     if !bytes.is_empty() && bytes.is_ascii() {
@@ -73,7 +104,7 @@ fn flush(run: &mut Vec<u8>, runs: &mut Vec<String>) {
 
 #[cfg(test)]
 mod tests {
-    use super::required_runs;
+    use super::{raw_prefilter, required_runs};
 
     #[test]
     fn runs_are_the_literals_of_the_top_level_sequence() {
@@ -83,5 +114,30 @@ mod tests {
         assert!(required_runs("foo|bar").is_empty());
         assert!(required_runs("(?i)abc").is_empty());
         assert!(required_runs("café").is_empty());
+    }
+
+    #[test]
+    fn only_letters_without_a_non_ascii_case_variant_are_trusted_in_raw_lines() {
+        // Every character that a case-insensitive regex matches for an ASCII letter.
+        for letter in b'a'..=b'z' {
+            let re = regex::Regex::new(&format!("(?i)^{}$", letter as char)).unwrap();
+            let foreign = (0x80u32..=0x10FFFF)
+                .filter_map(char::from_u32)
+                .any(|c| re.is_match(c.encode_utf8(&mut [0; 4])));
+            assert_eq!(foreign, matches!(letter, b'k' | b's'), "{}", letter as char);
+        }
+    }
+
+    #[test]
+    fn the_raw_prefilter_never_rejects_a_line_whose_text_can_match() {
+        let may = raw_prefilter(r"fn \w+_line").unwrap();
+        assert!(may(br#"{"content":"FN parse_LINE(x)"}"#));
+        assert!(may(br#"{"content":"f\u006e parse_line"}"#));
+        assert!(!may(br#"{"content":"fn main() { line }"}"#));
+        assert!(!may(br#"{"content":"parse_line"}"#));
+        // Runs with `k` or `s`, punctuation or digits give no test.
+        for pattern in ["ask_\\w+", r"src/main\.rs:\d+", "foo|bar", "(?i)abc"] {
+            assert!(raw_prefilter(pattern).is_none(), "{pattern}");
+        }
     }
 }
