@@ -326,10 +326,18 @@ fn usage_rollups_equal_a_recount_after_forks_appends_rewrites_and_deletes() {
         mut store,
         _tmp: _kept,
     } = fork_indexed_first();
+    let roots = vec![pidx::pi::layout::Root {
+        path: root.clone(),
+        layout: pidx::pi::layout::Layout::Tree,
+    }];
     let check = |store: &Store, when: &str| {
         let (stored, fresh) = rollups(store);
         assert!(!fresh.is_empty(), "{when}");
         assert_eq!(stored, fresh, "{when}");
+        // The tool rollups too, and every grouping's answer from the rollups equals the
+        // entries' own.
+        let scope = Scope::new(&store.conn, &roots).unwrap();
+        assert!(common::rollups::assert_rollups_agree(store, &scope, when) > 0);
     };
     check(&store, "the fork alone");
     // The original appears: the fork's two entries become copies.

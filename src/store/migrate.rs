@@ -18,6 +18,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0009_usage_rollup.sql"),
     include_str!("../../migrations/0010_listing_order.sql"),
     include_str!("../../migrations/0011_files_by_dir.sql"),
+    include_str!("../../migrations/0012_tool_rollup.sql"),
 ];
 
 /// The schema version this build writes.

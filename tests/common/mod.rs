@@ -9,6 +9,7 @@ use serde_json::Value;
 
 pub mod live;
 pub mod openclaw;
+pub mod rollups;
 
 /// The committed conformance corpus, or `$PIDX_CONFORMANCE_DIR` (a fresh one from live.sh).
 pub fn conformance_dir() -> PathBuf {

@@ -1,7 +1,8 @@
 //! `stats`: sessions, messages, tokens, cost, tool calls and errors, compactions and active days,
 //! grouped by any nesting of day / week / month / project / model / provider / session / tool.
-//! Everything comes from columns filled at ingest; time buckets are computed by a registered
-//! SQL function in the requested time zone.
+//! Everything comes from columns filled at ingest. When the rollups answer exactly (almost
+//! always: see [`rollups_answer`]) they are summed in Rust (`rolled`); otherwise the entries
+//! are, with time buckets computed by a registered SQL function in the requested time zone.
 //!
 //! Copies that forks make of another session's entries count once (the canonical copy, see
 //! `store::copies`), except when grouping by session: each session's figures are then pi's own
@@ -18,6 +19,8 @@ use crate::error::{Error, Result};
 use crate::query::filter::{int, Where};
 use crate::query::Scope;
 use crate::store::schema::USAGE_SUMS;
+
+mod rolled;
 
 /// What rows are grouped by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,15 +71,6 @@ impl Dim {
             Dim::Tool => "tool",
             Dim::Agent => "agent",
             Dim::Channel => "channel",
-        }
-    }
-
-    /// This key over the rollups (`usage_rollup e`, which stores the model and provider keys).
-    fn rolled_sql(self) -> &'static str {
-        match self {
-            Dim::Model => "e.model",
-            Dim::Provider => "e.provider",
-            _ => self.sql(),
         }
     }
 
@@ -198,12 +192,25 @@ pub struct Row {
     pub figures: Figures,
 }
 
+/// The period codes of an instant (`pidx_bucket`'s values): days since 1970-01-01,
+/// `year * 100 + ISO week` and `year * 100 + month`, in the zone.
+fn period_codes(zone: &Zone, ms: i64) -> Option<(i64, i64, i64)> {
+    let d = zone.date(ms)?;
+    let w = d.iso_week();
+    Some((
+        i64::from(d.num_days_from_ce()) - EPOCH_CE_DAYS,
+        i64::from(w.year()) * 100 + i64::from(w.week()),
+        i64::from(d.year()) * 100 + i64::from(d.month()),
+    ))
+}
+
 /// `pidx_bucket(ts_ms, unit)`: the period of an instant as an integer (cheap to group by;
-/// `bucket_label` turns it into text): days since 1970-01-01, `year * 100 + ISO week` or
-/// `year * 100 + month`, in the zone. Zone offsets are looked up once per hour of time seen.
+/// `bucket_label` turns it into text), see [`period_codes`]. Zone offsets are looked up once
+/// per quarter hour of time seen (zones' days begin on whole quarter hours, see
+/// [`rollups_answer`]; a whole hour was wrong in +05:45 and +05:30).
 fn register(conn: &Connection, zone: &Zone) -> rusqlite::Result<()> {
     let zone = zone.clone();
-    let by_hour: std::sync::Mutex<std::collections::HashMap<i64, (i64, i64, i64)>> =
+    let by_quarter: std::sync::Mutex<std::collections::HashMap<i64, (i64, i64, i64)>> =
         Default::default();
     conn.create_scalar_function(
         "pidx_bucket",
@@ -215,23 +222,17 @@ fn register(conn: &Connection, zone: &Zone) -> rusqlite::Result<()> {
                 return Ok(None);
             };
             let unit = ctx.get_raw(1).as_str().unwrap_or("day");
-            let hour = ms.div_euclid(3_600_000);
-            let mut by_hour = by_hour
+            let quarter = ms.div_euclid(GRAIN_MS);
+            let mut by_quarter = by_quarter
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let codes = match by_hour.get(&hour) {
+            let codes = match by_quarter.get(&quarter) {
                 Some(c) => *c,
                 None => {
-                    let Some(d) = zone.date(ms) else {
+                    let Some(c) = period_codes(&zone, ms) else {
                         return Ok(None);
                     };
-                    let w = d.iso_week();
-                    let c = (
-                        i64::from(d.num_days_from_ce()) - EPOCH_CE_DAYS,
-                        i64::from(w.year()) * 100 + i64::from(w.week()),
-                        i64::from(d.year()) * 100 + i64::from(d.month()),
-                    );
-                    by_hour.insert(hour, c);
+                    by_quarter.insert(quarter, c);
                     c
                 }
             };
@@ -263,44 +264,77 @@ fn bucket_label(dim: Dim, code: i64) -> String {
 /// # Errors
 /// Index errors.
 pub fn stats(conn: &Connection, scope: &Scope, opts: &StatsOptions) -> Result<Vec<Row>> {
+    if !rollups_answer(opts) {
+        return stats_from_entries(conn, scope, opts);
+    }
+    Ok(finish(rolled::stats(conn, scope, opts)?, opts))
+}
+
+/// [`stats`] summed from the entries themselves, never the rollups: what `stats` does when the
+/// rollups cannot answer exactly, and the reference the tests hold the rollups to.
+///
+/// # Errors
+/// Index errors.
+#[doc(hidden)]
+pub fn stats_from_entries(
+    conn: &Connection,
+    scope: &Scope,
+    opts: &StatsOptions,
+) -> Result<Vec<Row>> {
     register(conn, &opts.zone)?;
-    let mut w = filters(scope, opts);
+    let mut w = file_filter(scope, opts);
+    row_conditions(&mut w, &opts.dims, (opts.since_ms, opts.until_ms));
     let where_ = w.sql();
     let sql = if opts.dims.contains(&Dim::Tool) {
         // The tool query writes the conditions twice, once per side of its UNION.
         w = w.repeated(2);
         tool_sql(&opts.dims, &where_)
-    } else if rollups_answer(opts) {
-        rolled_sql(&opts.dims, &where_)
     } else {
         figures_sql(&opts.dims, &where_)
     };
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map(w.params(), |r| read_row(r, &opts.dims))?;
-    let mut out: Vec<Row> = rows.collect::<rusqlite::Result<_>>()?;
+    let out: Vec<Row> = rows.collect::<rusqlite::Result<_>>()?;
+    Ok(finish(out, opts))
+}
+
+/// Drops empty groups (the total of nothing stays) and orders the rows by key.
+fn finish(mut out: Vec<Row>, opts: &StatsOptions) -> Vec<Row> {
     if opts.dims.is_empty() && out.len() == 1 && out[0].figures == Figures::default() {
-        return Ok(out);
+        return out;
     }
     out.retain(|r| r.figures != Figures::default());
     out.sort_by(|a, b| a.key_order.cmp(&b.key_order));
-    Ok(out)
+    out
 }
 
-/// The entries counted: in scope, in range, and (except per session) not fork copies.
-fn filters(scope: &Scope, opts: &StatsOptions) -> Where {
+/// The files counted: in scope and (with `--cwd`) in the project.
+fn file_filter(scope: &Scope, opts: &StatsOptions) -> Where {
     let mut w = scope.filter();
-    if !opts.dims.contains(&Dim::Session) {
-        w.and("e.dup = 0", []);
-    }
     if let Some(cwd) = &opts.cwd {
         crate::query::list::cwd_filter(scope, cwd, &mut w);
     }
-    if let Some(t) = opts.since_ms {
+    w
+}
+
+/// The entries (or rollup rows, alias `e` either way) counted: in `[since, until)` and
+/// (except per session) not fork copies.
+fn row_conditions(w: &mut Where, dims: &[Dim], (since, until): (Option<i64>, Option<i64>)) {
+    if !dims.contains(&Dim::Session) {
+        w.and("e.dup = 0", []);
+    }
+    if let Some(t) = since {
         w.and("e.ts_ms >= ?", [int(t)]);
     }
-    if let Some(t) = opts.until_ms {
+    if let Some(t) = until {
         w.and("e.ts_ms < ?", [int(t)]);
     }
+}
+
+/// [`row_conditions`] alone.
+fn row_filter(dims: &[Dim], range: (Option<i64>, Option<i64>)) -> Where {
+    let mut w = Where::default();
+    row_conditions(&mut w, dims, range);
     w
 }
 
@@ -329,50 +363,14 @@ fn figures_sql(dims: &[Dim], where_: &str) -> String {
 /// The rollups' time grain (`migrations/0009_usage_rollup.sql`): a quarter hour.
 const GRAIN_MS: i64 = 900_000;
 
-/// Whether the rollups give the exact answer: every range boundary falls on a quarter hour and
-/// the zone's days begin on one (a fixed offset may not; named zones' offsets are whole quarter
-/// hours). The tool grouping is not rolled up.
+/// Whether the rollups give the exact answer: the zone's days begin on a quarter hour (a fixed
+/// offset may not; named zones' offsets are whole quarter hours). Range ends inside a quarter
+/// hour are answered from the entries of that quarter hour (`rolled`).
 fn rollups_answer(opts: &StatsOptions) -> bool {
-    let aligned = |t: Option<i64>| t.is_none_or(|t| t.rem_euclid(GRAIN_MS) == 0);
-    let zone = match &opts.zone {
+    match &opts.zone {
         Zone::Fixed(off) => i64::from(off.local_minus_utc()) % (GRAIN_MS / 1000) == 0,
         Zone::Local | Zone::Named(_) => true,
-    };
-    zone && aligned(opts.since_ms) && aligned(opts.until_ms) && !opts.dims.contains(&Dim::Tool)
-}
-
-/// [`figures_sql`] over the rollups instead of the entries: the same columns and filters
-/// (`usage_rollup` has `file_id`, `dup` and `ts_ms`, the start of its quarter hour), a tenth of
-/// the rows.
-fn rolled_sql(dims: &[Dim], where_: &str) -> String {
-    let (key_cols, group) = keys_and_group(dims, Dim::rolled_sql);
-    format!(
-        "SELECT {key_cols}, count(DISTINCT e.file_id),
-                {}, coalesce(sum(e.cost), 0.0), {},
-                count(DISTINCT pidx_bucket(e.ts_ms, 'day'))
-         FROM usage_rollup e JOIN sessions s ON s.file_id = e.file_id
-         JOIN files f ON f.id = e.file_id
-         WHERE {where_} {group}",
-        sums(&[
-            "user",
-            "assistant",
-            "tool_results",
-            "tool_calls",
-            "input",
-            "output",
-            "cache_read",
-            "cache_write"
-        ]),
-        sums(&["tool_errors", "compactions"]),
-    )
-}
-
-/// `coalesce(sum(e.c), 0)` for each column (an empty selection sums to 0, not NULL).
-fn sums(cols: &[&str]) -> String {
-    cols.iter()
-        .map(|c| format!("coalesce(sum(e.{c}), 0)"))
-        .collect::<Vec<_>>()
-        .join(", ")
+    }
 }
 
 /// The key columns (`... AS k0, ...`, or `''` without dimensions) and the GROUP BY clause.

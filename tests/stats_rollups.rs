@@ -1,0 +1,122 @@
+//! The tool and usage rollups answer every `stats` grouping exactly as the entries do: after a
+//! full index of the conformance corpus (forks, tools, errors), after appends, rewrites and
+//! deletions, and on an index upgraded from before the tool rollups existed.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::rollups::{assert_rollups_agree, groupings, options};
+use pidx::query::stats::stats;
+use pidx::store::Store;
+
+/// A file of the index holding tool calls and results.
+fn file_with_tools(store: &Store, skip: i64) -> PathBuf {
+    store
+        .conn
+        .query_row(
+            "SELECT f.path FROM files f WHERE f.id IN
+               (SELECT file_id FROM tool_rollup GROUP BY file_id
+                HAVING sum(calls) > 0 AND sum(results) > 0)
+             ORDER BY f.path LIMIT 1 OFFSET ?1",
+            [skip],
+            |r| r.get::<_, String>(0),
+        )
+        .unwrap()
+        .into()
+}
+
+/// An assistant message calling `bash` and its failed result, parented on the file's last entry.
+fn append_tool_turn(path: &Path) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let last = text.lines().rev().find_map(|l| {
+        let v: serde_json::Value = serde_json::from_str(l).ok()?;
+        v.get("id")?.as_str().map(str::to_owned)
+    });
+    let parent = last.map_or("null".into(), |id| format!("\"{id}\""));
+    let call = format!(
+        r#"{{"type":"message","id":"zz1","parentId":{parent},"timestamp":"2026-03-01T10:07:00.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c9","name":"bash","arguments":{{}}}}],"provider":"p","model":"m","usage":{{"input":3,"output":4,"cacheRead":0,"cacheWrite":0,"totalTokens":7,"cost":{{"total":0.25}}}},"timestamp":1}}}}"#
+    );
+    let result = r#"{"type":"message","id":"zz2","parentId":"zz1","timestamp":"2026-03-01T10:22:00.000Z","message":{"role":"toolResult","toolCallId":"c9","toolName":"bash","content":[],"isError":true,"timestamp":2}}"#;
+    let mut out = text;
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!("{call}\n{result}\n"));
+    std::fs::write(path, out).unwrap();
+}
+
+#[test]
+fn rolled_answers_equal_the_entries_after_appends_rewrites_and_deletes() {
+    let (tmp, root) = common::conformance_copy();
+    let (mut store, scope) = common::indexed(&root, &tmp.path().join("i.db"));
+    let copies: i64 = store
+        .conn
+        .query_row("SELECT count(*) FROM entries WHERE dup = 1", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let tools: i64 = store
+        .conn
+        .query_row("SELECT count(*) FROM tool_rollup", [], |r| r.get(0))
+        .unwrap();
+    assert!(
+        copies > 0 && tools > 10,
+        "{copies} copies, {tools} tool rows"
+    );
+    assert!(assert_rollups_agree(&store, &scope, "indexed") > 100);
+
+    append_tool_turn(&file_with_tools(&store, 0));
+    let scope = common::resync(&mut store, &root);
+    assert_rollups_agree(&store, &scope, "after an append");
+
+    // A rewrite: the file loses its second half (read again from byte 0).
+    let rewritten = file_with_tools(&store, 1);
+    let text = std::fs::read_to_string(&rewritten).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    std::fs::write(&rewritten, lines[..lines.len() / 2].join("\n") + "\n").unwrap();
+    let scope = common::resync(&mut store, &root);
+    assert_rollups_agree(&store, &scope, "after a rewrite");
+
+    std::fs::remove_file(file_with_tools(&store, 2)).unwrap();
+    let scope = common::resync(&mut store, &root);
+    assert_rollups_agree(&store, &scope, "after a delete");
+}
+
+#[test]
+fn an_upgraded_index_answers_as_a_rebuilt_one() {
+    let (tmp, root) = common::conformance_copy();
+    let upgraded = tmp.path().join("old.db");
+    let (store, _) = common::indexed(&root, &upgraded);
+    // The index as the build before the tool rollups left it (schema 11).
+    store
+        .conn
+        .execute_batch(
+            "DROP TRIGGER tool_rollup_dup; DROP TABLE tool_rollup; DROP VIEW tool_facts;
+             DROP INDEX usage_rollup_by_t;
+             PRAGMA user_version = 11;",
+        )
+        .unwrap();
+    drop(store);
+    let mut store = Store::open(&upgraded).unwrap();
+    let version: i64 = store
+        .conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert!(version > 11);
+    let scope = common::resync(&mut store, &root);
+    assert!(assert_rollups_agree(&store, &scope, "upgraded") > 100);
+    let (rebuilt, rebuilt_scope) = common::indexed(&root, &tmp.path().join("new.db"));
+    for dims in groupings() {
+        for opts in options(&dims) {
+            let a = stats(&store.conn, &scope, &opts).unwrap();
+            let b = stats(&rebuilt.conn, &rebuilt_scope, &opts).unwrap();
+            let keys = |rows: &[pidx::query::stats::Row]| -> Vec<String> {
+                rows.iter()
+                    .map(|r| format!("{:?} {:?}", r.key_order, r.figures))
+                    .collect()
+            };
+            assert_eq!(keys(&a), keys(&b), "{dims:?}");
+        }
+    }
+}
