@@ -26,8 +26,10 @@ fn file_with_tools(store: &Store, skip: i64) -> PathBuf {
         .into()
 }
 
-/// An assistant message calling `bash` and its failed result, parented on the file's last entry.
-fn append_tool_turn(path: &Path) {
+/// An assistant message calling `bash` and its failed result, parented on the file's last entry
+/// (turn `n`: ids and times of its own, in the same quarter hours as every other turn, so a
+/// second turn adds to the rollup rows the first made).
+fn append_tool_turn(path: &Path, n: u32) {
     let text = std::fs::read_to_string(path).unwrap();
     let last = text.lines().rev().find_map(|l| {
         let v: serde_json::Value = serde_json::from_str(l).ok()?;
@@ -35,9 +37,11 @@ fn append_tool_turn(path: &Path) {
     });
     let parent = last.map_or("null".into(), |id| format!("\"{id}\""));
     let call = format!(
-        r#"{{"type":"message","id":"zz1","parentId":{parent},"timestamp":"2026-03-01T10:07:00.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c9","name":"bash","arguments":{{}}}}],"provider":"p","model":"m","usage":{{"input":3,"output":4,"cacheRead":0,"cacheWrite":0,"totalTokens":7,"cost":{{"total":0.25}}}},"timestamp":1}}}}"#
+        r#"{{"type":"message","id":"zz{n}a","parentId":{parent},"timestamp":"2026-03-01T10:0{n}:00.000Z","message":{{"role":"assistant","content":[{{"type":"toolCall","id":"c9","name":"bash","arguments":{{}}}}],"provider":"p","model":"m","usage":{{"input":3,"output":4,"cacheRead":0,"cacheWrite":0,"totalTokens":7,"cost":{{"total":0.25}}}},"timestamp":1}}}}"#
     );
-    let result = r#"{"type":"message","id":"zz2","parentId":"zz1","timestamp":"2026-03-01T10:22:00.000Z","message":{"role":"toolResult","toolCallId":"c9","toolName":"bash","content":[],"isError":true,"timestamp":2}}"#;
+    let result = format!(
+        r#"{{"type":"message","id":"zz{n}b","parentId":"zz{n}a","timestamp":"2026-03-01T10:2{n}:00.000Z","message":{{"role":"toolResult","toolCallId":"c9","toolName":"bash","content":[],"isError":true,"timestamp":2}}}}"#
+    );
     let mut out = text;
     if !out.ends_with('\n') {
         out.push('\n');
@@ -66,9 +70,30 @@ fn rolled_answers_equal_the_entries_after_appends_rewrites_and_deletes() {
     );
     assert!(assert_rollups_agree(&store, &scope, "indexed") > 100);
 
-    append_tool_turn(&file_with_tools(&store, 0));
+    let appended = file_with_tools(&store, 0);
+    append_tool_turn(&appended, 1);
     let scope = common::resync(&mut store, &root);
     assert_rollups_agree(&store, &scope, "after an append");
+    append_tool_turn(&appended, 2);
+    let scope = common::resync(&mut store, &root);
+    assert_rollups_agree(
+        &store,
+        &scope,
+        "after a second append to the same rollup rows",
+    );
+    // The second turn's failed result adds to the row of the first (2026-03-01 10:15 UTC).
+    let errors: i64 = store
+        .conn
+        .query_row(
+            "SELECT sum(errors) FROM tool_rollup WHERE tool = 'bash' AND t = 1772360100000",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        errors >= 2,
+        "both failed results in one rollup row: {errors}"
+    );
 
     // A rewrite: the file loses its second half (read again from byte 0).
     let rewritten = file_with_tools(&store, 1);
