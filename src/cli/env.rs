@@ -9,7 +9,7 @@ use anyhow::Result;
 
 use super::args::Global;
 use crate::ingest::discover;
-use crate::ingest::sync::{sync, sync_dirs, Deferred, SyncOptions, SyncReport};
+use crate::ingest::sync::{Deferred, SyncOptions, SyncReport};
 use crate::pi::layout::{absolute, Root};
 use crate::query::{resolve, Scope};
 use crate::store::{default_db_path, Store, WriterLock};
@@ -105,7 +105,7 @@ impl Env {
         &self,
         first: Option<First>,
     ) -> Result<(Store, Scope, Option<Deferred>)> {
-        let (store, deferred) = match self.open_synced_first(first) {
+        let (store, deferred) = match self.open_synced(None, first) {
             Ok(done) => done,
             Err(e) => {
                 let store = self.read_as_it_is(e)?;
@@ -128,8 +128,19 @@ impl Env {
         Ok((store, scope, deferred))
     }
 
-    /// Opens the index and syncs it (see [`Env::open_fresh_first`]).
-    fn open_synced_first(&self, first: Option<First>) -> crate::Result<(Store, Option<Deferred>)> {
+    /// Opens the index and syncs it, only the project folders `dirs` when given (what file
+    /// events said changed); `None` checks every file.
+    pub fn open_synced_in(&self, dirs: Option<&HashSet<PathBuf>>) -> crate::Result<Store> {
+        Ok(self.open_synced(dirs, None)?.0)
+    }
+
+    /// Opens the index and, unless `--no-sync` or another process keeps it, syncs the files
+    /// of `only` (all when `None`), those `first` needs before the rest when it is far behind.
+    fn open_synced(
+        &self,
+        only: Option<&HashSet<PathBuf>>,
+        first: Option<First>,
+    ) -> crate::Result<(Store, Option<Deferred>)> {
         let mut store = Store::open(&self.db)?;
         if self.global.no_sync {
             return Ok((store, None));
@@ -137,7 +148,7 @@ impl Env {
         let Some(lock) = writer_lock_for_freshness(&self.db)? else {
             return Ok((store, None));
         };
-        let mut plan = crate::ingest::sync::plan(&mut store, &self.roots, None)?;
+        let mut plan = crate::ingest::sync::plan(&mut store, &self.roots, only)?;
         let deferred = first
             .filter(|_| plan.pending_bytes() >= super::background::first_answer_bytes())
             .and_then(|first| match first {
@@ -153,24 +164,6 @@ impl Env {
             super::background::sync_rest(self, d);
         }
         Ok((store, deferred))
-    }
-
-    /// Opens the index and syncs it, only the project folders `dirs` when given (what file
-    /// events said changed); `None` checks every file.
-    pub fn open_synced_in(&self, dirs: Option<&HashSet<PathBuf>>) -> crate::Result<Store> {
-        let mut store = Store::open(&self.db)?;
-        if !self.global.no_sync {
-            if let Some(lock) = writer_lock_for_freshness(&self.db)? {
-                let opts = SyncOptions { progress: true };
-                let report = match dirs {
-                    Some(dirs) => sync_dirs(&mut store, &self.roots, opts, dirs)?,
-                    None => sync(&mut store, &self.roots, opts)?,
-                };
-                report_errors(&report);
-                drop(lock);
-            }
-        }
-        Ok(store)
     }
 
     /// The index opened read-only when `e` (met opening it for writing) says it cannot be
@@ -215,10 +208,6 @@ impl Env {
         Ok((lock, store))
     }
 }
-
-/// The ids of session files not read into the index yet (see [`Env::open_fresh_first`]), for
-/// handles that stay unique once they are.
-pub struct Unread(pub Vec<String>);
 
 /// What an answer needs read first, when the index is far behind (see
 /// [`Env::open_fresh_first`]).
@@ -277,12 +266,10 @@ pub fn report_errors(report: &SyncReport) {
 ///
 /// # Errors
 /// Index errors; `NotFound` or `Ambiguous` for the argument.
-pub fn resolve_arg(env: &Env, session: &str) -> Result<(Store, resolve::Resolved, Unread)> {
+/// Also the ids of session files not read into the index yet (see [`Env::open_fresh_first`]),
+/// for handles that stay unique once they are.
+pub fn resolve_arg(env: &Env, session: &str) -> Result<(Store, resolve::Resolved, Vec<String>)> {
     let (store, scope, deferred) = env.open_fresh_first(Some(First::Session(session)))?;
     let resolved = resolve::resolve_session(&store.conn, &scope, session)?;
-    Ok((
-        store,
-        resolved,
-        Unread(deferred.map(|d| d.ids).unwrap_or_default()),
-    ))
+    Ok((store, resolved, deferred.map(|d| d.ids).unwrap_or_default()))
 }

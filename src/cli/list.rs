@@ -47,6 +47,7 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
     let cwd = project(args, all)?;
     let first = cwd.as_deref().and_then(|c| project_dirs(env, c));
     let (store, mut scope, deferred) = env.open_fresh_first(first.map(First::Dirs))?;
+    let unread = deferred.map(|d| d.ids).unwrap_or_default();
     scope.gateway = gateway;
     scope.include_silent = args.include_silent;
     let opts = list::ListOptions {
@@ -84,7 +85,6 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
         };
         crate::term::say(&msg);
     } else {
-        let unread = deferred.as_ref().map_or(&[][..], |d| &d.ids[..]);
         let handles = handle::handles_among(
             &store.conn,
             sessions.iter().map(|s| handle::Session {
@@ -92,7 +92,7 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
                 id: s.id.as_ref().and_then(serde_json::Value::as_str),
                 path: &s.path,
             }),
-            unread,
+            &unread,
         )?;
         render::session_table(out, &sessions, &handles, all)?;
     }

@@ -10,7 +10,7 @@ use crate::query::show;
 
 pub fn run(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {
     let (store, session, unread) = resolve_arg(env, &args.session)?;
-    let detail = show::show_session_among(&store.conn, &session, &unread.0)?;
+    let detail = show::show_session_among(&store.conn, &session, &unread)?;
     if env.global.json {
         out.line(&serde_json::to_string(&detail)?)?;
     } else {

@@ -22,19 +22,15 @@ pub struct DiscoverError {
     pub error: std::io::Error,
 }
 
-/// The session files of some project folders only (what a watcher saw change).
-pub fn discover_dirs(dirs: &[PathBuf]) -> (Vec<Found>, Vec<DiscoverError>) {
-    scan_dirs(dirs)
-}
-
 /// Folders per thread below which one thread scans them all (a thread costs more than a few
 /// folders' `stat`s).
 const DIRS_PER_THREAD: usize = 16;
 
-/// Scans folders in order, split over the cores: each thread takes a contiguous run and the
-/// runs are joined in order, so the result is what one thread would give. The `stat` of every
-/// session file is most of a no-op sync (10,000 files: ~2/3 of its CPU, in the kernel).
-fn scan_dirs(dirs: &[PathBuf]) -> (Vec<Found>, Vec<DiscoverError>) {
+/// The session files of some project folders (a root's, or those a watcher saw change), in
+/// folder order, scanned over the cores: each thread takes a contiguous run and the runs are
+/// joined in order, so the result is what one thread would give. The `stat` of every session
+/// file is most of a no-op sync (10,000 files: ~2/3 of its CPU, in the kernel).
+pub fn discover_dirs(dirs: &[PathBuf]) -> (Vec<Found>, Vec<DiscoverError>) {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let threads = cores.min(dirs.len() / DIRS_PER_THREAD).max(1);
     let scan = |run: &[PathBuf]| {
@@ -87,7 +83,7 @@ pub fn discover(root: &Root) -> (Vec<Found>, Vec<DiscoverError>) {
     let mut errors = Vec::new();
     match root.layout {
         Layout::Flat | Layout::Agent => scan_dir(&root.path, &mut found, &mut errors),
-        Layout::Gateway => (found, errors) = scan_dirs(&gateway_dirs(root)),
+        Layout::Gateway => (found, errors) = discover_dirs(&gateway_dirs(root)),
         Layout::Tree => match std::fs::read_dir(&root.path) {
             Ok(entries) => {
                 let dirs: Vec<PathBuf> = entries
@@ -99,7 +95,7 @@ pub fn discover(root: &Root) -> (Vec<Found>, Vec<DiscoverError>) {
                     })
                     .map(|entry| entry.path())
                     .collect();
-                (found, errors) = scan_dirs(&dirs);
+                (found, errors) = discover_dirs(&dirs);
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(error) => errors.push(DiscoverError {
