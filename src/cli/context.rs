@@ -1,5 +1,7 @@
 //! `pidx context`: the messages pi would send to the model at a leaf.
 
+use std::io::Write;
+
 use anyhow::Result;
 use clap::Args;
 
@@ -19,15 +21,29 @@ pub struct ContextArgs {
 
 pub fn run(env: &Env, args: &ContextArgs, out: &mut Out) -> Result<Found> {
     let (store, session, _) = resolve_arg(env, &args.session)?;
-    let ctx = context::build_context(&store.conn, &session, args.leaf.as_deref())?;
-    print(env, &ctx, out)
+    if !env.global.json {
+        let ctx = context::build_context(&store.conn, &session, args.leaf.as_deref())?;
+        return print(env, &ctx, out);
+    }
+    // JSON is written message by message: memory stays one message, whatever the session.
+    let plan = context::plan_context(&store.conn, &session, args.leaf.as_deref())?;
+    warn_cycle(&plan.settings);
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, out.raw());
+    plan.write_json(&mut w)?;
+    w.write_all(b"\n")?;
+    w.flush()?;
+    Ok(true)
+}
+
+fn warn_cycle(ctx: &context::Context) {
+    if ctx.cycle {
+        crate::term::say("pidx: the entries above this leaf form a cycle; the walk stopped where it repeated (pi itself would never return)");
+    }
 }
 
 /// Prints a context (local or from the team server).
 pub fn print(env: &Env, ctx: &context::Context, out: &mut Out) -> Result<Found> {
-    if ctx.cycle {
-        crate::term::say("pidx: the entries above this leaf form a cycle; the walk stopped where it repeated (pi itself would never return)");
-    }
+    warn_cycle(ctx);
     if env.global.json {
         out.line(&ctx.to_json())?;
     } else {

@@ -60,6 +60,11 @@ impl Out {
         w.flush()
     }
 
+    /// The output itself, for writing exact bytes (JSON streamed piece by piece).
+    pub fn raw(&mut self) -> &mut dyn Write {
+        &mut self.stdout
+    }
+
     pub fn flush(&mut self) -> io::Result<()> {
         self.stdout.flush()
     }

@@ -37,6 +37,26 @@ fn parse_lenient(raw: &str) -> Option<Value> {
 /// A stored message as pi returns it: unchanged, except a v2 `hookMessage` role becomes `custom`
 /// (docs/pi-format.md §3) and a missing or null `content` is normalised (docs/pi-format.md §6 step 5).
 pub fn stored_message(raw: &str, version: i64) -> String {
+    changed_message(raw, version).unwrap_or_else(|| raw.to_string())
+}
+
+/// [`stored_message`] when it differs from `raw`, else `None`. Whether it differs is read from
+/// the raw `role` and `content` members, so an unchanged message (nearly all) is never parsed:
+/// one with a 100 MB text costs no copy here.
+pub fn changed_message(raw: &str, version: i64) -> Option<String> {
+    let role = member(raw, "role").and_then(|r| serde_json::from_str::<String>(r).ok());
+    let role = role.as_deref().unwrap_or_default();
+    let content_missing = member(raw, "content").is_none_or(|c| c == "null");
+    let normalised =
+        content_missing && matches!(role, "system" | "user" | "assistant" | "toolResult");
+    if !normalised && migrated_role(role, version) == role {
+        return None;
+    }
+    Some(rewritten_message(raw, version))
+}
+
+/// The message parsed, its role migrated and missing content normalised, serialised again.
+fn rewritten_message(raw: &str, version: i64) -> String {
     let Some(Value::Object(mut m)) = parse_lenient(raw) else {
         return raw.to_string();
     };
@@ -116,4 +136,40 @@ pub fn apply_edit(messages: Vec<String>, edit_line: &str) -> Vec<String> {
             Value::Object(m).to_string()
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_messages_pi_changes_are_rewritten() {
+        let same = [
+            r#"{"role":"user","content":"a\ud83d","timestamp":1}"#,
+            r#"{"role":"hookMessage","content":"x"}"#,
+            r#"{"role":"custom"}"#,
+            r#""not an object""#,
+        ];
+        for raw in same {
+            assert_eq!(changed_message(raw, 3), None, "{raw}");
+            assert_eq!(stored_message(raw, 3), raw);
+        }
+        assert_eq!(
+            changed_message(r#"{"role":"hookMessage","content":"x"}"#, 2).as_deref(),
+            Some(r#"{"role":"custom","content":"x"}"#)
+        );
+        assert_eq!(
+            changed_message(r#"{"role":"user","content":null}"#, 3).as_deref(),
+            Some(r#"{"role":"user","content":[]}"#)
+        );
+        assert_eq!(
+            changed_message(r#"{"role":"system"}"#, 3).as_deref(),
+            Some(r#"{"role":"system","content":""}"#)
+        );
+        // An escaped key is the same key to JSON.parse.
+        assert_eq!(
+            changed_message(r#"{"r\u006fle":"assistant"}"#, 3).as_deref(),
+            Some(r#"{"role":"assistant","content":[]}"#)
+        );
+    }
 }

@@ -5,6 +5,11 @@
 /// The raw text of the top-level member `key` of the JSON object `text` (the last one when a
 /// key repeats, as `JSON.parse` keeps the last).
 pub fn member<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    member_range(text, key).map(|r| &text[r])
+}
+
+/// Where [`member`]'s text lies in `text`, as a byte range.
+pub fn member_range(text: &str, key: &str) -> Option<std::ops::Range<usize>> {
     let b = text.as_bytes();
     let mut i = skip_ws(b, 0);
     if b.get(i) != Some(&b'{') {
@@ -23,6 +28,7 @@ pub fn member<'a>(text: &'a str, key: &str) -> Option<&'a str> {
             b'"' => {}
             _ => return found,
         }
+        let key_start = i;
         let key_end = skip_string(b, i)?;
         let name = &text[i + 1..key_end - 1];
         i = skip_ws(b, key_end);
@@ -31,11 +37,17 @@ pub fn member<'a>(text: &'a str, key: &str) -> Option<&'a str> {
         }
         i = skip_ws(b, i + 1);
         let end = skip_value(b, i)?;
-        if name == key {
-            found = Some(&text[i..end]);
+        if name == key || (name.contains('\\') && unescaped(&text[key_start..key_end]) == key) {
+            found = Some(i..end);
         }
         i = end;
     }
+}
+
+/// A quoted key with escapes, decoded as `JSON.parse` would (lone surrogates never equal a
+/// key asked for, so failing to decode them is harmless).
+fn unescaped(quoted: &str) -> String {
+    serde_json::from_str::<String>(quoted).unwrap_or_default()
 }
 
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
@@ -45,14 +57,15 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// `i` is at a `"`; returns the index just past the closing quote.
+/// `i` is at a `"`; returns the index just past the closing quote (a string of tens of MB is
+/// crossed by `memchr`, not byte by byte).
 fn skip_string(b: &[u8], mut i: usize) -> Option<usize> {
     i += 1;
     loop {
-        match b.get(i)? {
+        i += memchr::memchr2(b'\\', b'"', b.get(i..)?)?;
+        match b[i] {
             b'\\' => i += 2,
-            b'"' => return Some(i + 1),
-            _ => i += 1,
+            _ => return Some(i + 1),
         }
     }
 }
@@ -110,5 +123,7 @@ mod tests {
         assert_eq!(member(line, "x"), Some(r#"[1,{"y":"]"}]"#));
         assert_eq!(member(line, "missing"), None);
         assert_eq!(member(r#"{"a":1,"a":2}"#, "a"), Some("2"));
+        assert_eq!(member(r#"{"r\u006fle":"user"}"#, "role"), Some(r#""user""#));
+        assert_eq!(member(r#"{"role":1,"r\u006fle":2}"#, "role"), Some("2"));
     }
 }

@@ -7,14 +7,15 @@
 //! first entry it has already visited and the result says so (`cycle`).
 
 use std::fs::File;
+use std::io::Write;
 
 use rusqlite::{Connection, OptionalExtension};
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::pi::message::{apply_edit, object, push_raw, raw_truthy, stored_message, unquote};
+use crate::pi::message::{apply_edit, changed_message, object, push_raw, raw_truthy, unquote};
 use crate::pi::paths::PathFacts;
-use crate::pi::rawjson::member;
+use crate::pi::rawjson::{member, member_range};
 use crate::query::resolve::Resolved;
 use crate::store::jsonl::read_at;
 use crate::store::schema::{path_facts, ANCESTORS, PATH_FACTS};
@@ -38,7 +39,13 @@ impl Context {
     pub fn to_json(&self) -> String {
         let mut out = String::from("{\"messages\":[");
         out.push_str(&self.messages.join(","));
-        out.push(']');
+        out.push_str(&self.json_after_messages());
+        out
+    }
+
+    /// What follows the messages in [`Context::to_json`]: `]`, the settings and the closing `}`.
+    fn json_after_messages(&self) -> String {
+        let mut out = String::from("]");
         if let Some(t) = &self.thinking_level {
             out.push_str(",\"thinkingLevel\":");
             out.push_str(&Value::from(t.as_str()).to_string());
@@ -158,6 +165,30 @@ impl ContextPlan {
             Some(lines) => messages_at(&self.entries, &self.edits, i, lines),
             None => Ok(Vec::new()),
         }
+    }
+}
+
+impl ContextPlan {
+    /// Writes [`Context::to_json`] of this context to `w`, one message at a time: the output of
+    /// a session whose messages add up to gigabytes needs memory for one message, not all.
+    ///
+    /// # Errors
+    /// As [`ContextPlan::messages_at`]; `Io` when `w` fails.
+    pub fn write_json(&self, w: &mut dyn Write) -> Result<()> {
+        let io = |e| Error::io("standard output", e);
+        w.write_all(b"{\"messages\":[").map_err(io)?;
+        let mut first = true;
+        for i in 0..self.len() {
+            for message in self.messages_at(i)? {
+                if !first {
+                    w.write_all(b",").map_err(io)?;
+                }
+                first = false;
+                w.write_all(message.as_bytes()).map_err(io)?;
+            }
+        }
+        w.write_all(self.settings.json_after_messages().as_bytes())
+            .map_err(io)
     }
 }
 
@@ -445,9 +476,11 @@ impl Lines for LineSource {
     fn line(&self, e: &PathEntry) -> Result<String> {
         let bytes = read_at(&self.file, e.offset as u64, e.len as usize)
             .map_err(|err| Error::io(&self.path, err))?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let whole = bytes.len() == e.len as usize;
+        let text = String::from_utf8(bytes)
+            .unwrap_or_else(|bad| String::from_utf8_lossy(bad.as_bytes()).into_owned());
         let id_ok = self.version < 2 || member(&text, "id").map(unquote) == e.id;
-        if bytes.len() != e.len as usize || !id_ok {
+        if !whole || !id_ok {
             return Err(Error::Stale {
                 path: self.path.clone().into(),
             });
@@ -521,11 +554,17 @@ fn entry_messages(e: &PathEntry, lines: &dyn Lines) -> Result<Vec<String>> {
     let ts = || e.ts_ms.map_or("null".to_string(), |t| t.to_string());
     match e.kind.as_deref() {
         Some("message") => {
-            let line = lines.line(e)?;
-            let Some(raw) = member(&line, "message") else {
+            let mut line = lines.line(e)?;
+            let Some(range) = member_range(&line, "message") else {
                 return Ok(Vec::new());
             };
-            Ok(vec![stored_message(raw, lines.version())])
+            if let Some(changed) = changed_message(&line[range.clone()], lines.version()) {
+                return Ok(vec![changed]);
+            }
+            // The message is the line's own text: cut it out in place (no copy of a huge line).
+            line.truncate(range.end);
+            line.drain(..range.start);
+            Ok(vec![line])
         }
         Some("custom_message") => {
             let line = lines.line(e)?;

@@ -8,6 +8,8 @@ use std::collections::HashMap;
 
 use rusqlite::{Connection, OptionalExtension};
 
+use crate::store::schema::TITLE;
+
 /// The shortest prefix shown, however unique a shorter one would be.
 pub const MIN_LEN: usize = 8;
 
@@ -166,10 +168,10 @@ pub fn sessions_at<'a>(
     conn: &Connection,
     paths: impl IntoIterator<Item = &'a str>,
 ) -> rusqlite::Result<Vec<SessionAtPath>> {
-    let mut find = conn.prepare_cached(
-        "SELECT f.id, s.session_id, coalesce(s.name, s.first_message), s.cwd, s.created_ms
-         FROM files f JOIN sessions s ON s.file_id = f.id WHERE f.path = ?1",
-    )?;
+    let mut find = conn.prepare_cached(&format!(
+        "SELECT f.id, s.session_id, {TITLE}, s.cwd, s.created_ms
+         FROM files f JOIN sessions s ON s.file_id = f.id WHERE f.path = ?1"
+    ))?;
     let mut found = Vec::new();
     for path in paths {
         let row = find

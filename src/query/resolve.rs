@@ -13,7 +13,7 @@ use crate::pi::layout::absolute;
 use crate::pi::picker;
 use crate::query::filter::{text, Where};
 use crate::query::{handle, Scope};
-use crate::store::schema::MODIFIED;
+use crate::store::schema::{MODIFIED, TITLE};
 
 /// An indexed session file.
 #[derive(Debug, Clone)]
@@ -79,7 +79,7 @@ fn candidates(conn: &Connection, scope: &Scope, cond: &str, arg: &str) -> Result
     w.and(cond, [text(arg)]);
     scope.restrict(&mut w);
     let sql = format!(
-        "SELECT f.id, f.path, s.session_id, coalesce(s.name, s.first_message, '(no messages)'),
+        "SELECT f.id, f.path, s.session_id, coalesce({TITLE}, '(no messages)'),
                 {MODIFIED}
          FROM sessions s JOIN files f ON f.id = s.file_id
          WHERE {} ORDER BY 5 DESC, f.path",

@@ -37,6 +37,10 @@ pub const MODIFIED: &str = "CASE WHEN s.last_activity_ms > 0 THEN s.last_activit
                               WHEN s.header_ts_ms IS NOT NULL THEN s.header_ts_ms
                               ELSE f.mtime_ms END";
 
+/// A session's title for display over `sessions s`: its name, else its first user message, cut
+/// to 1000 characters in SQL (a first message can be 100 MB; a title shows one line of it).
+pub const TITLE: &str = "substr(coalesce(s.name, s.first_message), 1, 1000)";
+
 /// The message and usage sums over `entries e`, in this order: user, assistant and toolResult
 /// messages, tool calls, input, output, cache-read and cache-write tokens, cost. What pi's
 /// `getSessionStats` sums for `/session` (assistant and toolResult usage, `usage` entries,

@@ -23,7 +23,7 @@ use crate::pi::text::{text_of, TextKind};
 use crate::query::filter::{int, placeholders, text, Where};
 use crate::query::Scope;
 use crate::store::jsonl::read_at;
-use crate::store::schema::{fts_entry_sql, fts_kind_sql, fts_rowid_sql, ANCESTORS};
+use crate::store::schema::{fts_entry_sql, fts_kind_sql, fts_rowid_sql, ANCESTORS, TITLE};
 pub use parse::{parse, Query};
 pub use required::required_runs;
 pub use snippet::{terms_regex, Snippet};
@@ -358,10 +358,10 @@ impl<'c> Sessions<'c> {
     fn new(conn: &'c Connection) -> Result<Self> {
         Ok(Sessions {
             open: HashMap::new(),
-            lookup: conn.prepare_cached(
-                "SELECT f.path, s.session_id, s.cwd, s.name, s.first_message
-                 FROM files f JOIN sessions s ON s.file_id = f.id WHERE f.id = ?1",
-            )?,
+            lookup: conn.prepare_cached(&format!(
+                "SELECT f.path, s.session_id, s.cwd, s.name, {TITLE}
+                 FROM files f JOIN sessions s ON s.file_id = f.id WHERE f.id = ?1"
+            ))?,
             entry: conn.prepare_cached("SELECT id, role FROM entries WHERE rid = ?1")?,
         })
     }
