@@ -201,7 +201,7 @@ impl Writing {
         }
         piece.row.id = self.id;
         self.id = writer::save_file(tx, &piece.row, now_ms())?;
-        let batch = &piece.batch;
+        let batch = &mut piece.batch;
         // Gateway transcripts: where this batch's rows start, to mark its silent turns.
         let first_rid: Option<i64> = if self.silent_turns && !batch.rows.is_empty() {
             Some(
@@ -214,7 +214,7 @@ impl Writing {
         };
         // What earlier pieces' inserts found tangled stays so.
         piece.state.tangled |= self.tangled;
-        writer::insert_entries(tx, self.id, &batch.rows, &mut piece.state)?;
+        writer::insert_entries(tx, self.id, &mut batch.rows, &mut piece.state)?;
         self.tangled = piece.state.tangled;
         if let Some(first_rid) = first_rid {
             writer::gateway::mark_silent(tx, self.id, first_rid)?;

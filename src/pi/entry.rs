@@ -149,7 +149,7 @@ impl SessionState {
             return Ok(None);
         }
         if role == "user" && self.first_message.is_none() {
-            self.first_message = Some(text.clone());
+            self.first_message = Some(text.as_str().into());
         }
         Ok(Some(text))
     }

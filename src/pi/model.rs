@@ -29,7 +29,8 @@ pub struct SessionState {
     pub header_ts_ms: Option<i64>,
     pub name: Option<String>,
     pub message_count: i64,
-    pub first_message: Option<String>,
+    /// Shared, not copied, when the state is handed on with each batch (it can be 100 MB).
+    pub first_message: Option<std::sync::Arc<str>>,
     pub last_activity_ms: Option<i64>,
     /// JSON values parsed so far, the header being value 0 (v1 `firstKeptEntryIndex` counts these).
     pub parsed_values: i64,

@@ -189,6 +189,10 @@ pub fn extract_text(content: &Value) -> Result<String, String> {
                     parts.push(block.get("text").map(js::join_string).unwrap_or_default());
                 }
             }
+            if parts.len() == 1 {
+                // One block (nearly always): its text, without a second copy by `join`.
+                return Ok(parts.pop().unwrap_or_default());
+            }
             Ok(parts.join(" "))
         }
         other => Err(format!("message content is {}", json_kind(other))),

@@ -17,6 +17,11 @@ const INSERT: &str = "INSERT INTO entries(file_id, seq, line, offset, len, id, p
              ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35,
              ?36)";
 
+/// A text this long skips the staging table (`writer::stage_texts`): the temporary table lives
+/// in memory, and the text would sit there and be read back whole. The price, one more FTS5
+/// segment per such text, is nothing beside a text of 16 MB.
+const HUGE_TEXT: usize = 16 << 20;
+
 /// Inserts a batch of entries with their path facts (parents looked up among the file's rows,
 /// this transaction's included). An id seen before in the same file shadows the earlier entry,
 /// as pi's `byId` map keeps the last one (docs/pi-format.md §4.4). Sets `state.tangled` when
@@ -27,7 +32,7 @@ const INSERT: &str = "INSERT INTO entries(file_id, seq, line, offset, len, id, p
 pub fn insert_entries(
     tx: &Connection,
     file_id: i64,
-    rows: &[EntryRow],
+    rows: &mut [EntryRow],
     state: &mut SessionState,
 ) -> rusqlite::Result<()> {
     let mut shadow = tx.prepare_cached(
@@ -38,8 +43,10 @@ pub fn insert_entries(
         tx.prepare_cached("INSERT INTO tool_uses(rid, file_id, name) VALUES (?1, ?2, ?3)")?;
     let mut words =
         tx.prepare_cached("INSERT INTO temp.fts_pending(rowid, body) VALUES (?1, ?2)")?;
+    let mut direct = tx.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
     let key = copies::file_key(tx, file_id, state.created_ms)?;
-    for e in rows {
+    let first_seq = rows.first().map(|e| e.seq);
+    for e in rows.iter_mut() {
         match &e.id {
             Some(id) => state.tangled |= shadow.execute(params![file_id, id])? > 0,
             None => state.tangled = true,
@@ -48,15 +55,27 @@ pub fn insert_entries(
         let facts = PathFacts::of(e, parent.as_ref());
         let dup = copies::is_copy(tx, file_id, &key, e.id.as_deref(), e.ts.as_deref())?;
         insert_row(&mut insert, file_id, e, &facts, dup)?;
+        if e.text.take().is_some_and(|t| t.len() >= HUGE_TEXT) {
+            // A cached statement keeps its bound values (SQLite's copy of them) until reused.
+            insert.clear_bindings();
+        }
         let rid = tx.last_insert_rowid();
         for name in &e.tool_uses {
             tool_use.execute(params![rid, file_id, name])?;
         }
-        for (kind, text) in &e.texts {
-            words.execute(params![fts_rowid(rid, *kind), text])?;
+        // Each text is dropped once written: a huge one is not kept while the next is inserted.
+        for (kind, text) in std::mem::take(&mut e.texts) {
+            let rowid = fts_rowid(rid, kind);
+            if text.len() >= HUGE_TEXT {
+                // Straight into the index: staged, it would be held in memory twice more.
+                direct.execute(params![rowid, text])?;
+                direct.clear_bindings();
+            } else {
+                words.execute(params![rowid, text])?;
+            }
         }
     }
-    super::rollups::add(tx, file_id, rows.first().map(|e| e.seq))
+    super::rollups::add(tx, file_id, first_seq)
 }
 
 /// The path facts of an entry's parent, `None` for a root; a parent that is not an earlier

@@ -236,14 +236,14 @@ pub fn save_session(tx: &Connection, file_id: i64, s: &SessionState) -> rusqlite
         Listing::Listed => (1, None),
         Listing::Excluded(why) => (2, Some(why.as_str())),
     };
-    tx.prepare_cached(
+    let mut save = tx.prepare_cached(
         "INSERT OR REPLACE INTO sessions(file_id, state, excluded, loadable, version, header,
              session_id, cwd, created_ms, name, message_count, first_message, last_activity_ms,
              parsed_values, entry_count, leaf_seq, leaf_id, header_ts_ms, tangled)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
                  ?19)",
-    )?
-    .execute(params![
+    )?;
+    save.execute(params![
         file_id,
         state,
         excluded,
@@ -264,6 +264,8 @@ pub fn save_session(tx: &Connection, file_id: i64, s: &SessionState) -> rusqlite
         s.header_ts_ms,
         s.tangled
     ])?;
+    // The statement is cached: do not keep SQLite's copy of a first message of 100 MB.
+    save.clear_bindings();
     Ok(())
 }
 
