@@ -132,9 +132,19 @@ fn truncate(s: &str) -> String {
 }
 
 fn context_json(h: &Harness, s: &Resolved, leaf: Option<&str>) -> Result<(Value, bool), String> {
-    context::build_context(&h.store.conn, s, leaf)
-        .map(|c| (common::parse_lenient(&c.to_json()), c.cycle))
-        .map_err(|e| e.to_string())
+    let built = context::build_context(&h.store.conn, s, leaf).map_err(|e| e.to_string())?;
+    // What `pidx context --json` writes, message by message, must be the same bytes.
+    let mut streamed = Vec::new();
+    context::plan_context(&h.store.conn, s, leaf)
+        .and_then(|plan| plan.write_json(&mut streamed))
+        .map_err(|e| e.to_string())?;
+    assert_eq!(
+        String::from_utf8(streamed).unwrap(),
+        built.to_json(),
+        "{} at {leaf:?}: streamed context differs",
+        s.path
+    );
+    Ok((common::parse_lenient(&built.to_json()), built.cycle))
 }
 
 #[test]
