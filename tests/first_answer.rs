@@ -257,3 +257,63 @@ fn hand_named_files_elsewhere_are_read_before_answering() {
     );
     assert!(dir.starts_with(&root));
 }
+
+/// The picker's sync on a new index (`sync_first`): this project's folder is read and committed
+/// before anything else, the callback is told how many files are left, then the rest is read;
+/// the index ends equal to a rebuild.
+#[test]
+fn the_pickers_first_sync_reads_this_project_first() {
+    let (_tmp, root) = pi_named_copy();
+    let (dir, _) = biggest_project(&root);
+    let db = root.with_file_name("first.db");
+    let roots = vec![pidx::pi::layout::Root {
+        path: root.clone(),
+        layout: pidx::pi::layout::Layout::Tree,
+    }];
+    let count = |sql: &str| -> i64 {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.query_row(sql, [], |r| r.get(0)).unwrap()
+    };
+    let files_here = std::fs::read_dir(&dir).unwrap().count() as i64;
+    let dirs = std::collections::HashSet::from([dir.clone()]);
+    let mut store = pidx::store::Store::open(&db).unwrap();
+    let mut told = None;
+    let report = pidx::ingest::sync::sync_first(
+        &mut store,
+        &roots,
+        Default::default(),
+        (&dirs, 0),
+        &mut |later| {
+            // What another connection (the picker's) sees at this point: this project only.
+            let dir_sql = dir.to_string_lossy().replace('\'', "''");
+            let here = count(&format!(
+                "SELECT count(*) FROM files WHERE dir = '{dir_sql}'"
+            ));
+            let elsewhere = count(&format!(
+                "SELECT count(*) FROM files WHERE dir <> '{dir_sql}'"
+            ));
+            told = Some((here, elsewhere, later.files));
+        },
+    )
+    .unwrap();
+    let (here, elsewhere, left) = told.expect("the project was read first");
+    assert_eq!((here, elsewhere), (files_here, 0));
+    // Both passes counted: the project's files and the ones left, every file once.
+    assert_eq!(report.new as i64, files_here + left as i64);
+    assert!(left > 0);
+    drop(store);
+    assert_equals_rebuild(&db, &root);
+
+    // An index already up to date reads nothing first and says nothing.
+    let mut store = pidx::store::Store::open(&db).unwrap();
+    let mut called = false;
+    pidx::ingest::sync::sync_first(
+        &mut store,
+        &roots,
+        Default::default(),
+        (&dirs, 0),
+        &mut |_| called = true,
+    )
+    .unwrap();
+    assert!(!called);
+}

@@ -127,7 +127,7 @@ fn project(args: &ListArgs, all: bool) -> Result<Option<String>> {
 
 /// The folders `list(cwd)` reads, when every root keeps one folder per project (a flat or
 /// gateway root filters by the cwd in the headers, so it needs every file read).
-fn project_dirs(env: &Env, cwd: &str) -> Option<HashSet<PathBuf>> {
+pub(super) fn project_dirs(env: &Env, cwd: &str) -> Option<HashSet<PathBuf>> {
     let cwd = absolute(std::path::Path::new(cwd));
     env.roots
         .iter()

@@ -118,6 +118,43 @@ pub fn sync_dirs(
     sync_scoped(store, roots, opts, Some(dirs))
 }
 
+/// [`sync`] for a screen that can show one project before the rest (the picker on a new
+/// index): when at least `threshold` bytes are to be read, the files in `dirs` are read and
+/// committed first and `first_done` is told what is left, then everything else is read. The
+/// report counts both passes.
+///
+/// # Errors
+/// As [`sync`].
+pub fn sync_first(
+    store: &mut Store,
+    roots: &[Root],
+    opts: SyncOptions,
+    (dirs, threshold): (&HashSet<PathBuf>, u64),
+    first_done: &mut dyn FnMut(&Deferred),
+) -> Result<SyncReport> {
+    let mut plan = plan(store, roots, None)?;
+    let later = (plan.pending_bytes() >= threshold)
+        .then(|| plan.keep_only(dirs))
+        .flatten()
+        .filter(|later| later.files > 0);
+    let Some(later) = later else {
+        // Nothing was left for later: one pass reads it all.
+        return plan.ingest(store, opts);
+    };
+    let first = plan.ingest(store, opts)?;
+    first_done(&later);
+    let mut rest = sync(store, roots, opts)?;
+    rest.new += first.new;
+    rest.changed += first.changed;
+    rest.removed += first.removed;
+    rest.entries += first.entries;
+    rest.bytes += first.bytes;
+    rest.bad.extend(first.bad);
+    rest.errors.extend(first.errors);
+    rest.warnings.extend(first.warnings);
+    Ok(rest)
+}
+
 fn sync_scoped(
     store: &mut Store,
     roots: &[Root],

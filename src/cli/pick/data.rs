@@ -13,7 +13,7 @@ use anyhow::Result;
 
 use super::super::env::Env;
 use crate::ingest::discover::Root;
-use crate::ingest::sync::{sync, SyncOptions};
+use crate::ingest::sync::{sync_first, SyncOptions};
 use crate::query::handle;
 use crate::query::list::{self, ListOptions, SessionInfo};
 use crate::query::picker::{Compact, Spill};
@@ -220,9 +220,13 @@ pub enum Part {
 /// One message of the loader.
 pub type Loaded = Result<Part, String>;
 
-/// How the background freshness sync ended.
+/// How the background freshness sync went.
 #[derive(Debug)]
 pub enum Synced {
+    /// A first sync of a large store: this project's sessions are read; the rest follow.
+    ProjectFirst {
+        rest: usize,
+    },
     /// It ran; `changed` when any file was new, changed or removed.
     Ran {
         changed: bool,
@@ -236,15 +240,34 @@ pub enum Synced {
 /// Runs the freshness sync every query runs first, on its own thread and connection, under the
 /// same rule as `commands::writer_lock_for_freshness` (a watcher's index is left to it), but
 /// silent: the screen is the picker's.
-pub fn spawn_sync(env: &Env) -> Receiver<Synced> {
+///
+/// When the index is far behind (a first sync of a large store, the rule of `pidx list`'s
+/// first answer), this project's folder is read first and [`Synced::ProjectFirst`] sent, so
+/// the screen fills in seconds; the other projects follow.
+pub fn spawn_sync(env: &Env, cwd: &str) -> Receiver<Synced> {
     let (tx, rx) = mpsc::channel();
     let db = env.db.clone();
     let roots = env.roots.clone();
+    // Without one folder per project (a flat or gateway root) there is nothing to read first.
+    let (project, threshold) = match super::super::list::project_dirs(env, cwd) {
+        Some(dirs) => (dirs, super::super::background::first_answer_bytes()),
+        None => (Default::default(), u64::MAX),
+    };
     std::thread::spawn(move || {
         let outcome = match WriterLock::acquire(&db, "sync", Some(Duration::from_secs(2)), |_| {}) {
             Ok(Ok(lock)) => {
-                let result = Store::open(&db)
-                    .and_then(|mut store| sync(&mut store, &roots, SyncOptions::default()));
+                let mut first_done = |later: &crate::ingest::sync::Deferred| {
+                    let _ = tx.send(Synced::ProjectFirst { rest: later.files });
+                };
+                let result = Store::open(&db).and_then(|mut store| {
+                    sync_first(
+                        &mut store,
+                        &roots,
+                        SyncOptions::default(),
+                        (&project, threshold),
+                        &mut first_done,
+                    )
+                });
                 drop(lock);
                 match result {
                     Ok(r) => Synced::Ran {

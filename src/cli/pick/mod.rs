@@ -67,7 +67,8 @@ pub fn run(env: &Env, args: &PickArgs) -> Result<Found> {
     let mut app = App::new(&source, query, args.print, args.all)?;
     let effect = {
         let mut screen = term::Screen::enter().context("setting up the terminal")?;
-        let sync = || (!env.global.no_sync).then(|| data::spawn_sync(env));
+        let cwd = source.cwd.clone();
+        let sync = || (!env.global.no_sync).then(|| data::spawn_sync(env, &cwd));
         term::run(&mut screen, &mut app, &mut source, sync)?
     };
     match effect {

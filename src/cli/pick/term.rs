@@ -139,16 +139,29 @@ fn background(app: &mut App, source: &mut Source, sync: &mut Option<Receiver<Syn
     let Some(done) = sync.as_ref().and_then(|rx| rx.try_recv().ok()) else {
         return false;
     };
+    if let Synced::ProjectFirst { rest } = done {
+        // More comes on the same channel.
+        app.reload(source);
+        app.status = Some(format!(
+            "a first sync: this project is read; reading the other {rest} sessions…"
+        ));
+        return true;
+    }
     *sync = None;
+    let first_note = app
+        .status
+        .as_deref()
+        .is_some_and(|s| s.starts_with("a first sync"));
     match done {
+        Synced::ProjectFirst { .. } => false,
         Synced::Ran { changed, note } => {
             if changed {
                 app.reload(source);
             }
-            if note.is_some() {
+            if note.is_some() || first_note {
                 app.status = note;
             }
-            changed || app.status.is_some()
+            changed || app.status.is_some() || first_note
         }
         Synced::Skipped => false,
         Synced::Failed(e) => {
