@@ -4,7 +4,7 @@
 //! again from byte 0. Each batch of entries commits together with the file's new offset, so an
 //! interrupted sync resumes exactly where it stopped.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -18,7 +18,7 @@ use crate::ingest::discover::{self, discover, Found, Root};
 use crate::ingest::gateway;
 use crate::ingest::openclaw;
 use crate::pi::layout::project_dir_of;
-use crate::store::writer::{self, FileRow, Stamp};
+use crate::store::writer::{self, FileRow, Stamp, Stamps};
 use crate::store::Store;
 use crate::term::{plural, thousands};
 
@@ -336,7 +336,7 @@ fn discover_root(
     root_id: i64,
     only: Option<&[PathBuf]>,
     report: &mut SyncReport,
-) -> Result<(Vec<Found>, HashMap<String, Stamp>)> {
+) -> Result<(Vec<Found>, Stamps)> {
     let stores = openclaw_stores(store, root, only)?;
     report.errors.extend(stores.errors.iter().cloned());
     let dirs: Option<Vec<String>> = only.map(|mine| {

@@ -14,7 +14,7 @@ mod files;
 pub mod gateway;
 mod rollups;
 
-pub use files::{file_by_id, file_by_path, stamps_of_root, Stamp};
+pub use files::{file_by_id, file_by_path, stamps_of_root, Stamp, Stamps};
 
 pub use entries::insert_entries;
 
