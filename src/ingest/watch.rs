@@ -63,47 +63,6 @@ pub enum Ended {
     IndexReplaced,
 }
 
-/// File events of `roots` gathered as they come, for a long-running reader that syncs on
-/// demand instead of continuously (`pidx mcp`): [`Changes::take`] says which project folders
-/// changed since it was last asked, or that everything must be checked (events were lost).
-pub struct Changes {
-    _watcher: notify::RecommendedWatcher,
-    rx: mpsc::Receiver<Event>,
-}
-
-/// What changed since the last [`Changes::take`].
-#[derive(Debug, Default)]
-pub struct Dirty {
-    /// Project folders with changed files.
-    pub dirs: HashSet<PathBuf>,
-    /// Events were lost or carried no path: check every file.
-    pub full: bool,
-}
-
-impl Changes {
-    /// Starts watching `roots` as `pidx watch` does.
-    ///
-    /// # Errors
-    /// Why file events are not available (then every check is a full one).
-    pub fn start(roots: &[Root]) -> std::result::Result<Changes, String> {
-        let (tx, rx) = mpsc::channel();
-        let watcher = start_watcher(roots, tx)?;
-        Ok(Changes {
-            _watcher: watcher,
-            rx,
-        })
-    }
-
-    /// The changes that arrived since the last call, without waiting.
-    pub fn take(&self, roots: &[Root]) -> Dirty {
-        let mut dirty = Dirty::default();
-        while let Ok(ev) = self.rx.try_recv() {
-            take(ev, roots, &mut dirty.dirs, &mut dirty.full);
-        }
-        dirty
-    }
-}
-
 /// Watches `roots` until `stop` is set, syncing into `store`. Checks once a second that the
 /// index file is still the one it writes.
 ///
@@ -223,9 +182,9 @@ fn sleep_unless_stopped(d: Duration, stop: &AtomicBool) {
     }
 }
 
-type Event = notify::Result<notify::Event>;
+pub(super) type Event = notify::Result<notify::Event>;
 
-fn start_watcher(
+pub(super) fn start_watcher(
     roots: &[Root],
     tx: mpsc::Sender<Event>,
 ) -> std::result::Result<notify::RecommendedWatcher, String> {
@@ -272,7 +231,12 @@ fn is_sqlite_sidecar_metadata(ev: &notify::Event) -> bool {
 
 /// Adds an event's project folders to `dirty`; an event without paths means a full reconcile.
 /// Returns whether the event says events were lost (inotify's queue overflowed).
-fn take(ev: Event, roots: &[Root], dirty: &mut HashSet<PathBuf>, full: &mut bool) -> bool {
+pub(super) fn take(
+    ev: Event,
+    roots: &[Root],
+    dirty: &mut HashSet<PathBuf>,
+    full: &mut bool,
+) -> bool {
     let Ok(ev) = ev else {
         *full = true;
         return false;

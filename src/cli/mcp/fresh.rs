@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::super::env::Env;
-use crate::ingest::watch::{Changes, Dirty};
+use crate::ingest::changes::{Changes, Dirty};
 
 /// The longest a call waits for the index to catch up.
 pub const WAIT: Duration = Duration::from_secs(3);
@@ -107,7 +107,7 @@ impl Fresh {
 
     /// Starts the sync this call needs, or `None` when nothing changed since the last one.
     fn start(&self, state: &mut State) -> Option<Job> {
-        if let Some(changes) = &state.changes {
+        if let Some(changes) = &mut state.changes {
             let new = changes.take(&self.env.roots);
             state.owed.full |= new.full;
             state.owed.dirs.extend(new.dirs);
