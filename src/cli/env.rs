@@ -157,7 +157,13 @@ impl Env {
             })
             .and_then(|dirs| plan.keep_only(&dirs))
             .filter(|d| d.files > 0);
-        let report = plan.ingest(&mut store, SyncOptions { progress: true })?;
+        let report = plan.ingest(
+            &mut store,
+            SyncOptions {
+                progress: true,
+                ..SyncOptions::default()
+            },
+        )?;
         report_errors(&report);
         drop(lock);
         if let Some(d) = &deferred {

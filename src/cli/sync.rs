@@ -23,8 +23,15 @@ pub struct SyncArgs {
 
 pub fn run(env: &Env, args: &SyncArgs, out: &mut Out) -> Result<Found> {
     let (lock, mut store) = env.open_for_writing("sync", args.rebuild)?;
-    let report = sync(&mut store, &env.roots, SyncOptions { progress: true })
-        .map_err(|e| e.for_writing(&env.db))?;
+    let report = sync(
+        &mut store,
+        &env.roots,
+        SyncOptions {
+            progress: true,
+            ..SyncOptions::default()
+        },
+    )
+    .map_err(|e| e.for_writing(&env.db))?;
     drop(lock);
     if args.verbose {
         let scope = crate::query::Scope::new(&store.conn, &env.roots)?;

@@ -221,6 +221,7 @@ impl Writing {
         }
         writer::insert_bad_lines(tx, self.id, &batch.bad)?;
         writer::insert_listing_texts(tx, self.id, &batch.texts)?;
+        crate::store::words::insert(tx, &mut batch.words)?;
         writer::save_session(tx, self.id, &piece.state)?;
         group.add(batch.bytes, batch.rows.len())?;
         bar.inc(batch.bytes as u64);

@@ -14,6 +14,7 @@ use super::file::{plan, FileJob, Group, Writing};
 use super::read::{read_file, Piece, Start};
 use super::sync::{BadLine, Counted, SyncOptions, SyncReport, Work, BATCH_BYTES};
 use crate::error::{Error, Result};
+use crate::store::words::Vocabulary;
 use crate::store::writer;
 
 /// Files opened and handed to the parser ahead of the one being written.
@@ -81,10 +82,13 @@ type Queued = (usize, bool);
 ///
 /// # Errors
 /// Index errors (a file that cannot be read is not one).
+///
+/// `collect_words`: gather the words of the texts for `store::words` as they are read (else the
+/// caller fills the table from the full-text vocabulary afterwards).
 pub(super) fn ingest_all(
     conn: &Connection,
     work: &[Work],
-    opts: SyncOptions,
+    (opts, collect_words): (SyncOptions, bool),
     report: &mut SyncReport,
 ) -> Result<()> {
     let total: u64 = work
@@ -105,6 +109,7 @@ pub(super) fn ingest_all(
             queue: &mut queue,
             report,
             bar: &bar,
+            collect_words,
         };
         run.pipeline()?;
     }
@@ -121,6 +126,7 @@ struct Run<'r, 'c> {
     queue: &'r mut VecDeque<Queued>,
     report: &'r mut SyncReport,
     bar: &'r indicatif::ProgressBar,
+    collect_words: bool,
 }
 
 impl Run<'_, '_> {
@@ -130,7 +136,8 @@ impl Run<'_, '_> {
         std::thread::scope(|s| {
             let (jobs, job_rx) = channel::<Job>();
             let (msg_tx, msgs) = sync_channel::<Msg>(PIECES_AHEAD);
-            s.spawn(move || parse_jobs(job_rx, msg_tx, written));
+            let words = self.collect_words.then(Vocabulary::default);
+            s.spawn(move || parse_jobs(job_rx, msg_tx, written, words));
             let _close = CloseOnDrop(written);
             self.write_all(&jobs, &msgs, written)
         })
@@ -243,9 +250,22 @@ impl Run<'_, '_> {
 }
 
 /// The parser thread: reads each file it is given, in order, until the writer hangs up.
-fn parse_jobs(jobs: Receiver<Job>, msgs: SyncSender<Msg>, written: &Written) {
+fn parse_jobs(
+    jobs: Receiver<Job>,
+    msgs: SyncSender<Msg>,
+    written: &Written,
+    mut vocabulary: Option<Vocabulary>,
+) {
     let mut sent = 0;
-    let mut send = |piece: Piece| {
+    // A rolled-back group loses its words with it: the run ends there and the next one starts
+    // with a new parser thread, so nothing remembered here was lost.
+    let mut send = |mut piece: Piece| {
+        let batch = &mut piece.batch;
+        if let Some(vocabulary) = &mut vocabulary {
+            for (_, text) in batch.rows.iter().flat_map(|r| &r.texts) {
+                vocabulary.collect(text, &mut batch.words);
+            }
+        }
         let huge = piece.batch.bytes >= HUGE_PIECE;
         if msgs.send(Msg::Piece(Box::new(piece))).is_err() {
             return false;

@@ -35,6 +35,8 @@ pub(super) struct Batch {
     pub(super) rows: Vec<EntryRow>,
     pub(super) bad: Vec<(i64, String)>,
     pub(super) texts: Vec<(i64, String)>,
+    /// Words of the rows' texts new to this sync (`store::words`), filled just before sending.
+    pub(super) words: Vec<crate::store::words::Word>,
     pub(super) bytes: usize,
 }
 

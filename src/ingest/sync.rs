@@ -18,6 +18,7 @@ use crate::ingest::discover::{self, discover, Found, Root};
 use crate::ingest::gateway;
 use crate::ingest::openclaw;
 use crate::pi::layout::project_dir_of;
+use crate::store::words;
 use crate::store::writer::{self, FileRow, Stamp, Stamps};
 use crate::store::Store;
 use crate::term::{plural, thousands};
@@ -32,6 +33,19 @@ pub(super) const BATCH_ROWS: usize = 20_000;
 pub struct SyncOptions {
     /// Draw a progress bar on stderr (only when it is a terminal and the work is large).
     pub progress: bool,
+    /// From this many bytes to read, the words table is filled from the full-text vocabulary
+    /// at the end instead of word by word (`None`: [`WORDS_FROM_VOCABULARY`]).
+    pub words_from_vocabulary: Option<u64>,
+}
+
+impl SyncOptions {
+    /// The defaults, with a progress bar.
+    pub fn with_progress() -> SyncOptions {
+        SyncOptions {
+            progress: true,
+            ..SyncOptions::default()
+        }
+    }
 }
 
 /// A skipped line, reported as `path:line: reason`.
@@ -246,11 +260,27 @@ impl Plan {
     /// # Errors
     /// As [`sync`].
     pub fn ingest(mut self, store: &mut Store, opts: SyncOptions) -> Result<SyncReport> {
-        ingest_all(&store.conn, &self.work, opts, &mut self.report)?;
+        // A big sync leaves the words table to the full-text vocabulary at its end (seconds per
+        // GB of index) instead of gathering the words of every text as it reads (a quarter
+        // more sync time): the table is marked stale first, so readers and a sync after a crash
+        // know not to trust it until then.
+        let at = opts.words_from_vocabulary.unwrap_or(WORDS_FROM_VOCABULARY);
+        let bulk = self.pending_bytes() >= at || words::is_stale(&store.conn)?;
+        if bulk {
+            words::mark_stale(&store.conn)?;
+        }
+        ingest_all(&store.conn, &self.work, (opts, !bulk), &mut self.report)?;
+        if bulk {
+            words::refill(&store.conn)?;
+        }
         self.report.elapsed = self.started.elapsed();
         Ok(self.report)
     }
 }
+
+/// From this many bytes to read, a sync fills the words table from the full-text vocabulary
+/// once at its end instead of word by word (`store::words`).
+pub const WORDS_FROM_VOCABULARY: u64 = 64 << 20;
 
 fn pending_bytes(w: &Work) -> u64 {
     let size = w.2.meta.len();

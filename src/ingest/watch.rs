@@ -86,8 +86,8 @@ pub fn watch(
             }
         },
     };
-    let quiet = SyncOptions { progress: false };
-    let first = sync(store, roots, SyncOptions { progress: true })?;
+    let quiet = SyncOptions::default();
+    let first = sync(store, roots, SyncOptions::with_progress())?;
     notice(Notice::Synced(&first));
     let mut last_full = Instant::now();
     let mut dirty: HashSet<PathBuf> = HashSet::new();

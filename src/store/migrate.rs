@@ -19,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0010_listing_order.sql"),
     include_str!("../../migrations/0011_files_by_dir.sql"),
     include_str!("../../migrations/0012_tool_rollup.sql"),
+    include_str!("../../migrations/0013_words.sql"),
 ];
 
 /// The schema version this build writes.
@@ -42,6 +43,14 @@ pub fn apply(conn: &mut Connection) -> rusqlite::Result<Outcome> {
     if version > LATEST || (version > 0 && version < REBUILD_BELOW) {
         return Ok(Outcome::Incompatible(version));
     }
+    // Used by 0013 to fill the words table from an existing index's vocabulary.
+    conn.create_scalar_function(
+        "pidx_reverse",
+        1,
+        rusqlite::functions::FunctionFlags::SQLITE_UTF8
+            | rusqlite::functions::FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| Ok(super::words::reversed(&ctx.get::<String>(0)?)),
+    )?;
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     // Another process may have migrated while we waited for the lock: then write nothing (a
     // needless write here breaks the read snapshot of a process already syncing).

@@ -7,6 +7,7 @@ mod lock;
 mod migrate;
 pub mod pg;
 pub mod schema;
+pub mod words;
 pub mod writer;
 
 use std::os::unix::fs::MetadataExt as _;

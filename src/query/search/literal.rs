@@ -18,9 +18,16 @@
 use rusqlite::Connection;
 
 use crate::error::Result;
+use crate::store::words::{self, Lookup};
 
 /// More vocabulary words than this and a scan is cheaper than the OR query.
 const MAX_TERMS: usize = 2000;
+/// Words ending with a needle's first piece, each one a phrase with the needle's later words,
+/// when the last of those is a prefix: FTS5 expands a prefix again for every phrase (`"x
+/// line"*` cost 22 ms each on a 1 GB index, 68 of them 1.5 s), so past this many the words
+/// and the rest are asked for apart (`(w1 OR w2 ...) AND "line"*`: more candidates, one
+/// expansion). Phrases without a prefix cost a fraction of a millisecond each.
+const MAX_PREFIXED_PHRASES: usize = 8;
 
 /// Where literal candidates come from.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,60 +46,99 @@ fn sep(c: char) -> bool {
 }
 
 /// The phrase every text containing `needle` matches, when the needle has a piece that is a
-/// whole word or a word's start (no vocabulary lookup needed).
-pub fn phrase(needle: &str) -> Option<String> {
+/// whole word or a word's start (no lookup needed). The first piece is left out when the
+/// needle starts inside a word: the text's word may be longer (`reparse_line`).
+fn phrase(needle: &str) -> Option<String> {
     let pieces: Vec<&str> = needle.split(sep).filter(|p| !p.is_empty()).collect();
-    let starts_inside = !needle.starts_with(sep);
-    let ends_inside = !needle.ends_with(sep);
-    // Pieces follow each other in the text as they do in the needle (only separators between
-    // them), so the usable ones form one phrase.
-    let usable = pieces.get(usize::from(starts_inside)..).unwrap_or_default();
-    if usable.is_empty() {
-        return None;
+    let usable = pieces
+        .get(usize::from(starts_inside(needle))..)
+        .unwrap_or_default();
+    (!usable.is_empty()).then(|| phrase_of(usable.iter().copied(), ends_inside(needle)))
+}
+
+fn starts_inside(needle: &str) -> bool {
+    !needle.starts_with(sep)
+}
+
+fn ends_inside(needle: &str) -> bool {
+    !needle.ends_with(sep)
+}
+
+/// Words that follow each other in the text, as one FTS5 phrase; the last one a prefix when
+/// the needle ends inside a word.
+fn phrase_of<'a>(words: impl Iterator<Item = &'a str>, prefix: bool) -> String {
+    let joined = words.collect::<Vec<_>>().join(" ").replace('"', "\"\"");
+    if prefix {
+        format!("\"{joined}\"*")
+    } else {
+        format!("\"{joined}\"")
     }
-    let phrase = format!("\"{}\"", usable.join(" ").replace('"', "\"\""));
-    Some(if ends_inside { phrase + "*" } else { phrase })
+}
+
+/// Which lookups of the words table a plan may make.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Lookups {
+    /// Index ranges only (words ending with a piece): milliseconds.
+    Ranges,
+    /// Also a scan of the table (words containing a piece): about 0.1 s per million words.
+    All,
 }
 
 /// The plan for `needle`.
 ///
 /// # Errors
 /// Index errors.
-pub fn plan(conn: &Connection, needle: &str) -> Result<Plan> {
-    if let Some(phrase) = phrase(needle) {
-        return Ok(Plan::Match(phrase));
-    }
+pub fn plan(conn: &Connection, needle: &str, lookups: Lookups) -> Result<Plan> {
     let pieces: Vec<&str> = needle.split(sep).filter(|p| !p.is_empty()).collect();
-    if pieces.is_empty() {
+    let Some(&first) = pieces.first() else {
         return Ok(Plan::Scan);
+    };
+    let (starts_inside, ends_inside) = (starts_inside(needle), ends_inside(needle));
+    let inside = pieces.len() == 1 && ends_inside;
+    if starts_inside && first.is_ascii() && (!inside || lookups == Lookups::All) {
+        // A word inside a word at both ends: every indexed word containing it. Else the
+        // first piece ends a word: every indexed word ending with it, each one a phrase with
+        // the pieces that follow.
+        let folded = first.to_ascii_lowercase();
+        let found = if inside {
+            words::containing(conn, &folded, MAX_TERMS)?
+        } else {
+            words::ending_with(conn, &folded, MAX_TERMS)?
+        };
+        match found {
+            Lookup::Words(found) if found.is_empty() => return Ok(Plan::Nothing),
+            Lookup::Words(found) => {
+                let prefix = ends_inside && !inside;
+                return Ok(Plan::Match(alternatives(&found, &pieces[1..], prefix)));
+            }
+            Lookup::TooMany | Lookup::Unsure if inside => return Ok(Plan::Scan),
+            Lookup::TooMany | Lookup::Unsure => {}
+        }
     }
-    // One piece, inside a word at both ends: the vocabulary (a walk of the whole index, so
-    // the slow way).
-    let piece = pieces[0];
-    if !piece.is_ascii() {
-        return Ok(Plan::Scan);
-    }
-    let folded = piece.to_ascii_lowercase();
-    let mut stmt =
-        conn.prepare_cached("SELECT term FROM fts_vocab WHERE instr(term, ?1) > 0 LIMIT ?2")?;
-    let terms: Vec<String> = stmt
-        .query_map(rusqlite::params![folded, MAX_TERMS as i64 + 1], |r| {
-            r.get(0)
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    if terms.len() > MAX_TERMS {
-        return Ok(Plan::Scan);
-    }
-    if terms.is_empty() {
-        return Ok(Plan::Nothing);
-    }
-    Ok(Plan::Match(
-        terms
+    Ok(phrase(needle).map_or(Plan::Scan, Plan::Match))
+}
+
+/// The FTS5 expression for texts where one of `words` is followed by the words `rest` (the
+/// last one a prefix when `prefix`).
+fn alternatives(words: &[String], rest: &[&str], prefix: bool) -> String {
+    if prefix && words.len() > MAX_PREFIXED_PHRASES {
+        let any = words
             .iter()
-            .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+            .map(|w| phrase_of(std::iter::once(w.as_str()), false))
             .collect::<Vec<_>>()
-            .join(" OR "),
-    ))
+            .join(" OR ");
+        return format!("({any}) AND {}", phrase_of(rest.iter().copied(), true));
+    }
+    words
+        .iter()
+        .map(|w| {
+            phrase_of(
+                std::iter::once(w.as_str()).chain(rest.iter().copied()),
+                prefix,
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" OR ")
 }
 
 /// A test on a candidate's raw JSONL line that says when its texts cannot contain `needle`,

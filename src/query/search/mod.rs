@@ -112,10 +112,12 @@ pub fn search_until(
             "SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH ?".to_string(),
             Some(fts.clone()),
         ),
-        Query::Literal(needle) => match planned(literal::plan(conn, needle)?) {
-            Some(source) => source,
-            None => return Ok(Vec::new()),
-        },
+        Query::Literal(needle) => {
+            match planned(literal::plan(conn, needle, literal::Lookups::All)?) {
+                Some(source) => source,
+                None => return Ok(Vec::new()),
+            }
+        }
         Query::Regex(re) => match planned(required::plan(conn, re.as_str())?) {
             Some(source) => source,
             None => return Ok(Vec::new()),

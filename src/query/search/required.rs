@@ -8,7 +8,7 @@
 use regex_syntax::hir::{Hir, HirKind};
 use rusqlite::Connection;
 
-use super::literal::{self, Plan};
+use super::literal::{self, Lookups, Plan};
 use crate::error::Result;
 
 /// Where the candidates for `pattern` come from.
@@ -17,28 +17,21 @@ use crate::error::Result;
 /// Index errors.
 pub fn plan(conn: &Connection, pattern: &str) -> Result<Plan> {
     let runs = required_runs(pattern);
-    // Phrases cost nothing to plan; vocabulary lookups walk the whole index, so they are used
-    // only when no run gives a phrase.
-    let phrases: Vec<String> = runs
-        .iter()
-        .filter_map(|r| literal::phrase(r))
-        .map(|q| format!("({q})"))
-        .collect();
-    if !phrases.is_empty() {
-        return Ok(Plan::Match(phrases.join(" AND ")));
-    }
-    let mut parts = Vec::new();
-    for run in runs {
-        match literal::plan(conn, &run)? {
-            Plan::Nothing => return Ok(Plan::Nothing),
-            Plan::Match(q) => parts.push(format!("({q})")),
-            Plan::Scan => {}
+    // Range lookups cost nothing; scans of the words table only when no run gives a phrase.
+    for lookups in [Lookups::Ranges, Lookups::All] {
+        let mut parts = Vec::new();
+        for run in &runs {
+            match literal::plan(conn, run, lookups)? {
+                Plan::Nothing => return Ok(Plan::Nothing),
+                Plan::Match(q) => parts.push(format!("({q})")),
+                Plan::Scan => {}
+            }
+        }
+        if !parts.is_empty() {
+            return Ok(Plan::Match(parts.join(" AND ")));
         }
     }
-    if parts.is_empty() {
-        return Ok(Plan::Scan);
-    }
-    Ok(Plan::Match(parts.join(" AND ")))
+    Ok(Plan::Scan)
 }
 
 /// The ASCII literal runs of the pattern's top-level sequence (parsed case-sensitively: a
