@@ -25,6 +25,9 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
 
+/// The migration that fills the words table from the whole full-text index (0013).
+const WORDS: i64 = 13;
+
 /// Indexes older than this are rebuilt rather than migrated.
 const REBUILD_BELOW: i64 = 5;
 
@@ -57,6 +60,11 @@ pub fn apply(conn: &mut Connection) -> rusqlite::Result<Outcome> {
     let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version == LATEST {
         return Ok(Outcome::Current);
+    }
+    if version > 0 && version < WORDS {
+        crate::term::say(
+            "pidx: upgrading the index: listing its words for literal search (once; a few seconds per GB of index)",
+        );
     }
     for sql in &MIGRATIONS[version as usize..] {
         tx.execute_batch(sql)?;
