@@ -77,17 +77,7 @@ fn index(root: PathBuf, tmp: tempfile::TempDir) -> Indexed {
 }
 
 fn options(query: &str, literal: bool) -> SearchOptions {
-    SearchOptions {
-        query: parse(query, literal).unwrap(),
-        cwd: None,
-        file_id: None,
-        since_ms: None,
-        until_ms: None,
-        model: None,
-        kinds: Vec::new(),
-        branch: false,
-        limit: usize::MAX,
-    }
+    SearchOptions::everywhere(parse(query, literal).unwrap(), usize::MAX)
 }
 
 fn hit_keys(ix: &Indexed, opts: &SearchOptions) -> BTreeSet<Key> {

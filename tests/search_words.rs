@@ -88,17 +88,7 @@ fn check(store: &Store, scope: &Scope, texts: &[(String, &str)], regex: bool) {
         } else {
             needle.to_string()
         };
-        let opts = SearchOptions {
-            query: parse(&query, !regex).unwrap(),
-            cwd: None,
-            file_id: None,
-            since_ms: None,
-            until_ms: None,
-            model: None,
-            kinds: Vec::new(),
-            branch: false,
-            limit: usize::MAX,
-        };
+        let opts = SearchOptions::everywhere(parse(&query, !regex).unwrap(), usize::MAX);
         let got: BTreeSet<String> = search(&store.conn, scope, &opts)
             .unwrap()
             .into_iter()

@@ -118,17 +118,8 @@ impl Source {
     /// # Errors
     /// A query that cannot be run (said in one line), index or read errors.
     pub fn search(&self, query: &str, all: bool) -> Result<Vec<Hit>> {
-        let opts = SearchOptions {
-            query: search::parse(query, false)?,
-            cwd: (!all).then(|| self.cwd.clone()),
-            file_id: None,
-            since_ms: None,
-            until_ms: None,
-            model: None,
-            kinds: Vec::new(),
-            branch: false,
-            limit: HIT_LIMIT,
-        };
+        let mut opts = SearchOptions::everywhere(search::parse(query, false)?, HIT_LIMIT);
+        opts.cwd = (!all).then(|| self.cwd.clone());
         Ok(search::search(&self.store.conn, &self.scope, &opts)?)
     }
 

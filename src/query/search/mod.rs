@@ -47,6 +47,23 @@ pub struct SearchOptions {
     pub limit: usize,
 }
 
+impl SearchOptions {
+    /// `query` in every session, no filter, up to `limit` hits.
+    pub fn everywhere(query: Query, limit: usize) -> SearchOptions {
+        SearchOptions {
+            query,
+            cwd: None,
+            file_id: None,
+            since_ms: None,
+            until_ms: None,
+            model: None,
+            kinds: Vec::new(),
+            branch: false,
+            limit,
+        }
+    }
+}
+
 /// One matching entry.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
