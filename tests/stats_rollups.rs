@@ -113,11 +113,13 @@ fn an_upgraded_index_answers_as_a_rebuilt_one() {
     let (tmp, root) = common::conformance_copy();
     let upgraded = tmp.path().join("old.db");
     let (store, _) = common::indexed(&root, &upgraded);
-    // The index as the build before the tool rollups left it (schema 11; 0013 went after).
+    // The index as the build before the tool rollups left it (schema 11; 0013 and 0014 went
+    // after).
     store
         .conn
         .execute_batch(
-            "DROP TABLE words; DROP TABLE words_stale;
+            "DROP INDEX sessions_by_cwd; DROP INDEX files_by_root;
+             DROP TABLE words; DROP TABLE words_stale;
              DROP TRIGGER tool_rollup_dup; DROP TABLE tool_rollup; DROP VIEW tool_facts;
              DROP INDEX usage_rollup_by_t;
              PRAGMA user_version = 11;",

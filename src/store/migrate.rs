@@ -20,6 +20,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0011_files_by_dir.sql"),
     include_str!("../../migrations/0012_tool_rollup.sql"),
     include_str!("../../migrations/0013_words.sql"),
+    include_str!("../../migrations/0014_stats_scope.sql"),
 ];
 
 /// The schema version this build writes.

@@ -217,8 +217,16 @@ impl Sum<'_> {
         let file_dims: Vec<Dim> = self.dims.iter().copied().filter(|d| per_file(*d)).collect();
         let cols: String = file_dims.iter().map(|d| format!(", {}", d.sql())).collect();
         let w = file_filter(scope, opts);
+        // Without `--cwd` (whose folder condition finds few files through `files_by_dir`), scan
+        // the cwd index and check each file's root in the root index: both cover what is read
+        // unless a session's path is (migration 0014).
+        let from = if opts.cwd.is_none() {
+            "sessions s INDEXED BY sessions_by_cwd CROSS JOIN files f INDEXED BY files_by_root"
+        } else {
+            "sessions s JOIN files f"
+        };
         let sql = format!(
-            "SELECT f.id{cols} FROM sessions s JOIN files f ON f.id = s.file_id WHERE {}",
+            "SELECT f.id{cols} FROM {from} ON f.id = s.file_id WHERE {}",
             w.sql()
         );
         let mut stmt = conn.prepare(&sql)?;
