@@ -21,6 +21,11 @@ impl Where {
         }
     }
 
+    /// The values bound so far, in order.
+    pub fn values(&self) -> &[Value] {
+        &self.args
+    }
+
     /// Adds `cond`, whose `?` placeholders take `values` in order.
     pub fn and(&mut self, cond: impl Into<String>, values: impl IntoIterator<Item = Value>) {
         let cond = cond.into();

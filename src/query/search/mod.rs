@@ -6,6 +6,7 @@
 
 mod literal;
 pub mod parse;
+mod ranked;
 mod required;
 mod snippet;
 
@@ -14,6 +15,7 @@ use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use regex::Regex;
+use rusqlite::types::Value;
 use rusqlite::Connection;
 use serde::Serialize;
 
@@ -147,12 +149,17 @@ pub fn search_until(
         }
         Ok(found)
     };
+    let now = chrono::Utc::now().timestamp_millis();
     let mut candidates = match &opts.query {
-        // Most relevant first: join and filter only a window of the best matches, unless the
-        // filters leave too few of them (then every match is looked at).
-        Query::Words { .. } => {
+        // Most relevant first: join and filter only as much of a window of the best matches as
+        // can reach the top, unless the filters leave too few of them (then every match is
+        // looked at).
+        Query::Words { fts, .. } => {
             let window = opts.limit.saturating_mul(50).clamp(1000, i64::MAX as usize);
-            let top = find(&format!("{source} ORDER BY score LIMIT {window}"))?;
+            let mut top = ranked::best(conn, scope, opts, (fts, window), (now, opts.branch))?;
+            if opts.branch {
+                keep_current_paths(conn, &mut top)?;
+            }
             if top.len() >= opts.limit {
                 top
             } else {
@@ -161,7 +168,6 @@ pub fn search_until(
         }
         _ => find(&source)?,
     };
-    let now = chrono::Utc::now().timestamp_millis();
     let hits = match &opts.query {
         Query::Words { terms, .. } => {
             let highlight = snippet::terms_regex(terms);
@@ -228,7 +234,21 @@ fn candidates(
     source: &str,
     arg: Option<String>,
 ) -> Result<Vec<Candidate>> {
-    let mut w = Where::after(arg.map(text));
+    let w = filters(scope, opts, arg.map(text));
+    let mut stmt = conn
+        .prepare(&candidate_sql(source, opts, &w))
+        .map_err(|e| fts_error(&e))?;
+    let rows = stmt
+        .query_map(w.params(), candidate)
+        .map_err(|e| fts_error(&e))?;
+    rows.collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(|e| fts_error(&e))
+}
+
+/// The search's filters on a candidate `m` (columns `r`, `score`), its entry `e`, file `f` and
+/// (with `--cwd`) session `s`, after the values bound before them.
+fn filters(scope: &Scope, opts: &SearchOptions, first: impl IntoIterator<Item = Value>) -> Where {
+    let mut w = Where::after(first);
     scope.restrict(&mut w);
     if !scope.include_silent {
         w.and("e.silent = 0", []);
@@ -261,33 +281,42 @@ fn candidates(
             opts.kinds.iter().map(|k| int(*k as i64)),
         );
     }
-    let sql = format!(
+    w
+}
+
+/// The candidates of `source` (rows `r`, `score`) that pass `w`. The session row is joined only
+/// for `--cwd`, the one filter that reads it: probing it for every candidate was a quarter of a
+/// rare word's join.
+fn candidate_sql(source: &str, opts: &SearchOptions, w: &Where) -> String {
+    let sessions = if opts.cwd.is_some() {
+        "JOIN sessions s ON s.file_id = e.file_id"
+    } else {
+        ""
+    };
+    format!(
         "SELECT m.r, m.score, e.file_id, e.seq, e.line, e.offset, e.len, e.ts_ms
          FROM ({source}) m
          JOIN entries e ON e.rid = {}
          JOIN files f ON f.id = e.file_id
-         JOIN sessions s ON s.file_id = e.file_id
+         {sessions}
          WHERE {}",
         fts_entry_sql("m.r"),
         w.sql()
-    );
-    let mut stmt = conn.prepare(&sql).map_err(|e| fts_error(&e))?;
-    let rows = stmt
-        .query_map(w.params(), |r| {
-            Ok(Candidate {
-                rowid: r.get(0)?,
-                relevance: -r.get::<_, f64>(1)?,
-                file_id: r.get(2)?,
-                seq: r.get(3)?,
-                line: r.get(4)?,
-                offset: r.get(5)?,
-                len: r.get(6)?,
-                ts_ms: r.get(7)?,
-            })
-        })
-        .map_err(|e| fts_error(&e))?;
-    rows.collect::<rusqlite::Result<Vec<_>>>()
-        .map_err(|e| fts_error(&e))
+    )
+}
+
+/// A row of [`candidate_sql`].
+fn candidate(r: &rusqlite::Row) -> rusqlite::Result<Candidate> {
+    Ok(Candidate {
+        rowid: r.get(0)?,
+        relevance: -r.get::<_, f64>(1)?,
+        file_id: r.get(2)?,
+        seq: r.get(3)?,
+        line: r.get(4)?,
+        offset: r.get(5)?,
+        len: r.get(6)?,
+        ts_ms: r.get(7)?,
+    })
 }
 
 /// FTS5 errors come from queries this module wrote, so they are bugs, not user mistakes; say so
@@ -328,15 +357,10 @@ fn keep_current_paths(conn: &Connection, candidates: &mut Vec<Candidate>) -> Res
     Ok(())
 }
 
-/// Relevance (bm25) blended with recency: a hit loses up to a third of its weight with age
-/// (half of that after 30 days).
+/// Relevance (bm25) blended with recency ([`ranked::blend`]).
 fn rank_words(candidates: &mut [Candidate], now_ms: i64) {
     for c in candidates.iter_mut() {
-        let age_days = c
-            .ts_ms
-            .map_or(365.0, |t| ((now_ms - t).max(0) as f64) / 86_400_000.0);
-        let recency = 0.5f64.powf(age_days / 30.0);
-        c.relevance *= 2.0 / 3.0 + recency / 3.0;
+        c.relevance *= ranked::blend(c.ts_ms, now_ms);
     }
 }
 
