@@ -131,6 +131,11 @@ pub fn write_session(
         turns += 1;
     }
     w.out.flush()?;
+    // As pi leaves it: the file last written when its last entry was appended (a few ms after
+    // that entry's timestamp), so listings that order or bound by mtime see a real store.
+    let written = w.tx.now_ms + w.tx.rng.range(1, 50) as i64;
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(written.max(0) as u64);
+    w.out.get_ref().set_modified(at)?;
     Ok(Written {
         path,
         key: w.key,

@@ -1,8 +1,9 @@
 //! The rest of a long first sync, read by a `pidx sync` started in the background once a
-//! command has answered from the folders it needed (`Env::open_fresh_first`). The new user's
-//! first `pidx list` then answers in about a second on a store of gigabytes, where reading
-//! everything first takes minutes; the next commands answer from what the background sync has
-//! committed so far, with a note, until it is done.
+//! command has answered from the files it needed (`Env::open_fresh_first`: one project's or
+//! one session's folders, or the newest files for a first page of every project). The new
+//! user's first `pidx list` then answers in about a second on a store of gigabytes, where
+//! reading everything first takes minutes; the next commands answer from what the background
+//! sync has committed so far, with a note, until it is done.
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -46,11 +47,11 @@ pub fn sync_rest(env: &Env, deferred: &Deferred) {
     );
     match cmd.spawn() {
         Ok(child) => crate::term::say(&format!(
-            "pidx: answered from the folders this needs first; the {what} are being indexed in the background (pid {}; `pidx status` shows it, `pidx sync` waits for it)",
+            "pidx: answered from the files this needs first; the {what} are being indexed in the background (pid {}; `pidx status` shows it, `pidx sync` waits for it)",
             child.id()
         )),
         Err(e) => crate::term::say(&format!(
-            "pidx: answered from the folders this needs first; the {what} are not indexed yet (starting `pidx sync` in the background failed: {e}; run `pidx sync`)"
+            "pidx: answered from the files this needs first; the {what} are not indexed yet (starting `pidx sync` in the background failed: {e}; run `pidx sync`)"
         )),
     }
 }

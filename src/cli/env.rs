@@ -149,22 +149,20 @@ impl Env {
             return Ok((store, None));
         };
         let mut plan = crate::ingest::sync::plan(&mut store, &self.roots, only)?;
-        let deferred = first
-            .filter(|_| plan.pending_bytes() >= super::background::first_answer_bytes())
-            .and_then(|first| match first {
-                First::Dirs(dirs) => Some(dirs),
-                First::Session(arg) => plan.dirs_where(|f| names_session(f, arg)),
-            })
-            .and_then(|dirs| plan.keep_only(&dirs))
-            .filter(|d| d.files > 0);
-        let report = plan.ingest(
-            &mut store,
-            SyncOptions {
-                progress: true,
-                ..SyncOptions::default()
-            },
-        )?;
-        report_errors(&report);
+        let first =
+            first.filter(|_| plan.pending_bytes() >= super::background::first_answer_bytes());
+        let deferred = match first {
+            Some(First::Newest(settled)) => newest_first(&mut store, &mut plan, settled)?,
+            other => other
+                .and_then(|first| match first {
+                    First::Dirs(dirs) => Some(dirs),
+                    First::Session(arg) => plan.dirs_where(|f| names_session(f, arg)),
+                    First::Newest(_) => None,
+                })
+                .and_then(|dirs| plan.keep_only(&dirs))
+                .filter(|d| d.files > 0),
+        };
+        report_errors(&plan.ingest(&mut store, SyncOptions::with_progress())?);
         drop(lock);
         if let Some(d) = &deferred {
             super::background::sync_rest(self, d);
@@ -225,6 +223,37 @@ pub enum First<'a> {
     /// Several matches are all read, so an ambiguous prefix stays ambiguous; a file whose name
     /// does not carry its header's id is found once the background sync has read it.
     Session(&'a str),
+    /// A first page of every project (`list --all --limit N`): files are read newest mtime
+    /// first, in doubling batches, until the test says no file left can change the page, told
+    /// the newest mtime (ms) left. A message is written before its file's mtime, so a file's
+    /// `modified` is at most its mtime; the test also says no when a file read so far breaks
+    /// that (then everything is read before answering).
+    Newest(&'a dyn Fn(&rusqlite::Connection, i64) -> crate::Result<bool>),
+}
+
+/// Reads `plan`'s files newest first until `settled` (see [`First::Newest`]); leaves the rest
+/// for later, unless a new file left does not carry its session id in its name (then `plan`
+/// keeps everything and it is all read now).
+fn newest_first(
+    store: &mut Store,
+    plan: &mut crate::ingest::sync::Plan,
+    settled: &dyn Fn(&rusqlite::Connection, i64) -> crate::Result<bool>,
+) -> crate::Result<Option<Deferred>> {
+    let mut batch = 64;
+    while plan.newest_left_ms().is_some() {
+        report_errors(
+            &plan
+                .take_newest(batch)
+                .ingest(store, SyncOptions::with_progress())?,
+        );
+        if let Some(next) = plan.newest_left_ms() {
+            if settled(&store.conn, next)? {
+                return Ok(plan.keep_only(&HashSet::new()).filter(|d| d.files > 0));
+            }
+        }
+        batch *= 2;
+    }
+    Ok(None)
 }
 
 fn names_session(f: &discover::Found, arg: &str) -> bool {

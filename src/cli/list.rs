@@ -13,7 +13,7 @@ use super::output::Out;
 use super::{render, Found};
 use crate::pi::layout::{absolute, encode_cwd, Layout};
 use crate::query::pg::list as pg_list;
-use crate::query::{handle, list, picker};
+use crate::query::{handle, list, picker, Scope};
 
 #[derive(Args, Debug)]
 pub struct ListArgs {
@@ -45,17 +45,33 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
     // A gateway filter names chats, not a project folder: it lists every project.
     let all = args.all || (args.cwd.is_none() && !gateway.is_empty());
     let cwd = project(args, all)?;
-    let first = cwd.as_deref().and_then(|c| project_dirs(env, c));
-    let (store, mut scope, deferred) = env.open_fresh_first(first.map(First::Dirs))?;
-    let unread = deferred.map(|d| d.ids).unwrap_or_default();
-    scope.gateway = gateway;
-    scope.include_silent = args.include_silent;
+    check(args)?;
     let opts = list::ListOptions {
-        cwd,
+        cwd: cwd.clone(),
         limit: args.limit.filter(|_| args.query.is_none()),
         with_text: args.with_text || args.query.is_some(),
     };
-    check(args)?;
+    let scoped = |conn: &rusqlite::Connection| -> rusqlite::Result<Scope> {
+        let mut scope = Scope::new(conn, &env.roots)?;
+        scope.gateway = gateway.clone();
+        scope.include_silent = args.include_silent;
+        Ok(scope)
+    };
+    // A first page of every project: settled once its last row is newer than every file left.
+    let settled = |conn: &rusqlite::Connection, newest_left_ms: i64| -> crate::Result<bool> {
+        let page = list::list_sessions(conn, &scoped(conn)?, &opts)?;
+        Ok(!list::modified_after_mtime(conn)?
+            && opts.limit.is_some_and(|n| n > 0 && page.len() >= n)
+            && page.last().is_some_and(|s| s.modified_ms > newest_left_ms))
+    };
+    let first = match cwd.as_deref() {
+        Some(c) => project_dirs(env, c).map(First::Dirs),
+        None if opts.limit.is_some_and(|n| n > 0) => Some(First::Newest(&settled)),
+        None => None,
+    };
+    let (store, _, deferred) = env.open_fresh_first(first)?;
+    let unread = deferred.map(|d| d.ids).unwrap_or_default();
+    let scope = scoped(&store.conn)?;
     let mut sessions = list::list_sessions(&store.conn, &scope, &opts)?;
     let before_query = sessions.len();
     if let Some(q) = &args.query {

@@ -255,6 +255,28 @@ impl Plan {
         })
     }
 
+    /// Moves the `k` files still to read with the newest mtimes into a plan of their own, which
+    /// also takes this plan's report (its stat errors and removals are told once); this plan
+    /// keeps the others, newest first.
+    pub fn take_newest(&mut self, k: usize) -> Plan {
+        self.work
+            .sort_by_key(|w| std::cmp::Reverse(super::read::mtime_ns(&w.2.meta)));
+        let rest = self.work.split_off(k.min(self.work.len()));
+        Plan {
+            started: self.started,
+            report: std::mem::take(&mut self.report),
+            work: std::mem::replace(&mut self.work, rest),
+        }
+    }
+
+    /// The mtime (ms) of the newest file still to read.
+    pub fn newest_left_ms(&self) -> Option<i64> {
+        self.work
+            .iter()
+            .map(|w| super::read::mtime_ms(&w.2.meta))
+            .max()
+    }
+
     /// Reads the planned files into the index.
     ///
     /// # Errors

@@ -206,6 +206,20 @@ pub fn list_sessions(
     Ok(out)
 }
 
+/// Whether some listed session's `modified` is later than its file's mtime (times set back,
+/// or messages stamped ahead of the file system's clock): then mtimes do not bound `modified`
+/// in this index, and a first page cannot be told from the newest files alone.
+pub fn modified_after_mtime(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        &format!(
+            "SELECT EXISTS (SELECT 1 FROM sessions s JOIN files f ON f.id = s.file_id
+                            WHERE s.state = 1 AND {MODIFIED} > f.mtime_ms)"
+        ),
+        [],
+        |r| r.get(0),
+    )
+}
+
 /// Fills in a gateway transcript's key metadata and, unless `include_silent`, takes its first
 /// message from the first user message outside a silent (`NO_REPLY`) turn.
 pub fn add_gateway(
