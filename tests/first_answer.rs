@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::live::{assert_equals_rebuild, on};
+use common::live::{assert_equals_rebuild, finish_sync, first_answer, on};
 
 /// The conformance corpus without the files whose names do not carry their id as pi names
 /// files (`<time>_<uuid>.jsonl`), which stop a first answer (see
@@ -99,31 +99,7 @@ fn list(db: &Path, root: &Path, cwd: &str, json: bool, threshold: &str) -> (Stri
     if json {
         args.push("--json");
     }
-    let out = on(db, root, &args)
-        .env("PIDX_FIRST_ANSWER_BYTES", threshold)
-        .env("COLUMNS", "200")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// Waits for the background sync: `pidx sync` waits for the writer lock, then finds nothing
-/// left (or reads what is).
-fn finish(db: &Path, root: &Path) {
-    let out = on(db, root, &["sync"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    first_answer(db, root, &args, threshold)
 }
 
 #[test]
@@ -145,7 +121,7 @@ fn a_project_listed_before_the_first_sync_is_done_answers_as_a_complete_index() 
         assert!(!quiet.contains("background"), "{quiet}");
         assert!(!expected.trim().is_empty() && expected.trim() != "[]");
         assert_eq!(answer, expected, "list --cwd {cwd} (json: {json})");
-        finish(&first, &root);
+        finish_sync(&first, &root);
         assert_equals_rebuild(&first, &root);
     }
     // Only the project's folder was read before answering: the note counts the others.
@@ -161,7 +137,7 @@ fn a_project_listed_before_the_first_sync_is_done_answers_as_a_complete_index() 
         .count();
     let only = tmp.path().join("only.db");
     let (_, note) = list(&only, &root, &cwd, true, "0");
-    finish(&only, &root);
+    finish_sync(&only, &root);
     assert!(
         note.contains(&format!("the {others} other file")),
         "{others} files outside {}: {note}",
@@ -218,12 +194,12 @@ fn a_session_shown_before_the_first_sync_is_done_is_the_complete_index_s() {
                 note.contains("in the background"),
                 "{command} {arg}: {note}"
             );
-            finish(&first, &root);
+            finish_sync(&first, &root);
         }
     }
     let first = tmp.path().join("ambiguous.db");
     let (code, _, note) = run(&first, &["show", &id[..20]], "0");
-    finish(&first, &root);
+    finish_sync(&first, &root);
     assert_ne!(
         code,
         Some(0),

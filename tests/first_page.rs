@@ -9,7 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
-use common::live::{assert_equals_rebuild, on};
+use common::live::{assert_equals_rebuild, finish_sync, first_answer, on};
 
 const HOUR_MS: i64 = 3_600_000;
 /// 2026-06-01T00:00:00Z.
@@ -72,30 +72,7 @@ fn list_all(db: &Path, root: &Path, limit: usize, json: bool, threshold: &str) -
     if json {
         args.push("--json");
     }
-    let out = on(db, root, &args)
-        .env("PIDX_FIRST_ANSWER_BYTES", threshold)
-        .env("COLUMNS", "200")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// Waits for the background sync (`pidx sync` waits for the writer lock).
-fn finish(db: &Path, root: &Path) {
-    let out = on(db, root, &["sync"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    first_answer(db, root, &args, threshold)
 }
 
 #[test]
@@ -126,7 +103,7 @@ fn a_first_page_of_every_project_is_read_from_the_newest_files_and_is_a_complete
             answer, expected,
             "list --all --limit {limit} (json: {json})"
         );
-        finish(&first, &root);
+        finish_sync(&first, &root);
         assert_equals_rebuild(&first, &root);
     }
     // Without --limit every file is needed: no first page.

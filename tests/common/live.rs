@@ -123,6 +123,37 @@ pub fn count(db: &Path, sql: &str) -> i64 {
         .unwrap_or(0)
 }
 
+/// `pidx --db DB --root ROOT args` as a command that may answer before its first sync is done
+/// (`PIDX_FIRST_ANSWER_BYTES=threshold`; "0": whenever anything is pending), in a wide
+/// terminal; its stdout and stderr, once it has succeeded.
+pub fn first_answer(db: &Path, root: &Path, args: &[&str], threshold: &str) -> (String, String) {
+    let out = on(db, root, args)
+        .env("PIDX_FIRST_ANSWER_BYTES", threshold)
+        .env("COLUMNS", "200")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Waits for a background sync: `pidx sync` waits for the writer lock, then finds nothing
+/// left (or reads what is).
+pub fn finish_sync(db: &Path, root: &Path) {
+    let out = on(db, root, &["sync"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// Asserts the index at `db` holds exactly what a fresh `sync --rebuild` of `root` builds.
 pub fn assert_equals_rebuild(db: &Path, root: &Path) {
     let fresh = db.with_extension("fresh.db");
