@@ -9,30 +9,6 @@ use std::path::{Path, PathBuf};
 
 use common::live::{assert_equals_rebuild, finish_sync, first_answer, on};
 
-/// The conformance corpus without the files whose names do not carry their id as pi names
-/// files (`<time>_<uuid>.jsonl`), which stop a first answer (see
-/// `hand_named_files_elsewhere_are_read_before_answering`).
-fn pi_named_copy() -> (tempfile::TempDir, PathBuf) {
-    let (tmp, root) = common::conformance_copy();
-    for dir in std::fs::read_dir(&root).unwrap() {
-        let dir = dir.unwrap().path();
-        if !dir.is_dir() || dir.is_symlink() {
-            continue;
-        }
-        for file in std::fs::read_dir(&dir).unwrap() {
-            let path = file.unwrap().path();
-            if path.is_file() && pidx::ingest::sync::id_of_name(&name_of(&path)).is_none() {
-                std::fs::remove_file(&path).unwrap();
-            }
-        }
-    }
-    (tmp, root)
-}
-
-fn name_of(path: &Path) -> String {
-    path.file_name().unwrap().to_string_lossy().into_owned()
-}
-
 /// The project folder with the most session files, and a cwd that names it.
 fn biggest_project(root: &Path) -> (PathBuf, String) {
     let mut dirs: Vec<(usize, PathBuf)> = std::fs::read_dir(root)
@@ -104,7 +80,7 @@ fn list(db: &Path, root: &Path, cwd: &str, json: bool, threshold: &str) -> (Stri
 
 #[test]
 fn a_project_listed_before_the_first_sync_is_done_answers_as_a_complete_index() {
-    let (tmp, root) = pi_named_copy();
+    let (tmp, root) = common::pi_named_copy();
     let (dir, cwd) = biggest_project(&root);
     near_twin(&root, &dir);
     let total = std::fs::read_dir(&root).unwrap().count();
@@ -147,7 +123,7 @@ fn a_project_listed_before_the_first_sync_is_done_answers_as_a_complete_index() 
 
 #[test]
 fn a_session_shown_before_the_first_sync_is_done_is_the_complete_index_s() {
-    let (tmp, root) = pi_named_copy();
+    let (tmp, root) = common::pi_named_copy();
     let (dir, _) = biggest_project(&root);
     near_twin(&root, &dir);
     let twin_dir = root.join("--p-other--");
@@ -210,7 +186,7 @@ fn a_session_shown_before_the_first_sync_is_done_is_the_complete_index_s() {
 
 #[test]
 fn hand_named_files_elsewhere_are_read_before_answering() {
-    let (tmp, root) = pi_named_copy();
+    let (tmp, root) = common::pi_named_copy();
     let (dir, cwd) = biggest_project(&root);
     let other = root.join("--p-hand--");
     std::fs::create_dir_all(&other).unwrap();
@@ -239,7 +215,7 @@ fn hand_named_files_elsewhere_are_read_before_answering() {
 /// the index ends equal to a rebuild.
 #[test]
 fn the_pickers_first_sync_reads_this_project_first() {
-    let (_tmp, root) = pi_named_copy();
+    let (_tmp, root) = common::pi_named_copy();
     let (dir, _) = biggest_project(&root);
     let db = root.with_file_name("first.db");
     let roots = vec![pidx::pi::layout::Root {

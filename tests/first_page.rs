@@ -50,12 +50,13 @@ fn session(root: &Path, i: usize, start: i64) -> PathBuf {
     }
 }
 
-/// 60 sessions whose messages are 4.5 hours before [`BASE_MS`] (between sessions 4 and 5) in
+/// 16 sessions whose messages are 2.5 hours before [`BASE_MS`] (between sessions 2 and 3) in
 /// files written a day after it (rewritten, or copied): the newest files, yet not the newest
-/// sessions, so the first batch of 64 files cannot settle a first page of 5.
+/// sessions, so the first batch (16 files for a page of 5) cannot settle the page: session 0's
+/// file, unread, is newer than its last row.
 fn rewritten(root: &Path) {
-    for i in 1000..1060 {
-        let path = session(root, i, BASE_MS - 4 * HOUR_MS - HOUR_MS / 2);
+    for i in 1000..1016 {
+        let path = session(root, i, BASE_MS - 2 * HOUR_MS - HOUR_MS / 2);
         set_mtime(&path, BASE_MS + 24 * HOUR_MS);
     }
 }
@@ -81,10 +82,10 @@ fn a_first_page_of_every_project_is_read_from_the_newest_files_and_is_a_complete
     let root = tmp.path().join("sessions");
     store(&root, 300);
     rewritten(&root);
-    // The first batch (64 files: the 60 rewritten ones and sessions 0-3) leaves session 4
-    // unread, newer than the page's last row; the second (128 more) settles 5 and 20 rows; 200
-    // rows need every file.
-    for (limit, json, left) in [(5, true, 168), (20, false, 168), (200, true, 0)] {
+    // 5 rows: the first batch (16 files, the rewritten ones) leaves session 0 unread, newer
+    // than the page's last row; the second (32 more) settles it. 20 rows: the first batch (40)
+    // settles it. 200 rows: the first batch (400) is every file.
+    for (limit, json, left) in [(5, true, 268), (20, false, 276), (200, true, 0)] {
         let first = tmp.path().join(format!("first-{limit}.db"));
         let (answer, note) = list_all(&first, &root, limit, json, "0");
         if left > 0 {
@@ -121,7 +122,7 @@ fn a_file_written_after_its_mtime_says_mtimes_cannot_be_trusted_and_everything_i
     let root = tmp.path().join("sessions");
     store(&root, 300);
     // Session 3's file claims to be older than its last message (times set back), yet it is
-    // still among the newest 64 by mtime: once it is read, the bound is known not to hold here.
+    // still among the newest 16 by mtime: once it is read, the bound is known not to hold here.
     let three =
         root.join("--p-3--/2026-01-01T00-00-00-000Z_00000000-0000-4000-8000-000000000003.jsonl");
     set_mtime(&three, BASE_MS - 3 * HOUR_MS + 60_000);
@@ -137,4 +138,28 @@ fn a_file_written_after_its_mtime_says_mtimes_cannot_be_trusted_and_everything_i
         list_all(&complete, &root, 5, true, "1000000000000").0
     );
     assert_equals_rebuild(&db, &root);
+}
+
+/// pi's own files (the conformance corpus: forks, branches, compactions, odd and old versions)
+/// read newest first for a first page: the page is a complete index's, and after the
+/// background sync the index equals a rebuild whatever order the files were read in. (A page
+/// of 1 or 5 rows is answered with 24 files left; 30 rows need every file.)
+#[test]
+fn pis_files_read_newest_first_end_as_a_rebuild() {
+    let (tmp, root) = common::pi_named_copy();
+    for (limit, left) in [(1, true), (5, true), (30, false)] {
+        let first = tmp.path().join(format!("first-{limit}.db"));
+        let (answer, note) = list_all(&first, &root, limit, true, "0");
+        assert_eq!(
+            note.contains("in the background"),
+            left,
+            "{limit} rows: {note}"
+        );
+        let complete = tmp.path().join(format!("complete-{limit}.db"));
+        let (expected, _) = list_all(&complete, &root, limit, true, "1000000000000");
+        assert!(expected.trim() != "[]");
+        assert_eq!(answer, expected, "list --all --limit {limit}");
+        finish_sync(&first, &root);
+        assert_equals_rebuild(&first, &root);
+    }
 }

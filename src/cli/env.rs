@@ -152,12 +152,14 @@ impl Env {
         let first =
             first.filter(|_| plan.pending_bytes() >= super::background::first_answer_bytes());
         let deferred = match first {
-            Some(First::Newest(settled)) => newest_first(&mut store, &mut plan, settled)?,
+            Some(First::Newest(batch, settled)) => {
+                newest_first(&mut store, &mut plan, (batch, settled))?
+            }
             other => other
                 .and_then(|first| match first {
                     First::Dirs(dirs) => Some(dirs),
                     First::Session(arg) => plan.dirs_where(|f| names_session(f, arg)),
-                    First::Newest(_) => None,
+                    First::Newest(..) => None,
                 })
                 .and_then(|dirs| plan.keep_only(&dirs))
                 .filter(|d| d.files > 0),
@@ -213,6 +215,9 @@ impl Env {
     }
 }
 
+/// Whether a first page is settled, told the newest mtime (ms) of the files left unread.
+pub type Settled<'a> = dyn Fn(&rusqlite::Connection, i64) -> crate::Result<bool> + 'a;
+
 /// What an answer needs read first, when the index is far behind (see
 /// [`Env::open_fresh_first`]).
 pub enum First<'a> {
@@ -224,11 +229,14 @@ pub enum First<'a> {
     /// does not carry its header's id is found once the background sync has read it.
     Session(&'a str),
     /// A first page of every project (`list --all --limit N`): files are read newest mtime
-    /// first, in doubling batches, until the test says no file left can change the page, told
-    /// the newest mtime (ms) left. A message is written before its file's mtime, so a file's
-    /// `modified` is at most its mtime; the test also says no when a file read so far breaks
-    /// that (then everything is read before answering).
-    Newest(&'a dyn Fn(&rusqlite::Connection, i64) -> crate::Result<bool>),
+    /// first, this many then twice as many each time, until the test says no file left can
+    /// change the page, told the newest mtime (ms) left. A message is written before its
+    /// file's mtime, so a file's `modified` is at most its mtime; the test also says no when a
+    /// file read so far breaks that (then everything is read before answering).
+    Newest(
+        usize,
+        &'a dyn Fn(&rusqlite::Connection, i64) -> crate::Result<bool>,
+    ),
 }
 
 /// Reads `plan`'s files newest first until `settled` (see [`First::Newest`]); leaves the rest
@@ -237,9 +245,8 @@ pub enum First<'a> {
 fn newest_first(
     store: &mut Store,
     plan: &mut crate::ingest::sync::Plan,
-    settled: &dyn Fn(&rusqlite::Connection, i64) -> crate::Result<bool>,
+    (mut batch, settled): (usize, &Settled<'_>),
 ) -> crate::Result<Option<Deferred>> {
-    let mut batch = 64;
     while plan.newest_left_ms().is_some() {
         report_errors(
             &plan
@@ -251,7 +258,7 @@ fn newest_first(
                 return Ok(plan.keep_only(&HashSet::new()).filter(|d| d.files > 0));
             }
         }
-        batch *= 2;
+        batch = batch.saturating_mul(2).max(1);
     }
     Ok(None)
 }

@@ -64,10 +64,11 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
             && opts.limit.is_some_and(|n| n > 0 && page.len() >= n)
             && page.last().is_some_and(|s| s.modified_ms > newest_left_ms))
     };
-    let first = match cwd.as_deref() {
-        Some(c) => project_dirs(env, c).map(First::Dirs),
-        None if opts.limit.is_some_and(|n| n > 0) => Some(First::Newest(&settled)),
-        None => None,
+    let first = match (cwd.as_deref(), opts.limit) {
+        (Some(c), _) => project_dirs(env, c).map(First::Dirs),
+        // Twice the page's rows first: some files hold no listed session, some are old.
+        (None, Some(n)) if n > 0 => Some(First::Newest(n.saturating_mul(2).max(16), &settled)),
+        (None, _) => None,
     };
     let (store, _, deferred) = env.open_fresh_first(first)?;
     let unread = deferred.map(|d| d.ids).unwrap_or_default();

@@ -46,6 +46,29 @@ pub fn conformance_copy() -> (tempfile::TempDir, PathBuf) {
     (tmp, root)
 }
 
+/// The conformance corpus without the files whose names do not carry their id as pi names
+/// files (`<time>_<uuid>.jsonl`), which stop a first answer (see
+/// `first_answer.rs`, `hand_named_files_elsewhere_are_read_before_answering`).
+pub fn pi_named_copy() -> (tempfile::TempDir, PathBuf) {
+    let (tmp, root) = conformance_copy();
+    for dir in std::fs::read_dir(&root).unwrap() {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() || dir.is_symlink() {
+            continue;
+        }
+        for file in std::fs::read_dir(&dir).unwrap() {
+            let path = file.unwrap().path();
+            if path.is_file()
+                && pidx::ingest::sync::id_of_name(&path.file_name().unwrap().to_string_lossy())
+                    .is_none()
+            {
+                std::fs::remove_file(&path).unwrap();
+            }
+        }
+    }
+    (tmp, root)
+}
+
 /// Sets every file's mtime from a `{relative path: epoch ms}` manifest.
 pub fn apply_mtimes(manifest: &Path, root: &Path) {
     let text = std::fs::read_to_string(manifest).unwrap();
