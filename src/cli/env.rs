@@ -233,10 +233,7 @@ pub enum First<'a> {
     /// change the page, told the newest mtime (ms) left. A message is written before its
     /// file's mtime, so a file's `modified` is at most its mtime; the test also says no when a
     /// file read so far breaks that (then everything is read before answering).
-    Newest(
-        usize,
-        &'a dyn Fn(&rusqlite::Connection, i64) -> crate::Result<bool>,
-    ),
+    Newest(usize, &'a Settled<'a>),
 }
 
 /// Reads `plan`'s files newest first until `settled` (see [`First::Newest`]); leaves the rest
@@ -247,20 +244,20 @@ fn newest_first(
     plan: &mut crate::ingest::sync::Plan,
     (mut batch, settled): (usize, &Settled<'_>),
 ) -> crate::Result<Option<Deferred>> {
-    while plan.newest_left_ms().is_some() {
+    loop {
         report_errors(
             &plan
                 .take_newest(batch)
                 .ingest(store, SyncOptions::with_progress())?,
         );
-        if let Some(next) = plan.newest_left_ms() {
-            if settled(&store.conn, next)? {
-                return Ok(plan.keep_only(&HashSet::new()).filter(|d| d.files > 0));
-            }
+        let Some(next) = plan.newest_left_ms() else {
+            return Ok(None);
+        };
+        if settled(&store.conn, next)? {
+            return Ok(plan.keep_only(&HashSet::new()).filter(|d| d.files > 0));
         }
         batch = batch.saturating_mul(2).max(1);
     }
-    Ok(None)
 }
 
 fn names_session(f: &discover::Found, arg: &str) -> bool {

@@ -47,7 +47,7 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
     let cwd = project(args, all)?;
     check(args)?;
     let opts = list::ListOptions {
-        cwd: cwd.clone(),
+        cwd,
         limit: args.limit.filter(|_| args.query.is_none()),
         with_text: args.with_text || args.query.is_some(),
     };
@@ -59,12 +59,14 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
     };
     // A first page of every project: settled once its last row is newer than every file left.
     let settled = |conn: &rusqlite::Connection, newest_left_ms: i64| -> crate::Result<bool> {
+        if list::modified_after_mtime(conn)? {
+            return Ok(false);
+        }
         let page = list::list_sessions(conn, &scoped(conn)?, &opts)?;
-        Ok(!list::modified_after_mtime(conn)?
-            && opts.limit.is_some_and(|n| n > 0 && page.len() >= n)
+        Ok(opts.limit.is_some_and(|n| n > 0 && page.len() >= n)
             && page.last().is_some_and(|s| s.modified_ms > newest_left_ms))
     };
-    let first = match (cwd.as_deref(), opts.limit) {
+    let first = match (opts.cwd.as_deref(), opts.limit) {
         (Some(c), _) => project_dirs(env, c).map(First::Dirs),
         // Twice the page's rows first: some files hold no listed session, some are old.
         (None, Some(n)) if n > 0 => Some(First::Newest(n.saturating_mul(2).max(16), &settled)),

@@ -142,31 +142,34 @@ pub fn search_until(
             None => return Ok(Vec::new()),
         },
     };
-    let find = |source: &str| -> Result<Vec<Candidate>> {
-        let mut found = candidates(conn, scope, opts, source, arg.clone())?;
+    let on_branch = |mut found: Vec<Candidate>| -> Result<Vec<Candidate>> {
         if opts.branch {
             keep_current_paths(conn, &mut found)?;
         }
         Ok(found)
     };
+    let every = || on_branch(candidates(conn, scope, opts, &source, arg.clone())?);
     let now = chrono::Utc::now().timestamp_millis();
     let mut candidates = match &opts.query {
-        // Most relevant first: join and filter only as much of a window of the best matches as
-        // can reach the top, unless the filters leave too few of them (then every match is
-        // looked at).
+        // Most relevant first: of a window of the best matches, only what can reach the top;
+        // every match when the filters leave too few of them.
         Query::Words { fts, .. } => {
             let window = opts.limit.saturating_mul(50).clamp(1000, i64::MAX as usize);
-            let mut top = ranked::best(conn, scope, opts, (fts, window), (now, opts.branch))?;
-            if opts.branch {
-                keep_current_paths(conn, &mut top)?;
-            }
+            let best = ranked::best(
+                conn,
+                scope,
+                opts,
+                (&source, fts, window),
+                (now, opts.branch),
+            );
+            let top = on_branch(best?)?;
             if top.len() >= opts.limit {
                 top
             } else {
-                find(&source)?
+                every()?
             }
         }
-        _ => find(&source)?,
+        _ => every()?,
     };
     let hits = match &opts.query {
         Query::Words { terms, .. } => {

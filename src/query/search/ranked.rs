@@ -19,20 +19,19 @@ pub(super) fn blend(ts_ms: Option<i64>, now_ms: i64) -> f64 {
     2.0 / 3.0 + 0.5f64.powf(age_days / 30.0) / 3.0
 }
 
-/// The window's candidates that pass the filters, best bm25 first, as far as they can still
+/// The window of `source`'s best matches (`rowid AS r, score`, its `MATCH ?` given `fts`):
+/// the candidates that pass the filters, best bm25 first, as far as they can still
 /// be among the `limit` best (all of them when `keep_all`: a filter applied later, `--branch`,
 /// may drop some of the best).
 pub(super) fn best(
     conn: &Connection,
     scope: &Scope,
     opts: &SearchOptions,
-    (fts, window): (&str, usize),
+    (source, fts, window): (&str, &str, usize),
     (now_ms, keep_all): (i64, bool),
 ) -> Result<Vec<Candidate>> {
     let mut top = conn
-        .prepare(
-            "SELECT rowid, bm25(fts) AS score FROM fts WHERE fts MATCH ?1 ORDER BY score LIMIT ?2",
-        )
+        .prepare(&format!("{source} ORDER BY score LIMIT ?2"))
         .map_err(|e| fts_error(&e))?;
     let limit = i64::try_from(window).unwrap_or(i64::MAX);
     let matches = top
