@@ -1,6 +1,7 @@
-//! Lines of tens of MB (a pasted log, an inline screenshot): a text over the 16 MB mark goes
-//! into the full-text index without the staging table, and `context --json` streams messages
-//! cut from their lines. Both must give exactly what they give for ordinary lines.
+//! Lines of tens of MB (a pasted log, an inline screenshot): a text over the 16 MB mark is taken
+//! out of its line and kept once (`pi::huge`, the `big_texts` table), and `context --json`
+//! streams messages cut from their lines. Everything must give exactly what it gives for
+//! ordinary lines.
 
 mod common;
 
@@ -72,6 +73,42 @@ fn a_huge_text_is_searchable_and_its_context_is_exact() {
     );
     assert_eq!(hits(&db, &root, &["terminal"]), ["a3"]);
 
+    // The text went the huge way (kept once, outside the entry row), and every reader of the
+    // entry text and of the first message gets it whole.
+    let file = std::fs::read_to_string(&path).unwrap();
+    let line = |n: usize| serde_json::from_str::<Value>(file.lines().nth(n).unwrap()).unwrap();
+    let first = line(1)["message"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(first.ends_with("delta zanzibarword") && first.contains("bravo\ncharlie"));
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let big: Vec<(i64, i64)> = common::pairs(&conn, "SELECT id < 0, length(body) FROM big_texts");
+    assert_eq!(big, [(1, first.len() as i64)]);
+    let listed: Value = serde_json::from_slice(
+        &common::pidx(&db, &root)
+            .args(["--no-sync", "--json", "list", "--all", "--with-text"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(listed[0]["firstMessage"].as_str(), Some(first.as_str()));
+    let all_text = format!("{first} what is this? A terminal.");
+    assert_eq!(
+        listed[0]["allMessagesText"].as_str(),
+        Some(all_text.as_str())
+    );
+    let viewed: String = conn
+        .query_row("SELECT first_message FROM v_sessions", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(viewed, first);
+    let title = common::pidx(&db, &root)
+        .args(["--no-sync", "list", "--all"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&title.stdout).contains("alpha bravo"));
+
     // The context is each line's `message`, as pi returns it, whatever its size.
     let out = common::pidx(&db, &root)
         .args(["--no-sync", "--json", "context", &ID[..8]])
@@ -93,4 +130,42 @@ fn a_huge_text_is_searchable_and_its_context_is_exact() {
     common::pidx(&db, &root).arg("sync").assert().success();
     assert!(hits(&db, &root, &["zanzibarword"]).is_empty());
     assert_eq!(hits(&db, &root, &["quagmire"]), ["a1"]);
+    let big: Vec<(i64, i64)> = common::pairs(&conn, "SELECT count(*), sum(id < 0) FROM big_texts");
+    assert_eq!(big, [(1, 1)]);
+}
+
+/// A tool's huge output: its searchable text is the tool's name and the output, kept once in
+/// `big_texts` under its own full-text row, and found by every kind of search.
+#[test]
+fn a_huge_tool_output_is_searchable() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let db = tmp.path().join("index.db");
+    let dir = root.join("--tool--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut output = "compiling crate_x\\n".repeat((17 << 20) / 18);
+    output.push_str("error: fn parse_line_tail failed");
+    let lines = [
+        format!(r#"{{"type":"session","version":3,"id":"{ID}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/tool"}}"#),
+        r#"{"type":"message","id":"b1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"build it","timestamp":1767225601000}}"#.to_string(),
+        format!(r#"{{"type":"message","id":"b2","parentId":"b1","timestamp":"2026-01-01T00:00:02.000Z","message":{{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{{"type":"text","text":"{output}"}}],"isError":false,"timestamp":1767225602000}}}}"#),
+    ];
+    std::fs::write(
+        dir.join(format!("2026-01-01T00-00-00-000Z_{ID}.jsonl")),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+    common::pidx(&db, &root).arg("sync").assert().success();
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let big: Vec<(i64, i64)> = common::pairs(&conn, "SELECT id & 7, length(body) FROM big_texts");
+    let expected_len = "bash\n".len() + output.len() - output.matches("\\n").count();
+    assert_eq!(big, [(3, expected_len as i64)]);
+    assert_eq!(hits(&db, &root, &["parse_line_tail"]), ["b2"]);
+    assert_eq!(
+        hits(&db, &root, &["--literal", "fn parse_line_tail"]),
+        ["b2"]
+    );
+    assert_eq!(hits(&db, &root, &["--literal", "line_tail"]), ["b2"]);
+    assert_eq!(hits(&db, &root, &["re:parse_\\w+_tail"]), ["b2"]);
+    assert_eq!(hits(&db, &root, &["build"]), ["b1"]);
 }

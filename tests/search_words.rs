@@ -131,10 +131,12 @@ fn needles_inside_words_find_every_text_across_appends_and_an_upgrade() {
     // An index from before the words table: opening it fills the table from FTS5's vocabulary.
     store
         .conn
-        .execute_batch(
-            "DROP INDEX sessions_by_cwd; DROP INDEX files_by_root;
+        .execute_batch(&format!(
+            "{}
+             DROP INDEX sessions_by_cwd; DROP INDEX files_by_root;
              DROP TABLE words; DROP TABLE words_stale; PRAGMA user_version = 12;",
-        )
+            common::UNDO_HUGE_TEXTS
+        ))
         .unwrap();
     drop(store);
     let store = Store::open(&db).unwrap();

@@ -117,13 +117,15 @@ fn an_upgraded_index_answers_as_a_rebuilt_one() {
     // after).
     store
         .conn
-        .execute_batch(
-            "DROP INDEX sessions_by_cwd; DROP INDEX files_by_root;
+        .execute_batch(&format!(
+            "{}
+             DROP INDEX sessions_by_cwd; DROP INDEX files_by_root;
              DROP TABLE words; DROP TABLE words_stale;
              DROP TRIGGER tool_rollup_dup; DROP TABLE tool_rollup; DROP VIEW tool_facts;
              DROP INDEX usage_rollup_by_t;
              PRAGMA user_version = 11;",
-        )
+            common::UNDO_HUGE_TEXTS
+        ))
         .unwrap();
     drop(store);
     let mut store = Store::open(&upgraded).unwrap();

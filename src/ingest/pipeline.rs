@@ -262,8 +262,13 @@ fn parse_jobs(
     let mut send = |mut piece: Piece| {
         let batch = &mut piece.batch;
         if let Some(vocabulary) = &mut vocabulary {
-            for (_, text) in batch.rows.iter().flat_map(|r| &r.texts) {
-                vocabulary.collect(text, &mut batch.words);
+            for row in &batch.rows {
+                for (_, text) in &row.texts {
+                    match row.huge.as_ref().and_then(|h| h.pieces(text)) {
+                        Some(pieces) => vocabulary.collect_pieces(&pieces, &mut batch.words),
+                        None => vocabulary.collect(text, &mut batch.words),
+                    }
+                }
             }
         }
         let huge = piece.batch.bytes >= HUGE_PIECE;

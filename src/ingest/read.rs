@@ -110,12 +110,14 @@ pub(super) fn read_file(
             }
         };
         row.lines += 1;
-        let outcome = state.apply_line(&reader.buf, row.lines, line_offset as i64);
-        batch.push(outcome, row.lines, reader.buf.len() + 1);
         windows.push(&reader.buf);
         if !torn {
             windows.push(b"\n");
         }
+        let len = reader.buf.len();
+        // A huge line is parsed in its own buffer (`pi::huge`), which it then leaves empty.
+        let outcome = state.apply_owned_line(&mut reader.buf, row.lines, line_offset as i64);
+        batch.push(outcome, row.lines, len + 1);
         row.torn = torn;
         reader.release();
         if batch.is_full() {

@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::pi::huge::{self, Huge, HUGE_TEXT, TITLE_CHARS};
 use crate::pi::js;
 use crate::pi::line::{listing_segments, parse_line, Line};
 use crate::pi::model::{EntryRow, Listing, SessionState, Usage};
@@ -37,13 +38,13 @@ impl SessionState {
             Some(segments) => {
                 for seg in segments {
                     if let Line::Value(v) = parse_line(seg) {
-                        listing_texts.extend(self.apply_listing(&v, line_no));
+                        listing_texts.extend(self.apply_listing(&v, line_no, None));
                     }
                 }
             }
             None => {
                 if let Line::Value(v) = &parsed {
-                    self.apply_listing(v, line_no);
+                    self.apply_listing(v, line_no, None);
                 }
             }
         }
@@ -64,9 +65,40 @@ impl SessionState {
         outcome
     }
 
+    /// As [`Self::apply_line`], for a line whose buffer the caller gives up: a huge one is
+    /// parsed in its own buffer, its huge text kept once (`pi::huge`). The buffer is left
+    /// empty when that happened, as it was otherwise.
+    pub fn apply_owned_line(
+        &mut self,
+        buf: &mut Vec<u8>,
+        line_no: i64,
+        offset: i64,
+    ) -> LineOutcome {
+        if buf.len() < HUGE_TEXT || listing_segments(buf).is_some() {
+            return self.apply_line(buf, line_no, offset);
+        }
+        let len = buf.len() as i64;
+        let (v, huge) = match huge::split_line(std::mem::take(buf), HUGE_TEXT) {
+            Ok(split) => split,
+            Err(back) => {
+                *buf = back;
+                return self.apply_line(buf, line_no, offset);
+            }
+        };
+        self.apply_listing(&v, line_no, Some(&huge));
+        let mut outcome = self.apply_loader(v, line_no, offset, len);
+        if let Some(e) = outcome.entry.as_mut() {
+            let holds = |t: &str| huge.pieces(t).is_some();
+            if e.text.as_deref().is_some_and(holds) || e.texts.iter().any(|(_, t)| holds(t)) {
+                e.huge = Some(std::sync::Arc::new(huge));
+            }
+        }
+        outcome
+    }
+
     /// pi's `buildSessionInfo` for one parsed value; returns the message text it took for
     /// `allMessagesText`, if any.
-    fn apply_listing(&mut self, v: &Value, line_no: i64) -> Option<String> {
+    fn apply_listing(&mut self, v: &Value, line_no: i64, huge: Option<&Huge>) -> Option<String> {
         match self.listing {
             Listing::Excluded(_) => None,
             Listing::Pending => {
@@ -80,7 +112,7 @@ impl SessionState {
                 }
                 None
             }
-            Listing::Listed => match self.list_entry(v) {
+            Listing::Listed => match self.list_entry(v, line_no, huge) {
                 Ok(text) => text,
                 Err(why) => {
                     self.listing = Listing::Excluded(format!("line {line_no}: {why}"));
@@ -106,7 +138,12 @@ impl SessionState {
     }
 
     /// One non-header value in the listing view; `Err` where pi's code would throw.
-    fn list_entry(&mut self, v: &Value) -> Result<Option<String>, String> {
+    fn list_entry(
+        &mut self,
+        v: &Value,
+        line_no: i64,
+        huge: Option<&Huge>,
+    ) -> Result<Option<String>, String> {
         match type_of(v) {
             Some("session_info") => {
                 self.name = match v.get("name") {
@@ -118,7 +155,9 @@ impl SessionState {
                 };
                 Ok(None)
             }
-            Some("message") => self.list_message(v.get("message"), v.get("timestamp")),
+            Some("message") => {
+                self.list_message(v.get("message"), v.get("timestamp"), line_no, huge)
+            }
             _ => Ok(None),
         }
     }
@@ -127,6 +166,8 @@ impl SessionState {
         &mut self,
         message: Option<&Value>,
         entry_ts: Option<&Value>,
+        line_no: i64,
+        huge: Option<&Huge>,
     ) -> Result<Option<String>, String> {
         self.message_count += 1;
         let message = match message {
@@ -149,7 +190,14 @@ impl SessionState {
             return Ok(None);
         }
         if role == "user" && self.first_message.is_none() {
-            self.first_message = Some(text.as_str().into());
+            // A huge one is kept as its title; the whole text stays its entry's (`pi::huge`).
+            self.first_message = Some(match huge.filter(|h| h.pieces(&text).is_some()) {
+                Some(h) => {
+                    self.first_message_line = Some(line_no);
+                    h.prefix(&text, TITLE_CHARS).into()
+                }
+                None => text.as_str().into(),
+            });
         }
         Ok(Some(text))
     }

@@ -6,6 +6,7 @@
 pub mod collate;
 pub mod entry;
 pub mod gateway;
+pub mod huge;
 pub mod images;
 pub mod js;
 pub mod layout;

@@ -31,6 +31,10 @@ pub struct SessionState {
     pub message_count: i64,
     /// Shared, not copied, when the state is handed on with each batch (it can be 100 MB).
     pub first_message: Option<std::sync::Arc<str>>,
+    /// The line whose text is the first message when that text is huge (`pi::huge`): then
+    /// `first_message` holds only its first `huge::TITLE_CHARS` characters, and the whole
+    /// text is that line's entry text in the index.
+    pub first_message_line: Option<i64>,
     pub last_activity_ms: Option<i64>,
     /// JSON values parsed so far, the header being value 0 (v1 `firstKeptEntryIndex` counts these).
     pub parsed_values: i64,
@@ -76,6 +80,8 @@ pub struct EntryRow {
     pub exit_code: Option<i64>,
     /// Assistant: the name of each toolCall block.
     pub tool_uses: Vec<String>,
+    /// The huge text that `text` and `texts` hold as a token (`pi::huge`).
+    pub huge: Option<std::sync::Arc<crate::pi::huge::Huge>>,
 }
 
 /// Token and cost figures of one usage object (docs/pi-format.md §2.5).

@@ -11,7 +11,8 @@ use crate::pi::layout::{absolute, encode_cwd, Layout};
 use crate::pi::rawjson::member;
 use crate::query::filter::{int, text, Where};
 use crate::query::Scope;
-use crate::store::schema::MODIFIED;
+use crate::store::big;
+use crate::store::schema::{ENTRY_TEXT, MODIFIED};
 
 /// Which sessions `list` shows.
 #[derive(Debug, Clone, Default)]
@@ -159,7 +160,7 @@ pub fn list_sessions(
     // 10k sessions) to print 50. Ties sort the same way in both steps.
     let sql = format!(
         "SELECT f.id, f.path, s.header, s.cwd, s.name, s.created_ms, k.modified,
-                s.message_count, s.first_message
+                s.message_count, s.first_message, s.first_message_line
          FROM (SELECT s.file_id AS id, {MODIFIED} AS modified
                FROM sessions s JOIN files f ON f.id = s.file_id
                WHERE {}
@@ -185,9 +186,12 @@ pub fn list_sessions(
             created_ms: r.get(5)?,
             modified_ms: r.get(6)?,
             message_count: r.get(7)?,
-            first_message: r
-                .get::<_, Option<String>>(8)?
-                .unwrap_or_else(|| "(no messages)".into()),
+            first_message: match r.get::<_, Option<i64>>(9)? {
+                // Huge: the session row holds its title only (migration 0015).
+                Some(line) => big::first_message(conn, r.get(0)?, line)?,
+                None => r.get(8)?,
+            }
+            .unwrap_or_else(|| "(no messages)".into()),
             all_messages_text: None,
             gateway: None,
         })
@@ -259,12 +263,12 @@ pub fn add_gateway(
         .query_row([info.file_id], |r| r.get(0))?;
     if first_silent.is_some() {
         let first: Option<String> = conn
-            .prepare_cached(
-                "SELECT text FROM entries
-                 WHERE file_id = ?1 AND type = 'message' AND role = 'user' AND silent = 0
-                   AND text <> ''
-                 ORDER BY seq LIMIT 1",
-            )?
+            .prepare_cached(&format!(
+                "SELECT {ENTRY_TEXT} AS t FROM entries e
+                     WHERE file_id = ?1 AND type = 'message' AND role = 'user' AND silent = 0
+                       AND t <> ''
+                     ORDER BY seq LIMIT 1"
+            ))?
             .query_row([info.file_id], |r| r.get(0))
             .optional()?;
         info.first_message = first.unwrap_or_else(|| "(no messages)".into());
@@ -311,35 +315,38 @@ pub(crate) fn cwd_filter(scope: &Scope, cwd: &str, w: &mut Where) {
 /// `group_concat(... ORDER BY line)` sorted and held the text several times over (228 MB peak
 /// for a session with 50 MB of text).
 pub fn all_messages_text(conn: &Connection, file_id: i64) -> rusqlite::Result<String> {
+    // A huge text (`big_texts`) is appended straight from its blob, not read into a value.
     let mut entries = conn.prepare_cached(
-        "SELECT line, text FROM entries WHERE file_id = ?1 AND text IS NOT NULL ORDER BY seq",
+        "SELECT e.line, e.text, e.rid FROM entries e LEFT JOIN big_texts b ON b.id = -e.rid
+         WHERE e.file_id = ?1 AND (e.text IS NOT NULL OR b.id IS NOT NULL) ORDER BY e.seq",
     )?;
     let mut listing = conn
         .prepare_cached("SELECT line, text FROM listing_text WHERE file_id = ?1 ORDER BY line")?;
     let mut a = entries.query([file_id])?;
     let mut b = listing.query([file_id])?;
-    let mut out = String::new();
-    let mut first = true;
-    let mut push = |text: &str| {
-        if !std::mem::take(&mut first) {
-            out.push(' ');
-        }
-        out.push_str(text);
-    };
+    let mut out = Vec::new();
     let (mut ra, mut rb) = (a.next()?, b.next()?);
     loop {
-        let take_a = match (ra, rb) {
+        let row = match (ra, rb) {
             (None, None) => break,
-            (Some(x), Some(y)) => x.get::<_, i64>(0)? <= y.get::<_, i64>(0)?,
-            (x, _) => x.is_some(),
+            (Some(x), Some(y)) if x.get::<_, i64>(0)? <= y.get::<_, i64>(0)? => x,
+            (Some(x), None) => x,
+            (_, Some(y)) => y,
         };
-        if take_a {
-            push(ra.expect("a row").get_ref(1)?.as_str()?);
+        if !out.is_empty() {
+            out.push(b' ');
+        }
+        match row.get_ref(1)?.as_str_or_null()? {
+            Some(text) => out.extend_from_slice(text.as_bytes()),
+            None => {
+                big::append_entry_text(conn, row.get(2)?, &mut out)?;
+            }
+        }
+        if ra.is_some_and(|x| std::ptr::eq(x, row)) {
             ra = a.next()?;
         } else {
-            push(rb.expect("a row").get_ref(1)?.as_str()?);
             rb = b.next()?;
         }
     }
-    Ok(out)
+    Ok(String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into()))
 }

@@ -1,6 +1,7 @@
 //! The SQLite index: where it lives, how it is opened (pragmas, migrations, safety checks) and
 //! the writer lock. The one write path is `writer`; queries live in `crate::query`.
 
+pub mod big;
 mod copies;
 pub mod jsonl;
 mod lock;

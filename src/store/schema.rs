@@ -41,6 +41,19 @@ pub const MODIFIED: &str = "CASE WHEN s.last_activity_ms > 0 THEN s.last_activit
 /// to 1000 characters in SQL (a first message can be 100 MB; a title shows one line of it).
 pub const TITLE: &str = "substr(coalesce(s.name, s.first_message), 1, 1000)";
 
+/// An entry's listing text over `entries e`: `e.text`, or the huge text kept in `big_texts`
+/// (migration 0015). Only the huge ones are read from there.
+pub const ENTRY_TEXT: &str = "coalesce(e.text,
+    (SELECT CAST(b.body AS TEXT) FROM big_texts b WHERE b.id = -e.rid))";
+
+/// A session's whole first message over `sessions s`: a huge one is its entry's text
+/// (migration 0015); `s.first_message` holds only its title then.
+pub const FIRST_MESSAGE: &str = "CASE WHEN s.first_message_line IS NULL THEN s.first_message
+    ELSE coalesce(
+        (SELECT CAST(b.body AS TEXT) FROM entries fe JOIN big_texts b ON b.id = -fe.rid
+         WHERE fe.file_id = s.file_id AND fe.line = s.first_message_line),
+        s.first_message) END";
+
 /// The message and usage sums over `entries e`, in this order: user, assistant and toolResult
 /// messages, tool calls, input, output, cache-read and cache-write tokens, cost. What pi's
 /// `getSessionStats` sums for `/session` (assistant and toolResult usage, `usage` entries,

@@ -117,6 +117,21 @@ impl Vocabulary {
         }
     }
 
+    /// As [`Self::collect`] for the text made of `pieces` (a huge text and what surrounds it,
+    /// `pi::huge`), without joining them when no run can cross from one piece to the next.
+    pub fn collect_pieces(&mut self, pieces: &[&str], out: &mut Vec<Word>) {
+        let separated = pieces.windows(2).all(|pair| {
+            let cut =
+                |b: Option<&u8>| b.is_some_and(|b| b.is_ascii() && !b.is_ascii_alphanumeric());
+            cut(pair[0].as_bytes().last()) || cut(pair[1].as_bytes().first())
+        });
+        if separated {
+            pieces.iter().for_each(|p| self.collect(p, out));
+        } else {
+            self.collect(&pieces.concat(), out);
+        }
+    }
+
     /// The key of a run longer than 16 bytes: a 128-bit hash of it lowercased. Its top bit is
     /// set, and a packed run's never is (ASCII bytes), so the two kinds of key never meet.
     fn hashed(&mut self, run: &[u8]) -> u128 {

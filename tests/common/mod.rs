@@ -222,3 +222,13 @@ pub fn pairs<A: rusqlite::types::FromSql, B: rusqlite::types::FromSql>(
         .map(Result::unwrap)
         .collect()
 }
+
+/// SQL that takes an index back to before migration 0015 (huge texts), for upgrade tests that
+/// start from an older schema.
+pub const UNDO_HUGE_TEXTS: &str = "DROP VIEW v_sessions; DROP TABLE big_texts;
+    ALTER TABLE sessions DROP COLUMN first_message_line;
+    CREATE VIEW v_sessions AS
+    SELECT f.path, s.session_id AS id, s.cwd, s.name, s.created_ms, s.last_activity_ms,
+           s.message_count, s.first_message, s.entry_count, s.state = 1 AS listed,
+           f.size AS bytes
+    FROM sessions s JOIN files f ON f.id = s.file_id;";

@@ -13,6 +13,7 @@ use postgres::{Client, Transaction};
 use super::server_err;
 use super::values::{copy_header, copy_row, copy_trailer, Ty, Val};
 use crate::error::{Error, Result};
+use crate::store::schema::{ENTRY_TEXT, FIRST_MESSAGE};
 
 /// The server's `sessions` columns and the SQLite expression each comes from (over `files f`,
 /// `roots r`, `sessions s` and the `gw_files g` view).
@@ -42,7 +43,7 @@ pub const SESSION_COLS: &[(&str, &str, Ty)] = &[
     ("header_ts_ms", "s.header_ts_ms", Ty::Int),
     ("name", "s.name", Ty::Text),
     ("message_count", "s.message_count", Ty::Int),
-    ("first_message", "s.first_message", Ty::Text),
+    ("first_message", FIRST_MESSAGE, Ty::Text),
     ("last_activity_ms", "s.last_activity_ms", Ty::Int),
     ("parsed_values", "s.parsed_values", Ty::Int),
     ("entry_count", "s.entry_count", Ty::Int),
@@ -89,7 +90,7 @@ pub const ENTRY_COLS: &[(&str, &str, Ty)] = &[
     ("cost", "e.cost", Ty::Float),
     ("tool_calls", "e.tool_calls", Ty::Int),
     ("is_error", "e.is_error", Ty::Bool),
-    ("text", "e.text", Ty::Text),
+    ("text", ENTRY_TEXT, Ty::Text),
     ("tool_name", "e.tool_name", Ty::Text),
     ("exit_code", "e.exit_code", Ty::Int),
     ("dup", "e.dup", Ty::Bool),

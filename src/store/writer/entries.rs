@@ -5,8 +5,8 @@ use rusqlite::{params, Connection, OptionalExtension, Statement};
 
 use crate::pi::model::{EntryRow, SessionState};
 use crate::pi::paths::{self, PathFacts};
-use crate::store::copies;
 use crate::store::schema::{fts_rowid, path_facts, PATH_FACTS};
+use crate::store::{big, copies};
 
 const INSERT: &str = "INSERT INTO entries(file_id, seq, line, offset, len, id, parent_id, type,
          role, ts, ts_ms, first_kept, target_id, label, provider, model, thinking,
@@ -20,7 +20,7 @@ const INSERT: &str = "INSERT INTO entries(file_id, seq, line, offset, len, id, p
 /// A text this long skips the staging table (`writer::stage_texts`): the temporary table lives
 /// in memory, and the text would sit there and be read back whole. The price, one more FTS5
 /// segment per such text, is nothing beside a text of 16 MB.
-const HUGE_TEXT: usize = 16 << 20;
+use crate::pi::huge::HUGE_TEXT;
 
 /// Inserts a batch of entries with their path facts (parents looked up among the file's rows,
 /// this transaction's included). An id seen before in the same file shadows the earlier entry,
@@ -54,25 +54,47 @@ pub fn insert_entries(
         let parent = parent_facts(tx, file_id, e.parent_id.as_deref(), state)?;
         let facts = PathFacts::of(e, parent.as_ref());
         let dup = copies::is_copy(tx, file_id, &key, e.id.as_deref(), e.ts.as_deref())?;
+        // A huge text (`pi::huge`) goes into `big_texts`, not into the row.
+        let huge = e.huge.take();
+        let big_text = match (&huge, &e.text) {
+            (Some(h), Some(t)) if h.pieces(t).is_some() => e.text.take(),
+            _ => None,
+        };
         insert_row(&mut insert, file_id, e, &facts, dup)?;
         if e.text.take().is_some_and(|t| t.len() >= HUGE_TEXT) {
             // A cached statement keeps its bound values (SQLite's copy of them) until reused.
             insert.clear_bindings();
         }
         let rid = tx.last_insert_rowid();
+        if let (Some(h), Some(t)) = (&huge, &big_text) {
+            big::write(tx, -rid, file_id, &h.pieces(t).unwrap_or_default())?;
+        }
         for name in &e.tool_uses {
             tool_use.execute(params![rid, file_id, name])?;
         }
+        let mut from_big = Vec::new();
         // Each text is dropped once written: a huge one is not kept while the next is inserted.
         for (kind, text) in std::mem::take(&mut e.texts) {
             let rowid = fts_rowid(rid, kind);
-            if text.len() >= HUGE_TEXT {
+            if let Some(pieces) = huge.as_ref().and_then(|h| h.pieces(&text)) {
+                if big_text.as_deref() == Some(text.as_str()) {
+                    from_big.push((rowid, -rid));
+                } else {
+                    big::write(tx, rowid, file_id, &pieces)?;
+                    from_big.push((rowid, rowid));
+                }
+            } else if text.len() >= HUGE_TEXT {
                 // Straight into the index: staged, it would be held in memory twice more.
                 direct.execute(params![rowid, text])?;
                 direct.clear_bindings();
             } else {
                 words.execute(params![rowid, text])?;
             }
+        }
+        // The huge text is in `big_texts` now: let it go before FTS5 reads it back.
+        drop((huge, big_text));
+        for (rowid, id) in from_big {
+            big::index(tx, rowid, id)?;
         }
     }
     super::rollups::add(tx, file_id, first_seq)

@@ -184,6 +184,7 @@ pub fn clear_file(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
     copies::promote_others(tx, file_id)?;
     tx.execute("DELETE FROM tool_uses WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
+    tx.execute("DELETE FROM big_texts WHERE file_id = ?1", [file_id])?;
     rollups::clear(tx, file_id)?;
     tx.execute("DELETE FROM bad_lines WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM listing_text WHERE file_id = ?1", [file_id])?;
@@ -196,7 +197,7 @@ pub fn load_session(conn: &Connection, file_id: i64) -> rusqlite::Result<Session
     conn.query_row(
         "SELECT state, excluded, loadable, version, header, session_id, cwd, created_ms, name,
                 message_count, first_message, last_activity_ms, parsed_values, entry_count,
-                leaf_seq, leaf_id, header_ts_ms, tangled
+                leaf_seq, leaf_id, header_ts_ms, tangled, first_message_line
          FROM sessions WHERE file_id = ?1",
         [file_id],
         |r| {
@@ -223,6 +224,7 @@ pub fn load_session(conn: &Connection, file_id: i64) -> rusqlite::Result<Session
                 leaf_id: r.get(15)?,
                 header_ts_ms: r.get(16)?,
                 tangled: r.get(17)?,
+                first_message_line: r.get(18)?,
             })
         },
     )
@@ -239,9 +241,10 @@ pub fn save_session(tx: &Connection, file_id: i64, s: &SessionState) -> rusqlite
     let mut save = tx.prepare_cached(
         "INSERT OR REPLACE INTO sessions(file_id, state, excluded, loadable, version, header,
              session_id, cwd, created_ms, name, message_count, first_message, last_activity_ms,
-             parsed_values, entry_count, leaf_seq, leaf_id, header_ts_ms, tangled)
+             parsed_values, entry_count, leaf_seq, leaf_id, header_ts_ms, tangled,
+             first_message_line)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-                 ?19)",
+                 ?19, ?20)",
     )?;
     save.execute(params![
         file_id,
@@ -262,7 +265,8 @@ pub fn save_session(tx: &Connection, file_id: i64, s: &SessionState) -> rusqlite
         s.leaf_seq,
         s.leaf_id,
         s.header_ts_ms,
-        s.tangled
+        s.tangled,
+        s.first_message_line
     ])?;
     // The statement is cached: do not keep SQLite's copy of a first message of 100 MB.
     save.clear_bindings();

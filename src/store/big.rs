@@ -1,0 +1,86 @@
+//! Huge texts (`pi::huge`) in `big_texts` (migration 0015): written in pieces, indexed from
+//! there, and read back, so that neither SQLite nor pidx holds a second copy of one.
+
+use std::io::{Read, Write};
+
+use rusqlite::{params, Connection, OptionalExtension, MAIN_DB};
+
+/// Writes the text made of `pieces` as row `id` of `big_texts`: a zero-filled value of the
+/// right length first (the row's last column, which SQLite writes without a buffer), then the
+/// pieces into it through incremental blob I/O.
+///
+/// # Errors
+/// SQLite errors.
+pub fn write(tx: &Connection, id: i64, file_id: i64, pieces: &[&str]) -> rusqlite::Result<()> {
+    let len: usize = pieces.iter().map(|p| p.len()).sum();
+    tx.execute(
+        "INSERT OR REPLACE INTO big_texts(id, file_id, body) VALUES (?1, ?2, zeroblob(?3))",
+        params![id, file_id, len as i64],
+    )?;
+    let mut blob = tx.blob_open(MAIN_DB, c"big_texts", c"body", id, false)?;
+    for piece in pieces {
+        // A piece can be 100 MB: SQLite writes it page by page.
+        for chunk in piece.as_bytes().chunks(1 << 20) {
+            blob.write_all(chunk).map_err(|e| {
+                rusqlite::Error::ToSqlConversionFailure(format!("writing a huge text: {e}").into())
+            })?;
+        }
+    }
+    blob.close()
+}
+
+/// Indexes row `id` of `big_texts` as full-text row `rowid`. Not a cached statement: it would
+/// keep the text it read.
+///
+/// # Errors
+/// SQLite errors.
+pub fn index(tx: &Connection, rowid: i64, id: i64) -> rusqlite::Result<()> {
+    // A small page cache while FTS5 reads the text whole (4 MB less at the peak of a 100 MB
+    // text), the usual one again after.
+    let cache: i64 = tx.query_row("PRAGMA cache_size", [], |r| r.get(0))?;
+    tx.execute_batch("PRAGMA cache_size = -1024")?;
+    let indexed = tx.execute(
+        "INSERT INTO fts(rowid, body) SELECT ?1, CAST(body AS TEXT) FROM big_texts WHERE id = ?2",
+        params![rowid, id],
+    );
+    tx.execute_batch(&format!("PRAGMA cache_size = {cache}"))?;
+    indexed.map(drop)
+}
+
+/// Appends the entry text that `big_texts` keeps for entry `rid`, if any, to `out` (read through
+/// incremental blob I/O: no copy of it in SQLite); returns whether there was one.
+///
+/// # Errors
+/// SQLite errors.
+pub fn append_entry_text(conn: &Connection, rid: i64, out: &mut Vec<u8>) -> rusqlite::Result<bool> {
+    let mut blob = match conn.blob_open(MAIN_DB, c"big_texts", c"body", -rid, true) {
+        Ok(blob) => blob,
+        Err(rusqlite::Error::SqliteFailure(_, _)) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    out.reserve(blob.len());
+    blob.read_to_end(out).map_err(|e| {
+        rusqlite::Error::ToSqlConversionFailure(format!("reading a huge text: {e}").into())
+    })?;
+    Ok(true)
+}
+
+/// The whole first message of file `file_id` when it is huge: the text of its entry at `line`.
+///
+/// # Errors
+/// SQLite errors.
+pub fn first_message(
+    conn: &Connection,
+    file_id: i64,
+    line: i64,
+) -> rusqlite::Result<Option<String>> {
+    let rid: Option<i64> = conn
+        .prepare_cached("SELECT rid FROM entries WHERE file_id = ?1 AND line = ?2")?
+        .query_row(params![file_id, line], |r| r.get(0))
+        .optional()?;
+    let mut out = Vec::new();
+    match rid {
+        Some(rid) if append_entry_text(conn, rid, &mut out)? => Ok(String::from_utf8(out).ok()),
+        _ => Ok(None),
+    }
+}
