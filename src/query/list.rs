@@ -188,7 +188,7 @@ pub fn list_sessions(
             message_count: r.get(7)?,
             first_message: match r.get::<_, Option<i64>>(9)? {
                 // Huge: the session row holds its title only (migration 0015).
-                Some(line) => big::first_message(conn, r.get(0)?, line)?,
+                Some(line) => big::first_message(conn, r.get(0)?, line)?.or(r.get(8)?),
                 None => r.get(8)?,
             }
             .unwrap_or_else(|| "(no messages)".into()),
