@@ -108,6 +108,15 @@ fn a_huge_text_is_searchable_and_its_context_is_exact() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&title.stdout).contains("alpha bravo"));
+    // The tree cuts each node's text from its start, a huge one's from `big_texts`.
+    for command in ["tree"] {
+        let out = common::pidx(&db, &root)
+            .args(["--no-sync", command, &ID[..8]])
+            .output()
+            .unwrap();
+        let out = String::from_utf8_lossy(&out.stdout);
+        assert!(out.contains("a1 user: alpha bravo"), "{command}: {out}");
+    }
 
     // The context is each line's `message`, as pi returns it, whatever its size.
     let out = common::pidx(&db, &root)

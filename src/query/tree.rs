@@ -9,6 +9,7 @@ use rusqlite::Connection;
 
 use crate::error::Result;
 use crate::query::resolve::Resolved;
+use crate::store::schema::entry_text_start;
 
 /// One node of the tree.
 #[derive(Debug, Clone)]
@@ -39,10 +40,13 @@ pub struct Tree {
 
 /// Every entry in file order. A node's text is only ever shown cut to a line, so only its start
 /// is read (a whole long message per node made a 200k-entry tree several times slower).
-const ENTRIES: &str =
-    "SELECT seq, id, parent_id, type, role, ts, ts_ms, substr(text, 1, ?2), label,
-                              target_id
-                       FROM entries WHERE file_id = ?1 ORDER BY seq";
+fn entries_sql() -> String {
+    format!(
+        "SELECT seq, id, parent_id, type, role, ts, ts_ms, {}, label, target_id
+         FROM entries WHERE file_id = ?1 ORDER BY seq",
+        entry_text_start("?2")
+    )
+}
 
 /// Characters of each node's text a tree reads.
 const NODE_TEXT: i64 = 400;
@@ -59,10 +63,11 @@ pub fn entry_text(
 ) -> Result<Option<(Option<String>, String)>> {
     use rusqlite::OptionalExtension;
     let row = conn
-        .prepare_cached(
-            "SELECT role, substr(text, 1, ?3) FROM entries
-             WHERE file_id = ?1 AND seq = ?2 AND text IS NOT NULL",
-        )?
+        .prepare_cached(&format!(
+            "SELECT role, {} AS start FROM entries
+             WHERE file_id = ?1 AND seq = ?2 AND start IS NOT NULL",
+            entry_text_start("?3")
+        ))?
         .query_row(rusqlite::params![file_id, seq, chars], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })
@@ -85,7 +90,7 @@ fn build(conn: &Connection, session: &Resolved, text_chars: i64) -> Result<Tree>
             ..Tree::default()
         });
     }
-    let mut stmt = conn.prepare_cached(ENTRIES)?;
+    let mut stmt = conn.prepare_cached(&entries_sql())?;
     let rows = stmt.query_map(rusqlite::params![session.file_id, text_chars], |r| {
         Ok((
             Node {

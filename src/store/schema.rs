@@ -46,6 +46,17 @@ pub const TITLE: &str = "substr(coalesce(s.name, s.first_message), 1, 1000)";
 pub const ENTRY_TEXT: &str = "coalesce(e.text,
     (SELECT CAST(b.body AS TEXT) FROM big_texts b WHERE b.id = -e.rid))";
 
+/// The first `chars` characters (an SQL expression) of an entry's listing text over `entries`,
+/// a huge one's cut from `big_texts` in bytes first (at most 4 a character, so the bytes hold
+/// every character the outer cut keeps).
+pub fn entry_text_start(chars: &str) -> String {
+    format!(
+        "substr(coalesce(entries.text,
+            (SELECT CAST(substr(b.body, 1, {chars} * 4) AS TEXT) FROM big_texts b
+             WHERE b.id = -entries.rid)), 1, {chars})"
+    )
+}
+
 /// A session's whole first message over `sessions s`: a huge one is its entry's text
 /// (migration 0015); `s.first_message` holds only its title then.
 pub const FIRST_MESSAGE: &str = "CASE WHEN s.first_message_line IS NULL THEN s.first_message
