@@ -109,14 +109,12 @@ fn a_huge_text_is_searchable_and_its_context_is_exact() {
         .unwrap();
     assert!(String::from_utf8_lossy(&title.stdout).contains("alpha bravo"));
     // The tree cuts each node's text from its start, a huge one's from `big_texts`.
-    for command in ["tree"] {
-        let out = common::pidx(&db, &root)
-            .args(["--no-sync", command, &ID[..8]])
-            .output()
-            .unwrap();
-        let out = String::from_utf8_lossy(&out.stdout);
-        assert!(out.contains("a1 user: alpha bravo"), "{command}: {out}");
-    }
+    let tree = common::pidx(&db, &root)
+        .args(["--no-sync", "tree", &ID[..8]])
+        .output()
+        .unwrap();
+    let tree = String::from_utf8_lossy(&tree.stdout);
+    assert!(tree.contains("a1 user: alpha bravo"), "{tree}");
 
     // The context is each line's `message`, as pi returns it, whatever its size.
     let out = common::pidx(&db, &root)
