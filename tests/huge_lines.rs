@@ -132,6 +132,23 @@ fn a_huge_text_is_searchable_and_its_context_is_exact() {
     assert_eq!(ctx["messages"].as_array().unwrap(), &expected);
     assert_eq!(ctx["model"]["modelId"], "m");
 
+    // The readable context, printed message by message, is every line of every message.
+    let out = common::pidx(&db, &root)
+        .args(["--no-sync", "context", &ID[..8]])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let mut expected = vec!["model p/m · thinking off · 3 messages".to_string()];
+    for (role, text) in [
+        ("user", first.as_str()),
+        ("user", "[image]\nwhat is this?"),
+        ("assistant", "A terminal."),
+    ] {
+        expected.extend([String::new(), format!("── {role} ")]);
+        expected.extend(text.lines().map(str::to_string));
+    }
+    assert!(String::from_utf8(out.stdout).unwrap() == expected.join("\n") + "\n");
+
     // Rewritten with another huge text: the old one leaves the index, the new one is found.
     write_session(&root, 17 << 20, "quagmire");
     common::pidx(&db, &root).arg("sync").assert().success();

@@ -21,13 +21,13 @@ pub struct ContextArgs {
 
 pub fn run(env: &Env, args: &ContextArgs, out: &mut Out) -> Result<Found> {
     let (store, session, _) = resolve_arg(env, &args.session)?;
-    if !env.global.json {
-        let ctx = context::build_context(&store.conn, &session, args.leaf.as_deref())?;
-        return print(env, &ctx, out);
-    }
-    // JSON is written message by message: memory stays one message, whatever the session.
+    // Written message by message: memory stays one message, whatever the session.
     let plan = context::plan_context(&store.conn, &session, args.leaf.as_deref())?;
     warn_cycle(&plan.settings);
+    if !env.global.json {
+        render::context_plan(out, &plan)?;
+        return Ok(true);
+    }
     let mut w = std::io::BufWriter::with_capacity(1 << 16, out.raw());
     plan.write_json(&mut w)?;
     w.write_all(b"\n")?;

@@ -2,6 +2,7 @@
 //! text, the ASCII tree and the status report. Every piece of transcript text passes through
 //! `output::one_line` or `output::block` first.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io;
 
@@ -9,9 +10,10 @@ use serde_json::Value;
 
 use super::output::{age, block, one_line, plural, thousands, truncate, Out};
 use super::table::{self, cut, Column, Cut};
-use crate::pi::line::parse_json;
+use crate::pi::huge::{self, Huge, HUGE_TEXT};
+use crate::pi::line::{parse_line, Line};
 use crate::pi::text::readable_content;
-use crate::query::context::Context;
+use crate::query::context::{Context, ContextPlan};
 use crate::query::list::SessionInfo;
 use crate::query::show::SessionDetail;
 use crate::query::status::Status;
@@ -217,18 +219,55 @@ fn detail_gateway(out: &mut Out, g: &Value) -> io::Result<()> {
 /// The conversation as readable text.
 pub fn context(out: &mut Out, ctx: &Context) -> io::Result<()> {
     for (style, line) in context_lines(ctx) {
-        if style.is_empty() {
-            out.line(&line)?;
-        } else {
-            out.line(&out.paint(style, &line))?;
+        print_line(out, style, &line)?;
+    }
+    Ok(())
+}
+
+fn print_line(out: &mut Out, style: &str, line: &str) -> io::Result<()> {
+    if style.is_empty() {
+        out.line(line)
+    } else {
+        let painted = out.paint(style, line);
+        out.line(&painted)
+    }
+}
+
+/// `pidx context` of a local session: as [`context`], each message printed as it is read, so
+/// memory holds one message (once, when it is huge: `pi::huge`), never the whole context.
+///
+/// # Errors
+/// As `ContextPlan::messages_at`; `Io` when the output fails.
+pub fn context_plan(out: &mut Out, plan: &ContextPlan) -> crate::Result<()> {
+    let io = |e| crate::Error::io("standard output", e);
+    let mut ahead = plan.read_ahead(READ_AHEAD)?;
+    print_line(out, "2", &context_header(&plan.settings, ahead.count)).map_err(io)?;
+    for i in 0..plan.len() {
+        for raw in ahead.take(plan, i)? {
+            let raw = Cow::Owned(raw);
+            message_lines(raw, &mut |style, line| print_line(out, style, line)).map_err(io)?;
         }
     }
     Ok(())
 }
 
+/// Messages kept from the count to the printing (beyond it they are read twice).
+const READ_AHEAD: usize = 16 << 20;
+
 /// The conversation as neutralised lines, each with the SGR style it is painted in on a
 /// terminal (`""` for plain text): what `pidx context` prints, and the picker's preview.
 pub fn context_lines(ctx: &Context) -> Vec<(&'static str, String)> {
+    let mut lines = vec![("2", context_header(ctx, ctx.messages.len()))];
+    for raw in &ctx.messages {
+        let _ = message_lines(Cow::Borrowed(raw), &mut |style, line| {
+            lines.push((style, line.to_string()));
+            Ok(())
+        });
+    }
+    lines
+}
+
+fn context_header(ctx: &Context, messages: usize) -> String {
     let model = ctx.model.as_ref().map_or("none".to_string(), |(p, m)| {
         format!(
             "{}/{}",
@@ -237,29 +276,51 @@ pub fn context_lines(ctx: &Context) -> Vec<(&'static str, String)> {
         )
     });
     let thinking = ctx.thinking_level.as_deref().unwrap_or("?");
-    let mut lines = vec![(
-        "2",
-        format!(
-            "model {} · thinking {} · {} messages",
-            one_line(&model),
-            one_line(thinking),
-            ctx.messages.len()
-        ),
-    )];
-    for raw in &ctx.messages {
-        let msg = parse_json(raw).unwrap_or(Value::Null);
-        let role = msg.get("role").and_then(Value::as_str).unwrap_or("?");
-        lines.push(("", String::new()));
-        lines.push(("1;36", format!("── {} ", one_line(role))));
-        for line in message_text(&msg).lines() {
-            lines.push(("", block(line)));
-        }
-    }
-    lines
+    format!(
+        "model {} · thinking {} · {messages} messages",
+        one_line(&model),
+        one_line(thinking),
+    )
 }
 
-/// The readable text of one context message.
-fn message_text(msg: &Value) -> String {
+type Emit<'a> = dyn FnMut(&'static str, &str) -> io::Result<()> + 'a;
+
+/// One message's lines: a blank line, its role, its readable text. A huge text of a message
+/// handed over is split out of it (`pi::huge`) and its lines are cut from it where they are.
+fn message_lines(raw: Cow<str>, emit: &mut Emit) -> io::Result<()> {
+    let (msg, huge) = parse_message(raw);
+    let role = msg.get("role").and_then(Value::as_str).unwrap_or("?");
+    emit("", "")?;
+    emit("1;36", &format!("── {} ", one_line(role)))?;
+    for (text, cap) in message_text(&msg) {
+        let pieces = huge.as_ref().and_then(|h| h.pieces(&text));
+        let pieces = pieces.unwrap_or_else(|| vec![text.as_str()]);
+        each_line(&pieces, cap, &mut |line| emit("", &block(line)))?;
+    }
+    Ok(())
+}
+
+/// A message's value (image data left out: it shows as `[image]`), with the huge text of one
+/// handed over apart.
+fn parse_message(raw: Cow<str>) -> (Value, Option<Huge>) {
+    let value = |bytes: &[u8]| match parse_line(bytes) {
+        Line::Value(v) => v,
+        _ => Value::Null,
+    };
+    match raw {
+        Cow::Owned(raw) if raw.len() >= HUGE_TEXT => {
+            match huge::split_line(raw.into_bytes(), HUGE_TEXT) {
+                Ok((v, h)) => (v, Some(h)),
+                Err(bytes) => (value(&bytes), None),
+            }
+        }
+        raw => (value(raw.as_bytes()), None),
+    }
+}
+
+/// The readable text of one context message, in sections, each with the number of lines it
+/// shows at most (a tool's output and a command's show their first 40).
+fn message_text(msg: &Value) -> Vec<(String, Option<usize>)> {
     let s = |k: &str| {
         msg.get(k)
             .and_then(Value::as_str)
@@ -267,27 +328,67 @@ fn message_text(msg: &Value) -> String {
             .to_string()
     };
     match msg.get("role").and_then(Value::as_str).unwrap_or_default() {
-        "bashExecution" => format!("$ {}\n{}", s("command"), tail_lines(&s("output"), 40)),
-        "compactionSummary" | "branchSummary" => s("summary"),
-        "toolResult" => format!(
-            "[{}]\n{}",
-            s("toolName"),
-            tail_lines(&readable_content(msg.get("content")), 40)
-        ),
-        _ => readable_content(msg.get("content")),
+        "bashExecution" => vec![
+            (format!("$ {}", s("command")), None),
+            (s("output"), Some(40)),
+        ],
+        "compactionSummary" | "branchSummary" => vec![(s("summary"), None)],
+        "toolResult" => vec![
+            (format!("[{}]", s("toolName")), None),
+            (readable_content(msg.get("content")), Some(40)),
+        ],
+        _ => vec![(readable_content(msg.get("content")), None)],
     }
 }
 
-fn tail_lines(s: &str, max: usize) -> String {
-    let lines: Vec<&str> = s.lines().collect();
-    if lines.len() <= max {
-        return s.to_string();
+/// `str::lines` over the text made of `pieces`, stopping after `cap` lines with a line that
+/// says how many more there were. A line is copied only when it spans two pieces.
+fn each_line(
+    pieces: &[&str],
+    cap: Option<usize>,
+    f: &mut dyn FnMut(&str) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut total = 0;
+    let mut each = |line: &str, ended: bool| {
+        total += 1;
+        if cap.is_some_and(|c| total > c) {
+            return Ok(());
+        }
+        // As `str::lines`: a line ended by "\r\n" loses its "\r".
+        f(if ended {
+            line.strip_suffix('\r').unwrap_or(line)
+        } else {
+            line
+        })
+    };
+    let mut spanning = String::new();
+    for (k, piece) in pieces.iter().enumerate() {
+        let mut rest = *piece;
+        while let Some(nl) = rest.find('\n') {
+            if spanning.is_empty() {
+                each(&rest[..nl], true)?;
+            } else {
+                spanning.push_str(&rest[..nl]);
+                each(&spanning, true)?;
+                spanning.clear();
+            }
+            rest = &rest[nl + 1..];
+        }
+        if k + 1 == pieces.len() && spanning.is_empty() {
+            if !rest.is_empty() {
+                each(rest, false)?;
+            }
+        } else {
+            spanning.push_str(rest);
+        }
     }
-    format!(
-        "{}\n… ({} more lines)",
-        lines[..max].join("\n"),
-        lines.len() - max
-    )
+    if !spanning.is_empty() {
+        each(&spanning, false)?;
+    }
+    match cap {
+        Some(c) if total > c => f(&format!("… ({} more lines)", total - c)),
+        _ => Ok(()),
+    }
 }
 
 /// The ASCII tree: a linear chain stays in one column; indentation grows only at branch points.
@@ -410,4 +511,58 @@ fn store_line(st: &crate::query::status::StoreStatus) -> String {
         plural(st.sessions),
         thousands(st.cold)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `each_line` must give: `str::lines` of the whole text, cut after `cap` lines.
+    fn reference(text: &str, cap: Option<usize>) -> Vec<String> {
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        match cap {
+            Some(c) if lines.len() > c => {
+                let mut out = lines[..c].to_vec();
+                out.push(format!("… ({} more lines)", lines.len() - c));
+                out
+            }
+            _ => lines,
+        }
+    }
+
+    fn collected(pieces: &[&str], cap: Option<usize>) -> Vec<String> {
+        let mut out = Vec::new();
+        each_line(pieces, cap, &mut |l| {
+            out.push(l.to_string());
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn lines_over_pieces_are_the_lines_of_the_whole() {
+        for text in [
+            "a\r\nb\n\nc\r",
+            "x\n",
+            "",
+            "\n\n",
+            "one",
+            "é\nü\r\n\r\nend\n",
+        ] {
+            for cap in [None, Some(0), Some(1), Some(2)] {
+                let expected = reference(text, cap);
+                assert_eq!(collected(&[text], cap), expected, "{text:?}");
+                let cuts: Vec<usize> = (0..=text.len())
+                    .filter(|&i| text.is_char_boundary(i))
+                    .collect();
+                for &i in &cuts {
+                    for &j in cuts.iter().filter(|&&j| j >= i) {
+                        let pieces = [&text[..i], &text[i..j], &text[j..]];
+                        assert_eq!(collected(&pieces, cap), expected, "{pieces:?} {cap:?}");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -172,6 +172,49 @@ impl ContextPlan {
     }
 }
 
+/// The messages of a context for a reader that must know how many there are before it prints
+/// the first: [`ContextPlan::read_ahead`] reads them once to count, and keeps them while they
+/// add up to a budget; past it each entry's messages are read again when taken, so memory stays
+/// one message whatever the session.
+pub struct ReadAhead {
+    pub count: usize,
+    kept: Vec<Option<Vec<String>>>,
+}
+
+impl ReadAhead {
+    /// The messages of context entry `i`, kept or read again.
+    ///
+    /// # Errors
+    /// As [`ContextPlan::messages_at`].
+    pub fn take(&mut self, plan: &ContextPlan, i: usize) -> Result<Vec<String>> {
+        match self.kept.get_mut(i).and_then(Option::take) {
+            Some(messages) => Ok(messages),
+            None => plan.messages_at(i),
+        }
+    }
+}
+
+impl ContextPlan {
+    /// Counts the messages, keeping them while they add up to at most `budget` bytes.
+    ///
+    /// # Errors
+    /// As [`ContextPlan::messages_at`].
+    pub fn read_ahead(&self, budget: usize) -> Result<ReadAhead> {
+        let mut ahead = ReadAhead {
+            count: 0,
+            kept: Vec::with_capacity(self.len()),
+        };
+        let mut bytes = 0;
+        for i in 0..self.len() {
+            let messages = self.messages_at(i)?;
+            ahead.count += messages.len();
+            bytes += messages.iter().map(String::len).sum::<usize>();
+            ahead.kept.push((bytes <= budget).then_some(messages));
+        }
+        Ok(ahead)
+    }
+}
+
 impl ContextPlan {
     /// Writes [`Context::to_json`] of this context to `w`, one message at a time: the output of
     /// a session whose messages add up to gigabytes needs memory for one message, not all.
