@@ -35,8 +35,8 @@ fn corpus_texts(root: &Path) -> Vec<(Key, String)> {
         let bytes = std::fs::read(path).unwrap();
         let mut first = true;
         for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-            let text = String::from_utf8_lossy(line);
-            let Ok(value) = serde_json::from_str::<Value>(&text) else {
+            // Parsed as pi's JSON.parse takes it (lone surrogates from cut emoji included).
+            let pidx::pi::line::Line::Value(value) = pidx::pi::line::parse_line(line) else {
                 continue;
             };
             if std::mem::take(&mut first) {

@@ -53,7 +53,8 @@ pub fn write_session(root: &Path, size: usize) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// Peak RSS of a cold `sync` of the huge-lines session alone, then of `context` at its leaf.
+/// Peak RSS of a cold `sync` of the huge-lines session alone, then of `context --json` and the
+/// readable `context` at its leaf.
 pub fn row(b: &crate::Bench) -> Result<crate::Row> {
     let size_mb = b.args.huge_line_mb;
     let root = b.work.join("lines-root");
@@ -70,28 +71,26 @@ pub fn row(b: &crate::Bench) -> Result<crate::Row> {
     eprintln!("bench: sync and context of a {size_mb} MB text line and a {size_mb} MB image line");
     let (sync_ms, sync_rss) = crate::time_with_rss(&pidx(&["sync"]), &b.work)?;
     let file = path.display().to_string();
-    let (ctx_ms, ctx_rss) = crate::time_with_rss(
-        &pidx(&[
-            "--no-sync",
-            "context",
-            &file,
-            "--leaf",
-            "a0000003",
-            "--json",
-        ]),
-        &b.work,
-    )?;
+    let context = |json: bool| {
+        let mut argv = vec!["--no-sync", "context", &file, "--leaf", "a0000003"];
+        argv.extend(json.then_some("--json"));
+        crate::time_with_rss(&pidx(&argv), &b.work)
+    };
+    let (ctx_ms, ctx_rss) = context(true)?;
+    let (text_ms, text_rss) = context(false)?;
     std::fs::remove_dir_all(&root)?;
     crate::sync::remove_index(&db);
     let rss = |r: Option<f64>| r.map_or("not measured".into(), |r| format!("{r:.0} MB"));
     Ok(crate::Row::new(
         format!("peak RSS, a file with a {size_mb} MB text line and a {size_mb} MB image line"),
         format!(
-            "sync {} ({:.1} s), context {} ({:.1} s)",
+            "sync {} ({:.1} s), context --json {} ({:.1} s), context {} ({:.1} s)",
             rss(sync_rss),
             sync_ms / 1000.0,
             rss(ctx_rss),
-            ctx_ms / 1000.0
+            ctx_ms / 1000.0,
+            rss(text_rss),
+            text_ms / 1000.0
         ),
         "<= 200 MB RSS",
     ))

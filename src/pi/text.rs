@@ -10,7 +10,9 @@
 
 use serde_json::{Map, Value};
 
+use crate::pi::huge::{self, HUGE_TEXT};
 use crate::pi::js;
+use crate::pi::line::{parse_line, Line};
 
 /// The kinds of indexed text; the discriminant is stored in the low 3 bits of the FTS rowid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -76,15 +78,28 @@ pub fn texts(obj: &Map<String, Value>) -> Vec<(TextKind, String)> {
     out.finish()
 }
 
-/// The text of one kind of an entry, re-extracted from its JSONL line.
-pub fn text_of(line: &str, kind: TextKind) -> Option<String> {
-    let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(line) else {
+/// The text of one kind of an entry, re-extracted from its JSONL line as ingest extracted it:
+/// the same lenient parse (`line::parse_line`, image data skipped), and a huge text split out
+/// of the line instead of copied (`pi::huge`).
+pub fn text_of(line: Vec<u8>, kind: TextKind) -> Option<String> {
+    let (value, huge) = if line.len() >= HUGE_TEXT {
+        match huge::split_line(line, HUGE_TEXT) {
+            Ok((v, h)) => (Line::Value(v), Some(h)),
+            Err(line) => (parse_line(&line), None),
+        }
+    } else {
+        (parse_line(&line), None)
+    };
+    let Line::Value(Value::Object(obj)) = value else {
         return None;
     };
-    texts(&obj)
-        .into_iter()
-        .find(|(k, _)| *k == kind)
-        .map(|(_, t)| t)
+    let text = texts(&obj).into_iter().find(|(k, _)| *k == kind)?.1;
+    drop(obj);
+    match huge {
+        Some(h) if text == huge::token() => Some(h.text),
+        Some(h) if h.pieces(&text).is_some() => Some(h.expand(&text)),
+        _ => Some(text),
+    }
 }
 
 fn message_texts(m: &Map<String, Value>, out: &mut Texts) {

@@ -466,7 +466,7 @@ fn confirm(
             continue;
         }
         let kind = TextKind::from_bits(c.rowid);
-        let Some(text) = text_of(&String::from_utf8_lossy(&bytes), kind) else {
+        let Some(text) = text_of(bytes, kind) else {
             continue; // the file changed under the index; the next sync fixes it
         };
         let Some(snippet) = matcher(&text) else {
