@@ -72,7 +72,7 @@ pub fn get_context(c: &Call, a: ContextArgs, cancel: &AtomicBool) -> Answer {
     let render = |raw: &str| match a.format {
         Format::Text => message::render(raw, tool_chars),
         Format::Json => {
-            let role = serde_json::from_str::<Value>(raw)
+            let role = crate::pi::line::parse_json(raw)
                 .ok()
                 .and_then(|v| v.get("role").and_then(Value::as_str).map(str::to_string))
                 .unwrap_or_default();

@@ -7,7 +7,8 @@ use serde_json::Value;
 /// A message's role and its text for a model; `max` bounds each tool output, thinking block and
 /// tool-call argument list (0: nothing is elided).
 pub fn render(raw: &str, max: usize) -> (String, String) {
-    let Ok(v) = serde_json::from_str::<Value>(raw) else {
+    // Parsed as pi parses it: a lone surrogate (a cut emoji) does not make it unreadable.
+    let Ok(v) = crate::pi::line::parse_json(raw) else {
         return ("unknown".into(), elide(raw, max, "message"));
     };
     let role = str_of(&v, "role").unwrap_or("unknown").to_string();
@@ -145,6 +146,15 @@ mod tests {
         assert!(text.chars().count() < 500);
         let (_, whole) = render(&raw, 0);
         assert!(whole.contains(&long));
+    }
+
+    #[test]
+    fn a_cut_emoji_does_not_make_a_message_unreadable() {
+        let raw = r#"{"role":"user","content":[{"type":"text","text":"hi \ud83d there"}]}"#;
+        assert_eq!(
+            render(raw, 2000),
+            ("user".into(), "hi \u{fffd} there".into())
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ use std::fs::File;
 use rusqlite::Connection;
 
 use crate::error::{Error, Result};
+use crate::pi::line::{parse_line, Line};
 use crate::pi::text::texts;
 use crate::query::Scope;
 use crate::store::jsonl::read_at;
@@ -227,7 +228,8 @@ fn entries(
 
 /// The entry's searchable texts, of the kinds the local index holds for it.
 fn add_texts(line: &str, seq: i64, kinds: i64, rows: &mut FileRows) {
-    let Ok(serde_json::Value::Object(obj)) = serde_json::from_str(line) else {
+    // The lenient parse ingest used (lone surrogates from cut emoji are accepted).
+    let Line::Value(serde_json::Value::Object(obj)) = parse_line(line.as_bytes()) else {
         return;
     };
     for (kind, body) in texts(&obj) {
