@@ -42,8 +42,8 @@ fn warn_cycle(ctx: &context::Context) {
 }
 
 /// Prints a context (local or from the team server).
-pub fn print(env: &Env, ctx: &context::Context, out: &mut Out) -> Result<Found> {
-    warn_cycle(ctx);
+pub fn print(env: &Env, ctx: context::Context, out: &mut Out) -> Result<Found> {
+    warn_cycle(&ctx);
     if env.global.json {
         out.line(&ctx.to_json())?;
     } else {

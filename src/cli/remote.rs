@@ -40,7 +40,7 @@ pub fn run(env: &Env, url: &str, cmd: &Command, out: &mut Out) -> Result<Found> 
         Command::Context(a) => {
             let s = pg::resolve(&mut tx, source, &a.session)?;
             let ctx = session::context(&mut tx, &s, a.leaf.as_deref())?;
-            super::context::print(env, &ctx, out)?
+            super::context::print(env, ctx, out)?
         }
         Command::Tree(a) => {
             let s = pg::resolve(&mut tx, source, &a.session)?;

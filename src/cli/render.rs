@@ -2,7 +2,6 @@
 //! text, the ASCII tree and the status report. Every piece of transcript text passes through
 //! `output::one_line` or `output::block` first.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io;
 
@@ -217,9 +216,10 @@ fn detail_gateway(out: &mut Out, g: &Value) -> io::Result<()> {
 }
 
 /// The conversation as readable text.
-pub fn context(out: &mut Out, ctx: &Context) -> io::Result<()> {
-    for (style, line) in context_lines(ctx) {
-        print_line(out, style, &line)?;
+pub fn context(out: &mut Out, ctx: Context) -> io::Result<()> {
+    print_line(out, "2", &context_header(&ctx, ctx.messages.len()))?;
+    for raw in ctx.messages {
+        message_lines(raw, &mut |style, line| print_line(out, style, line))?;
     }
     Ok(())
 }
@@ -244,7 +244,6 @@ pub fn context_plan(out: &mut Out, plan: &ContextPlan) -> crate::Result<()> {
     print_line(out, "2", &context_header(&plan.settings, ahead.count)).map_err(io)?;
     for i in 0..plan.len() {
         for raw in ahead.take(plan, i)? {
-            let raw = Cow::Owned(raw);
             message_lines(raw, &mut |style, line| print_line(out, style, line)).map_err(io)?;
         }
     }
@@ -256,10 +255,10 @@ const READ_AHEAD: usize = 16 << 20;
 
 /// The conversation as neutralised lines, each with the SGR style it is painted in on a
 /// terminal (`""` for plain text): what `pidx context` prints, and the picker's preview.
-pub fn context_lines(ctx: &Context) -> Vec<(&'static str, String)> {
-    let mut lines = vec![("2", context_header(ctx, ctx.messages.len()))];
-    for raw in &ctx.messages {
-        let _ = message_lines(Cow::Borrowed(raw), &mut |style, line| {
+pub fn context_lines(ctx: Context) -> Vec<(&'static str, String)> {
+    let mut lines = vec![("2", context_header(&ctx, ctx.messages.len()))];
+    for raw in ctx.messages {
+        let _ = message_lines(raw, &mut |style, line| {
             lines.push((style, line.to_string()));
             Ok(())
         });
@@ -285,9 +284,9 @@ fn context_header(ctx: &Context, messages: usize) -> String {
 
 type Emit<'a> = dyn FnMut(&'static str, &str) -> io::Result<()> + 'a;
 
-/// One message's lines: a blank line, its role, its readable text. A huge text of a message
-/// handed over is split out of it (`pi::huge`) and its lines are cut from it where they are.
-fn message_lines(raw: Cow<str>, emit: &mut Emit) -> io::Result<()> {
+/// One message's lines: a blank line, its role, its readable text. A huge text is split out of
+/// the message (`pi::huge`) and its lines are cut from it where they are.
+fn message_lines(raw: String, emit: &mut Emit) -> io::Result<()> {
     let (msg, huge) = parse_message(raw);
     let role = msg.get("role").and_then(Value::as_str).unwrap_or("?");
     emit("", "")?;
@@ -300,21 +299,18 @@ fn message_lines(raw: Cow<str>, emit: &mut Emit) -> io::Result<()> {
     Ok(())
 }
 
-/// A message's value (image data left out: it shows as `[image]`), with the huge text of one
-/// handed over apart.
-fn parse_message(raw: Cow<str>) -> (Value, Option<Huge>) {
+/// A message's value (image data left out: it shows as `[image]`), with its huge text apart.
+fn parse_message(raw: String) -> (Value, Option<Huge>) {
     let value = |bytes: &[u8]| match parse_line(bytes) {
         Line::Value(v) => v,
         _ => Value::Null,
     };
-    match raw {
-        Cow::Owned(raw) if raw.len() >= HUGE_TEXT => {
-            match huge::split_line(raw.into_bytes(), HUGE_TEXT) {
-                Ok((v, h)) => (v, Some(h)),
-                Err(bytes) => (value(&bytes), None),
-            }
-        }
-        raw => (value(raw.as_bytes()), None),
+    if raw.len() < HUGE_TEXT {
+        return (value(raw.as_bytes()), None);
+    }
+    match huge::split_line(raw.into_bytes(), HUGE_TEXT) {
+        Ok((v, h)) => (v, Some(h)),
+        Err(bytes) => (value(&bytes), None),
     }
 }
 

@@ -195,13 +195,15 @@ fn context_lines(
     session: &Resolved,
     leaf: Option<&str>,
 ) -> crate::Result<(Vec<Line>, usize)> {
-    let ctx = context::build_context(conn, session, leaf)?;
-    let total = ctx.messages.len();
+    // Read one entry at a time, keeping only the last messages: a session of gigabytes, or
+    // with a message of 100 MB, previews in bounded memory.
+    let plan = context::plan_context(conn, session, leaf)?;
+    let (total, messages) = plan.last_messages(LAST_MESSAGES)?;
     let tail = Context {
-        messages: ctx.messages[total.saturating_sub(LAST_MESSAGES)..].to_vec(),
-        ..ctx.clone()
+        messages,
+        ..plan.settings
     };
-    let mut lines: Vec<Line> = render::context_lines(&tail)
+    let mut lines: Vec<Line> = render::context_lines(tail)
         .into_iter()
         .map(|(style, text)| {
             let style = match style {

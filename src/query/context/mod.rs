@@ -195,6 +195,26 @@ impl ReadAhead {
 }
 
 impl ContextPlan {
+    /// The number of messages and the last `n` of them, read one entry at a time (memory: those
+    /// `n` and the entry being read).
+    ///
+    /// # Errors
+    /// As [`ContextPlan::messages_at`].
+    pub fn last_messages(&self, n: usize) -> Result<(usize, Vec<String>)> {
+        let mut last = std::collections::VecDeque::with_capacity(n + 2);
+        let mut total = 0;
+        for i in 0..self.len() {
+            for message in self.messages_at(i)? {
+                total += 1;
+                last.push_back(message);
+                if last.len() > n {
+                    last.pop_front();
+                }
+            }
+        }
+        Ok((total, last.into()))
+    }
+
     /// Counts the messages, keeping them while they add up to at most `budget` bytes.
     ///
     /// # Errors
