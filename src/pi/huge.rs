@@ -72,6 +72,21 @@ impl Huge {
         s.replace(token(), &self.text)
     }
 
+    /// `s` with the token replaced by the text, built in the text's own buffer when the token
+    /// is there once (what surrounds it is moved in around the text: no second copy).
+    pub fn into_expanded(self, s: &str) -> String {
+        match s.split_once(token()) {
+            Some((before, after)) if !after.contains(token()) => {
+                let mut text = self.text;
+                text.reserve(before.len() + after.len());
+                text.insert_str(0, before);
+                text.push_str(after);
+                text
+            }
+            _ => self.expand(s),
+        }
+    }
+
     /// The first `chars` characters of `s` expanded, without expanding the rest.
     pub fn prefix(&self, s: &str, chars: usize) -> String {
         let mut out = String::new();
@@ -388,5 +403,12 @@ mod tests {
         assert_eq!(huge.prefix(&s, 7), "bash\nhé");
         assert_eq!(huge.prefix(token(), 100), "héllo world");
         assert_eq!(huge.expand(&s), "bash\nhéllo world");
+        assert_eq!(huge.clone().into_expanded(&s), "bash\nhéllo world");
+        let twice = format!("{}-{s}.", token());
+        assert_eq!(
+            huge.clone().into_expanded(&twice),
+            "héllo world-bash\nhéllo world."
+        );
+        assert_eq!(huge.into_expanded("none"), "none");
     }
 }

@@ -96,9 +96,8 @@ pub fn text_of(line: Vec<u8>, kind: TextKind) -> Option<String> {
     let text = texts(&obj).into_iter().find(|(k, _)| *k == kind)?.1;
     drop(obj);
     match huge {
-        Some(h) if text == huge::token() => Some(h.text),
-        Some(h) if h.pieces(&text).is_some() => Some(h.expand(&text)),
-        _ => Some(text),
+        Some(h) => Some(h.into_expanded(&text)),
+        None => Some(text),
     }
 }
 

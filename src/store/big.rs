@@ -17,16 +17,34 @@ pub fn write(tx: &Connection, id: i64, file_id: i64, pieces: &[&str]) -> rusqlit
         "INSERT OR REPLACE INTO big_texts(id, file_id, body) VALUES (?1, ?2, zeroblob(?3))",
         params![id, file_id, len as i64],
     )?;
-    let mut blob = tx.blob_open(MAIN_DB, c"big_texts", c"body", id, false)?;
-    for piece in pieces {
-        // A piece can be 100 MB: SQLite writes it page by page.
-        for chunk in piece.as_bytes().chunks(1 << 20) {
-            blob.write_all(chunk).map_err(|e| {
-                rusqlite::Error::ToSqlConversionFailure(format!("writing a huge text: {e}").into())
-            })?;
+    with_small_cache(tx, || {
+        let mut blob = tx.blob_open(MAIN_DB, c"big_texts", c"body", id, false)?;
+        for piece in pieces {
+            // A piece can be 100 MB: SQLite writes it page by page.
+            for chunk in piece.as_bytes().chunks(1 << 20) {
+                blob.write_all(chunk).map_err(|e| {
+                    let why = format!("writing a huge text: {e}");
+                    rusqlite::Error::ToSqlConversionFailure(why.into())
+                })?;
+            }
         }
-    }
-    blob.close()
+        blob.close()
+    })
+}
+
+/// Runs `f` with a 1 MB page cache, the usual one again after: the pages a huge text is
+/// written through, then read back by FTS5, are spilled instead of kept. (What is left at the
+/// peak beside FTS5's copy and hash, ~29 MB, is the in-memory statement journal of the pages
+/// spilled while FTS5 writes.)
+fn with_small_cache<T>(
+    tx: &Connection,
+    f: impl FnOnce() -> rusqlite::Result<T>,
+) -> rusqlite::Result<T> {
+    let cache: i64 = tx.query_row("PRAGMA cache_size", [], |r| r.get(0))?;
+    tx.execute_batch("PRAGMA cache_size = -1024")?;
+    let done = f();
+    tx.execute_batch(&format!("PRAGMA cache_size = {cache}"))?;
+    done
 }
 
 /// Indexes row `id` of `big_texts` as full-text row `rowid`. Not a cached statement: it would
@@ -35,16 +53,14 @@ pub fn write(tx: &Connection, id: i64, file_id: i64, pieces: &[&str]) -> rusqlit
 /// # Errors
 /// SQLite errors.
 pub fn index(tx: &Connection, rowid: i64, id: i64) -> rusqlite::Result<()> {
-    // A small page cache while FTS5 reads the text whole (4 MB less at the peak of a 100 MB
-    // text), the usual one again after.
-    let cache: i64 = tx.query_row("PRAGMA cache_size", [], |r| r.get(0))?;
-    tx.execute_batch("PRAGMA cache_size = -1024")?;
-    let indexed = tx.execute(
-        "INSERT INTO fts(rowid, body) SELECT ?1, CAST(body AS TEXT) FROM big_texts WHERE id = ?2",
-        params![rowid, id],
-    );
-    tx.execute_batch(&format!("PRAGMA cache_size = {cache}"))?;
-    indexed.map(drop)
+    with_small_cache(tx, || {
+        tx.execute(
+            "INSERT INTO fts(rowid, body)
+             SELECT ?1, CAST(body AS TEXT) FROM big_texts WHERE id = ?2",
+            params![rowid, id],
+        )
+    })
+    .map(drop)
 }
 
 /// Appends the entry text that `big_texts` keeps for entry `rid`, if any, to `out` (read through
