@@ -228,19 +228,27 @@ fn write_table(
         })
         .max()
         .unwrap_or(12);
+    // The key cells and the figures once; each try below only picks the columns.
+    let cells: Vec<(Vec<String>, [String; 14])> = rows
+        .iter()
+        .map(|r| {
+            let keys = r
+                .key_order
+                .iter()
+                .zip(dims)
+                .map(|(k, d)| match d {
+                    Dim::Session => one_line(labels.get(k).unwrap_or(k)),
+                    _ => one_line(k),
+                })
+                .collect();
+            (keys, human_values(&r.figures))
+        })
+        .collect();
     let table_rows = |shown_cols: &[usize]| -> Vec<Vec<String>> {
-        rows.iter()
-            .map(|r| {
-                let vals = human_values(&r.figures);
-                let mut line: Vec<String> = r
-                    .key_order
-                    .iter()
-                    .zip(dims)
-                    .map(|(k, d)| match d {
-                        Dim::Session => one_line(labels.get(k).unwrap_or(k)),
-                        _ => one_line(k),
-                    })
-                    .collect();
+        cells
+            .iter()
+            .map(|(keys, vals)| {
+                let mut line = keys.clone();
                 line.extend(shown_cols.iter().map(|&i| vals[i].clone()));
                 line
             })

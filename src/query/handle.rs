@@ -168,28 +168,40 @@ pub fn sessions_at<'a>(
     conn: &Connection,
     paths: impl IntoIterator<Item = &'a str>,
 ) -> rusqlite::Result<Vec<SessionAtPath>> {
-    let mut find = conn.prepare_cached(&format!(
-        "SELECT f.id, s.session_id, {TITLE}, s.cwd, s.created_ms
-         FROM files f JOIN sessions s ON s.file_id = f.id WHERE f.path = ?1"
-    ))?;
-    let mut found = Vec::new();
-    for path in paths {
-        let row = find
-            .query_row([path], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    SessionAtPath {
-                        path: path.to_string(),
-                        session_id: r.get(1)?,
-                        handle: String::new(),
-                        title: r.get(2)?,
-                        cwd: r.get(3)?,
-                        created_ms: r.get(4)?,
-                    },
-                ))
-            })
-            .optional()?;
-        found.extend(row);
+    let paths: Vec<&str> = paths.into_iter().collect();
+    let columns = format!("f.id, s.session_id, {TITLE}, s.cwd, s.created_ms, f.path");
+    let row = |r: &rusqlite::Row| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            SessionAtPath {
+                path: r.get(5)?,
+                session_id: r.get(1)?,
+                handle: String::new(),
+                title: r.get(2)?,
+                cwd: r.get(3)?,
+                created_ms: r.get(4)?,
+            },
+        ))
+    };
+    let mut found = Vec::with_capacity(paths.len());
+    if paths.len() > LOOKUPS_UP_TO {
+        // Many paths (`stats --by session` over every session): one read of every session
+        // instead of a lookup by path each (10,000 lookups: 70 ms).
+        let mut all: HashMap<String, (i64, SessionAtPath)> = conn
+            .prepare(&format!(
+                "SELECT {columns} FROM files f JOIN sessions s ON s.file_id = f.id"
+            ))?
+            .query_map([], row)?
+            .map(|r| r.map(|(id, s)| (s.path.clone(), (id, s))))
+            .collect::<rusqlite::Result<_>>()?;
+        found.extend(paths.iter().filter_map(|p| all.remove(*p)));
+    } else {
+        let mut find = conn.prepare_cached(&format!(
+            "SELECT {columns} FROM files f JOIN sessions s ON s.file_id = f.id WHERE f.path = ?1"
+        ))?;
+        for path in paths {
+            found.extend(find.query_row([path], row).optional()?);
+        }
     }
     let handles = handles(
         conn,
