@@ -119,7 +119,9 @@ fn hits(v: &Value, with_snippet: bool) -> Vec<String> {
         .map(|h| {
             let mut row = format!("{} {} {}", h["path"], h["entryId"], h["kind"]);
             if with_snippet {
-                row.push_str(&format!(" {}", h["snippet"]["text"]));
+                // PostgreSQL's text cannot hold U+0000: the server keeps U+FFFD in its place.
+                let text = h["snippet"]["text"].as_str().unwrap_or_default();
+                row.push_str(&format!(" {:?}", text.replace('\0', "\u{fffd}")));
             }
             row
         })

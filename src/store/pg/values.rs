@@ -94,6 +94,8 @@ impl ToSql for Val {
             Val::Int(v) => v.to_sql(ty, out),
             Val::Int4(v) => v.to_sql(ty, out),
             Val::Int2(v) => v.to_sql(ty, out),
+            // PostgreSQL's text cannot hold U+0000 (a tool's binary output can): U+FFFD instead.
+            Val::Text(Some(s)) if s.contains('\0') => s.replace('\0', "\u{fffd}").to_sql(ty, out),
             Val::Text(v) => v.to_sql(ty, out),
             Val::Bool(v) => v.to_sql(ty, out),
             Val::Float(v) => v.to_sql(ty, out),
@@ -161,4 +163,17 @@ fn field<T: ToSql>(out: &mut bytes::BytesMut, v: &T) -> Result<(), EncodeError> 
     };
     out[at..at + 4].copy_from_slice(&len.to_be_bytes());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_nul_character_is_sent_as_a_replacement_character() {
+        let mut out = bytes::BytesMut::new();
+        let text = Val::Text(Some("binary\0output".into()));
+        text.to_sql(&Type::TEXT, &mut out).unwrap();
+        assert_eq!(&out[..], "binary\u{fffd}output".as_bytes());
+    }
 }
