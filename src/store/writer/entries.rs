@@ -3,6 +3,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension, Statement};
 
+use crate::pi::huge::HUGE_TEXT;
 use crate::pi::model::{EntryRow, SessionState};
 use crate::pi::paths::{self, PathFacts};
 use crate::store::schema::{fts_rowid, path_facts, PATH_FACTS};
@@ -16,11 +17,6 @@ const INSERT: &str = "INSERT INTO entries(file_id, seq, line, offset, len, id, p
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
              ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35,
              ?36)";
-
-/// A text this long skips the staging table (`writer::stage_texts`): the temporary table lives
-/// in memory, and the text would sit there and be read back whole. The price, one more FTS5
-/// segment per such text, is nothing beside a text of 16 MB.
-use crate::pi::huge::HUGE_TEXT;
 
 /// Inserts a batch of entries with their path facts (parents looked up among the file's rows,
 /// this transaction's included). An id seen before in the same file shadows the earlier entry,
@@ -84,7 +80,9 @@ pub fn insert_entries(
                     from_big.push((rowid, rowid));
                 }
             } else if text.len() >= HUGE_TEXT {
-                // Straight into the index: staged, it would be held in memory twice more.
+                // Straight into the index: staged (`writer::stage_texts`, a temporary table in
+                // memory) it would be held twice more; one more FTS5 segment is nothing beside
+                // a text of 16 MB. (A huge text its line gave up, above, never comes here.)
                 direct.execute(params![rowid, text])?;
                 direct.clear_bindings();
             } else {
