@@ -71,7 +71,10 @@ pub fn index(tx: &Connection, rowid: i64, id: i64) -> rusqlite::Result<()> {
 pub fn append_entry_text(conn: &Connection, rid: i64, out: &mut Vec<u8>) -> rusqlite::Result<bool> {
     let mut blob = match conn.blob_open(MAIN_DB, c"big_texts", c"body", -rid, true) {
         Ok(blob) => blob,
-        Err(rusqlite::Error::SqliteFailure(_, _)) => return Ok(false),
+        // SQLITE_ERROR: no such row (damage and the like keep their own codes).
+        Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::Unknown => {
+            return Ok(false)
+        }
         Err(e) => return Err(e),
     };
     out.reserve(blob.len());
