@@ -1,20 +1,21 @@
 //! Lines with one huge text, parsed without copying it. A pasted log or a tool's output can make
 //! one `text` of 100 MB; parsed the usual way, the line, serde's scratch and the parsed string
-//! hold it three times. Here the largest `"text"` (or `"content"`) string of such a line is unescaped in
-//! the line's own buffer, which then becomes that string, and the rest of the line is parsed
-//! with a short token in its place. Whatever copies the text (the listing's first message, the
+//! hold it three times. Here the largest `"text"` (or `"content"`) string of such a line is
+//! unescaped in the line's own buffer, which then becomes that string, and the rest of the line
+//! is parsed with a short token in its place. Whatever copies the text (the listing's first message, the
 //! indexed texts, `entries.text`) copies the token; the writer streams the real text wherever a
 //! token is (`Huge::pieces`) and never holds a second copy of it.
 //!
 //! Nothing is changed unless every check passes first: the line is JSON, the string's bytes are
 //! UTF-8 with valid escapes, and in the parsed value the token is a `content` string or the
-//! `text` of a text block of a `content` array (the places pi's text extraction reads whole). Otherwise the buffer is
-//! handed back untouched and the line is parsed as any other.
+//! `text` of a text block of a `content` array (the places pi's text extraction reads whole).
+//! Otherwise the buffer is handed back untouched and the line is parsed as any other.
 
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use crate::pi::js::hex4;
 use crate::pi::line::{parse_line, Line};
 
 /// Lines at least this long are looked at (and only their strings this long are taken out).
@@ -24,7 +25,7 @@ pub const HUGE_TEXT: usize = 16 << 20;
 /// 1, 1000)`); the whole text is read from its entry when asked for.
 pub const TITLE_CHARS: usize = 1000;
 
-/// A text taken out of its line, and the token that stands for it in the parsed value.
+/// A text taken out of its line; [`token`] stands for it in the parsed value.
 #[derive(Clone, PartialEq)]
 pub struct Huge {
     pub text: String,
@@ -114,7 +115,7 @@ pub fn split_line(mut buf: Vec<u8>, min: usize) -> Result<(Value, Huge), Vec<u8>
     };
     // The string's bytes, between its quotes.
     let raw = &buf[start + 1..end];
-    if std::str::from_utf8(raw).is_err() || unescaped_len(raw).is_none() {
+    if std::str::from_utf8(raw).is_err() || !escapes_valid(raw) {
         return Err(buf);
     }
     if serde_json::from_slice::<serde::de::IgnoredAny>(&buf).is_err() {
@@ -181,7 +182,7 @@ fn after_text_key(before: &[u8]) -> bool {
 fn token_in_text_block(v: &Value) -> bool {
     let mut found = 0;
     let mut misplaced = false;
-    visit(v, None, &mut |s, place| {
+    visit(v, false, &mut |s, place| {
         if s.contains(token()) {
             found += 1;
             misplaced |= !place || s != token();
@@ -190,24 +191,23 @@ fn token_in_text_block(v: &Value) -> bool {
     found == 1 && !misplaced
 }
 
-/// Calls `f` on every string of `v` with whether it is a text block's `text` inside a
-/// `content` array (`in_content`: `v` is an element of one).
-fn visit(v: &Value, in_content: Option<()>, f: &mut impl FnMut(&str, bool)) {
+/// Calls `f` on every string of `v` with whether it is a `content` string or a text block's
+/// `text` inside a `content` array (`in_content`: `v` is an element of one).
+fn visit(v: &Value, in_content: bool, f: &mut impl FnMut(&str, bool)) {
     match v {
         Value::String(s) => f(s, false),
-        Value::Array(items) => items.iter().for_each(|x| visit(x, None, f)),
+        Value::Array(items) => items.iter().for_each(|x| visit(x, false, f)),
         Value::Object(map) => {
-            let text_block =
-                in_content.is_some() && map.get("type").and_then(Value::as_str) == Some("text");
+            let text_block = in_content && map.get("type").and_then(Value::as_str) == Some("text");
             for (k, x) in map {
                 f(k, false);
                 match (k.as_str(), x) {
                     ("text", Value::String(s)) if text_block => f(s, true),
                     ("content", Value::String(s)) => f(s, true),
                     ("content", Value::Array(items)) => {
-                        items.iter().for_each(|x| visit(x, Some(()), f))
+                        items.iter().for_each(|x| visit(x, true, f))
                     }
-                    _ => visit(x, None, f),
+                    _ => visit(x, false, f),
                 }
             }
         }
@@ -215,29 +215,23 @@ fn visit(v: &Value, in_content: Option<()>, f: &mut impl FnMut(&str, bool)) {
     }
 }
 
-/// The length of `raw` (a JSON string's bytes) unescaped, `None` when it holds a raw control
-/// character or a bad escape.
-fn unescaped_len(raw: &[u8]) -> Option<usize> {
-    let mut len = 0;
+/// Whether `raw` (a JSON string's bytes) has no raw control character and only good escapes.
+fn escapes_valid(raw: &[u8]) -> bool {
     let mut i = 0;
     while i < raw.len() {
         match raw[i] {
-            b'\\' => {
-                let (read, wrote) = escape(raw, i)?;
-                i += read;
-                len += wrote.len_utf8();
-            }
-            c if c < 0x20 => return None,
-            _ => {
-                i += 1;
-                len += 1;
-            }
+            b'\\' => match escape(raw, i) {
+                Some((read, _)) => i += read,
+                None => return false,
+            },
+            c if c < 0x20 => return false,
+            _ => i += 1,
         }
     }
-    Some(len)
+    true
 }
 
-/// Unescapes `raw` (checked by `unescaped_len`) into its own start; returns the new length.
+/// Unescapes `raw` (checked by `escapes_valid`) into its own start; returns the new length.
 fn unescape_in_place(raw: &mut [u8]) -> usize {
     let (mut r, mut w) = (0, 0);
     while r < raw.len() {
@@ -300,14 +294,6 @@ fn unicode_escape(raw: &[u8], i: usize) -> Option<(usize, char)> {
         0xDC00..=0xDFFF => Some((6, '\u{FFFD}')),
         _ => Some((6, char::from_u32(unit)?)),
     }
-}
-
-fn hex4(raw: &[u8], at: usize) -> Option<u32> {
-    let digits = std::str::from_utf8(raw.get(at..at + 4)?).ok()?;
-    if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    u32::from_str_radix(digits, 16).ok()
 }
 
 #[cfg(test)]

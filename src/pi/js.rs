@@ -166,10 +166,13 @@ pub fn replace_lone_surrogates(text: &str) -> Option<String> {
     })
 }
 
-fn hex4(b: &[u8], at: usize) -> Option<u32> {
+/// The four hex digits of a `\uXXXX` escape at `b[at..]`, as a number.
+pub(crate) fn hex4(b: &[u8], at: usize) -> Option<u32> {
     let s = b.get(at..at + 4)?;
-    let s = std::str::from_utf8(s).ok()?;
-    u32::from_str_radix(s, 16).ok()
+    if !s.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    u32::from_str_radix(std::str::from_utf8(s).ok()?, 16).ok()
 }
 
 /// JavaScript's `String#trim` (Unicode white space plus the BOM).
