@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use super::output::{age, block, one_line, plural, thousands, truncate, Out};
 use super::table::{self, cut, Column, Cut};
-use crate::pi::huge::{self, Huge, HUGE_TEXT};
-use crate::pi::line::{parse_line, Line};
+use crate::pi::huge::{self, Huge};
+use crate::pi::line::Line;
 use crate::pi::text::readable_content;
 use crate::query::context::{Context, ContextPlan};
 use crate::query::list::SessionInfo;
@@ -301,16 +301,9 @@ fn message_lines(raw: String, emit: &mut Emit) -> io::Result<()> {
 
 /// A message's value (image data left out: it shows as `[image]`), with its huge text apart.
 fn parse_message(raw: String) -> (Value, Option<Huge>) {
-    let value = |bytes: &[u8]| match parse_line(bytes) {
-        Line::Value(v) => v,
-        _ => Value::Null,
-    };
-    if raw.len() < HUGE_TEXT {
-        return (value(raw.as_bytes()), None);
-    }
-    match huge::split_line(raw.into_bytes(), HUGE_TEXT) {
-        Ok((v, h)) => (v, Some(h)),
-        Err(bytes) => (value(&bytes), None),
+    match huge::parse_owned(raw.into_bytes()) {
+        (Line::Value(v), huge) => (v, huge),
+        _ => (Value::Null, None),
     }
 }
 

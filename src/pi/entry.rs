@@ -32,42 +32,27 @@ impl SessionState {
     /// Applies one physical line (without its `\n`) that starts at byte `offset`.
     pub fn apply_line(&mut self, bytes: &[u8], line_no: i64, offset: i64) -> LineOutcome {
         let parsed = parse_line(bytes);
-        let segments = listing_segments(bytes);
-        let mut listing_texts = Vec::new();
-        match &segments {
-            Some(segments) => {
-                for seg in segments {
-                    if let Line::Value(v) = parse_line(seg) {
-                        listing_texts.extend(self.apply_listing(&v, line_no, None));
-                    }
-                }
-            }
-            None => {
-                if let Line::Value(v) = &parsed {
-                    self.apply_listing(v, line_no, None);
-                }
-            }
-        }
-        let mut outcome = match parsed {
-            Line::Blank => LineOutcome::default(),
-            Line::Bad(reason) => LineOutcome {
-                bad: Some(reason),
-                ..LineOutcome::default()
-            },
-            Line::Value(v) => self.apply_loader(v, line_no, offset, bytes.len() as i64),
+        let len = bytes.len() as i64;
+        let Some(segments) = listing_segments(bytes) else {
+            return self.apply_parsed(parsed, None, line_no, offset, len);
         };
-        if segments.is_some() {
-            if let Some(e) = outcome.entry.as_mut() {
-                e.text = None;
+        let mut listing_texts = Vec::new();
+        for seg in segments {
+            if let Line::Value(v) = parse_line(seg) {
+                listing_texts.extend(self.apply_listing(&v, line_no, None));
             }
-            outcome.listing_texts = listing_texts;
         }
+        let mut outcome = self.apply_loaded(parsed, line_no, offset, len);
+        if let Some(e) = outcome.entry.as_mut() {
+            e.text = None;
+        }
+        outcome.listing_texts = listing_texts;
         outcome
     }
 
     /// As [`Self::apply_line`], for a line whose buffer the caller gives up: a huge one is
-    /// parsed in its own buffer, its huge text kept once (`pi::huge`). The buffer is left
-    /// empty when that happened, as it was otherwise.
+    /// parsed in its own buffer, its huge text kept once (`pi::huge`), and the buffer is left
+    /// empty. Other lines leave the buffer as it is, for the reader to reuse.
     pub fn apply_owned_line(
         &mut self,
         buf: &mut Vec<u8>,
@@ -78,22 +63,43 @@ impl SessionState {
             return self.apply_line(buf, line_no, offset);
         }
         let len = buf.len() as i64;
-        let (v, huge) = match huge::split_line(std::mem::take(buf), HUGE_TEXT) {
-            Ok(split) => split,
-            Err(back) => {
-                *buf = back;
-                return self.apply_line(buf, line_no, offset);
-            }
-        };
-        self.apply_listing(&v, line_no, Some(&huge));
-        let mut outcome = self.apply_loader(v, line_no, offset, len);
-        if let Some(e) = outcome.entry.as_mut() {
+        let (parsed, huge) = huge::parse_owned(std::mem::take(buf));
+        self.apply_parsed(parsed, huge, line_no, offset, len)
+    }
+
+    /// A line that pi's listing reads whole (no lone `\r`): both views of its value. The
+    /// entry keeps the huge text its line gave up, when it holds its token.
+    fn apply_parsed(
+        &mut self,
+        parsed: Line,
+        huge: Option<Huge>,
+        line_no: i64,
+        offset: i64,
+        len: i64,
+    ) -> LineOutcome {
+        if let Line::Value(v) = &parsed {
+            self.apply_listing(v, line_no, huge.as_ref());
+        }
+        let mut outcome = self.apply_loaded(parsed, line_no, offset, len);
+        if let (Some(e), Some(huge)) = (outcome.entry.as_mut(), huge) {
             let holds = |t: &str| huge.pieces(t).is_some();
             if e.text.as_deref().is_some_and(holds) || e.texts.iter().any(|(_, t)| holds(t)) {
                 e.huge = Some(std::sync::Arc::new(huge));
             }
         }
         outcome
+    }
+
+    /// The loader's view of a parsed line.
+    fn apply_loaded(&mut self, parsed: Line, line_no: i64, offset: i64, len: i64) -> LineOutcome {
+        match parsed {
+            Line::Blank => LineOutcome::default(),
+            Line::Bad(reason) => LineOutcome {
+                bad: Some(reason),
+                ..LineOutcome::default()
+            },
+            Line::Value(v) => self.apply_loader(v, line_no, offset, len),
+        }
     }
 
     /// pi's `buildSessionInfo` for one parsed value; returns the message text it took for

@@ -107,6 +107,18 @@ impl Huge {
     }
 }
 
+/// A line parsed as `line::parse_line` parses it; one of [`HUGE_TEXT`] or more with its huge text
+/// split out when every check passes ([`split_line`]).
+pub fn parse_owned(line: Vec<u8>) -> (Line, Option<Huge>) {
+    if line.len() < HUGE_TEXT {
+        return (parse_line(&line), None);
+    }
+    match split_line(line, HUGE_TEXT) {
+        Ok((v, h)) => (Line::Value(v), Some(h)),
+        Err(line) => (parse_line(&line), None),
+    }
+}
+
 /// Parses a line of at least `min` bytes whose largest `text` string is at least `min` bytes
 /// long with that string taken out (see the module). `Err` gives the buffer back untouched.
 pub fn split_line(mut buf: Vec<u8>, min: usize) -> Result<(Value, Huge), Vec<u8>> {

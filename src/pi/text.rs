@@ -10,9 +10,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::pi::huge::{self, HUGE_TEXT};
+use crate::pi::huge;
 use crate::pi::js;
-use crate::pi::line::{parse_line, Line};
+use crate::pi::line::Line;
 
 /// The kinds of indexed text; the discriminant is stored in the low 3 bits of the FTS rowid.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -82,14 +82,7 @@ pub fn texts(obj: &Map<String, Value>) -> Vec<(TextKind, String)> {
 /// the same lenient parse (`line::parse_line`, image data skipped), and a huge text split out
 /// of the line instead of copied (`pi::huge`).
 pub fn text_of(line: Vec<u8>, kind: TextKind) -> Option<String> {
-    let (value, huge) = if line.len() >= HUGE_TEXT {
-        match huge::split_line(line, HUGE_TEXT) {
-            Ok((v, h)) => (Line::Value(v), Some(h)),
-            Err(line) => (parse_line(&line), None),
-        }
-    } else {
-        (parse_line(&line), None)
-    };
+    let (value, huge) = huge::parse_owned(line);
     let Line::Value(Value::Object(obj)) = value else {
         return None;
     };
