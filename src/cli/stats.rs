@@ -229,21 +229,7 @@ fn write_table(
         .max()
         .unwrap_or(12);
     // The key cells and the figures once; each try below only picks the columns.
-    let cells: Vec<(Vec<String>, [String; 14])> = rows
-        .iter()
-        .map(|r| {
-            let keys = r
-                .key_order
-                .iter()
-                .zip(dims)
-                .map(|(k, d)| match d {
-                    Dim::Session => one_line(labels.get(k).unwrap_or(k)),
-                    _ => one_line(k),
-                })
-                .collect();
-            (keys, human_values(&r.figures))
-        })
-        .collect();
+    let cells = row_cells(dims, rows, labels);
     let table_rows = |shown_cols: &[usize]| -> Vec<Vec<String>> {
         cells
             .iter()
@@ -292,6 +278,28 @@ fn write_table(
             }
         }
     }
+}
+
+/// Each row's key cells (sessions by their labels) and its figures, as the table shows them.
+fn row_cells(
+    dims: &[Dim],
+    rows: &[Row],
+    labels: &HashMap<String, String>,
+) -> Vec<(Vec<String>, [String; 14])> {
+    rows.iter()
+        .map(|r| {
+            let keys = r
+                .key_order
+                .iter()
+                .zip(dims)
+                .map(|(k, d)| match d {
+                    Dim::Session => one_line(labels.get(k).unwrap_or(k)),
+                    _ => one_line(k),
+                })
+                .collect();
+            (keys, human_values(&r.figures))
+        })
+        .collect()
 }
 
 /// Figures left out first when a table does not fit: compactions, active days, cache writes,
