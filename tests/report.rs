@@ -72,16 +72,13 @@ fn setup() -> (tempfile::TempDir, PathBuf, PathBuf) {
 
 fn report_json(db: &Path, root: &Path, more: &[&str]) -> Value {
     // Plain dates in --since/--until are local midnights: make local time UTC too.
-    let out = common::pidx(db, root)
-        .env("TZ", "UTC")
-        .args(["--json", "report", "--tz", "UTC"])
-        .args(more)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::succeeded(
+        common::pidx(db, root)
+            .env("TZ", "UTC")
+            .args(["--json", "report", "--tz", "UTC"])
+            .args(more)
+            .output()
+            .unwrap(),
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }

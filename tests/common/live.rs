@@ -127,15 +127,12 @@ pub fn count(db: &Path, sql: &str) -> i64 {
 /// (`PIDX_FIRST_ANSWER_BYTES=threshold`; "0": whenever anything is pending), in a wide
 /// terminal; its stdout and stderr, once it has succeeded.
 pub fn first_answer(db: &Path, root: &Path, args: &[&str], threshold: &str) -> (String, String) {
-    let out = on(db, root, args)
-        .env("PIDX_FIRST_ANSWER_BYTES", threshold)
-        .env("COLUMNS", "200")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = super::succeeded(
+        on(db, root, args)
+            .env("PIDX_FIRST_ANSWER_BYTES", threshold)
+            .env("COLUMNS", "200")
+            .output()
+            .unwrap(),
     );
     (
         String::from_utf8(out.stdout).unwrap(),

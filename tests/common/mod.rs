@@ -211,6 +211,16 @@ pub fn index_dump(db: &Path) -> Vec<String> {
 }
 
 /// The rows of a two-column query, in its order.
+/// A command's output once it is known to have succeeded (else its stderr is the failure).
+pub fn succeeded(out: std::process::Output) -> std::process::Output {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 pub fn pairs<A: rusqlite::types::FromSql, B: rusqlite::types::FromSql>(
     conn: &rusqlite::Connection,
     sql: &str,
