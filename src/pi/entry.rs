@@ -82,7 +82,7 @@ impl SessionState {
         }
         let mut outcome = self.apply_loaded(parsed, line_no, offset, len);
         if let (Some(e), Some(huge)) = (outcome.entry.as_mut(), huge) {
-            let holds = |t: &str| huge.pieces(t).is_some();
+            let holds = huge::holds_token;
             if e.text.as_deref().is_some_and(holds) || e.texts.iter().any(|(_, t)| holds(t)) {
                 e.huge = Some(std::sync::Arc::new(huge));
             }
@@ -197,7 +197,7 @@ impl SessionState {
         }
         if role == "user" && self.first_message.is_none() {
             // A huge one is kept as its title; the whole text stays its entry's (`pi::huge`).
-            self.first_message = Some(match huge.filter(|h| h.pieces(&text).is_some()) {
+            self.first_message = Some(match huge.filter(|_| huge::holds_token(&text)) {
                 Some(h) => {
                     self.first_message_line = Some(line_no);
                     h.prefix(&text, TITLE_CHARS).into()

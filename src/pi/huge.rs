@@ -49,11 +49,16 @@ pub fn token() -> &'static str {
     })
 }
 
+/// Whether `s` holds the token (it was made from a huge text's place).
+pub fn holds_token(s: &str) -> bool {
+    s.contains(token())
+}
+
 impl Huge {
     /// `s` with the token replaced by the text, as consecutive pieces; `None` when `s` has no
     /// token.
     pub fn pieces<'a>(&'a self, s: &'a str) -> Option<Vec<&'a str>> {
-        if !s.contains(token()) {
+        if !holds_token(s) {
             return None;
         }
         let mut out = Vec::new();
@@ -195,7 +200,7 @@ fn token_in_text_block(v: &Value) -> bool {
     let mut found = 0;
     let mut misplaced = false;
     visit(v, false, &mut |s, place| {
-        if s.contains(token()) {
+        if holds_token(s) {
             found += 1;
             misplaced |= !place || s != token();
         }

@@ -3,7 +3,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension, Statement};
 
-use crate::pi::huge::HUGE_TEXT;
+use crate::pi::huge::{self, HUGE_TEXT};
 use crate::pi::model::{EntryRow, SessionState};
 use crate::pi::paths::{self, PathFacts};
 use crate::store::schema::{fts_rowid, path_facts, PATH_FACTS};
@@ -53,7 +53,7 @@ pub fn insert_entries(
         // A huge text (`pi::huge`) goes into `big_texts`, not into the row.
         let huge = e.huge.take();
         let big_text = match (&huge, &e.text) {
-            (Some(h), Some(t)) if h.pieces(t).is_some() => e.text.take(),
+            (Some(_), Some(t)) if huge::holds_token(t) => e.text.take(),
             _ => None,
         };
         insert_row(&mut insert, file_id, e, &facts, dup)?;
