@@ -1,8 +1,9 @@
 //! Literal and regex needles that start inside a word (`parse_line` may be the end of
-//! `reparse_line`) take their candidates from the words table (`migrations/0013_words.sql`):
-//! they must still find every text a plain scan finds, whatever sits before the word (ASCII,
+//! `reparse_line`) take their candidates from the words table (`migrations/0013_words.sql`),
+//! and literal needles with a `_` from the joints index (`migrations/0016_joints.sql`): they
+//! must still find every text a plain scan finds, whatever sits before the word (ASCII,
 //! accented or CJK letters), after more lines are appended, and on an index built before the
-//! table existed.
+//! tables existed.
 
 mod common;
 
@@ -82,7 +83,17 @@ fn ids<'a>(name: &str, texts: &[&'a str]) -> Vec<(String, &'a str)> {
 
 /// The entries whose text holds each needle, by a plain scan, against what search returns.
 fn check(store: &Store, scope: &Scope, texts: &[(String, &str)], regex: bool) {
-    for needle in NEEDLES {
+    check_needles(store, scope, texts, regex, NEEDLES);
+}
+
+fn check_needles(
+    store: &Store,
+    scope: &Scope,
+    texts: &[(String, &str)],
+    regex: bool,
+    needles: &[&str],
+) {
+    for needle in needles {
         let query = if regex {
             format!("re:{}", regex::escape(needle))
         } else {
@@ -145,6 +156,12 @@ fn needles_inside_words_find_every_text_across_appends_and_an_upgrade() {
         .query_row("SELECT count(*) FROM words", [], |r| r.get(0))
         .unwrap();
     assert!(words > 20, "{words} words after the upgrade");
+    // Its texts have no joints: literal search does without them until a rebuild.
+    let stale: i64 = store
+        .conn
+        .query_row("SELECT count(*) FROM joints_stale", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stale, 1);
     check(&store, &scope, &all, false);
     check(&store, &scope, &all, true);
 }
@@ -193,4 +210,80 @@ fn the_table_filled_from_the_vocabulary_and_a_stale_table_give_the_same_answers(
         .chain(ids("second", &["then unparse_line came"]))
         .collect();
     check(&store, &scope, &all, false);
+}
+
+/// Identifiers around `_`: sides longer than the index keeps, doubled and trailing `_`, needles
+/// cut by punctuation, and a text with more joints than are indexed (read back instead).
+#[test]
+fn needles_with_underscores_find_every_text_through_the_joints() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let (a40, b40) = ("a".repeat(40), "b".repeat(40));
+    let long = format!("x {a40}_{b40} y");
+    let longer = format!("{a40}_{}c", "b".repeat(35));
+    let many: String = (0..500_000).map(|i| format!("w{i}_x ")).collect();
+    let texts: Vec<&str> = vec![
+        "let x = self.read_at(f, 0);",
+        "READ_AT_MOST is a constant",
+        "__init__ and __del__",
+        "a__b and c___d",
+        "trailing_ underscore",
+        "_leading underscore",
+        "unread_at_all, spread_attack, pre_read_at",
+        "caf\u{e9}_au lait",
+        &long,
+        &longer,
+        &many,
+    ];
+    write_session(&root, "joints", &texts);
+    let (mut store, scope) = common::indexed(&root, &tmp.path().join("index.db"));
+    let count = |sql: &str| -> i64 { store.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(count("SELECT count(*) FROM joints_stale"), 0);
+    assert_eq!(count("SELECT count(*) FROM joints_unknown"), 1);
+    assert!(count("SELECT count(*) FROM joints WHERE joints MATCH 'read_at'") >= 2);
+    let (a35, b33, b38) = ("a".repeat(35), "b".repeat(33), "b".repeat(38));
+    let long_needles = [
+        format!("{a35}_{b38}"),
+        format!("{a35}_{b38} y"),
+        format!("{a35}_{b33}c"),
+        format!("{a35}_{}c", "b".repeat(35)),
+        "w499999_x".to_string(),
+        "w1_x ".to_string(),
+    ];
+    let mut needles = vec![
+        "read_at",
+        "self.read_at(",
+        "x.read_at",
+        "READ_AT",
+        "ead_a",
+        "_at_",
+        "_init",
+        "init__",
+        "__",
+        "a__b",
+        "c__",
+        "___d",
+        "g_",
+        "_lead",
+        " _leading",
+        "f\u{e9}_au",
+        "_au",
+        "zz_top",
+    ];
+    needles.extend(long_needles.iter().map(String::as_str));
+    check_needles(&store, &scope, &ids("joints", &texts), false, &needles);
+
+    // The file rewritten with other texts: the old ones leave both indexes, as a rebuild has.
+    let rewritten = ["only one_joint now", "and no other"];
+    write_session(&root, "joints", &rewritten);
+    let scope = common::resync(&mut store, &root);
+    let (rebuilt, _) = common::indexed(&root, &tmp.path().join("rebuilt.db"));
+    for sql in [
+        "SELECT count(*) FROM joints",
+        "SELECT count(*) FROM joints_unknown",
+    ] {
+        let rows = |s: &Store| -> i64 { s.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
+        assert_eq!(rows(&store), rows(&rebuilt), "{sql}");
+    }
+    check_needles(&store, &scope, &ids("joints", &rewritten), false, &needles);
 }

@@ -479,6 +479,13 @@ pub fn status_lines(s: &Status) -> Vec<String> {
             lines.push(store_line(st));
         }
     }
+    if !s.joints_indexed {
+        lines.push(
+            "note:    built before identifiers were indexed: literal search of names with `_` \
+             is slower until `pidx sync --rebuild`"
+                .to_string(),
+        );
+    }
     lines
 }
 

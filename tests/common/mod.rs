@@ -233,9 +233,11 @@ pub fn pairs<A: rusqlite::types::FromSql, B: rusqlite::types::FromSql>(
         .collect()
 }
 
-/// SQL that takes an index back to before migration 0015 (huge texts), for upgrade tests that
-/// start from an older schema.
-pub const UNDO_HUGE_TEXTS: &str = "DROP VIEW v_sessions; DROP TABLE big_texts;
+/// SQL that takes an index back to before migration 0015 (huge texts) and 0016 (joints), for
+/// upgrade tests that start from an older schema.
+pub const UNDO_HUGE_TEXTS: &str = "DROP TABLE joints; DROP TABLE joints_unknown;
+    DROP TABLE joints_stale;
+    DROP VIEW v_sessions; DROP TABLE big_texts;
     ALTER TABLE sessions DROP COLUMN first_message_line;
     CREATE VIEW v_sessions AS
     SELECT f.path, s.session_id AS id, s.cwd, s.name, s.created_ms, s.last_activity_ms,

@@ -21,7 +21,7 @@ use crate::error::Result;
 use crate::store::words::{self, Lookup};
 
 /// More vocabulary words than this and a scan is cheaper than the OR query.
-const MAX_TERMS: usize = 2000;
+pub(super) const MAX_TERMS: usize = 2000;
 /// Words ending with a needle's first piece, each one a phrase with the needle's later words,
 /// when the last of those is a prefix: FTS5 expands a prefix again for every phrase (`"x
 /// line"*` cost 22 ms each on a 1 GB index, 68 of them 1.5 s), so past this many the words

@@ -4,6 +4,7 @@
 //! confirmed against the entry's own line in the JSONL, so literal search finds exactly what a
 //! plain scan finds.
 
+mod joined;
 mod literal;
 pub mod parse;
 mod ranked;
@@ -131,12 +132,16 @@ pub fn search_until(
             "SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH ?".to_string(),
             Some(fts.clone()),
         ),
-        Query::Literal(needle) => {
-            match planned(literal::plan(conn, needle, literal::Lookups::All)?) {
-                Some(source) => source,
-                None => return Ok(Vec::new()),
+        Query::Literal(needle) => match joined::plan(conn, needle)? {
+            joined::Joined::Match(q) => (from_joints(), Some(q)),
+            joined::Joined::Nothing => return Ok(Vec::new()),
+            joined::Joined::Unusable => {
+                match planned(literal::plan(conn, needle, literal::Lookups::All)?) {
+                    Some(source) => source,
+                    None => return Ok(Vec::new()),
+                }
             }
-        }
+        },
         Query::Regex(re) => match planned(required::plan(conn, re.as_str())?) {
             Some(source) => source,
             None => return Ok(Vec::new()),
@@ -212,6 +217,13 @@ fn planned(plan: literal::Plan) -> Option<(String, Option<String>)> {
         literal::Plan::Nothing => None,
         literal::Plan::Scan => Some((every_text(), None)),
     }
+}
+
+/// Literal candidates from the joints index (`joined.rs`), and every text it does not cover.
+fn from_joints() -> String {
+    "SELECT rowid AS r, 0.0 AS score FROM joints WHERE joints MATCH ?
+     UNION ALL SELECT rowid AS r, 0.0 AS score FROM joints_unknown"
+        .to_string()
 }
 
 fn regex_snippet(re: &Regex, text: &str) -> Option<Snippet> {

@@ -6,6 +6,7 @@ use rusqlite::{params, Connection, OptionalExtension, Statement};
 use crate::pi::huge::{self, HUGE_TEXT};
 use crate::pi::model::{EntryRow, SessionState};
 use crate::pi::paths::{self, PathFacts};
+use crate::store::joints::{self, Joints};
 use crate::store::schema::{fts_rowid, path_facts, PATH_FACTS};
 use crate::store::{big, copies};
 
@@ -72,6 +73,7 @@ pub fn insert_entries(
         // Each text is dropped once written: a huge one is not kept while the next is inserted.
         for (kind, text) in std::mem::take(&mut e.texts) {
             let rowid = fts_rowid(rid, kind);
+            index_joints(tx, rowid, &text, huge.is_some() && huge::holds_token(&text))?;
             if let Some(pieces) = huge.as_ref().and_then(|h| h.pieces(&text)) {
                 if big_text.as_deref() == Some(text.as_str()) {
                     from_big.push((rowid, -rid));
@@ -96,6 +98,28 @@ pub fn insert_entries(
         }
     }
     super::rollups::add(tx, file_id, first_seq)
+}
+
+/// Indexes the joints of the text of full-text row `rowid` (`store::joints`): staged with the
+/// texts (`writer::flush_texts`), or listed as unknown. `huge`: the text stands for a huge one
+/// (`pi::huge`), whose joints are not looked for.
+fn index_joints(tx: &Connection, rowid: i64, text: &str, huge: bool) -> rusqlite::Result<()> {
+    let found = if huge {
+        Joints::Unknown
+    } else {
+        joints::of(text)
+    };
+    match found {
+        Joints::None => Ok(()),
+        Joints::Body(body) => tx
+            .prepare_cached("INSERT INTO temp.joints_pending(rowid, body) VALUES (?1, ?2)")?
+            .execute(params![rowid, body])
+            .map(drop),
+        Joints::Unknown => tx
+            .prepare_cached("INSERT INTO joints_unknown(rowid) VALUES (?1)")?
+            .execute([rowid])
+            .map(drop),
+    }
 }
 
 /// The path facts of an entry's parent, `None` for a root; a parent that is not an earlier

@@ -308,7 +308,8 @@ pub fn insert_listing_texts(
 /// into the index by one statement just before the transaction commits.
 fn stage_texts(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
-        "CREATE TEMP TABLE IF NOT EXISTS fts_pending(rowid INTEGER PRIMARY KEY, body TEXT NOT NULL)",
+        "CREATE TEMP TABLE IF NOT EXISTS fts_pending(rowid INTEGER PRIMARY KEY, body TEXT NOT NULL);
+         CREATE TEMP TABLE IF NOT EXISTS joints_pending(rowid INTEGER PRIMARY KEY, body TEXT NOT NULL);",
     )
 }
 
@@ -316,16 +317,20 @@ fn stage_texts(conn: &Connection) -> rusqlite::Result<()> {
 fn flush_texts(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(
         "INSERT INTO fts(rowid, body) SELECT rowid, body FROM temp.fts_pending;
-         DELETE FROM temp.fts_pending;",
+         DELETE FROM temp.fts_pending;
+         INSERT INTO joints(rowid, body) SELECT rowid, body FROM temp.joints_pending;
+         DELETE FROM temp.joints_pending;",
     )
 }
 
-/// Removes a file's rows from the full-text index.
+/// Removes a file's rows from the full-text and joints indexes.
 fn delete_texts(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
     let mut rows = tx.prepare_cached(
         "SELECT rid, text_kinds FROM entries WHERE file_id = ?1 AND text_kinds <> 0",
     )?;
     let mut words = tx.prepare_cached("DELETE FROM fts WHERE rowid = ?1")?;
+    let mut joints = tx.prepare_cached("DELETE FROM joints WHERE rowid = ?1")?;
+    let mut unknown = tx.prepare_cached("DELETE FROM joints_unknown WHERE rowid = ?1")?;
     let found: Vec<(i64, i64)> = rows
         .query_map([file_id], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<rusqlite::Result<_>>()?;
@@ -336,6 +341,8 @@ fn delete_texts(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
         {
             let rowid = crate::store::schema::fts_rowid(rid, kind);
             words.execute([rowid])?;
+            joints.execute([rowid])?;
+            unknown.execute([rowid])?;
         }
     }
     Ok(())
