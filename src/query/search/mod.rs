@@ -127,25 +127,8 @@ pub fn search_until(
     opts: &SearchOptions,
     stop: &AtomicBool,
 ) -> Result<Vec<Hit>> {
-    let (source, arg) = match &opts.query {
-        Query::Words { fts, .. } => (
-            "SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH ?".to_string(),
-            Some(fts.clone()),
-        ),
-        Query::Literal(needle) => match joined::plan(conn, needle)? {
-            joined::Joined::Match(q) => (from_joints(), Some(q)),
-            joined::Joined::Nothing => return Ok(Vec::new()),
-            joined::Joined::Unusable => {
-                match planned(literal::plan(conn, needle, literal::Lookups::All)?) {
-                    Some(source) => source,
-                    None => return Ok(Vec::new()),
-                }
-            }
-        },
-        Query::Regex(re) => match planned(required::plan(conn, re.as_str())?) {
-            Some(source) => source,
-            None => return Ok(Vec::new()),
-        },
+    let Some((source, arg)) = candidate_source(conn, &opts.query)? else {
+        return Ok(Vec::new());
     };
     let on_branch = |mut found: Vec<Candidate>| -> Result<Vec<Candidate>> {
         if opts.branch {
@@ -204,6 +187,25 @@ pub fn search_until(
         }
     };
     Ok(group_by_session(hits))
+}
+
+/// The query of `query`'s candidates (rows `r`, `score`) and its MATCH argument; `None` when
+/// nothing can match.
+fn candidate_source(conn: &Connection, query: &Query) -> Result<Option<(String, Option<String>)>> {
+    Ok(match query {
+        Query::Words { fts, .. } => Some((
+            "SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH ?".to_string(),
+            Some(fts.clone()),
+        )),
+        Query::Literal(needle) => match joined::plan(conn, needle)? {
+            joined::Joined::Match(q) => Some((from_joints(), Some(q))),
+            joined::Joined::Nothing => None,
+            joined::Joined::Unusable => {
+                planned(literal::plan(conn, needle, literal::Lookups::All)?)
+            }
+        },
+        Query::Regex(re) => planned(required::plan(conn, re.as_str())?),
+    })
 }
 
 /// The candidate query (and its MATCH argument) of a literal or regex plan; `None` when
