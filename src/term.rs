@@ -6,9 +6,23 @@
 /// Text for one line (a table cell, a file name): every control character, line break and
 /// bidirectional override becomes a space, and runs of spaces collapse.
 pub fn one_line(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
+    one_line_upto(s, usize::MAX)
+}
+
+/// [`one_line`] of `s` as far as a cell `width` columns wide can show it: the line stops once
+/// it is wider than that by enough that a table still marks the cut (the rest of a long text is
+/// never read).
+pub fn one_line_upto(s: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    // Trimming takes at most one space from each end (spaces are collapsed).
+    let enough = width.saturating_add(3);
+    let mut out = String::with_capacity(s.len().min(enough.saturating_mul(4)));
+    let mut shown = 0usize;
     let mut last_space = false;
     for c in s.chars() {
+        if shown >= enough {
+            break;
+        }
         let c = if is_unsafe(c) || c.is_whitespace() {
             ' '
         } else {
@@ -17,10 +31,12 @@ pub fn one_line(s: &str) -> String {
         if c == ' ' {
             if !last_space {
                 out.push(' ');
+                shown += 1;
             }
             last_space = true;
         } else {
             out.push(c);
+            shown += c.width().unwrap_or(0);
             last_space = false;
         }
     }
@@ -80,6 +96,21 @@ pub fn thousands(n: impl Into<i128>) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn one_line_upto_stops_past_the_width_and_keeps_what_collapsing_shortens() {
+        let long = format!("title{}", " word".repeat(400));
+        let cut = one_line_upto(&long, 20);
+        assert!(one_line(&long).starts_with(&cut));
+        assert!(
+            cut.chars().count() > 20 && cut.chars().count() <= 23,
+            "{cut:?}"
+        );
+        // Whitespace that collapses does not count: both words are still there.
+        assert_eq!(one_line_upto(&format!("x{}y", " ".repeat(200)), 10), "x y");
+        assert_eq!(one_line_upto("a\u{1b}[31mb", 10), one_line("a\u{1b}[31mb"));
+        assert_eq!(one_line_upto("short", 80), "short");
+    }
+
     use super::*;
 
     #[test]

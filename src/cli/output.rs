@@ -5,7 +5,7 @@
 use std::io::{self, IsTerminal, Write};
 
 pub use crate::pi::picker::age;
-pub use crate::term::{block, one_line, plural, thousands};
+pub use crate::term::{block, one_line, one_line_upto, plural, thousands};
 
 /// Where command output goes, remembering whether colour is allowed.
 pub struct Out {

@@ -5,10 +5,12 @@ use anyhow::{bail, Result};
 
 use std::collections::HashMap;
 
+use unicode_width::UnicodeWidthStr;
+
 use super::args::{GatewayArgs, ProjectArgs, RangeArgs, ZoneArgs};
 use super::chart;
 use super::env::Env;
-use super::output::{one_line, thousands, Out};
+use super::output::{one_line, one_line_upto, thousands, Out};
 use super::table::{self, Column, Cut};
 use super::Found;
 use crate::query::handle;
@@ -228,18 +230,16 @@ fn write_table(
         })
         .max()
         .unwrap_or(12);
-    // The key cells and the figures once; each try below only picks the columns.
-    let cells = row_cells(dims, rows, labels);
-    let table_rows = |shown_cols: &[usize]| -> Vec<Vec<String>> {
-        cells
-            .iter()
-            .map(|(keys, vals)| {
-                let mut line = keys.clone();
-                line.extend(shown_cols.iter().map(|&i| vals[i].clone()));
-                line
-            })
-            .collect()
-    };
+    // The key cells, the figures and their widths once; each try below only picks the columns
+    // and sums widths, and the table is drawn once, when it fits.
+    let cells = row_cells(dims, rows, labels, out.width);
+    let cell_widths: Vec<(Vec<usize>, [usize; 14])> = cells
+        .iter()
+        .map(|(keys, vals)| {
+            let keys = keys.iter().map(|k| k.width()).collect();
+            (keys, vals.each_ref().map(|v| v.width()))
+        })
+        .collect();
     let mut left_out = 0;
     loop {
         let mut cols: Vec<Column> = dims
@@ -252,10 +252,13 @@ fn write_table(
             .collect();
         cols.extend(shown_cols.iter().map(|&i| Column::number(COLUMNS[i])));
         let shrink: Vec<usize> = (0..dims.len()).collect();
-        let lines = table::render(&cols, &table_rows(&shown_cols), out.width, &shrink);
-        let fits = out
-            .width
-            .is_none_or(|w| lines.iter().all(|l| l.chars().count() <= w));
+        let row_widths = cell_widths.iter().map(|(keys, vals)| {
+            keys.iter()
+                .copied()
+                .chain(shown_cols.iter().map(|&i| vals[i]))
+        });
+        let widths = table::layout(&cols, row_widths, out.width, &shrink);
+        let fits = out.width.is_none_or(|w| table::total(&widths) <= w);
         // Too narrow: leave out the least telling figures, one at a time.
         let droppable = DROP_ORDER.iter().find(|i| shown_cols.contains(i));
         match droppable {
@@ -264,7 +267,12 @@ fn write_table(
                 left_out += 1;
             }
             _ => {
-                for line in lines {
+                let table_rows = cells.iter().map(|(keys, vals)| {
+                    keys.iter()
+                        .map(String::as_str)
+                        .chain(shown_cols.iter().map(|&i| vals[i].as_str()))
+                });
+                for line in table::lines(&cols, table_rows, &widths) {
                     out.line(&line)?;
                 }
                 if left_out > 0 {
@@ -281,10 +289,12 @@ fn write_table(
 }
 
 /// Each row's key cells (sessions by their labels) and its figures, as the table shows them.
+/// A label is drawn on one line only as far as a table of `width` can show it.
 fn row_cells(
     dims: &[Dim],
     rows: &[Row],
     labels: &HashMap<String, String>,
+    width: Option<usize>,
 ) -> Vec<(Vec<String>, [String; 14])> {
     rows.iter()
         .map(|r| {
@@ -293,7 +303,10 @@ fn row_cells(
                 .iter()
                 .zip(dims)
                 .map(|(k, d)| match d {
-                    Dim::Session => one_line(labels.get(k).unwrap_or(k)),
+                    Dim::Session => {
+                        let label = labels.get(k).unwrap_or(k);
+                        width.map_or_else(|| one_line(label), |w| one_line_upto(label, w))
+                    }
                     _ => one_line(k),
                 })
                 .collect();

@@ -54,33 +54,61 @@ pub fn render(
     width: Option<usize>,
     shrink: &[usize],
 ) -> Vec<String> {
+    let cell_widths = rows.iter().map(|r| r.iter().map(|c| c.width()));
+    let widths = layout(cols, cell_widths, width, shrink);
+    lines(
+        cols,
+        rows.iter().map(|r| r.iter().map(String::as_str)),
+        &widths,
+    )
+}
+
+/// The width of each column, as [`render`] gives it, from the width of every cell (a row at a
+/// time): the widest cell or header, then shrunk to fit `width`.
+pub fn layout<R: IntoIterator<Item = usize>>(
+    cols: &[Column],
+    cell_widths: impl IntoIterator<Item = R>,
+    width: Option<usize>,
+    shrink: &[usize],
+) -> Vec<usize> {
     let mut widths: Vec<usize> = cols.iter().map(|c| c.header.width()).collect();
-    for row in rows {
+    for row in cell_widths {
         for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.width());
+            *w = (*w).max(cell);
         }
     }
     if let Some(limit) = width {
-        let gaps = 2 * cols.len().saturating_sub(1);
         for &i in shrink {
-            let total: usize = widths.iter().sum::<usize>() + gaps;
-            if total <= limit {
+            if total(&widths) <= limit {
                 break;
             }
             let floor = cols[i].min.max(cols[i].header.width());
-            widths[i] = widths[i].saturating_sub(total - limit).max(floor);
+            widths[i] = widths[i].saturating_sub(total(&widths) - limit).max(floor);
         }
     }
-    let line = |cells: Vec<String>| {
+    widths
+}
+
+/// How wide a table of columns `widths` wide is, with the two spaces between columns.
+pub fn total(widths: &[usize]) -> usize {
+    widths.iter().sum::<usize>() + 2 * widths.len().saturating_sub(1)
+}
+
+/// The table's lines at column `widths` ([`layout`]): a header, then one line per row.
+pub fn lines<'r, R: IntoIterator<Item = &'r str>>(
+    cols: &[Column],
+    rows: impl IntoIterator<Item = R>,
+    widths: &[usize],
+) -> Vec<String> {
+    let line = |cells: &mut dyn Iterator<Item = &str>| {
         let parts: Vec<String> = cells
-            .iter()
-            .zip(cols.iter().zip(&widths))
+            .zip(cols.iter().zip(widths))
             .map(|(cell, (col, &w))| pad(&cut(cell, w, col.cut), w, col.right))
             .collect();
         parts.join("  ").trim_end().to_string()
     };
-    let mut out = vec![line(cols.iter().map(|c| c.header.to_string()).collect())];
-    out.extend(rows.iter().map(|r| line(r.clone())));
+    let mut out = vec![line(&mut cols.iter().map(|c| c.header))];
+    out.extend(rows.into_iter().map(|r| line(&mut r.into_iter())));
     out
 }
 
