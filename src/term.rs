@@ -6,21 +6,26 @@
 /// Text for one line (a table cell, a file name): every control character, line break and
 /// bidirectional override becomes a space, and runs of spaces collapse.
 pub fn one_line(s: &str) -> String {
-    one_line_upto(s, usize::MAX)
+    collapse(s, None)
 }
 
 /// [`one_line`] of `s` as far as a cell `width` columns wide can show it: the line stops once
 /// it is wider than that by enough that a table still marks the cut (the rest of a long text is
 /// never read).
 pub fn one_line_upto(s: &str, width: usize) -> String {
-    use unicode_width::UnicodeWidthChar;
     // Trimming takes at most one space from each end (spaces are collapsed).
-    let enough = width.saturating_add(3);
-    let mut out = String::with_capacity(s.len().min(enough.saturating_mul(4)));
+    collapse(s, Some(width.saturating_add(3)))
+}
+
+/// [`one_line`], stopping once the line is `stop` display columns wide (`None`: never; then
+/// widths are not measured).
+fn collapse(s: &str, stop: Option<usize>) -> String {
+    use unicode_width::UnicodeWidthChar;
+    let mut out = String::with_capacity(stop.map_or(s.len(), |n| s.len().min(n.saturating_mul(4))));
     let mut shown = 0usize;
     let mut last_space = false;
     for c in s.chars() {
-        if shown >= enough {
+        if stop.is_some_and(|n| shown >= n) {
             break;
         }
         let c = if is_unsafe(c) || c.is_whitespace() {
@@ -36,7 +41,9 @@ pub fn one_line_upto(s: &str, width: usize) -> String {
             last_space = true;
         } else {
             out.push(c);
-            shown += c.width().unwrap_or(0);
+            if stop.is_some() {
+                shown += c.width().unwrap_or(0);
+            }
             last_space = false;
         }
     }

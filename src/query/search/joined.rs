@@ -30,7 +30,7 @@ pub enum Joined {
     Unusable,
 }
 
-/// One joint of the needle, lowercased: its left side (or, when `ends_word`, what ends the
+/// One joint of the needle, as written: its left side (or, when `ends_word`, what ends the
 /// text's word) and right side, and whether the text's right side may go on.
 struct Joint<'n> {
     left: &'n str,
@@ -51,7 +51,7 @@ fn needle_joints(needle: &str) -> Vec<Joint<'_>> {
         for (i, pair) in pieces.windows(2).enumerate() {
             let ends_word = i == 0 && start == 0;
             let prefix = i + 2 == pieces.len() && end == needle.len();
-            if (pair[0].is_empty() && ends_word) || (pair[0].is_empty() && pair[1].is_empty()) {
+            if pair[0].is_empty() && (ends_word || pair[1].is_empty()) {
                 continue; // any word may stand before the `_`, or a lone `_`
             }
             out.push(Joint {

@@ -73,8 +73,14 @@ pub fn insert_entries(
         // Each text is dropped once written: a huge one is not kept while the next is inserted.
         for (kind, text) in std::mem::take(&mut e.texts) {
             let rowid = fts_rowid(rid, kind);
-            index_joints(tx, rowid, &text, huge.is_some() && huge::holds_token(&text))?;
-            if let Some(pieces) = huge.as_ref().and_then(|h| h.pieces(&text)) {
+            let pieces = huge.as_ref().and_then(|h| h.pieces(&text));
+            // A text standing for a huge one (`pi::huge`) is not looked through for joints.
+            let found = match pieces {
+                Some(_) => Joints::Unknown,
+                None => joints::of(&text),
+            };
+            index_joints(tx, rowid, found)?;
+            if let Some(pieces) = pieces {
                 if big_text.as_deref() == Some(text.as_str()) {
                     from_big.push((rowid, -rid));
                 } else {
@@ -100,15 +106,9 @@ pub fn insert_entries(
     super::rollups::add(tx, file_id, first_seq)
 }
 
-/// Indexes the joints of the text of full-text row `rowid` (`store::joints`): staged with the
-/// texts (`writer::flush_texts`), or listed as unknown. `huge`: the text stands for a huge one
-/// (`pi::huge`), whose joints are not looked for.
-fn index_joints(tx: &Connection, rowid: i64, text: &str, huge: bool) -> rusqlite::Result<()> {
-    let found = if huge {
-        Joints::Unknown
-    } else {
-        joints::of(text)
-    };
+/// Indexes `found`, the joints of the text of full-text row `rowid` (`store::joints`): staged
+/// with the texts (`writer::flush_texts`), or listed as unknown.
+fn index_joints(tx: &Connection, rowid: i64, found: Joints) -> rusqlite::Result<()> {
     match found {
         Joints::None => Ok(()),
         Joints::Body(body) => tx
