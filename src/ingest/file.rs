@@ -195,7 +195,7 @@ impl Writing {
         mut piece: Piece,
         bar: &indicatif::ProgressBar,
     ) -> Result<()> {
-        let tx = group.tx.conn()?;
+        let (tx, staged) = group.tx.parts()?;
         if std::mem::take(&mut self.rewrite) && self.id != 0 {
             writer::clear_file(tx, self.id)?;
         }
@@ -214,7 +214,7 @@ impl Writing {
         };
         // What earlier pieces' inserts found tangled stays so.
         piece.state.tangled |= self.tangled;
-        writer::insert_entries(tx, self.id, &mut batch.rows, &mut piece.state)?;
+        writer::insert_entries((tx, staged), self.id, &mut batch.rows, &mut piece.state)?;
         self.tangled = piece.state.tangled;
         if let Some(first_rid) = first_rid {
             writer::gateway::mark_silent(tx, self.id, first_rid)?;

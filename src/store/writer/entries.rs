@@ -10,6 +10,8 @@ use crate::store::joints::{self, Joints};
 use crate::store::schema::{fts_rowid, path_facts, PATH_FACTS};
 use crate::store::{big, copies};
 
+use super::Staged;
+
 const INSERT: &str = "INSERT INTO entries(file_id, seq, line, offset, len, id, parent_id, type,
          role, ts, ts_ms, first_kept, target_id, label, provider, model, thinking,
          response_model, stop_reason, input, output, cache_read, cache_write, cost, tool_calls,
@@ -27,7 +29,7 @@ const INSERT: &str = "INSERT INTO entries(file_id, seq, line, offset, len, id, p
 /// # Errors
 /// SQLite errors.
 pub fn insert_entries(
-    tx: &Connection,
+    (tx, staged): (&Connection, &mut Staged),
     file_id: i64,
     rows: &mut [EntryRow],
     state: &mut SessionState,
@@ -38,8 +40,6 @@ pub fn insert_entries(
     let mut insert = tx.prepare_cached(INSERT)?;
     let mut tool_use =
         tx.prepare_cached("INSERT INTO tool_uses(rid, file_id, name) VALUES (?1, ?2, ?3)")?;
-    let mut words =
-        tx.prepare_cached("INSERT INTO temp.fts_pending(rowid, body) VALUES (?1, ?2)")?;
     let mut direct = tx.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
     let key = copies::file_key(tx, file_id, state.created_ms)?;
     let first_seq = rows.first().map(|e| e.seq);
@@ -79,7 +79,7 @@ pub fn insert_entries(
                 Some(_) => Joints::Unknown,
                 None => joints::of(&text),
             };
-            index_joints(tx, rowid, found)?;
+            index_joints(tx, staged, rowid, found)?;
             if let Some(pieces) = pieces {
                 if big_text.as_deref() == Some(text.as_str()) {
                     from_big.push((rowid, -rid));
@@ -88,13 +88,14 @@ pub fn insert_entries(
                     from_big.push((rowid, rowid));
                 }
             } else if text.len() >= HUGE_TEXT {
-                // Straight into the index: staged (`writer::stage_texts`, a temporary table in
-                // memory) it would be held twice more; one more FTS5 segment is nothing beside
-                // a text of 16 MB. (A huge text its line gave up, above, never comes here.)
+                // Straight into the index: staged (`writer::Staged`), it would be held until the
+                // commit while the rest of the batch is written; one more FTS5 segment is
+                // nothing beside a text of 16 MB. (A huge text its line gave up, above, never
+                // comes here.)
                 direct.execute(params![rowid, text])?;
                 direct.clear_bindings();
             } else {
-                words.execute(params![rowid, text])?;
+                staged.text(rowid, text);
             }
         }
         // The huge text is in `big_texts` now: let it go before FTS5 reads it back.
@@ -107,14 +108,19 @@ pub fn insert_entries(
 }
 
 /// Indexes `found`, the joints of the text of full-text row `rowid` (`store::joints`): staged
-/// with the texts (`writer::flush_texts`), or listed as unknown.
-fn index_joints(tx: &Connection, rowid: i64, found: Joints) -> rusqlite::Result<()> {
+/// with the texts, or listed as unknown.
+fn index_joints(
+    tx: &Connection,
+    staged: &mut Staged,
+    rowid: i64,
+    found: Joints,
+) -> rusqlite::Result<()> {
     match found {
         Joints::None => Ok(()),
-        Joints::Body(body) => tx
-            .prepare_cached("INSERT INTO temp.joints_pending(rowid, body) VALUES (?1, ?2)")?
-            .execute(params![rowid, body])
-            .map(drop),
+        Joints::Body(body) => {
+            staged.joints(rowid, body);
+            Ok(())
+        }
         Joints::Unknown => tx
             .prepare_cached("INSERT INTO joints_unknown(rowid) VALUES (?1)")?
             .execute([rowid])

@@ -43,16 +43,35 @@ pub struct FileRow {
 
 /// A write transaction opened on demand (`BEGIN IMMEDIATE`: a read-then-write transaction
 /// would fail with "database is locked" despite the busy timeout) and rolled back when dropped
-/// uncommitted. Full-text rows are staged and moved into the index just before the commit
-/// (see `stage_texts`).
+/// uncommitted. Full-text rows wait in [`Staged`] and go into the index just before the commit.
 pub struct WriteTx<'c> {
     conn: &'c Connection,
     tx: Option<Transaction<'c>>,
+    staged: Staged,
+}
+
+/// The texts of a transaction's entries, waiting for its commit: FTS5 writes its pending terms
+/// to disk (a new segment, later merged) at every statement savepoint once it is part of a
+/// transaction, and the statements that write entries open them (their triggers). So the texts
+/// are held here, moved out of the parsed entries, and inserted one after another, in rowid
+/// order, just before the commit: FTS5 also writes a segment whenever a rowid is not above the
+/// one before. (They were staged in a temporary table until 2026-11-26: each text was copied
+/// into it and read back out.)
+#[derive(Default)]
+pub struct Staged {
+    /// Full-text rows (`fts`): rowid and text.
+    texts: Vec<(i64, String)>,
+    /// Joints rows (`joints`, `store::joints`): rowid and the text's joints.
+    joints: Vec<(i64, String)>,
 }
 
 impl<'c> WriteTx<'c> {
     pub fn new(conn: &'c Connection) -> WriteTx<'c> {
-        WriteTx { conn, tx: None }
+        WriteTx {
+            conn,
+            tx: None,
+            staged: Staged::default(),
+        }
     }
 
     /// The connection, inside the transaction (begun now if none is open).
@@ -60,12 +79,20 @@ impl<'c> WriteTx<'c> {
     /// # Errors
     /// SQLite errors (busy, read-only, disk full).
     pub fn conn(&mut self) -> rusqlite::Result<&'c Connection> {
+        Ok(self.parts()?.0)
+    }
+
+    /// The connection inside the transaction (begun now if none is open), and where its texts
+    /// wait for the commit.
+    ///
+    /// # Errors
+    /// As [`WriteTx::conn`].
+    pub fn parts(&mut self) -> rusqlite::Result<(&'c Connection, &mut Staged)> {
         if self.tx.is_none() {
             let tx = Transaction::new_unchecked(self.conn, TransactionBehavior::Immediate)?;
-            stage_texts(&tx)?;
             self.tx = Some(tx);
         }
-        Ok(self.conn)
+        Ok((self.conn, &mut self.staged))
     }
 
     /// The connection for reads, inside the transaction if one is open.
@@ -84,7 +111,7 @@ impl<'c> WriteTx<'c> {
     /// SQLite errors; the transaction is then rolled back.
     pub fn commit(&mut self) -> rusqlite::Result<()> {
         if let Some(tx) = self.tx.take() {
-            flush_texts(&tx)?;
+            flush_texts(&tx, &mut self.staged)?;
             tx.commit()?;
         }
         Ok(())
@@ -95,6 +122,7 @@ impl<'c> WriteTx<'c> {
     /// # Errors
     /// SQLite errors.
     pub fn rollback(&mut self) -> rusqlite::Result<()> {
+        self.staged = Staged::default();
         match self.tx.take() {
             Some(tx) => tx.rollback(),
             None => Ok(()),
@@ -302,25 +330,31 @@ pub fn insert_listing_texts(
     Ok(())
 }
 
-/// Where texts wait for `flush_texts`: FTS5 writes its pending terms to disk (a new segment,
-/// later merged) at every statement savepoint once it is part of a transaction, and every
-/// INSERT into `entries` opens one. So texts are staged in a plain temporary table and moved
-/// into the index by one statement just before the transaction commits.
-fn stage_texts(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute_batch(
-        "CREATE TEMP TABLE IF NOT EXISTS fts_pending(rowid INTEGER PRIMARY KEY, body TEXT NOT NULL);
-         CREATE TEMP TABLE IF NOT EXISTS joints_pending(rowid INTEGER PRIMARY KEY, body TEXT NOT NULL);",
-    )
+impl Staged {
+    /// Holds `text`, the text of full-text row `rowid`, for the commit.
+    pub fn text(&mut self, rowid: i64, text: String) {
+        self.texts.push((rowid, text));
+    }
+
+    /// Holds `joints`, the joints of full-text row `rowid`, for the commit.
+    pub fn joints(&mut self, rowid: i64, joints: String) {
+        self.joints.push((rowid, joints));
+    }
 }
 
-/// Moves the staged texts into the full-text index (call last in the transaction).
-fn flush_texts(conn: &Connection) -> rusqlite::Result<()> {
-    conn.execute_batch(
-        "INSERT INTO fts(rowid, body) SELECT rowid, body FROM temp.fts_pending;
-         DELETE FROM temp.fts_pending;
-         INSERT INTO joints(rowid, body) SELECT rowid, body FROM temp.joints_pending;
-         DELETE FROM temp.joints_pending;",
-    )
+/// Inserts the staged texts into the full-text and joints indexes, each in rowid order
+/// (call last in the transaction). Each text is let go once inserted.
+fn flush_texts(conn: &Connection, staged: &mut Staged) -> rusqlite::Result<()> {
+    for (table, rows) in [("fts", &mut staged.texts), ("joints", &mut staged.joints)] {
+        // Nearly in order already (an entry's rowids follow each other): a merge sort of runs.
+        rows.sort_by_key(|(rowid, _)| *rowid);
+        let mut insert =
+            conn.prepare_cached(&format!("INSERT INTO {table}(rowid, body) VALUES (?1, ?2)"))?;
+        for (rowid, body) in rows.drain(..) {
+            insert.execute(params![rowid, body])?;
+        }
+    }
+    Ok(())
 }
 
 /// Removes a file's rows from the full-text and joints indexes.
