@@ -48,6 +48,9 @@ const NEEDLES: &[&str] = &[
     "unparse_line",
     "arse line",
     "zzq_none",
+    "_line",
+    "_header,",
+    "_li",
 ];
 
 fn write_session(root: &Path, name: &str, texts: &[&str]) {
@@ -162,6 +165,11 @@ fn needles_inside_words_find_every_text_across_appends_and_an_upgrade() {
         .query_row("SELECT count(*) FROM joints_stale", [], |r| r.get(0))
         .unwrap();
     assert_eq!(stale, 1);
+    let rights: i64 = store
+        .conn
+        .query_row("SELECT count(*) FROM joint_rights_stale", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rights, 1);
     check(&store, &scope, &all, false);
     check(&store, &scope, &all, true);
 }
@@ -239,6 +247,7 @@ fn needles_with_underscores_find_every_text_through_the_joints() {
     let (mut store, scope) = common::indexed(&root, &tmp.path().join("index.db"));
     let count = |sql: &str| -> i64 { store.conn.query_row(sql, [], |r| r.get(0)).unwrap() };
     assert_eq!(count("SELECT count(*) FROM joints_stale"), 0);
+    assert_eq!(count("SELECT count(*) FROM joint_rights_stale"), 0);
     assert_eq!(count("SELECT count(*) FROM joints_unknown"), 1);
     assert!(count("SELECT count(*) FROM joints WHERE joints MATCH 'read_at'") >= 2);
     let (a35, b33, b38) = ("a".repeat(35), "b".repeat(33), "b".repeat(38));
@@ -249,6 +258,8 @@ fn needles_with_underscores_find_every_text_through_the_joints() {
         format!("{a35}_{}c", "b".repeat(35)),
         "w499999_x".to_string(),
         "w1_x ".to_string(),
+        format!("_{b40}"),
+        format!("_{b33}c"),
     ];
     let mut needles = vec![
         "read_at",
@@ -269,6 +280,15 @@ fn needles_with_underscores_find_every_text_through_the_joints() {
         "f\u{e9}_au",
         "_au",
         "zz_top",
+        // Leading `_`: the right side alone, whatever stands before it in the text.
+        "_attack",
+        "_att",
+        "_read_at",
+        "_MOST",
+        "_all,",
+        "_del",
+        "_x",
+        "_zz",
     ];
     needles.extend(long_needles.iter().map(String::as_str));
     check_needles(&store, &scope, &ids("joints", &texts), false, &needles);
@@ -286,4 +306,13 @@ fn needles_with_underscores_find_every_text_through_the_joints() {
         assert_eq!(rows(&store), rows(&rebuilt), "{sql}");
     }
     check_needles(&store, &scope, &ids("joints", &rewritten), false, &needles);
+
+    // Texts indexed before the right sides alone (migration 0017): a needle that starts with
+    // its `_` does without the joints. (Emptied here, they would give it no candidates.)
+    store
+        .conn
+        .execute_batch("INSERT INTO joint_rights_stale(since_ms) VALUES (0); DELETE FROM joints;")
+        .unwrap();
+    let alone = ["_joint", "_jo", "_joint now", "_other"];
+    check_needles(&store, &scope, &ids("joints", &rewritten), false, &alone);
 }

@@ -82,8 +82,9 @@ pub struct Status {
     pub roots: Vec<RootStatus>,
     /// The process holding the writer lock (a `pidx watch`), if any.
     pub writer: Option<String>,
-    /// Whether every text's joints are indexed (`store::joints`): not in an index built
-    /// before them, where literal search of identifiers with `_` reads more lines back.
+    /// Whether every text's joints are indexed (`store::joints`), right sides alone included:
+    /// not in an index built before them (migrations 0016, 0017), where literal search of
+    /// identifiers with `_` reads more lines back.
     pub joints_indexed: bool,
 }
 
@@ -162,6 +163,7 @@ pub fn status(store: &Store, roots: &[Root]) -> Result<Status> {
         db_bytes,
         roots: out,
         writer: WriterLock::holder(&store.path).map(|h| h.0),
-        joints_indexed: !crate::store::joints::is_stale(&store.conn)?,
+        joints_indexed: !crate::store::joints::is_stale(&store.conn)?
+            && !crate::store::joints::lacks_rights(&store.conn)?,
     })
 }

@@ -4,7 +4,8 @@
 //! texts, each read back from its JSONL line. Here every `_` of a text is indexed with the
 //! ASCII letters and digits on each side of it, as one token: `parse_line(x)` gives
 //! `parse_line`, `a__b` gives `a_` and `_b`. A needle's joints are rare even when its words
-//! are not.
+//! are not. A `_` with letters or digits on both sides gives its right side alone too
+//! (`parse_line` also gives `_line`), for needles that start with the `_` (migration 0017).
 //!
 //! Each side keeps at most [`SIDE`] bytes next to the `_` (a joint's size is bounded whatever
 //! the text). A text's joints are indexed once each, without positions (`detail = none`). A
@@ -53,6 +54,10 @@ pub fn of(text: &str) -> Joints {
         if end - start > 1 {
             found.push(&b[start..end]);
         }
+        // The right side alone too, for needles that start with the `_` (`_line`).
+        if start < at && end > at + 1 {
+            found.push(&b[at..end]);
+        }
     }
     if found.is_empty() {
         return Joints::None;
@@ -75,6 +80,16 @@ pub fn of(text: &str) -> Joints {
         body.extend(joint.iter().map(|c| char::from(c.to_ascii_lowercase())));
     }
     Joints::Body(body)
+}
+
+/// Whether the index may lack the right sides alone (`_line` of `parse_line`) of indexed texts
+/// (they were indexed before migration 0017).
+///
+/// # Errors
+/// SQLite errors.
+pub fn lacks_rights(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.prepare_cached("SELECT 1 FROM joint_rights_stale")?
+        .exists([])
 }
 
 /// Whether the index may lack joints of indexed texts (it was built before the table).
@@ -101,7 +116,7 @@ mod tests {
     fn each_underscore_gives_its_neighbours_once() {
         assert_eq!(
             body("call parse_line(x), then Parse_Line; a__b _c d_ _"),
-            "_b _c a_ d_ parse_line"
+            "_b _c _line a_ d_ parse_line"
         );
         assert_eq!(of("no joints here, _ alone"), Joints::None);
         // Non-ASCII letters end a side, as punctuation does.
@@ -113,7 +128,7 @@ mod tests {
         let long = "a".repeat(40);
         let text = format!("{long}_{long}");
         let side = "a".repeat(SIDE);
-        assert_eq!(body(&text), format!("{side}_{side}"));
+        assert_eq!(body(&text), format!("_{side} {side}_{side}"));
     }
 
     #[test]

@@ -23,6 +23,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0014_stats_scope.sql"),
     include_str!("../../migrations/0015_huge_texts.sql"),
     include_str!("../../migrations/0016_joints.sql"),
+    include_str!("../../migrations/0017_joint_rights.sql"),
 ];
 
 /// The schema version this build writes.

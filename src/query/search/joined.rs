@@ -6,7 +6,9 @@
 //! the same neighbours, except at the needle's ends: a side that reaches the needle's start may
 //! be the end of a longer word in the text (every indexed word ending with it is asked for, from
 //! the words table), and one that reaches its end may go on (a prefix). A side kept whole in
-//! the needle is exact; both are cut to `SIDE` bytes as the index cuts them.
+//! the needle is exact; both are cut to `SIDE` bytes as the index cuts them. A needle that
+//! starts with its `_` (`_line`) asks for the right side alone (`_line*`), which the index
+//! holds for every `_` followed by a letter or digit (migration 0017).
 
 use rusqlite::Connection;
 
@@ -31,12 +33,14 @@ pub enum Joined {
 }
 
 /// One joint of the needle, as written: its left side (or, when `ends_word`, what ends the
-/// text's word) and right side, and whether the text's right side may go on.
+/// text's word) and right side, and whether the text's right side may go on. `alone`: the
+/// needle starts with the `_`, and the joint is the right side alone (`_line`).
 struct Joint<'n> {
     left: &'n str,
     right: &'n str,
     ends_word: bool,
     prefix: bool,
+    alone: bool,
 }
 
 /// The joints every text holding `needle` has.
@@ -49,16 +53,19 @@ fn needle_joints(needle: &str) -> Vec<Joint<'_>> {
         at = end + needle[end..].chars().next().map_or(0, char::len_utf8);
         let pieces: Vec<&str> = run.split('_').collect();
         for (i, pair) in pieces.windows(2).enumerate() {
-            let ends_word = i == 0 && start == 0;
+            let starts = i == 0 && start == 0;
             let prefix = i + 2 == pieces.len() && end == needle.len();
-            if pair[0].is_empty() && (ends_word || pair[1].is_empty()) {
-                continue; // any word may stand before the `_`, or a lone `_`
+            if pair[0].is_empty() && pair[1].is_empty() {
+                continue; // a lone `_`
             }
+            // A leading `_`: any word, or none, may stand before it in the text.
+            let alone = starts && pair[0].is_empty();
             out.push(Joint {
                 left: pair[0],
                 right: pair[1],
-                ends_word,
+                ends_word: starts && !alone,
                 prefix,
+                alone,
             });
         }
     }
@@ -84,7 +91,10 @@ fn term(left: &str, right: &str, prefix: bool) -> String {
 /// # Errors
 /// Index errors.
 pub fn plan(conn: &Connection, needle: &str) -> Result<Joined> {
-    let found = needle_joints(needle);
+    let mut found = needle_joints(needle);
+    if found.iter().any(|j| j.alone) && joints::lacks_rights(conn)? {
+        found.retain(|j| !j.alone);
+    }
     if found.is_empty() || joints::is_stale(conn)? {
         return Ok(Joined::Unusable);
     }
@@ -149,8 +159,10 @@ mod tests {
         assert_eq!(terms("__init__"), ["\"_init\"", "\"init_\""]);
         assert_eq!(terms("a__b"), ["...\"a_\"", "\"_b\"*"]);
         assert_eq!(terms("(_x"), ["\"_x\"*"]);
-        // Nothing usable: any word may stand before a leading `_`.
-        assert!(terms("_line").is_empty());
+        // A leading `_`: the right side alone.
+        assert_eq!(terms("_line"), ["\"_line\"*"]);
+        assert_eq!(terms("_missing`"), ["\"_missing\""]);
+        assert_eq!(terms("__"), Vec::<String>::new());
         assert!(terms("fn main").is_empty());
         // A non-ASCII letter ends a side in the needle as in the text.
         assert_eq!(terms("caf\u{e9}_au"), ["\"_au\"*"]);
