@@ -90,6 +90,7 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
         branch: args.branch,
         limit: args.limit,
     };
+    crate::store::map_for_search(&store.conn)?;
     let hits = search::search(&store.conn, &scope, &opts)?;
     print_hits(env, args, &hits, out, |hits| {
         Ok(handle::handles(

@@ -23,6 +23,25 @@ pub use lock::{LockHolder, WriterLock};
 /// `PRAGMA application_id` of a pidx index ("pidx" in ASCII), so a foreign SQLite file is refused.
 const APP_ID: i64 = 0x7069_6478;
 
+/// Bytes of the index a search maps into memory (SQLite caps it at its own limit, 2 GB).
+const SEARCH_MAP: i64 = 1 << 31;
+
+/// Maps the index file into memory on `conn`, for `pidx search`: its candidates' entries are
+/// thousands of scattered pages, and a mapped page is read in place instead of copied out of the
+/// OS cache by one `pread` each (`--literal _line`, 50,652 candidates on a 1 GB corpus: 111 ->
+/// 92 ms; `re:fn \w+_line` 80 -> 63 ms). The pages it touches
+/// count in the process's resident memory (a common word reads most of the entries table:
+/// 54 -> 284 MB on that corpus, all of it the OS's file cache), so only the one-shot command
+/// maps: not `pidx mcp` or `pidx pick`, which stay up, nor `context` and `sync`, whose memory
+/// is bounded. The writer never shrinks the file under a reader (no VACUUM), which a mapped
+/// reader could not survive.
+///
+/// # Errors
+/// SQLite errors.
+pub fn map_for_search(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(&format!("PRAGMA mmap_size = {SEARCH_MAP}"))
+}
+
 /// An open index.
 pub struct Store {
     pub conn: Connection,
