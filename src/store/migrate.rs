@@ -24,6 +24,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0015_huge_texts.sql"),
     include_str!("../../migrations/0016_joints.sql"),
     include_str!("../../migrations/0017_joint_rights.sql"),
+    include_str!("../../migrations/0018_rid_runs.sql"),
 ];
 
 /// The schema version this build writes.

@@ -233,10 +233,10 @@ pub fn pairs<A: rusqlite::types::FromSql, B: rusqlite::types::FromSql>(
         .collect()
 }
 
-/// SQL that takes an index back to before migrations 0015 (huge texts), 0016 (joints) and 0017
-/// (their right sides), for upgrade tests that start from an older schema.
+/// SQL that takes an index back to before migrations 0015 (huge texts), 0016 (joints), 0017
+/// (their right sides) and 0018 (rid runs), for upgrade tests that start from an older schema.
 pub const UNDO_HUGE_TEXTS: &str = "DROP TABLE joints; DROP TABLE joints_unknown;
-    DROP TABLE joints_stale; DROP TABLE joint_rights_stale;
+    DROP TABLE joints_stale; DROP TABLE joint_rights_stale; DROP TABLE rid_runs;
     DROP VIEW v_sessions; DROP TABLE big_texts;
     ALTER TABLE sessions DROP COLUMN first_message_line;
     CREATE VIEW v_sessions AS

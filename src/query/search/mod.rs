@@ -6,6 +6,7 @@
 
 mod joined;
 mod literal;
+mod newest;
 pub mod parse;
 mod ranked;
 mod required;
@@ -138,10 +139,25 @@ pub fn search_until(
     };
     let every = || on_branch(candidates(conn, scope, opts, &source, arg.clone())?);
     let now = chrono::Utc::now().timestamp_millis();
-    let mut candidates = match &opts.query {
+    // Literal and regex hits come newest first: full-text candidates are put in that order
+    // run by run (`newest.rs`); a scan of every text, or `--branch`, sorts them all.
+    let newest = || -> Result<Box<dyn Iterator<Item = Result<Candidate>> + '_>> {
+        match &arg {
+            Some(arg) if !opts.branch => {
+                let rowids = rowids_of(conn, &source, arg)?;
+                Ok(Box::new(newest::Newest::new(conn, scope, opts, rowids)?))
+            }
+            _ => {
+                let mut all = every()?;
+                newest_first(&mut all);
+                Ok(Box::new(all.into_iter().map(Ok)))
+            }
+        }
+    };
+    let hits = match &opts.query {
         // Most relevant first: of a window of the best matches, only what can reach the top;
         // every match when the filters leave too few of them.
-        Query::Words { fts, .. } => {
+        Query::Words { fts, terms } => {
             let window = opts.limit.saturating_mul(50).clamp(1000, i64::MAX as usize);
             let best = ranked::best(
                 conn,
@@ -151,42 +167,50 @@ pub fn search_until(
                 (now, opts.branch),
             );
             let top = on_branch(best?)?;
-            if top.len() >= opts.limit {
+            let mut candidates = if top.len() >= opts.limit {
                 top
             } else {
                 every()?
-            }
-        }
-        _ => every()?,
-    };
-    let hits = match &opts.query {
-        Query::Words { terms, .. } => {
+            };
             let highlight = snippet::terms_regex(terms);
             rank_words(&mut candidates, now);
             let top = top_by_session(candidates, opts.limit);
-            confirm(conn, top, (usize::MAX, stop, None), |text| {
-                Some(Snippet::around(text, highlight.as_ref()))
-            })?
+            confirm(
+                conn,
+                top.into_iter().map(Ok),
+                (usize::MAX, stop, None),
+                |text| Some(Snippet::around(text, highlight.as_ref())),
+            )?
         }
         Query::Literal(needle) => {
-            newest_first(&mut candidates);
             let raw = literal::raw_prefilter(needle);
             let raw = raw.as_ref().map(|f| f as RawTest);
-            confirm(conn, candidates, (opts.limit, stop, raw), |text| {
+            confirm(conn, newest()?, (opts.limit, stop, raw), |text| {
                 text.find(needle.as_str())
                     .map(|at| Snippet::at(text, at, at + needle.len()))
             })?
         }
         Query::Regex(re) => {
-            newest_first(&mut candidates);
             let raw = required::raw_prefilter(re.as_str());
             let raw = raw.as_ref().map(|f| f as RawTest);
-            confirm(conn, candidates, (opts.limit, stop, raw), |text| {
+            confirm(conn, newest()?, (opts.limit, stop, raw), |text| {
                 regex_snippet(re, text)
             })?
         }
     };
     Ok(group_by_session(hits))
+}
+
+/// The full-text rowids `source` gives for its MATCH argument `arg`.
+fn rowids_of(conn: &Connection, source: &str, arg: &str) -> Result<Vec<i64>> {
+    let mut stmt = conn
+        .prepare(&format!("SELECT r FROM ({source})"))
+        .map_err(|e| fts_error(&e))?;
+    let rows = stmt
+        .query_map([arg], |r| r.get(0))
+        .map_err(|e| fts_error(&e))?;
+    rows.collect::<rusqlite::Result<Vec<i64>>>()
+        .map_err(|e| fts_error(&e))
 }
 
 /// The query of `query`'s candidates (rows `r`, `score`) and its MATCH argument; `None` when
@@ -457,7 +481,7 @@ impl<'c> Sessions<'c> {
 /// `limit`, in the order given, unless `stop` is set first. A line `raw` rejects is not parsed.
 fn confirm(
     conn: &Connection,
-    candidates: Vec<Candidate>,
+    candidates: impl IntoIterator<Item = Result<Candidate>>,
     (limit, stop, raw): (usize, &AtomicBool, Option<RawTest>),
     matcher: impl Fn(&str) -> Option<Snippet>,
 ) -> Result<Vec<Hit>> {
@@ -467,6 +491,7 @@ fn confirm(
         if hits.len() >= limit {
             break;
         }
+        let c = c?;
         if stop.load(Ordering::Relaxed) {
             return Err(Error::Invalid("the search was stopped".into()));
         }

@@ -43,6 +43,7 @@ pub fn insert_entries(
     let mut direct = tx.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
     let key = copies::file_key(tx, file_id, state.created_ms)?;
     let first_seq = rows.first().map(|e| e.seq);
+    let mut run = Run::default();
     for e in rows.iter_mut() {
         match &e.id {
             Some(id) => state.tangled |= shadow.execute(params![file_id, id])? > 0,
@@ -63,6 +64,7 @@ pub fn insert_entries(
             insert.clear_bindings();
         }
         let rid = tx.last_insert_rowid();
+        run.add(rid, e.ts_ms);
         if let (Some(h), Some(t)) = (&huge, &big_text) {
             big::write(tx, -rid, file_id, &h.pieces(t).unwrap_or_default())?;
         }
@@ -104,7 +106,36 @@ pub fn insert_entries(
             big::index(tx, rowid, id)?;
         }
     }
+    run.write(tx, file_id)?;
     super::rollups::add(tx, file_id, first_seq)
+}
+
+/// The rids a batch's entries got and their newest timestamp (`rid_runs`, migration 0018).
+#[derive(Default)]
+struct Run {
+    rids: Option<(i64, i64)>,
+    max_ts: Option<i64>,
+}
+
+impl Run {
+    fn add(&mut self, rid: i64, ts_ms: Option<i64>) {
+        self.rids = Some(
+            self.rids
+                .map_or((rid, rid), |(lo, hi)| (lo.min(rid), hi.max(rid))),
+        );
+        self.max_ts = self.max_ts.max(ts_ms);
+    }
+
+    /// Records the run. A batch's rows follow each other (nothing else is inserted into
+    /// `entries` meanwhile), so every rid from `lo` to `hi` is one of them.
+    fn write(&self, tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
+        let Some((lo, hi)) = self.rids else {
+            return Ok(());
+        };
+        tx.prepare_cached("INSERT INTO rid_runs(lo, hi, file_id, max_ts) VALUES (?1, ?2, ?3, ?4)")?
+            .execute(params![lo, hi, file_id, self.max_ts])
+            .map(drop)
+    }
 }
 
 /// Indexes `found`, the joints of the text of full-text row `rowid` (`store::joints`): staged

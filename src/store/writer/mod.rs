@@ -212,6 +212,7 @@ pub fn clear_file(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
     copies::promote_others(tx, file_id)?;
     tx.execute("DELETE FROM tool_uses WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
+    tx.execute("DELETE FROM rid_runs WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM big_texts WHERE file_id = ?1", [file_id])?;
     rollups::clear(tx, file_id)?;
     tx.execute("DELETE FROM bad_lines WHERE file_id = ?1", [file_id])?;
