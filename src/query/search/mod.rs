@@ -128,6 +128,7 @@ pub fn search_until(
     opts: &SearchOptions,
     stop: &AtomicBool,
 ) -> Result<Vec<Hit>> {
+    let _snapshot = crate::store::writer::Snapshot::begin(conn)?;
     let Some((source, arg)) = candidate_source(conn, &opts.query)? else {
         return Ok(Vec::new());
     };

@@ -148,6 +148,34 @@ pub fn end_read(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("COMMIT")
 }
 
+/// A read transaction held while a query runs many small statements (a search's lookups, one
+/// per candidate): outside a transaction each statement takes and drops SQLite's shared lock
+/// (`fcntl` calls, a `stat` of the WAL), a quarter of a common literal's time. It also gives the
+/// query one snapshot throughout. Ended when dropped; `None` when a transaction is already open.
+pub struct Snapshot<'c>(&'c Connection);
+
+impl<'c> Snapshot<'c> {
+    /// Begins a read transaction on `conn` unless one is open.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn begin(conn: &'c Connection) -> rusqlite::Result<Option<Snapshot<'c>>> {
+        if !conn.is_autocommit() {
+            return Ok(None);
+        }
+        conn.execute_batch("BEGIN DEFERRED")?;
+        Ok(Some(Snapshot(conn)))
+    }
+}
+
+impl Drop for Snapshot<'_> {
+    fn drop(&mut self) {
+        // Nothing was written: ending it cannot lose anything, and an error leaves no lock
+        // (SQLite drops the read lock when the connection next ends a statement).
+        let _ = self.0.execute_batch("COMMIT");
+    }
+}
+
 /// Returns the id of a root, creating it.
 pub fn upsert_root(conn: &Connection, path: &str, layout: &str) -> rusqlite::Result<i64> {
     conn.execute(
