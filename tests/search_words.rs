@@ -307,12 +307,24 @@ fn needles_with_underscores_find_every_text_through_the_joints() {
     }
     check_needles(&store, &scope, &ids("joints", &rewritten), false, &needles);
 
+    let roots = vec![pidx::pi::layout::Root {
+        path: root.clone(),
+        layout: pidx::pi::layout::Layout::Tree,
+    }];
+    let indexed = |s: &Store| {
+        pidx::query::status::status(s, &roots)
+            .unwrap()
+            .joints_indexed
+    };
+    assert!(indexed(&store));
+
     // Texts indexed before the right sides alone (migration 0017): a needle that starts with
     // its `_` does without the joints. (Emptied here, they would give it no candidates.)
     store
         .conn
         .execute_batch("INSERT INTO joint_rights_stale(since_ms) VALUES (0); DELETE FROM joints;")
         .unwrap();
+    assert!(!indexed(&store), "status says the right sides are missing");
     let alone = ["_joint", "_jo", "_joint now", "_other"];
     check_needles(&store, &scope, &ids("joints", &rewritten), false, &alone);
 }

@@ -481,7 +481,7 @@ pub fn status_lines(s: &Status) -> Vec<String> {
     }
     if !s.joints_indexed {
         lines.push(
-            "note:    built before identifiers were indexed: literal search of names with `_` \
+            "note:    built before identifiers were fully indexed: literal search of names with `_` \
              is slower until `pidx sync --rebuild`"
                 .to_string(),
         );
