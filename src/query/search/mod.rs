@@ -7,6 +7,7 @@
 mod joined;
 mod literal;
 mod newest;
+mod one;
 pub mod parse;
 mod ranked;
 mod required;

@@ -8,11 +8,11 @@
 
 use std::collections::BinaryHeap;
 
-use rusqlite::{CachedStatement, Connection, OptionalExtension, Statement};
+use rusqlite::{CachedStatement, Connection, OptionalExtension};
 
-use super::{candidate, candidate_sql, filters, Candidate, SearchOptions};
+use super::one::One;
+use super::{Candidate, SearchOptions};
 use crate::error::Result;
-use crate::query::filter::{int, Where};
 use crate::query::Scope;
 
 /// The candidates of one run, and the newest timestamp any of them can have (`None`: none has
@@ -53,8 +53,7 @@ pub(super) struct Newest<'c> {
     /// Runs not joined yet, the newest last.
     runs: Vec<Run>,
     ready: BinaryHeap<Ready>,
-    one: Statement<'c>,
-    filters: Where,
+    one: One<'c>,
 }
 
 impl<'c> Newest<'c> {
@@ -73,27 +72,17 @@ impl<'c> Newest<'c> {
         let mut runs = group(conn, &rowids)?;
         // Newest last, to pop; `Some(_)` sorts after `None`, an unknown run (`i64::MAX`) last.
         runs.sort_by_key(|r| r.newest);
-        let filters = filters(scope, opts, []);
-        let one = conn.prepare(&candidate_sql(
-            "SELECT ?1 AS r, 0.0 AS score",
-            opts,
-            &filters,
-        ))?;
         Ok(Newest {
             runs,
             ready: BinaryHeap::new(),
-            one,
-            filters,
+            one: One::new(conn, scope, opts)?,
         })
     }
 
     fn join(&mut self, run: Run) -> Result<()> {
         for rowid in run.rowids {
-            let first = [int(rowid)];
-            let values = first.iter().chain(self.filters.values());
-            let mut rows = self.one.query(rusqlite::params_from_iter(values))?;
-            if let Some(row) = rows.next()? {
-                self.ready.push(Ready(candidate(row)?));
+            if let Some(c) = self.one.join(rowid, 0.0)? {
+                self.ready.push(Ready(c));
             }
         }
         Ok(())

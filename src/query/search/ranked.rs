@@ -4,12 +4,11 @@
 //! third). The answer is the one joining the whole window gives: a rare word's top 20 is settled
 //! after a few hundred of its 1000 (`jalapeño` on a 10,000-session corpus: 271).
 
-use rusqlite::types::Value;
 use rusqlite::Connection;
 
-use super::{candidate, candidate_sql, filters, fts_error, Candidate, SearchOptions};
+use super::one::One;
+use super::{fts_error, Candidate, SearchOptions};
 use crate::error::Result;
-use crate::query::filter::int;
 use crate::query::Scope;
 
 /// The recency weight of a hit: a hit loses up to a third of its relevance with age (half of
@@ -40,19 +39,14 @@ pub(super) fn best(
         })
         .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
         .map_err(|e| fts_error(&e))?;
-    let w = filters(scope, opts, []);
-    let mut one = conn.prepare(&candidate_sql("SELECT ?1 AS r, ?2 AS score", opts, &w))?;
+    let mut one = One::new(conn, scope, opts)?;
     let mut floor = Floor::new(if keep_all { usize::MAX } else { opts.limit });
     let mut found = Vec::new();
     for (rowid, score) in matches {
         if floor.excludes(-score) {
             break;
         }
-        let values = [int(rowid), Value::Real(score)];
-        let params = rusqlite::params_from_iter(values.iter().chain(w.values()));
-        let mut rows = one.query(params)?;
-        if let Some(row) = rows.next()? {
-            let c = candidate(row)?;
+        if let Some(c) = one.join(rowid, score)? {
             floor.add(c.relevance * blend(c.ts_ms, now_ms));
             found.push(c);
         }

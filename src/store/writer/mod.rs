@@ -111,7 +111,8 @@ impl<'c> WriteTx<'c> {
     /// SQLite errors; the transaction is then rolled back.
     pub fn commit(&mut self) -> rusqlite::Result<()> {
         if let Some(tx) = self.tx.take() {
-            flush_texts(&tx, &mut self.staged)?;
+            // Taken whatever happens: a failed commit leaves nothing for the next transaction.
+            flush_texts(&tx, std::mem::take(&mut self.staged))?;
             tx.commit()?;
         }
         Ok(())
@@ -172,7 +173,7 @@ impl Drop for Snapshot<'_> {
     fn drop(&mut self) {
         // Nothing was written: ending it cannot lose anything, and an error leaves no lock
         // (SQLite drops the read lock when the connection next ends a statement).
-        let _ = self.0.execute_batch("COMMIT");
+        let _ = end_read(self.0);
     }
 }
 
@@ -373,13 +374,13 @@ impl Staged {
 
 /// Inserts the staged texts into the full-text and joints indexes, each in rowid order
 /// (call last in the transaction). Each text is let go once inserted.
-fn flush_texts(conn: &Connection, staged: &mut Staged) -> rusqlite::Result<()> {
-    for (table, rows) in [("fts", &mut staged.texts), ("joints", &mut staged.joints)] {
+fn flush_texts(conn: &Connection, staged: Staged) -> rusqlite::Result<()> {
+    for (table, mut rows) in [("fts", staged.texts), ("joints", staged.joints)] {
         // Nearly in order already (an entry's rowids follow each other): a merge sort of runs.
         rows.sort_by_key(|(rowid, _)| *rowid);
         let mut insert =
             conn.prepare_cached(&format!("INSERT INTO {table}(rowid, body) VALUES (?1, ?2)"))?;
-        for (rowid, body) in rows.drain(..) {
+        for (rowid, body) in rows {
             insert.execute(params![rowid, body])?;
         }
     }
