@@ -481,3 +481,65 @@ fn stats_csv_and_json_parse() {
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
     }
 }
+
+/// `stats --by session` labels every session it shows: past 64 they come from one read of every
+/// session instead of a lookup each. Both ways give the same sessions, handles and titles, in the
+/// order asked, and leave out a path the index does not hold.
+#[test]
+fn session_labels_read_at_once_equal_those_looked_up() {
+    use pidx::query::handle::sessions_at;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let dir = root.join("--home-u-p--");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..80 {
+        // Ids sharing their first 34 characters: every handle is longer than the shortest.
+        let id = format!("0199aaaa-1111-7000-8000-0000000000{i:02}");
+        let mut lines = vec![format!(
+            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/u/p"}}"#
+        )];
+        if i % 7 != 0 {
+            lines.push(common::live::user(
+                "e1",
+                None,
+                &format!("title {i}\\n  of a session"),
+            ));
+        }
+        let name = format!("2026-01-01T00-00-{:02}-000Z_{id}.jsonl", i % 60);
+        std::fs::write(dir.join(name), lines.join("\n") + "\n").unwrap();
+    }
+    let db = tmp.path().join("i.db");
+    let (store, _) = common::indexed(&root, &db);
+    let mut paths: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path().to_string_lossy().into_owned())
+        .collect();
+    paths.sort();
+    paths.reverse();
+    paths.truncate(75);
+    paths.insert(10, "/nowhere/x.jsonl".into());
+    let seen = |s: &pidx::query::handle::SessionAtPath| {
+        (
+            s.path.clone(),
+            s.session_id.clone(),
+            s.handle.clone(),
+            s.title.clone(),
+            s.cwd.clone(),
+            s.created_ms,
+        )
+    };
+    let many: Vec<_> = sessions_at(&store.conn, paths.iter().map(String::as_str))
+        .unwrap()
+        .iter()
+        .map(seen)
+        .collect();
+    let one_by_one: Vec<_> = paths
+        .iter()
+        .flat_map(|p| sessions_at(&store.conn, [p.as_str()]).unwrap())
+        .map(|s| seen(&s))
+        .collect();
+    assert_eq!(many.len(), 75);
+    assert_eq!(many, one_by_one);
+    assert!(many.iter().any(|s| s.3.is_none()) && many.iter().any(|s| s.3.is_some()));
+    assert!(many.iter().all(|s| s.2.len() > 8), "{many:?}");
+}

@@ -75,6 +75,9 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
     let (store, _, deferred) = env.open_fresh_first(first)?;
     let unread = deferred.map(|d| d.ids).unwrap_or_default();
     let scope = scoped(&store.conn)?;
+    if opts.limit.is_none() {
+        crate::store::cache_for_one_pass(&store.conn)?;
+    }
     let mut sessions = list::list_sessions(&store.conn, &scope, &opts)?;
     let before_query = sessions.len();
     if let Some(q) = &args.query {

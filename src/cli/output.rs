@@ -49,6 +49,19 @@ impl Out {
         self.stdout.write_all(b"\n")
     }
 
+    /// Writes many lines at once (a table): through one buffer, not a write each.
+    ///
+    /// # Errors
+    /// As [`Out::line`].
+    pub fn lines<S: AsRef<str>>(&mut self, lines: impl IntoIterator<Item = S>) -> io::Result<()> {
+        let mut w = io::BufWriter::with_capacity(1 << 16, &mut self.stdout);
+        for l in lines {
+            w.write_all(l.as_ref().as_bytes())?;
+            w.write_all(b"\n")?;
+        }
+        w.flush()
+    }
+
     /// Writes `value` as one line of JSON, serialised straight into the output.
     ///
     /// # Errors

@@ -79,15 +79,12 @@ pub fn session_table(
         None => rows
             .into_iter()
             .map(|mut r| {
-                r[0] = cut(&r[0], 60, Cut::End);
+                r[0] = cut(&r[0], 60, Cut::End).into_owned();
                 r
             })
             .collect(),
     };
-    for line in table::render(&cols, &rows, width, &shrink) {
-        out.line(&line)?;
-    }
-    Ok(())
+    out.lines(table::render(&cols, &rows, width, &shrink))
 }
 
 pub fn session_detail(out: &mut Out, d: &SessionDetail) -> io::Result<()> {

@@ -5,8 +5,6 @@ use anyhow::{bail, Result};
 
 use std::collections::HashMap;
 
-use unicode_width::UnicodeWidthStr;
-
 use super::args::{GatewayArgs, ProjectArgs, RangeArgs, ZoneArgs};
 use super::chart;
 use super::env::Env;
@@ -49,6 +47,7 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
     }
     let (store, mut scope) = env.open_fresh()?;
     scope.gateway = args.gateway.filter();
+    crate::store::cache_for_one_pass(&store.conn)?;
     let opts = StatsOptions {
         dims: dims.clone(),
         since_ms,
@@ -236,8 +235,8 @@ fn write_table(
     let cell_widths: Vec<(Vec<usize>, [usize; 14])> = cells
         .iter()
         .map(|(keys, vals)| {
-            let keys = keys.iter().map(|k| k.width()).collect();
-            (keys, vals.each_ref().map(|v| v.width()))
+            let keys = keys.iter().map(|k| table::width(k)).collect();
+            (keys, vals.each_ref().map(|v| table::width(v)))
         })
         .collect();
     let mut left_out = 0;
@@ -272,9 +271,7 @@ fn write_table(
                         .map(String::as_str)
                         .chain(shown_cols.iter().map(|&i| vals[i].as_str()))
                 });
-                for line in table::lines(&cols, table_rows, &widths) {
-                    out.line(&line)?;
-                }
+                out.lines(table::lines(&cols, table_rows, &widths))?;
                 if left_out > 0 {
                     out.line(&format!(
                         "({left_out} column{} left out to fit {} columns; --json and --csv have them all)",

@@ -186,15 +186,28 @@ pub fn sessions_at<'a>(
     let mut found = Vec::with_capacity(paths.len());
     if paths.len() > LOOKUPS_UP_TO {
         // Many paths (`stats --by session` over every session): one read of every session
-        // instead of a lookup by path each (10,000 lookups: 70 ms).
-        let mut all: HashMap<String, (i64, SessionAtPath)> = conn
-            .prepare(&format!(
-                "SELECT {columns} FROM files f JOIN sessions s ON s.file_id = f.id"
-            ))?
-            .query_map([], row)?
-            .map(|r| r.map(|(id, s)| (s.path.clone(), (id, s))))
-            .collect::<rusqlite::Result<_>>()?;
-        found.extend(paths.iter().filter_map(|p| all.remove(*p)));
+        // instead of a lookup by path each (10,000 lookups: 70 ms); a row is decoded only when
+        // its path is wanted, and lands in the place of its path.
+        let place: HashMap<&str, usize> = paths.iter().enumerate().map(|(i, p)| (*p, i)).collect();
+        let mut placed: Vec<Option<(i64, SessionAtPath)>> = Vec::new();
+        placed.resize_with(paths.len(), || None);
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {columns} FROM files f JOIN sessions s ON s.file_id = f.id"
+        ))?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            let path = r.get_ref(5)?.as_str().map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    5,
+                    rusqlite::types::Type::Text,
+                    Box::new(e),
+                )
+            })?;
+            if let Some(&i) = place.get(path) {
+                placed[i] = Some(row(r)?);
+            }
+        }
+        found.extend(placed.into_iter().flatten());
     } else {
         let mut find = conn.prepare_cached(&format!(
             "SELECT {columns} FROM files f JOIN sessions s ON s.file_id = f.id WHERE f.path = ?1"
