@@ -40,7 +40,7 @@ pub struct SessionInfo {
     pub first_message: String,
     pub all_messages_text: Option<String>,
     /// What an agent gateway's `sessions.json` says of this transcript (gateway roots only).
-    pub gateway: Option<GatewayInfo>,
+    pub gateway: Option<Box<GatewayInfo>>,
 }
 
 /// A gateway transcript's agent and session key (spec: README "Agent gateways").
@@ -205,8 +205,17 @@ fn every(conn: &Connection, w: &Where, all: bool) -> rusqlite::Result<Vec<Sessio
             r.get::<_, String>(11)?,
         ))
     })?;
-    let mut found = rows.collect::<rusqlite::Result<Vec<_>>>()?;
-    found.sort_by(|(a, a_ns, a_name), (b, b_ns, b_name)| {
+    // Room for every session up front, and the rows sorted by their places: growing the vector
+    // and sorting whole rows moved 4 MB around, into fresh pages each time (page faults were a
+    // quarter of `list --all --json`).
+    let sessions: i64 = conn.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))?;
+    let mut found = Vec::with_capacity(usize::try_from(sessions).unwrap_or(0));
+    for row in rows {
+        found.push(row?);
+    }
+    let mut order: Vec<usize> = (0..found.len()).collect();
+    order.sort_by(|&a, &b| {
+        let ((a, a_ns, a_name), (b, b_ns, b_name)) = (&found[a], &found[b]);
         b.modified_ms
             .cmp(&a.modified_ms)
             .then_with(|| {
@@ -218,7 +227,9 @@ fn every(conn: &Connection, w: &Where, all: bool) -> rusqlite::Result<Vec<Sessio
             })
             .then_with(|| crate::pi::collate::compare(b_name, a_name))
     });
-    Ok(found.into_iter().map(|(info, _, _)| info).collect())
+    let mut found: Vec<Option<SessionInfo>> =
+        found.into_iter().map(|(info, _, _)| Some(info)).collect();
+    Ok(order.into_iter().filter_map(|i| found[i].take()).collect())
 }
 
 /// Lists sessions as pi would.
@@ -311,7 +322,7 @@ pub fn add_gateway(
             })
         });
     match row {
-        Ok(g) => info.gateway = Some(g),
+        Ok(g) => info.gateway = Some(Box::new(g)),
         Err(rusqlite::Error::QueryReturnedNoRows) => return Ok(()),
         Err(e) => return Err(e),
     }

@@ -184,16 +184,18 @@ fn listed(r: &postgres::Row) -> (SourcedInfo, i64, String) {
             .get::<_, Option<String>>(9)
             .unwrap_or_else(|| "(no messages)".into()),
         all_messages_text: None,
-        gateway: agent.map(|agent_id| GatewayInfo {
-            agent_id,
-            session_key: r.get(13),
-            current: r.get(14),
-            channel: r.get(15),
-            chat_type: r.get(16),
-            peer: r.get(17),
-            display_name: r.get(18),
-            subject: r.get(19),
-            thread_id: r.get(20),
+        gateway: agent.map(|agent_id| {
+            Box::new(GatewayInfo {
+                agent_id,
+                session_key: r.get(13),
+                current: r.get(14),
+                channel: r.get(15),
+                chat_type: r.get(16),
+                peer: r.get(17),
+                display_name: r.get(18),
+                subject: r.get(19),
+                thread_id: r.get(20),
+            })
         }),
     };
     (
