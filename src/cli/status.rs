@@ -12,6 +12,8 @@ pub fn run(env: &Env, out: &mut Out) -> Result<Found> {
         Ok(store) => store,
         Err(e) => env.read_as_it_is(e)?,
     };
+    // The counts read every session row once.
+    crate::store::cache_for_one_pass(&store.conn)?;
     let status = crate::query::status::status(&store, &env.roots)?;
     if env.global.json {
         out.line(&serde_json::to_string(&status)?)?;

@@ -43,7 +43,7 @@ pub fn map_for_search(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 /// The page cache of a command that reads most of a table once (`stats`, every session of
-/// `list`, a 10,000-row `stats --by session`): 2 MB instead of the 32 MB the writer wants.
+/// `list`, `status`'s counts): 2 MB instead of the 32 MB the writer wants.
 /// A large cache gains such a pass nothing (no page is read twice), and every page it adds is
 /// fresh heap memory the kernel faults in and zeroes: on a 1 GB corpus `list --all --json` took
 /// 81 -> 67 ms and `stats --by session` 194 -> 169 ms with the small one (medians of 11, side
