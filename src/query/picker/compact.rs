@@ -180,22 +180,44 @@ pub(super) fn letters(t: &Token) -> u128 {
 }
 
 /// The lower-cased UTF-16 units of `text` (modulo 128) as bits; a capital sigma counts as
-/// both of its lower cases (which one depends on its neighbours).
+/// both of its lower cases (which one depends on its neighbours). ASCII bytes are only marked
+/// seen and lower-cased once each at the end (a character at a time, this was 141 of the 516 ms
+/// the picker spent compacting 10,000 sessions' text).
 fn presence(text: &str) -> u128 {
+    let bytes = text.as_bytes();
+    let mut seen = [false; 128];
     let mut bits = 0u128;
-    let mut set = |u: u16| bits |= 1u128 << (u % 128);
-    for c in text.chars() {
-        if c.is_ascii() {
-            set(u16::from(c.to_ascii_lowercase() as u8));
+    let mut at = 0;
+    while at < bytes.len() {
+        let b = bytes[at];
+        if b.is_ascii() {
+            seen[usize::from(b)] = true;
+            at += 1;
             continue;
         }
-        if c == 'Σ' {
-            set('ς' as u16);
-        }
-        let mut buf = [0u16; 2];
-        for l in c.to_lowercase() {
-            l.encode_utf16(&mut buf).iter().for_each(|&u| set(u));
-        }
+        let Some(c) = text[at..].chars().next() else {
+            break;
+        };
+        at += c.len_utf8();
+        bits |= char_units(c);
+    }
+    (0u8..128)
+        .filter(|&b| seen[usize::from(b)])
+        .fold(bits, |bits, b| {
+            bits | 1u128 << (b.to_ascii_lowercase() % 128)
+        })
+}
+
+/// The bits of one character's lower cases' UTF-16 units.
+fn char_units(c: char) -> u128 {
+    let mut bits = 0u128;
+    let mut set = |u: u16| bits |= 1u128 << (u % 128);
+    if c == 'Σ' {
+        set('ς' as u16);
+    }
+    let mut buf = [0u16; 2];
+    for l in c.to_lowercase() {
+        l.encode_utf16(&mut buf).iter().for_each(|&u| set(u));
     }
     bits
 }
@@ -203,6 +225,32 @@ fn presence(text: &str) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn presence_equals_a_character_at_a_time() {
+        let each = |text: &str| {
+            text.chars().fold(0u128, |bits, c| {
+                let units = if c.is_ascii() {
+                    1u128 << (c.to_ascii_lowercase() as u32 % 128)
+                } else {
+                    char_units(c)
+                };
+                bits | units
+            })
+        };
+        let every_ascii: String = (0u8..128).map(char::from).collect();
+        for text in [
+            "",
+            "Plain ASCII, UPPER and lower: 42!",
+            every_ascii.as_str(),
+            "ΟΔΟΣ Σίσυφος İstanbul ǅ ß 𝔘𝔫𝔦 😀 \u{10FFFF}",
+            "mixed ascii then ÉCOLE then ascii again Z",
+        ] {
+            assert_eq!(presence(text), each(text), "{text:?}");
+        }
+        assert_ne!(presence("A"), presence("b"));
+        assert_eq!(presence("A"), presence("a"));
+    }
 
     #[test]
     fn compact_scores_equal_full_scores() {
