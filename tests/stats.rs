@@ -490,24 +490,7 @@ fn session_labels_read_at_once_equal_those_looked_up() {
     use pidx::query::handle::sessions_at;
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sessions");
-    let dir = root.join("--home-u-p--");
-    std::fs::create_dir_all(&dir).unwrap();
-    for i in 0..80 {
-        // Ids sharing their first 34 characters: every handle is longer than the shortest.
-        let id = format!("0199aaaa-1111-7000-8000-0000000000{i:02}");
-        let mut lines = vec![format!(
-            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/u/p"}}"#
-        )];
-        if i % 7 != 0 {
-            lines.push(common::live::user(
-                "e1",
-                None,
-                &format!("title {i}\\n  of a session"),
-            ));
-        }
-        let name = format!("2026-01-01T00-00-{:02}-000Z_{id}.jsonl", i % 60);
-        std::fs::write(dir.join(name), lines.join("\n") + "\n").unwrap();
-    }
+    let dir = eighty_sessions(&root);
     let db = tmp.path().join("i.db");
     let (store, _) = common::indexed(&root, &db);
     let mut paths: Vec<String> = std::fs::read_dir(&dir)
@@ -542,4 +525,59 @@ fn session_labels_read_at_once_equal_those_looked_up() {
     assert_eq!(many, one_by_one);
     assert!(many.iter().any(|s| s.3.is_none()) && many.iter().any(|s| s.3.is_some()));
     assert!(many.iter().all(|s| s.2.len() > 8), "{many:?}");
+}
+
+/// The table by session over all time reads its labels on a second connection while it sums
+/// the figures; over a range it reads them after, for the rows found. Both give the same table.
+#[test]
+fn a_table_by_session_is_labelled_the_same_however_its_labels_are_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    eighty_sessions(&root);
+    let db = tmp.path().join("i.db");
+    common::pidx(&db, &root).arg("sync").assert().code(0);
+    let table = |extra: &[&str]| {
+        let out = common::pidx(&db, &root)
+            .args(["stats", "--by", "session"])
+            .args(extra)
+            .env("COLUMNS", "200")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let all_time = table(&[]);
+    // Every session's activity is on 2026-01-01: this range holds all of it.
+    assert_eq!(all_time, table(&["--since", "2025-01-01", "--tz", "UTC"]));
+    // A header and the 68 sessions with a message (every seventh has none).
+    assert_eq!(all_time.lines().count(), 1 + 68, "{all_time}");
+    assert!(all_time.contains("title 12 of a session"), "{all_time}");
+    assert!(
+        !all_time.contains(".jsonl"),
+        "every row has a label: {all_time}"
+    );
+}
+
+/// 80 sessions in one project folder of `root` (ids sharing 34 characters; every seventh has
+/// no message), the folder returned.
+fn eighty_sessions(root: &Path) -> std::path::PathBuf {
+    let dir = root.join("--home-u-p--");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..80 {
+        // Ids sharing their first 34 characters: every handle is longer than the shortest.
+        let id = format!("0199aaaa-1111-7000-8000-0000000000{i:02}");
+        let mut lines = vec![format!(
+            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/u/p"}}"#
+        )];
+        if i % 7 != 0 {
+            lines.push(common::live::user(
+                "e1",
+                None,
+                &format!("title {i}\\n  of a session"),
+            ));
+        }
+        let name = format!("2026-01-01T00-00-{:02}-000Z_{id}.jsonl", i % 60);
+        std::fs::write(dir.join(name), lines.join("\n") + "\n").unwrap();
+    }
+    dir
 }

@@ -13,6 +13,8 @@ use super::table::{self, Column, Cut};
 use super::Found;
 use crate::query::handle;
 use crate::query::stats::{self, Dim, Figures, Row, StatsOptions};
+use crate::query::Scope;
+use crate::store::Store;
 use clap::Args;
 
 #[derive(Args, Debug)]
@@ -55,7 +57,15 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
         cwd: args.project.cwd(),
         zone,
     };
-    let rows = stats::stats(&store.conn, &scope, &opts)?;
+    // A table by session over every project and all time labels nearly every session.
+    let label_all = dims.contains(&Dim::Session)
+        && !env.global.json
+        && !args.csv
+        && opts.cwd.is_none()
+        && since_ms.is_none()
+        && until_ms.is_none()
+        && scope.gateway.is_empty();
+    let (rows, early_labels) = figures(env, &store, &scope, &opts, label_all)?;
     let found = rows.iter().any(|r| r.figures != Figures::default());
     if env.global.json {
         out.json(&rows)?;
@@ -80,7 +90,9 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
         }
         crate::term::say(&msg);
     } else {
-        let labels = if dims.contains(&Dim::Session) {
+        let labels = if let Some(labels) = early_labels {
+            labels
+        } else if dims.contains(&Dim::Session) {
             let at = dims.iter().position(|d| *d == Dim::Session).unwrap_or(0);
             handle::labels_by_path(
                 &store.conn,
@@ -99,6 +111,35 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
         }
     }
     Ok(found)
+}
+
+/// Session labels by path, as [`handle::labels_by_path`] gives them.
+type Labels = HashMap<String, String>;
+
+/// The figures, and, when `label_all`, the labels of every session, read on a second connection
+/// meanwhile (summing the figures and reading the labels were each about a third of a
+/// 10,000-row table's time). `None` when the labels were not read or could not be: then they
+/// are read after, for the rows found. A session synced in between has no label in that read
+/// and shows its path.
+fn figures(
+    env: &Env,
+    store: &Store,
+    scope: &Scope,
+    opts: &StatsOptions,
+    label_all: bool,
+) -> Result<(Vec<Row>, Option<Labels>)> {
+    std::thread::scope(|s| {
+        let labeller = label_all.then(|| {
+            s.spawn(|| -> crate::Result<Labels> {
+                let store = Store::open_read_only(&env.db)?;
+                crate::store::cache_for_one_pass(&store.conn)?;
+                Ok(handle::labels_of_every_session(&store.conn)?)
+            })
+        });
+        let rows = stats::stats(&store.conn, scope, opts)?;
+        let labels = labeller.and_then(|h| h.join().ok()).and_then(Result::ok);
+        Ok((rows, labels))
+    })
 }
 
 const COLUMNS: [&str; 14] = [

@@ -252,6 +252,18 @@ pub fn labels_by_path<'a>(
         .collect())
 }
 
+/// [`labels_by_path`] of every session file in the index.
+///
+/// # Errors
+/// Index errors only.
+pub fn labels_of_every_session(conn: &Connection) -> rusqlite::Result<HashMap<String, String>> {
+    let paths = conn
+        .prepare("SELECT path FROM files")?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    labels_by_path(conn, paths.iter().map(String::as_str))
+}
+
 /// The shortest prefix of `id` (in characters, at least [`MIN_LEN`]) that neither neighbour
 /// starts with.
 fn shortest_unique(id: &str, neighbours: [Option<&str>; 2]) -> String {
