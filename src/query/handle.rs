@@ -169,6 +169,15 @@ pub fn sessions_at<'a>(
     paths: impl IntoIterator<Item = &'a str>,
 ) -> rusqlite::Result<Vec<SessionAtPath>> {
     let paths: Vec<&str> = paths.into_iter().collect();
+    with_handles(conn, read_sessions(conn, Some(&paths))?)
+}
+
+/// The session rows (file id first) of `paths`, in that order, or of every session file
+/// (`None`), without their handles.
+fn read_sessions(
+    conn: &Connection,
+    paths: Option<&[&str]>,
+) -> rusqlite::Result<Vec<(i64, SessionAtPath)>> {
     let columns = format!("f.id, s.session_id, {TITLE}, s.cwd, s.created_ms, f.path");
     let row = |r: &rusqlite::Row| {
         Ok((
@@ -183,39 +192,49 @@ pub fn sessions_at<'a>(
             },
         ))
     };
-    let mut found = Vec::with_capacity(paths.len());
-    if paths.len() > LOOKUPS_UP_TO {
-        // Many paths (`stats --by session` over every session): one read of every session
-        // instead of a lookup by path each (10,000 lookups: 70 ms); a row is decoded only when
-        // its path is wanted, and lands in the place of its path.
-        let place: HashMap<&str, usize> = paths.iter().enumerate().map(|(i, p)| (*p, i)).collect();
-        let mut placed: Vec<Option<(i64, SessionAtPath)>> = Vec::new();
-        placed.resize_with(paths.len(), || None);
-        let mut stmt = conn.prepare(&format!(
-            "SELECT {columns} FROM files f JOIN sessions s ON s.file_id = f.id"
-        ))?;
-        let mut rows = stmt.query([])?;
-        while let Some(r) = rows.next()? {
-            let path = r.get_ref(5)?.as_str().map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    5,
-                    rusqlite::types::Type::Text,
-                    Box::new(e),
-                )
-            })?;
-            if let Some(&i) = place.get(path) {
-                placed[i] = Some(row(r)?);
-            }
-        }
-        found.extend(placed.into_iter().flatten());
-    } else {
+    if let Some(paths) = paths.filter(|p| p.len() <= LOOKUPS_UP_TO) {
         let mut find = conn.prepare_cached(&format!(
             "SELECT {columns} FROM files f JOIN sessions s ON s.file_id = f.id WHERE f.path = ?1"
         ))?;
+        let mut found = Vec::with_capacity(paths.len());
         for path in paths {
             found.extend(find.query_row([path], row).optional()?);
         }
+        return Ok(found);
     }
+    // Many paths (`stats --by session` over every session), or all: one read of every session
+    // instead of a lookup by path each (10,000 lookups: 70 ms).
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {columns} FROM files f JOIN sessions s ON s.file_id = f.id"
+    ))?;
+    let mut rows = stmt.query([])?;
+    let Some(paths) = paths else {
+        let mut every = Vec::new();
+        while let Some(r) = rows.next()? {
+            every.push(row(r)?);
+        }
+        return Ok(every);
+    };
+    // A row is decoded only when its path is wanted, and lands in the place of its path.
+    let place: HashMap<&str, usize> = paths.iter().enumerate().map(|(i, p)| (*p, i)).collect();
+    let mut placed: Vec<Option<(i64, SessionAtPath)>> = Vec::new();
+    placed.resize_with(paths.len(), || None);
+    while let Some(r) = rows.next()? {
+        let path = r.get_ref(5)?.as_str().map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(5, rusqlite::types::Type::Text, Box::new(e))
+        })?;
+        if let Some(&i) = place.get(path) {
+            placed[i] = Some(row(r)?);
+        }
+    }
+    Ok(placed.into_iter().flatten().collect())
+}
+
+/// `found`, each given its handle.
+fn with_handles(
+    conn: &Connection,
+    found: Vec<(i64, SessionAtPath)>,
+) -> rusqlite::Result<Vec<SessionAtPath>> {
     let handles = handles(
         conn,
         found.iter().map(|(file_id, s)| Session {
@@ -242,26 +261,27 @@ pub fn labels_by_path<'a>(
     conn: &Connection,
     paths: impl IntoIterator<Item = &'a str>,
 ) -> rusqlite::Result<HashMap<String, String>> {
-    Ok(sessions_at(conn, paths)?
+    Ok(labels(sessions_at(conn, paths)?))
+}
+
+/// [`labels_by_path`] of every session file in the index, from one read of them.
+///
+/// # Errors
+/// Index errors only.
+pub fn labels_of_every_session(conn: &Connection) -> rusqlite::Result<HashMap<String, String>> {
+    Ok(labels(with_handles(conn, read_sessions(conn, None)?)?))
+}
+
+/// Each session's label by its path.
+fn labels(sessions: Vec<SessionAtPath>) -> HashMap<String, String> {
+    sessions
         .into_iter()
         .map(|s| {
             let title = s.title.as_deref().unwrap_or("(no messages)");
             let label = format!("{}  {title}", s.handle);
             (s.path, label)
         })
-        .collect())
-}
-
-/// [`labels_by_path`] of every session file in the index.
-///
-/// # Errors
-/// Index errors only.
-pub fn labels_of_every_session(conn: &Connection) -> rusqlite::Result<HashMap<String, String>> {
-    let paths = conn
-        .prepare("SELECT path FROM files")?
-        .query_map([], |r| r.get::<_, String>(0))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    labels_by_path(conn, paths.iter().map(String::as_str))
+        .collect()
 }
 
 /// The shortest prefix of `id` (in characters, at least [`MIN_LEN`]) that neither neighbour
