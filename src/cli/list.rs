@@ -76,7 +76,7 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
     let unread = deferred.map(|d| d.ids).unwrap_or_default();
     let scope = scoped(&store.conn)?;
     if opts.limit.is_none() {
-        crate::store::cache_for_one_pass(&store.conn)?;
+        crate::store::small_cache(&store.conn)?;
     }
     let mut sessions = list::list_sessions(&store.conn, &scope, &opts)?;
     let before_query = sessions.len();

@@ -49,7 +49,7 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
     }
     let (store, mut scope) = env.open_fresh()?;
     scope.gateway = args.gateway.filter();
-    crate::store::cache_for_one_pass(&store.conn)?;
+    crate::store::small_cache(&store.conn)?;
     let opts = StatsOptions {
         dims: dims.clone(),
         since_ms,
@@ -132,7 +132,7 @@ fn figures(
         let labeller = label_all.then(|| {
             s.spawn(|| -> crate::Result<Labels> {
                 let store = Store::open_read_only(&env.db)?;
-                crate::store::cache_for_one_pass(&store.conn)?;
+                crate::store::small_cache(&store.conn)?;
                 Ok(handle::labels_of_every_session(&store.conn)?)
             })
         });

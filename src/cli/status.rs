@@ -13,7 +13,7 @@ pub fn run(env: &Env, out: &mut Out) -> Result<Found> {
         Err(e) => env.read_as_it_is(e)?,
     };
     // The counts read every session row once.
-    crate::store::cache_for_one_pass(&store.conn)?;
+    crate::store::small_cache(&store.conn)?;
     let status = crate::query::status::status(&store, &env.roots)?;
     if env.global.json {
         out.line(&serde_json::to_string(&status)?)?;

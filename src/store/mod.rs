@@ -42,16 +42,17 @@ pub fn map_for_search(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch(&format!("PRAGMA mmap_size = {SEARCH_MAP}"))
 }
 
-/// The page cache of a command that reads most of a table once (`stats`, every session of
-/// `list`, `status`'s counts): 2 MB instead of the 32 MB the writer wants.
-/// A large cache gains such a pass nothing (no page is read twice), and every page it adds is
-/// fresh heap memory the kernel faults in and zeroes: on a 1 GB corpus `list --all --json` took
-/// 81 -> 67 ms and `stats --by session` 194 -> 169 ms with the small one (medians of 11, side
-/// by side). A first page of `list` re-reads its pages and stays on the large cache.
+/// A 2 MB page cache instead of the 32 MB the writer wants, for a connection that reads most
+/// of a table once (`stats`, every session of `list`, `status`'s counts) or reads little at a
+/// time for long (the picker's connections, whose memory is bounded). A large cache gains a
+/// single pass nothing (no page is read twice), and every page it adds is fresh heap memory the
+/// kernel faults in and zeroes: on a 1 GB corpus `list --all --json` took 81 -> 67 ms and
+/// `stats --by session` 194 -> 169 ms with the small one (medians of 11, side by side). A
+/// first page of `list` re-reads its pages and stays on the large cache.
 ///
 /// # Errors
 /// SQLite errors.
-pub fn cache_for_one_pass(conn: &Connection) -> rusqlite::Result<()> {
+pub fn small_cache(conn: &Connection) -> rusqlite::Result<()> {
     conn.execute_batch("PRAGMA cache_size = -2048")
 }
 

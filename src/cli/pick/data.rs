@@ -46,7 +46,7 @@ impl Source {
             Err(e) => return Err(e.into()),
         };
         // The picker reads little per key: a small page cache keeps its memory small.
-        store.conn.execute_batch(SMALL_CACHE)?;
+        crate::store::small_cache(&store.conn)?;
         let scope = Scope::new(&store.conn, &env.roots)?;
         Ok(Source {
             store,
@@ -133,7 +133,7 @@ impl Source {
             let opts = ListOptions::default();
             let listed = Store::open_read_only(&db)
                 .and_then(|store| {
-                    store.conn.execute_batch(SMALL_CACHE)?;
+                    crate::store::small_cache(&store.conn)?;
                     let list = list::list_sessions(&store.conn, &scope, &opts)?;
                     Ok((store, Arc::new(clip_titles(list))))
                 })
@@ -182,9 +182,6 @@ fn clip_titles(mut sessions: Vec<SessionInfo>) -> Vec<SessionInfo> {
     }
     sessions
 }
-
-/// SQLite's page cache for the picker's connections (2 MiB; the index default is 32 MiB).
-const SMALL_CACHE: &str = "PRAGMA cache_size = -2048";
 
 /// Texts read ahead of their compaction (a few: one can be a huge session's).
 const TEXTS_AHEAD: usize = 4;

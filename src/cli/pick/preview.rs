@@ -74,7 +74,7 @@ impl Previewer {
         std::thread::spawn(move || {
             let store = Store::open_read_only(&db);
             if let Ok(s) = &store {
-                let _ = s.conn.execute_batch("PRAGMA cache_size = -2048");
+                let _ = crate::store::small_cache(&s.conn);
             }
             while let Ok(mut target) = asked.recv() {
                 while let Ok(newer) = asked.try_recv() {
