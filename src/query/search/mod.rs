@@ -12,6 +12,7 @@ pub mod parse;
 mod ranked;
 mod required;
 mod snippet;
+mod span;
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
@@ -130,7 +131,12 @@ pub fn search_until(
     stop: &AtomicBool,
 ) -> Result<Vec<Hit>> {
     let _snapshot = crate::store::writer::Snapshot::begin(conn)?;
-    let Some((source, arg)) = candidate_source(conn, &opts.query)? else {
+    let span = span::Span::of(conn, scope, opts)?;
+    let span = span.as_ref();
+    if span.is_some_and(span::Span::is_empty) {
+        return Ok(Vec::new());
+    }
+    let Some((source, arg)) = candidate_source(conn, &opts.query, span)? else {
         return Ok(Vec::new());
     };
     let on_branch = |mut found: Vec<Candidate>| -> Result<Vec<Candidate>> {
@@ -139,14 +145,23 @@ pub fn search_until(
         }
         Ok(found)
     };
-    let every = || on_branch(candidates(conn, scope, opts, &source, arg.clone())?);
+    let every = || {
+        on_branch(candidates(
+            conn,
+            scope,
+            opts,
+            (&source, arg.as_deref()),
+            span,
+        )?)
+    };
     let now = chrono::Utc::now().timestamp_millis();
     // Literal and regex hits come newest first: full-text candidates are put in that order
     // run by run (`newest.rs`); a scan of every text, or `--branch`, sorts them all.
     let newest = || -> Result<Box<dyn Iterator<Item = Result<Candidate>> + '_>> {
         match &arg {
             Some(arg) if !opts.branch => {
-                let rowids = rowids_of(conn, &source, arg)?;
+                let mut rowids = rowids_of(conn, &source, arg)?;
+                rowids.retain(|&r| span.is_none_or(|s| s.holds(r)));
                 Ok(Box::new(newest::Newest::new(conn, scope, opts, rowids)?))
             }
             _ => {
@@ -158,21 +173,22 @@ pub fn search_until(
     };
     let hits = match &opts.query {
         // Most relevant first: of a window of the best matches, only what can reach the top;
-        // every match when the filters leave too few of them.
+        // every match when the filters leave too few of them. A narrowed search ranks every
+        // match in its span at once.
         Query::Words { fts, terms } => {
             let window = opts.limit.saturating_mul(50).clamp(1000, i64::MAX as usize);
-            let best = ranked::best(
-                conn,
-                scope,
-                opts,
-                (&source, fts, window),
-                (now, opts.branch),
-            );
-            let top = on_branch(best?)?;
-            let mut candidates = if top.len() >= opts.limit {
-                top
+            let ranking = (now, opts.branch);
+            let mut candidates = if let Some(span) = span {
+                let matches = span::matches(conn, &source, Some(fts), span)?;
+                on_branch(ranked::best_of(conn, scope, opts, matches, ranking)?)?
             } else {
-                every()?
+                let matches = ranked::window(conn, &source, fts, window)?;
+                let top = on_branch(ranked::best_of(conn, scope, opts, matches, ranking)?)?;
+                if top.len() >= opts.limit {
+                    top
+                } else {
+                    every()?
+                }
             };
             let highlight = snippet::terms_regex(terms);
             rank_words(&mut candidates, now);
@@ -216,67 +232,89 @@ fn rowids_of(conn: &Connection, source: &str, arg: &str) -> Result<Vec<i64>> {
 }
 
 /// The query of `query`'s candidates (rows `r`, `score`) and its MATCH argument; `None` when
-/// nothing can match.
-fn candidate_source(conn: &Connection, query: &Query) -> Result<Option<(String, Option<String>)>> {
+/// nothing can match. Within `span`'s first and last row when there is one.
+fn candidate_source(
+    conn: &Connection,
+    query: &Query,
+    span: Option<&span::Span>,
+) -> Result<Option<(String, Option<String>)>> {
+    let rowids = span::within(span, "rowid", false);
     Ok(match query {
         Query::Words { fts, .. } => Some((
-            "SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH ?".to_string(),
+            format!("SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH ?{rowids}"),
             Some(fts.clone()),
         )),
         Query::Literal(needle) => match joined::plan(conn, needle)? {
-            joined::Joined::Match(q) => Some((from_joints(), Some(q))),
+            joined::Joined::Match(q) => Some((from_joints(&rowids), Some(q))),
             joined::Joined::Nothing => None,
             joined::Joined::Unusable => {
-                planned(literal::plan(conn, needle, literal::Lookups::All)?)
+                planned(literal::plan(conn, needle, literal::Lookups::All)?, span)
             }
         },
-        Query::Regex(re) => planned(required::plan(conn, re.as_str())?),
+        Query::Regex(re) => planned(required::plan(conn, re.as_str())?, span),
     })
 }
 
 /// The candidate query (and its MATCH argument) of a literal or regex plan; `None` when
 /// nothing can match.
-fn planned(plan: literal::Plan) -> Option<(String, Option<String>)> {
+fn planned(plan: literal::Plan, span: Option<&span::Span>) -> Option<(String, Option<String>)> {
     match plan {
         literal::Plan::Match(q) => Some((
-            "SELECT rowid AS r, 0.0 AS score FROM fts WHERE fts MATCH ?".to_string(),
+            format!(
+                "SELECT rowid AS r, 0.0 AS score FROM fts WHERE fts MATCH ?{}",
+                span::within(span, "rowid", false)
+            ),
             Some(q),
         )),
         literal::Plan::Nothing => None,
-        literal::Plan::Scan => Some((every_text(), None)),
+        literal::Plan::Scan => Some((every_text(&span::within(span, "e2.rid", true)), None)),
     }
 }
 
-/// Literal candidates from the joints index (`joined.rs`), and every text it does not cover.
-fn from_joints() -> String {
-    "SELECT rowid AS r, 0.0 AS score FROM joints WHERE joints MATCH ?
-     UNION ALL SELECT rowid AS r, 0.0 AS score FROM joints_unknown"
-        .to_string()
+/// Literal candidates from the joints index (`joined.rs`), and every text it does not cover,
+/// `rowids` the condition on their rowids.
+fn from_joints(rowids: &str) -> String {
+    format!(
+        "SELECT rowid AS r, 0.0 AS score FROM joints WHERE joints MATCH ?{rowids}
+         UNION ALL SELECT rowid AS r, 0.0 AS score FROM joints_unknown WHERE 1{rowids}"
+    )
 }
 
 fn regex_snippet(re: &Regex, text: &str) -> Option<Snippet> {
     re.find(text).map(|m| Snippet::at(text, m.start(), m.end()))
 }
 
-/// Every indexed text (for short literals and regular expressions).
-fn every_text() -> String {
+/// Every indexed text (for short literals and regular expressions), `rids` the condition on
+/// their entries' rids.
+fn every_text(rids: &str) -> String {
     format!(
         "SELECT {} AS r, 0.0 AS score
          FROM entries e2
          JOIN (SELECT 0 AS value UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3
                UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7) k
-           ON e2.text_kinds & (1 << k.value)",
+           ON e2.text_kinds & (1 << k.value)
+         WHERE 1{rids}",
         fts_rowid_sql("e2.rid", "k.value")
     )
 }
 
+/// Every candidate of `source` (given its MATCH argument) that passes the filters: in one
+/// statement, or, in a span, only those in it, each joined alone.
 fn candidates(
     conn: &Connection,
     scope: &Scope,
     opts: &SearchOptions,
-    source: &str,
-    arg: Option<String>,
+    (source, arg): (&str, Option<&str>),
+    span: Option<&span::Span>,
 ) -> Result<Vec<Candidate>> {
+    if let Some(span) = span {
+        let mut one = one::One::new(conn, scope, opts)?;
+        let mut found = Vec::new();
+        for (rowid, score) in span::matches(conn, source, arg, span)? {
+            found.extend(one.join(rowid, score)?);
+        }
+        return Ok(found);
+    }
     let w = filters(scope, opts, arg.map(text));
     let mut stmt = conn
         .prepare(&candidate_sql(source, opts, &w))
@@ -308,12 +346,7 @@ fn filters(scope: &Scope, opts: &SearchOptions, first: impl IntoIterator<Item = 
     if let Some(t) = opts.until_ms {
         w.and("e.ts_ms < ?", [int(t)]);
     }
-    if let Some(m) = &opts.model {
-        w.and(
-            "e.file_id IN (SELECT file_id FROM entries WHERE model LIKE '%' || ? || '%')",
-            [text(m.as_str())],
-        );
-    }
+    // `--model` is kept by the span (`span.rs`), which every search with it has.
     if !opts.kinds.is_empty() {
         w.and(
             format!(

@@ -1,8 +1,9 @@
-//! The best matches of a words query. FTS5 gives the window of the best matches by bm25; they are
-//! joined to their entries and filtered one at a time, best first, until no later match can be
-//! among the `limit` best once blended with recency ([`blend`] lowers a relevance by at most a
-//! third). The answer is the one joining the whole window gives: a rare word's top 20 is settled
-//! after a few hundred of its 1000 (`jalapeño` on a 10,000-session corpus: 271).
+//! The best matches of a words query. FTS5 gives the window of the best matches by bm25 (a
+//! narrowed search: every match in its span, `span.rs`); they are joined to their entries and
+//! filtered one at a time, best first, until no later match can be among the `limit` best once
+//! blended with recency ([`blend`] lowers a relevance by at most a third). The answer is the one
+//! joining the whole window gives: a rare word's top 20 is settled after a few hundred of its
+//! 1000 (`jalapeño` on a 10,000-session corpus: 271).
 
 use rusqlite::Connection;
 
@@ -19,26 +20,40 @@ pub(super) fn blend(ts_ms: Option<i64>, now_ms: i64) -> f64 {
 }
 
 /// The window of `source`'s best matches (`rowid AS r, score`, its `MATCH ?` given `fts`):
-/// the candidates that pass the filters, best bm25 first, as far as they can still
-/// be among the `limit` best (all of them when `keep_all`: a filter applied later, `--branch`,
-/// may drop some of the best).
-pub(super) fn best(
+/// the `window` lowest scores (best bm25 first).
+///
+/// # Errors
+/// Index errors.
+pub(super) fn window(
     conn: &Connection,
-    scope: &Scope,
-    opts: &SearchOptions,
-    (source, fts, window): (&str, &str, usize),
-    (now_ms, keep_all): (i64, bool),
-) -> Result<Vec<Candidate>> {
+    source: &str,
+    fts: &str,
+    window: usize,
+) -> Result<Vec<(i64, f64)>> {
     let mut top = conn
         .prepare(&format!("{source} ORDER BY score LIMIT ?2"))
         .map_err(|e| fts_error(&e))?;
     let limit = i64::try_from(window).unwrap_or(i64::MAX);
-    let matches = top
-        .query_map(rusqlite::params![fts, limit], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
-        })
-        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-        .map_err(|e| fts_error(&e))?;
+    top.query_map(rusqlite::params![fts, limit], |r| {
+        Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+    })
+    .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+    .map_err(|e| fts_error(&e))
+}
+
+/// Of `matches` (rowid and bm25 score, best first), the candidates that pass the filters, as
+/// far as they can still be among the `limit` best (all of them when `keep_all`: a filter
+/// applied later, `--branch`, may drop some of the best).
+///
+/// # Errors
+/// Index errors.
+pub(super) fn best_of(
+    conn: &Connection,
+    scope: &Scope,
+    opts: &SearchOptions,
+    matches: Vec<(i64, f64)>,
+    (now_ms, keep_all): (i64, bool),
+) -> Result<Vec<Candidate>> {
     let mut one = One::new(conn, scope, opts)?;
     let mut floor = Floor::new(if keep_all { usize::MAX } else { opts.limit });
     let mut found = Vec::new();

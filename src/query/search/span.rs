@@ -1,0 +1,168 @@
+//! Where a narrowed search can find its hits: the runs of entry rows (`rid_runs`, migration
+//! 0018) of the session files `--cwd`, `--session`, `--model` and a gateway filter leave, that
+//! hold an entry as new as `--since`. A full-text match outside them cannot pass the filters, so it is dropped before
+//! it is scored against the rest or joined to its entry row: a search of one project used to
+//! join every match of every project (`function` in a 925-session project of 10,000: 88,647
+//! joins), and was two to three times slower than a search of all of them.
+
+use rusqlite::Connection;
+
+use super::SearchOptions;
+use crate::error::Result;
+use crate::query::filter::{int, text, Where};
+use crate::query::Scope;
+
+/// The entry rows (rids) a narrowed search can find hits in, as sorted, disjoint ranges.
+pub(super) struct Span {
+    ranges: Vec<(i64, i64)>,
+}
+
+impl Span {
+    /// The span of `opts`' file and time filters; `None` when it has none of them (every row
+    /// can then hold a hit).
+    ///
+    /// # Errors
+    /// Index errors.
+    pub(super) fn of(
+        conn: &Connection,
+        scope: &Scope,
+        opts: &SearchOptions,
+    ) -> Result<Option<Span>> {
+        let by_file = opts.cwd.is_some() || !scope.gateway.is_empty();
+        if !by_file && opts.file_id.is_none() && opts.since_ms.is_none() && opts.model.is_none() {
+            return Ok(None);
+        }
+        let mut w = Where::default();
+        if by_file {
+            let mut files = scope.filter();
+            if let Some(cwd) = &opts.cwd {
+                crate::query::list::cwd_filter(scope, cwd, &mut files);
+            }
+            w.and_nested(
+                "r.file_id IN (SELECT f.id FROM files f LEFT JOIN sessions s ON s.file_id = f.id
+                               WHERE {})",
+                &files,
+                [],
+            );
+        }
+        if let Some(id) = opts.file_id {
+            w.and("r.file_id = ?", [int(id)]);
+        }
+        // Only here, not among the filters each candidate is joined through: an `IN` of a
+        // subquery is computed again at every run of a statement, and a candidate joined alone
+        // is one run (a scan of every entry each: `jalapeño --model claude` took 19 s).
+        if let Some(m) = &opts.model {
+            w.and(
+                "r.file_id IN (SELECT file_id FROM entries WHERE model LIKE '%' || ? || '%')",
+                [text(m.as_str())],
+            );
+        }
+        // A run's newest timestamp bounds its entries'; a run without one has no entry that
+        // `e.ts_ms >= ?` keeps.
+        if let Some(t) = opts.since_ms {
+            w.and("r.max_ts >= ?", [int(t)]);
+        }
+        let mut stmt = conn.prepare(&format!(
+            "SELECT r.lo, r.hi FROM rid_runs r WHERE {} ORDER BY r.lo",
+            w.sql()
+        ))?;
+        let rows = stmt.query_map(w.params(), |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let mut ranges: Vec<(i64, i64)> = Vec::new();
+        for row in rows {
+            let (lo, hi) = row?;
+            match ranges.last_mut() {
+                Some(last) if lo <= last.1.saturating_add(1) => last.1 = last.1.max(hi),
+                _ => ranges.push((lo, hi)),
+            }
+        }
+        Ok(Some(Span { ranges }))
+    }
+
+    /// Whether no row can hold a hit.
+    pub(super) fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// Whether full-text row `rowid` (`rid * 8 + kind`) lies in the span.
+    pub(super) fn holds(&self, rowid: i64) -> bool {
+        let rid = rowid >> 3;
+        let after = self.ranges.partition_point(|&(lo, _)| lo <= rid);
+        after > 0 && rid <= self.ranges[after - 1].1
+    }
+
+    /// The SQL condition (` AND col BETWEEN lo AND hi`) that keeps a candidate query's rows,
+    /// numbered by full-text rowid (`rids: false`) or by rid, within the span's first and last
+    /// row: FTS5 seeks to it instead of reading and scoring every match.
+    pub(super) fn within(&self, col: &str, rids: bool) -> String {
+        let (Some(first), Some(last)) = (self.ranges.first(), self.ranges.last()) else {
+            return " AND 0".into();
+        };
+        let (lo, hi) = if rids {
+            (first.0, last.1)
+        } else {
+            (
+                first.0.saturating_mul(8),
+                last.1.saturating_mul(8).saturating_add(7),
+            )
+        };
+        format!(" AND {col} BETWEEN {lo} AND {hi}")
+    }
+}
+
+/// [`Span::within`] of `span`, or nothing when there is no span.
+pub(super) fn within(span: Option<&Span>, col: &str, rids: bool) -> String {
+    span.map(|s| s.within(col, rids)).unwrap_or_default()
+}
+
+/// The rows `source` gives for its MATCH argument `arg` (`r, score`, all of them) that lie in
+/// `span`, best bm25 first (lowest score; ties by rowid).
+///
+/// # Errors
+/// Index errors.
+pub(super) fn matches(
+    conn: &Connection,
+    source: &str,
+    arg: Option<&str>,
+    span: &Span,
+) -> Result<Vec<(i64, f64)>> {
+    let mut stmt = conn
+        .prepare(&format!("SELECT r, score FROM ({source})"))
+        .map_err(|e| super::fts_error(&e))?;
+    let params: Vec<&str> = arg.into_iter().collect();
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(params), |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+        })
+        .map_err(|e| super::fts_error(&e))?;
+    let mut found = Vec::new();
+    for row in rows {
+        let (rowid, score) = row.map_err(|e| super::fts_error(&e))?;
+        if span.holds(rowid) {
+            found.push((rowid, score));
+        }
+    }
+    found.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_span_holds_exactly_the_rows_of_its_ranges() {
+        let span = Span {
+            ranges: vec![(3, 5), (10, 10), (20, 30)],
+        };
+        let held: Vec<i64> = (0..40).filter(|rid| span.holds(rid * 8 + 5)).collect();
+        let expected: Vec<i64> = [3, 4, 5, 10].into_iter().chain(20..=30).collect();
+        assert_eq!(held, expected);
+        assert!(span.holds(3 * 8) && span.holds(30 * 8 + 7));
+        assert!(!span.holds(3 * 8 - 1) && !span.holds(31 * 8));
+        assert_eq!(span.within("rowid", false), " AND rowid BETWEEN 24 AND 247");
+        assert_eq!(span.within("e2.rid", true), " AND e2.rid BETWEEN 3 AND 30");
+        let empty = Span { ranges: Vec::new() };
+        assert!(empty.is_empty() && !empty.holds(0));
+        assert_eq!(empty.within("rowid", false), " AND 0");
+    }
+}
