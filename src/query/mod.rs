@@ -107,6 +107,15 @@ impl Scope {
 
     /// Restricts `files` alias `f` to these roots (and to the gateway filter's transcripts).
     pub fn restrict(&self, w: &mut Where) {
+        self.restrict_to_roots(w);
+        if !self.gateway.is_empty() {
+            self.gateway.restrict(w);
+        }
+    }
+
+    /// Restricts `files` alias `f` to these roots only (the caller applies the gateway filter
+    /// its own way).
+    pub fn restrict_to_roots(&self, w: &mut Where) {
         w.and(
             format!(
                 "f.root_id IN ({})",
@@ -114,9 +123,6 @@ impl Scope {
             ),
             self.root_ids.iter().map(|&id| filter::int(id)),
         );
-        if !self.gateway.is_empty() {
-            self.gateway.restrict(w);
-        }
     }
 
     /// A `Where` holding this scope's restriction.

@@ -330,7 +330,9 @@ fn candidates(
 /// (with `--cwd`) session `s`, after the values bound before them.
 fn filters(scope: &Scope, opts: &SearchOptions, first: impl IntoIterator<Item = Value>) -> Where {
     let mut w = Where::after(first);
-    scope.restrict(&mut w);
+    // The gateway filter, like `--model`, is kept by the span: its `IN` of a subquery would be
+    // computed again for each candidate joined alone (`function --agent main`: 4.6 s).
+    scope.restrict_to_roots(&mut w);
     if !scope.include_silent {
         w.and("e.silent = 0", []);
     }
