@@ -491,3 +491,31 @@ fn sessions_json_rewritten_while_watching() {
     assert_eq!(names(&g.listed(&["--chat-type", "room"])), ["o1.jsonl"]);
     stop_cleanly(&mut w);
 }
+
+#[test]
+fn a_transcript_finds_its_key_without_reading_every_key_of_its_folder() {
+    // Both of the view's lookups (by sessionFile, then by session id) seek on the folder and
+    // the name: read by folder alone, a gateway of 6,000 transcripts and keys took 3-5 s to
+    // list, growing with the square of its size (migration 0019).
+    let g = gateway();
+    assert!(g.run(&["sync"]).status.success());
+    let store = pidx::store::Store::open(&g.db).unwrap();
+    let mut stmt = store
+        .conn
+        .prepare("EXPLAIN QUERY PLAN SELECT file_id, session_key FROM gw_files")
+        .unwrap();
+    let plan: Vec<String> = stmt
+        .query_map([], |r| r.get::<_, String>(3))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let plan = plan.join("\n");
+    assert!(
+        plan.contains("gw_keys_by_file (dir=? AND session_file=?)"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("gw_keys_by_id (dir=? AND session_id=?)"),
+        "{plan}"
+    );
+}
