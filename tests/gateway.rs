@@ -493,7 +493,7 @@ fn sessions_json_rewritten_while_watching() {
 }
 
 #[test]
-fn a_transcript_finds_its_key_without_reading_every_key_of_its_folder() {
+fn a_transcript_finds_its_key_and_first_silent_turn_by_seeking() {
     // Both of the view's lookups (by sessionFile, then by session id) seek on the folder and
     // the name: read by folder alone, a gateway of 6,000 transcripts and keys took 3-5 s to
     // list, growing with the square of its size (migration 0019).
@@ -518,4 +518,15 @@ fn a_transcript_finds_its_key_without_reading_every_key_of_its_folder() {
         plan.contains("gw_keys_by_id (dir=? AND session_id=?)"),
         "{plan}"
     );
+    // A listed transcript's first silent turn (src/query/list.rs add_gateway) is a seek too,
+    // not a read of every entry row of the transcript.
+    let silent: String = store
+        .conn
+        .query_row(
+            "EXPLAIN QUERY PLAN SELECT min(seq) FROM entries WHERE file_id = ?1 AND silent = 1",
+            [1],
+            |r| r.get(3),
+        )
+        .unwrap();
+    assert!(silent.contains("entries_silent (file_id=?)"), "{silent}");
 }

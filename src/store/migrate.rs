@@ -25,7 +25,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0016_joints.sql"),
     include_str!("../../migrations/0017_joint_rights.sql"),
     include_str!("../../migrations/0018_rid_runs.sql"),
-    include_str!("../../migrations/0019_gateway_keys_by_file.sql"),
+    include_str!("../../migrations/0019_gateway_lookups.sql"),
 ];
 
 /// The schema version this build writes.
