@@ -260,6 +260,20 @@ fn every_transcript_is_indexed_and_linked_to_its_agent_and_key() {
     let out = g.run(&["--no-sync", "list", "--agent", "ops"]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("ops agent at work"));
+    // One project of a gateway is every transcript whose header names that cwd (not a
+    // folder, as in a pi root).
+    // (In its own order: list(cwd) breaks ties by name alone.)
+    let paths = |args: &[&str]| -> std::collections::BTreeSet<String> {
+        g.json(args)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let project = paths(&["--no-sync", "list", "--cwd", "/home/bot/workspace"]);
+    assert_eq!(project, paths(&["--no-sync", "list", "--all"]));
+    assert!(project.len() > 3, "{project:?}");
 
     // The display name and key in the human listing; the silent flush prompt is not the first
     // message of m-new, unless asked.

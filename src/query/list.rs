@@ -115,18 +115,38 @@ impl SessionInfo {
 /// has `n` sessions after it for sure, so it is left out. Sessions without activity (modified
 /// by their header or file time) always stay candidates; ties at the bound stay too, and the
 /// exact order is then sorted among the candidates.
-fn page_candidates(w: &mut Where, n: usize) {
+fn page_candidates(w: &mut Where, n: usize, rows: &str) {
     let inner = w.clone();
     let offset = int(i64::try_from(n - 1).unwrap_or(i64::MAX));
     w.and_nested(
-        "(s.last_activity_ms >= coalesce((SELECT s.last_activity_ms FROM sessions s
-               JOIN files f ON f.id = s.file_id
-               WHERE {} AND s.last_activity_ms > 0
+        &format!(
+            "(s.last_activity_ms >= coalesce((SELECT s.last_activity_ms FROM {rows}
+               WHERE {{}} AND s.last_activity_ms > 0
                ORDER BY s.last_activity_ms DESC LIMIT 1 OFFSET ?), 0)
-          OR s.last_activity_ms IS NULL OR s.last_activity_ms <= 0)",
+          OR s.last_activity_ms IS NULL OR s.last_activity_ms <= 0)"
+        ),
         &inner,
         [offset],
     );
+}
+
+/// Every session with its file.
+const EVERY_SESSION: &str = "sessions s JOIN files f ON f.id = s.file_id";
+
+/// The sessions of the project folders a `cwd_filter` of tree roots names (`f.dir = ?`), found
+/// by folder: left to itself SQLite read every session through `sessions_listing_order` and
+/// looked each file up (a project with no sessions: 12 ms of 17 for 10,000 sessions; its
+/// page bound is 0, so every session was a candidate).
+const BY_FOLDER: &str = "files f INDEXED BY files_by_dir CROSS JOIN sessions s ON s.file_id = f.id";
+
+/// The rows a listing of `opts` reads (see [`BY_FOLDER`]).
+fn rows_of(scope: &Scope, opts: &ListOptions) -> &'static str {
+    let tree = |s: &Scope| s.roots.iter().all(|r| r.layout == Layout::Tree);
+    if opts.cwd.is_some() && !scope.roots.is_empty() && tree(scope) {
+        BY_FOLDER
+    } else {
+        EVERY_SESSION
+    }
 }
 
 /// The columns of a [`SessionInfo`] over `sessions s JOIN files f` (`modified` given apart).
@@ -166,14 +186,14 @@ fn info(conn: &Connection, r: &rusqlite::Row) -> rusqlite::Result<SessionInfo> {
 /// one of them (14 MB at 10k sessions) to print 50. Ties sort the same way in both steps.
 fn page(
     conn: &Connection,
-    w: &Where,
+    (w, rows): (&Where, &str),
     order: &str,
     limit: &str,
 ) -> rusqlite::Result<Vec<SessionInfo>> {
     let sql = format!(
         "SELECT {}
          FROM (SELECT s.file_id AS id, {MODIFIED} AS modified
-               FROM sessions s JOIN files f ON f.id = s.file_id
+               FROM {rows}
                WHERE {}
                ORDER BY {order} {limit}) k
          JOIN sessions s ON s.file_id = k.id JOIN files f ON f.id = k.id
@@ -191,9 +211,13 @@ fn page(
 /// place in the order (10,000 of them) took a third of `list --all`, and SQLite's sorter would
 /// copy every whole row. `listAll()` (`all`) breaks ties of `modified` by the fractional mtime,
 /// then both orders by the file name (pi's collation), descending.
-fn every(conn: &Connection, w: &Where, all: bool) -> rusqlite::Result<Vec<SessionInfo>> {
+fn every(
+    conn: &Connection,
+    (w, rows): (&Where, &str),
+    all: bool,
+) -> rusqlite::Result<Vec<SessionInfo>> {
     let sql = format!(
-        "SELECT {}, f.mtime_ns, f.name FROM sessions s JOIN files f ON f.id = s.file_id WHERE {}",
+        "SELECT {}, f.mtime_ns, f.name FROM {rows} WHERE {}",
         INFO.replace("{modified}", MODIFIED),
         w.sql()
     );
@@ -259,14 +283,15 @@ pub fn list_sessions(
             "modified DESC, f.name COLLATE pi DESC"
         }
     };
+    let rows = rows_of(scope, opts);
     let mut out = match opts.limit {
         Some(n) if n > 0 => {
-            page_candidates(&mut w, n);
+            page_candidates(&mut w, n, rows);
             let limit = w.limit(Some(n));
-            page(conn, &w, order, limit)?
+            page(conn, (&w, rows), order, limit)?
         }
         Some(_) => Vec::new(),
-        None => every(conn, &w, opts.cwd.is_none())?,
+        None => every(conn, (&w, rows), opts.cwd.is_none())?,
     };
     if scope.has_gateway() {
         for info in &mut out {
