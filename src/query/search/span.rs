@@ -1,9 +1,11 @@
 //! Where a narrowed search can find its hits: the runs of entry rows (`rid_runs`, migration
 //! 0018) of the session files `--cwd`, `--session`, `--model` and a gateway filter leave, that
-//! hold an entry as new as `--since`. A full-text match outside them cannot pass the filters, so it is dropped before
-//! it is scored against the rest or joined to its entry row: a search of one project used to
-//! join every match of every project (`function` in a 925-session project of 10,000: 88,647
-//! joins), and was two to three times slower than a search of all of them.
+//! hold an entry as new as `--since`. A full-text match outside them cannot pass the filters,
+//! so it is dropped before it is scored against the rest or joined to its entry row: a search
+//! of one project used to join every match of every project (`function` in a 925-session
+//! project of 10,000: 88,647 joins), and was two to four times slower than a search of all of
+//! them. This relies on every entry row lying in a run of its own file, which the writer
+//! records with each batch it inserts (tests/search_newest.rs checks it against a rebuild).
 
 use rusqlite::Connection;
 
