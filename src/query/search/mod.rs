@@ -156,20 +156,16 @@ pub fn search_until(
     };
     let now = chrono::Utc::now().timestamp_millis();
     // Literal and regex hits come newest first: full-text candidates are put in that order
-    // run by run (`newest.rs`); a scan of every text, or `--branch`, sorts them all.
+    // run by run (`newest.rs`), a scan of every text too; `--branch` sorts them all.
     let newest = || -> Result<Box<dyn Iterator<Item = Result<Candidate>> + '_>> {
-        match &arg {
-            Some(arg) if !opts.branch => {
-                let mut rowids = rowids_of(conn, &source, arg)?;
-                rowids.retain(|&r| span.is_none_or(|s| s.holds(r)));
-                Ok(Box::new(newest::Newest::new(conn, scope, opts, rowids)?))
-            }
-            _ => {
-                let mut all = every()?;
-                newest_first(&mut all);
-                Ok(Box::new(all.into_iter().map(Ok)))
-            }
+        if opts.branch {
+            let mut all = every()?;
+            newest_first(&mut all);
+            return Ok(Box::new(all.into_iter().map(Ok)));
         }
+        let mut rowids = rowids_of(conn, &source, arg.as_deref())?;
+        rowids.retain(|&r| span.is_none_or(|s| s.holds(r)));
+        Ok(Box::new(newest::Newest::new(conn, scope, opts, rowids)?))
     };
     let hits = match &opts.query {
         // Most relevant first: of a window of the best matches, only what can reach the top;
@@ -219,13 +215,13 @@ pub fn search_until(
     Ok(group_by_session(hits))
 }
 
-/// The full-text rowids `source` gives for its MATCH argument `arg`.
-fn rowids_of(conn: &Connection, source: &str, arg: &str) -> Result<Vec<i64>> {
+/// The full-text rowids `source` gives (for its MATCH argument `arg`, when it takes one).
+fn rowids_of(conn: &Connection, source: &str, arg: Option<&str>) -> Result<Vec<i64>> {
     let mut stmt = conn
         .prepare(&format!("SELECT r FROM ({source})"))
         .map_err(|e| fts_error(&e))?;
     let rows = stmt
-        .query_map([arg], |r| r.get(0))
+        .query_map(rusqlite::params_from_iter(arg), |r| r.get(0))
         .map_err(|e| fts_error(&e))?;
     rows.collect::<rusqlite::Result<Vec<i64>>>()
         .map_err(|e| fts_error(&e))
@@ -285,12 +281,14 @@ fn regex_snippet(re: &Regex, text: &str) -> Option<Snippet> {
 }
 
 /// Every indexed text (for short literals and regular expressions), `rids` the condition on
-/// their entries' rids.
+/// their entries' rids. The entries are the outer loop (`CROSS JOIN`): left to itself SQLite
+/// put the eight kinds outside and read the whole entries table once per kind (542 against
+/// 166 ms for the 1 GB corpus's 401,440 texts).
 fn every_text(rids: &str) -> String {
     format!(
         "SELECT {} AS r, 0.0 AS score
          FROM entries e2
-         JOIN (SELECT 0 AS value UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3
+         CROSS JOIN (SELECT 0 AS value UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3
                UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7) k
            ON e2.text_kinds & (1 << k.value)
          WHERE 1{rids}",
