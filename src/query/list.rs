@@ -141,8 +141,8 @@ const BY_FOLDER: &str = "files f INDEXED BY files_by_dir CROSS JOIN sessions s O
 
 /// The rows a listing of `opts` reads (see [`BY_FOLDER`]).
 fn rows_of(scope: &Scope, opts: &ListOptions) -> &'static str {
-    let tree = |s: &Scope| s.roots.iter().all(|r| r.layout == Layout::Tree);
-    if opts.cwd.is_some() && !scope.roots.is_empty() && tree(scope) {
+    let trees = scope.roots.iter().all(|r| r.layout == Layout::Tree);
+    if opts.cwd.is_some() && !scope.roots.is_empty() && trees {
         BY_FOLDER
     } else {
         EVERY_SESSION
@@ -370,6 +370,16 @@ pub fn add_gateway(
         info.first_message = first.unwrap_or_else(|| "(no messages)".into());
     }
     Ok(())
+}
+
+/// The files a command covers over `files f` (and `sessions s`): those in `scope` and, with a
+/// `cwd`, in that project ([`cwd_filter`]).
+pub(crate) fn project_files(scope: &Scope, cwd: Option<&str>) -> Where {
+    let mut w = scope.filter();
+    if let Some(cwd) = cwd {
+        cwd_filter(scope, cwd, &mut w);
+    }
+    w
 }
 
 /// `list(cwd)`: the cwd's folder in tree roots; header cwd equality in flat roots.

@@ -36,10 +36,7 @@ impl Span {
         }
         let mut w = Where::default();
         if by_file {
-            let mut files = scope.filter();
-            if let Some(cwd) = &opts.cwd {
-                crate::query::list::cwd_filter(scope, cwd, &mut files);
-            }
+            let files = crate::query::list::project_files(scope, opts.cwd.as_deref());
             w.and_nested(
                 "r.file_id IN (SELECT f.id FROM files f LEFT JOIN sessions s ON s.file_id = f.id
                                WHERE {})",
@@ -130,9 +127,8 @@ pub(super) fn matches(
     let mut stmt = conn
         .prepare(&format!("SELECT r, score FROM ({source})"))
         .map_err(|e| super::fts_error(&e))?;
-    let params: Vec<&str> = arg.into_iter().collect();
     let rows = stmt
-        .query_map(rusqlite::params_from_iter(params), |r| {
+        .query_map(rusqlite::params_from_iter(arg), |r| {
             Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
         })
         .map_err(|e| super::fts_error(&e))?;

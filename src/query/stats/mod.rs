@@ -310,11 +310,7 @@ fn finish(mut out: Vec<Row>, opts: &StatsOptions) -> Vec<Row> {
 
 /// The files counted: in scope and (with `--cwd`) in the project.
 fn file_filter(scope: &Scope, opts: &StatsOptions) -> Where {
-    let mut w = scope.filter();
-    if let Some(cwd) = &opts.cwd {
-        crate::query::list::cwd_filter(scope, cwd, &mut w);
-    }
-    w
+    crate::query::list::project_files(scope, opts.cwd.as_deref())
 }
 
 /// The entries (or rollup rows, alias `e` either way) counted: in `[since, until)` and
