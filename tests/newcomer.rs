@@ -306,3 +306,50 @@ fn tables_fit_the_terminal_width() {
         .unwrap();
     assert!(String::from_utf8_lossy(&stats.stdout).contains("1,866,756"));
 }
+
+#[test]
+fn an_index_of_another_schema_read_only_says_what_a_writable_command_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("i.db");
+    let root = tmp.path().join("sessions");
+    session(&root.join("--home-u-proj--"), "a.jsonl", '1', "hi");
+    common::pidx(&db, &root).arg("sync").assert().code(0);
+    let latest: i64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    let set_version = |v: i64| {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch(&format!("PRAGMA user_version = {v}"))
+            .unwrap();
+    };
+    // `--no-sync`: nothing may write, so the index is opened read-only.
+    let sql = || {
+        common::pidx(&db, &root)
+            .args(["--no-sync", "sql", "SELECT count(*) FROM files"])
+            .assert()
+    };
+    // One schema behind: migrated, not rebuilt.
+    set_version(latest - 1);
+    sql()
+        .code(2)
+        .stderr(contains(format!(
+            "has schema {} and this pidx reads {latest}",
+            latest - 1
+        )))
+        .stderr(contains("migrated in place"))
+        .stderr(contains("run `pidx sync` where the index is writable"));
+    // From a later pidx: rebuilt.
+    set_version(latest + 1);
+    sql()
+        .code(2)
+        .stderr(contains("rebuilt from the session files"));
+    // A command that may write brings it back (rebuilt here), and `sql` reads it again.
+    common::pidx(&db, &root)
+        .arg("sync")
+        .assert()
+        .code(0)
+        .stderr(contains("rebuilding it from the session files"));
+    sql().code(0).stdout(contains('1'));
+}

@@ -43,13 +43,19 @@ pub enum Outcome {
     Incompatible(i64),
 }
 
+/// Whether an index at schema `version` is brought up to date in place (older ones, and
+/// newer ones from a later pidx, are rebuilt from the session files).
+pub fn migrates(version: i64) -> bool {
+    (REBUILD_BELOW..LATEST).contains(&version)
+}
+
 /// Brings the schema up to date in one transaction.
 pub fn apply(conn: &mut Connection) -> rusqlite::Result<Outcome> {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version == LATEST {
         return Ok(Outcome::Current);
     }
-    if version > LATEST || (version > 0 && version < REBUILD_BELOW) {
+    if version != 0 && !migrates(version) {
         return Ok(Outcome::Incompatible(version));
     }
     // Used by 0013 to fill the words table from an existing index's vocabulary.

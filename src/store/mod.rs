@@ -140,8 +140,14 @@ impl Store {
             .query_row("PRAGMA user_version", [], |r| r.get(0))
             .map_err(|e| Error::at_open(path, e))?;
         if version != migrate::LATEST {
+            // Read-only, the index can be neither migrated nor rebuilt: say which it needs.
+            let needs = if migrate::migrates(version) {
+                "it is migrated in place (once, in seconds) by any command that can write it"
+            } else {
+                "it is rebuilt from the session files by any command that can write it"
+            };
             return Err(Error::Invalid(format!(
-                "index {} has schema {version}, this pidx needs {}, and it cannot rebuild it without writing; run `pidx sync` where the index is writable",
+                "index {} has schema {version} and this pidx reads {}: {needs}; run `pidx sync` where the index is writable",
                 path.display(),
                 migrate::LATEST
             )));
