@@ -150,3 +150,105 @@ fn an_upgraded_index_answers_as_a_rebuilt_one() {
         }
     }
 }
+
+#[test]
+fn one_project_counts_the_sessions_list_gives_for_it() {
+    use pidx::query::list::{list_sessions, ListOptions};
+    use pidx::query::stats::{Dim, Row, StatsOptions};
+    use std::collections::{BTreeMap, BTreeSet};
+    let (tmp, root) = common::conformance_copy();
+    let (store, scope) = common::indexed(&root, &tmp.path().join("i.db"));
+    let listed = |cwd: Option<&str>| -> BTreeSet<String> {
+        let opts = ListOptions {
+            cwd: cwd.map(str::to_owned),
+            limit: None,
+            with_text: false,
+        };
+        let sessions = list_sessions(&store.conn, &scope, &opts).unwrap();
+        sessions.into_iter().map(|s| s.path).collect()
+    };
+    let listed_anywhere = listed(None);
+    let cwds: BTreeSet<String> = list_sessions(
+        &store.conn,
+        &scope,
+        &ListOptions {
+            cwd: None,
+            limit: None,
+            with_text: false,
+        },
+    )
+    .unwrap()
+    .into_iter()
+    // One cwd per folder: `/p/` and `/p` are one project once resolved, and `/a/b-c` and
+    // `/a-b/c` share pi's folder `--a-b-c--`.
+    .map(|s| {
+        let resolved: PathBuf = Path::new(&s.cwd).components().collect();
+        let resolved = resolved.to_string_lossy().into_owned();
+        let folder = resolved
+            .trim_start_matches('/')
+            .replace(['/', '\\', ':'], "-");
+        (folder, resolved)
+    })
+    .collect::<BTreeMap<String, String>>()
+    .into_values()
+    .collect();
+    assert!(cwds.len() > 2, "projects: {cwds:?}");
+    // Every session's figures, all projects at once, by path.
+    let per_session = |cwd: Option<&str>, o: &StatsOptions| -> BTreeMap<String, Row> {
+        let o = StatsOptions {
+            dims: vec![Dim::Session],
+            cwd: cwd.map(str::to_owned),
+            ..o.clone()
+        };
+        let rows = stats(&store.conn, &scope, &o).unwrap();
+        rows.into_iter()
+            .filter(|r| !r.key_order.is_empty())
+            .map(|r| (r.key_order[0].clone(), r))
+            .collect()
+    };
+    for o in options(&[]).into_iter().step_by(4) {
+        let everywhere = per_session(None, &o);
+        let mut seen = BTreeSet::new();
+        let mut counted = 0;
+        for cwd in &cwds {
+            let mine = per_session(Some(cwd), &o);
+            let in_list = listed(Some(cwd));
+            for (path, row) in &mine {
+                // Files pi leaves out of every listing (a BOM before the header, say) are
+                // counted, in their project.
+                assert!(
+                    in_list.contains(path) || !listed_anywhere.contains(path),
+                    "{cwd}: {path} is in another project's list"
+                );
+                let all = &everywhere[path];
+                assert_eq!(row.figures, all.figures, "{cwd} {path}");
+                assert!(seen.insert(path.clone()), "{path} counted again, in {cwd}");
+            }
+            // The sessions of list(cwd) with activity in the range are all counted.
+            for path in in_list.iter().filter(|p| everywhere.contains_key(*p)) {
+                assert!(mine.contains_key(path), "{cwd}: {path} listed, not counted");
+            }
+            // Every grouping over one project: the rollups as the entries.
+            for dims in groupings() {
+                let o = StatsOptions {
+                    dims,
+                    cwd: Some(cwd.clone()),
+                    ..o.clone()
+                };
+                let rolled = stats(&store.conn, &scope, &o).unwrap();
+                let scanned =
+                    pidx::query::stats::stats_from_entries(&store.conn, &scope, &o).unwrap();
+                assert!(
+                    common::rollups::same(&rolled, &scanned),
+                    "{cwd} {:?}\nrolled {rolled:#?}\nscanned {scanned:#?}",
+                    o.dims
+                );
+            }
+            counted += mine.len();
+        }
+        // No session is left out of every project, or counted in two.
+        assert_eq!(seen.len(), counted);
+        assert_eq!(seen, everywhere.keys().cloned().collect());
+        assert!(!seen.is_empty() || o.since_ms.is_some());
+    }
+}

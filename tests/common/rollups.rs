@@ -124,7 +124,7 @@ pub fn options(dims: &[Dim]) -> Vec<StatsOptions> {
 }
 
 /// Rows compared: keys and every figure exactly, cost to 1e-9 relative.
-fn same(a: &[Row], b: &[Row]) -> bool {
+pub fn same(a: &[Row], b: &[Row]) -> bool {
     a.len() == b.len()
         && a.iter().zip(b).all(|(x, y)| {
             let (mut fx, fy) = (x.figures.clone(), &y.figures);
