@@ -235,6 +235,20 @@ fn literal_and_regex_hits_are_the_newest_whatever_the_runs() {
         )
         .unwrap();
     assert_eq!(foreign, 0);
+    // Each run's oldest and newest times are its entries' (migration 0020 for the oldest).
+    let off_bounds = |s: &Store| -> i64 {
+        s.conn
+            .query_row(
+                "SELECT count(*) FROM rid_runs r WHERE
+                   r.min_ts IS NOT (SELECT min(ts_ms) FROM entries WHERE rid BETWEEN r.lo AND r.hi)
+                   OR r.max_ts IS NOT (SELECT max(ts_ms) FROM entries WHERE rid BETWEEN r.lo AND r.hi)",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    assert_eq!(off_bounds(&store), 0);
+    assert_eq!(off_bounds(&rebuilt), 0);
 
     // An index from before the runs: the migration finds them in the entries.
     store
@@ -244,6 +258,7 @@ fn literal_and_regex_hits_are_the_newest_whatever_the_runs() {
     drop(store);
     let store = Store::open(&db).unwrap();
     assert_eq!(rids(&store), entries(&store));
+    assert_eq!(off_bounds(&store), 0);
     check(&store, &scope, &live, "upgrade");
 
     // Runs missing (not expected): their candidates are joined first, the order is the same.

@@ -164,6 +164,24 @@ fn narrowings() -> Vec<Narrowing> {
             keeps: Box::new(|e, _| e.minute >= 60),
         },
         Narrowing {
+            what: "--until minute 60",
+            set: Box::new(|o, _| o.until_ms = Some(minute_ms(60))),
+            keeps: Box::new(|e, _| e.minute < 60),
+        },
+        Narrowing {
+            what: "--since minute 30 --until minute 90",
+            set: Box::new(|o, _| {
+                o.since_ms = Some(minute_ms(30));
+                o.until_ms = Some(minute_ms(90));
+            }),
+            keeps: Box::new(|e, _| (30..90).contains(&e.minute)),
+        },
+        Narrowing {
+            what: "--until before every entry",
+            set: Box::new(|o, _| o.until_ms = Some(minute_ms(-1))),
+            keeps: Box::new(|_, _| false),
+        },
+        Narrowing {
             what: "--model claude",
             set: Box::new(|o, _| o.model = Some("claude".into())),
             keeps: Box::new(used("claude")),

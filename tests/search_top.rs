@@ -1,6 +1,6 @@
 //! Ranked search stops joining matches once the top is settled: its hits must be exactly the
-//! best of the whole window of 1000 bm25 matches once blended with recency, the answer of
-//! joining and ranking every match of the window.
+//! best of the whole window of 1000 bm25 matches once blended with recency (of every match in
+//! range, for a search narrowed by time), the answer of joining and ranking all of them.
 
 mod common;
 
@@ -55,25 +55,31 @@ fn corpus(root: &Path, now_ms: i64) {
     }
 }
 
-/// (path, line) of the `k` best matches of the window, by bm25 blended with recency, among
-/// those at or after `since_ms`; `None` when the k-th and the next are too close to call.
+/// (path, line) of the `k` best matches of the window (of every match, for a search narrowed
+/// by time, which ranks all of its span), by bm25 blended with recency, among those in
+/// `[since_ms, until_ms)`; `None` when the k-th and the next are too close to call.
 fn expected(
     conn: &rusqlite::Connection,
     k: usize,
-    since_ms: i64,
+    (since_ms, until_ms): (i64, i64),
     now_ms: i64,
 ) -> Option<BTreeSet<(String, i64)>> {
+    let window = if (since_ms, until_ms) == (i64::MIN, i64::MAX) {
+        "LIMIT 1000"
+    } else {
+        ""
+    };
     let mut stmt = conn
-        .prepare(
+        .prepare(&format!(
             "SELECT m.score, e.ts_ms, f.path, e.line
              FROM (SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH 'zebrafish'
-                   ORDER BY score LIMIT 1000) m
+                   ORDER BY score {window}) m
              JOIN entries e ON e.rid = m.r >> 3 JOIN files f ON f.id = e.file_id
-             WHERE e.ts_ms >= ?1",
-        )
+             WHERE e.ts_ms >= ?1 AND e.ts_ms < ?2"
+        ))
         .unwrap();
     let mut ranked: Vec<(f64, String, i64)> = stmt
-        .query_map([since_ms], |r| {
+        .query_map([since_ms, until_ms], |r| {
             let age = (now_ms - r.get::<_, i64>(1)?).max(0) as f64 / DAY_MS as f64;
             let blended = -r.get::<_, f64>(0)? * (2.0 / 3.0 + 0.5f64.powf(age / 30.0) / 3.0);
             Ok((blended, r.get(2)?, r.get(3)?))
@@ -106,22 +112,32 @@ fn the_top_hits_are_the_best_of_the_whole_window() {
         .unwrap();
     assert!(matches > 1000, "more matches than the window: {matches}");
     let mut compared = 0;
-    for since_days in [None, Some(100)] {
+    // Days ago: since, until (the newest hits weigh less under an --until in the past).
+    let ranges = [
+        (None, None),
+        (Some(100), None),
+        (None, Some(40)),
+        (None, Some(120)),
+        (Some(150), Some(60)),
+    ];
+    let ago = |days: Option<i64>, open: i64| days.map_or(open, |d| now_ms - d * DAY_MS);
+    for (since_days, until_days) in ranges {
         for k in [1, 5, 20, 50] {
-            let since_ms = since_days.map_or(i64::MIN, |d| now_ms - d * DAY_MS);
-            let Some(want) = expected(&store.conn, k, since_ms, now_ms) else {
+            let range = (ago(since_days, i64::MIN), ago(until_days, i64::MAX));
+            let Some(want) = expected(&store.conn, k, range, now_ms) else {
                 continue;
             };
             let mut opts = SearchOptions::everywhere(parse("zebrafish", false).unwrap(), k);
-            opts.since_ms = since_days.map(|_| since_ms);
+            opts.since_ms = since_days.map(|_| range.0);
+            opts.until_ms = until_days.map(|_| range.1);
             let got: BTreeSet<(String, i64)> = search(&store.conn, &scope, &opts)
                 .unwrap()
                 .into_iter()
                 .map(|h| (h.path, h.line))
                 .collect();
-            assert_eq!(got, want, "top {k}, since {since_days:?} days");
+            assert_eq!(got, want, "top {k}, days {since_days:?}..{until_days:?}");
             compared += 1;
         }
     }
-    assert!(compared >= 6, "only {compared} cases could be told apart");
+    assert!(compared >= 16, "only {compared} cases could be told apart");
 }

@@ -26,6 +26,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0017_joint_rights.sql"),
     include_str!("../../migrations/0018_rid_runs.sql"),
     include_str!("../../migrations/0019_gateway_lookups.sql"),
+    include_str!("../../migrations/0020_run_oldest.sql"),
 ];
 
 /// The schema version this build writes.

@@ -55,7 +55,10 @@ pub(super) fn best_of(
     (now_ms, keep_all): (i64, bool),
 ) -> Result<Vec<Candidate>> {
     let mut one = One::new(conn, scope, opts)?;
-    let mut floor = Floor::new(if keep_all { usize::MAX } else { opts.limit });
+    // Every hit is older than `--until`, so none blends higher than an entry of that time.
+    let top_blend = opts.until_ms.map_or(1.0, |u| blend(Some(u), now_ms));
+    let k = if keep_all { usize::MAX } else { opts.limit };
+    let mut floor = Floor::new(k, top_blend);
     let mut found = Vec::new();
     for (rowid, score) in matches {
         if floor.excludes(-score) {
@@ -72,13 +75,17 @@ pub(super) fn best_of(
 /// The `k` best blended relevances so far, to tell when no later candidate can join them.
 struct Floor {
     k: usize,
+    /// The highest recency weight a candidate can have ([`blend`] of the newest time the
+    /// filters let through: 1 without `--until`).
+    top_blend: f64,
     best: Vec<f64>, // descending, at most k
 }
 
 impl Floor {
-    fn new(k: usize) -> Floor {
+    fn new(k: usize, top_blend: f64) -> Floor {
         Floor {
             k,
+            top_blend,
             best: Vec::new(),
         }
     }
@@ -92,10 +99,15 @@ impl Floor {
     }
 
     /// Whether a candidate of relevance `raw`, and every later one (no more relevant), is
-    /// certainly outside the `k` best: blended, it is at most `raw` (at most two thirds of
-    /// it when negative), strictly below the k-th best (a tie could still win on its rowid).
+    /// certainly outside the `k` best: blended, it is at most `raw` times the top weight (at
+    /// most two thirds of it when negative), strictly below the k-th best (a tie could still
+    /// win on its rowid).
     fn excludes(&self, raw: f64) -> bool {
-        let most = if raw >= 0.0 { raw } else { raw * 2.0 / 3.0 };
+        let most = if raw >= 0.0 {
+            raw * self.top_blend
+        } else {
+            raw * 2.0 / 3.0
+        };
         self.best.len() >= self.k && self.best.last().is_some_and(|&kth| most < kth)
     }
 }
@@ -106,7 +118,7 @@ mod tests {
 
     #[test]
     fn the_floor_excludes_only_what_cannot_reach_the_kth_best() {
-        let mut f = Floor::new(2);
+        let mut f = Floor::new(2, 1.0);
         f.add(5.0);
         assert!(!f.excludes(0.1), "fewer than k seen: nothing is excluded");
         f.add(3.0);
@@ -115,11 +127,16 @@ mod tests {
         assert!(f.excludes(3.9));
         assert!(!f.excludes(4.0), "a tie may still win on its rowid");
         assert!(!f.excludes(4.5));
-        let mut neg = Floor::new(1);
+        let mut neg = Floor::new(1, 1.0);
         neg.add(-3.0);
         // -4 blends to at most -4 * 2/3 = -2.67, above -3.
         assert!(!neg.excludes(-4.0));
         assert!(neg.excludes(-5.0));
+        // Hits no newer than a time 30 days ago weigh at most 5/6: 4.7 * 5/6 < 4.
+        let mut old = Floor::new(1, 2.0 / 3.0 + 1.0 / 6.0);
+        old.add(4.0);
+        assert!(old.excludes(4.7));
+        assert!(!old.excludes(4.9));
     }
 
     #[test]

@@ -1,6 +1,6 @@
-//! Where a narrowed search can find its hits: the runs of entry rows (`rid_runs`, migration
-//! 0018) of the session files `--cwd`, `--session`, `--model` and a gateway filter leave, that
-//! hold an entry as new as `--since`. A full-text match outside them cannot pass the filters,
+//! Where a narrowed search can find its hits: the runs of entry rows (`rid_runs`, migrations
+//! 0018 and 0020) of the session files `--cwd`, `--session`, `--model` and a gateway filter
+//! leave, that hold an entry as new as `--since` and one older than `--until`. A full-text match outside them cannot pass the filters,
 //! so it is dropped before it is scored against the rest or joined to its entry row: a search
 //! of one project used to join every match of every project (`function` in a 925-session
 //! project of 10,000: 88,647 joins), and was two to four times slower than a search of all of
@@ -31,7 +31,8 @@ impl Span {
         opts: &SearchOptions,
     ) -> Result<Option<Span>> {
         let by_file = opts.cwd.is_some() || !scope.gateway.is_empty();
-        if !by_file && opts.file_id.is_none() && opts.since_ms.is_none() && opts.model.is_none() {
+        let by_time = opts.since_ms.is_some() || opts.until_ms.is_some();
+        if !by_file && !by_time && opts.file_id.is_none() && opts.model.is_none() {
             return Ok(None);
         }
         let mut w = Where::default();
@@ -56,10 +57,13 @@ impl Span {
                 [text(m.as_str())],
             );
         }
-        // A run's newest timestamp bounds its entries'; a run without one has no entry that
-        // `e.ts_ms >= ?` keeps.
+        // A run's oldest and newest timestamps bound its entries'; a run without them has no
+        // entry that `e.ts_ms >= ?` or `e.ts_ms < ?` keeps.
         if let Some(t) = opts.since_ms {
             w.and("r.max_ts >= ?", [int(t)]);
+        }
+        if let Some(t) = opts.until_ms {
+            w.and("r.min_ts < ?", [int(t)]);
         }
         let mut stmt = conn.prepare(&format!(
             "SELECT r.lo, r.hi FROM rid_runs r WHERE {} ORDER BY r.lo",

@@ -110,10 +110,12 @@ pub fn insert_entries(
     super::rollups::add(tx, file_id, first_seq)
 }
 
-/// The rids a batch's entries got and their newest timestamp (`rid_runs`, migration 0018).
+/// The rids a batch's entries got and their oldest and newest timestamps (`rid_runs`,
+/// migrations 0018 and 0020).
 #[derive(Default)]
 struct Run {
     rids: Option<(i64, i64)>,
+    min_ts: Option<i64>,
     max_ts: Option<i64>,
 }
 
@@ -124,6 +126,11 @@ impl Run {
                 .map_or((rid, rid), |(lo, hi)| (lo.min(rid), hi.max(rid))),
         );
         self.max_ts = self.max_ts.max(ts_ms);
+        // `None` is below every time: the oldest is the least of the times there are.
+        self.min_ts = match (self.min_ts, ts_ms) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
     }
 
     /// Records the run. A batch's rows follow each other (nothing else is inserted into
@@ -132,9 +139,11 @@ impl Run {
         let Some((lo, hi)) = self.rids else {
             return Ok(());
         };
-        tx.prepare_cached("INSERT INTO rid_runs(lo, hi, file_id, max_ts) VALUES (?1, ?2, ?3, ?4)")?
-            .execute(params![lo, hi, file_id, self.max_ts])
-            .map(drop)
+        tx.prepare_cached(
+            "INSERT INTO rid_runs(lo, hi, file_id, min_ts, max_ts) VALUES (?1, ?2, ?3, ?4, ?5)",
+        )?
+        .execute(params![lo, hi, file_id, self.min_ts, self.max_ts])
+        .map(drop)
     }
 }
 
