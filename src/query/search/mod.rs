@@ -173,13 +173,14 @@ pub fn search_until(
         // match in its span at once.
         Query::Words { fts, terms } => {
             let window = opts.limit.saturating_mul(50).clamp(1000, i64::MAX as usize);
-            let ranking = (now, opts.branch);
+            let best = |matches| {
+                let found = ranked::best_of(conn, scope, opts, (matches, span), (now, opts.branch));
+                on_branch(found?)
+            };
             let mut candidates = if let Some(span) = span {
-                let matches = span::matches(conn, &source, Some(fts), span)?;
-                on_branch(ranked::best_of(conn, scope, opts, matches, ranking)?)?
+                best(span::matches(conn, &source, Some(fts), span)?)?
             } else {
-                let matches = ranked::window(conn, &source, fts, window)?;
-                let top = on_branch(ranked::best_of(conn, scope, opts, matches, ranking)?)?;
+                let top = best(ranked::window(conn, &source, fts, window)?)?;
                 if top.len() >= opts.limit {
                     top
                 } else {

@@ -3,11 +3,16 @@
 //! filtered one at a time, best first, until no later match can be among the `limit` best once
 //! blended with recency ([`blend`] lowers a relevance by at most a third). The answer is the one
 //! joining the whole window gives: a rare word's top 20 is settled after a few hundred of its
-//! 1000 (`jalapeño` on a 10,000-session corpus: 271).
+//! 1000 (`jalapeño` on a 10,000-session corpus: 271). A narrowed search knows each match's
+//! run and the newest time in it (`span.rs`), so a match that could not reach the top even
+//! blended as that newest time is passed over without being joined: a search of every match
+//! would otherwise join thousands of old ones that rank between the k-th best and two thirds
+//! of it.
 
 use rusqlite::Connection;
 
 use super::one::One;
+use super::span::Span;
 use super::{fts_error, Candidate, SearchOptions};
 use crate::error::Result;
 use crate::query::Scope;
@@ -51,7 +56,7 @@ pub(super) fn best_of(
     conn: &Connection,
     scope: &Scope,
     opts: &SearchOptions,
-    matches: Vec<(i64, f64)>,
+    (matches, span): (Vec<(i64, f64)>, Option<&Span>),
     (now_ms, keep_all): (i64, bool),
 ) -> Result<Vec<Candidate>> {
     let mut one = One::new(conn, scope, opts)?;
@@ -63,6 +68,15 @@ pub(super) fn best_of(
     for (rowid, score) in matches {
         if floor.excludes(-score) {
             break;
+        }
+        // Nor does it blend higher than the newest entry of its run (or one with no time):
+        // a match in an old run that cannot reach the k best is not joined.
+        let newest = span.and_then(|s| s.newest(rowid));
+        if let Some(newest) = newest {
+            let cap = blend(newest, now_ms).max(blend(None, now_ms));
+            if floor.excludes_at(-score, cap) {
+                continue;
+            }
         }
         if let Some(c) = one.join(rowid, score)? {
             floor.add(c.relevance * blend(c.ts_ms, now_ms));
@@ -103,8 +117,14 @@ impl Floor {
     /// most two thirds of it when negative), strictly below the k-th best (a tie could still
     /// win on its rowid).
     fn excludes(&self, raw: f64) -> bool {
+        self.excludes_at(raw, self.top_blend)
+    }
+
+    /// Whether one candidate of relevance `raw`, weighing at most `weight`, is certainly
+    /// outside the `k` best.
+    fn excludes_at(&self, raw: f64, weight: f64) -> bool {
         let most = if raw >= 0.0 {
-            raw * self.top_blend
+            raw * weight
         } else {
             raw * 2.0 / 3.0
         };

@@ -14,9 +14,18 @@ use crate::error::Result;
 use crate::query::filter::{int, text, Where};
 use crate::query::Scope;
 
-/// The entry rows (rids) a narrowed search can find hits in, as sorted, disjoint ranges.
+/// The entry rows (rids) a narrowed search can find hits in: its runs, sorted and disjoint,
+/// each with the newest time of its entries.
 pub(super) struct Span {
-    ranges: Vec<(i64, i64)>,
+    runs: Vec<Run>,
+}
+
+/// A run of rids `lo..=hi` and the newest time among its entries.
+#[derive(Clone, Copy)]
+struct Run {
+    lo: i64,
+    hi: i64,
+    max_ts: Option<i64>,
 }
 
 impl Span {
@@ -66,46 +75,57 @@ impl Span {
             w.and("r.min_ts < ?", [int(t)]);
         }
         let mut stmt = conn.prepare(&format!(
-            "SELECT r.lo, r.hi FROM rid_runs r WHERE {} ORDER BY r.lo",
+            "SELECT r.lo, r.hi, r.max_ts FROM rid_runs r WHERE {} ORDER BY r.lo",
             w.sql()
         ))?;
-        let rows = stmt.query_map(w.params(), |r| Ok((r.get(0)?, r.get(1)?)))?;
-        let mut ranges: Vec<(i64, i64)> = Vec::new();
-        for row in rows {
-            let (lo, hi) = row?;
-            match ranges.last_mut() {
-                Some(last) if lo <= last.1.saturating_add(1) => last.1 = last.1.max(hi),
-                _ => ranges.push((lo, hi)),
-            }
-        }
-        Ok(Some(Span { ranges }))
+        let rows = stmt.query_map(w.params(), |r| {
+            Ok(Run {
+                lo: r.get(0)?,
+                hi: r.get(1)?,
+                max_ts: r.get(2)?,
+            })
+        })?;
+        let runs = rows.collect::<rusqlite::Result<Vec<Run>>>()?;
+        Ok(Some(Span { runs }))
     }
 
     /// Whether no row can hold a hit.
     pub(super) fn is_empty(&self) -> bool {
-        self.ranges.is_empty()
+        self.runs.is_empty()
     }
 
-    /// Whether full-text row `rowid` (`rid * 8 + kind`) lies in the span.
-    pub(super) fn holds(&self, rowid: i64) -> bool {
+    /// The run holding full-text row `rowid` (`rid * 8 + kind`), if the span does.
+    fn run_of(&self, rowid: i64) -> Option<&Run> {
         let rid = rowid >> 3;
-        let after = self.ranges.partition_point(|&(lo, _)| lo <= rid);
-        after > 0 && rid <= self.ranges[after - 1].1
+        let after = self.runs.partition_point(|r| r.lo <= rid);
+        self.runs[..after].last().filter(|r| rid <= r.hi)
+    }
+
+    /// Whether full-text row `rowid` lies in the span.
+    pub(super) fn holds(&self, rowid: i64) -> bool {
+        self.run_of(rowid).is_some()
+    }
+
+    /// The newest time an entry of row `rowid`'s run can have: `Some(None)` when no entry of
+    /// the run has a time, `None` when the span does not hold the row.
+    pub(super) fn newest(&self, rowid: i64) -> Option<Option<i64>> {
+        self.run_of(rowid).map(|r| r.max_ts)
     }
 
     /// The SQL condition (` AND col BETWEEN lo AND hi`) that keeps a candidate query's rows,
     /// numbered by full-text rowid (`rids: false`) or by rid, within the span's first and last
     /// row: FTS5 seeks to it instead of reading and scoring every match.
     pub(super) fn within(&self, col: &str, rids: bool) -> String {
-        let (Some(first), Some(last)) = (self.ranges.first(), self.ranges.last()) else {
+        // Runs are disjoint and sorted by their first rid, so the last one ends last.
+        let (Some(first), Some(last)) = (self.runs.first(), self.runs.last()) else {
             return " AND 0".into();
         };
         let (lo, hi) = if rids {
-            (first.0, last.1)
+            (first.lo, last.hi)
         } else {
             (
-                first.0.saturating_mul(8),
-                last.1.saturating_mul(8).saturating_add(7),
+                first.lo.saturating_mul(8),
+                last.hi.saturating_mul(8).saturating_add(7),
             )
         };
         format!(" AND {col} BETWEEN {lo} AND {hi}")
@@ -153,8 +173,9 @@ mod tests {
 
     #[test]
     fn a_span_holds_exactly_the_rows_of_its_ranges() {
+        let run = |lo, hi, max_ts| Run { lo, hi, max_ts };
         let span = Span {
-            ranges: vec![(3, 5), (10, 10), (20, 30)],
+            runs: vec![run(3, 5, Some(7)), run(10, 10, None), run(20, 30, Some(9))],
         };
         let held: Vec<i64> = (0..40).filter(|rid| span.holds(rid * 8 + 5)).collect();
         let expected: Vec<i64> = [3, 4, 5, 10].into_iter().chain(20..=30).collect();
@@ -163,7 +184,11 @@ mod tests {
         assert!(!span.holds(3 * 8 - 1) && !span.holds(31 * 8));
         assert_eq!(span.within("rowid", false), " AND rowid BETWEEN 24 AND 247");
         assert_eq!(span.within("e2.rid", true), " AND e2.rid BETWEEN 3 AND 30");
-        let empty = Span { ranges: Vec::new() };
+        assert_eq!(span.newest(4 * 8 + 1), Some(Some(7)));
+        assert_eq!(span.newest(10 * 8), Some(None));
+        assert_eq!(span.newest(30 * 8 + 7), Some(Some(9)));
+        assert_eq!(span.newest(6 * 8), None);
+        let empty = Span { runs: Vec::new() };
         assert!(empty.is_empty() && !empty.holds(0));
         assert_eq!(empty.within("rowid", false), " AND 0");
     }
