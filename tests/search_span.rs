@@ -2,7 +2,9 @@
 //! the runs of entry rows its filters leave (`src/query/search/span.rs`) before scoring or
 //! joining them. Its hits must be exactly those the filters give over every match: here the
 //! files of two projects are appended to over several syncs, so each file's rows lie in
-//! several runs between other files' runs, and every query kind is checked under every filter.
+//! several runs between other files' runs, and every query kind is checked under every filter:
+//! while a session's rows are few (read whole by literal and regex searches) and once a filler
+//! session lies between its runs (asked of the full-text index).
 
 mod common;
 
@@ -273,6 +275,9 @@ fn a_narrowed_search_finds_exactly_what_its_filters_keep() {
         &["b1", "a2"],
     ];
     for (round, files) in rounds.iter().enumerate() {
+        if round == 1 {
+            filler(&root);
+        }
         for &file in *files {
             let last = live
                 .iter()
@@ -295,6 +300,9 @@ fn a_narrowed_search_finds_exactly_what_its_filters_keep() {
             }
         }
         let (store, scope) = store_scope.as_ref().unwrap();
+        // a2's rows: a session's few (read whole) before the filler, then around it (asked of
+        // the full-text index).
+        assert_eq!(rid_width(store, "a2") < 500, round < 2, "round {round}");
         check(store, scope, &live, &format!("round {round}"));
     }
     let (store, _) = store_scope.unwrap();
@@ -303,7 +311,43 @@ fn a_narrowed_search_finds_exactly_what_its_filters_keep() {
         .query_row("SELECT count(*) FROM rid_runs", [], |r| r.get(0))
         .unwrap();
     assert_eq!(
-        runs, 11,
-        "each file written or appended to is a run of its own"
+        runs, 12,
+        "each file written or appended to is a run of its own (the filler too)"
     );
+}
+
+/// A session of 2,500 entries matching no query, in a project of its own, synced with round 1:
+/// the runs appended after it lie more than 2,000 rids from those before it.
+fn filler(root: &Path) {
+    let dir = root.join("--home-u-gamma--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut lines = vec![
+        r#"{"type":"session","version":3,"id":"g1","timestamp":"2026-03-01T00:00:00.000Z","cwd":"/home/u/gamma"}"#
+            .to_string(),
+    ];
+    let mut parent = "null".to_string();
+    for i in 0..2_500 {
+        lines.push(format!(
+            r#"{{"type":"message","id":"g{i}","parentId":{parent},"timestamp":"2026-03-01T00:00:00.000Z","message":{{"role":"user","content":"filler","timestamp":1}}}}"#
+        ));
+        parent = format!("\"g{i}\"");
+    }
+    std::fs::write(
+        dir.join("2026-03-01T00-00-00-000Z_g1.jsonl"),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+}
+
+/// How many rids lie between the first and the last row of a session's runs.
+fn rid_width(store: &Store, session: &str) -> i64 {
+    store
+        .conn
+        .query_row(
+            "SELECT max(r.hi) - min(r.lo) FROM rid_runs r JOIN sessions s ON s.file_id = r.file_id
+             WHERE s.session_id = ?1",
+            [session],
+            |r| r.get(0),
+        )
+        .unwrap()
 }

@@ -11,14 +11,19 @@ use rusqlite::Connection;
 use super::literal::{self, Lookups, Plan};
 use crate::error::Result;
 
-/// Where the candidates for `pattern` come from.
+/// Where the candidates for `pattern` come from, making at most the lookups `most` allows.
 ///
 /// # Errors
 /// Index errors.
-pub fn plan(conn: &Connection, pattern: &str) -> Result<Plan> {
+pub fn plan(conn: &Connection, pattern: &str, most: Lookups) -> Result<Plan> {
     let runs = required_runs(pattern);
-    // Range lookups cost nothing; scans of the words table only when no run gives a phrase.
-    for lookups in [Lookups::Ranges, Lookups::All] {
+    // Range lookups cost nothing; scans of the words table (when `most` allows them) only
+    // when no run gives a phrase.
+    let allowed: &[Lookups] = match most {
+        Lookups::Ranges => &[Lookups::Ranges],
+        Lookups::All => &[Lookups::Ranges, Lookups::All],
+    };
+    for &lookups in allowed {
         let mut parts = Vec::new();
         for run in &runs {
             match literal::plan(conn, run, lookups)? {
