@@ -1,11 +1,14 @@
 //! Where a narrowed search can find its hits: the runs of entry rows (`rid_runs`, migrations
 //! 0018 and 0020) of the session files `--cwd`, `--session`, `--model` and a gateway filter
-//! leave, that hold an entry as new as `--since` and one older than `--until`. A full-text match outside them cannot pass the filters,
-//! so it is dropped before it is scored against the rest or joined to its entry row: a search
-//! of one project used to join every match of every project (`function` in a 925-session
-//! project of 10,000: 88,647 joins), and was two to four times slower than a search of all of
-//! them. This relies on every entry row lying in a run of its own file, which the writer
-//! records with each batch it inserts (tests/search_newest.rs checks it against a rebuild).
+//! leave, that hold an entry as new as `--since` and one older than `--until`. A full-text
+//! match outside them cannot pass the filters, so it is dropped before it is scored against
+//! the rest or joined to its entry row: a search of one project used to join every match of
+//! every project (`function` in a 925-session project of 10,000: 88,647 joins), and was two to
+//! four times slower than a search of all of them. Each run keeps its newest time, which bounds
+//! how high a match in it can rank (`ranked.rs`), and a span of a few hundred rows is read
+//! whole by literal and regex searches ([`READ_WHOLE`]). This relies on every entry row lying
+//! in a run of its own file, which the writer records with each batch it inserts
+//! (tests/search_newest.rs checks it against a rebuild).
 
 use rusqlite::Connection;
 
@@ -97,7 +100,23 @@ impl Span {
             })
         })?;
         let runs = rows.collect::<rusqlite::Result<Vec<Run>>>()?;
-        Ok(Some(Span { runs }))
+        Ok(Some(Span::of_runs(runs)))
+    }
+
+    /// The span of `runs`, sorted by their first rid. Runs never overlap (each rid is in one);
+    /// if some did, one run covering both keeps every lookup right.
+    fn of_runs(sorted: Vec<Run>) -> Span {
+        let mut runs: Vec<Run> = Vec::with_capacity(sorted.len());
+        for run in sorted {
+            match runs.last_mut() {
+                Some(last) if run.lo <= last.hi => {
+                    last.hi = last.hi.max(run.hi);
+                    last.max_ts = last.max_ts.max(run.max_ts);
+                }
+                _ => runs.push(run),
+            }
+        }
+        Span { runs }
     }
 
     /// Whether no row can hold a hit.
@@ -193,9 +212,13 @@ mod tests {
     #[test]
     fn a_span_holds_exactly_the_rows_of_its_ranges() {
         let run = |lo, hi, max_ts| Run { lo, hi, max_ts };
-        let span = Span {
-            runs: vec![run(3, 5, Some(7)), run(10, 10, None), run(20, 30, Some(9))],
-        };
+        // The last run lies inside the one before (never written so): they are held as one.
+        let span = Span::of_runs(vec![
+            run(3, 5, Some(7)),
+            run(10, 10, None),
+            run(20, 30, Some(9)),
+            run(22, 25, Some(8)),
+        ]);
         let held: Vec<i64> = (0..40).filter(|rid| span.holds(rid * 8 + 5)).collect();
         let expected: Vec<i64> = [3, 4, 5, 10].into_iter().chain(20..=30).collect();
         assert_eq!(held, expected);
