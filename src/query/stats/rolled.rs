@@ -15,6 +15,10 @@ use crate::error::Result;
 use crate::query::filter::{int, Where};
 use crate::query::Scope;
 
+/// Up to this many files in scope, their rollup rows are sought by file (the `UNIQUE (file_id,
+/// ...)` index of both rollups) rather than read with all the others.
+const MAX_SOUGHT_FILES: usize = 2_000;
+
 /// A key value: an interned name, a period code, or [`NULL`].
 type Code = i64;
 const NULL: Code = i64::MIN;
@@ -118,9 +122,21 @@ pub(super) fn stats(conn: &Connection, scope: &Scope, opts: &StatsOptions) -> Re
     sum.read_files(conn, scope, opts)?;
     let source = Source::of(&opts.dims);
     let (whole, slivers) = split(opts.since_ms, opts.until_ms);
-    let w = row_filter(&opts.dims, whole);
+    let mut w = row_filter(&opts.dims, whole);
+    // One project's (or gateway filter's) files are sought in the rollups' key index instead of
+    // every rollup row being read and most dropped (`stats --cwd` of a 7-session project of
+    // 10,000: every one of 40,000 rows read for 30 of them).
+    // Still summed in table order, as a read of every row sums them: a cost summed in another
+    // order can differ in its last digit.
+    let narrowed = opts.cwd.is_some() || !scope.gateway.is_empty();
+    let mut order = "";
+    if narrowed && sum.files.len() <= MAX_SOUGHT_FILES {
+        let ids: Vec<String> = sum.files.keys().map(i64::to_string).collect();
+        w.and(format!("e.file_id IN ({})", ids.join(", ")), []);
+        order = " ORDER BY e.rowid";
+    }
     let sql = format!(
-        "SELECT {} FROM {} e WHERE {}",
+        "SELECT {} FROM {} e WHERE {}{order}",
         source.cols,
         source.rollup,
         w.sql()
