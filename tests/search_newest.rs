@@ -109,6 +109,7 @@ fn expected(live: &[Entry], matches: impl Fn(&str) -> bool, limit: usize) -> Vec
 
 fn check(store: &Store, scope: &Scope, live: &[Entry], at: &str) {
     let re = regex::Regex::new("(?i)tok_\\w+").unwrap();
+    let digits = regex::Regex::new("[0-9]{2}").unwrap();
     type Test<'a> = (&'a str, bool, Box<dyn Fn(&str) -> bool>);
     let queries: Vec<Test> = vec![
         ("tok_en", true, Box::new(|t: &str| t.contains("tok_en"))),
@@ -119,6 +120,13 @@ fn check(store: &Store, scope: &Scope, live: &[Entry], at: &str) {
             "re:tok_\\w+",
             false,
             Box::new(move |t: &str| re.is_match(t)),
+        ),
+        // Scans of every text (no word to look up), read run by run.
+        (" ", true, Box::new(|t: &str| t.contains(' '))),
+        (
+            "re:[0-9]{2}",
+            false,
+            Box::new(move |t: &str| digits.is_match(t)),
         ),
     ];
     for (query, literal, matches) in &queries {

@@ -212,7 +212,7 @@ fn minute_ms(m: i64) -> i64 {
 /// Each query (words, literal, regex) and the entries it matches.
 type Query = (&'static str, bool, fn(&str) -> bool);
 
-const QUERIES: [Query; 4] = [
+const QUERIES: [Query; 5] = [
     ("calls", false, |t| t.starts_with("calls ")),
     ("tok_en1", true, |t| t.contains("tok_en1")),
     ("re:tok_en\\d*7", false, |t| {
@@ -220,6 +220,12 @@ const QUERIES: [Query; 4] = [
             .any(|w| w.starts_with("tok_en") && w.contains('7'))
     }),
     ("plain", false, |t| t.starts_with("plain ")),
+    // A scan of every text (no word to look up), read run by run.
+    ("re:[0-9]{2}\\s", false, |t| {
+        t.as_bytes()
+            .windows(3)
+            .any(|w| w[0].is_ascii_digit() && w[1].is_ascii_digit() && w[2] == b' ')
+    }),
 ];
 
 fn check(store: &Store, scope: &Scope, live: &[Entry], at: &str) {

@@ -145,15 +145,8 @@ pub fn search_until(
         }
         Ok(found)
     };
-    let every = || {
-        on_branch(candidates(
-            conn,
-            scope,
-            opts,
-            (&source, arg.as_deref()),
-            span,
-        )?)
-    };
+    let from = (source.as_str(), arg.as_deref());
+    let every = || on_branch(candidates(conn, scope, opts, from, span)?);
     let now = chrono::Utc::now().timestamp_millis();
     // Literal and regex hits come newest first: full-text candidates are put in that order
     // run by run (`newest.rs`), a scan of every text too; `--branch` sorts them all.
@@ -163,9 +156,7 @@ pub fn search_until(
             newest_first(&mut all);
             return Ok(Box::new(all.into_iter().map(Ok)));
         }
-        let mut rowids = rowids_of(conn, &source, arg.as_deref())?;
-        rowids.retain(|&r| span.is_none_or(|s| s.holds(r)));
-        Ok(Box::new(newest::Newest::new(conn, scope, opts, rowids)?))
+        Ok(Box::new(newest::Newest::of(conn, scope, opts, from, span)?))
     };
     let hits = match &opts.query {
         // Most relevant first: of a window of the best matches, only what can reach the top;
@@ -252,19 +243,15 @@ fn candidate_source(
         Query::Literal(needle) => match joined::plan(conn, needle)? {
             joined::Joined::Match(q) => Some((from_joints(&rowids), Some(q))),
             joined::Joined::Nothing => None,
-            joined::Joined::Unusable => planned(literal::plan(conn, needle, lookups(span))?, span),
+            joined::Joined::Unusable => {
+                planned(literal::plan(conn, needle, span::lookups(span))?, span)
+            }
         },
-        Query::Regex(re) => planned(required::plan(conn, re.as_str(), lookups(span))?, span),
+        Query::Regex(re) => planned(
+            required::plan(conn, re.as_str(), span::lookups(span))?,
+            span,
+        ),
     })
-}
-
-/// The words-table lookups a literal or regex plan may make: in a span of a few thousand rows,
-/// none that reads the whole vocabulary (the span's texts are read instead, in less time).
-fn lookups(span: Option<&span::Span>) -> literal::Lookups {
-    match span {
-        Some(s) if s.rids() <= span::NO_VOCABULARY_SCAN => literal::Lookups::Ranges,
-        _ => literal::Lookups::All,
-    }
 }
 
 /// The candidate query (and its MATCH argument) of a literal or regex plan; `None` when

@@ -26,7 +26,7 @@ pub(super) const READ_WHOLE: i64 = 500;
 /// Up to this many rids a plan makes no lookup that reads the whole words table: the texts
 /// the plan would have narrowed are read instead (1,300 rows: 11 ms, against 64 ms for
 /// `--literal the` planned).
-pub(super) const NO_VOCABULARY_SCAN: i64 = 2_000;
+const NO_VOCABULARY_SCAN: i64 = 2_000;
 
 /// The entry rows (rids) a narrowed search can find hits in: its runs, sorted and disjoint,
 /// each with the newest time of its entries.
@@ -139,6 +139,11 @@ impl Span {
         self.runs[..after].last().filter(|r| rid <= r.hi)
     }
 
+    /// The span's runs: first rid, last rid, newest time.
+    pub(super) fn runs(&self) -> Vec<super::newest::RunBounds> {
+        self.runs.iter().map(|r| (r.lo, r.hi, r.max_ts)).collect()
+    }
+
     /// Whether full-text row `rowid` lies in the span.
     pub(super) fn holds(&self, rowid: i64) -> bool {
         self.run_of(rowid).is_some()
@@ -167,6 +172,15 @@ impl Span {
             )
         };
         format!(" AND {col} BETWEEN {lo} AND {hi}")
+    }
+}
+
+/// The words-table lookups a literal or regex plan may make: in a span of a few thousand rows,
+/// none that reads the whole vocabulary (the span's texts are read instead, in less time).
+pub(super) fn lookups(span: Option<&Span>) -> super::literal::Lookups {
+    match span {
+        Some(s) if s.rids() <= NO_VOCABULARY_SCAN => super::literal::Lookups::Ranges,
+        _ => super::literal::Lookups::All,
     }
 }
 
