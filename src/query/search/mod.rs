@@ -238,7 +238,7 @@ fn candidate_source(
         Query::Literal(_) | Query::Regex(_)
             if span.is_some_and(|s| s.rids() <= span::READ_WHOLE) =>
         {
-            Some((every_text(&span::within(span, "e2.rid", true)), None))
+            planned(literal::Plan::Scan, span)
         }
         Query::Literal(needle) => match joined::plan(conn, needle)? {
             joined::Joined::Match(q) => Some((from_joints(&rowids), Some(q))),

@@ -107,7 +107,7 @@ impl<'c> Newest<'c> {
         let runs = match span {
             _ if arg.is_some() => None,
             Some(span) => Some(span.runs()),
-            None => every_run(conn)?,
+            None => Span::whole(conn)?.map(|whole| whole.runs()),
         };
         if let Some(runs) = runs {
             let texts = format!(
@@ -193,25 +193,6 @@ impl Iterator for Newest<'_> {
             }
         }
     }
-}
-
-/// Every run of entry rows (first rid, last rid, newest time); `None` when the runs do not
-/// reach the last entry row (not expected: then a scan lists every text and places each).
-///
-/// # Errors
-/// Index errors.
-fn every_run(conn: &Connection) -> rusqlite::Result<Option<Vec<RunBounds>>> {
-    let (last_rid, last_run): (Option<i64>, Option<i64>) = conn.query_row(
-        "SELECT (SELECT max(rid) FROM entries), (SELECT max(hi) FROM rid_runs)",
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    if last_run < last_rid {
-        return Ok(None);
-    }
-    let mut stmt = conn.prepare("SELECT lo, hi, max_ts FROM rid_runs")?;
-    let runs = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    runs.collect::<rusqlite::Result<Vec<_>>>().map(Some)
 }
 
 /// The sorted `rowids` by run. A rid in no run (not expected: every batch the writer inserts

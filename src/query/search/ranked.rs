@@ -64,6 +64,7 @@ pub(super) fn best_of(
     let top_blend = opts.until_ms.map_or(1.0, |u| blend(Some(u), now_ms));
     let k = if keep_all { usize::MAX } else { opts.limit };
     let mut floor = Floor::new(k, top_blend);
+    let timeless = blend(None, now_ms);
     let mut found = Vec::new();
     for (rowid, score) in matches {
         if floor.excludes(-score) {
@@ -73,7 +74,7 @@ pub(super) fn best_of(
         // a match in an old run that cannot reach the k best is not joined.
         let newest = span.and_then(|s| s.newest(rowid));
         if let Some(newest) = newest {
-            let cap = blend(newest, now_ms).max(blend(None, now_ms));
+            let cap = blend(newest, now_ms).max(timeless);
             if floor.excludes_at(-score, cap) {
                 continue;
             }

@@ -88,6 +88,28 @@ impl Span {
         if let Some(t) = opts.until_ms {
             w.and("r.min_ts < ?", [int(t)]);
         }
+        Ok(Some(Span::read(conn, &w)?))
+    }
+
+    /// Every run of the index (what a scan of every text reads run by run); `None` when the
+    /// runs do not reach the last entry row (not expected: the scan then lists every text).
+    ///
+    /// # Errors
+    /// Index errors.
+    pub(super) fn whole(conn: &Connection) -> Result<Option<Span>> {
+        let (last_rid, last_run): (Option<i64>, Option<i64>) = conn.query_row(
+            "SELECT (SELECT max(rid) FROM entries), (SELECT max(hi) FROM rid_runs)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        if last_run < last_rid {
+            return Ok(None);
+        }
+        Ok(Some(Span::read(conn, &Where::default())?))
+    }
+
+    /// The runs `w` keeps (over `rid_runs r`).
+    fn read(conn: &Connection, w: &Where) -> Result<Span> {
         let mut stmt = conn.prepare(&format!(
             "SELECT r.lo, r.hi, r.max_ts FROM rid_runs r WHERE {} ORDER BY r.lo",
             w.sql()
@@ -100,7 +122,7 @@ impl Span {
             })
         })?;
         let runs = rows.collect::<rusqlite::Result<Vec<Run>>>()?;
-        Ok(Some(Span::of_runs(runs)))
+        Ok(Span::of_runs(runs))
     }
 
     /// The span of `runs`, sorted by their first rid. Runs never overlap (each rid is in one);
