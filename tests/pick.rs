@@ -512,6 +512,88 @@ fn without_a_terminal_it_says_to_use_print_or_list() {
     assert_eq!(out.status.code(), Some(1));
 }
 
+/// `--print QUERY` in a project whose sessions hold the query's letters only scattered
+/// (pi's fuzzy match) prints the other project's session that holds the phrase, and says why;
+/// a session of this project that holds the phrase too wins over the other project's.
+#[test]
+fn print_prefers_the_phrase_in_another_project_to_scattered_letters_here() {
+    let w = World::new();
+    w.add(
+        &w.app,
+        &Spec {
+            id: "44444444-dddd-4000-8000-000000000004",
+            hours_ago: 1,
+            name: None,
+            user: "connect a new io node, then re-run the set of tests",
+            assistant: "Done.",
+        },
+    );
+    let phrase = w.add(
+        &w.api,
+        &Spec {
+            id: "55555555-eeee-4000-8000-000000000005",
+            hours_ago: 5,
+            name: None,
+            user: "the client logs connection reset by peer on every deploy",
+            assistant: "The proxy closes idle sockets.",
+        },
+    );
+    w.sync();
+    let print = |q: &str| {
+        let out = w.pidx().args(["pick", "--print", q]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        (String::from_utf8(out.stdout).unwrap(), err)
+    };
+    // pi's own order in this project ranks the scattered match: it is a match there.
+    let listed = w
+        .pidx()
+        .args(["list", "-q", "connection reset"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    assert!(listed.contains("connect a new io node"), "{listed}");
+    let (out, err) = print("connection reset");
+    assert_eq!(out, format!("{}\n", phrase.display()));
+    assert!(
+        err.contains("connection reset by peer")
+            && err.contains(&w.api.display().to_string())
+            && err.contains("this project has no closer match")
+            && err.contains("as typed"),
+        "{err}"
+    );
+    // Every word as typed, apart, still beats letters in order.
+    let (out, err) = print("reset connection");
+    assert_eq!(out, format!("{}\n", phrase.display()));
+    assert!(err.contains("every word"), "{err}");
+    // A phrase here wins over the same phrase elsewhere.
+    let here = w.add(
+        &w.app,
+        &Spec {
+            id: "66666666-ffff-4000-8000-000000000006",
+            hours_ago: 9,
+            name: None,
+            user: "why does the connection reset after an hour?",
+            assistant: "Keep-alive.",
+        },
+    );
+    w.sync();
+    let (out, err) = print("connection reset");
+    assert_eq!(out, format!("{}\n", here.display()));
+    assert!(err.contains("in this project"), "{err}");
+    // Only scattered letters anywhere: pi's best here (as `list -q`), said so.
+    let listed = w
+        .pidx()
+        .args(["list", "--json", "-q", "cnnctnrst"])
+        .output()
+        .unwrap();
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 2, "{listed}");
+    let (out, err) = print("cnnctnrst");
+    assert_eq!(out, format!("{}\n", listed[0]["path"].as_str().unwrap()));
+    assert!(err.contains("only its letters match"), "{err}");
+}
+
 #[test]
 fn a_gateway_transcript_prints_its_key_and_path_instead_of_resuming() {
     let w = World::new();

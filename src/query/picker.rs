@@ -103,6 +103,70 @@ pub fn rank_streamed_at<E>(
     Ok(order(scored, |i| sessions[i].modified_ms))
 }
 
+/// How closely a session holds a query, for choosing one session with nobody to look
+/// (`pick --print`): pi's fuzzy words match letters in order, which a long transcript satisfies
+/// for almost any query, so its best score alone can be an unrelated session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Closeness {
+    /// Only as letters in order (pi's fuzzy match), not as typed.
+    Scattered,
+    /// Every word (or quoted phrase) appears as typed, not all together.
+    EveryWord,
+    /// The whole query appears as typed (white space and case aside), or its `re:` matches.
+    Phrase,
+}
+
+/// [`rank_streamed`] with each match's [`Closeness`]: pi's order, each text read once.
+///
+/// # Errors
+/// What `text` returns.
+pub fn rank_closeness_streamed<E>(
+    sessions: &[SessionInfo],
+    query: &str,
+    mut text: impl FnMut(&SessionInfo) -> Result<String, E>,
+) -> Result<Vec<(usize, Closeness)>, E> {
+    let Some(parsed) = parse(js_trim(query)) else {
+        return Ok(Vec::new());
+    };
+    let mut scored = Vec::new();
+    let mut close = vec![Closeness::Scattered; sessions.len()];
+    for (i, s) in sessions.iter().enumerate() {
+        let text = text(s)?;
+        if let Some(sc) = score_text(s, &text, &parsed) {
+            scored.push((sc, i));
+            close[i] = closeness(s, &text, &parsed);
+        }
+    }
+    let ranked = order(scored, |i| sessions[i].modified_ms);
+    Ok(ranked.into_iter().map(|i| (i, close[i])).collect())
+}
+
+/// How closely a session that `parsed` matches holds it (its text as [`score_text`] sees it).
+fn closeness(s: &SessionInfo, text: &str, parsed: &Parsed) -> Closeness {
+    let Parsed::Tokens(tokens) = parsed else {
+        return Closeness::Phrase;
+    };
+    let id = js_id(s.id.as_ref());
+    let name = s.name.as_deref().unwrap_or("");
+    let hay = normalize(&[id.as_str(), name, text, s.cwd.as_str()].join(" "));
+    let words: Vec<Vec<u16>> = tokens.iter().map(|t| normalize(&t.value)).collect();
+    let whole = normalize(
+        &tokens
+            .iter()
+            .map(|t| t.value.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+    );
+    let found = |w: &[u16]| index_of(&hay, w, 0).is_some();
+    if found(&whole) {
+        Closeness::Phrase
+    } else if words.iter().all(|w| found(w)) {
+        Closeness::EveryWord
+    } else {
+        Closeness::Scattered
+    }
+}
+
 /// pi's filter and order over any store of sessions: `modified(i)` is the session's
 /// modification time (the tie-break), `score(i, query)` pi's `matchSession`.
 fn rank_by(

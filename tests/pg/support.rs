@@ -16,15 +16,17 @@ pub struct Server {
     pub admin: postgres::Client,
     pub db: String,
 }
-/// A fresh database for test `name`, or `None` (and a loud note) when there is no server.
-pub fn server(name: &str) -> Option<Server> {
+/// A fresh database for test `name`. The tests calling this are `#[ignore]`d, so they run only
+/// when asked for (tests/pg/run.sh); asked for without a server they fail rather than pass.
+pub fn server(name: &str) -> Server {
     let url = std::env::var("PIDX_TEST_PG_URL")
         .ok()
-        .filter(|u| !u.is_empty());
-    let Some(url) = url else {
-        eprintln!("\n!!!!!!!! SKIPPED {name}: no PostgreSQL server (PIDX_TEST_PG_URL unset); run `bash tests/pg/run.sh` !!!!!!!!\n");
-        return None;
-    };
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(|| {
+            panic!(
+                "{name}: no PostgreSQL server (PIDX_TEST_PG_URL unset); run `bash tests/pg/run.sh`"
+            )
+        });
     let admin_url = std::env::var("PIDX_TEST_PG_ADMIN_URL").unwrap();
     let mut admin = pidx::store::pg::connect(&admin_url).unwrap();
     let db = format!("t_{name}");
@@ -38,12 +40,12 @@ pub fn server(name: &str) -> Option<Server> {
     let admin =
         pidx::store::pg::connect(&in_db(&admin_url.replacen("///postgres?", "///pidx?", 1)))
             .unwrap();
-    Some(Server {
+    Server {
         url: in_db(&url),
         reader: in_db(&std::env::var("PIDX_TEST_PG_READER_URL").unwrap()),
         admin,
         db,
-    })
+    }
 }
 pub fn pidx(tmp: &Path, root: &Path) -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("pidx"));

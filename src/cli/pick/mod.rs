@@ -77,27 +77,59 @@ pub fn run(env: &Env, args: &PickArgs) -> Result<Found> {
     }
 }
 
-/// `--print QUERY` without a terminal: the path of the best match as `pidx list -q QUERY`
-/// ranks it in this project, else across all projects (exit 1 when nothing matches).
+/// `--print QUERY` without a terminal: the session a person would pick. pi's order (as
+/// `pidx list -q QUERY`) ranks every project's matches; the closest kind of match wins (the
+/// query as typed, then every word as typed, then letters in order), this project's first
+/// within a kind. stderr says which session and why (exit 1 when nothing matches).
 fn print_best(env: &Env, query: &str, cwd: &str) -> Result<Found> {
     let (store, scope) = env.open_fresh()?;
-    for cwd in [Some(cwd.to_string()), None] {
+    let listed = |cwd: Option<String>| {
         let opts = list::ListOptions {
             cwd,
             limit: None,
             with_text: false,
         };
-        let sessions = list::list_sessions(&store.conn, &scope, &opts)?;
-        let ranked = picker::rank_streamed(&sessions, query, |s| {
-            list::all_messages_text(&store.conn, s.file_id)
-        })?;
-        if let Some(&best) = ranked.first() {
-            println!("{}", sessions[best].path);
-            return Ok(true);
+        list::list_sessions(&store.conn, &scope, &opts)
+    };
+    let here: std::collections::HashSet<String> = listed(Some(cwd.to_string()))?
+        .into_iter()
+        .map(|s| s.path)
+        .collect();
+    let sessions = listed(None)?;
+    let ranked = picker::rank_closeness_streamed(&sessions, query, |s| {
+        list::all_messages_text(&store.conn, s.file_id)
+    })?;
+    let Some(&(_, closest)) = ranked.iter().max_by_key(|(_, c)| *c) else {
+        crate::term::say(&format!("pidx: no session matches {query:?}"));
+        return Ok(false);
+    };
+    let of_kind = || ranked.iter().filter(|(_, c)| *c == closest);
+    let local = of_kind().find(|(i, _)| here.contains(&sessions[*i].path));
+    let (best, _) = *local
+        .or_else(|| of_kind().next())
+        .expect("a match of the closest kind");
+    let s = &sessions[best];
+    let title = s.name.as_deref().unwrap_or(&s.first_message);
+    let why = match closest {
+        picker::Closeness::Phrase => "it holds the query as typed",
+        picker::Closeness::EveryWord => "it holds every word as typed, not together",
+        picker::Closeness::Scattered => {
+            "only its letters match, in order (no session holds a word as typed)"
         }
-    }
-    crate::term::say(&format!("pidx: no session matches {query:?}"));
-    Ok(false)
+    };
+    let place = if local.is_some() {
+        "this project".to_string()
+    } else if here.is_empty() {
+        s.cwd.clone()
+    } else {
+        format!("{} (this project has no closer match)", s.cwd)
+    };
+    crate::term::say(&format!(
+        "pidx: picked {:?} in {place}: {why}",
+        crate::term::one_line_upto(title, 60)
+    ));
+    println!("{}", s.path);
+    Ok(true)
 }
 
 /// What happens to the chosen session once the screen is restored.
