@@ -292,6 +292,10 @@ async def check_errors(s):
         value, err = await call(s, tool, **args)
         check(err is not None and "\n" not in err.strip() and word in err,
               f"{tool} {args} is a one-line tool error mentioning {word!r}: {err!r}")
+    value, err = await call(s, "get_session", session="e5ce5ce5")
+    check(err is not None and "matches 2 sessions" in err and "evil" in err
+          and not any(c in err for c in "\x1b\x07\x9b\n"),
+          f"an ambiguous prefix lists the hostile names neutralised, on one line: {err!r}")
     value, err = await call(s, "get_session", session="ffffffff-nope")
     check(err is not None and "session id" in err and "path" in err,
           f"an unknown session says which handles are accepted: {err!r}")
@@ -366,8 +370,26 @@ async def check_freshness(s):
     check(await found("zebrafresh") == 0, "a deleted session is gone from the next call")
 
 
+def write_hostile_sessions():
+    """Two sessions whose ids share a prefix and whose names carry terminal escapes."""
+    folder = os.path.join(BIG_ROOT, "--tmp-hostile--")
+    os.makedirs(folder)
+    for n in (1, 2):
+        sid = f"e5ce5ce5-0000-7000-8000-00000000000{n}"
+        lines = [{"type": "session", "version": 3, "id": sid,
+                  "timestamp": "2026-03-01T00:00:00.000Z", "cwd": "/tmp/hostile"},
+                 {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-03-01T00:00:01.000Z",
+                  "message": {"role": "user", "content": "hello", "timestamp": 1772323201000}},
+                 {"type": "session_info", "id": "n1", "parentId": "u1", "timestamp": "2026-03-01T00:00:02.000Z",
+                  "name": f"evil\x1b]0;owned\x07\x1b[31m{n}\x9b2J"}]
+        with open(os.path.join(folder, f"2026-03-01T00-00-0{n}-000Z_{sid}.jsonl"), "w", encoding="utf-8") as f:
+            for line in lines:
+                f.write(json.dumps(line) + "\n")
+
+
 async def main():
     write_big_session()
+    write_hostile_sessions()
     params = StdioServerParameters(command=PIDX, args=[*GLOBAL, "mcp"], env=ENV, cwd=TMP)
     errlog = open(ERRLOG, "w", encoding="utf-8")
     async with stdio_client(params, errlog=errlog) as (read, write):

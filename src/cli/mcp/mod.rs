@@ -185,7 +185,11 @@ impl ServerHandler for Server {
         watchdog.abort();
         Ok(match result {
             Ok(value) => CallToolResult::structured(value),
-            Err(sentence) => CallToolResult::error(vec![ContentBlock::text(sentence)]),
+            // Errors quote arguments, names and titles from transcripts: neutralised as the
+            // CLI's are, since a client may show them on a terminal.
+            Err(sentence) => {
+                CallToolResult::error(vec![ContentBlock::text(crate::term::one_line(&sentence))])
+            }
         }
         .into())
     }
