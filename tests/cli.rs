@@ -399,3 +399,41 @@ fn an_unknown_leaf_is_said_to_be_missing_from_the_session() {
         .stderr(contains("has no entry \"nope\""))
         .stderr(contains("no session matches").not());
 }
+
+/// A failed tool call (`isError`) says so in `context`, where its output alone ("Error: ...")
+/// reads like any successful one; a successful call's output is not marked.
+#[test]
+fn a_failed_tool_result_says_the_call_failed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let dir = root.join("--home-u-proj--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let assistant = serde_json::json!({"type":"message","id":"a1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z",
+        "message":{"role":"assistant","content":[
+            {"type":"toolCall","id":"c1","name":"bash","arguments":{"command":"false"}},
+            {"type":"toolCall","id":"c2","name":"grep","arguments":{"pattern":"Error"}}],
+        "provider":"p","model":"m","stopReason":"toolUse","timestamp":1767225602000_i64}});
+    let result = |id: &str, parent: &str, call: &str, tool: &str, text: &str, failed: bool| {
+        serde_json::json!({"type":"message","id":id,"parentId":parent,"timestamp":"2026-01-01T00:00:03.000Z",
+            "message":{"role":"toolResult","toolCallId":call,"toolName":tool,
+                       "content":[{"type":"text","text":text}],"isError":failed,"timestamp":1767225603000_i64}})
+    };
+    let lines = [
+        HEADER.replace('X', "3"),
+        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"run it","timestamp":1767225601000}}"#.to_string(),
+        assistant.to_string(),
+        result("r1", "a1", "c1", "bash", "Error: command exited with code 1", true).to_string(),
+        result("r2", "r1", "c2", "grep", "Error: the log line we looked for", false).to_string(),
+    ];
+    std::fs::write(dir.join("c.jsonl"), lines.join("\n") + "\n").unwrap();
+    let db = tmp.path().join("index.db");
+    let out = common::pidx(&db, &root)
+        .args(["context", "0199aaaa-1111-7000-8000-000000000003"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("[bash] the call failed:"), "{text}");
+    assert!(text.contains("[grep]\n"), "{text}");
+    assert_eq!(text.matches("failed").count(), 1, "{text}");
+}

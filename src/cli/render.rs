@@ -319,6 +319,12 @@ fn message_text(msg: &Value) -> Vec<(String, Option<usize>)> {
             (s("output"), Some(40)),
         ],
         "compactionSummary" | "branchSummary" => vec![(s("summary"), None)],
+        // A failed call's output often reads like any other ("Error: ..." is also what a
+        // successful grep may print): pi's `isError` is said in so many words.
+        "toolResult" if msg.get("isError").and_then(Value::as_bool) == Some(true) => vec![
+            (format!("[{}] the call failed:", s("toolName")), None),
+            (readable_content(msg.get("content")), Some(40)),
+        ],
         "toolResult" => vec![
             (format!("[{}]", s("toolName")), None),
             (readable_content(msg.get("content")), Some(40)),
@@ -531,6 +537,26 @@ mod tests {
         })
         .unwrap();
         out
+    }
+
+    /// The picker's preview shows these lines: a failed call says so there too.
+    #[test]
+    fn context_lines_say_a_tool_call_failed() {
+        let result = |failed: bool| {
+            serde_json::json!({"role": "toolResult", "toolCallId": "c", "toolName": "bash",
+                               "content": [{"type": "text", "text": "Error: no"}], "isError": failed})
+            .to_string()
+        };
+        let ctx = Context {
+            messages: vec![result(true), result(false)],
+            thinking_level: None,
+            model: None,
+            cycle: false,
+            path_len: 2,
+        };
+        let texts: Vec<String> = context_lines(ctx).into_iter().map(|(_, t)| t).collect();
+        let marks: Vec<&String> = texts.iter().filter(|t| t.starts_with("[bash]")).collect();
+        assert_eq!(marks, ["[bash] the call failed:", "[bash]"], "{texts:?}");
     }
 
     #[test]
