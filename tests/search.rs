@@ -546,3 +546,42 @@ fn a_stopped_search_gives_up_reading_lines_back() {
         assert!(err.contains("stopped"), "{query}: {err}");
     }
 }
+
+/// Words found through the index's accent folding are marked in the snippet, whichever side
+/// carries the accents (`jalapeno` finds and marks "Jalapeño"; `"creme brulee"` marks the phrase).
+#[test]
+fn accent_folded_matches_are_marked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sessions/--p--");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("a.jsonl"),
+        concat!(
+            r#"{"type":"session","version":3,"id":"acc","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#,
+            "\n",
+            r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"add a Jalapeño pepper and crème brûlée, then jalapeno","timestamp":1}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let marked = |q: &str| -> Vec<String> {
+        let out = common::pidx(&tmp.path().join("i.db"), &tmp.path().join("sessions"))
+            .args(["search", "--json", q])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let s = &v[0]["snippet"];
+        let text = s["text"].as_str().unwrap();
+        let marks = s["marks"].as_array().unwrap();
+        marks
+            .iter()
+            .map(|m| {
+                text[m[0].as_u64().unwrap() as usize..m[1].as_u64().unwrap() as usize].to_string()
+            })
+            .collect()
+    };
+    assert_eq!(marked("jalapeno"), ["Jalapeño", "jalapeno"]);
+    assert_eq!(marked("jalapeño"), ["Jalapeño", "jalapeno"]);
+    assert_eq!(marked("\"creme brulee\""), ["crème brûlée"]);
+}

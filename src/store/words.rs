@@ -18,6 +18,29 @@ pub const LEFT: u8 = 1;
 /// The run had a non-ASCII character just after it.
 pub const RIGHT: u8 = 2;
 
+/// Base letters of U+00C0..=U+017F that decompose into a letter and an accent ('.' = none):
+/// what FTS5's `unicode61 remove_diacritics 2` folds them to.
+const LATIN_FOLD: &[u8; 192] = b"aaaaaa.ceeeeiiii.nooooo..uuuuy..aaaaaa.ceeeeiiii.nooooo..uuuuy.y\
+aaaaaaccccccccdd..eeeeeeeeeegggggggghh..iiiiiiiii...jjkk.llllll....nnnnnn...oooo\
+oo..rrrrrrsssssssstttt..uuuuuuuuuuuuwwyyyzzzzzz.";
+
+/// The base letter (lower case) the full-text index folds the accented Latin letter `c` to.
+pub fn latin_base(c: char) -> Option<char> {
+    match c as u32 {
+        n @ 0xC0..=0x17F => Some(LATIN_FOLD[(n - 0xC0) as usize])
+            .filter(|&b| b != b'.')
+            .map(char::from),
+        _ => None,
+    }
+}
+
+/// Every accented Latin letter the full-text index folds to `base` (lower case).
+pub fn accented(base: char) -> impl Iterator<Item = char> {
+    (0xC0u32..=0x17F)
+        .filter_map(char::from_u32)
+        .filter(move |&c| latin_base(c) == Some(base))
+}
+
 /// Runs remembered per sync before the memory is given back (each one is sent to the writer
 /// once while remembered; after that, again, which the insert ignores).
 const REMEMBER: usize = 1 << 18;

@@ -10,17 +10,14 @@ use std::borrow::Cow;
 
 use postgres::types::{to_sql_checked, IsNull, ToSql, Type};
 
+use crate::store::words::latin_base;
+
 /// PostgreSQL's limits: a lexeme's bytes, positions per lexeme, the largest position, and the
 /// bytes of a whole `tsvector` (kept under the server's 1 MiB with room for its alignment).
 const MAX_LEXEME: usize = 2047;
 const MAX_POSITIONS: usize = 256;
 const MAX_POSITION: usize = 16383;
 const MAX_BYTES: usize = 1_000_000;
-
-/// Base letters of U+00C0..=U+017F that decompose into a letter and an accent ('.' = none).
-const LATIN_FOLD: &[u8; 192] = b"aaaaaa.ceeeeiiii.nooooo..uuuuy..aaaaaa.ceeeeiiii.nooooo..uuuuy.y\
-aaaaaaccccccccdd..eeeeeeeeeegggggggghh..iiiiiiiii...jjkk.llllll....nnnnnn...oooo\
-oo..rrrrrrsssssssstttt..uuuuuuuuuuuuwwyyyzzzzzz.";
 
 fn word_char(c: char) -> bool {
     c.is_alphanumeric()
@@ -92,13 +89,7 @@ impl<'a> Iterator for Words<'a> {
 fn fold(word: &str) -> String {
     let mut out = String::with_capacity(word.len());
     for c in word.chars() {
-        let base = match c as u32 {
-            n @ 0xC0..=0x17F if LATIN_FOLD[(n - 0xC0) as usize] != b'.' => {
-                LATIN_FOLD[(n - 0xC0) as usize] as char
-            }
-            _ => c,
-        };
-        out.extend(base.to_lowercase());
+        out.extend(latin_base(c).unwrap_or(c).to_lowercase());
     }
     out
 }
