@@ -80,12 +80,33 @@ fn options(query: &str, literal: bool) -> SearchOptions {
     SearchOptions::everywhere(parse(query, literal).unwrap(), usize::MAX)
 }
 
+/// The texts a search found: each hit's, and each copy of its entry in the sessions it names
+/// (`alsoIn`: a fork's copied entry is one hit). No entry is shown twice.
 fn hit_keys(ix: &Indexed, opts: &SearchOptions) -> BTreeSet<Key> {
-    search(&ix.store.conn, &ix.scope, opts)
-        .unwrap()
-        .into_iter()
-        .map(|h| (h.path, h.line, h.kind.to_string()))
-        .collect()
+    let conn = &ix.store.conn;
+    let mut keys = BTreeSet::new();
+    for h in search(conn, &ix.scope, opts).unwrap() {
+        let kind = h.kind.to_string();
+        for path in &h.also_in {
+            let mut copies = conn
+                .prepare(
+                    "SELECT c.line FROM entries e JOIN files f ON f.id = e.file_id
+                     JOIN entries c ON c.id = e.id AND c.ts = e.ts
+                     JOIN files cf ON cf.id = c.file_id AND cf.path = ?3
+                     WHERE f.path = ?1 AND e.line = ?2",
+                )
+                .unwrap();
+            let lines: Vec<i64> = copies
+                .query_map(rusqlite::params![h.path, h.line, path], |r| r.get(0))
+                .unwrap()
+                .map(Result::unwrap)
+                .collect();
+            assert_eq!(lines.len(), 1, "{path} holds one copy of {h:?}");
+            assert!(keys.insert((path.clone(), lines[0], kind.clone())), "{h:?} shown twice");
+        }
+        assert!(keys.insert((h.path, h.line, kind)), "a text shown twice");
+    }
+    keys
 }
 
 /// Needles drawn from the corpus itself: substrings of every length from 1 character up,
@@ -584,4 +605,123 @@ fn accent_folded_matches_are_marked() {
     assert_eq!(marked("jalapeno"), ["Jalapeño", "jalapeno"]);
     assert_eq!(marked("jalapeño"), ["Jalapeño", "jalapeno"]);
     assert_eq!(marked("\"creme brulee\""), ["crème brûlée"]);
+}
+
+/// A fork copies its source's entries with their ids and times: each copied entry is one hit
+/// (naming the other session), as `stats` counts it once, for words, literals and patterns;
+/// searched alone, the fork still finds its copy.
+#[test]
+fn a_forks_copied_entries_are_one_hit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sessions/--p--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let header = |id: &str, ts: &str, parent: Option<&Path>| {
+        let mut h =
+            serde_json::json!({"type":"session","version":3,"id":id,"timestamp":ts,"cwd":"/p"});
+        if let Some(p) = parent {
+            h["parentSession"] = serde_json::json!(p);
+        }
+        h.to_string()
+    };
+    let user = |id: &str, parent: Option<&str>, ts: &str, text: &str| {
+        serde_json::json!({"type":"message","id":id,"parentId":parent,"timestamp":ts,
+            "message":{"role":"user","content":text,"timestamp":1}})
+        .to_string()
+    };
+    let copied = [
+        user(
+            "u1",
+            None,
+            "2026-01-01T00:00:01.000Z",
+            "the wombat_cache needs a flush",
+        ),
+        user("u2", Some("u1"), "2026-01-01T00:00:02.000Z", "flushed"),
+    ];
+    let original = dir.join("2026-01-01T00-00-00-000Z_orig.jsonl");
+    std::fs::write(
+        &original,
+        [
+            header("orig", "2026-01-01T00:00:00.000Z", None),
+            copied.join("\n"),
+        ]
+        .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    let fork = dir.join("2026-01-02T00-00-00-000Z_fork.jsonl");
+    std::fs::write(
+        &fork,
+        [
+            header("fork", "2026-01-02T00:00:00.000Z", Some(&original)),
+            copied.join("\n"),
+            user(
+                "u3",
+                Some("u2"),
+                "2026-01-02T00:00:03.000Z",
+                "the wombat_cache again",
+            ),
+        ]
+        .join("\n")
+            + "\n",
+    )
+    .unwrap();
+    let (db, root) = (tmp.path().join("i.db"), tmp.path().join("sessions"));
+    let hits = |args: &[&str]| -> Vec<Value> {
+        let out = common::pidx(&db, &root)
+            .args(["search", "--json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        serde_json::from_slice::<Value>(&out.stdout)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    for q in [
+        &["wombat_cache"][..],
+        &["--literal", "wombat_cache"],
+        &["re:wombat_c[a-z]+"],
+    ] {
+        let got = hits(q);
+        let ids: Vec<(&str, &str)> = got
+            .iter()
+            .map(|h| {
+                (
+                    h["sessionId"].as_str().unwrap(),
+                    h["entryId"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(got.len(), 2, "{q:?}: {ids:?}");
+        let u1 = got.iter().find(|h| h["entryId"] == "u1").unwrap();
+        assert_eq!(u1["sessionId"], "orig", "{q:?}: the first session's copy");
+        assert_eq!(u1["alsoIn"], serde_json::json!([fork]), "{q:?}");
+        assert!(got
+            .iter()
+            .any(|h| h["entryId"] == "u3" && h.get("alsoIn").is_none()));
+    }
+    let fork_s = fork.to_string_lossy().into_owned();
+    let alone = hits(&["wombat_cache", "--session", &fork_s]);
+    assert_eq!(alone.len(), 2, "{alone:?}");
+    assert!(alone
+        .iter()
+        .all(|h| h["sessionId"] == "fork" && h.get("alsoIn").is_none()));
+    // stats counts the copied user messages once too: 3 distinct user messages.
+    let out = common::pidx(&db, &root)
+        .args(["stats", "--json"])
+        .output()
+        .unwrap();
+    let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(stats.to_string().contains("\"userMessages\":3"), "{stats}");
+    let out = common::pidx(&db, &root)
+        .args(["search", "wombat_cache"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("also in 1 other session (copied by a fork)"),
+        "{text}"
+    );
 }

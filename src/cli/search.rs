@@ -163,6 +163,15 @@ fn render_hits(
             one_line(id),
             marked(out, &h.snippet)
         ))?;
+        if !h.also_in.is_empty() {
+            let n = h.also_in.len();
+            let line = format!(
+                "      also in {n} other session{} (copied by a fork): {}",
+                crate::term::plural(n),
+                one_line(&h.also_in.join(", "))
+            );
+            out.line(&out.paint("2", &line))?;
+        }
     }
     Ok(())
 }

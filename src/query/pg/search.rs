@@ -282,6 +282,7 @@ fn hit(r: &postgres::Row, matcher: &Matcher) -> Option<Hit> {
             _ => ts_ms.unwrap_or(0) as f64,
         },
         snippet,
+        also_in: Vec::new(),
         file_id: r.get(11),
     })
 }

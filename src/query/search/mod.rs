@@ -88,6 +88,10 @@ pub struct Hit {
     pub timestamp: Option<String>,
     pub score: f64,
     pub snippet: Snippet,
+    /// Other sessions holding this same entry (a fork or clone copies entries with their ids
+    /// and times, docs/pi-format.md §1.4): one hit, as `stats` counts one entry.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also_in: Vec<String>,
     #[serde(skip)]
     pub file_id: i64,
     /// The session's name, else its first user message (what pi's picker shows).
@@ -180,11 +184,12 @@ pub fn search_until(
             };
             let highlight = snippet::terms_regex(terms);
             rank_words(&mut candidates, now);
-            let top = top_by_session(candidates, opts.limit);
+            // Not cut to the limit here: a copied entry's copies are one hit.
+            best_first(&mut candidates);
             confirm(
                 conn,
-                top.into_iter().map(Ok),
-                (usize::MAX, stop, None),
+                candidates.into_iter().map(Ok),
+                (opts.limit, stop, None),
                 |text| Some(Snippet::around(text, highlight.as_ref())),
             )?
         }
@@ -447,15 +452,13 @@ fn newest_first(candidates: &mut [Candidate]) {
     candidates.sort_by(|a, b| b.ts_ms.cmp(&a.ts_ms).then(b.rowid.cmp(&a.rowid)));
 }
 
-/// The `limit` best candidates, taken whole sessions at a time (best session first).
-fn top_by_session(mut candidates: Vec<Candidate>, limit: usize) -> Vec<Candidate> {
+/// Candidates best first (then the later row first).
+fn best_first(candidates: &mut [Candidate]) {
     candidates.sort_by(|a, b| {
         b.relevance
             .total_cmp(&a.relevance)
             .then(b.rowid.cmp(&a.rowid))
     });
-    candidates.truncate(limit);
-    candidates
 }
 
 /// A test on a candidate's raw line: `false` when its texts cannot match.
@@ -484,7 +487,7 @@ impl<'c> Sessions<'c> {
                 "SELECT f.path, s.session_id, s.cwd, s.name, {TITLE}
                  FROM files f JOIN sessions s ON s.file_id = f.id WHERE f.id = ?1"
             ))?,
-            entry: conn.prepare_cached("SELECT id, role FROM entries WHERE rid = ?1")?,
+            entry: conn.prepare_cached("SELECT id, role, dup FROM entries WHERE rid = ?1")?,
         })
     }
 
@@ -506,12 +509,13 @@ impl<'c> Sessions<'c> {
         Ok(self.open.get_mut(&file_id).expect("inserted above"))
     }
 
-    /// The entry id and role of a candidate.
-    fn entry(&mut self, rowid: i64) -> Result<(Option<String>, Option<String>)> {
+    /// The entry id and role of a candidate, and whether it is a copy of an entry of an
+    /// earlier session (`store::copies`).
+    fn entry(&mut self, rowid: i64) -> Result<(Option<String>, Option<String>, bool)> {
         let rid = crate::store::schema::fts_entry(rowid).0;
         Ok(self
             .entry
-            .query_row([rid], |r| Ok((r.get(0)?, r.get(1)?)))?)
+            .query_row([rid], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?)
     }
 }
 
@@ -524,9 +528,9 @@ fn confirm(
     matcher: impl Fn(&str) -> Option<Snippet>,
 ) -> Result<Vec<Hit>> {
     let mut sessions = Sessions::new(conn)?;
-    let mut hits = Vec::new();
+    let mut hits = OneHitPerCopy::default();
     for c in candidates {
-        if hits.len() >= limit {
+        if hits.hits.len() >= limit {
             break;
         }
         let c = c?;
@@ -551,8 +555,12 @@ fn confirm(
         };
         let path = session.path.clone();
         let (session_id, cwd, name, title) = session.info.clone();
-        let (entry_id, role) = sessions.entry(c.rowid)?;
-        hits.push(Hit {
+        let (entry_id, role, copy) = sessions.entry(c.rowid)?;
+        let key = entry_id
+            .clone()
+            .zip(c.ts_ms)
+            .map(|(id, ts)| (id, ts, kind.name()));
+        let hit = Hit {
             source: None,
             path,
             session_id,
@@ -569,11 +577,48 @@ fn confirm(
                 c.relevance
             },
             snippet,
+            also_in: Vec::new(),
             file_id: c.file_id,
             title,
-        });
+        };
+        hits.add(hit, key, copy);
     }
-    Ok(hits)
+    Ok(hits.hits)
+}
+
+/// Hits with each copied entry once: a fork or clone copies entries with their ids and times
+/// (`store::copies`' rule), and a copy is the same entry, as `stats` counts it.
+#[derive(Default)]
+struct OneHitPerCopy {
+    hits: Vec<Hit>,
+    /// (entry id, time, text kind) -> the hit showing it, and whether that is a later copy.
+    shown: HashMap<(String, i64, &'static str), (usize, bool)>,
+}
+
+impl OneHitPerCopy {
+    /// Adds `hit` (its entry a later session's copy when `copy`), or names its session in the
+    /// hit that shows the same entry; the first session's copy is the one shown.
+    fn add(&mut self, hit: Hit, key: Option<(String, i64, &'static str)>, copy: bool) {
+        let Some(key) = key else {
+            self.hits.push(hit);
+            return;
+        };
+        match self.shown.get(&key) {
+            Some(&(at, _)) if self.hits[at].file_id == hit.file_id => self.hits.push(hit),
+            Some(&(at, shown_copy)) if shown_copy && !copy => {
+                let old = std::mem::replace(&mut self.hits[at], hit);
+                let also = &mut self.hits[at].also_in;
+                *also = old.also_in;
+                also.insert(0, old.path);
+                self.shown.insert(key, (at, false));
+            }
+            Some(&(at, _)) => self.hits[at].also_in.push(hit.path),
+            None => {
+                self.shown.insert(key, (self.hits.len(), copy));
+                self.hits.push(hit);
+            }
+        }
+    }
 }
 
 /// Keeps the hits' order of first appearance per session, each session's hits together.
