@@ -40,6 +40,9 @@ pub enum Error {
         "session file {path} changed since it was indexed; run `pidx sync` (or drop --no-sync)"
     )]
     Stale { path: PathBuf },
+    /// A reader was told to stop (a cancelled or timed-out call) before it finished.
+    #[error("stopped before it finished (cancelled or out of time)")]
+    Stopped,
 }
 
 fn more(count: usize, shown: usize) -> String {

@@ -437,3 +437,124 @@ fn a_failed_tool_result_says_the_call_failed() {
     assert!(text.contains("[grep]\n"), "{text}");
     assert_eq!(text.matches("failed").count(), 1, "{text}");
 }
+
+/// `context --max-chars` pages through every conversation of the conformance corpus: the
+/// pieces, joined page after page until no cursor is left, are exactly `context --json`'s
+/// messages; every page stays within its budget (a message longer than it goes on in the next
+/// page); `--last N` is the whole context's last N messages.
+#[test]
+fn context_pages_join_to_the_whole_context() {
+    let (tmp, root) = common::conformance_copy();
+    let db = tmp.path().join("index.db");
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = common::pidx(&db, &root).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let sessions = json(&["list", "--all", "--json"]);
+    let mut paged_sessions = 0;
+    for s in sessions.as_array().unwrap() {
+        let path = s["path"].as_str().unwrap();
+        if s["messageCount"].as_u64().unwrap_or(0) == 0 {
+            continue;
+        }
+        // pi's messages byte for byte (some hold escapes serde_json cannot read back).
+        let raw = |args: &[&str]| -> String {
+            let out = common::pidx(&db, &root).args(args).output().unwrap();
+            assert!(out.status.success(), "{args:?}: {out:?}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let refused = |args: &[&str]| {
+            let out = common::pidx(&db, &root).args(args).output().unwrap();
+            (out.status.code() == Some(2)).then_some(out.stderr)
+        };
+        if let Some(why) = refused(&["context", "--json", path]) {
+            let paged = refused(&["context", "--json", path, "--max-chars", "150"]);
+            assert_eq!(paged, Some(why), "{path}: refused whole, so paged");
+            continue;
+        }
+        let whole = raw(&["context", "--json", path]);
+        let (mut got, mut text): (Vec<String>, String) = (Vec::new(), String::new());
+        let mut cursor: Option<String> = None;
+        let mut pages = 0;
+        loop {
+            let mut args = vec!["context", "--json", path, "--max-chars", "150"];
+            if let Some(c) = &cursor {
+                args.extend(["--cursor", c.as_str()]);
+            }
+            let page = json(&args);
+            pages += 1;
+            assert!(pages < 5000, "{path}: paging never ends");
+            let mut used = 0;
+            for m in page["messages"].as_array().unwrap() {
+                let piece = m["text"].as_str().unwrap();
+                used += piece.chars().count();
+                text.push_str(piece);
+                let total = m["total"].as_u64();
+                if total.is_none() || m["to"].as_u64() == total {
+                    got.push(std::mem::take(&mut text));
+                }
+            }
+            assert!(used <= 150, "{path}: a page of {used} characters");
+            match page["nextCursor"].as_str() {
+                Some(c) => cursor = Some(c.to_string()),
+                None => break,
+            }
+        }
+        let messages = |m: &[String]| format!("{{\"messages\":[{}]", m.join(","));
+        assert!(
+            whole.starts_with(&messages(&got)),
+            "{path}: {got:?}\n{whole}"
+        );
+        paged_sessions += usize::from(pages > 1);
+        let last = raw(&["context", "--json", path, "--last", "2"]);
+        let tail = &got[got.len().saturating_sub(2)..];
+        assert!(last.starts_with(&messages(tail)), "{path}: {last}");
+    }
+    assert!(
+        paged_sessions > 10,
+        "only {paged_sessions} sessions took more than one page"
+    );
+    // Text pages end with the command for the next one, and the last page with none.
+    let long = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["messageCount"].as_u64() > Some(5))
+        .unwrap();
+    let out = common::pidx(&db, &root)
+        .args([
+            "context",
+            long["path"].as_str().unwrap(),
+            "--max-chars",
+            "100",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let next = text.lines().last().unwrap();
+    assert!(
+        next.starts_with("… more follows: pidx context ")
+            && next.contains("--cursor 'context:t:f:"),
+        "{text}"
+    );
+    // A cursor of another format is refused with a one-line error.
+    let cursor = next.rsplit("--cursor ").next().unwrap().trim_matches('\'');
+    let out = common::pidx(&db, &root)
+        .args([
+            "context",
+            "--json",
+            long["path"].as_str().unwrap(),
+            "--max-chars",
+            "100",
+            "--cursor",
+            cursor,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("start over"),
+        "{out:?}"
+    );
+}

@@ -102,7 +102,10 @@ fn hit_keys(ix: &Indexed, opts: &SearchOptions) -> BTreeSet<Key> {
                 .map(Result::unwrap)
                 .collect();
             assert_eq!(lines.len(), 1, "{path} holds one copy of {h:?}");
-            assert!(keys.insert((path.clone(), lines[0], kind.clone())), "{h:?} shown twice");
+            assert!(
+                keys.insert((path.clone(), lines[0], kind.clone())),
+                "{h:?} shown twice"
+            );
         }
         assert!(keys.insert((h.path, h.line, kind)), "a text shown twice");
     }

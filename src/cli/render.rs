@@ -247,6 +247,58 @@ pub fn context_plan(out: &mut Out, plan: &ContextPlan) -> crate::Result<()> {
     Ok(())
 }
 
+/// A message's role and its text as `pidx context` shows it (a tool's output cut to its first
+/// lines), unpainted and not yet neutralised: what `context --max-chars` pages through.
+pub fn message_text_of(raw: &str) -> (String, String) {
+    let (msg, huge) = parse_message(raw.to_string());
+    let role = msg
+        .get("role")
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+        .to_string();
+    let mut text = String::new();
+    for (section, cap) in message_text(&msg) {
+        let pieces = huge.as_ref().and_then(|h| h.pieces(&section));
+        let pieces = pieces.unwrap_or_else(|| vec![section.as_str()]);
+        let _ = each_line(&pieces, cap, &mut |line| {
+            text.push_str(line);
+            text.push('\n');
+            Ok(())
+        });
+    }
+    (role, text)
+}
+
+/// One page of `pidx context --max-chars`: each piece under its role (a message cut by the page
+/// says which characters these are), then how to go on when there is more.
+pub fn context_page(
+    out: &mut Out,
+    settings: Option<&Context>,
+    pieces: &[crate::query::context::page::Piece],
+    more: Option<&str>,
+) -> io::Result<()> {
+    if let Some(ctx) = settings {
+        print_line(out, "2", &context_settings(ctx))?;
+    }
+    for p in pieces {
+        print_line(out, "", "")?;
+        let part = if p.is_whole() {
+            String::new()
+        } else {
+            format!(" (characters {}-{} of {})", p.from, p.to, p.total)
+        };
+        print_line(out, "1;36", &format!("── {}{part} ", one_line(&p.role)))?;
+        for line in p.text.lines() {
+            print_line(out, "", &block(line))?;
+        }
+    }
+    if let Some(more) = more {
+        print_line(out, "", "")?;
+        print_line(out, "2", &format!("… more follows: {more}"))?;
+    }
+    Ok(())
+}
+
 /// Messages kept from the count to the printing (beyond it they are read twice).
 const READ_AHEAD: usize = 16 << 20;
 
@@ -264,6 +316,11 @@ pub fn context_lines(ctx: Context) -> Vec<(&'static str, String)> {
 }
 
 fn context_header(ctx: &Context, messages: usize) -> String {
+    format!("{} · {messages} messages", context_settings(ctx))
+}
+
+/// "model P/M · thinking T" of a context.
+fn context_settings(ctx: &Context) -> String {
     let model = ctx.model.as_ref().map_or("none".to_string(), |(p, m)| {
         format!(
             "{}/{}",
@@ -273,9 +330,9 @@ fn context_header(ctx: &Context, messages: usize) -> String {
     });
     let thinking = ctx.thinking_level.as_deref().unwrap_or("?");
     format!(
-        "model {} · thinking {} · {messages} messages",
+        "model {} · thinking {}",
         one_line(&model),
-        one_line(thinking),
+        one_line(thinking)
     )
 }
 

@@ -3,14 +3,15 @@
 //! shows, so memory stays bounded by one message whatever the session's size. The cursor holds
 //! the leaf, so a session that grows between pages still pages through the same context.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 
 use serde_json::{json, Map, Value};
 
 use super::answer::{sentence, Answer, Call};
 use super::message;
-use super::page::{budget, parse_cursor, take, Place};
+use super::page::budget;
 use super::tools::{ContextArgs, Format};
+use crate::query::context::page::{self, Cursor, Piece, Place};
 use crate::query::context::{plan_context, ContextPlan};
 
 const TOOL: &str = "get_context";
@@ -28,36 +29,17 @@ fn start(a: &ContextArgs) -> Result<Start, String> {
             leaf: a.leaf.clone(),
         });
     };
-    let f = parse_cursor(c, TOOL, 6)?;
     let bad = || {
         format!("cursor {c:?} is not one {TOOL} gave for these arguments; call it again without a cursor to start over")
     };
-    let format = if a.format == Format::Json { "j" } else { "t" };
-    let dir = if a.from_end { "b" } else { "f" };
-    if f[0] != format || f[1] != dir {
+    let cursor = Cursor::parse(c, TOOL).ok_or_else(bad)?;
+    if cursor.json != (a.format == Format::Json) || cursor.backwards != a.from_end {
         return Err(bad());
     }
-    let num = |s: &str| s.parse::<usize>().map_err(|_| bad());
     Ok(Start {
-        place: Some(Place {
-            entry: num(f[2])?,
-            message: num(f[3])?,
-            chars: num(f[4])?,
-        }),
-        leaf: Some(f[5].to_string()).filter(|l| !l.is_empty()),
+        place: Some(cursor.place),
+        leaf: cursor.leaf,
     })
-}
-
-fn cursor(a: &ContextArgs, p: Place, leaf: Option<&str>) -> String {
-    let format = if a.format == Format::Json { "j" } else { "t" };
-    let dir = if a.from_end { "b" } else { "f" };
-    format!(
-        "{TOOL}:{format}:{dir}:{}:{}:{}:{}",
-        p.entry,
-        p.message,
-        p.chars,
-        leaf.unwrap_or_default()
-    )
 }
 
 pub fn get_context(c: &Call, a: ContextArgs, cancel: &AtomicBool) -> Answer {
@@ -71,25 +53,19 @@ pub fn get_context(c: &Call, a: ContextArgs, cancel: &AtomicBool) -> Answer {
     })?;
     let render = |raw: &str| match a.format {
         Format::Text => message::render(raw, tool_chars),
-        Format::Json => {
-            let role = crate::pi::line::parse_json(raw)
-                .ok()
-                .and_then(|v| v.get("role").and_then(Value::as_str).map(str::to_string))
-                .unwrap_or_default();
-            (role, raw.to_string())
-        }
+        Format::Json => (page::role_of(raw), raw.to_string()),
     };
-    let (items, next) = if a.from_end {
-        backward(&plan, start.place, budget, cancel, &render)?
+    let stopped = |e| match e {
+        crate::Error::Stopped => "the call was cancelled".to_string(),
+        other => sentence(other),
+    };
+    let (pieces, next) = if a.from_end {
+        page::backward(&plan, start.place, budget, cancel, &render).map_err(stopped)?
     } else {
-        forward(
-            &plan,
-            start.place.unwrap_or_default(),
-            budget,
-            cancel,
-            &render,
-        )?
+        let at = start.place.unwrap_or_default();
+        page::forward(&plan, at, budget, cancel, &render).map_err(stopped)?
     };
+    let items: Vec<Value> = pieces.into_iter().map(|p| item(&plan, p)).collect();
     let s = &plan.settings;
     let model = s
         .model
@@ -101,7 +77,15 @@ pub fn get_context(c: &Call, a: ContextArgs, cancel: &AtomicBool) -> Answer {
     body.insert("model".into(), model.unwrap_or(Value::Null));
     body.insert("thinkingLevel".into(), s.thinking_level.clone().into());
     body.insert("messages".into(), items.into());
-    let next = next.map(|p| cursor(&a, p, plan.leaf_id.as_deref()));
+    let next = next.map(|place| {
+        let cursor = Cursor {
+            json: a.format == Format::Json,
+            backwards: a.from_end,
+            place,
+            leaf: plan.leaf_id.clone(),
+        };
+        cursor.text(TOOL)
+    });
     let mut notes = Vec::new();
     if s.cycle {
         notes.push("the entries above this leaf form a cycle; the walk stopped where it repeated (pi itself would never return)".to_string());
@@ -122,131 +106,16 @@ pub fn get_context(c: &Call, a: ContextArgs, cancel: &AtomicBool) -> Answer {
     Ok(Value::Object(body))
 }
 
-type Render<'a> = dyn Fn(&str) -> (String, String) + 'a;
-type Paged = (Vec<Value>, Option<Place>);
-
-fn item(
-    plan: &ContextPlan,
-    entry: usize,
-    role: String,
-    piece: (String, usize, usize, usize),
-) -> Value {
-    let (text, from, to, total) = piece;
+fn item(plan: &ContextPlan, p: Piece) -> Value {
     let mut m = Map::new();
-    m.insert("entryId".into(), plan.entry_id(entry).into());
-    m.insert("role".into(), role.into());
-    m.insert("text".into(), text.into());
-    if from > 0 || to < total {
-        m.insert("from".into(), from.into());
-        m.insert("to".into(), to.into());
-        m.insert("total".into(), total.into());
+    m.insert("entryId".into(), plan.entry_id(p.entry).into());
+    let whole = p.is_whole();
+    m.insert("role".into(), p.role.into());
+    m.insert("text".into(), p.text.into());
+    if !whole {
+        m.insert("from".into(), p.from.into());
+        m.insert("to".into(), p.to.into());
+        m.insert("total".into(), p.total.into());
     }
     Value::Object(m)
-}
-
-fn check(cancel: &AtomicBool) -> Result<(), String> {
-    if cancel.load(Ordering::Relaxed) {
-        Err("the call was cancelled".into())
-    } else {
-        Ok(())
-    }
-}
-
-/// Messages from `at` onwards until the budget is spent.
-fn forward(
-    plan: &ContextPlan,
-    at: Place,
-    budget: usize,
-    cancel: &AtomicBool,
-    render: &Render,
-) -> Result<Paged, String> {
-    let mut items = Vec::new();
-    let mut left = budget;
-    for i in at.entry..plan.len() {
-        check(cancel)?;
-        let messages = plan.messages_at(i).map_err(sentence)?;
-        let first = if i == at.entry { at.message } else { 0 };
-        for (j, raw) in messages.iter().enumerate().skip(first) {
-            let (role, text) = render(raw);
-            let done = if (i, j) == (at.entry, at.message) {
-                at.chars
-            } else {
-                0
-            };
-            let here = Place {
-                entry: i,
-                message: j,
-                chars: done,
-            };
-            let Some(piece) = take(&text, done, left, items.is_empty(), false) else {
-                return Ok((items, Some(here)));
-            };
-            let (to, total) = (piece.2, piece.3);
-            left = left.saturating_sub(to - piece.1);
-            items.push(item(plan, i, role, piece));
-            if to < total {
-                return Ok((items, Some(Place { chars: to, ..here })));
-            }
-        }
-    }
-    Ok((items, None))
-}
-
-/// Messages before `at` (from the end when `None`), latest last, until the budget is spent.
-/// Backwards, a place counts messages and characters from the end of its entry.
-fn backward(
-    plan: &ContextPlan,
-    at: Option<Place>,
-    budget: usize,
-    cancel: &AtomicBool,
-    render: &Render,
-) -> Result<Paged, String> {
-    let at = match at {
-        Some(p) => p,
-        None if plan.is_empty() => return Ok((Vec::new(), None)),
-        None => Place {
-            entry: plan.len() - 1,
-            message: 0,
-            chars: 0,
-        },
-    };
-    let mut items = Vec::new();
-    let mut left = budget;
-    for i in (0..=at.entry.min(plan.len().saturating_sub(1))).rev() {
-        check(cancel)?;
-        let messages = plan.messages_at(i).map_err(sentence)?;
-        let first = if i == at.entry { at.message } else { 0 };
-        for (back, raw) in messages.iter().rev().enumerate().skip(first) {
-            let (role, text) = render(raw);
-            let done = if (i, back) == (at.entry, at.message) {
-                at.chars
-            } else {
-                0
-            };
-            let here = Place {
-                entry: i,
-                message: back,
-                chars: done,
-            };
-            let Some(piece) = take(&text, done, left, items.is_empty(), true) else {
-                items.reverse();
-                return Ok((items, Some(here)));
-            };
-            let (from, total) = (piece.1, piece.3);
-            left = left.saturating_sub(piece.2 - from);
-            items.push(item(plan, i, role, piece));
-            if from > 0 {
-                items.reverse();
-                return Ok((
-                    items,
-                    Some(Place {
-                        chars: total - from,
-                        ..here
-                    }),
-                ));
-            }
-        }
-    }
-    items.reverse();
-    Ok((items, None))
 }

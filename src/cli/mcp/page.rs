@@ -1,6 +1,6 @@
-//! Bounded answers: cursors, cutting a list of rows to a character budget, and cutting a stream
-//! of texts (a context's messages) into pages forward or from the end. Every cut is said in the
-//! answer; a cursor is plain text naming the tool and the place to continue from.
+//! Bounded answers: cursors and cutting a list of rows to a character budget (a context's
+//! messages are paged by `query::context::page`). Every cut is said in the answer; a cursor is
+//! plain text naming the tool and the place to continue from.
 
 use serde_json::Value;
 
@@ -111,44 +111,6 @@ pub fn cut_marker(left_out: usize) -> String {
     format!("…[{left_out} more characters cut]")
 }
 
-/// A place in a stream of texts: (entry, message in the entry, characters already given from
-/// the start of that message, or from its end when paging backwards).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Place {
-    pub entry: usize,
-    pub message: usize,
-    pub chars: usize,
-}
-
-/// Where the next piece of a message comes from, given the budget left. `None`: stop here
-/// (the page is full and the cursor is `place`).
-pub fn take(
-    text: &str,
-    done: usize,
-    left: usize,
-    page_empty: bool,
-    backwards: bool,
-) -> Option<(String, usize, usize, usize)> {
-    let total = text.chars().count();
-    let remaining = total.saturating_sub(done);
-    // A piece smaller than this is not worth a page of its own start: continue next page.
-    let worth = remaining.min(200);
-    if !page_empty && left < worth {
-        return None;
-    }
-    let n = remaining.min(left.max(1));
-    let (from, to) = if backwards {
-        (total - done - n, total - done)
-    } else {
-        (done, done + n)
-    };
-    Some((slice_chars(text, from, to), from, to, total))
-}
-
-fn slice_chars(s: &str, from: usize, to: usize) -> String {
-    s.chars().skip(from).take(to - from).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,25 +148,5 @@ mod tests {
         );
         assert!(row_offset(Some("search_sessions:40"), "list_sessions").is_err());
         assert!(row_offset(Some("list_sessions:x"), "list_sessions").is_err());
-    }
-
-    #[test]
-    fn pieces_cover_a_text_forward_and_backward() {
-        let text = "héllo wörld, ".repeat(40);
-        for backwards in [false, true] {
-            let mut done = 0;
-            let mut pieces = Vec::new();
-            while let Some((p, _, _, total)) = take(&text, done, 100, true, backwards) {
-                done += p.chars().count();
-                pieces.push(p);
-                if done == total {
-                    break;
-                }
-            }
-            if backwards {
-                pieces.reverse();
-            }
-            assert_eq!(pieces.concat(), text);
-        }
     }
 }

@@ -21,6 +21,7 @@ use crate::store::jsonl::read_at;
 use crate::store::schema::{path_facts, ANCESTORS, PATH_FACTS};
 
 mod messages;
+pub mod page;
 
 use messages::{context_entries, edits_of, messages_at, settings, Edits};
 
