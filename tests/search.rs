@@ -728,3 +728,62 @@ fn a_forks_copied_entries_are_one_hit() {
         "{text}"
     );
 }
+
+/// Runs next to separator classes (`fn\s+`) and case classes (`[Qq]{3}`) are planned as word
+/// edges and literals: every text a scan matches is still found, whatever the separator
+/// (tab, no-break space, line separator) and wherever the run sits inside a longer word.
+#[test]
+fn regex_runs_planned_as_word_edges_miss_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let dir = root.join("--p--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let texts = [
+        "fn\tparse_line(x)",
+        "fn\u{a0}parse_line(x)",
+        "fn\u{2028}read_line()",
+        "xfn  split_line here",
+        "fn_parse_line no",
+        "fn, parse_line no",
+        "a QqQ7 b",
+        "zqqq9",
+        "qq9 no",
+    ];
+    let mut lines = vec![
+        r#"{"type":"session","version":3,"id":"edges","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#.to_string(),
+    ];
+    for (i, t) in texts.iter().enumerate() {
+        lines.push(
+            serde_json::json!({"type":"message","id":format!("u{i}"),"parentId":null,
+                "timestamp":"2026-01-01T00:00:01.000Z",
+                "message":{"role":"user","content":t,"timestamp":1}})
+            .to_string(),
+        );
+    }
+    std::fs::write(dir.join("a.jsonl"), lines.join("\n") + "\n").unwrap();
+    let ix = index(root, tmp);
+    let scanned = corpus_texts(&ix.root);
+    for pattern in [
+        r"fn\s+\w+_line",
+        r"fn\s\w",
+        r"\s+parse_line\(",
+        r"[Qq]{3}[0-9]",
+        r"(?i)qqq\d",
+    ] {
+        let re = regex::RegexBuilder::new(pattern)
+            .case_insensitive(true)
+            .build()
+            .unwrap();
+        let want: BTreeSet<Key> = scanned
+            .iter()
+            .filter(|(_, t)| re.is_match(t))
+            .map(|(k, _)| k.clone())
+            .collect();
+        assert!(!want.is_empty(), "{pattern}");
+        assert_eq!(
+            hit_keys(&ix, &options(&format!("re:{pattern}"), false)),
+            want,
+            "{pattern}"
+        );
+    }
+}

@@ -5,7 +5,7 @@
 //! then confirms against the JSONL line as before. Only ASCII runs are used: they are the
 //! ones whose case folding the words index is known to cover.
 
-use regex_syntax::hir::{Hir, HirKind};
+use regex_syntax::hir::{Class, Hir, HirKind};
 use rusqlite::Connection;
 
 use super::literal::{self, Lookups, Plan};
@@ -16,7 +16,7 @@ use crate::error::Result;
 /// # Errors
 /// Index errors.
 pub fn plan(conn: &Connection, pattern: &str, most: Lookups) -> Result<Plan> {
-    let runs = required_runs(pattern);
+    let runs = required_needles(pattern);
     // Range lookups cost nothing; scans of the words table (when `most` allows them) only
     // when no run gives a phrase.
     let allowed: &[Lookups] = match most {
@@ -43,6 +43,36 @@ pub fn plan(conn: &Connection, pattern: &str, most: Lookups) -> Result<Plan> {
 /// case-insensitive match contains a case variant of each run, which the index does not tell
 /// apart).
 pub fn required_runs(pattern: &str) -> Vec<String> {
+    runs_with_edges(pattern)
+        .into_iter()
+        .map(|r| r.text)
+        .collect()
+}
+
+/// [`required_runs`] as literal needles to plan: a run the pattern puts right after (or
+/// before) characters that always separate words (`fn\s+`, `[(,]\s*x`) gets a space there, so
+/// the literal planner knows the word ends (or starts) with the run, as it does for `fn `.
+fn required_needles(pattern: &str) -> Vec<String> {
+    runs_with_edges(pattern)
+        .into_iter()
+        .map(|r| {
+            let (before, after) = (
+                if r.before { " " } else { "" },
+                if r.after { " " } else { "" },
+            );
+            format!("{before}{}{after}", r.text)
+        })
+        .collect()
+}
+
+/// A required run, and whether a word separator always stands right before and after it.
+struct Run {
+    text: String,
+    before: bool,
+    after: bool,
+}
+
+fn runs_with_edges(pattern: &str) -> Vec<Run> {
     let Ok(hir) = regex_syntax::ParserBuilder::new().build().parse(pattern) else {
         return Vec::new();
     };
@@ -52,14 +82,103 @@ pub fn required_runs(pattern: &str) -> Vec<String> {
     };
     let mut runs = Vec::new();
     let mut run = Vec::new();
+    let mut before = false;
     for item in items {
-        match item.kind() {
-            HirKind::Literal(lit) => run.extend_from_slice(&lit.0),
-            _ => flush(&mut run, &mut runs),
+        if let Some(bytes) = literal_bytes(item) {
+            run.extend_from_slice(&bytes);
+            continue;
         }
+        // `x{2,}`: its first copies continue the run, the rest may or may not follow.
+        if let HirKind::Repetition(rep) = item.kind() {
+            if let Some(bytes) = literal_bytes(&rep.sub).filter(|_| rep.min >= 1) {
+                for _ in 0..rep.min.min(64) {
+                    run.extend_from_slice(&bytes);
+                }
+                flush(&mut run, &mut runs, before, false);
+                before = false;
+                continue;
+            }
+        }
+        let separates = separators_only(item);
+        flush(&mut run, &mut runs, before, separates);
+        before = separates;
     }
-    flush(&mut run, &mut runs);
+    flush(&mut run, &mut runs, before, false);
     runs
+}
+
+/// The bytes every match of `hir` is, up to ASCII case (the index folds case, and `re:` is
+/// case-insensitive): a literal, a class of one ASCII letter's two cases (`[Qq]`), a literal
+/// repeated an exact number of times (`q{3}`), and sequences of those.
+fn literal_bytes(hir: &Hir) -> Option<Vec<u8>> {
+    match hir.kind() {
+        HirKind::Literal(lit) => Some(lit.0.to_vec()),
+        HirKind::Class(class) => {
+            let (lo, hi) = match class {
+                Class::Unicode(c) => match c.ranges() {
+                    [a, b] if a.start() == a.end() && b.start() == b.end() => {
+                        (a.start(), b.start())
+                    }
+                    _ => return None,
+                },
+                Class::Bytes(c) => match c.ranges() {
+                    [a, b] if a.start() == a.end() && b.start() == b.end() => {
+                        (char::from(a.start()), char::from(b.start()))
+                    }
+                    _ => return None,
+                },
+            };
+            (lo.is_ascii_uppercase() && hi == lo.to_ascii_lowercase()).then(|| vec![hi as u8])
+        }
+        HirKind::Repetition(rep) if Some(rep.min) == rep.max && rep.min <= 64 => {
+            Some(literal_bytes(&rep.sub)?.repeat(rep.min as usize))
+        }
+        HirKind::Capture(cap) => literal_bytes(&cap.sub),
+        HirKind::Concat(items) => {
+            let parts: Option<Vec<Vec<u8>>> = items.iter().map(literal_bytes).collect();
+            Some(parts?.concat())
+        }
+        _ => None,
+    }
+}
+
+/// Classes larger than this are not checked character by character (`\W`, `[^a-z]`): taken
+/// as possibly holding a word character.
+const MAX_CLASS: u32 = 4096;
+
+/// Whether every match of `hir` is one or more characters that FTS5's unicode61 tokenizer
+/// always separates words with (anything but letters, numbers and private-use characters, its
+/// default `categories`). Checked conservatively: Rust's alphanumerics include every letter
+/// and number (and some marks, which only makes this say no more often).
+fn separators_only(hir: &Hir) -> bool {
+    let separator = |c: char| {
+        !(c.is_alphanumeric() || matches!(c, '\u{e000}'..='\u{f8ff}' | '\u{f0000}'..='\u{10ffff}'))
+    };
+    match hir.kind() {
+        HirKind::Class(Class::Unicode(class)) => {
+            let size: u32 = class.ranges().iter().map(|r| r.len() as u32).sum();
+            size > 0
+                && size <= MAX_CLASS
+                && class
+                    .ranges()
+                    .iter()
+                    .all(|r| (r.start()..=r.end()).all(separator))
+        }
+        HirKind::Class(Class::Bytes(class)) => {
+            !class.ranges().is_empty()
+                && class.ranges().iter().all(|r| {
+                    r.end() < 0x80 && (r.start()..=r.end()).all(|b| separator(char::from(b)))
+                })
+        }
+        HirKind::Literal(lit) => {
+            !lit.0.is_empty() && lit.0.iter().all(|&b| b < 0x80 && separator(char::from(b)))
+        }
+        HirKind::Repetition(rep) => rep.min >= 1 && separators_only(&rep.sub),
+        HirKind::Capture(cap) => separators_only(&cap.sub),
+        HirKind::Concat(items) => !items.is_empty() && items.iter().all(separators_only),
+        HirKind::Alternation(items) => items.iter().all(separators_only),
+        HirKind::Empty | HirKind::Look(_) => false,
+    }
 }
 
 /// A test on a candidate's raw JSONL line that says when no text of it can match `pattern`,
@@ -93,10 +212,14 @@ pub fn raw_prefilter(pattern: &str) -> Option<impl Fn(&[u8]) -> bool> {
     Some(move |line: &[u8]| escape.find(line).is_some() || runs.iter().all(|r| r.is_match(line)))
 }
 
-fn flush(run: &mut Vec<u8>, runs: &mut Vec<String>) {
+fn flush(run: &mut Vec<u8>, runs: &mut Vec<Run>, before: bool, after: bool) {
     let bytes = std::mem::take(run);
     if !bytes.is_empty() && bytes.is_ascii() {
-        runs.push(String::from_utf8_lossy(&bytes).into_owned());
+        runs.push(Run {
+            text: String::from_utf8_lossy(&bytes).into_owned(),
+            before,
+            after,
+        });
     }
 }
 
@@ -110,8 +233,35 @@ mod tests {
         assert_eq!(required_runs(r"TODO\(\w+\)"), ["TODO(", ")"]);
         assert_eq!(required_runs("parse_line"), ["parse_line"]);
         assert!(required_runs("foo|bar").is_empty());
-        assert!(required_runs("(?i)abc").is_empty());
+        // Case-insensitive letters are a class of their two cases, except `k` and `s` (Kelvin
+        // sign, long s): a class of three.
+        assert_eq!(required_runs("(?i)abc"), ["abc"]);
+        assert_eq!(required_runs("(?i)ask"), ["a"]);
         assert!(required_runs("café").is_empty());
+    }
+
+    #[test]
+    fn runs_next_to_separators_are_planned_as_word_edges() {
+        use super::required_needles;
+        assert_eq!(required_needles(r"fn\s+\w+_line"), ["fn ", "_line"]);
+        assert_eq!(required_needles(r"fn \w+_line"), ["fn ", "_line"]);
+        assert_eq!(required_needles(r"[(,]\s*parse\s"), ["parse "]);
+        assert_eq!(required_needles(r"\s+parse[.:]+line"), [" parse ", " line"]);
+        // Not always a separator: optional, possibly a word character, or too large to check.
+        assert_eq!(required_needles(r"fn\s*x"), ["fn", "x"]);
+        assert_eq!(required_needles(r"fn[\sa]x"), ["fn", "x"]);
+        assert_eq!(required_needles(r"fn[\s_]x"), ["fn ", " x"]);
+        assert_eq!(required_needles(r"fn\Wx"), ["fn", "x"]);
+        assert_eq!(required_needles(r"fn\bx"), ["fn", "x"]);
+    }
+
+    #[test]
+    fn case_classes_and_exact_repeats_are_literals() {
+        assert_eq!(required_runs(r"[Qq]{3}[0-9]"), ["qqq"]);
+        assert_eq!(required_runs(r"x{2,}y"), ["xx", "y"]);
+        assert_eq!(required_runs(r"(ab){2}c"), ["ababc"]);
+        assert_eq!(required_runs(r"[Qa]{3}"), Vec::<String>::new());
+        assert_eq!(required_runs(r"x{0,3}y"), ["y"]);
     }
 
     #[test]
@@ -133,8 +283,10 @@ mod tests {
         assert!(may(br#"{"content":"f\u006e parse_line"}"#));
         assert!(!may(br#"{"content":"fn main() { line }"}"#));
         assert!(!may(br#"{"content":"parse_line"}"#));
+        let may = raw_prefilter("(?i)abc").unwrap();
+        assert!(may(br#"{"content":"xABcx"}"#) && !may(br#"{"content":"ab c"}"#));
         // Runs with `k` or `s`, punctuation or digits give no test.
-        for pattern in ["ask_\\w+", r"src/main\.rs:\d+", "foo|bar", "(?i)abc"] {
+        for pattern in ["ask_\\w+", r"src/main\.rs:\d+", "foo|bar", "(?i)s"] {
             assert!(raw_prefilter(pattern).is_none(), "{pattern}");
         }
     }
