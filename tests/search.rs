@@ -787,3 +787,61 @@ fn regex_runs_planned_as_word_edges_miss_nothing() {
         );
     }
 }
+
+/// `search --explain` says how each class of query runs: ranked words, a literal with
+/// punctuation from the joints index, a regex's required words, a read of a narrowed
+/// session, a scan when no word can narrow it (which a plain search also says on stderr), and
+/// nothing when no indexed word can hold the needle.
+#[test]
+fn explain_names_the_plan_of_each_class_of_query() {
+    let (tmp, root) = common::conformance_copy();
+    let db = tmp.path().join("index.db");
+    let explain = |args: &[&str]| -> Value {
+        let out = common::pidx(&db, &root)
+            .args(["search", "--explain", "--json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let session = "019ccf7f";
+    for (args, kind) in [
+        (&["parse header"][..], "words"),
+        (&["--literal", "parse_line"], "joints"),
+        (&["--literal", "src/main.rs"], "match"),
+        (&[r"re:fn\s+\w+"], "match"),
+        (&[r"re:\d+"], "scan"),
+        (&[r"re:\d+", "--session", session], "readWhole"),
+        (&["--literal", "zzqqxx"], "nothing"),
+    ] {
+        let e = explain(args);
+        assert_eq!(e["plan"]["kind"], kind, "{args:?}: {e}");
+        assert!(
+            e["description"].as_str().is_some_and(|d| !d.is_empty()),
+            "{e}"
+        );
+    }
+    let narrowed = explain(&[r"re:\d+", "--session", session]);
+    assert!(narrowed["spanRows"].as_i64().unwrap() > 0, "{narrowed}");
+    assert!(explain(&[r"re:\d+"])["spanRows"].is_null());
+    let matched = explain(&[r"re:fn\s+\w+"]);
+    assert_eq!(matched["plan"]["fts"], "(\"fn\")", "{matched}");
+    assert!(
+        matched["read"].as_u64() >= matched["hits"].as_u64(),
+        "{matched}"
+    );
+    let out = common::pidx(&db, &root)
+        .args(["search", r"re:\d+"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("every text was read"),
+        "{out:?}"
+    );
+    let out = common::pidx(&db, &root)
+        .args(["search", r"re:fn\s+\w+"])
+        .output()
+        .unwrap();
+    assert!(out.stderr.is_empty(), "{out:?}");
+}

@@ -39,6 +39,10 @@ pub struct SearchArgs {
     /// One JSON object per hit and line.
     #[arg(long, conflicts_with = "json")]
     pub jsonl: bool,
+    /// Print how the search ran instead of its hits: the plan chosen (which index gives the
+    /// candidates, or a scan), the entry rows the filters leave, candidates read back, hits.
+    #[arg(long)]
+    pub explain: bool,
     #[command(flatten)]
     pub gateway: GatewayArgs,
     /// Gateways: also search silent NO_REPLY turns (housekeeping users never saw).
@@ -91,7 +95,15 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
         limit: args.limit,
     };
     crate::store::map_for_search(&store.conn)?;
-    let hits = search::search(&store.conn, &scope, &opts)?;
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (hits, explain) = search::search_explained(&store.conn, &scope, &opts, &stop)?;
+    if args.explain {
+        print_explain(env, &explain, args.limit, out)?;
+        return Ok(true);
+    }
+    if explain.scanned_everything() {
+        crate::term::say(SCANNED);
+    }
     print_hits(env, args, &hits, out, |hits| {
         Ok(handle::handles(
             &store.conn,
@@ -103,6 +115,33 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
         )?)
     })?;
     Ok(!hits.is_empty())
+}
+
+/// What a search that read every text says on stderr.
+const SCANNED: &str = "pidx: no word of the index narrows this query, so every text was read (slow on a large index); a literal word in it, or --session, --cwd or --since, narrows it";
+
+/// `search --explain`: the plan and its counts.
+fn print_explain(env: &Env, e: &search::Explain, limit: usize, out: &mut Out) -> Result<()> {
+    if env.global.json {
+        let mut v = serde_json::to_value(e)?;
+        v["description"] = e.plan.to_string().into();
+        v["limit"] = limit.into();
+        out.line(&v.to_string())?;
+        return Ok(());
+    }
+    let span = e
+        .span_rows
+        .map_or("every entry row (no filter narrows it)".to_string(), |n| {
+            format!("{} entry rows the filters leave", crate::term::thousands(n))
+        });
+    out.line(&format!("plan:      {}", one_line(&e.plan.to_string())))?;
+    out.line(&format!("span:      {span}"))?;
+    out.line(&format!(
+        "read back: {} candidate texts",
+        crate::term::thousands(e.read as i64)
+    ))?;
+    out.line(&format!("hits:      {} (limit {limit})", e.hits))?;
+    Ok(())
 }
 
 /// Hits as JSON, JSON lines or text (the handles computed only for text), local or remote.

@@ -292,6 +292,12 @@ async def check_errors(s):
         value, err = await call(s, tool, **args)
         check(err is not None and "\n" not in err.strip() and word in err,
               f"{tool} {args} is a one-line tool error mentioning {word!r}: {err!r}")
+    v = await call_ok(s, "search_sessions", query=r"\d+", regex=True, limit=3)
+    check(any("every text was read" in n for n in v.get("notes", [])),
+          f"a regex no word narrows says it read every text: {v.get('notes')!r}")
+    v = await call_ok(s, "search_sessions", query=r"fn\s+\w+", regex=True, limit=3)
+    check(not any("every text was read" in n for n in v.get("notes", [])),
+          f"a regex with a required word does not: {v.get('notes')!r}")
     value, err = await call(s, "get_session", session="e5ce5ce5")
     check(err is not None and "matches 2 sessions" in err and "evil" in err
           and not any(c in err for c in "\x1b\x07\x9b\n"),

@@ -123,7 +123,8 @@ pub fn search_sessions(c: &Call, a: SearchArgs) -> Answer {
     };
     // Every page runs the same search (the top `limit` hits, grouped by session) and skips
     // what earlier pages gave: a larger limit would rank and group a different set.
-    let hits = search::search_until(&c.store.conn, &c.scope, &opts, c.stop).map_err(sentence)?;
+    let (hits, explain) =
+        search::search_explained(&c.store.conn, &c.scope, &opts, c.stop).map_err(sentence)?;
     let total = hits.len();
     let rows = hits
         .iter()
@@ -138,9 +139,12 @@ pub fn search_sessions(c: &Call, a: SearchArgs) -> Answer {
     body.insert("totalHits".into(), total.into());
     body.insert("sessions".into(), group_hits(page.rows).into());
     let mut v = finish(body, next, page.cut_strings);
-    if total == limit {
-        if let Some(Value::Array(notes)) = v.get_mut("notes") {
+    if let Some(Value::Array(notes)) = v.get_mut("notes") {
+        if total == limit {
             notes.push(format!("these are the best {limit} hits; there may be more: raise limit (at most 500) or narrow the search").into());
+        }
+        if explain.scanned_everything() {
+            notes.push("no word of the index narrows this query, so every text was read, which is slow on a large index: add a literal word to the pattern, or narrow with session, cwd or since".into());
         }
     }
     Ok(v)

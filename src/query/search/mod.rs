@@ -134,14 +134,53 @@ pub fn search_until(
     opts: &SearchOptions,
     stop: &AtomicBool,
 ) -> Result<Vec<Hit>> {
+    Ok(search_explained(conn, scope, opts, stop)?.0)
+}
+
+/// What a search did (`search --explain`): its plan, the entry rows its filters left to it
+/// (`None`: no filter narrowed it), how many candidate texts it read back from their lines,
+/// and how many hits it kept.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Explain {
+    pub plan: Plan,
+    pub span_rows: Option<i64>,
+    pub read: usize,
+    pub hits: usize,
+}
+
+impl Explain {
+    /// Whether the search read every text of the index: no word narrowed it, and no filter.
+    pub fn scanned_everything(&self) -> bool {
+        self.plan == Plan::Scan && self.span_rows.is_none()
+    }
+}
+
+/// [`search_until`], with what it did.
+///
+/// # Errors
+/// As [`search_until`].
+pub fn search_explained(
+    conn: &Connection,
+    scope: &Scope,
+    opts: &SearchOptions,
+    stop: &AtomicBool,
+) -> Result<(Vec<Hit>, Explain)> {
     let _snapshot = crate::store::writer::Snapshot::begin(conn)?;
     let span = span::Span::of(conn, scope, opts)?;
     let span = span.as_ref();
+    let mut explain = Explain {
+        plan: Plan::Nothing,
+        span_rows: span.map(span::Span::rids),
+        read: 0,
+        hits: 0,
+    };
     if span.is_some_and(span::Span::is_empty) {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), explain));
     }
-    let Some((source, arg)) = candidate_source(conn, &opts.query, span)? else {
-        return Ok(Vec::new());
+    explain.plan = choose(conn, &opts.query, span)?;
+    let Some((source, arg)) = explain.plan.source(span) else {
+        return Ok((Vec::new(), explain));
     };
     let on_branch = |mut found: Vec<Candidate>| -> Result<Vec<Candidate>> {
         if opts.branch {
@@ -162,7 +201,7 @@ pub fn search_until(
         }
         Ok(Box::new(newest::Newest::of(conn, scope, opts, from, span)?))
     };
-    let hits = match &opts.query {
+    let (hits, read) = match &opts.query {
         // Most relevant first: of a window of the best matches, only what can reach the top;
         // every match when the filters leave too few of them. A narrowed search ranks every
         // match in its span at once.
@@ -209,7 +248,9 @@ pub fn search_until(
             })?
         }
     };
-    Ok(group_by_session(hits))
+    explain.read = read;
+    explain.hits = hits.len();
+    Ok((group_by_session(hits), explain))
 }
 
 /// The full-text rowids `source` gives (for its MATCH argument `arg`, when it takes one).
@@ -224,54 +265,97 @@ fn rowids_of(conn: &Connection, source: &str, arg: Option<&str>) -> Result<Vec<i
         .map_err(|e| fts_error(&e))
 }
 
-/// The query of `query`'s candidates (rows `r`, `score`) and its MATCH argument; `None` when
-/// nothing can match. Within `span`'s first and last row when there is one.
-fn candidate_source(
-    conn: &Connection,
-    query: &Query,
-    span: Option<&span::Span>,
-) -> Result<Option<(String, Option<String>)>> {
-    let rowids = span::within(span, "rowid", false);
+/// How a search finds its candidates: chosen once by [`choose`], printed by `search
+/// --explain`. Every plan gives every text that can match (literal and regex candidates are
+/// then confirmed against their JSONL line).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Plan {
+    /// Ranked words: FTS5's `fts` index, best bm25 first.
+    Words { fts: String },
+    /// A literal needle with punctuation, from the `joints` index (plus the texts it does not
+    /// cover).
+    Joints { fts: String },
+    /// A literal's or a regex's required words, from the `fts` index.
+    Match { fts: String },
+    /// The span of a session or a small project, read whole (at most [`READ_WHOLE_ROWS`]).
+    ReadWhole,
+    /// No word the index can use: every text in the span (or of the index) is read.
+    Scan,
+    /// No indexed word holds the needle: nothing can match.
+    Nothing,
+}
+
+/// Entry rows a narrowed literal or regex search reads whole rather than planning.
+pub const READ_WHOLE_ROWS: i64 = span::READ_WHOLE;
+
+impl std::fmt::Display for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Plan::Words { fts } => write!(f, "ranked words: fts MATCH {fts}"),
+            Plan::Joints { fts } => write!(f, "literal with punctuation: joints MATCH {fts}"),
+            Plan::Match { fts } => write!(f, "required words: fts MATCH {fts}"),
+            Plan::ReadWhole => write!(
+                f,
+                "read whole: the narrowed span's texts (at most {READ_WHOLE_ROWS} entry rows)"
+            ),
+            Plan::Scan => write!(f, "scan: every text, no word of the index can narrow it"),
+            Plan::Nothing => write!(f, "nothing: no indexed word can hold it"),
+        }
+    }
+}
+
+/// The plan for `query` within `span` (when there is one).
+///
+/// # Errors
+/// Index errors (the literal planners look words up).
+fn choose(conn: &Connection, query: &Query, span: Option<&span::Span>) -> Result<Plan> {
+    let from_literal = |plan| match plan {
+        literal::Plan::Match(fts) => Plan::Match { fts },
+        literal::Plan::Nothing => Plan::Nothing,
+        literal::Plan::Scan => Plan::Scan,
+    };
     Ok(match query {
-        Query::Words { fts, .. } => Some((
-            format!("SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH ?{rowids}"),
-            Some(fts.clone()),
-        )),
+        Query::Words { fts, .. } => Plan::Words { fts: fts.clone() },
         // A session's few hundred rows are read faster than a plan is made and asked
         // (`--literal the --session S`: 57 ms, 90% of it listing the words that hold `the`;
         // `re:fn \w+_line --session S`: 32 ms, FTS5 expanding `line*` over every word).
         Query::Literal(_) | Query::Regex(_)
-            if span.is_some_and(|s| s.rids() <= span::READ_WHOLE) =>
+            if span.is_some_and(|s| s.rids() <= READ_WHOLE_ROWS) =>
         {
-            planned(literal::Plan::Scan, span)
+            Plan::ReadWhole
         }
         Query::Literal(needle) => match joined::plan(conn, needle)? {
-            joined::Joined::Match(q) => Some((from_joints(&rowids), Some(q))),
-            joined::Joined::Nothing => None,
+            joined::Joined::Match(fts) => Plan::Joints { fts },
+            joined::Joined::Nothing => Plan::Nothing,
             joined::Joined::Unusable => {
-                planned(literal::plan(conn, needle, span::lookups(span))?, span)
+                from_literal(literal::plan(conn, needle, span::lookups(span))?)
             }
         },
-        Query::Regex(re) => planned(
-            required::plan(conn, re.as_str(), span::lookups(span))?,
-            span,
-        ),
+        Query::Regex(re) => from_literal(required::plan(conn, re.as_str(), span::lookups(span))?),
     })
 }
 
-/// The candidate query (and its MATCH argument) of a literal or regex plan; `None` when
-/// nothing can match.
-fn planned(plan: literal::Plan, span: Option<&span::Span>) -> Option<(String, Option<String>)> {
-    match plan {
-        literal::Plan::Match(q) => Some((
-            format!(
-                "SELECT rowid AS r, 0.0 AS score FROM fts WHERE fts MATCH ?{}",
-                span::within(span, "rowid", false)
-            ),
-            Some(q),
-        )),
-        literal::Plan::Nothing => None,
-        literal::Plan::Scan => Some((every_text(&span::within(span, "e2.rid", true)), None)),
+impl Plan {
+    /// The query of the candidates (rows `r`, `score`) and its MATCH argument, within `span`'s
+    /// first and last row when there is one; `None` when nothing can match.
+    fn source(&self, span: Option<&span::Span>) -> Option<(String, Option<String>)> {
+        let rowids = span::within(span, "rowid", false);
+        match self {
+            Plan::Words { fts } => Some((
+                format!("SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH ?{rowids}"),
+                Some(fts.clone()),
+            )),
+            Plan::Joints { fts } => Some((from_joints(&rowids), Some(fts.clone()))),
+            Plan::Match { fts } => Some((
+                format!("SELECT rowid AS r, 0.0 AS score FROM fts WHERE fts MATCH ?{rowids}"),
+                Some(fts.clone()),
+            )),
+            Plan::ReadWhole | Plan::Scan => {
+                Some((every_text(&span::within(span, "e2.rid", true)), None))
+            }
+            Plan::Nothing => None,
+        }
     }
 }
 
@@ -520,15 +604,17 @@ impl<'c> Sessions<'c> {
 }
 
 /// Reads each candidate's text back from its line and keeps those `matcher` accepts, up to
-/// `limit`, in the order given, unless `stop` is set first. A line `raw` rejects is not parsed.
+/// `limit`, in the order given, unless `stop` is set first; also says how many it read. A
+/// line `raw` rejects is not parsed.
 fn confirm(
     conn: &Connection,
     candidates: impl IntoIterator<Item = Result<Candidate>>,
     (limit, stop, raw): (usize, &AtomicBool, Option<RawTest>),
     matcher: impl Fn(&str) -> Option<Snippet>,
-) -> Result<Vec<Hit>> {
+) -> Result<(Vec<Hit>, usize)> {
     let mut sessions = Sessions::new(conn)?;
     let mut hits = OneHitPerCopy::default();
+    let mut read = 0;
     for c in candidates {
         if hits.hits.len() >= limit {
             break;
@@ -543,6 +629,7 @@ fn confirm(
         };
         let bytes = read_at(file, c.offset as u64, c.len as usize)
             .map_err(|e| Error::io(&session.path, e))?;
+        read += 1;
         if raw.is_some_and(|may_hold| !may_hold(&bytes)) {
             continue;
         }
@@ -583,7 +670,7 @@ fn confirm(
         };
         hits.add(hit, key, copy);
     }
-    Ok(hits.hits)
+    Ok((hits.hits, read))
 }
 
 /// Hits with each copied entry once: a fork or clone copies entries with their ids and times
