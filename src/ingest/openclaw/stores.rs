@@ -123,6 +123,7 @@ pub fn sync_stores(
         };
         match mirror::sync(&s.db, &dir) {
             Ok(out) => {
+                pass.errors.extend(out.skipped.iter().cloned());
                 row.schema_version = Some(out.info.schema_version);
                 row.app_version = out.info.app_version;
                 row.sessions = out.windows.len() as i64;
@@ -164,6 +165,8 @@ fn window_key(w: &Window) -> WindowKey {
         chat_type: w.chat_type.clone(),
         channel: w.channel.clone(),
         display_name: w.display_name.clone(),
+        subject: w.subject.clone(),
+        listed: w.listed,
         meta: w.entry_json.clone().unwrap_or_else(|| "{}".into()),
     }
 }
