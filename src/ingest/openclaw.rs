@@ -324,12 +324,17 @@ impl Reader {
         let mut out = Vec::new();
         for row in rows {
             let (mut w, node_updated_at) = row.map_err(|e| self.err(e))?;
-            let entry = w.entry_json.as_deref().and_then(listed_entry);
-            w.listed = !is_internal_key(&w.session_key)
-                && entry.as_ref().is_some_and(|(updated, _)| {
-                    Some(*updated) == node_updated_at.map(|u| u as f64)
-                });
-            w.subject = entry.and_then(|(_, subject)| subject);
+            let entry = w.entry_json.as_deref().and_then(listed_entry).filter(|e| {
+                Some(e.updated_at) == node_updated_at.map(|u| u as f64)
+                    && !is_internal_key(&w.session_key)
+            });
+            w.listed = entry.is_some();
+            // A listed key's chat facts are its entry's, as OpenClaw lists them.
+            if let Some(e) = entry {
+                w.subject = e.subject;
+                w.display_name = e.display_name;
+                w.chat_type = e.chat_type.or(w.chat_type);
+            }
             w.cold = cold.remove(&w.session_id);
             out.push(w);
         }
@@ -443,20 +448,28 @@ impl Reader {
     }
 }
 
+/// What OpenClaw's listing reads of a key's entry.
+struct Listed {
+    updated_at: f64,
+    subject: Option<String>,
+    display_name: Option<String>,
+    chat_type: Option<String>,
+}
+
 /// OpenClaw's `parseSqliteSessionEntryRecord` as its listing calls it: an entry is listed when it
 /// is a JSON object with a string `sessionId` and a number `updatedAt` (which must equal the
-/// node's `updated_at`, checked by the caller). Returns that `updatedAt` and the `subject`. A
-/// deleted key's tombstone (`{}`) has neither.
-fn listed_entry(json: &str) -> Option<(f64, Option<String>)> {
+/// node's `updated_at`, checked by the caller). A deleted key's tombstone (`{}`) is not.
+fn listed_entry(json: &str) -> Option<Listed> {
     let v: serde_json::Value = serde_json::from_str(json).ok()?;
     let o = v.as_object()?;
     o.get("sessionId")?.as_str()?;
-    let updated = o.get("updatedAt")?.as_f64()?;
-    let subject = o
-        .get("subject")
-        .and_then(|s| s.as_str())
-        .map(str::to_string);
-    Some((updated, subject))
+    let text = |k: &str| o.get(k).and_then(|s| s.as_str()).map(str::to_string);
+    Some(Listed {
+        updated_at: o.get("updatedAt")?.as_f64()?,
+        subject: text("subject"),
+        display_name: text("displayName"),
+        chat_type: text("chatType"),
+    })
 }
 
 /// OpenClaw's `isInternalSessionEffectsKey`: `agent:<id>:internal-session-effects:...` keys hold

@@ -95,13 +95,13 @@ impl SessionInfo {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// What pi's picker shows for a row: the name, else a gateway chat's display name, else
-    /// the first message.
+    /// What pi's picker shows for a row: the name, else a gateway chat's display name or
+    /// subject (a group's title), else the first message.
     pub fn title(&self) -> &str {
         let shown = self
             .gateway
             .as_ref()
-            .and_then(|g| g.display_name.as_deref());
+            .and_then(|g| g.display_name.as_deref().or(g.subject.as_deref()));
         self.name
             .as_deref()
             .or(shown)
