@@ -169,6 +169,13 @@ tg.finish();
 store.support["agent:support:telegram:direct:555"] = { sessionId: tg.id, updatedAt: clock, chatType: "direct", channel: "telegram" };
 remember(tg, "agent:support:telegram:direct:555");
 
+// support: a cron job's session, left idle (it stays in its cold archive)
+const c1 = Conv.start("support");
+c1.turn("weekly report: open tickets?", "Seven open tickets, two urgent.");
+c1.finish();
+store.support["agent:support:cron:weekly-report"] = { sessionId: c1.id, updatedAt: clock };
+remember(c1, "agent:support:cron:weekly-report");
+
 for (const [agent, entries] of Object.entries(store)) {
   writeFileSync(join(STATE, "agents", agent, "sessions", "sessions.json"), JSON.stringify(entries, null, 2));
 }

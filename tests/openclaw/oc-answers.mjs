@@ -12,9 +12,12 @@
 //     the same chain its withTranscriptContextSnapshot runs on the store; for a hot window the
 //     messages are also read through readSessionTranscriptContextMessages (its store reader)
 //     and must agree.
-//   - messages: the user and assistant messages of each window (for `stats` totals).
+//   - messages: the user and assistant messages of each window, and over the windows of listed
+//     keys each message once (copies that branch switches and rewinds make keep their entries'
+//     ids and timestamps; pidx's `stats` counts a copied entry once), for `stats` totals.
 // OUT.json: {openclaw, schemaVersions: {agent}, keys: {agent: [{key, sessionId, ...}]},
-//            sessions: {sessionId: {agent, key, listed, context, user, assistant}}}.
+//            sessions: {sessionId: {agent, key, listed, context, user, assistant}},
+//            totals: {sessions, user, assistant}}.
 // The state folder is only read (OpenClaw's read-only views); HOME stays inside its parent.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -76,7 +79,8 @@ function openClawContext(events) {
 }
 
 const plain = (v) => JSON.parse(JSON.stringify(v));
-const out = { openclaw: openClawVersion(), schemaVersions: {}, keys: {}, sessions: {} };
+const out = { openclaw: openClawVersion(), schemaVersions: {}, keys: {}, sessions: {}, totals: { sessions: 0, user: 0, assistant: 0 } };
+const counted = new Set();
 for (const agent of readdirSync(join(STATE, "agents")).sort()) {
   const storePath = agentDb(STATE, agent);
   if (!existsSync(storePath)) continue;
@@ -104,9 +108,16 @@ for (const agent of readdirSync(join(STATE, "agents")).sort()) {
           throw new Error(`${sessionId}: OpenClaw's store reader and its context chain disagree`);
         }
       }
-      const roles = events.filter((e) => e.type === "message").map((e) => e.message?.role);
-      row.user = roles.filter((r) => r === "user").length;
-      row.assistant = roles.filter((r) => r === "assistant").length;
+      const messages = events.filter((e) => e.type === "message");
+      row.user = messages.filter((e) => e.message?.role === "user").length;
+      row.assistant = messages.filter((e) => e.message?.role === "assistant").length;
+      out.totals.sessions += 1;
+      for (const e of messages) {
+        const once = JSON.stringify([e.id, e.timestamp]);
+        if (counted.has(once) || !["user", "assistant"].includes(e.message?.role)) continue;
+        counted.add(once);
+        out.totals[e.message.role] += 1;
+      }
     }
     out.sessions[sessionId] = row;
   }

@@ -367,14 +367,18 @@ pub fn plan_context(
     })
 }
 
-/// Whether the file is pidx's copy of a transcript of an OpenClaw SQLite store.
-const IS_STORE_COPY: &str = "
-SELECT EXISTS (SELECT 1 FROM files f JOIN oc_stores o ON o.mirror = f.dir WHERE f.id = ?1)";
-
+/// Whether the file is pidx's copy of a transcript of an OpenClaw SQLite store: its folder is
+/// a folder of copies (`ingest::openclaw::mirror`), whichever root it was made for.
 fn is_store_copy(conn: &Connection, file_id: i64) -> Result<bool> {
-    Ok(conn
-        .prepare_cached(IS_STORE_COPY)?
-        .query_row([file_id], |r| r.get(0))?)
+    let dir: Option<String> = conn
+        .prepare_cached("SELECT dir FROM files WHERE id = ?1")?
+        .query_row([file_id], |r| r.get(0))
+        .optional()?;
+    Ok(dir.is_some_and(|d| {
+        std::path::Path::new(&d)
+            .join(crate::ingest::openclaw::mirror::STATE)
+            .is_file()
+    }))
 }
 
 /// Every entry of a file in order (OpenClaw's tree reads them all, shadowed ones included).
