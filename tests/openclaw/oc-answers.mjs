@@ -80,7 +80,7 @@ function openClawContext(events) {
 
 const plain = (v) => JSON.parse(JSON.stringify(v));
 const out = { openclaw: openClawVersion(), schemaVersions: {}, keys: {}, sessions: {}, totals: { sessions: 0, user: 0, assistant: 0 } };
-const counted = new Set();
+const listedTranscripts = [];
 for (const agent of readdirSync(join(STATE, "agents")).sort()) {
   const storePath = agentDb(STATE, agent);
   if (!existsSync(storePath)) continue;
@@ -111,16 +111,26 @@ for (const agent of readdirSync(join(STATE, "agents")).sort()) {
       const messages = events.filter((e) => e.type === "message");
       row.user = messages.filter((e) => e.message?.role === "user").length;
       row.assistant = messages.filter((e) => e.message?.role === "assistant").length;
-      out.totals.sessions += 1;
-      for (const e of messages) {
-        const once = JSON.stringify([e.id, e.timestamp]);
-        if (counted.has(once) || !["user", "assistant"].includes(e.message?.role)) continue;
-        counted.add(once);
-        out.totals[e.message.role] += 1;
-      }
+      listedTranscripts.push({ created: Date.parse(events[0]?.timestamp ?? ""), sessionId, entries: events.filter((e) => e.type !== "session") });
     }
     out.sessions[sessionId] = row;
   }
+}
+// Each copied entry once, in its earliest session (by header time): a session counts when it
+// holds an entry no earlier session has.
+const counted = new Set();
+listedTranscripts.sort((a, b) => (a.created - b.created) || (a.sessionId < b.sessionId ? -1 : 1));
+for (const { entries } of listedTranscripts) {
+  let fresh = false;
+  for (const e of entries) {
+    const once = JSON.stringify([e.id, e.timestamp]);
+    if (counted.has(once)) continue;
+    counted.add(once);
+    fresh = true;
+    const role = e.type === "message" ? e.message?.role : undefined;
+    if (role === "user" || role === "assistant") out.totals[role] += 1;
+  }
+  out.totals.sessions += Number(fresh);
 }
 writeFileSync(resolve(outArg), JSON.stringify(out) + "\n");
 const n = Object.values(out.sessions);
