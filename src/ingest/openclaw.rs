@@ -501,3 +501,30 @@ fn decode_event(blob: Option<&[u8]>, len: Option<i64>) -> Result<String, String>
     }
     String::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_is_listed_with_a_string_session_id_and_a_number_updated_at() {
+        let listed = |j: &str| listed_entry(j).map(|e| (e.updated_at, e.subject));
+        assert_eq!(
+            listed(r##"{"sessionId":"s","updatedAt":5,"subject":"#help"}"##),
+            Some((5.0, Some("#help".into())))
+        );
+        // a deleted key's tombstone, and entries OpenClaw's listing drops
+        assert_eq!(listed("{}"), None);
+        assert_eq!(listed(r#"{"sessionId":"s","updatedAt":"5"}"#), None);
+        assert_eq!(listed(r#"{"sessionId":1,"updatedAt":5}"#), None);
+        assert_eq!(listed("[1]"), None);
+        assert_eq!(listed("not json"), None);
+    }
+
+    #[test]
+    fn internal_effects_keys_are_never_listed() {
+        assert!(is_internal_key("agent:main:internal-session-effects:run-1"));
+        assert!(!is_internal_key("agent:main:main"));
+        assert!(!is_internal_key("internal-session-effects:x"));
+    }
+}

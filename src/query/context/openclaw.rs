@@ -439,3 +439,111 @@ fn tool_call_ids(line: &str) -> Vec<String> {
         .filter_map(|b| b["id"].as_str().map(str::to_string))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Entries whose lines are kept in memory, found by `offset` (their index).
+    struct Mem(Vec<String>);
+
+    impl Lines for Mem {
+        fn line(&self, e: &PathEntry) -> Result<String> {
+            Ok(self.0[e.offset as usize].clone())
+        }
+        fn version(&self) -> i64 {
+            3
+        }
+    }
+
+    fn entries(lines: &[serde_json::Value]) -> (Vec<PathEntry>, Mem) {
+        let rows = lines
+            .iter()
+            .enumerate()
+            .map(|(i, v)| PathEntry {
+                seq: i as i64,
+                id: v["id"].as_str().map(str::to_string),
+                kind: v["type"].as_str().map(str::to_string),
+                role: v["message"]["role"].as_str().map(str::to_string),
+                first_kept: None,
+                target_id: None,
+                provider: None,
+                model: None,
+                thinking: None,
+                offset: i as i64,
+                len: 0,
+                ts_ms: None,
+            })
+            .collect();
+        (rows, Mem(lines.iter().map(|v| v.to_string()).collect()))
+    }
+
+    fn msg(id: &str, parent: Option<&str>, role: &str) -> serde_json::Value {
+        serde_json::json!({"type": "message", "id": id, "parentId": parent,
+                           "message": {"role": role, "content": id}})
+    }
+
+    fn ids(path: &[PathEntry]) -> Vec<&str> {
+        path.iter().filter_map(|e| e.id.as_deref()).collect()
+    }
+
+    #[test]
+    fn a_leaf_entry_moves_the_leaf_to_its_target() {
+        let (all, lines) = entries(&[
+            msg("a", None, "user"),
+            msg("b", Some("a"), "assistant"),
+            msg("c", Some("b"), "user"),
+            serde_json::json!({"type": "leaf", "id": "l", "parentId": "c", "targetId": "a"}),
+        ]);
+        let path = active_path(&all, None, &lines).unwrap();
+        assert_eq!(ids(&path), ["a"]);
+    }
+
+    #[test]
+    fn entries_after_a_reset_continue_from_the_leaf_and_the_context_starts_there() {
+        let (all, lines) = entries(&[
+            msg("a", None, "user"),
+            msg("b", Some("a"), "assistant"),
+            serde_json::json!({"type": "reset", "id": "r", "parentId": "b", "firstKeptEntryId": "b"}),
+            // written with a stale parent: OpenClaw hangs it on the reset
+            msg("c", Some("b"), "user"),
+        ]);
+        let path = active_path(&all, None, &lines).unwrap();
+        assert_eq!(ids(&path), ["a", "b", "r", "c"]);
+        let ctx = context_entries(&path, &lines).unwrap();
+        assert_eq!(ids(&ctx), ["r", "b", "c"]);
+    }
+
+    #[test]
+    fn a_side_append_does_not_move_the_leaf() {
+        let mut side = msg("s", Some("b"), "user");
+        side["appendMode"] = "side".into();
+        let (all, lines) = entries(&[
+            msg("a", None, "user"),
+            msg("b", Some("a"), "assistant"),
+            side,
+        ]);
+        let path = active_path(&all, None, &lines).unwrap();
+        assert_eq!(ids(&path), ["a", "b"]);
+    }
+
+    #[test]
+    fn a_reset_keeps_only_messages_and_answered_tool_results() {
+        let call = serde_json::json!({"type": "message", "id": "t", "parentId": "a",
+            "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "k1"}]}});
+        let answer = serde_json::json!({"type": "message", "id": "u", "parentId": "t",
+            "message": {"role": "toolResult", "toolCallId": "k1"}});
+        let stray = serde_json::json!({"type": "message", "id": "v", "parentId": "u",
+            "message": {"role": "toolResult", "toolCallId": "nope"}});
+        let (all, lines) = entries(&[
+            msg("a", None, "user"),
+            call,
+            answer,
+            stray,
+            serde_json::json!({"type": "reset", "id": "r", "parentId": "v", "firstKeptEntryId": "a"}),
+        ]);
+        let path = active_path(&all, None, &lines).unwrap();
+        let ctx = context_entries(&path, &lines).unwrap();
+        assert_eq!(ids(&ctx), ["r", "a", "t", "u"]);
+    }
+}
