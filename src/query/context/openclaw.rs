@@ -237,13 +237,12 @@ pub(super) fn active_path(
                 && t.parent
                     .as_ref()
                     .is_none_or(|p| !reset_descendants.contains(p));
-            let candidate = if outside_reset || (!t.side && stale) {
-                leaf_id.clone()
-            } else if explicit.is_some()
+            // Written on the append cursor while the leaf moved elsewhere: it follows the leaf.
+            let behind = explicit.is_some()
                 && !t.side
                 && t.parent == append_parent
-                && leaf_id != append_parent
-            {
+                && leaf_id != append_parent;
+            let candidate = if outside_reset || (!t.side && stale) || behind {
                 leaf_id.clone()
             } else {
                 t.parent.clone()
