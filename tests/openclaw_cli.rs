@@ -200,7 +200,17 @@ fn deleted_keys_are_left_out_of_list_search_and_stats_unless_include_deleted() {
     assert_eq!(String::from_utf8_lossy(&none.stdout).trim(), "[]");
     let with = g.json(&["search", "zeppelin", "--include-deleted"]);
     assert!(with.to_string().contains("zeppelin"), "{with}");
-    assert_eq!(g.listed(&["--include-deleted"]).len(), sessions.len());
+    let all = g.listed(&["--include-deleted"]);
+    assert_eq!(all.len(), sessions.len());
+    for (id, s) in sessions {
+        assert_eq!(
+            all[id]["gateway"].get("deleted").is_some(),
+            s["listed"] == false,
+            "{id}"
+        );
+        // a session named by its id is reached whatever its key became
+        g.run(&["context", id]);
+    }
     assert!(
         g.listed(&["--agent", "support"]).len()
             < g.listed(&["--agent", "support", "--include-deleted"]).len()

@@ -57,6 +57,9 @@ pub struct GatewayInfo {
     pub display_name: Option<String>,
     pub subject: Option<String>,
     pub thread_id: Option<String>,
+    /// A session of a key OpenClaw no longer lists (shown with `--include-deleted`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
 }
 
 /// The object `JSON.stringify(sessionInfo)` gives: undefined fields are left out, an Invalid
@@ -330,7 +333,9 @@ pub fn add_gateway(
     let row = conn
         .prepare_cached(
             "SELECT agent_id, session_key, current, channel, chat_type, peer, display_name,
-                    subject, thread_id
+                    subject, thread_id,
+                    EXISTS (SELECT 1 FROM files f JOIN oc_deleted d ON d.dir = f.dir
+                            AND d.name = f.name WHERE f.id = ?1)
              FROM gw_files WHERE file_id = ?1",
         )?
         .query_row([info.file_id], |r| {
@@ -344,6 +349,7 @@ pub fn add_gateway(
                 display_name: r.get(6)?,
                 subject: r.get(7)?,
                 thread_id: r.get(8)?,
+                deleted: r.get(9)?,
             })
         });
     match row {
