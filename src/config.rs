@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Deserialize;
 
-use crate::ingest::discover::detect_layout;
+use crate::ingest::discover::{detect_layout, gateway_root_within};
 use crate::pi::layout::{absolute, Layout, Root};
 
 #[derive(Deserialize, Default)]
@@ -32,13 +32,17 @@ pub fn config_path() -> PathBuf {
         })
 }
 
-/// A folder the user named, with its layout detected.
+/// A folder the user named, with its layout detected. A gateway's `agents/` folder or one
+/// agent's folder is read as the gateway or that agent's `sessions/` folder.
 pub fn user_root(path: &Path) -> Root {
     let path = absolute(path);
-    Root {
-        layout: detect_layout(&path),
-        path,
+    let layout = detect_layout(&path);
+    if layout == Layout::Tree {
+        if let Some((path, layout)) = gateway_root_within(&path) {
+            return Root { path, layout };
+        }
     }
+    Root { layout, path }
 }
 
 /// The roots to index when no `--root` is given: pi's own, then the config file's, then

@@ -1,8 +1,13 @@
 //! pidx's answers on a gateway whose sessions live in OpenClaw's SQLite store (written by
-//! OpenClaw's own code, see tests/common/openclaw.rs): every transcript listed once with its key
-//! and agent, pi's own listing row, context and tree for each, the gateway filters, `status`,
-//! a legacy JSONL of the same session not counted twice, an unknown schema refused, and the
-//! gateway's files byte-identical after every command, with nothing created beside them.
+//! OpenClaw's own code, see tests/common/openclaw.rs), against OpenClaw's own answers
+//! (tests/openclaw/oc-answers.mjs, each from the OpenClaw function named there): the sessions
+//! of the keys `listSessionEntriesReadOnly` lists (a deleted key's are left out unless
+//! `--include-deleted`), their subjects and chat types, OpenClaw's context for each
+//! (`buildSessionContext` on its transcript tree's path), search and stats over them; pi's own
+//! listing row and tree for each; the gateway filters, `status`, a broken cold archive costing
+//! only its session, roots one level too deep, a legacy JSONL of the same session not counted
+//! twice, an unknown schema refused, and the gateway's files byte-identical after every
+//! command, with nothing created beside them.
 
 mod common;
 
@@ -71,15 +76,32 @@ fn answers() -> Value {
     read_json(&fixture_dir().join("pi-answers.json"))
 }
 
+/// OpenClaw's own answers (tests/openclaw/oc-answers.mjs).
+fn oc() -> Value {
+    read_json(&fixture_dir().join("oc-answers.json"))
+}
+
+/// The session windows of the keys OpenClaw lists (`listSessionEntriesReadOnly`).
+fn listed_ids() -> Vec<String> {
+    let oc = oc();
+    let mut ids: Vec<String> = oc["sessions"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, s)| s["listed"] == true)
+        .map(|(id, _)| id.clone())
+        .collect();
+    ids.sort();
+    ids
+}
+
 #[test]
-fn every_transcript_is_listed_once_with_its_key_agent_and_pis_row() {
+fn every_session_of_a_key_openclaw_lists_is_listed_once_with_its_key_agent_and_pis_row() {
     let g = Gateway::new();
     let listed = g.listed(&[]);
     let want = manifest();
-    assert_eq!(
-        listed.keys().collect::<Vec<_>>(),
-        want.keys().collect::<Vec<_>>()
-    );
+    assert_eq!(listed.keys().cloned().collect::<Vec<_>>(), listed_ids());
+    assert!(listed.len() < want.len(), "the fixture has deleted keys");
     let answers = answers();
     for (id, row) in &listed {
         let (agent, key) = &want[id];
@@ -100,16 +122,232 @@ fn every_transcript_is_listed_once_with_its_key_agent_and_pis_row() {
     }
 }
 
+/// OpenClaw's context is the oracle (`buildSessionContext` of agent-core on the path its
+/// `scanSessionTranscriptTree` selects, the chain `readSessionTranscriptContextMessages` runs):
+/// it starts after a reset, follows `leaf` entries. The tree is pi's `getTree`.
 #[test]
-fn contexts_and_trees_equal_pis_on_the_same_entries() {
+fn contexts_equal_openclaws_and_trees_equal_pis_on_the_same_entries() {
     let g = Gateway::new();
     let answers = answers();
-    for (id, pi) in answers["sessions"].as_object().unwrap() {
-        let ours = g.json(&["context", id]);
-        assert_eq!(ours, pi["context"], "context of {id}");
-        let tree = g.json(&["tree", id]);
-        assert_eq!(project(&tree), project(&pi["tree"]), "tree of {id}");
+    let oc = oc();
+    let mut differs_from_pi = 0;
+    for id in listed_ids() {
+        let ours = g.json(&["context", &id]);
+        assert_eq!(ours, oc["sessions"][&id]["context"], "context of {id}");
+        differs_from_pi += usize::from(ours != answers["sessions"][&id]["context"]);
+        let tree = g.json(&["tree", &id]);
+        let pi = &answers["sessions"][&id]["tree"];
+        assert_eq!(project(&tree), project(pi), "tree of {id}");
     }
+    // at least the reset in place and the branch switch (pi ignores both entry types)
+    assert!(differs_from_pi >= 2, "{differs_from_pi}");
+}
+
+#[test]
+fn current_keys_subjects_and_chat_types_are_openclaws() {
+    let g = Gateway::new();
+    let mut ours = BTreeMap::new();
+    for row in g.listed(&[]).values() {
+        let gw = &row["gateway"];
+        if gw["current"] == true {
+            let chat = gw["chatType"]
+                .as_str()
+                .map(|t| t.replace("room", "channel"));
+            let key = gw["sessionKey"].as_str().unwrap().to_string();
+            ours.insert(
+                key,
+                (
+                    row["id"].clone(),
+                    gw["subject"].clone(),
+                    gw["displayName"].clone(),
+                    chat,
+                ),
+            );
+        }
+    }
+    let mut theirs = BTreeMap::new();
+    for keys in oc()["keys"].as_object().unwrap().values() {
+        for k in keys.as_array().unwrap() {
+            let chat = k["chatType"].as_str().map(str::to_string);
+            let key = k["key"].as_str().unwrap().to_string();
+            theirs.insert(
+                key,
+                (
+                    k["sessionId"].clone(),
+                    k["subject"].clone(),
+                    k["displayName"].clone(),
+                    chat,
+                ),
+            );
+        }
+    }
+    assert_eq!(ours, theirs);
+    assert!(theirs
+        .values()
+        .any(|(_, subject, _, _)| subject == "#help-desk"));
+}
+
+#[test]
+fn deleted_keys_are_left_out_of_list_search_and_stats_unless_include_deleted() {
+    let g = Gateway::new();
+    let oc = oc();
+    let sessions = oc["sessions"].as_object().unwrap();
+    // the Telegram chat deleted by OpenClaw (tombstoned: its rows are still in the store)
+    let none = on(&g.db, &g.root, &["search", "zeppelin", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(none.status.code(), Some(1), "no hits");
+    assert_eq!(String::from_utf8_lossy(&none.stdout).trim(), "[]");
+    let with = g.json(&["search", "zeppelin", "--include-deleted"]);
+    assert!(with.to_string().contains("zeppelin"), "{with}");
+    let all = g.listed(&["--include-deleted"]);
+    assert_eq!(all.len(), sessions.len());
+    for (id, s) in sessions {
+        assert_eq!(
+            all[id]["gateway"].get("deleted").is_some(),
+            s["listed"] == false,
+            "{id}"
+        );
+        // a session named by its id is reached whatever its key became
+        g.run(&["context", id]);
+    }
+    assert!(
+        g.listed(&["--agent", "support"]).len()
+            < g.listed(&["--agent", "support", "--include-deleted"]).len()
+    );
+    // stats: the user and assistant messages of the listed sessions' transcripts, a message
+    // copied by a branch switch or a rewind counted once
+    let stats = g.json(&["stats"]);
+    let totals = &oc["totals"];
+    assert_eq!(stats[0]["sessions"], totals["sessions"]);
+    assert_eq!(stats[0]["userMessages"], totals["user"]);
+    assert_eq!(stats[0]["assistantMessages"], totals["assistant"]);
+    let all = g.json(&["stats", "--include-deleted"]);
+    assert_eq!(all[0]["sessions"], sessions.len());
+}
+
+/// The listed session left in a cold archive (the cron job's).
+fn cold_listed(root: &Path) -> (String, PathBuf) {
+    let db = db_of(&root.join("agents/support"));
+    let conn = rusqlite::Connection::open_with_flags(
+        format!("file:{}?immutable=1", db.display()),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+    )
+    .unwrap();
+    let (id, name): (String, String) = conn
+        .query_row(
+            "SELECT c.session_id, c.archive_name FROM session_transcript_cold_archives c
+             JOIN session_windows w USING (session_id)
+             WHERE w.session_key = 'agent:support:cron:weekly-report'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    (id, root.join("agents/support/sessions/cold").join(name))
+}
+
+/// Runs `sync` on a fresh index and returns its stderr lines naming `id`, and what is listed.
+fn sync_fresh(g: &Gateway, id: &str) -> (Vec<String>, Vec<String>) {
+    let _ = std::fs::remove_file(&g.db);
+    let _ = std::fs::remove_dir_all(g.db.parent().unwrap().join("index.db.openclaw"));
+    let out = on(&g.db, &g.root, &["sync"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let lines = err
+        .lines()
+        .filter(|l| l.contains(id))
+        .map(str::to_string)
+        .collect();
+    (lines, g.listed(&[]).into_keys().collect())
+}
+
+#[test]
+fn a_broken_cold_archive_or_zstd_row_skips_only_its_session_in_one_line() {
+    let g = Gateway::new();
+    let (id, file) = cold_listed(&g.root);
+    let rest: Vec<String> = listed_ids().into_iter().filter(|i| *i != id).collect();
+    let bytes = std::fs::read(&file).unwrap();
+    // truncated
+    std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
+    let (lines, listed) = sync_fresh(&g, &id);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("cold archive") && lines[0].contains("the store says"),
+        "{lines:?}"
+    );
+    assert_eq!(listed, rest);
+    // missing
+    std::fs::remove_file(&file).unwrap();
+    let (lines, listed) = sync_fresh(&g, &id);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("No such file"), "{lines:?}");
+    assert_eq!(listed, rest);
+    std::fs::write(&file, &bytes).unwrap();
+    // a compressed row whose zstd frame is corrupt
+    let ops = db_of(&g.root.join("agents/ops"));
+    let conn = rusqlite::Connection::open(&ops).unwrap();
+    let sid: String = conn
+        .query_row(
+            "SELECT session_id FROM transcript_events WHERE event_zstd IS NOT NULL LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    conn.execute(
+        "UPDATE transcript_events SET event_zstd = zeroblob(40) WHERE session_id = ?1
+         AND seq = (SELECT min(seq) FROM transcript_events WHERE session_id = ?1 AND event_zstd IS NOT NULL)",
+        [&sid],
+    )
+    .unwrap();
+    conn.execute_batch("PRAGMA journal_mode = DELETE").unwrap();
+    drop(conn);
+    let (lines, listed) = sync_fresh(&g, &sid);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("zstd"), "{lines:?}");
+    let rest: Vec<String> = listed_ids().into_iter().filter(|i| *i != sid).collect();
+    assert_eq!(listed, rest);
+}
+
+#[test]
+fn a_root_one_level_too_deep_is_read_as_what_it_is_or_named_in_one_line() {
+    let g = Gateway::new();
+    let whole = g.listed(&[]).into_keys().collect::<Vec<_>>();
+    let list = |root: &Path| -> Vec<String> {
+        let out = on(&g.db, root, &["list", "--all", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let rows: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut ids: Vec<String> = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["id"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(list(&g.root.join("agents")), whole);
+    let support: Vec<String> = listed_ids()
+        .into_iter()
+        .filter(|id| manifest()[id].0 == "support")
+        .collect();
+    assert_eq!(list(&g.root.join("agents/support")), support);
+    assert_eq!(list(&g.root.join("agents/support/agent")), support);
+    // a gateway folder with nothing to index says which folder to pass
+    let empty = g.root.parent().unwrap().join("other/agents");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = on(&g.db, &empty, &["sync"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("--root {}", empty.parent().unwrap().display())),
+        "{err}"
+    );
 }
 
 /// The fields of pi's `getTree()` nodes (pidx adds more for humans).
@@ -137,9 +375,10 @@ fn project(nodes: &Value) -> Value {
 fn gateway_filters_come_from_the_stores_windows() {
     let g = Gateway::new();
     let want = manifest();
+    let listed = listed_ids();
     let ids = |f: &dyn Fn(&str, &str) -> bool| -> Vec<String> {
         want.iter()
-            .filter(|(_, (a, k))| f(a, k))
+            .filter(|(id, (a, k))| f(a, k) && listed.contains(id))
             .map(|(id, _)| id.clone())
             .collect()
     };
@@ -147,7 +386,10 @@ fn gateway_filters_come_from_the_stores_windows() {
     assert_eq!(keys(&["--agent", "ops"]), ids(&|a, _| a == "ops"));
     assert_eq!(keys(&["--key", "agent:main:*"]), ids(&|a, _| a == "main"));
     let group = ids(&|_, k| k.contains(":group:"));
-    assert_eq!(keys(&["--channel", "telegram"]), group);
+    assert_eq!(
+        keys(&["--channel", "telegram"]),
+        ids(&|_, k| k.contains(":telegram:"))
+    );
     assert_eq!(keys(&["--chat-type", "group"]), group);
     assert_eq!(
         keys(&["--chat-type", "room"]),
@@ -192,7 +434,8 @@ fn search_show_stats_and_status_answer_and_leave_the_gateway_untouched() {
 #[test]
 fn a_legacy_transcript_of_a_session_in_the_store_is_not_counted_twice() {
     let g = Gateway::new();
-    let (id, (agent, _)) = manifest().into_iter().next().unwrap();
+    let id = listed_ids().remove(0);
+    let agent = manifest()[&id].0.clone();
     let copy = g
         .root
         .join("agents")
@@ -208,7 +451,7 @@ fn a_legacy_transcript_of_a_session_in_the_store_is_not_counted_twice() {
     )
     .unwrap();
     let listed = g.listed(&[]);
-    assert_eq!(listed.len(), manifest().len());
+    assert_eq!(listed.len(), listed_ids().len());
     assert_eq!(listed[&id]["firstMessage"], first);
 }
 
@@ -227,13 +470,13 @@ fn a_store_with_an_unknown_schema_is_refused_in_one_line_and_the_rest_indexed() 
     let lines: Vec<&str> = err.lines().filter(|l| l.contains("schema 31")).collect();
     assert_eq!(lines.len(), 1, "{err}");
     let listed = g.listed(&[]);
-    assert_eq!(listed.into_keys().collect::<Vec<_>>(), ids_of_agent("main"));
+    assert_eq!(listed.into_keys().collect::<Vec<_>>(), ids_but_agent("ops"));
 }
 
 #[test]
 fn a_store_that_disappears_takes_its_sessions_and_copies_with_it() {
     let g = Gateway::new();
-    assert_eq!(g.listed(&[]).len(), manifest().len());
+    assert_eq!(g.listed(&[]).len(), listed_ids().len());
     let copies = |agent: &str| {
         std::fs::read_dir(g.db.parent().unwrap().join("index.db.openclaw"))
             .unwrap()
@@ -249,17 +492,17 @@ fn a_store_that_disappears_takes_its_sessions_and_copies_with_it() {
     assert_eq!(copies("-ops"), 1);
     std::fs::remove_file(db_of(&g.root.join("agents/ops"))).unwrap();
     let listed = g.listed(&[]);
-    assert_eq!(listed.into_keys().collect::<Vec<_>>(), ids_of_agent("main"));
+    assert_eq!(listed.into_keys().collect::<Vec<_>>(), ids_but_agent("ops"));
     assert_eq!(copies("-ops"), 0);
     assert!(!g.run(&["status"]).contains("store: ops"));
 }
 
-/// The session ids of one agent's store in the fixture's manifest, in its order.
-fn ids_of_agent(agent: &str) -> Vec<String> {
-    manifest()
+/// The listed session ids of every agent's store but one, in order.
+fn ids_but_agent(agent: &str) -> Vec<String> {
+    let m = manifest();
+    listed_ids()
         .into_iter()
-        .filter(|(_, (a, _))| a == agent)
-        .map(|(id, _)| id)
+        .filter(|id| m[id].0 != agent)
         .collect()
 }
 

@@ -65,12 +65,22 @@ pub struct GatewayArgs {
     /// Only direct, group or room chats.
     #[arg(long, value_name = "TYPE", value_parser = ["direct", "group", "room"])]
     pub chat_type: Option<String>,
+    /// OpenClaw stores: also the sessions of keys OpenClaw no longer lists (deleted keys,
+    /// whose rows the store keeps).
+    #[arg(long)]
+    pub include_deleted: bool,
 }
 
 impl GatewayArgs {
     /// Whether any gateway filter is given.
     pub fn any(&self) -> bool {
         !self.filter().is_empty()
+    }
+
+    /// Sets `scope`'s gateway filter and whether deleted keys' sessions are left out.
+    pub fn apply(&self, scope: &mut crate::query::Scope) {
+        scope.gateway = self.filter();
+        scope.hide_deleted &= !self.include_deleted;
     }
 
     pub fn filter(&self) -> crate::query::GatewayFilter {
@@ -175,6 +185,9 @@ impl ZoneArgs {
 pub fn refuse_gateway_remote(g: &GatewayArgs, include_silent: bool) -> anyhow::Result<()> {
     if g.any() {
         anyhow::bail!("--agent, --key, --channel and --chat-type are not available with --pg yet");
+    }
+    if g.include_deleted {
+        anyhow::bail!("--include-deleted is not available with --pg yet");
     }
     if include_silent {
         anyhow::bail!("--include-silent is not available with --pg yet");

@@ -53,7 +53,7 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
     };
     let scoped = |conn: &rusqlite::Connection| -> rusqlite::Result<Scope> {
         let mut scope = Scope::new(conn, &env.roots)?;
-        scope.gateway = gateway.clone();
+        args.gateway.apply(&mut scope);
         scope.include_silent = args.include_silent;
         Ok(scope)
     };

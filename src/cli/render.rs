@@ -57,7 +57,9 @@ pub fn session_table(
             if gateway {
                 row.push(s.gateway.as_ref().map_or("-".into(), |g| {
                     let key = g.session_key.as_deref().unwrap_or("(no key)");
-                    let earlier = if g.current == Some(false) {
+                    let earlier = if g.deleted {
+                        " (deleted)"
+                    } else if g.current == Some(false) {
                         " (earlier)"
                     } else {
                         ""
@@ -188,6 +190,9 @@ fn detail_gateway(out: &mut Out, g: &Value) -> io::Result<()> {
         let text = |k: &str| g[k].as_str().map(str::to_string);
         out.line(&field("agent", &text("agentId").unwrap_or_default()))?;
         let key = match (text("sessionKey"), g["current"].as_bool()) {
+            (Some(k), _) if g["deleted"] == true => {
+                format!("{k} (deleted: OpenClaw no longer lists this key)")
+            }
             (Some(k), Some(false)) => format!("{k} (an earlier transcript of this key)"),
             (Some(k), _) => k,
             (None, _) => "(none: sessions.json does not name this transcript)".into(),

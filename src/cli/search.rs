@@ -77,7 +77,7 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
     let now = chrono::Utc::now().timestamp_millis();
     let (since_ms, until_ms) = args.range.bounds(now)?;
     let (store, mut scope) = env.open_fresh()?;
-    scope.gateway = args.gateway.filter();
+    args.gateway.apply(&mut scope);
     scope.include_silent = args.include_silent;
     let file_id = match &args.session {
         Some(s) => Some(resolve::resolve_session(&store.conn, &scope, s)?.file_id),

@@ -48,7 +48,7 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
         bail!("--json and --csv: choose one");
     }
     let (store, mut scope) = env.open_fresh()?;
-    scope.gateway = args.gateway.filter();
+    args.gateway.apply(&mut scope);
     crate::store::small_cache(&store.conn)?;
     let opts = StatsOptions {
         dims: dims.clone(),
@@ -64,7 +64,7 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
         && opts.cwd.is_none()
         && since_ms.is_none()
         && until_ms.is_none()
-        && scope.gateway.is_empty();
+        && !scope.narrows();
     let (rows, early_labels) = figures(env, &store, &scope, &opts, label_all)?;
     let found = rows.iter().any(|r| r.figures != Figures::default());
     if env.global.json {

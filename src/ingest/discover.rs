@@ -3,6 +3,7 @@
 //! (case-sensitive). Files directly in the root and deeper folders are not sessions. A flat root
 //! (`$PI_CODING_AGENT_SESSION_DIR`) holds session files directly.
 
+use crate::ingest::openclaw::DB_NAME;
 use std::fs::Metadata;
 use std::path::{Path, PathBuf};
 
@@ -181,6 +182,51 @@ pub fn detect_layout(path: &Path) -> Layout {
     Layout::Tree
 }
 
+/// A gateway folder named one level too deep, read as what it unambiguously is: a gateway's
+/// `agents/` folder (holding at least one agent) is its gateway, one agent's folder
+/// (`agents/<id>`, or its `agent/` folder holding the store) is that agent's `sessions/`
+/// folder when it has one. `None` for anything else ([`root_problem`] says what to pass when
+/// it looks like a gateway folder all the same).
+pub fn gateway_root_within(path: &Path) -> Option<(PathBuf, Layout)> {
+    let named = |p: &Path, n: &str| p.file_name().is_some_and(|f| f == n);
+    if named(path, "agents") && !path.join("agents").is_dir() {
+        let agents = std::fs::read_dir(path).ok()?;
+        let any_agent = agents.flatten().any(|e| is_agent_dir(&e.path()));
+        let state = path.parent()?.to_path_buf();
+        return any_agent.then_some((state, Layout::Gateway));
+    }
+    let agent = if named(path, "agent") && path.join(DB_NAME).is_file() {
+        path.parent()?
+    } else {
+        path
+    };
+    let under_agents = agent.parent().is_some_and(|p| named(p, "agents"));
+    let sessions = agent.join("sessions");
+    (under_agents && is_agent_dir(agent) && sessions.is_dir()).then_some((sessions, Layout::Agent))
+}
+
+/// An OpenClaw agent's folder: it has a `sessions/` folder or an `agent/` store.
+fn is_agent_dir(dir: &Path) -> bool {
+    dir.join("sessions").is_dir() || dir.join("agent").join(DB_NAME).is_file()
+}
+
+/// Where a gateway folder named one level too deep (and not read as [`gateway_root_within`]
+/// does) has its state folder, the one to pass.
+fn gateway_state_of(path: &Path) -> Option<PathBuf> {
+    let named = |p: &Path, n: &str| p.file_name().is_some_and(|f| f == n);
+    let up = |p: &Path, n: usize| p.ancestors().nth(n).map(Path::to_path_buf);
+    if named(path, "agents") {
+        return up(path, 1);
+    }
+    if path.join(DB_NAME).is_file() && named(path, "agent") {
+        return up(path, 3);
+    }
+    if path.join("agent").join(DB_NAME).is_file() {
+        return up(path, 2);
+    }
+    None
+}
+
 /// What is wrong with a root a user named, if anything: it does not exist, is a file, or looks
 /// like one project's folder (a `--<cwd>--` folder holding session files) rather than the
 /// sessions folder above it.
@@ -192,6 +238,14 @@ pub fn root_problem(root: &Root) -> Option<String> {
     };
     if !meta.is_dir() {
         return Some("is a file, not a folder: pass the sessions folder above it".into());
+    }
+    if root.layout == Layout::Tree {
+        if let Some(state) = gateway_state_of(&root.path) {
+            return Some(format!(
+                "is inside an agent gateway's folder but holds no agent to index: pass the folder holding agents/, --root {}",
+                state.display()
+            ));
+        }
     }
     let name = root.path.file_name().map(|n| n.to_string_lossy());
     let project_like =

@@ -67,6 +67,11 @@ pub struct Window {
     pub fork_source_session_id: Option<String>,
     /// The key's store entry (`session_nodes.entry_json`), as OpenClaw wrote it.
     pub entry_json: Option<String>,
+    /// Whether OpenClaw lists the key (`listSessionEntriesReadOnly`, what `openclaw sessions`
+    /// shows): false for a deleted key's tombstone and any entry OpenClaw's listing drops.
+    pub listed: bool,
+    /// The entry's `subject` (a group's or channel's title).
+    pub subject: Option<String>,
     pub created_at: i64,
     pub updated_at: i64,
     /// The rewrite generation (`transcript_rewrite_watermarks`): it changes whenever OpenClaw
@@ -262,7 +267,8 @@ SELECT w.session_id, w.session_key, n.current_session_id IS w.session_id,
        coalesce(w.parent_session_key, n.parent_session_key),
        n.fork_source_session_key, n.fork_source_session_id, n.entry_json,
        w.created_at, w.updated_at, g.generation,
-       (SELECT max(seq) FROM transcript_events AS t WHERE t.session_id = w.session_id)
+       (SELECT max(seq) FROM transcript_events AS t WHERE t.session_id = w.session_id),
+       n.updated_at
 FROM session_windows AS w
 LEFT JOIN session_nodes AS n ON n.session_key = w.session_key
 LEFT JOIN transcript_rewrite_watermarks AS g ON g.session_id = w.session_id
@@ -287,7 +293,7 @@ impl Reader {
         let mut stmt = self.conn.prepare(WINDOWS_SQL).map_err(|e| self.err(e))?;
         let rows = stmt
             .query_map([], |r| {
-                Ok(Window {
+                let window = Window {
                     session_id: r.get(0)?,
                     session_key: r.get(1)?,
                     current: r.get(2)?,
@@ -309,12 +315,26 @@ impl Reader {
                     generation: r.get(18)?,
                     hot_last_seq: r.get(19)?,
                     cold: None,
-                })
+                    listed: false,
+                    subject: None,
+                };
+                Ok((window, r.get::<_, Option<i64>>(20)?))
             })
             .map_err(|e| self.err(e))?;
         let mut out = Vec::new();
-        for w in rows {
-            let mut w = w.map_err(|e| self.err(e))?;
+        for row in rows {
+            let (mut w, node_updated_at) = row.map_err(|e| self.err(e))?;
+            let entry = w.entry_json.as_deref().and_then(listed_entry).filter(|e| {
+                Some(e.updated_at) == node_updated_at.map(|u| u as f64)
+                    && !is_internal_key(&w.session_key)
+            });
+            w.listed = entry.is_some();
+            // A listed key's chat facts are its entry's, as OpenClaw lists them.
+            if let Some(e) = entry {
+                w.subject = e.subject;
+                w.display_name = e.display_name;
+                w.chat_type = e.chat_type.or(w.chat_type);
+            }
             w.cold = cold.remove(&w.session_id);
             out.push(w);
         }
@@ -428,6 +448,40 @@ impl Reader {
     }
 }
 
+/// What OpenClaw's listing reads of a key's entry.
+struct Listed {
+    updated_at: f64,
+    subject: Option<String>,
+    display_name: Option<String>,
+    chat_type: Option<String>,
+}
+
+/// OpenClaw's `parseSqliteSessionEntryRecord` as its listing calls it: an entry is listed when it
+/// is a JSON object with a string `sessionId` and a number `updatedAt` (which must equal the
+/// node's `updated_at`, checked by the caller). A deleted key's tombstone (`{}`) is not.
+fn listed_entry(json: &str) -> Option<Listed> {
+    let v: serde_json::Value = serde_json::from_str(json).ok()?;
+    let o = v.as_object()?;
+    o.get("sessionId")?.as_str()?;
+    let text = |k: &str| o.get(k).and_then(|s| s.as_str()).map(str::to_string);
+    Some(Listed {
+        updated_at: o.get("updatedAt")?.as_f64()?,
+        subject: text("subject"),
+        display_name: text("displayName"),
+        chat_type: text("chatType"),
+    })
+}
+
+/// OpenClaw's `isInternalSessionEffectsKey`: `agent:<id>:internal-session-effects:...` keys hold
+/// suppressed run effects and are never listed.
+fn is_internal_key(key: &str) -> bool {
+    let Some(rest) = key.strip_prefix("agent:") else {
+        return false;
+    };
+    rest.split_once(':')
+        .is_some_and(|(_, tail)| tail.starts_with("internal-session-effects:"))
+}
+
 /// A compressed row: `event_zstd` holds exactly `event_utf8_bytes` bytes of UTF-8 once
 /// decompressed (OpenClaw's CHECK constraints bound both by 4 MiB).
 fn decode_event(blob: Option<&[u8]>, len: Option<i64>) -> Result<String, String> {
@@ -446,4 +500,31 @@ fn decode_event(blob: Option<&[u8]>, len: Option<i64>) -> Result<String, String>
         ));
     }
     String::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_is_listed_with_a_string_session_id_and_a_number_updated_at() {
+        let listed = |j: &str| listed_entry(j).map(|e| (e.updated_at, e.subject));
+        assert_eq!(
+            listed(r##"{"sessionId":"s","updatedAt":5,"subject":"#help"}"##),
+            Some((5.0, Some("#help".into())))
+        );
+        // a deleted key's tombstone, and entries OpenClaw's listing drops
+        assert_eq!(listed("{}"), None);
+        assert_eq!(listed(r#"{"sessionId":"s","updatedAt":"5"}"#), None);
+        assert_eq!(listed(r#"{"sessionId":1,"updatedAt":5}"#), None);
+        assert_eq!(listed("[1]"), None);
+        assert_eq!(listed("not json"), None);
+    }
+
+    #[test]
+    fn internal_effects_keys_are_never_listed() {
+        assert!(is_internal_key("agent:main:internal-session-effects:run-1"));
+        assert!(!is_internal_key("agent:main:main"));
+        assert!(!is_internal_key("internal-session-effects:x"));
+    }
 }

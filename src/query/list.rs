@@ -57,6 +57,9 @@ pub struct GatewayInfo {
     pub display_name: Option<String>,
     pub subject: Option<String>,
     pub thread_id: Option<String>,
+    /// A session of a key OpenClaw no longer lists (shown with `--include-deleted`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
 }
 
 /// The object `JSON.stringify(sessionInfo)` gives: undefined fields are left out, an Invalid
@@ -95,13 +98,13 @@ impl SessionInfo {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// What pi's picker shows for a row: the name, else a gateway chat's display name, else
-    /// the first message.
+    /// What pi's picker shows for a row: the name, else a gateway chat's display name or
+    /// subject (a group's title), else the first message.
     pub fn title(&self) -> &str {
         let shown = self
             .gateway
             .as_ref()
-            .and_then(|g| g.display_name.as_deref());
+            .and_then(|g| g.display_name.as_deref().or(g.subject.as_deref()));
         self.name
             .as_deref()
             .or(shown)
@@ -330,7 +333,9 @@ pub fn add_gateway(
     let row = conn
         .prepare_cached(
             "SELECT agent_id, session_key, current, channel, chat_type, peer, display_name,
-                    subject, thread_id
+                    subject, thread_id,
+                    EXISTS (SELECT 1 FROM files f JOIN oc_deleted d ON d.dir = f.dir
+                            AND d.name = f.name WHERE f.id = ?1)
              FROM gw_files WHERE file_id = ?1",
         )?
         .query_row([info.file_id], |r| {
@@ -344,6 +349,7 @@ pub fn add_gateway(
                 display_name: r.get(6)?,
                 subject: r.get(7)?,
                 thread_id: r.get(8)?,
+                deleted: r.get(9)?,
             })
         });
     match row {

@@ -74,6 +74,9 @@ pub struct Scope {
     pub gateway: GatewayFilter,
     /// Show silent gateway turns (`NO_REPLY` housekeeping) too.
     pub include_silent: bool,
+    /// Leave out the windows of keys OpenClaw no longer lists (`oc_deleted`); true when the
+    /// index holds any, until `--include-deleted` clears it.
+    pub hide_deleted: bool,
 }
 
 impl Scope {
@@ -87,12 +90,23 @@ impl Scope {
                 root_ids.push(id);
             }
         }
+        // Only an index holding deleted windows pays for the filter (a seek per file).
+        let hide_deleted = conn
+            .query_row("SELECT EXISTS (SELECT 1 FROM oc_deleted)", [], |r| r.get(0))
+            .unwrap_or(false);
         Ok(Scope {
             roots: roots.to_vec(),
             root_ids,
             gateway: GatewayFilter::default(),
             include_silent: false,
+            hide_deleted,
         })
+    }
+
+    /// Whether the scope keeps only some files of its roots (a gateway filter, or deleted
+    /// windows left out): the callers that seek those files instead of reading every row.
+    pub fn narrows(&self) -> bool {
+        !self.gateway.is_empty() || self.hide_deleted
     }
 
     /// Whether none of the roots has ever been synced into this index.
@@ -105,11 +119,18 @@ impl Scope {
         self.roots.iter().any(|r| r.layout.is_gateway())
     }
 
-    /// Restricts `files` alias `f` to these roots (and to the gateway filter's transcripts).
+    /// Restricts `files` alias `f` to these roots (and to the gateway filter's transcripts,
+    /// without the windows of deleted keys unless they are asked for).
     pub fn restrict(&self, w: &mut Where) {
         self.restrict_to_roots(w);
         if !self.gateway.is_empty() {
             self.gateway.restrict(w);
+        }
+        if self.hide_deleted {
+            w.and(
+                "NOT EXISTS (SELECT 1 FROM oc_deleted d WHERE d.dir = f.dir AND d.name = f.name)",
+                [],
+            );
         }
     }
 

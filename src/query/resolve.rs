@@ -27,6 +27,10 @@ pub struct Resolved {
 /// # Errors
 /// `NotFound`; `Ambiguous` with the first candidates; `Invalid` for an empty argument.
 pub fn resolve_session(conn: &Connection, scope: &Scope, arg: &str) -> Result<Resolved> {
+    // A session named by its id or path is reached even when its key was deleted.
+    let mut named = scope.clone();
+    named.hide_deleted = false;
+    let scope = &named;
     if arg.trim().is_empty() {
         return Err(Error::Invalid(
             "empty session id: give a session file, an id or a unique id prefix (`pidx list` shows them)"

@@ -281,12 +281,14 @@ fn gateway(conn: &Connection, file_id: i64) -> Result<Option<Value>> {
     let row = conn
         .query_row(
             "SELECT agent_id, session_key, current, channel, chat_type, peer, display_name,
-                    subject, thread_id, meta
+                    subject, thread_id, meta,
+                    EXISTS (SELECT 1 FROM files f JOIN oc_deleted d ON d.dir = f.dir
+                            AND d.name = f.name WHERE f.id = ?1)
              FROM gw_files WHERE file_id = ?1",
             [file_id],
             |r| {
                 let meta: Option<String> = r.get(9)?;
-                Ok(serde_json::json!({
+                let mut g = serde_json::json!({
                     "agentId": r.get::<_, String>(0)?,
                     "sessionKey": r.get::<_, Option<String>>(1)?,
                     "current": r.get::<_, Option<bool>>(2)?,
@@ -297,7 +299,12 @@ fn gateway(conn: &Connection, file_id: i64) -> Result<Option<Value>> {
                     "subject": r.get::<_, Option<String>>(7)?,
                     "threadId": r.get::<_, Option<String>>(8)?,
                     "entry": meta.and_then(|m| serde_json::from_str::<Value>(&m).ok()),
-                }))
+                });
+                // a session of a key OpenClaw no longer lists
+                if r.get::<_, bool>(10)? {
+                    g["deleted"] = true.into();
+                }
+                Ok(g)
             },
         )
         .optional()?;

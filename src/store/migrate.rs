@@ -27,6 +27,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0018_rid_runs.sql"),
     include_str!("../../migrations/0019_gateway_lookups.sql"),
     include_str!("../../migrations/0020_run_oldest.sql"),
+    include_str!("../../migrations/0021_openclaw_deleted.sql"),
 ];
 
 /// The schema version this build writes.

@@ -2,18 +2,20 @@
 // live-checks.mjs WORKDIR PIDX_BIN
 //
 // pidx against a gateway whose stores OpenClaw's own code keeps changing (WORKDIR/state from
-// make-store.mjs, pi's answers in WORKDIR/pi-answers.json). Each change is made by
-// mutate.mjs in its own process (OpenClaw closes the store when it exits):
-//   1. sync, list, context for every session (= pi's), search, stats, show, status: the
-//      gateway's files byte-identical after each command, no -wal/-shm left that were not there;
+// make-store.mjs, pi's answers in WORKDIR/pi-answers.json, OpenClaw's own in
+// WORKDIR/oc-answers.json: oc-answers.mjs names the OpenClaw function behind each). Each change
+// is made by mutate.mjs in its own process (OpenClaw closes the store when it exits):
+//   1. sync, list (the sessions of the keys OpenClaw lists, pi's listing row for each), context
+//      for every session (= OpenClaw's), search, stats, show, status: the gateway's files
+//      byte-identical after each command, no -wal/-shm left that were not there;
 //   2. an append picked up by `sync`;
-//   3. under `pidx watch`: an append, a rewrite (OpenClaw's replaceTranscriptEvents) and a
-//      deletion, each seen without a sync;
+//   3. under `pidx watch`: an append, a rewrite (OpenClaw's replaceTranscriptEvents), a
+//      deletion and a deletion that tombstones the key, each seen without a sync;
 //   4. OpenClaw appending for 5 s while `pidx sync` runs over and over: every append succeeds
 //      (the slowest append is printed, with and without pidx running, not judged: it is the
 //      machine's load, OpenClaw's appends never wait on a pidx reader);
-//   5. pi's answers recorded again on the changed store: every context equal, the deleted
-//      session gone.
+//   5. pi's and OpenClaw's answers recorded again on the changed store: every context equal to
+//      OpenClaw's, the deleted sessions gone.
 // Exits 1 with the first difference.
 import { spawn, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -74,24 +76,35 @@ async function waitFor(what, cond, ms = 20_000) {
 const found = (word) => pidx(["--no-sync", "search", word, "--json"], { untouched: false }).includes(word);
 const listed = (extra = []) => new Map(pidxJson(["list", "--all", ...extra], { untouched: false }).map((r) => [r.id, r]));
 
-function compareWithPi(answersPath, label) {
-  const answers = JSON.parse(readFileSync(answersPath, "utf8"));
+function compareWithAnswers(piPath, ocPath, label) {
+  const answers = JSON.parse(readFileSync(piPath, "utf8"));
+  const oc = JSON.parse(readFileSync(ocPath, "utf8"));
+  const live = Object.entries(oc.sessions).filter(([, s]) => s.listed);
   const rows = listed(["--no-sync"]);
-  check(rows.size === Object.keys(answers.sessions).length, `${label}: ${rows.size} sessions listed, pi has ${Object.keys(answers.sessions).length}`);
-  for (const [id, pi] of Object.entries(answers.sessions)) {
+  check(rows.size === live.length, `${label}: ${rows.size} sessions listed, OpenClaw lists keys of ${live.length}`);
+  for (const [id, ours] of live) {
+    const pi = answers.sessions[id];
     const row = rows.get(id);
-    check(row?.gateway?.sessionKey === pi.key && row?.gateway?.agentId === pi.agent, `${label}: ${id} listed with key ${pi.key}`);
+    check(row?.gateway?.sessionKey === ours.key && row?.gateway?.agentId === ours.agent, `${label}: ${id} listed with key ${ours.key}`);
     const fields = ["id", "cwd", "name", "created", "modified", "messageCount", "firstMessage"];
     check(row && fields.every((f) => isDeepStrictEqual(row[f], pi.info[f])), `${label}: ${id} listing row = pi's`, JSON.stringify([row, pi.info]).slice(0, 400));
     const ctx = pidxJson(["--no-sync", "context", id], { untouched: false });
-    check(isDeepStrictEqual(ctx, pi.context), `${label}: ${id} context = pi's buildSessionContext`);
+    check(isDeepStrictEqual(ctx, ours.context), `${label}: ${id} context = OpenClaw's (buildSessionContext on its tree's path)`, JSON.stringify([ctx.messages.length, ours.context.messages.length]));
   }
+  const current = [...rows.values()].filter((r) => r.gateway?.current).map((r) => [r.gateway.sessionKey, r.id, r.gateway.subject ?? null]).sort();
+  const keys = Object.values(oc.keys).flat().map((k) => [k.key, k.sessionId, k.subject]).sort();
+  check(isDeepStrictEqual(current, keys), `${label}: current keys, sessions and subjects = listSessionEntriesReadOnly's`, JSON.stringify([current, keys]).slice(0, 600));
+  const stats = pidxJson(["--no-sync", "stats"], { untouched: false })[0] ?? {};
+  check(stats.sessions === oc.totals.sessions && stats.userMessages === oc.totals.user && stats.assistantMessages === oc.totals.assistant,
+    `${label}: stats totals = OpenClaw's transcripts of listed keys (${oc.totals.sessions} sessions, ${oc.totals.user} user, ${oc.totals.assistant} assistant messages)`, JSON.stringify(stats));
 }
 
 // 1. every command, with the gateway's files checked around each
 const walBefore = readdirSync(join(STATE, "agents", "main", "agent"));
 pidx(["sync"]);
-compareWithPi(join(WORK, "pi-answers.json"), "fresh store");
+compareWithAnswers(join(WORK, "pi-answers.json"), join(WORK, "oc-answers.json"), "fresh store");
+check(!found("zeppelin") && pidx(["--no-sync", "search", "zeppelin", "--include-deleted", "--json"], { untouched: false }).includes("zeppelin"),
+  "a key OpenClaw deleted (tombstoned, rows kept) is found only with --include-deleted");
 const anyId = [...listed()][0][0];
 for (const args of [["search", "nightly"], ["stats", "--by", "agent"], ["show", anyId], ["tree", anyId], ["status"], ["list", "--channel", "telegram"]]) pidx(args);
 check(isDeepStrictEqual(readdirSync(join(STATE, "agents", "main", "agent")), walBefore), "no -wal/-shm left beside the store");
@@ -112,6 +125,8 @@ const group = mutate("rewrite", "main", "agent:main:telegram:group:-1001234", "6
 await waitFor("a rewrite by OpenClaw is seen under watch", () => !found("marmalade") && (listed(["--no-sync"]).get(group.sessionId)?.messageCount ?? -1) < 10);
 const gone = mutate("delete", "main", "agent:main:main");
 await waitFor("a deletion by OpenClaw is seen under watch", () => !listed(["--no-sync"]).has(gone.sessionId));
+const tomb = mutate("tombstone", "support", "agent:support:whatsapp:group:1203@g.us");
+await waitFor("a deletion that tombstones the key is seen under watch", () => !listed(["--no-sync"]).has(tomb.sessionId) && !found("oat"));
 watch.kill("SIGTERM");
 await new Promise((r) => watch.on("exit", r));
 
@@ -136,11 +151,13 @@ const stats = code === 0 ? JSON.parse(loopOut.trim().split("\n").pop()) : null;
 check(code === 0 && stats.appends > 0, `OpenClaw's appends all succeeded during ${syncs} pidx syncs`, loopErr.split("\n").filter((l) => !/slow|Experimental/.test(l)).join(" ").slice(0, 400));
 if (stats) console.log(`     with pidx syncing: ${stats.appends} appends in 5 s, slowest ${stats.maxMs} ms`);
 
-// 5. pi's answers again, on the changed store
-const again = spawnSync(process.execPath, ["--no-warnings", join(here, "pi-answers.mjs"), STATE, join(WORK, "pi-answers-after.json")], { env: { ...env, HOME: process.env.HOME }, encoding: "utf8" });
-if (again.status !== 0) throw new Error(`pi-answers after the changes: ${again.stderr}`);
+// 5. pi's and OpenClaw's answers again, on the changed store
+for (const script of ["pi-answers", "oc-answers"]) {
+  const again = spawnSync(process.execPath, ["--no-warnings", join(here, `${script}.mjs`), STATE, join(WORK, `${script}-after.json`)], { env: { ...env, HOME: process.env.HOME }, encoding: "utf8" });
+  if (again.status !== 0) throw new Error(`${script} after the changes: ${again.stderr}`);
+}
 pidx(["sync"]);
-compareWithPi(join(WORK, "pi-answers-after.json"), "changed store");
+compareWithAnswers(join(WORK, "pi-answers-after.json"), join(WORK, "oc-answers-after.json"), "changed store");
 check(statSync(join(STATE, "agents", "main", "agent", "openclaw-agent.sqlite")).isFile(), "the store is still there");
 
 console.log(failures ? `${failures} live check(s) failed` : "all live checks passed");

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Live check against OpenClaw itself (.ci/run calls it): installs Node 24, openclaw and pi
 # (setup.sh, cached in ~/.cache/pidx-test), has OpenClaw's own code write a fresh gateway
-# state folder (make-store.mjs) and pi answer on its transcripts (pi-answers.mjs), runs the
+# state folder (make-store.mjs), pi answer on its transcripts (pi-answers.mjs) and OpenClaw
+# itself through its own reading functions (oc-answers.mjs), runs the
 # Rust OpenClaw tests on it, then live-checks.mjs: pidx while OpenClaw appends, rewrites,
 # deletes and writes concurrently. Prints `SKIPPED: reason` and exits 0 when the packages
 # cannot be installed here.
@@ -29,6 +30,7 @@ echo "live.sh: OpenClaw state in $work" >&2
 quiet() { grep -v -e 'slow SQLite' -e 'slow session lifecycle' >&2 || true; }
 "$PIDX_OC_NODE" --no-warnings "$here/make-store.mjs" "$work/state" 2> >(quiet)
 "$PIDX_OC_NODE" --no-warnings "$here/pi-answers.mjs" "$work/state" "$work/pi-answers.json" 2> >(quiet)
+"$PIDX_OC_NODE" --no-warnings "$here/oc-answers.mjs" "$work/state" "$work/oc-answers.json" 2> >(quiet)
 cp "$work/state/manifest.json" "$work/manifest.json"
 
 cd "$repo"

@@ -8,9 +8,14 @@
 //      branch with a label, a compaction, a session name, a fork (pi's forkFrom), and a long
 //      session whose big tool results OpenClaw stores zstd-compressed;
 //   2. `openclaw doctor --fix --non-interactive` imports them into SQLite (OpenClaw's importer);
-//   3. OpenClaw's session accessor (imported from its dist/) resets agent:main:main (a new
-//      session window, reason "reset") and appends a turn to the new session.
-// Writes STATEDIR/manifest.json: {openclaw, schema, sessions: {sessionId: {agent, key}}}.
+//   3. OpenClaw's own maintenance and session accessor (imported from its dist/): cold storage
+//      of every idle transcript; a reset of agent:main:main into a new session window; a reset
+//      in place (2026.9.6's reset: same session id, a `reset` entry, the chat goes on after
+//      it); a branch switch and a rewind (a copy ending with a `leaf` entry); a key deleted
+//      (tombstoned, its rows kept) and a cold session deleted with its transcript archived.
+// A third agent (support) holds channel sessions whose entries carry a subject.
+// Writes STATEDIR/manifest.json: {openclaw, schema, sessions: {sessionId: {agent, key}}}, every
+// session window of every store.
 // Needs Node >= 24.16 (OpenClaw refuses older runtimes) with PIDX_OC and PIDX_PI_SM set.
 // HOME is pointed inside STATEDIR's parent: nothing outside the given folder is touched.
 import { spawnSync } from "node:child_process";
@@ -92,7 +97,7 @@ const logLine = (i) => `2026-10-01T09:${String(i % 60).padStart(2, "0")}:00Z bui
 const bigLog = (n) => Array.from({ length: n }, (_, i) => logLine(i)).join("");
 
 // --- 1. legacy transcripts written by pi -------------------------------------------------
-const store = { main: {}, ops: {} };
+const store = { main: {}, ops: {}, support: {} };
 const sessions = {};
 const remember = (c, key) => {
   sessions[c.id] = { agent: c.agent, key };
@@ -140,6 +145,37 @@ f1.finish();
 store.ops["agent:ops:slack:channel:c042"] = { sessionId: f1.id, updatedAt: clock, chatType: "channel" };
 remember(f1, "agent:ops:slack:channel:c042");
 
+// support: a Discord channel with a branch (switched to by OpenClaw below), a WhatsApp group
+// reset in place below, and a Telegram direct chat deleted below; their entries carry the
+// channel's title as `subject`, as OpenClaw's channel plugins write it
+const d1 = Conv.start("support");
+const da = d1.turn("how do I reset my password?", "Use the 'forgot password' link on the login page.");
+const db = d1.turn("it says my account is locked", "I unlocked it: try again in a minute.");
+d1.sm.branch(da.lastId);
+d1.turn("and how do I enable two-factor login?", "Settings, then Security, then Two-factor.");
+d1.finish();
+store.support["agent:support:discord:channel:987"] = { sessionId: d1.id, updatedAt: clock, chatType: "channel", channel: "discord", subject: "#help-desk", displayName: "Help desk" };
+remember(d1, "agent:support:discord:channel:987");
+
+const w1 = Conv.start("support");
+for (let i = 0; i < 5; i++) w1.turn(`grocery list item ${i}: what else do we need?`, `Added item ${i} to the list.`);
+w1.finish();
+store.support["agent:support:whatsapp:group:1203@g.us"] = { sessionId: w1.id, updatedAt: clock, chatType: "group", channel: "whatsapp", subject: "Groceries" };
+remember(w1, "agent:support:whatsapp:group:1203@g.us");
+
+const tg = Conv.start("support");
+tg.turn("book the zeppelin tour for Friday", "Booked: zeppelin tour, Friday 10:00.");
+tg.finish();
+store.support["agent:support:telegram:direct:555"] = { sessionId: tg.id, updatedAt: clock, chatType: "direct", channel: "telegram" };
+remember(tg, "agent:support:telegram:direct:555");
+
+// support: a cron job's session, left idle (it stays in its cold archive)
+const c1 = Conv.start("support");
+c1.turn("weekly report: open tickets?", "Seven open tickets, two urgent.");
+c1.finish();
+store.support["agent:support:cron:weekly-report"] = { sessionId: c1.id, updatedAt: clock };
+remember(c1, "agent:support:cron:weekly-report");
+
 for (const [agent, entries] of Object.entries(store)) {
   writeFileSync(join(STATE, "agents", agent, "sessions", "sessions.json"), JSON.stringify(entries, null, 2));
 }
@@ -150,7 +186,7 @@ const doctor = spawnSync(process.execPath, [join(locateOpenClaw(), "openclaw.mjs
   encoding: "utf8",
   timeout: 300_000,
 });
-if (doctor.status !== 0 || !existsSync(agentDb(STATE, "main")) || !existsSync(agentDb(STATE, "ops"))) {
+if (doctor.status !== 0 || !["main", "ops", "support"].every((a) => existsSync(agentDb(STATE, a)))) {
   console.error(doctor.stdout, doctor.stderr);
   throw new Error(`openclaw doctor --fix did not write both agent stores (exit ${doctor.status})`);
 }
@@ -160,7 +196,7 @@ if (doctor.status !== 0 || !existsSync(agentDb(STATE, "main")) || !existsSync(ag
 // zstd archives under agents/<id>/sessions/cold/. The operations below restore the ones they
 // touch (OpenClaw restores a cold transcript before writing to it); the Slack fork stays cold.
 const runCold = await ocFn("runSessionColdStorageMaintenance", "session-cold-storage-");
-const agentsConfig = { agents: { list: [{ id: "main" }, { id: "ops" }] } };
+const agentsConfig = { agents: { list: [{ id: "main" }, { id: "ops" }, { id: "support" }] } };
 const cold = await runCold({ config: { ...agentsConfig, session: { maintenance: { coldStorage: { enabled: true, afterDays: 0 } } } } });
 if (cold.archivedTranscripts < 1) throw new Error(`openclaw cold storage archived nothing: ${JSON.stringify(cold)}`);
 
@@ -179,7 +215,6 @@ await acc.persistSessionResetLifecycle({
 await acc.appendTranscriptMessages({ agentId: "main", sessionKey: "agent:main:main", sessionId: m2 }, {
   cwd: CWD, messages: [say("fresh start after the reset: what's on today?"), reply("Nothing scheduled today.")],
 });
-sessions[m2] = { agent: "main", key: "agent:main:main" };
 
 // more turns in the group and in the long ops session (both restored from cold storage)
 await acc.appendTranscriptMessages({ agentId: "main", sessionKey: "agent:main:telegram:group:-1001234", sessionId: g1.id }, {
@@ -189,5 +224,49 @@ await acc.appendTranscriptMessages({ agentId: "ops", sessionKey: "agent:ops:main
   messages: [say("and the build log of today?"), reply(bigLog(24))],
 });
 
-writeFileSync(join(STATE, "manifest.json"), JSON.stringify({ openclaw: openClawVersion(), sessions }, null, 2));
+// 2026.9.6's reset of a chat (the runner's reset: same session id, a `reset` entry keeping the
+// recent tail, the chat continuing after it)
+const groceries = "agent:support:whatsapp:group:1203@g.us";
+const wBefore = acc.loadSessionEntry({ agentId: "support", sessionKey: groceries });
+await acc.persistSessionResetLifecycle({
+  agentId: "support", sessionKey: groceries, storePath: agentDb(STATE, "support"),
+  nextEntry: { ...wBefore, updatedAt: Date.now() }, workspaceDir: CWD,
+});
+await acc.appendTranscriptMessages({ agentId: "support", sessionKey: groceries, sessionId: w1.id }, {
+  messages: [say("after the reset: add oat milk"), reply("Added oat milk.")],
+});
+
+// a branch switch (OpenClaw copies the transcript into a new window ending with a `leaf`
+// entry naming the tip to continue from), then a turn on that branch
+const help = "agent:support:discord:channel:987";
+const switched = await acc.switchSessionBranch({ agentId: "support", sessionKey: help, storePath: agentDb(STATE, "support"), leafEntryId: db.lastId });
+if (switched?.status !== "created") throw new Error(`switchSessionBranch: ${JSON.stringify(switched)}`);
+const helpNow = acc.loadSessionEntry({ agentId: "support", sessionKey: help });
+await acc.appendTranscriptMessages({ agentId: "support", sessionKey: help, sessionId: helpNow.sessionId }, {
+  messages: [say("back on the locked account: still locked"), reply("Unlocked it again; wait five minutes.")],
+});
+
+// a rewind of the group chat to before its last user message (a new window ending with a
+// `leaf` entry naming that message's parent)
+const family = "agent:main:telegram:group:-1001234";
+const famEvents = acc.loadTranscriptEventsSync({ agentId: "main", sessionKey: family, sessionId: g1.id });
+const lastUser = famEvents.findLast((e) => e.type === "message" && e.message?.role === "user");
+const rewound = await acc.rewindSessionToMessage({ agentId: "main", sessionKey: family, storePath: agentDb(STATE, "main"), entryId: lastUser.id });
+if (rewound?.status !== "created") throw new Error(`rewindSessionToMessage: ${JSON.stringify(rewound)}`);
+
+// deletions: a key deleted as the gateway and the plugin SDK do by default (the key is
+// tombstoned, its rows kept), and the cold Slack fork deleted with its transcript archived
+const deleteKey = async (agentId, key, archiveTranscript) =>
+  await acc.deleteSessionEntryLifecycle({ agentId, storePath: agentDb(STATE, agentId), target: { canonicalKey: key, storeKeys: [key] }, archiveTranscript });
+await deleteKey("support", "agent:support:telegram:direct:555", false);
+await deleteKey("ops", "agent:ops:slack:channel:c042", true);
+
+// every session window of every store, with its key
+const withReadOnly = await ocFn("withOpenClawAgentDatabaseReadOnly", "openclaw-agent-db-readonly-");
+const windows = {};
+for (const agent of Object.keys(store)) {
+  const rows = withReadOnly((db) => db.db.prepare("SELECT session_id, session_key FROM session_windows").all(), { agentId: agent, path: agentDb(STATE, agent) });
+  for (const r of rows.value ?? []) windows[r.session_id] = { agent, key: r.session_key };
+}
+writeFileSync(join(STATE, "manifest.json"), JSON.stringify({ openclaw: openClawVersion(), sessions: windows }, null, 2));
 process.exit(0); // OpenClaw keeps worker handles open

@@ -5,6 +5,9 @@
 //   rewrite AGENT KEY KEEP       OpenClaw's replaceTranscriptEvents: keep the first KEEP events
 //                                (a rewrite: the generation changes)
 //   delete AGENT KEY             remove KEY (its current session window and transcript go)
+//   tombstone AGENT KEY          delete KEY as the gateway's delete does by default
+//                                (deleteSessionEntryLifecycle: the key is tombstoned, its
+//                                windows and rows stay)
 //   write-loop AGENT KEY MS      append one message at a time for MS milliseconds, keeping the
 //                                database open; prints {appends, maxMs} (the longest append)
 // Prints one JSON line with what it did (session ids, counts).
@@ -50,6 +53,12 @@ switch (op) {
     out = { sessionId: s.sessionId, removed: r.removedSessionKeys };
     break;
   }
+  case "tombstone": {
+    const s = scope();
+    const r = await acc.deleteSessionEntryLifecycle({ agentId, storePath: agentDb(STATE, agentId), target: { canonicalKey: sessionKey, storeKeys: [sessionKey] } });
+    out = { sessionId: s.sessionId, deleted: r.deleted };
+    break;
+  }
   case "write-loop": {
     const s = scope();
     const until = Date.now() + Number(arg);
@@ -65,7 +74,7 @@ switch (op) {
     break;
   }
   default:
-    console.error("usage: mutate.mjs STATEDIR append|rewrite|delete|write-loop AGENT KEY ARG");
+    console.error("usage: mutate.mjs STATEDIR append|rewrite|delete|tombstone|write-loop AGENT KEY ARG");
     process.exit(2);
 }
 console.log(JSON.stringify(out));

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates tests/fixtures/openclaw/ (what the Rust-only `cargo test` reads): an OpenClaw
 # state folder written by OpenClaw's own code (make-store.mjs) and pi's answers on its
-# transcripts (pi-answers.mjs). The agent databases are stored zstd-compressed
+# transcripts (pi-answers.mjs) and OpenClaw's own answers (oc-answers.mjs). The agent databases are stored zstd-compressed
 # (openclaw-agent.sqlite.zst, ~98% empty schema pages); tests decompress them into a temp dir.
 # Needs npm (setup.sh installs Node 24, openclaw and pi into ~/.cache/pidx-test).
 set -euo pipefail
@@ -15,10 +15,11 @@ tmp="$(mktemp -d "${TMPDIR:-/tmp}/pidx-oc-fixture-XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 "$PIDX_OC_NODE" --no-warnings "$here/make-store.mjs" "$tmp/state" 2> >(grep -v 'slow SQLite' >&2)
 "$PIDX_OC_NODE" --no-warnings "$here/pi-answers.mjs" "$tmp/state" "$tmp/pi-answers.json"
+"$PIDX_OC_NODE" --no-warnings "$here/oc-answers.mjs" "$tmp/state" "$tmp/oc-answers.json"
 
 rm -rf "$out"
 mkdir -p "$out"
-cp "$tmp/pi-answers.json" "$tmp/state/manifest.json" "$out/"
+cp "$tmp/pi-answers.json" "$tmp/oc-answers.json" "$tmp/state/manifest.json" "$out/"
 (cd "$tmp/state" && find agents -type f ! -name '*-wal' ! -name '*-shm' ! -path '*session-sqlite-import-archive*' -print) | while read -r rel; do
   mkdir -p "$out/state/$(dirname "$rel")"
   if [[ "$rel" == *.sqlite ]]; then

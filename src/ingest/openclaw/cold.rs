@@ -7,7 +7,7 @@ use std::io::BufRead;
 use std::path::{Path, PathBuf};
 
 use super::{Cold, Event, Reader};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 impl Reader {
     /// The events of a cold archive (OpenClaw's format: zstd-compressed JSON lines, a header
@@ -50,7 +50,8 @@ impl Reader {
         if !is_archive_name(&cold.archive_name) {
             return Err(self.bad(&format!("odd cold archive name {:?}", cold.archive_name)));
         }
-        std::fs::read(&path).map_err(|e| Error::io(&path, e))
+        // A missing or unreadable archive is this session's problem, not the store's.
+        std::fs::read(&path).map_err(|e| self.bad(&format!("cold archive {}: {e}", path.display())))
     }
 
     /// Where OpenClaw puts cold archive files: `agents/<id>/sessions/cold/` for a store in

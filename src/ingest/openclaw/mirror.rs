@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use super::{Reader, StoreInfo, Window};
 use crate::error::{Error, Result};
 
-/// The mirror's own record of what each copy holds.
-const STATE: &str = ".pidx-mirror.json";
+/// The mirror's own record of what each copy holds (its presence marks a folder of copies).
+pub const STATE: &str = ".pidx-mirror.json";
 
 /// Reads whose immutable snapshot was overtaken by a writer are retried this many times.
 const ATTEMPTS: usize = 4;
@@ -42,6 +42,9 @@ pub struct Outcome {
     pub appended: usize,
     pub rewritten: usize,
     pub removed: usize,
+    /// One line per session that could not be read (a damaged or missing cold archive, a
+    /// corrupt zstd frame): its copy stays as last read, every other session is copied.
+    pub skipped: Vec<String>,
 }
 
 /// A change to one session's copy (`path`), prepared in `tmp` and applied only once the read
@@ -75,7 +78,7 @@ pub fn sync(db: &Path, dir: &Path) -> Result<Outcome> {
         // An immutable read that a writer overtook may have failed or staged garbage: either
         // way it is done again (through the writer's -wal, which now exists).
         match (read, reader.finish()) {
-            (Ok((info, windows, staged)), true) => {
+            (Ok((info, windows, staged, skipped)), true) => {
                 let (appended, rewritten) = apply(&mut state, staged)?;
                 let removed = remove_gone(dir, &mut state, &windows)?;
                 if appended + rewritten + removed > 0 || !dir.join(STATE).exists() {
@@ -87,9 +90,10 @@ pub fn sync(db: &Path, dir: &Path) -> Result<Outcome> {
                     appended,
                     rewritten,
                     removed,
+                    skipped,
                 });
             }
-            (Ok((_, _, staged)), false) => discard(&staged),
+            (Ok((_, _, staged, _)), false) => discard(&staged),
             (Err(e), true) => return Err(e),
             (Err(_), false) => {}
         }
@@ -100,13 +104,13 @@ pub fn sync(db: &Path, dir: &Path) -> Result<Outcome> {
     )))
 }
 
-type Read = (StoreInfo, Vec<Window>, Vec<Staged>);
+type Read = (StoreInfo, Vec<Window>, Vec<Staged>, Vec<String>);
 
 fn read(reader: &Reader, state: &State, dir: &Path) -> Result<Read> {
     let info = reader.info()?;
     let windows = reader.windows()?;
-    let staged = stage(reader, &windows, state, dir)?;
-    Ok((info, windows, staged))
+    let (staged, skipped) = stage(reader, &windows, state, dir)?;
+    Ok((info, windows, staged, skipped))
 }
 
 fn load_state(dir: &Path, db: &Path) -> State {
@@ -130,9 +134,16 @@ fn save_state(dir: &Path, state: &State) -> Result<()> {
     std::fs::rename(&tmp, &path).map_err(|e| Error::io(&path, e))
 }
 
-/// Prepares every change in temp files (nothing visible changes yet).
-fn stage(reader: &Reader, windows: &[Window], state: &State, dir: &Path) -> Result<Vec<Staged>> {
+/// Prepares every change in temp files (nothing visible changes yet). A session whose events
+/// cannot be decoded is left as it was and named in the returned lines.
+fn stage(
+    reader: &Reader,
+    windows: &[Window],
+    state: &State,
+    dir: &Path,
+) -> Result<(Vec<Staged>, Vec<String>)> {
     let mut staged = Vec::new();
+    let mut skipped = Vec::new();
     for w in windows {
         let Some(name) = copy_name(&w.session_id) else {
             continue;
@@ -151,6 +162,11 @@ fn stage(reader: &Reader, windows: &[Window], state: &State, dir: &Path) -> Resu
         let written = write_events(reader, w, grows.and_then(|c| c.last_seq), &tmp);
         let bytes = match written {
             Ok(b) => b,
+            Err(e @ Error::Invalid(_)) => {
+                let _ = std::fs::remove_file(&tmp);
+                skipped.push(skip_line(reader.path(), w, &e));
+                continue;
+            }
             Err(e) => {
                 let _ = std::fs::remove_file(&tmp);
                 discard(&staged);
@@ -169,7 +185,18 @@ fn stage(reader: &Reader, windows: &[Window], state: &State, dir: &Path) -> Resu
             },
         });
     }
-    Ok(staged)
+    Ok((staged, skipped))
+}
+
+/// `<store>: session <id> (<key>): <why>` for a session that could not be read.
+fn skip_line(db: &Path, w: &Window, e: &Error) -> String {
+    let db = db.display().to_string();
+    let text = e.to_string();
+    let why = text
+        .strip_prefix(&db)
+        .and_then(|t| t.strip_prefix(": "))
+        .unwrap_or(&text);
+    format!("{db}: session {} ({}): {why}", w.session_id, w.session_key)
 }
 
 /// Writes the events of `w` after `after` to `tmp`, one per line; returns the bytes written.

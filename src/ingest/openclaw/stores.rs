@@ -66,11 +66,15 @@ pub fn stores_of(root: &Root) -> Vec<AgentStore> {
     out
 }
 
-/// Where pidx keeps the copies of `db`: a folder beside the index, one per store.
-pub fn mirror_dir(index: &Path, db: &Path, agent: &str) -> PathBuf {
+/// Where pidx keeps the copies of `db` for `root`: a folder beside the index, one per store
+/// and root (a store is indexed once per root naming it: the gateway, or that agent's folder).
+pub fn mirror_dir(index: &Path, root: &Path, db: &Path, agent: &str) -> PathBuf {
     let mut base = index.as_os_str().to_owned();
     base.push(".openclaw");
-    let hash = xxhash_rust::xxh3::xxh3_64(db.as_os_str().as_encoded_bytes());
+    let mut key = root.as_os_str().as_encoded_bytes().to_vec();
+    key.push(0);
+    key.extend_from_slice(db.as_os_str().as_encoded_bytes());
+    let hash = xxhash_rust::xxh3::xxh3_64(&key);
     let tag: String = agent
         .chars()
         .map(|c| {
@@ -111,7 +115,7 @@ pub fn sync_stores(
         if only.is_some_and(|dirs| !dirs.contains(&s.sessions_dir)) {
             continue;
         }
-        let dir = mirror_dir(index, &s.db, &s.agent);
+        let dir = mirror_dir(index, &root.path, &s.db, &s.agent);
         let dir_s = dir.to_string_lossy().into_owned();
         let mut row = StoreRow {
             db: s.db.to_string_lossy().into_owned(),
@@ -123,6 +127,7 @@ pub fn sync_stores(
         };
         match mirror::sync(&s.db, &dir) {
             Ok(out) => {
+                pass.errors.extend(out.skipped.iter().cloned());
                 row.schema_version = Some(out.info.schema_version);
                 row.app_version = out.info.app_version;
                 row.sessions = out.windows.len() as i64;
@@ -164,6 +169,8 @@ fn window_key(w: &Window) -> WindowKey {
         chat_type: w.chat_type.clone(),
         channel: w.channel.clone(),
         display_name: w.display_name.clone(),
+        subject: w.subject.clone(),
+        listed: w.listed,
         meta: w.entry_json.clone().unwrap_or_else(|| "{}".into()),
     }
 }

@@ -21,6 +21,7 @@ use crate::store::jsonl::read_at;
 use crate::store::schema::{path_facts, ANCESTORS, PATH_FACTS};
 
 mod messages;
+mod openclaw;
 pub mod page;
 
 use messages::{context_entries, edits_of, messages_at, settings, Edits};
@@ -143,6 +144,9 @@ pub struct ContextPlan {
     lines: Option<LineSource>,
     /// The leaf the context was built at.
     pub leaf_id: Option<String>,
+    /// Built as OpenClaw builds it (a transcript of its SQLite store, `openclaw.rs`): its
+    /// compaction summary comes without pi's `systemMessage`.
+    openclaw: bool,
 }
 
 impl ContextPlan {
@@ -166,10 +170,16 @@ impl ContextPlan {
     /// # Errors
     /// `Stale` when the file changed under the index, `Io` when it cannot be read.
     pub fn messages_at(&self, i: usize) -> Result<Vec<String>> {
-        match &self.lines {
-            Some(lines) => messages_at(&self.entries, &self.edits, i, lines),
-            None => Ok(Vec::new()),
+        let Some(lines) = &self.lines else {
+            return Ok(Vec::new());
+        };
+        let mut messages = messages_at(&self.entries, &self.edits, i, lines)?;
+        // OpenClaw's `createCompactionSummaryMessage` is the summary alone.
+        let compaction = self.entries[i].kind.as_deref() == Some("compaction");
+        if self.openclaw && compaction && messages.len() > 1 {
+            messages.drain(..messages.len() - 1);
         }
+        Ok(messages)
     }
 }
 
@@ -313,6 +323,7 @@ pub fn plan_context(
             edits: Default::default(),
             lines: None,
             leaf_id: None,
+            openclaw: false,
         });
     };
     let file = File::open(&session.path).map_err(|e| Error::io(&session.path, e))?;
@@ -321,6 +332,9 @@ pub fn plan_context(
         path: session.path.clone(),
         version: info.version,
     };
+    if is_store_copy(conn, session.file_id)? {
+        return openclaw_plan(conn, session.file_id, leaf, lines);
+    }
     let cut = if info.tangled {
         None
     } else {
@@ -350,6 +364,72 @@ pub fn plan_context(
         edits,
         lines: Some(lines),
         leaf_id,
+        openclaw: false,
+    })
+}
+
+/// Whether the file is pidx's copy of a transcript of an OpenClaw SQLite store: its folder is
+/// a folder of copies (`ingest::openclaw::mirror`), whichever root it was made for.
+fn is_store_copy(conn: &Connection, file_id: i64) -> Result<bool> {
+    let dir: Option<String> = conn
+        .prepare_cached("SELECT dir FROM files WHERE id = ?1")?
+        .query_row([file_id], |r| r.get(0))
+        .optional()?;
+    Ok(dir.is_some_and(|d| {
+        std::path::Path::new(&d)
+            .join(crate::ingest::openclaw::mirror::STATE)
+            .is_file()
+    }))
+}
+
+/// Every entry of a file in order (OpenClaw's tree reads them all, shadowed ones included).
+const ALL_ENTRIES: &str = "
+SELECT seq, id, type, role, first_kept, target_id, provider, model, thinking, offset, len, ts_ms
+FROM entries WHERE file_id = ?1 ORDER BY seq";
+
+/// OpenClaw's context (`openclaw.rs`) at `leaf` (its own leaf when `None`): its active path,
+/// the settings over that path as its `buildSessionContext` reads them, and the window after
+/// the newest reset or compaction.
+fn openclaw_plan(
+    conn: &Connection,
+    file_id: i64,
+    leaf: Option<&str>,
+    lines: LineSource,
+) -> Result<ContextPlan> {
+    let mut stmt = conn.prepare_cached(ALL_ENTRIES)?;
+    let all = stmt
+        .query_map([file_id], path_entry)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let path = openclaw::active_path(&all, leaf, &lines)?;
+    drop(all);
+    let mut settings = settings(&path, &lines)?;
+    settings.path_len = path.len();
+    let entries = openclaw::context_entries(&path, &lines)?;
+    Ok(ContextPlan {
+        settings,
+        leaf_id: path.last().and_then(|e| e.id.clone()),
+        entries,
+        edits: Default::default(),
+        lines: Some(lines),
+        openclaw: true,
+    })
+}
+
+/// A row of `ANCESTORS` or `ALL_ENTRIES`.
+fn path_entry(r: &rusqlite::Row) -> rusqlite::Result<PathEntry> {
+    Ok(PathEntry {
+        seq: r.get(0)?,
+        id: r.get(1)?,
+        kind: r.get(2)?,
+        role: r.get(3)?,
+        first_kept: r.get(4)?,
+        target_id: r.get(5)?,
+        provider: r.get(6)?,
+        model: r.get(7)?,
+        thinking: r.get(8)?,
+        offset: r.get(9)?,
+        len: r.get(10)?,
+        ts_ms: r.get(11)?,
     })
 }
 
@@ -464,22 +544,7 @@ fn walk(
     steps: i64,
 ) -> Result<(Vec<PathEntry>, bool)> {
     let mut stmt = conn.prepare_cached(ANCESTORS)?;
-    let rows = stmt.query_map(rusqlite::params![file_id, leaf_seq, steps], |r| {
-        Ok(PathEntry {
-            seq: r.get(0)?,
-            id: r.get(1)?,
-            kind: r.get(2)?,
-            role: r.get(3)?,
-            first_kept: r.get(4)?,
-            target_id: r.get(5)?,
-            provider: r.get(6)?,
-            model: r.get(7)?,
-            thinking: r.get(8)?,
-            offset: r.get(9)?,
-            len: r.get(10)?,
-            ts_ms: r.get(11)?,
-        })
-    })?;
+    let rows = stmt.query_map(rusqlite::params![file_id, leaf_seq, steps], path_entry)?;
     let mut seen = std::collections::HashSet::new();
     let mut path = Vec::new();
     let mut cycle = false;

@@ -195,6 +195,8 @@ fn listed(r: &postgres::Row) -> (SourcedInfo, i64, String) {
                 display_name: r.get(18),
                 subject: r.get(19),
                 thread_id: r.get(20),
+                // the team server is not told which keys OpenClaw deleted
+                deleted: false,
             })
         }),
     };

@@ -53,7 +53,7 @@ impl Span {
         scope: &Scope,
         opts: &SearchOptions,
     ) -> Result<Option<Span>> {
-        let by_file = opts.cwd.is_some() || !scope.gateway.is_empty();
+        let by_file = opts.cwd.is_some() || scope.narrows();
         let by_time = opts.since_ms.is_some() || opts.until_ms.is_some();
         if !by_file && !by_time && opts.file_id.is_none() && opts.model.is_none() {
             return Ok(None);

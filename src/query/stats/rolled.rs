@@ -128,7 +128,7 @@ pub(super) fn stats(conn: &Connection, scope: &Scope, opts: &StatsOptions) -> Re
     // 10,000: every one of 40,000 rows read for 30 of them).
     // Still summed in table order, as a read of every row sums them: a cost summed in another
     // order can differ in its last digit.
-    let narrowed = opts.cwd.is_some() || !scope.gateway.is_empty();
+    let narrowed = opts.cwd.is_some() || scope.narrows();
     let mut order = "";
     if narrowed && sum.files.len() <= MAX_SOUGHT_FILES {
         let ids: Vec<String> = sum.files.keys().map(i64::to_string).collect();

@@ -106,18 +106,28 @@ pub struct WindowKey {
     pub chat_type: Option<String>,
     pub channel: Option<String>,
     pub display_name: Option<String>,
+    /// The entry's `subject` (a group's or channel's title).
+    pub subject: Option<String>,
+    /// Whether OpenClaw lists the key (false once it is deleted: `oc_deleted`, migration 0021).
+    pub listed: bool,
     /// The key's store entry (`session_nodes.entry_json`), else `{}`.
     pub meta: String,
 }
 
 /// Replaces every (key, sessionId) pair of the mirror folder `dir` by the store's windows: the
 /// store holds them all, earlier windows of a key included, so nothing is kept from before.
+/// A window of a key OpenClaw no longer lists is no key's current window, and its copy is
+/// recorded in `oc_deleted`.
 pub fn save_windows(tx: &Connection, dir: &str, windows: &[WindowKey]) -> Result<()> {
     tx.execute("DELETE FROM gw_keys WHERE dir = ?1", [dir])?;
+    tx.execute("DELETE FROM oc_deleted WHERE dir = ?1", [dir])?;
     let mut insert = tx.prepare_cached(
         "INSERT OR REPLACE INTO gw_keys (dir, session_key, session_id, session_file, current,
              updated_at, agent_key, channel, chat_type, peer, display_name, subject, meta)
-         VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?8, ?9, ?10, NULL, ?11)",
+         VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?;
+    let mut deleted = tx.prepare_cached(
+        "INSERT OR REPLACE INTO oc_deleted (dir, name, session_key) VALUES (?1, ?2 || '.jsonl', ?3)",
     )?;
     for w in windows {
         let parts = parse_key(&w.session_key);
@@ -130,15 +140,19 @@ pub fn save_windows(tx: &Connection, dir: &str, windows: &[WindowKey]) -> Result
             dir,
             w.session_key,
             w.session_id,
-            w.current,
+            w.current && w.listed,
             w.updated_at,
             parts.agent,
             parts.channel.or_else(|| w.channel.clone()),
             chat_type,
             parts.peer,
             w.display_name,
+            w.subject,
             w.meta,
         ])?;
+        if !w.listed {
+            deleted.execute(params![dir, w.session_id, w.session_key])?;
+        }
     }
     Ok(())
 }
@@ -202,6 +216,7 @@ pub fn forget_stores(tx: &Connection, root: &str, keep: &[String]) -> Result<Vec
     for (db, mirror) in rows.into_iter().filter(|(db, _)| !keep.contains(db)) {
         tx.execute("DELETE FROM oc_stores WHERE db = ?1", [&db])?;
         tx.execute("DELETE FROM gw_keys WHERE dir = ?1", [&mirror])?;
+        tx.execute("DELETE FROM oc_deleted WHERE dir = ?1", [&mirror])?;
         tx.execute("DELETE FROM gw_dirs WHERE dir = ?1", [&mirror])?;
         gone.push(mirror);
     }
