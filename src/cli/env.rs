@@ -8,11 +8,13 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::args::Global;
+use crate::ingest::behind::{catch_up, Caught};
 use crate::ingest::discover;
 use crate::ingest::sync::{Deferred, SyncOptions, SyncReport};
 use crate::pi::layout::{absolute, Root};
 use crate::query::{resolve, Scope};
 use crate::store::{default_db_path, Store, WriterLock};
+use crate::term::{plural, thousands};
 
 /// Resolved global options.
 pub struct Env {
@@ -22,6 +24,10 @@ pub struct Env {
     /// are pi's defaults.
     named: Vec<bool>,
     pub db: PathBuf,
+    /// Files the index was behind on when the answer was read (`--no-wait`, or a watcher that
+    /// stopped catching up): the answer is from an incomplete index (exit 3). `usize::MAX`
+    /// while it was not.
+    left: std::sync::atomic::AtomicUsize,
 }
 
 impl Env {
@@ -51,25 +57,29 @@ impl Env {
             roots,
             named,
             db: absolute(&db),
+            left: std::sync::atomic::AtomicUsize::new(usize::MAX),
         })
     }
 
-    /// Says what is wrong with the roots: a named root that does not exist, is a file or is one
-    /// project's folder is an error when `strict` (`sync`, `watch`) and a warning otherwise;
-    /// when no root exists at all, where pi keeps sessions and how to point pidx elsewhere.
+    /// Says what is wrong with the roots: a named root that does not exist or is not a folder
+    /// is an error for every command (an answer from it would pass for an empty one); one that
+    /// looks like one project's folder is an error when `strict` (`sync`, `watch`) and a warning
+    /// otherwise; when no root exists at all, where pi keeps sessions and how to point pidx
+    /// elsewhere.
     ///
     /// # Errors
-    /// A bad named root, when `strict`.
+    /// A named root that is missing or not a folder; one that looks like a project's, when
+    /// `strict`.
     pub fn check_roots(&self, strict: bool) -> Result<()> {
         for (root, named) in self.roots.iter().zip(&self.named) {
-            let Some(problem) = discover::root_problem(root).filter(|_| *named) else {
+            let Some((problem, fatal)) = discover::root_problem(root).filter(|_| *named) else {
                 continue;
             };
             let msg = format!(
                 "--root {} {problem}; a root is pi's sessions folder (one --<cwd>-- folder per project, like ~/.pi/agent/sessions) or an agent gateway's folder",
                 root.path.display()
             );
-            if strict {
+            if strict || fatal {
                 anyhow::bail!(msg);
             }
             crate::term::say(&format!("pidx: warning: {msg}"));
@@ -145,7 +155,8 @@ impl Env {
         if self.global.no_sync {
             return Ok((store, None));
         }
-        let Some(lock) = writer_lock_for_freshness(&self.db)? else {
+        let whole = only.is_none() && first.is_none();
+        let Some(lock) = self.writer_lock_for_freshness(&store, whole)? else {
             return Ok((store, None));
         };
         let mut plan = crate::ingest::sync::plan(&mut store, &self.roots, only)?;
@@ -172,6 +183,101 @@ impl Env {
         Ok((store, deferred))
     }
 
+    /// The writer lock for a query's own freshness sync, or `None` when another process keeps
+    /// the index. An answer over `whole` corpus waits for that process: a sync until it is done
+    /// (then syncs itself), a watcher until it holds what is on disk now; with `--no-wait` it
+    /// does not, and the files the index is behind on are kept for the answer to say (exit 3).
+    /// Other answers (one project, one session, a first page) wait up to 2 s for a sync, then
+    /// answer from what it has committed, with a note.
+    fn writer_lock_for_freshness(
+        &self,
+        store: &Store,
+        whole: bool,
+    ) -> crate::Result<Option<WriterLock>> {
+        let patience = match (whole, self.global.no_wait) {
+            (true, true) => Some(std::time::Duration::ZERO),
+            (true, false) => None,
+            (false, _) => Some(std::time::Duration::from_secs(2)),
+        };
+        let waiting = |h: &crate::store::LockHolder| {
+            crate::term::say(&format!(
+                "pidx: waiting for {} to finish writing the index (--no-wait answers at once from what it has committed)",
+                h.0
+            ));
+        };
+        let holder = match WriterLock::acquire(&self.db, "sync", patience, waiting)? {
+            Ok(lock) => return Ok(Some(lock)),
+            Err(holder) => holder,
+        };
+        if !whole {
+            if !holder.is_watcher() {
+                crate::term::say(&format!(
+                    "pidx: another pidx process ({}) is updating the index; answering from what it has committed so far",
+                    holder.0
+                ));
+            }
+            return Ok(None);
+        }
+        let waiting = |left: usize| {
+            crate::term::say(&format!(
+                "pidx: waiting for {} to index {} changed file{} (--no-wait answers at once)",
+                holder.0,
+                thousands(left as i128),
+                plural(left)
+            ));
+        };
+        let wait = !self.global.no_wait;
+        match catch_up(&store.conn, &self.db, &self.roots, wait, waiting)? {
+            Caught::Up => Ok(None),
+            Caught::Lock(lock) => Ok(Some(lock)),
+            Caught::Left(left) => {
+                crate::term::say(&format!(
+                    "pidx: answering from an incomplete index: {} file{} not indexed yet by {}{} (exit 3)",
+                    thousands(left as i128),
+                    plural(left),
+                    holder.0,
+                    if wait { ", which wrote nothing for 10 s" } else { "" }
+                ));
+                self.left.store(left, std::sync::atomic::Ordering::Relaxed);
+                Ok(None)
+            }
+        }
+    }
+
+    /// How many files the index was behind on when an answer was read from it, when it was
+    /// (see [`Env::writer_lock_for_freshness`]).
+    pub fn files_left(&self) -> Option<usize> {
+        Some(self.left.load(std::sync::atomic::Ordering::Relaxed)).filter(|&n| n != usize::MAX)
+    }
+
+    /// Writes an answer as JSON; with `--no-wait`, inside `{"complete", "filesLeft",
+    /// "results"}`, so a script that chose not to wait can tell a complete answer from one
+    /// read while the index was behind (the shape depends on the flag, never on the moment).
+    ///
+    /// # Errors
+    /// As [`Out::json`].
+    pub fn answer_json<T: serde::Serialize + ?Sized>(
+        &self,
+        out: &mut super::output::Out,
+        results: &T,
+    ) -> std::io::Result<()> {
+        if !self.global.no_wait {
+            return out.json(results);
+        }
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Answer<'a, T: ?Sized> {
+            complete: bool,
+            files_left: usize,
+            results: &'a T,
+        }
+        out.json(&Answer {
+            complete: self.files_left().is_none(),
+            files_left: self.files_left().unwrap_or(0),
+            results,
+        })
+    }
+
     /// The index opened read-only when `e` (met opening it for writing) says it cannot be
     /// written; otherwise `e`.
     pub fn read_as_it_is(&self, e: crate::Error) -> Result<Store> {
@@ -185,15 +291,7 @@ impl Env {
     /// `rebuild`, or an error that says another process is writing it, or that it cannot be
     /// written.
     pub fn open_for_writing(&self, command: &str, rebuild: bool) -> Result<(WriterLock, Store)> {
-        let waiting = |h: &crate::store::LockHolder| {
-            crate::term::say(&format!(
-                "pidx: waiting for {} to finish writing the index",
-                h.0
-            ));
-        };
-        let lock = match WriterLock::acquire(&self.db, command, None, waiting)
-            .map_err(|e| e.for_writing(&self.db))?
-        {
+        let lock = match self.lock_for_writing(command)? {
             Ok(lock) => lock,
             Err(holder) => anyhow::bail!(
                 "a watcher is writing this index ({}); {}",
@@ -213,6 +311,69 @@ impl Env {
         let store = Store::open(&self.db).map_err(|e| e.for_writing(&self.db))?;
         Ok((lock, store))
     }
+
+    /// What `pidx sync` (without `--rebuild`) opens: the index with the writer lock, or, while
+    /// a watcher holds it, the index once the watcher holds every change on disk at the start
+    /// (a sync would add nothing), so `pidx sync && ...` works on a machine that runs one.
+    ///
+    /// # Errors
+    /// As [`Env::open_for_writing`]; also a watcher that writes nothing for
+    /// [`crate::ingest::behind::STALL`] while changed files are not indexed.
+    pub fn open_for_sync(&self) -> Result<ForSync> {
+        let holder = match self.lock_for_writing("sync")? {
+            Ok(lock) => {
+                let store = Store::open(&self.db).map_err(|e| e.for_writing(&self.db))?;
+                return Ok(ForSync::Writing(lock, store));
+            }
+            Err(holder) => holder,
+        };
+        let store = Store::open(&self.db).map_err(|e| e.for_writing(&self.db))?;
+        let waiting = |left: usize| {
+            crate::term::say(&format!(
+                "pidx: a watcher keeps this index ({}); waiting for it to index {} changed file{}",
+                holder.0,
+                thousands(left as i128),
+                plural(left)
+            ));
+        };
+        Ok(
+            match catch_up(&store.conn, &self.db, &self.roots, true, waiting)? {
+                Caught::Up => ForSync::Watched(holder.0.clone(), store),
+                Caught::Lock(lock) => ForSync::Writing(lock, store),
+                Caught::Left(left) => anyhow::bail!(
+                    "a watcher keeps this index ({}) but has written nothing for {} s while {} changed file{} are not indexed; its messages say why (or stop it and run `pidx sync`)",
+                    holder.0,
+                    crate::ingest::behind::STALL.as_secs(),
+                    thousands(left as i128),
+                    plural(left)
+                ),
+            },
+        )
+    }
+
+    /// The writer lock, waiting while a short-lived writer (a query's own sync) holds it, and
+    /// saying so after half a second; a watcher's hold comes back at once.
+    fn lock_for_writing(
+        &self,
+        command: &str,
+    ) -> Result<std::result::Result<WriterLock, crate::store::LockHolder>> {
+        let waiting = |h: &crate::store::LockHolder| {
+            crate::term::say(&format!(
+                "pidx: waiting for {} to finish writing the index",
+                h.0
+            ));
+        };
+        Ok(WriterLock::acquire(&self.db, command, None, waiting)
+            .map_err(|e| e.for_writing(&self.db))?)
+    }
+}
+
+/// What `pidx sync` opened (see [`Env::open_for_sync`]).
+pub enum ForSync {
+    /// The writer lock is this process's: sync.
+    Writing(WriterLock, Store),
+    /// A watcher (its lock note) holds the lock and every change on disk: nothing to do.
+    Watched(String, Store),
 }
 
 /// Whether a first page is settled, told the newest mtime (ms) of the files left unread.
@@ -271,24 +432,6 @@ fn names_session(f: &discover::Found, arg: &str) -> bool {
     crate::ingest::sync::id_of_name(&f.name).is_some_and(|id| {
         id.get(..arg.len())
             .is_some_and(|p| p.eq_ignore_ascii_case(arg))
-    })
-}
-
-/// The writer lock for a query's own freshness sync, or `None` when another process keeps the
-/// index: a watcher (its commits are read as they are), or a sync that is still running after
-/// a short wait (then the answer is what it has committed so far, and a note says so).
-fn writer_lock_for_freshness(db: &std::path::Path) -> crate::Result<Option<WriterLock>> {
-    let patience = Some(std::time::Duration::from_secs(2));
-    Ok(match WriterLock::acquire(db, "sync", patience, |_| {})? {
-        Ok(lock) => Some(lock),
-        Err(holder) if holder.is_watcher() => None,
-        Err(holder) => {
-            crate::term::say(&format!(
-                "pidx: another pidx process ({}) is updating the index; answering from what it has committed so far",
-                holder.0
-            ));
-            None
-        }
     })
 }
 
