@@ -185,8 +185,10 @@ impl Env {
 
     /// The writer lock for a query's own freshness sync, or `None` when another process keeps
     /// the index. An answer over `whole` corpus waits for that process: a sync until it is done
-    /// (then syncs itself), a watcher until it holds what is on disk now; with `--no-wait` it
-    /// does not, and the files the index is behind on are kept for the answer to say (exit 3).
+    /// (then syncs itself), a watcher still in its first reconcile until it holds what is on
+    /// disk now (one that has caught up keeps the index within a fraction of a second: it is
+    /// trusted, at no cost); with `--no-wait` it does not wait, and the files the index is
+    /// behind on are kept for the answer to say (exit 3).
     /// Other answers (one project, one session, a first page) wait up to 2 s for a sync, then
     /// answer from what it has committed, with a note.
     fn writer_lock_for_freshness(
@@ -209,7 +211,7 @@ impl Env {
             Ok(lock) => return Ok(Some(lock)),
             Err(holder) => holder,
         };
-        if !whole {
+        if !whole || holder.is_caught_up() {
             if !holder.is_watcher() {
                 crate::term::say(&format!(
                     "pidx: another pidx process ({}) is updating the index; answering from what it has committed so far",
