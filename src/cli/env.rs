@@ -115,7 +115,8 @@ impl Env {
         &self,
         first: Option<First>,
     ) -> Result<(Store, Scope, Option<Deferred>)> {
-        let (store, deferred) = match self.open_synced(None, first) {
+        let whole = first.is_none();
+        let (store, deferred) = match self.open_synced(None, first, whole) {
             Ok(done) => done,
             Err(e) => {
                 let store = self.read_as_it_is(e)?;
@@ -139,23 +140,25 @@ impl Env {
     }
 
     /// Opens the index and syncs it, only the project folders `dirs` when given (what file
-    /// events said changed); `None` checks every file.
+    /// events said changed); `None` checks every file. Another writer is waited for up to 2 s
+    /// (`pidx mcp` bounds its own wait and says when an answer is from the index as it was).
     pub fn open_synced_in(&self, dirs: Option<&HashSet<PathBuf>>) -> crate::Result<Store> {
-        Ok(self.open_synced(dirs, None)?.0)
+        Ok(self.open_synced(dirs, None, false)?.0)
     }
 
     /// Opens the index and, unless `--no-sync` or another process keeps it, syncs the files
-    /// of `only` (all when `None`), those `first` needs before the rest when it is far behind.
+    /// of `only` (all when `None`), those `first` needs before the rest when it is far behind;
+    /// for an answer over the `whole` corpus, see [`Env::writer_lock_for_freshness`].
     fn open_synced(
         &self,
         only: Option<&HashSet<PathBuf>>,
         first: Option<First>,
+        whole: bool,
     ) -> crate::Result<(Store, Option<Deferred>)> {
         let mut store = Store::open(&self.db)?;
         if self.global.no_sync {
             return Ok((store, None));
         }
-        let whole = only.is_none() && first.is_none();
         let Some(lock) = self.writer_lock_for_freshness(&store, whole)? else {
             return Ok((store, None));
         };
