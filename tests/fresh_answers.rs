@@ -84,6 +84,34 @@ fn a_search_waits_for_a_sync_in_progress_or_says_the_index_is_behind() {
     assert_eq!(answer["results"].as_array().unwrap().len(), 20);
     assert!(text(&out.stderr).contains("incomplete index"), "{out:?}");
 
+    // An answer about one project is complete when that project's files are all indexed.
+    let list = |cwd: &str| {
+        run_on(
+            &db,
+            &root,
+            &["--no-wait", "--json", "list", "--cwd", cwd],
+            tmp.path(),
+        )
+    };
+    let out = list("/p0");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(answer["results"].as_array().unwrap().len(), 5, "{answer}");
+    let late = HEADER
+        .replace("ID", "0199aaaa-0000-7000-8000-000100000099")
+        .replace("\"/p\"", "\"/p1\"");
+    std::fs::write(
+        root.join("--p1--/2026-01-01T00-00-00-000Z_0199aaaa-0000-7000-8000-000100000099.jsonl"),
+        format!("{late}\n{}\n", user("m1", None, "borrow")),
+    )
+    .unwrap();
+    let out = list("/p1");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    std::fs::remove_file(
+        root.join("--p1--/2026-01-01T00-00-00-000Z_0199aaaa-0000-7000-8000-000100000099.jsonl"),
+    )
+    .unwrap();
+
     // Without it: the search waits for the sync, then answers from every file (exit 0).
     let mut waiting = on(
         &db,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::args::Global;
-use crate::ingest::behind::{catch_up, Caught};
+use crate::ingest::behind::{catch_up, Behind, Caught};
 use crate::ingest::discover;
 use crate::ingest::sync::{Deferred, SyncOptions, SyncReport};
 use crate::pi::layout::{absolute, Root};
@@ -159,7 +159,7 @@ impl Env {
         if self.global.no_sync {
             return Ok((store, None));
         }
-        let Some(lock) = self.writer_lock_for_freshness(&store, whole)? else {
+        let Some(lock) = self.writer_lock_for_freshness(&store, whole, first.as_ref())? else {
             return Ok((store, None));
         };
         let mut plan = crate::ingest::sync::plan(&mut store, &self.roots, only)?;
@@ -187,22 +187,24 @@ impl Env {
     }
 
     /// The writer lock for a query's own freshness sync, or `None` when another process keeps
-    /// the index. An answer over `whole` corpus waits for that process: a sync until it is done
-    /// (then syncs itself), a watcher still in its first reconcile until it holds what is on
-    /// disk now (one that has caught up keeps the index within a fraction of a second: it is
-    /// trusted, at no cost); with `--no-wait` it does not wait, and the files the index is
-    /// behind on are kept for the answer to say (exit 3).
-    /// Other answers (one project, one session, a first page) wait up to 2 s for a sync, then
-    /// answer from what it has committed, with a note.
+    /// the index: a watcher that has caught up (it keeps the index within a fraction of a
+    /// second: trusted, at no cost), or one still in its first reconcile, or a sync (the
+    /// background sync of a first answer), once it holds what this answer needs: every file
+    /// for an answer over the `whole` corpus (waited for as long as it takes), the files
+    /// `first` names for one about a project, a session or a first page (after 2 s). With
+    /// `--no-wait` nothing is waited for, and the files the index is behind on are kept for
+    /// the answer to say (exit 3). `pidx mcp` (neither) waits up to 2 s, then reads.
     fn writer_lock_for_freshness(
         &self,
         store: &Store,
         whole: bool,
+        first: Option<&First>,
     ) -> crate::Result<Option<WriterLock>> {
-        let patience = match (whole, self.global.no_wait) {
-            (true, true) => Some(std::time::Duration::ZERO),
+        let no_wait = self.global.no_wait && (whole || first.is_some());
+        let patience = match (whole, no_wait) {
+            (_, true) => Some(std::time::Duration::ZERO),
             (true, false) => None,
-            (false, _) => Some(std::time::Duration::from_secs(2)),
+            (false, false) => Some(std::time::Duration::from_secs(2)),
         };
         let waiting = |h: &crate::store::LockHolder| {
             crate::term::say(&format!(
@@ -214,7 +216,10 @@ impl Env {
             Ok(lock) => return Ok(Some(lock)),
             Err(holder) => holder,
         };
-        if !whole || holder.is_caught_up() {
+        if holder.is_caught_up() {
+            return Ok(None);
+        }
+        if !whole && first.is_none() {
             if !holder.is_watcher() {
                 crate::term::say(&format!(
                     "pidx: another pidx process ({}) is updating the index; answering from what it has committed so far",
@@ -223,25 +228,41 @@ impl Env {
             }
             return Ok(None);
         }
+        let wanted = |path: &std::path::Path| match first {
+            Some(First::Dirs(dirs)) => path.parent().is_some_and(|d| dirs.contains(d)),
+            Some(First::Session(arg)) => names_file(path, arg),
+            Some(First::Newest(..)) | None => true,
+        };
+        let behind = Behind::measure(&store.conn, &self.roots, &wanted)?;
+        // A first page is settled once no file left can be newer than its last row.
+        let enough = |b: &Behind| -> crate::Result<bool> {
+            let Some(First::Newest(_, settled)) = first else {
+                return Ok(false);
+            };
+            match b.newest_left_ms() {
+                (_, true) => Ok(false),
+                (None, false) => Ok(true),
+                (Some(ms), false) => settled(&store.conn, ms),
+            }
+        };
         let waiting = |left: usize| {
             crate::term::say(&format!(
-                "pidx: waiting for {} to index {} changed file{} (--no-wait answers at once)",
+                "pidx: waiting for {} to index the {} changed file{} this answer needs (--no-wait answers at once)",
                 holder.0,
                 thousands(left as i128),
                 plural(left)
             ));
         };
-        let wait = !self.global.no_wait;
-        match catch_up(&store.conn, &self.db, &self.roots, wait, waiting)? {
+        match catch_up(&store.conn, &self.db, behind, !no_wait, (enough, waiting))? {
             Caught::Up => Ok(None),
             Caught::Lock(lock) => Ok(Some(lock)),
             Caught::Left(left) => {
                 crate::term::say(&format!(
-                    "pidx: answering from an incomplete index: {} file{} not indexed yet by {}{} (exit 3)",
+                    "pidx: answering from an incomplete index: {} file{} this answer needs not indexed yet by {}{} (exit 3)",
                     thousands(left as i128),
                     plural(left),
                     holder.0,
-                    if wait { ", which wrote nothing for 10 s" } else { "" }
+                    if no_wait { "" } else { ", which wrote nothing for 10 s" }
                 ));
                 self.left.store(left, std::sync::atomic::Ordering::Relaxed);
                 Ok(None)
@@ -333,6 +354,7 @@ impl Env {
             Err(holder) => holder,
         };
         let store = Store::open(&self.db).map_err(|e| e.for_writing(&self.db))?;
+        let behind = Behind::measure(&store.conn, &self.roots, &|_| true)?;
         let waiting = |left: usize| {
             crate::term::say(&format!(
                 "pidx: a watcher keeps this index ({}); waiting for it to index {} changed file{}",
@@ -342,7 +364,7 @@ impl Env {
             ));
         };
         Ok(
-            match catch_up(&store.conn, &self.db, &self.roots, true, waiting)? {
+            match catch_up(&store.conn, &self.db, behind, true, (|_: &Behind| Ok(false), waiting))? {
                 Caught::Up => ForSync::Watched(holder.0.clone(), store),
                 Caught::Lock(lock) => ForSync::Writing(lock, store),
                 Caught::Left(left) => anyhow::bail!(
@@ -427,14 +449,24 @@ fn newest_first(
 }
 
 fn names_session(f: &discover::Found, arg: &str) -> bool {
+    names_file(&f.path, arg)
+}
+
+/// Whether the session file at `path` is one a SESSION argument names, as `resolve` would
+/// find it: by path, by file name, or by an id prefix of the id in its name.
+fn names_file(path: &std::path::Path, arg: &str) -> bool {
     if arg.contains('/') {
-        return f.path == absolute(std::path::Path::new(arg));
+        return path == absolute(std::path::Path::new(arg));
     }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
     if arg.ends_with(".jsonl") {
-        return f.name == arg;
+        return name == arg;
     }
     // `resolve` matches a prefix with SQLite's LIKE: ASCII letters in either case.
-    crate::ingest::sync::id_of_name(&f.name).is_some_and(|id| {
+    crate::ingest::sync::id_of_name(&name).is_some_and(|id| {
         id.get(..arg.len())
             .is_some_and(|p| p.eq_ignore_ascii_case(arg))
     })

@@ -30,13 +30,18 @@ struct Seen {
 }
 
 impl Behind {
-    /// Stats every session file of `roots` against the index without writing it. A file that
-    /// cannot be opened is left out (a sync skips it too, so no writer ever catches up with
-    /// it). A gateway root's files are left out: its stores are copied by the sync itself.
+    /// Stats every session file of `roots` whose path `wanted` picks against the index,
+    /// without writing it. A file that cannot be opened is left out (a sync skips it too, so
+    /// no writer ever catches up with it). A gateway root's files are left out: its stores are
+    /// copied by the sync itself.
     ///
     /// # Errors
     /// Index errors.
-    pub fn measure(conn: &Connection, roots: &[Root]) -> Result<Behind> {
+    pub fn measure(
+        conn: &Connection,
+        roots: &[Root],
+        wanted: &dyn Fn(&Path) -> bool,
+    ) -> Result<Behind> {
         let mut files = Vec::new();
         for root in roots.iter().filter(|r| !r.layout.is_gateway()) {
             let root_id: Option<i64> = conn
@@ -51,7 +56,7 @@ impl Behind {
                 None => writer::Stamps::default(),
             };
             let (found, _) = discover(root);
-            for f in found {
+            for f in found.into_iter().filter(|f| wanted(&f.path)) {
                 let path = f.path.to_string_lossy().into_owned();
                 let seen = Seen {
                     ino: f.meta.ino() as i64,
@@ -65,9 +70,21 @@ impl Behind {
                     files.push((path, Some(seen)));
                 }
             }
-            files.extend(known.into_keys().map(|path| (path, None)));
+            let gone = known.into_keys().filter(|p| wanted(Path::new(p)));
+            files.extend(gone.map(|path| (path, None)));
         }
         Ok(Behind { files })
+    }
+
+    /// The newest mtime (ms) of the files left on disk, and whether a file left is gone from
+    /// disk (its row can be in an answer that is still to change).
+    pub fn newest_left_ms(&self) -> (Option<i64>, bool) {
+        let newest = self
+            .files
+            .iter()
+            .filter_map(|(_, seen)| seen.map(|s| (s.mtime_ns + 500_000).div_euclid(1_000_000)))
+            .max();
+        (newest, self.files.iter().any(|(_, seen)| seen.is_none()))
     }
 
     /// How many of the files measured the index has not caught up with yet (those that are
@@ -113,27 +130,26 @@ pub enum Caught {
 /// How long a writer may commit nothing, with files still behind, before waiting stops.
 pub const STALL: Duration = Duration::from_secs(10);
 
-/// Measures how far the index at `db` is behind `roots` while another process (a watcher)
-/// holds its writer lock, and, when `wait`, waits until that process has caught up with what
-/// was measured (appends made meanwhile are not waited for, so a busy session cannot hold the
-/// wait forever). `waiting` is told the files left once, when the wait passes half a second.
+/// Waits, when `wait`, until the process holding the writer lock of the index at `db` has
+/// caught up with `behind` (appends made meanwhile are not waited for, so a busy session
+/// cannot hold the wait forever), or until `enough` says what is left cannot change the answer.
+/// `waiting` is told the files left once, when the wait passes half a second.
 ///
 /// # Errors
 /// Index errors; `Io` when the lock file cannot be created.
 pub fn catch_up(
     conn: &Connection,
     db: &Path,
-    roots: &[Root],
+    mut behind: Behind,
     wait: bool,
-    mut waiting: impl FnMut(usize),
+    (mut enough, mut waiting): (impl FnMut(&Behind) -> Result<bool>, impl FnMut(usize)),
 ) -> Result<Caught> {
-    let mut behind = Behind::measure(conn, roots)?;
     let started = Instant::now();
     let mut last_commit = (data_version(conn)?, Instant::now());
     let mut said = false;
     loop {
         let left = behind.left(conn)?;
-        if left == 0 {
+        if left == 0 || enough(&behind)? {
             return Ok(Caught::Up);
         }
         if !wait {
