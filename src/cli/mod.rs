@@ -133,6 +133,11 @@ fn refuse_meaningless_flags(cli: &Cli) -> Result<()> {
     {
         anyhow::bail!("--pg: this command reads the local index only (with --pg: list, show, context, tree, search, stats, sql, push, pg migrate)");
     }
+    if cli.global.no_wait && cli.global.no_sync {
+        anyhow::bail!(
+            "--no-wait with --no-sync: --no-sync never waits (and cannot tell what the index misses); choose one"
+        );
+    }
     let name = match &cli.command {
         Command::Sync(_) => "sync",
         Command::Watch(_) => "watch",
