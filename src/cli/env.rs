@@ -191,9 +191,10 @@ impl Env {
     /// second: trusted, at no cost), or one still in its first reconcile, or a sync (the
     /// background sync of a first answer), once it holds what this answer needs: every file
     /// for an answer over the `whole` corpus (waited for as long as it takes), the files
-    /// `first` names for one about a project, a session or a first page (after 2 s). With
-    /// `--no-wait` nothing is waited for, and the files the index is behind on are kept for
-    /// the answer to say (exit 3). `pidx mcp` (neither) waits up to 2 s, then reads.
+    /// `first` names for one about a project, a session or a first page (at once when they
+    /// are indexed). With `--no-wait` nothing is waited for, and the files the index is behind
+    /// on are kept for the answer to say (exit 3). `pidx mcp` (neither) waits up to 2 s for
+    /// the lock, then reads.
     fn writer_lock_for_freshness(
         &self,
         store: &Store,
@@ -201,9 +202,9 @@ impl Env {
         first: Option<&First>,
     ) -> crate::Result<Option<WriterLock>> {
         let no_wait = self.global.no_wait && (whole || first.is_some());
-        let patience = match (whole, no_wait) {
-            (_, true) => Some(std::time::Duration::ZERO),
-            (true, false) => None,
+        let patience = match (whole && !no_wait, first.is_some() || no_wait) {
+            (true, _) => None,
+            (false, true) => Some(std::time::Duration::ZERO),
             (false, false) => Some(std::time::Duration::from_secs(2)),
         };
         let waiting = |h: &crate::store::LockHolder| {
