@@ -1,13 +1,15 @@
 //! The `pidx` binary: parse arguments, run the command, map the outcome to an exit code
-//! (0 results, 1 nothing found, 2 error; a closed pipe is not an error).
+//! (0 results, 1 nothing found, 2 error, 3 an answer from an index still being written; a
+//! closed pipe is not an error).
 
 use clap::Parser;
 
 fn main() {
     let cli = pidx::cli::Cli::parse();
     let code = match pidx::cli::run(cli) {
-        Ok(true) => 0,
-        Ok(false) => 1,
+        Ok(pidx::cli::Outcome::Results) => 0,
+        Ok(pidx::cli::Outcome::Nothing) => 1,
+        Ok(pidx::cli::Outcome::Incomplete) => 3,
         Err(e) => exit_code_for(&e),
     };
     std::process::exit(code);

@@ -27,7 +27,7 @@ fn session(dir: &Path, name: &str, n: char, text: &str) {
 }
 
 #[test]
-fn a_named_root_that_is_wrong_is_an_error_for_sync_and_a_warning_elsewhere() {
+fn a_named_root_that_is_wrong_is_an_error_and_a_project_folder_a_warning_outside_sync() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("i.db");
     let missing = tmp.path().join("does-not-exist");
@@ -45,9 +45,8 @@ fn a_named_root_that_is_wrong_is_an_error_for_sync_and_a_warning_elsewhere() {
     common::pidx(&db, &missing)
         .args(["list", "--all"])
         .assert()
-        .code(1)
-        .stderr(contains("warning: --root"))
-        .stderr(contains("no sessions folder found"));
+        .code(2)
+        .stderr(contains("does not exist"));
     let file = tmp.path().join("file.jsonl");
     std::fs::write(&file, "{}\n").unwrap();
     common::pidx(&db, &file)
@@ -64,6 +63,10 @@ fn a_named_root_that_is_wrong_is_an_error_for_sync_and_a_warning_elsewhere() {
         .code(2)
         .stderr(contains("looks like one project's folder"))
         .stderr(contains(format!("--root {}", root.display())));
+    common::pidx(&db, &project)
+        .args(["list", "--all"])
+        .assert()
+        .stderr(contains("warning: --root"));
     common::pidx(&db, &root).arg("sync").assert().code(0);
 }
 

@@ -23,6 +23,11 @@ pub struct Global {
     /// Answer from the index as it is, without first picking up changed files.
     #[arg(long, global = true)]
     pub no_sync: bool,
+    /// Answer at once while another pidx (a background sync, a watcher catching up) is still
+    /// indexing, instead of waiting for it; an answer from an index that is behind exits 3
+    /// (`--json`: `{"complete": false, "filesLeft": N, "results": ...}`).
+    #[arg(long, global = true)]
+    pub no_wait: bool,
     /// Machine-readable output on stdout (diagnostics stay on stderr).
     #[arg(long, global = true)]
     pub json: bool,

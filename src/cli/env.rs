@@ -8,11 +8,13 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::args::Global;
+use crate::ingest::behind::{catch_up, Behind, Caught};
 use crate::ingest::discover;
 use crate::ingest::sync::{Deferred, SyncOptions, SyncReport};
 use crate::pi::layout::{absolute, Root};
 use crate::query::{resolve, Scope};
 use crate::store::{default_db_path, Store, WriterLock};
+use crate::term::{plural, thousands};
 
 /// Resolved global options.
 pub struct Env {
@@ -22,6 +24,10 @@ pub struct Env {
     /// are pi's defaults.
     named: Vec<bool>,
     pub db: PathBuf,
+    /// Files the index was behind on when the answer was read (`--no-wait`, or a watcher that
+    /// stopped catching up): the answer is from an incomplete index (exit 3). `usize::MAX`
+    /// while it was not.
+    left: std::sync::atomic::AtomicUsize,
 }
 
 impl Env {
@@ -51,25 +57,29 @@ impl Env {
             roots,
             named,
             db: absolute(&db),
+            left: std::sync::atomic::AtomicUsize::new(usize::MAX),
         })
     }
 
-    /// Says what is wrong with the roots: a named root that does not exist, is a file or is one
-    /// project's folder is an error when `strict` (`sync`, `watch`) and a warning otherwise;
-    /// when no root exists at all, where pi keeps sessions and how to point pidx elsewhere.
+    /// Says what is wrong with the roots: a named root that does not exist or is not a folder
+    /// is an error for every command (an answer from it would pass for an empty one); one that
+    /// looks like one project's folder is an error when `strict` (`sync`, `watch`) and a warning
+    /// otherwise; when no root exists at all, where pi keeps sessions and how to point pidx
+    /// elsewhere.
     ///
     /// # Errors
-    /// A bad named root, when `strict`.
+    /// A named root that is missing or not a folder; one that looks like a project's, when
+    /// `strict`.
     pub fn check_roots(&self, strict: bool) -> Result<()> {
         for (root, named) in self.roots.iter().zip(&self.named) {
-            let Some(problem) = discover::root_problem(root).filter(|_| *named) else {
+            let Some((problem, fatal)) = discover::root_problem(root).filter(|_| *named) else {
                 continue;
             };
             let msg = format!(
                 "--root {} {problem}; a root is pi's sessions folder (one --<cwd>-- folder per project, like ~/.pi/agent/sessions) or an agent gateway's folder",
                 root.path.display()
             );
-            if strict {
+            if strict || fatal {
                 anyhow::bail!(msg);
             }
             crate::term::say(&format!("pidx: warning: {msg}"));
@@ -105,7 +115,8 @@ impl Env {
         &self,
         first: Option<First>,
     ) -> Result<(Store, Scope, Option<Deferred>)> {
-        let (store, deferred) = match self.open_synced(None, first) {
+        let whole = first.is_none();
+        let (store, deferred) = match self.open_synced(None, first, whole) {
             Ok(done) => done,
             Err(e) => {
                 let store = self.read_as_it_is(e)?;
@@ -129,23 +140,26 @@ impl Env {
     }
 
     /// Opens the index and syncs it, only the project folders `dirs` when given (what file
-    /// events said changed); `None` checks every file.
+    /// events said changed); `None` checks every file. Another writer is waited for up to 2 s
+    /// (`pidx mcp` bounds its own wait and says when an answer is from the index as it was).
     pub fn open_synced_in(&self, dirs: Option<&HashSet<PathBuf>>) -> crate::Result<Store> {
-        Ok(self.open_synced(dirs, None)?.0)
+        Ok(self.open_synced(dirs, None, false)?.0)
     }
 
     /// Opens the index and, unless `--no-sync` or another process keeps it, syncs the files
-    /// of `only` (all when `None`), those `first` needs before the rest when it is far behind.
+    /// of `only` (all when `None`), those `first` needs before the rest when it is far behind;
+    /// for an answer over the `whole` corpus, see [`Env::writer_lock_for_freshness`].
     fn open_synced(
         &self,
         only: Option<&HashSet<PathBuf>>,
         first: Option<First>,
+        whole: bool,
     ) -> crate::Result<(Store, Option<Deferred>)> {
         let mut store = Store::open(&self.db)?;
         if self.global.no_sync {
             return Ok((store, None));
         }
-        let Some(lock) = writer_lock_for_freshness(&self.db)? else {
+        let Some(lock) = self.writer_lock_for_freshness(&store, whole, first.as_ref())? else {
             return Ok((store, None));
         };
         let mut plan = crate::ingest::sync::plan(&mut store, &self.roots, only)?;
@@ -172,6 +186,125 @@ impl Env {
         Ok((store, deferred))
     }
 
+    /// The writer lock for a query's own freshness sync, or `None` when another process keeps
+    /// the index: a watcher that has caught up (it keeps the index within a fraction of a
+    /// second: trusted, at no cost), or one still in its first reconcile, or a sync (the
+    /// background sync of a first answer), once it holds what this answer needs: every file
+    /// for an answer over the `whole` corpus (waited for as long as it takes), the files
+    /// `first` names for one about a project, a session or a first page (at once when they
+    /// are indexed). With `--no-wait` nothing is waited for, and the files the index is behind
+    /// on are kept for the answer to say (exit 3). `pidx mcp` (neither) waits up to 2 s for
+    /// the lock, then reads.
+    fn writer_lock_for_freshness(
+        &self,
+        store: &Store,
+        whole: bool,
+        first: Option<&First>,
+    ) -> crate::Result<Option<WriterLock>> {
+        let no_wait = self.global.no_wait && (whole || first.is_some());
+        let patience = match (whole && !no_wait, first.is_some() || no_wait) {
+            (true, _) => None,
+            (false, true) => Some(std::time::Duration::ZERO),
+            (false, false) => Some(std::time::Duration::from_secs(2)),
+        };
+        let waiting = |h: &crate::store::LockHolder| {
+            crate::term::say(&format!(
+                "pidx: waiting for {} to finish writing the index (--no-wait answers at once from what it has committed)",
+                h.0
+            ));
+        };
+        let holder = match WriterLock::acquire(&self.db, "sync", patience, waiting)? {
+            Ok(lock) => return Ok(Some(lock)),
+            Err(holder) => holder,
+        };
+        if holder.is_caught_up() {
+            return Ok(None);
+        }
+        if !whole && first.is_none() {
+            if !holder.is_watcher() {
+                crate::term::say(&format!(
+                    "pidx: another pidx process ({}) is updating the index; answering from what it has committed so far",
+                    holder.0
+                ));
+            }
+            return Ok(None);
+        }
+        let wanted = |path: &std::path::Path| match first {
+            Some(First::Dirs(dirs)) => path.parent().is_some_and(|d| dirs.contains(d)),
+            Some(First::Session(arg)) => names_file(path, arg),
+            Some(First::Newest(..)) | None => true,
+        };
+        let behind = Behind::measure(&store.conn, &self.roots, &wanted)?;
+        // A first page is settled once no file left can be newer than its last row.
+        let enough = |b: &Behind| -> crate::Result<bool> {
+            let Some(First::Newest(_, settled)) = first else {
+                return Ok(false);
+            };
+            match b.newest_left_ms() {
+                (_, true) => Ok(false),
+                (None, false) => Ok(true),
+                (Some(ms), false) => settled(&store.conn, ms),
+            }
+        };
+        let waiting = |left: usize| {
+            crate::term::say(&format!(
+                "pidx: waiting for {} to index the {} changed file{} this answer needs (--no-wait answers at once)",
+                holder.0,
+                thousands(left as i128),
+                plural(left)
+            ));
+        };
+        match catch_up(&store.conn, &self.db, behind, !no_wait, (enough, waiting))? {
+            Caught::Up => Ok(None),
+            Caught::Lock(lock) => Ok(Some(lock)),
+            Caught::Left(left) => {
+                crate::term::say(&format!(
+                    "pidx: answering from an incomplete index: {} file{} this answer needs not indexed yet by {}{} (exit 3)",
+                    thousands(left as i128),
+                    plural(left),
+                    holder.0,
+                    if no_wait { "" } else { ", which wrote nothing for 10 s" }
+                ));
+                self.left.store(left, std::sync::atomic::Ordering::Relaxed);
+                Ok(None)
+            }
+        }
+    }
+
+    /// How many files the index was behind on when an answer was read from it, when it was
+    /// (see [`Env::writer_lock_for_freshness`]).
+    pub fn files_left(&self) -> Option<usize> {
+        Some(self.left.load(std::sync::atomic::Ordering::Relaxed)).filter(|&n| n != usize::MAX)
+    }
+
+    /// Writes an answer as JSON; with `--no-wait`, inside `{"complete", "filesLeft",
+    /// "results"}`, so a script that chose not to wait can tell a complete answer from one
+    /// read while the index was behind (the shape depends on the flag, never on the moment).
+    ///
+    /// # Errors
+    /// As [`Out::json`].
+    pub fn answer_json<T: serde::Serialize + ?Sized>(
+        &self,
+        out: &mut super::output::Out,
+        results: &T,
+    ) -> std::io::Result<()> {
+        if !self.global.no_wait {
+            return out.json(results);
+        }
+        #[derive(serde::Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Answer<'a, T: ?Sized> {
+            complete: bool,
+            files_left: usize,
+            results: &'a T,
+        }
+        out.json(&Answer {
+            complete: self.files_left().is_none(),
+            files_left: self.files_left().unwrap_or(0),
+            results,
+        })
+    }
+
     /// The index opened read-only when `e` (met opening it for writing) says it cannot be
     /// written; otherwise `e`.
     pub fn read_as_it_is(&self, e: crate::Error) -> Result<Store> {
@@ -185,15 +318,7 @@ impl Env {
     /// `rebuild`, or an error that says another process is writing it, or that it cannot be
     /// written.
     pub fn open_for_writing(&self, command: &str, rebuild: bool) -> Result<(WriterLock, Store)> {
-        let waiting = |h: &crate::store::LockHolder| {
-            crate::term::say(&format!(
-                "pidx: waiting for {} to finish writing the index",
-                h.0
-            ));
-        };
-        let lock = match WriterLock::acquire(&self.db, command, None, waiting)
-            .map_err(|e| e.for_writing(&self.db))?
-        {
+        let lock = match self.lock_for_writing(command)? {
             Ok(lock) => lock,
             Err(holder) => anyhow::bail!(
                 "a watcher is writing this index ({}); {}",
@@ -213,6 +338,70 @@ impl Env {
         let store = Store::open(&self.db).map_err(|e| e.for_writing(&self.db))?;
         Ok((lock, store))
     }
+
+    /// What `pidx sync` (without `--rebuild`) opens: the index with the writer lock, or, while
+    /// a watcher holds it, the index once the watcher holds every change on disk at the start
+    /// (a sync would add nothing), so `pidx sync && ...` works on a machine that runs one.
+    ///
+    /// # Errors
+    /// As [`Env::open_for_writing`]; also a watcher that writes nothing for
+    /// [`crate::ingest::behind::STALL`] while changed files are not indexed.
+    pub fn open_for_sync(&self) -> Result<ForSync> {
+        let holder = match self.lock_for_writing("sync")? {
+            Ok(lock) => {
+                let store = Store::open(&self.db).map_err(|e| e.for_writing(&self.db))?;
+                return Ok(ForSync::Writing(lock, store));
+            }
+            Err(holder) => holder,
+        };
+        let store = Store::open(&self.db).map_err(|e| e.for_writing(&self.db))?;
+        let behind = Behind::measure(&store.conn, &self.roots, &|_| true)?;
+        let waiting = |left: usize| {
+            crate::term::say(&format!(
+                "pidx: a watcher keeps this index ({}); waiting for it to index {} changed file{}",
+                holder.0,
+                thousands(left as i128),
+                plural(left)
+            ));
+        };
+        Ok(
+            match catch_up(&store.conn, &self.db, behind, true, (|_: &Behind| Ok(false), waiting))? {
+                Caught::Up => ForSync::Watched(holder.0.clone(), store),
+                Caught::Lock(lock) => ForSync::Writing(lock, store),
+                Caught::Left(left) => anyhow::bail!(
+                    "a watcher keeps this index ({}) but has written nothing for {} s while {} changed file{} are not indexed; its messages say why (or stop it and run `pidx sync`)",
+                    holder.0,
+                    crate::ingest::behind::STALL.as_secs(),
+                    thousands(left as i128),
+                    plural(left)
+                ),
+            },
+        )
+    }
+
+    /// The writer lock, waiting while a short-lived writer (a query's own sync) holds it, and
+    /// saying so after half a second; a watcher's hold comes back at once.
+    fn lock_for_writing(
+        &self,
+        command: &str,
+    ) -> Result<std::result::Result<WriterLock, crate::store::LockHolder>> {
+        let waiting = |h: &crate::store::LockHolder| {
+            crate::term::say(&format!(
+                "pidx: waiting for {} to finish writing the index",
+                h.0
+            ));
+        };
+        Ok(WriterLock::acquire(&self.db, command, None, waiting)
+            .map_err(|e| e.for_writing(&self.db))?)
+    }
+}
+
+/// What `pidx sync` opened (see [`Env::open_for_sync`]).
+pub enum ForSync {
+    /// The writer lock is this process's: sync.
+    Writing(WriterLock, Store),
+    /// A watcher (its lock note) holds the lock and every change on disk: nothing to do.
+    Watched(String, Store),
 }
 
 /// Whether a first page is settled, told the newest mtime (ms) of the files left unread.
@@ -261,34 +450,26 @@ fn newest_first(
 }
 
 fn names_session(f: &discover::Found, arg: &str) -> bool {
-    if arg.contains('/') {
-        return f.path == absolute(std::path::Path::new(arg));
-    }
-    if arg.ends_with(".jsonl") {
-        return f.name == arg;
-    }
-    // `resolve` matches a prefix with SQLite's LIKE: ASCII letters in either case.
-    crate::ingest::sync::id_of_name(&f.name).is_some_and(|id| {
-        id.get(..arg.len())
-            .is_some_and(|p| p.eq_ignore_ascii_case(arg))
-    })
+    names_file(&f.path, arg)
 }
 
-/// The writer lock for a query's own freshness sync, or `None` when another process keeps the
-/// index: a watcher (its commits are read as they are), or a sync that is still running after
-/// a short wait (then the answer is what it has committed so far, and a note says so).
-fn writer_lock_for_freshness(db: &std::path::Path) -> crate::Result<Option<WriterLock>> {
-    let patience = Some(std::time::Duration::from_secs(2));
-    Ok(match WriterLock::acquire(db, "sync", patience, |_| {})? {
-        Ok(lock) => Some(lock),
-        Err(holder) if holder.is_watcher() => None,
-        Err(holder) => {
-            crate::term::say(&format!(
-                "pidx: another pidx process ({}) is updating the index; answering from what it has committed so far",
-                holder.0
-            ));
-            None
-        }
+/// Whether the session file at `path` is one a SESSION argument names, as `resolve` would
+/// find it: by path, by file name, or by an id prefix of the id in its name.
+fn names_file(path: &std::path::Path, arg: &str) -> bool {
+    if arg.contains('/') {
+        return path == absolute(std::path::Path::new(arg));
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    if arg.ends_with(".jsonl") {
+        return name == arg;
+    }
+    // `resolve` matches a prefix with SQLite's LIKE: ASCII letters in either case.
+    crate::ingest::sync::id_of_name(&name).is_some_and(|id| {
+        id.get(..arg.len())
+            .is_some_and(|p| p.eq_ignore_ascii_case(arg))
     })
 }
 

@@ -90,7 +90,7 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
         }
     }
     if env.global.json {
-        out.json(&sessions)?;
+        env.answer_json(out, &sessions)?;
     } else if sessions.is_empty() {
         let where_ = opts
             .cwd

@@ -39,14 +39,26 @@ use output::Out;
 /// What a command found: exit code 0 (results) or 1 (nothing found).
 pub type Found = bool;
 
+/// How a command ended; `main` turns it into the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Exit 0.
+    Results,
+    /// Exit 1.
+    Nothing,
+    /// Exit 3: the answer was read from an index still behind the files on disk (`--no-wait`,
+    /// or a watcher that stopped catching up), found or not.
+    Incomplete,
+}
+
 /// Runs one command.
 ///
 /// # Errors
 /// Anything that should end the program with exit code 2 (or 1 for `pidx::Error::NotFound`).
-pub fn run(cli: Cli) -> Result<Found> {
+pub fn run(cli: Cli) -> Result<Outcome> {
     refuse_meaningless_flags(&cli)?;
     if let Command::Skill(cmd) = &cli.command {
-        return skill::run(cmd);
+        return skill::run(cmd).map(outcome);
     }
     let env = Env::new(&cli.global)?;
     if let Some(url) = cli
@@ -57,29 +69,46 @@ pub fn run(cli: Cli) -> Result<Found> {
         let mut out = Out::new();
         let found = remote::run(&env, &url, &cli.command, &mut out)?;
         out.flush()?;
-        return Ok(found);
+        return Ok(outcome(found));
     }
     env.check_roots(matches!(cli.command, Command::Sync(_) | Command::Watch(_)))?;
     if let Command::Mcp = &cli.command {
         // Before `Out` locks stdout: the server writes the protocol there itself.
-        return mcp::run(env);
+        return mcp::run(env).map(outcome);
     }
+    let found = run_local(&env, &cli.command)?;
+    Ok(match env.files_left() {
+        Some(_) => Outcome::Incomplete,
+        None => outcome(found),
+    })
+}
+
+fn outcome(found: Found) -> Outcome {
+    if found {
+        Outcome::Results
+    } else {
+        Outcome::Nothing
+    }
+}
+
+/// Runs a command on the local index.
+fn run_local(env: &Env, command: &Command) -> Result<Found> {
     let mut out = Out::new();
-    let found = match &cli.command {
-        Command::Sync(args) => sync::run(&env, args, &mut out),
-        Command::List(args) => list::run(&env, args, &mut out),
-        Command::Show(args) => show::run(&env, args, &mut out),
-        Command::Context(args) => context::run(&env, args, &mut out),
-        Command::Tree(args) => tree::run(&env, args, &mut out),
-        Command::Status => status::run(&env, &mut out),
-        Command::Search(args) => search::run(&env, args, &mut out),
-        Command::Watch(args) => watch::run(&env, args),
-        Command::Stats(args) => stats::run(&env, args, &mut out),
-        Command::Sql(args) => sql::run(&env, args, &mut out),
-        Command::Report(args) => report::run(&env, args, &mut out),
-        Command::Pick(args) => pick::run(&env, args),
-        Command::Push(args) => push::run(&env, args, &mut out),
-        Command::Pg(cmd) => pg::run(&env, cmd, &mut out),
+    let found = match command {
+        Command::Sync(args) => sync::run(env, args, &mut out),
+        Command::List(args) => list::run(env, args, &mut out),
+        Command::Show(args) => show::run(env, args, &mut out),
+        Command::Context(args) => context::run(env, args, &mut out),
+        Command::Tree(args) => tree::run(env, args, &mut out),
+        Command::Status => status::run(env, &mut out),
+        Command::Search(args) => search::run(env, args, &mut out),
+        Command::Watch(args) => watch::run(env, args),
+        Command::Stats(args) => stats::run(env, args, &mut out),
+        Command::Sql(args) => sql::run(env, args, &mut out),
+        Command::Report(args) => report::run(env, args, &mut out),
+        Command::Pick(args) => pick::run(env, args),
+        Command::Push(args) => push::run(env, args, &mut out),
+        Command::Pg(cmd) => pg::run(env, cmd, &mut out),
         Command::Mcp | Command::Skill(_) => unreachable!("run before stdout is locked"),
     }?;
     out.flush()?;
@@ -104,6 +133,11 @@ fn refuse_meaningless_flags(cli: &Cli) -> Result<()> {
     {
         anyhow::bail!("--pg: this command reads the local index only (with --pg: list, show, context, tree, search, stats, sql, push, pg migrate)");
     }
+    if cli.global.no_wait && cli.global.no_sync {
+        anyhow::bail!(
+            "--no-wait with --no-sync: --no-sync never waits (and cannot tell what the index misses); choose one"
+        );
+    }
     let name = match &cli.command {
         Command::Sync(_) => "sync",
         Command::Watch(_) => "watch",
@@ -112,6 +146,9 @@ fn refuse_meaningless_flags(cli: &Cli) -> Result<()> {
     };
     if cli.global.no_sync {
         anyhow::bail!("--no-sync does nothing for `pidx {name}`: leave it out");
+    }
+    if cli.global.no_wait {
+        anyhow::bail!("--no-wait does nothing for `pidx {name}`: leave it out");
     }
     if cli.global.json && name == "watch" {
         anyhow::bail!(
@@ -125,9 +162,12 @@ fn refuse_meaningless_flags(cli: &Cli) -> Result<()> {
 /// exactly as pi does, in milliseconds, without ever writing a session file.
 #[derive(Parser, Debug)]
 #[command(name = "pidx", version, about, long_about = None)]
-#[command(after_help = "Exit codes: 0 results, 1 nothing found, 2 error.\n\
+#[command(
+    after_help = "Exit codes: 0 results, 1 nothing found, 2 error, 3 an answer from an \
+index still being written (--no-wait).\n\
 Sessions root: $PI_CODING_AGENT_DIR/sessions (default ~/.pi/agent/sessions), plus the flat folder \
-$PI_CODING_AGENT_SESSION_DIR when set. Index: $PIDX_DB (default ~/.local/share/pidx/index.db).")]
+$PI_CODING_AGENT_SESSION_DIR when set. Index: $PIDX_DB (default ~/.local/share/pidx/index.db)."
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,

@@ -153,7 +153,7 @@ fn print_hits(
     handles: impl FnOnce(&[Hit]) -> Result<HashMap<i64, String>>,
 ) -> Result<()> {
     if env.global.json {
-        out.json(&hits)?;
+        env.answer_json(out, &hits)?;
     } else if args.jsonl {
         for h in hits {
             out.json(h)?;

@@ -52,7 +52,7 @@ pub fn print(env: &Env, args: &SqlArgs, table: &sql::Table, out: &mut Out) -> Re
                 Value::Object(obj)
             })
             .collect();
-        out.json(&rows)?;
+        env.answer_json(out, &rows)?;
     } else if args.csv {
         out.line(
             &table

@@ -68,7 +68,7 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
     let (rows, early_labels) = figures(env, &store, &scope, &opts, label_all)?;
     let found = rows.iter().any(|r| r.figures != Figures::default());
     if env.global.json {
-        out.json(&rows)?;
+        env.answer_json(out, &rows)?;
     } else if args.csv {
         write_csv(
             out,
@@ -384,7 +384,7 @@ pub fn run_remote(
     let rows = crate::query::pg::stats::stats(tx, &o)?;
     let found = rows.iter().any(|r| r.figures != Figures::default());
     if env.global.json {
-        out.json(&rows)?;
+        env.answer_json(out, &rows)?;
     } else if args.csv {
         let dims: Vec<&str> = o.by.iter().map(String::as_str).collect();
         write_csv(out, &dims, &rows)?;

@@ -3,10 +3,10 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::env::{report_errors, Env};
+use super::env::{report_errors, Env, ForSync};
 use super::output::Out;
 use super::Found;
-use crate::ingest::sync::{sync, SyncOptions};
+use crate::ingest::sync::{sync, SyncOptions, SyncReport};
 
 #[derive(Args, Debug)]
 pub struct SyncArgs {
@@ -22,17 +22,28 @@ pub struct SyncArgs {
 }
 
 pub fn run(env: &Env, args: &SyncArgs, out: &mut Out) -> Result<Found> {
-    let (lock, mut store) = env.open_for_writing("sync", args.rebuild)?;
-    let report = sync(
-        &mut store,
-        &env.roots,
-        SyncOptions {
-            progress: true,
-            ..SyncOptions::default()
-        },
-    )
-    .map_err(|e| e.for_writing(&env.db))?;
-    drop(lock);
+    let opened = if args.rebuild {
+        let (lock, store) = env.open_for_writing("sync", true)?;
+        ForSync::Writing(lock, store)
+    } else {
+        env.open_for_sync()?
+    };
+    let (report, store, watcher) = match opened {
+        ForSync::Writing(lock, mut store) => {
+            let report = sync(
+                &mut store,
+                &env.roots,
+                SyncOptions {
+                    progress: true,
+                    ..SyncOptions::default()
+                },
+            )
+            .map_err(|e| e.for_writing(&env.db))?;
+            drop(lock);
+            (report, store, None)
+        }
+        ForSync::Watched(holder, store) => (SyncReport::default(), store, Some(holder)),
+    };
     if args.verbose {
         let scope = crate::query::Scope::new(&store.conn, &env.roots)?;
         for (path, line, reason) in crate::query::show::bad_lines_in(&store.conn, &scope)? {
@@ -54,9 +65,13 @@ pub fn run(env: &Env, args: &SyncArgs, out: &mut Out) -> Result<Found> {
             "new": report.new, "changed": report.changed, "removed": report.removed,
             "unchanged": report.unchanged, "entries": report.entries, "bytes": report.bytes,
             "badLines": report.bad.len(), "errors": report.errors, "warnings": report.warnings,
-            "seconds": report.elapsed.as_secs_f64(),
+            "seconds": report.elapsed.as_secs_f64(), "watcher": watcher,
         });
         out.line(&j.to_string())?;
+    } else if let Some(holder) = watcher {
+        out.line(&format!(
+            "a watcher keeps this index fresh ({holder}) and it holds every change on disk; nothing to do"
+        ))?;
     } else {
         let hint = if !report.bad.is_empty() && !args.verbose {
             " (`pidx sync --verbose` lists every skipped line, `pidx show SESSION` one file's)"

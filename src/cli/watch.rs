@@ -47,7 +47,7 @@ pub fn run(env: &Env, args: &WatchArgs) -> Result<Found> {
     let flag = Arc::clone(&stop);
     ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst))
         .context("installing the Ctrl-C / SIGTERM handler")?;
-    let (_lock, mut store) = env.open_for_writing("watch", false)?;
+    let (mut lock, mut store) = env.open_for_writing("watch", false)?;
     let roots: Vec<String> = env
         .roots
         .iter()
@@ -59,8 +59,14 @@ pub fn run(env: &Env, args: &WatchArgs) -> Result<Found> {
         env.db.display()
     ));
     let pusher = args.push.as_ref().map(|url| pusher(env, url));
+    let mut caught_up = false;
     let ended = watch(&mut store, &env.roots, &opts, &stop, |n| match n {
         Notice::Synced(r) => {
+            // The first is the reconcile at start: from then on queries trust the index.
+            if !caught_up {
+                lock.caught_up();
+                caught_up = true;
+            }
             crate::term::say(&format!("pidx: {}", r.summary()));
             report_errors(r);
             if let Some(p) = &pusher {

@@ -47,7 +47,9 @@ impl Changes {
     /// Why file events are not available (then every check is a full one).
     pub fn start(roots: &[Root]) -> std::result::Result<Changes, String> {
         let (tx, rx) = mpsc::channel();
-        let mut watcher = start_watcher(roots, tx)?;
+        let mut watcher = start_watcher(roots, move |ev| {
+            let _ = tx.send(ev);
+        })?;
         let fence = tempfile::Builder::new()
             .prefix("pidx-events-")
             .tempdir()

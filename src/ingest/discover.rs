@@ -227,24 +227,31 @@ fn gateway_state_of(path: &Path) -> Option<PathBuf> {
     None
 }
 
-/// What is wrong with a root a user named, if anything: it does not exist, is a file, or looks
-/// like one project's folder (a `--<cwd>--` folder holding session files) rather than the
-/// sessions folder above it.
-pub fn root_problem(root: &Root) -> Option<String> {
+/// What is wrong with a root a user named, if anything, and whether nothing can be read from it:
+/// it does not exist, cannot be read or is a file, or is inside an agent gateway's folder but
+/// holds no agent (fatal), or it looks like one project's folder (a `--<cwd>--` folder holding
+/// session files) rather than the sessions folder above it.
+pub fn root_problem(root: &Root) -> Option<(String, bool)> {
     let meta = match std::fs::metadata(&root.path) {
         Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some("does not exist".into()),
-        Err(e) => return Some(format!("cannot be read ({e})")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Some(("does not exist".into(), true))
+        }
+        Err(e) => return Some((format!("cannot be read ({e})"), true)),
     };
     if !meta.is_dir() {
-        return Some("is a file, not a folder: pass the sessions folder above it".into());
+        return Some((
+            "is a file, not a folder: pass the sessions folder above it".into(),
+            true,
+        ));
     }
     if root.layout == Layout::Tree {
         if let Some(state) = gateway_state_of(&root.path) {
-            return Some(format!(
+            let problem = format!(
                 "is inside an agent gateway's folder but holds no agent to index: pass the folder holding agents/, --root {}",
                 state.display()
-            ));
+            );
+            return Some((problem, true));
         }
     }
     let name = root.path.file_name().map(|n| n.to_string_lossy());
@@ -254,9 +261,12 @@ pub fn root_problem(root: &Root) -> Option<String> {
         let (found, _) = discover_dirs(std::slice::from_ref(&root.path));
         if !found.is_empty() {
             let parent = root.path.parent().unwrap_or(&root.path);
-            return Some(format!(
-                "looks like one project's folder (it holds session files itself): pass the folder above it, --root {}",
-                parent.display()
+            return Some((
+                format!(
+                    "looks like one project's folder (it holds session files itself): pass the folder above it, --root {}",
+                    parent.display()
+                ),
+                false,
             ));
         }
     }

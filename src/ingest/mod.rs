@@ -2,6 +2,7 @@
 //! sync that folds lines (`crate::pi`) and hands them to `store::writer`, the watcher, and the
 //! gateway metadata files.
 
+pub mod behind;
 pub mod changes;
 pub mod discover;
 mod file;

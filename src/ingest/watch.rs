@@ -2,12 +2,15 @@
 //! produces dirty project folders; the same sync code ingests them (only new bytes are read).
 //!
 //! Order: the caller holds the writer lock; the file watcher starts first, then a full
-//! reconcile runs (so nothing written in between is missed), then events are coalesced and
-//! drained every `debounce`. Events without paths (inotify queue overflow) and the periodic
-//! safety reconcile run a full (stat-only when nothing changed) sync. Our own reads produce
-//! Access events, which are ignored. When the watcher cannot start (no inotify, the watch
-//! limit reached) it falls back to polling with a message that says why. Errors while syncing
-//! (disk full, read-only database) are reported and retried with a growing pause.
+//! reconcile runs (so nothing written in between is missed), then events are coalesced for
+//! `debounce` from the first one that matters, timed from its arrival (not from when the loop,
+//! busy syncing, got to it). Events without paths (inotify queue overflow) and the periodic
+//! safety reconcile run a full (stat-only when nothing changed) sync. Reads (ours, a query's)
+//! produce Access events, which are ignored. Symlinked session files and project folders are
+//! watched at their targets too: an append to a target outside the roots makes no event in
+//! them. When the watcher cannot start (no inotify, the watch limit reached) it falls back to
+//! polling with a message that says why. Errors while syncing (disk full, read-only database)
+//! are reported and retried with a growing pause.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -29,8 +32,12 @@ pub struct WatchOptions {
     pub poll: Option<Duration>,
     /// A full stat-only reconcile this often, whatever the events say.
     pub reconcile_every: Duration,
-    /// Events are gathered for this long before the dirty folders are synced.
+    /// Events are gathered for at most this long (from the first write) before the dirty
+    /// folders are synced...
     pub debounce: Duration,
+    /// ... and no longer than until this long passes without a write: one append is synced at
+    /// once, a burst (pi writing a turn's entries) together.
+    pub quiet: Duration,
 }
 
 impl Default for WatchOptions {
@@ -39,6 +46,7 @@ impl Default for WatchOptions {
             poll: None,
             reconcile_every: Duration::from_secs(300),
             debounce: Duration::from_millis(150),
+            quiet: Duration::from_millis(30),
         }
     }
 }
@@ -76,9 +84,12 @@ pub fn watch(
     mut notice: impl FnMut(Notice),
 ) -> Result<Ended> {
     let (tx, rx) = mpsc::channel();
-    let (watcher, poll) = match opts.poll {
+    let send = move |ev| {
+        let _ = tx.send((Instant::now(), ev));
+    };
+    let (mut watcher, poll) = match opts.poll {
         Some(every) => (None, Some(every)),
-        None => match start_watcher(roots, tx) {
+        None => match start_watcher(roots, send) {
             Ok(w) => (Some(w), None),
             Err(why) => {
                 notice(Notice::Info(format!("{why}; polling every 2s instead")));
@@ -89,6 +100,10 @@ pub fn watch(
     let quiet = SyncOptions::default();
     let first = sync(store, roots, SyncOptions::with_progress())?;
     notice(Notice::Synced(&first));
+    let mut links = Links::default();
+    if let Some(w) = watcher.as_mut() {
+        links.follow(w, roots, None);
+    }
     let mut last_full = Instant::now();
     let mut dirty: HashSet<PathBuf> = HashSet::new();
     let mut full = false;
@@ -107,7 +122,13 @@ pub fn watch(
                 full = true;
             }
             None => {
-                if gather(&rx, roots, opts.debounce, &mut dirty, &mut full) {
+                if gather(
+                    &rx,
+                    roots,
+                    (opts.debounce, opts.quiet),
+                    &mut dirty,
+                    &mut full,
+                ) {
                     notice(Notice::Info(
                         "file events were lost (the kernel's event queue overflowed; if this repeats, raise fs.inotify.max_queued_events); checking every file".into(),
                     ));
@@ -128,6 +149,9 @@ pub fn watch(
         };
         match result {
             Ok(report) => {
+                if let Some(w) = watcher.as_mut() {
+                    links.follow(w, roots, (!full).then_some(&dirty));
+                }
                 if full {
                     last_full = Instant::now();
                 }
@@ -149,27 +173,145 @@ pub fn watch(
     Ok(Ended::Stopped)
 }
 
-/// Waits up to 100 ms for an event, then coalesces what arrives within the debounce window into
-/// the dirty set (or `full`). Returns whether events were lost.
+/// Waits up to 100 ms for an event that matters (a write, not a read), then coalesces what
+/// arrives into the dirty set (or `full`) until `quiet` passes without a write, or `debounce`
+/// after that first event arrived. Returns whether events were lost.
+///
+/// Both are timed from when events arrived, not from when this loop got to them: an event that
+/// came while the last sync ran has waited already. Before, the window was a whole `debounce`
+/// from when the loop took its first event, whatever that was (reads included), so a write
+/// that came during a sync waited for the sync, then a full window, then the next sync.
 fn gather(
-    rx: &mpsc::Receiver<notify::Result<notify::Event>>,
+    rx: &mpsc::Receiver<(Instant, Event)>,
     roots: &[Root],
-    debounce: Duration,
+    (debounce, quiet): (Duration, Duration),
     dirty: &mut HashSet<PathBuf>,
     full: &mut bool,
 ) -> bool {
-    let Ok(first) = rx.recv_timeout(Duration::from_millis(100)) else {
-        return false;
+    let mut lost = false;
+    let deadline = Instant::now() + Duration::from_millis(100);
+    let opened = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let Ok((at, ev)) = rx.recv_timeout(left) else {
+            return lost;
+        };
+        let matters = !is_noise(&ev);
+        lost |= take(ev, roots, dirty, full);
+        if matters {
+            break at;
+        }
     };
-    let mut lost = take(first, roots, dirty, full);
-    let until = Instant::now() + debounce;
-    while let Some(left) = until.checked_duration_since(Instant::now()) {
+    let until = opened + debounce;
+    let mut last = opened;
+    loop {
+        let close = until.min(last + quiet);
+        let Some(left) = close.checked_duration_since(Instant::now()) else {
+            break;
+        };
         match rx.recv_timeout(left) {
-            Ok(ev) => lost |= take(ev, roots, dirty, full),
+            Ok((at, ev)) => {
+                if !is_noise(&ev) {
+                    last = last.max(at);
+                }
+                lost |= take(ev, roots, dirty, full);
+            }
             Err(_) => break,
         }
     }
+    // What came before the window closed but was not read yet (the window had passed).
+    while let Ok((_, ev)) = rx.try_recv() {
+        lost |= take(ev, roots, dirty, full);
+    }
     lost
+}
+
+/// The symlinked session files and project folders watched at their targets, by link path.
+#[derive(Default)]
+struct Links {
+    followed: HashSet<PathBuf>,
+}
+
+impl Links {
+    /// Watches the targets of the links in `dirs` (a sync's dirty project folders, the folders
+    /// themselves included), or in every root when `None`; stops watching links gone from
+    /// the folders looked at. A target that cannot be watched is left to the periodic
+    /// reconcile, as before.
+    fn follow(
+        &mut self,
+        w: &mut notify::RecommendedWatcher,
+        roots: &[Root],
+        dirs: Option<&HashSet<PathBuf>>,
+    ) {
+        let (looked, found): (HashSet<PathBuf>, _) = match dirs {
+            Some(dirs) => (dirs.clone(), links_in(dirs.iter())),
+            None => {
+                let dirs = project_dirs(roots);
+                let found = links_in(dirs.iter());
+                (dirs.into_iter().collect(), found)
+            }
+        };
+        self.followed.retain(|link| {
+            let here = looked.contains(link) || link.parent().is_some_and(|p| looked.contains(p));
+            let keep = !here || found.iter().any(|(l, _)| l == link);
+            if !keep {
+                let _ = w.unwatch(link);
+            }
+            keep
+        });
+        for (link, is_dir) in found {
+            if self.followed.contains(&link) {
+                continue;
+            }
+            let mode = if is_dir {
+                RecursiveMode::Recursive
+            } else {
+                RecursiveMode::NonRecursive
+            };
+            if w.watch(&link, mode).is_ok() {
+                self.followed.insert(link);
+            }
+        }
+    }
+}
+
+/// Every project folder of pi-layout roots (a flat root is its own folder).
+fn project_dirs(roots: &[Root]) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for root in roots {
+        match root.layout {
+            Layout::Flat => dirs.push(root.path.clone()),
+            Layout::Tree => dirs.extend(
+                std::fs::read_dir(&root.path)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir()),
+            ),
+            // A gateway's agents folder is watched whole; its layout has no links of pi's.
+            Layout::Gateway | Layout::Agent => {}
+        }
+    }
+    dirs
+}
+
+/// The symlinks among `dirs` (to folders) and among their `.jsonl` entries (to files), each
+/// with whether it points to a folder.
+fn links_in<'a>(dirs: impl Iterator<Item = &'a PathBuf>) -> Vec<(PathBuf, bool)> {
+    let mut found = Vec::new();
+    for dir in dirs {
+        if dir.is_symlink() && dir.is_dir() {
+            found.push((dir.clone(), true));
+        }
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+            let path = entry.path();
+            if is_link && path.extension().is_some_and(|e| e == "jsonl") && path.is_file() {
+                found.push((path, false));
+            }
+        }
+    }
+    found
 }
 
 fn sleep_unless_stopped(d: Duration, stop: &AtomicBool) {
@@ -184,14 +326,13 @@ fn sleep_unless_stopped(d: Duration, stop: &AtomicBool) {
 
 pub(super) type Event = notify::Result<notify::Event>;
 
+/// A watcher of `roots` that hands every event to `send`.
 pub(super) fn start_watcher(
     roots: &[Root],
-    tx: mpsc::Sender<Event>,
+    send: impl Fn(Event) + Send + 'static,
 ) -> std::result::Result<notify::RecommendedWatcher, String> {
-    let mut w = notify::recommended_watcher(move |ev| {
-        let _ = tx.send(ev);
-    })
-    .map_err(|e| format!("cannot watch files ({e})"))?;
+    let mut w =
+        notify::recommended_watcher(send).map_err(|e| format!("cannot watch files ({e})"))?;
     for root in roots {
         // A gateway's state folder holds much more than transcripts (workspaces, media): only
         // its agents are watched.
@@ -227,6 +368,11 @@ fn is_sqlite_sidecar_metadata(ev: &notify::Event) -> bool {
             let name = p.as_os_str().as_encoded_bytes();
             name.ends_with(b"-wal") || name.ends_with(b"-shm")
         })
+}
+
+/// Whether an event says nothing was written: a read, or an SQLite sidecar's metadata.
+fn is_noise(ev: &Event) -> bool {
+    matches!(ev, Ok(ev) if matches!(ev.kind, EventKind::Access(_)) || is_sqlite_sidecar_metadata(ev))
 }
 
 /// Adds an event's project folders to `dirty`; an event without paths means a full reconcile.

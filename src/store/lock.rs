@@ -13,11 +13,16 @@ use crate::error::{Error, Result};
 pub struct WriterLock {
     file: File,
     pub path: PathBuf,
+    note: String,
 }
 
-/// Who holds the lock, as its holder wrote it ("<pid> <command>").
+/// Who holds the lock, as its holder wrote it ("<pid> <command>"), and whether it said it has
+/// caught up with the files on disk (a watcher past its first reconcile).
 #[derive(Debug, Clone)]
-pub struct LockHolder(pub String);
+pub struct LockHolder(pub String, bool);
+
+/// The line a watcher adds to its note once its first reconcile is done.
+const CAUGHT_UP: &str = "caught up";
 
 impl LockHolder {
     /// Whether the holder is a watcher: it keeps the index fresh for as long as it runs, so
@@ -26,14 +31,26 @@ impl LockHolder {
         self.0.contains("(watch)")
     }
 
+    /// Whether the holder said it has caught up with the files on disk (see
+    /// [`WriterLock::caught_up`]).
+    pub fn is_caught_up(&self) -> bool {
+        self.1
+    }
+
     fn read(file: &mut File) -> LockHolder {
         let mut who = String::new();
         let _ = file.read_to_string(&mut who);
-        LockHolder(if who.trim().is_empty() {
-            "another pidx process".to_string()
-        } else {
-            who.trim().to_string()
-        })
+        let mut lines = who.lines().map(str::trim);
+        let name = lines.next().unwrap_or_default();
+        let caught_up = lines.any(|l| l == CAUGHT_UP);
+        LockHolder(
+            if name.is_empty() {
+                "another pidx process".to_string()
+            } else {
+                name.to_string()
+            },
+            caught_up,
+        )
     }
 }
 
@@ -72,7 +89,16 @@ impl WriterLock {
         let _ = file.set_len(0);
         let _ = file.rewind();
         let _ = file.write_all(note.as_bytes());
-        Ok(Ok(WriterLock { file, path }))
+        Ok(Ok(WriterLock { file, path, note }))
+    }
+
+    /// Says in the lock file that the holder (a watcher) has caught up with the files on disk,
+    /// so queries trust its index as fresh instead of waiting for it. The note is extended in
+    /// place, never emptied first: a reader sees the old note or the new one, never nothing.
+    pub fn caught_up(&mut self) {
+        use std::os::unix::fs::FileExt;
+        let note = format!("{}{CAUGHT_UP}\n", self.note);
+        let _ = self.file.write_all_at(note.as_bytes(), 0);
     }
 
     /// Takes the lock, waiting while a process that is not a watcher holds it (a command's own

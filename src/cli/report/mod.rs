@@ -73,7 +73,7 @@ pub fn run(env: &Env, args: &ReportArgs, out: &mut Out) -> Result<Found> {
         }
     }
     if json {
-        out.json(&report)?;
+        env.answer_json(out, &report)?;
     }
     Ok(report.totals != Figures::default())
 }
