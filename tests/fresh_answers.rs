@@ -24,7 +24,9 @@ fn sessions(root: &Path, projects: usize, per: usize) {
             let head = HEADER
                 .replace("ID", &id)
                 .replace("\"/p\"", &format!("\"/p{p}\""));
-            let line = user("m1", None, "borrow checker");
+            // Entry ids differ between sessions, as pi's random ids do: the same id at the same
+            // time in two sessions is a fork's copy, which search shows once.
+            let line = user(&format!("m{p:03}{s:05}"), None, "borrow checker");
             std::fs::write(
                 dir.join(format!("2026-01-01T00-00-00-000Z_{id}.jsonl")),
                 format!("{head}\n{line}\n"),
