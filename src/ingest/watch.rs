@@ -98,12 +98,14 @@ pub fn watch(
         },
     };
     let quiet = SyncOptions::default();
-    let first = sync(store, roots, SyncOptions::with_progress())?;
-    notice(Notice::Synced(&first));
+    // Links' targets are watched before the first sync, like the roots: an append to a target
+    // between that sync and its watch would make no event.
     let mut links = Links::default();
     if let Some(w) = watcher.as_mut() {
         links.follow(w, roots, None);
     }
+    let first = sync(store, roots, SyncOptions::with_progress())?;
+    notice(Notice::Synced(&first));
     let mut last_full = Instant::now();
     let mut dirty: HashSet<PathBuf> = HashSet::new();
     let mut full = false;
@@ -142,6 +144,10 @@ pub fn watch(
         if !backoff.is_zero() {
             sleep_unless_stopped(backoff, stop);
         }
+        // Before the sync that reads them, as at start.
+        if let Some(w) = watcher.as_mut() {
+            links.follow(w, roots, (!full).then_some(&dirty));
+        }
         let result = if full {
             sync(store, roots, quiet)
         } else {
@@ -149,9 +155,6 @@ pub fn watch(
         };
         match result {
             Ok(report) => {
-                if let Some(w) = watcher.as_mut() {
-                    links.follow(w, roots, (!full).then_some(&dirty));
-                }
                 if full {
                     last_full = Instant::now();
                 }
