@@ -6,13 +6,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-20}
-tests=(--test watch --test faults --test crash --test overflow --test read_only)
-cargo test --no-run "${tests[@]}" >/dev/null 2>&1 || { echo "build failed"; exit 2; }
+areas=(watch:: faults:: crash:: overflow:: read_only::)
+cargo test --no-run --test it >/dev/null 2>&1 || { echo "build failed"; exit 2; }
 log=$(mktemp -d)
 pass=0
 for i in $(seq "$n"); do
   start=$(date +%s)
-  if cargo test "${tests[@]}" >"$log/run-$i.log" 2>&1; then
+  if cargo test --test it -- "${areas[@]}" >"$log/run-$i.log" 2>&1; then
     pass=$((pass + 1)); result=ok
   else
     result="FAILED (log: $log/run-$i.log)"

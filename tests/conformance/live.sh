@@ -2,7 +2,7 @@
 # Live conformance run against pi itself: install pi (setup-pi.sh), generate a FRESH corpus
 # with a random seed in a temp dir, record pi's answers there, and run the Rust conformance
 # test on it:
-#   PIDX_CONFORMANCE_DIR=<tmp> cargo test --release --test conformance -- --nocapture
+#   PIDX_CONFORMANCE_DIR=<tmp> cargo test --release --test it -- conformance:: --nocapture
 # Without node/npm this prints a loud SKIPPED line and exits 0.
 #   PIDX_LIVE_SEED=S   reuse a seed (printed on every run)
 #   PIDX_LIVE_KEEP=1   keep the temp dir even when the test passes
@@ -32,7 +32,7 @@ node "$here/pi-picker.mjs" "$tmp" "$tmp/golden/picker.json"
 
 cd "$repo"
 status=0
-PIDX_CONFORMANCE_DIR="$tmp" cargo test --release --test conformance -- --nocapture || status=$?
+PIDX_CONFORMANCE_DIR="$tmp" cargo test --release --test it -- conformance:: --nocapture || status=$?
 if [ "$status" -eq 0 ] && [ -z "${PIDX_LIVE_KEEP:-}" ]; then
   rm -rf "$tmp"
 else

@@ -1,7 +1,7 @@
 //! The binary as a user meets it: exit codes, --json that parses, hostile transcript text kept
 //! off the terminal, clear refusals for bad index files, and no writes to session files.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

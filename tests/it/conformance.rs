@@ -3,7 +3,7 @@
 //! own answers (`listAll`, `list(cwd)`, `buildSessionContext` at every leaf, `getTree`).
 //! `tests/conformance/live.sh` reruns this against a freshly generated corpus.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

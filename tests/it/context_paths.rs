@@ -4,7 +4,7 @@
 //! model/thinking changes, context edits, entries pi throws on) and checks that, at every entry
 //! as leaf, the shortcut gives exactly what the whole-path walk gives.
 
-mod common;
+use crate::common;
 
 use std::fmt::Write as _;
 

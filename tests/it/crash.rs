@@ -2,7 +2,7 @@
 //! transaction, so the next sync must end with exactly the index a fresh `--rebuild` gives (no
 //! entry lost, none duplicated), whenever the kill lands.
 
-mod common;
+use crate::common;
 
 use std::io::Write as _;
 use std::path::Path;

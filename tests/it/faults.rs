@@ -2,7 +2,7 @@
 //! migration rewrite, an unreadable file, a 50 MB single line, a database that cannot be written
 //! (file size limit: the same write error as a full disk), and readers during heavy ingest.
 
-mod common;
+use crate::common;
 
 use std::io::Write as _;
 use std::path::Path;

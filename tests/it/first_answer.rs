@@ -3,7 +3,7 @@
 //! (rows and handles) must be the one a complete index gives, and the index must end up equal
 //! to a rebuild. `PIDX_FIRST_ANSWER_BYTES=0` makes any amount of pending work "long".
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

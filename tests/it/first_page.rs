@@ -4,7 +4,7 @@
 //! `pidx sync` in the background. The answer must be a complete index's, and the index must end
 //! equal to a rebuild. `PIDX_FIRST_ANSWER_BYTES=0` makes any pending work "long".
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};

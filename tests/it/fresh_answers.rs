@@ -3,7 +3,7 @@
 //! behind); a root that does not exist or is a file is exit 2 for every command; `pidx sync`
 //! under a running watcher waits for it to be current and exits 0.
 
-mod common;
+use crate::common;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

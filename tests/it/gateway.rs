@@ -2,7 +2,7 @@
 //! a Telegram topic thread, a reset that left an older transcript, a malformed `sessions.json`,
 //! a silent NO_REPLY turn, an unknown entry type, and `sessions.json` rewritten while watching.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

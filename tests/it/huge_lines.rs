@@ -3,7 +3,7 @@
 //! streams messages cut from their lines. Everything must give exactly what it gives for
 //! ordinary lines.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -1,7 +1,7 @@
 //! What a new user trips over first: wrong or missing roots said out loud, file and folder names
 //! that cannot drive the terminal, and a damaged index met anywhere giving the rebuild hint.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -4,7 +4,7 @@
 //! with its key, every entry in `seq` order (compressed rows and cold archives included), never
 //! leaves a file beside the store, and refuses a schema it does not know.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

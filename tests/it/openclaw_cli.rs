@@ -9,7 +9,7 @@
 //! twice, an unknown schema refused, and the gateway's files byte-identical after every
 //! command, with nothing created beside them.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! write lock, ever). A plain SQLite connection stands in for the gateway here; the live check
 //! (tests/openclaw/live.sh) does the same with OpenClaw's own code.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -5,7 +5,7 @@
 //! while more events than the queue holds are produced, then a change is made whose event the
 //! kernel drops, then the watcher is continued.
 
-mod common;
+use crate::common;
 
 use std::io::Write as _;
 use std::process::Command;

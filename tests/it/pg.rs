@@ -2,15 +2,14 @@
 //! PIDX_TEST_PG_URL and friends and runs them with `--ignored`). Plain `cargo test` reports every
 //! test here as ignored, never as passed. Each test works in a database of its own.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-#[path = "pg/support.rs"]
-mod support;
+use crate::pg_support as support;
 
 use support::*;
 
@@ -419,7 +418,7 @@ fn the_readme_team_examples_run_against_the_server() {
     let examples = team_examples(&s.url);
     assert!(examples.len() >= 9, "{examples:?}");
     for mut args in examples {
-        // `watch` does not return by itself (tests/pg.rs runs it in its own test): parse only.
+        // `watch` does not return by itself (tests/it/pg.rs runs it in its own test): parse only.
         if args.first().is_some_and(|a| a == "watch") {
             args.push("--help".into());
         }

@@ -1,14 +1,13 @@
 //! Every reading option with `--pg` against a real PostgreSQL server (started by
-//! tests/pg/run.sh, as tests/pg.rs): `list --query`, `search --model/--session/--branch/re:`,
+//! tests/pg/run.sh, as tests/it/pg.rs): `list --query`, `search --model/--session/--branch/re:`,
 //! `stats --by tool/agent/channel` and `--csv` answer what the local command answers on the
 //! pushed conformance corpus. Plain `cargo test` reports these as ignored; tests/pg/run.sh runs them.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 
-#[path = "pg/support.rs"]
-mod support;
+use crate::pg_support as support;
 
 use support::*;
 

@@ -2,7 +2,7 @@
 //! terminal emulator, Enter checked with a fake `pi` first on PATH that records its arguments
 //! and working directory. Every corpus is built in a temp dir (never the real ~/.pi).
 
-#[path = "pick/pty.rs"]
+#[path = "../pick/pty.rs"]
 mod pty;
 
 use std::path::{Path, PathBuf};

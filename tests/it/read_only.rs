@@ -2,7 +2,7 @@
 //! write permission): queries answer from it as it is and say so, `sync` and `watch` stop at
 //! once with an error that says what to do, and the index file is not changed by any of them.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -4,7 +4,7 @@
 //! not return by themselves (`watch`, `mcp`, the full-screen `pick`) are only parsed: their
 //! `--help` must work.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! activity is kept apart, `--html -` writes to standard output, `--json` prints the report's
 //! data, every session id it prints is one `pidx show` takes, and no model row is called `-`.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! search puts the expected hit first, filters combine, and nothing a user types reaches FTS5 as
 //! syntax.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

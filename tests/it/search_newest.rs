@@ -5,7 +5,7 @@
 //! file rewritten (its rows and runs gone, rids reused), an entry without a timestamp, and an
 //! index whose runs are missing.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

@@ -6,7 +6,7 @@
 //! while a session's rows are few (read whole by literal and regex searches) and once a filler
 //! session lies between its runs (asked of the full-text index).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::io::Write;

@@ -2,7 +2,7 @@
 //! best of the whole window of 1000 bm25 matches once blended with recency (of every match in
 //! range, for a search narrowed by time), the answer of joining and ranking all of them.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! accented or CJK letters), after more lines are appended, and on an index built before the
 //! tables existed.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

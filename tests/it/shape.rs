@@ -3,7 +3,7 @@
 //! roots, the same children in the same order, the same labels and leaf. The corpus holds the
 //! hard cases (duplicate ids, cycles, missing parents, invalid timestamps, labels removed).
 
-mod common;
+use crate::common;
 
 use pidx::query::resolve::Resolved;
 use pidx::query::shape::{build_shape, id_at};

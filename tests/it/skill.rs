@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 const PIDX: &str = env!("CARGO_BIN_EXE_pidx");
-const SKILL: &str = include_str!("../skills/pidx/SKILL.md");
+const SKILL: &str = include_str!("../../skills/pidx/SKILL.md");
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -2,7 +2,7 @@
 //! once, per-session figures are pi's /session numbers, and `sql` changes nothing whatever it
 //! is asked.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! full index of the conformance corpus (forks, tools, errors), after appends, rewrites and
 //! deletions, and on an index upgraded from before the tool rollups existed.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! bounded waits, the index then equals a fresh rebuild, SIGTERM stops cleanly, and `kill -9`
 //! at several points (mid-reconcile, mid-appends) loses nothing.
 
-mod common;
+use crate::common;
 
 use std::io::Write as _;
 use std::path::Path;

@@ -35,7 +35,7 @@ cp "$work/state/manifest.json" "$work/manifest.json"
 
 cd "$repo"
 status=0
-PIDX_OPENCLAW_DIR="$work" cargo test --test openclaw --test openclaw_cli --test openclaw_watch || status=$?
+PIDX_OPENCLAW_DIR="$work" cargo test --test it -- openclaw:: openclaw_cli:: openclaw_watch:: || status=$?
 if [ "$status" -eq 0 ]; then
   cargo build --quiet
   bin="${CARGO_TARGET_DIR:-$repo/target}/debug/pidx"

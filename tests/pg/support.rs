@@ -1,4 +1,4 @@
-//! Helpers of tests/pg.rs: a database per test on the server tests/pg/run.sh starts, pidx bound
+//! Helpers of tests/it/pg.rs: a database per test on the server tests/pg/run.sh starts, pidx bound
 //! to a temp index, a dump of what the server holds, synthetic corpora, the README's team
 //! examples.
 #![allow(dead_code)]

@@ -8,7 +8,7 @@
 //! how high a match in it can rank (`ranked.rs`), and a span of a few hundred rows is read
 //! whole by literal and regex searches ([`READ_WHOLE`]). This relies on every entry row lying
 //! in a run of its own file, which the writer records with each batch it inserts
-//! (tests/search_newest.rs checks it against a rebuild).
+//! (tests/it/search_newest.rs checks it against a rebuild).
 
 use rusqlite::Connection;
 
