@@ -22,8 +22,8 @@ use super::{Conds, Found};
 use crate::error::{Error, Result};
 use crate::pi::js;
 use crate::pi::text::TextKind;
-use crate::query::search::Snippet;
 use crate::query::search::{group_by_session, parse, required_runs, terms_regex, Hit, Query};
+use crate::query::search::{OneHitPerCopy, Snippet};
 use crate::store::pg::server_err;
 use crate::store::pg::words::{lexeme, phrase, words};
 
@@ -85,21 +85,16 @@ pub fn search(tx: &mut Transaction, q: &PgSearch) -> Result<Vec<Hit>> {
     filters(q, &mut c);
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                {score} AS score, {body}, s.fid, s.name, s.first_message, e.seq
+                {score} AS score, {body}, s.fid, s.name, s.first_message, e.seq, e.dup
          FROM entry_text t
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
          WHERE {} ORDER BY score DESC, e.ts_ms DESC NULLS LAST, s.path, e.seq, t.kind",
         c.sql(),
     );
-    let hits = if q.branch || matches!(matcher, Matcher::Regex(_)) {
-        confirmed(tx, &sql, &c, q, &matcher)?
-    } else {
-        let rows = tx
-            .query(&format!("{sql} LIMIT {}", q.limit), &c.params())
-            .map_err(server_err)?;
-        rows.iter().filter_map(|r| hit(r, &matcher)).collect()
-    };
+    // Read from a cursor whatever the query: a fork's copied entry is one hit (as locally),
+    // so a plain `LIMIT` could leave the page short.
+    let hits = confirmed(tx, &sql, &c, q, &matcher)?;
     Ok(group_by_session(hits))
 }
 
@@ -182,7 +177,7 @@ fn filters(q: &PgSearch, c: &mut Conds) {
 }
 
 /// The first `limit` candidates the matcher confirms (and, with `--branch`, on their
-/// session's current path), read from a cursor a batch at a time.
+/// session's current path), each copied entry once, read from a cursor a batch at a time.
 fn confirmed(
     tx: &mut Transaction,
     sql: &str,
@@ -192,7 +187,7 @@ fn confirmed(
 ) -> Result<Vec<Hit>> {
     let portal = tx.bind(sql, &c.params()).map_err(server_err)?;
     let mut paths: HashMap<i64, HashSet<i64>> = HashMap::new();
-    let mut hits = Vec::new();
+    let mut hits = OneHitPerCopy::default();
     loop {
         let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
         for r in &rows {
@@ -200,14 +195,16 @@ fn confirmed(
                 continue;
             }
             if let Some(h) = hit(r, matcher) {
-                hits.push(h);
-                if hits.len() >= q.limit {
-                    return Ok(hits);
+                let ts: Option<i64> = r.get(8);
+                let key = h.entry_id.clone().zip(ts).map(|(id, ts)| (id, ts, h.kind));
+                hits.add(h, key, r.get(15));
+                if hits.hits.len() >= q.limit {
+                    return Ok(hits.hits);
                 }
             }
         }
         if rows.len() < BATCH as usize {
-            return Ok(hits);
+            return Ok(hits.hits);
         }
     }
 }

@@ -676,8 +676,8 @@ fn confirm(
 /// Hits with each copied entry once: a fork or clone copies entries with their ids and times
 /// (`store::copies`' rule), and a copy is the same entry, as `stats` counts it.
 #[derive(Default)]
-struct OneHitPerCopy {
-    hits: Vec<Hit>,
+pub(crate) struct OneHitPerCopy {
+    pub(crate) hits: Vec<Hit>,
     /// (entry id, time, text kind) -> the hit showing it, and whether that is a later copy.
     shown: HashMap<(String, i64, &'static str), (usize, bool)>,
 }
@@ -685,7 +685,7 @@ struct OneHitPerCopy {
 impl OneHitPerCopy {
     /// Adds `hit` (its entry a later session's copy when `copy`), or names its session in the
     /// hit that shows the same entry; the first session's copy is the one shown.
-    fn add(&mut self, hit: Hit, key: Option<(String, i64, &'static str)>, copy: bool) {
+    pub(crate) fn add(&mut self, hit: Hit, key: Option<(String, i64, &'static str)>, copy: bool) {
         let Some(key) = key else {
             self.hits.push(hit);
             return;
