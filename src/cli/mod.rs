@@ -55,6 +55,7 @@ pub fn run(cli: Cli) -> Result<Found> {
         .filter(|_| remote::reads_from_server(&cli.command))
     {
         let mut out = Out::new();
+        out.redact = cli.global.redact;
         let found = remote::run(&env, &url, &cli.command, &mut out)?;
         out.flush()?;
         return Ok(found);
@@ -65,6 +66,7 @@ pub fn run(cli: Cli) -> Result<Found> {
         return mcp::run(env);
     }
     let mut out = Out::new();
+    out.redact = cli.global.redact;
     let found = match &cli.command {
         Command::Sync(args) => sync::run(&env, args, &mut out),
         Command::List(args) => list::run(&env, args, &mut out),
