@@ -57,6 +57,13 @@ fn planted(seed: u64, per_rule: usize) {
     let mut scores: BTreeMap<&str, Score> = RULES.iter().map(|r| (*r, Score::default())).collect();
     let mut misses: Vec<String> = Vec::new();
     let mut wrong: Vec<String> = Vec::new();
+    // The doors look for secrets in a raw JSON line before parsing it (`may_hold`): a planted
+    // secret it does not see there would leave unredacted.
+    let unseen: Vec<&str> = all
+        .iter()
+        .filter(|p| !pidx::redact::may_hold(&serde_json::to_string(&p.text).unwrap()))
+        .map(|p| p.rule)
+        .collect();
     let bytes: usize = all.iter().map(|p| p.text.len()).sum();
     let started = Instant::now();
     let found: Vec<_> = all.iter().map(|p| find(&p.text)).collect();
@@ -69,7 +76,7 @@ fn planted(seed: u64, per_rule: usize) {
             .any(|f| f.rule == p.rule && f.start <= p.at && f.end >= end)
         {
             scores.get_mut(p.rule).unwrap().recalled += 1;
-        } else if misses.len() < 10 {
+        } else if misses.iter().filter(|m| m.starts_with(p.rule)).count() < 3 {
             misses.push(format!("{}: {:?}", p.rule, p.text));
         }
         for f in found {
@@ -77,7 +84,7 @@ fn planted(seed: u64, per_rule: usize) {
             s.findings += 1;
             if f.rule == p.rule && f.start < end && f.end > p.at {
                 s.correct += 1;
-            } else if wrong.len() < 10 {
+            } else if wrong.iter().filter(|w| w.starts_with(f.rule)).count() < 3 {
                 wrong.push(format!("{} found {:?} in a {} text", f.rule, &p.text[f.start..f.end], p.rule));
             }
         }
@@ -91,6 +98,7 @@ fn planted(seed: u64, per_rule: usize) {
         (tp, rec, fnd, pl) = (tp + s.correct, rec + s.recalled, fnd + s.findings, pl + s.planted);
     }
     println!("| all | {pl} | {} | {fnd} | {} |", pct(rec, pl), pct(tp, fnd));
+    println!("planted secrets not seen in their raw JSON: {} {unseen:?}", unseen.len());
     for m in misses {
         println!("missed: {m}");
     }

@@ -97,3 +97,25 @@ fn a_search_for_a_secret_finds_nothing_through_redact_and_its_words_still_do() {
     let hits: serde_json::Value = serde_json::from_str(&around).unwrap();
     assert!(hits.as_array().is_some_and(|h| !h.is_empty()), "{around}");
 }
+
+#[test]
+fn secrets_lists_every_planted_kind_by_session_and_entry_and_never_the_secret() {
+    let (tmp, root, planted) = planted_root();
+    let shown = run(tmp.path(), &root, &["secrets", "--json"]);
+    assert_eq!(leaked(&shown, &planted), Vec::<(&str, &str)>::new());
+    let found: Vec<serde_json::Value> = serde_json::from_str(&shown).unwrap();
+    for rule in pidx::redact::RULES {
+        let session = format!("{rule}.jsonl");
+        let entries = found
+            .iter()
+            .filter(|f| f["rule"] == *rule && f["path"].as_str().unwrap().ends_with(&session))
+            .count();
+        assert_eq!(entries, 3, "{rule}: {shown}");
+    }
+    let table = run(tmp.path(), &root, &["secrets"]);
+    assert_eq!(leaked(&table, &planted), Vec::<(&str, &str)>::new());
+    assert!(table.contains("github-token") && table.contains("s03-github-token-e0"), "{table}");
+    let none = run(tmp.path(), &root, &["secrets", "--since", "1d"]);
+    assert_eq!(none, "");
+}
+

@@ -19,6 +19,7 @@ mod remote;
 mod render;
 mod report;
 mod search;
+mod secrets;
 mod show;
 mod skill;
 mod sql;
@@ -75,6 +76,7 @@ pub fn run(cli: Cli) -> Result<Found> {
         Command::Tree(args) => tree::run(&env, args, &mut out),
         Command::Status => status::run(&env, &mut out),
         Command::Search(args) => search::run(&env, args, &mut out),
+        Command::Secrets(args) => secrets::run(&env, args, &mut out),
         Command::Watch(args) => watch::run(&env, args),
         Command::Stats(args) => stats::run(&env, args, &mut out),
         Command::Sql(args) => sql::run(&env, args, &mut out),
@@ -195,6 +197,13 @@ pub enum Command {
         after_help = "Examples:\n  pidx report --html ~/pi-report.html --since 90d\n  pidx report --html - > report.html\n  pidx report --json --since 30d\n\nOne bar per day (per week past 120 days, per month past three years), quiet periods empty;\nentries without a valid timestamp are counted apart. The page has no script and loads nothing."
     )]
     Report(report::ReportArgs),
+    /// Which sessions hold which kinds of secret (API keys, tokens, private keys, passwords,
+    /// auth headers, cookies, secret env values): rule, time, session and entry, never the
+    /// secret itself, so you know what to rotate.
+    #[command(
+        after_help = "Examples:\n  pidx secrets --since 30d\n  pidx secrets --cwd . --json\n\nThe same detector redacts what push, mcp and report --html send (see the README's Privacy section)."
+    )]
+    Secrets(secrets::SecretsArgs),
     /// Find a session as you type (this project or all, by listing or full text), preview it,
     /// and resume it in pi with Enter. `?` lists the keys.
     #[command(

@@ -43,11 +43,40 @@ pub fn find(text: &str) -> Vec<Finding> {
     out
 }
 
-/// Whether `text` may hold a secret: `false` means [`find`] finds nothing. Cheaper than
-/// [`find`] (one pass of the rules' combined automaton), and true of raw JSON holding a secret
-/// inside a string value (escapes do not hide one: see `rules`).
-pub fn may_hold(text: &str) -> bool {
-    rules::set().is_match(text)
+/// Whether the raw JSON line `raw` may hold a secret inside a string value: `false` means no
+/// string of it holds one. One pass of the rules' combined automaton, over the line with its
+/// escapes read (`\n`, `\"`, ...) when it has any: a token at the start of a line follows a
+/// `\n` escape whose `n` would hide the word boundary.
+pub fn may_hold(raw: &str) -> bool {
+    if raw.contains('\\') {
+        rules::set().is_match(&unescaped(raw))
+    } else {
+        rules::set().is_match(raw)
+    }
+}
+
+/// `raw` with JSON's character escapes read (a `\uXXXX` is left as it is).
+fn unescaped(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('t') => out.push('\t'),
+            Some(e @ ('"' | '\\' | '/')) => out.push(e),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
 }
 
 /// The marker that stands where a secret of `rule` was.

@@ -3,9 +3,11 @@
 //! must pass. Prefixed token formats are trusted as they are; loose shapes (a header value, an
 //! env value, a password in a URL) must not be a placeholder, a path or a plain word.
 //!
-//! Every pattern also matches the raw JSON line holding the text (`may_hold` runs on it before
-//! the line is parsed): value classes stop at a backslash, and a line start may be a `\n`
-//! escape or the quote opening a string.
+//! Every pattern also matches where JSON escapes stood (`may_hold` reads a raw line's escapes
+//! before it looks): value classes stop at a backslash, a quote may be escaped (`\"`), and a
+//! line start may be a `\n` escape. An env line is `NAME=value` with no space around `=` (as
+//! shells and env files write it) anywhere a word starts; `name = "value"` in code is an
+//! `assigned-secret`.
 
 use std::sync::LazyLock;
 
@@ -52,8 +54,8 @@ pub const RULES: &[&str] = &[
     "npm-token",
     "jwt",
     "url-password",
-    "env-secret",
     "conn-password",
+    "env-secret",
     "auth-header",
     "cookie",
     "assigned-secret",
@@ -76,7 +78,7 @@ const RULE_TABLE: &[Rule] = &[
     },
     Rule {
         name: "aws-secret-key",
-        pattern: r#"(?i:aws)[A-Za-z0-9_.-]{0,20}(?i:secret)[A-Za-z0-9_.-]{0,20}['"]?\s*[:=]\s*['"]?([A-Za-z0-9/+]{40})\b"#,
+        pattern: r#"(?i:aws)[A-Za-z0-9_.-]{0,20}(?i:secret)[A-Za-z0-9_.-]{0,20}\\?['"]?\s*[:=]\s*\\?['"]?([A-Za-z0-9/+]{40})"#,
         group: 1,
         check: Check::Random,
     },
@@ -153,16 +155,16 @@ const RULE_TABLE: &[Rule] = &[
         check: Check::Password,
     },
     Rule {
-        name: "env-secret",
-        pattern: r#"(?m)(?:^|\\n|")[ \t]*(?:export[ \t]+)?(?i:[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|AUTH_?KEY|CREDENTIALS?|_PAT)[A-Z0-9_]*)[ \t]*=[ \t]*['"]?([^\s'"\\#()]{6,})"#,
-        group: 1,
-        check: Check::EnvValue,
-    },
-    Rule {
         name: "conn-password",
-        pattern: r#"(?i:\bpassword|(?:^|;)\s*pwd)\s*=\s*['"]?([^\s'";&()\[\]{}\\]{1,128})"#,
+        pattern: r#"(?i:\bpassword|(?:^|;)\s*pwd)\s*=\s*\\?['"]?([^\s'";&()\[\]{}\\]{1,128})"#,
         group: 1,
         check: Check::Password,
+    },
+    Rule {
+        name: "env-secret",
+        pattern: r#"(?m)(?:^|\\n|[\s"'`])(?:export[ \t]+)?(?i:[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|AUTH_?KEY|CREDENTIALS?|_PAT)[A-Z0-9_]*)=\\?['"]?([^\s'"\\#();]{6,})"#,
+        group: 1,
+        check: Check::EnvValue,
     },
     Rule {
         name: "auth-header",
@@ -172,7 +174,7 @@ const RULE_TABLE: &[Rule] = &[
     },
     Rule {
         name: "cookie",
-        pattern: r#"(?i:\b(?:set-)?cookie\s*:\s*|--cookie\s+['"]?)([^\r\n'"\\]*=[^\r\n'"\\]{6,})"#,
+        pattern: r#"(?i:\b(?:set-)?cookie\s*:\s*|--cookie\s+\\?['"]?)([^\r\n'"\\]*=[^\r\n'"\\]{6,})"#,
         group: 1,
         check: Check::Password,
     },
@@ -235,11 +237,12 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
     }
 }
 
-/// `ghp_xxxxxxxx…`: the format's prefix and one character repeated.
+/// `ghp_xxxxxxxx…`: a format's prefix and a run of one character (its last 16 characters,
+/// separators aside, all the same).
 fn one_char_repeated(s: &str) -> bool {
-    let tail = s.rsplit(['_', '-']).next().unwrap_or(s);
-    let mut chars = tail.chars();
-    chars.next().is_some_and(|c| chars.all(|d| d == c))
+    let tail: Vec<char> = s.chars().filter(|c| !matches!(c, '_' | '-')).collect();
+    let tail = &tail[tail.len().saturating_sub(16)..];
+    tail.iter().all(|&c| c == tail[0])
 }
 
 #[cfg(test)]
