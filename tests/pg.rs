@@ -560,7 +560,7 @@ fn no_planted_secret_reaches_the_server_unless_the_user_says_no_redact() {
     // Found by the words around a secret, never by the secret.
     for p in planted.iter().step_by(6) {
         let search = |args: &[&str]| {
-            json(pidx(tmp.path(), &root).args(["--pg", &s.reader, "search"]).args(args))
+            json(pidx(tmp.path(), &root).args(["--pg", &s.url, "search"]).args(args))
         };
         let by_secret = search(&["--literal", pieces(&p.secret)[0]]);
         assert!(by_secret.as_array().is_none_or(|a| a.is_empty()), "{}: {by_secret}", p.rule);

@@ -211,6 +211,9 @@ fn entries(
         for (i, c) in ENTRY_COLS.iter().enumerate().take(n - 1) {
             row.push(Val::read(r, i, c.2)?);
         }
+        if opts.redact {
+            redact_entry(&mut row);
+        }
         let (seq, offset, len): (i64, i64, i64) = (r.get(0)?, r.get(2)?, r.get(3)?);
         let bytes =
             read_at(&file, offset as u64, len as usize).map_err(|e| Error::io(&f.path, e))?;
@@ -282,6 +285,15 @@ pub(super) fn redact_json(raw: &str) -> Option<String> {
         return Some(redact::redact(raw).into_owned());
     };
     (redact::redact_value(&mut v) > 0).then(|| v.to_string())
+}
+
+/// An entry row's free texts: its listing text and its label.
+fn redact_entry(row: &mut [Val]) {
+    for (i, col) in ENTRY_COLS.iter().enumerate().take(row.len()) {
+        if let ("text" | "label", Val::Text(Some(text))) = (col.0, &mut row[i]) {
+            *text = redacted(std::mem::take(text), true);
+        }
+    }
 }
 
 /// The summary's free texts: the header line (JSON), the name, the first message and a
