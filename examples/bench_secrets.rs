@@ -85,20 +85,48 @@ fn planted(seed: u64, per_rule: usize) {
             if f.rule == p.rule && f.start < end && f.end > p.at {
                 s.correct += 1;
             } else if wrong.iter().filter(|w| w.starts_with(f.rule)).count() < 3 {
-                wrong.push(format!("{} found {:?} in a {} text", f.rule, &p.text[f.start..f.end], p.rule));
+                wrong.push(format!(
+                    "{} found {:?} in a {} text",
+                    f.rule,
+                    &p.text[f.start..f.end],
+                    p.rule
+                ));
             }
         }
     }
-    println!("planted secrets: {} ({per_rule} per rule, seed {seed}), {:.1} MB of text, {:.1} MB/s", all.len(), mb(bytes), mb(bytes) / took.as_secs_f64());
+    println!(
+        "planted secrets: {} ({per_rule} per rule, seed {seed}), {:.1} MB of text, {:.1} MB/s",
+        all.len(),
+        mb(bytes),
+        mb(bytes) / took.as_secs_f64()
+    );
     println!("| rule | planted | recall | findings | precision |");
     println!("|---|---:|---:|---:|---:|");
     let (mut tp, mut rec, mut fnd, mut pl) = (0, 0, 0, 0);
     for (rule, s) in &scores {
-        println!("| {rule} | {} | {} | {} | {} |", s.planted, pct(s.recalled, s.planted), s.findings, pct(s.correct, s.findings));
-        (tp, rec, fnd, pl) = (tp + s.correct, rec + s.recalled, fnd + s.findings, pl + s.planted);
+        println!(
+            "| {rule} | {} | {} | {} | {} |",
+            s.planted,
+            pct(s.recalled, s.planted),
+            s.findings,
+            pct(s.correct, s.findings)
+        );
+        (tp, rec, fnd, pl) = (
+            tp + s.correct,
+            rec + s.recalled,
+            fnd + s.findings,
+            pl + s.planted,
+        );
     }
-    println!("| all | {pl} | {} | {fnd} | {} |", pct(rec, pl), pct(tp, fnd));
-    println!("planted secrets not seen in their raw JSON: {} {unseen:?}", unseen.len());
+    println!(
+        "| all | {pl} | {} | {fnd} | {} |",
+        pct(rec, pl),
+        pct(tp, fnd)
+    );
+    println!(
+        "planted secrets not seen in their raw JSON: {} {unseen:?}",
+        unseen.len()
+    );
     for m in misses {
         println!("missed: {m}");
     }
@@ -131,13 +159,28 @@ fn on_corpus(dir: &Path) {
         for f in found {
             *by_rule.entry(f.rule).or_default() += 1;
             if examples.len() < 20 {
-                let from = s[..f.start].char_indices().rev().nth(30).map_or(0, |(i, _)| i);
-                examples.push(format!("{}: {:?} in …{:?}", f.rule, &s[f.start..f.end], &s[from..f.start]));
+                let from = s[..f.start]
+                    .char_indices()
+                    .rev()
+                    .nth(30)
+                    .map_or(0, |(i, _)| i);
+                examples.push(format!(
+                    "{}: {:?} in …{:?}",
+                    f.rule,
+                    &s[f.start..f.end],
+                    &s[from..f.start]
+                ));
             }
         }
     }
     let total: usize = by_rule.values().sum();
-    println!("corpus {}: {files} files, {} strings, {:.1} MB of text; detector {:.1} MB/s", dir.display(), strings.len(), mb(bytes), mb(bytes) / took.as_secs_f64());
+    println!(
+        "corpus {}: {files} files, {} strings, {:.1} MB of text; detector {:.1} MB/s",
+        dir.display(),
+        strings.len(),
+        mb(bytes),
+        mb(bytes) / took.as_secs_f64()
+    );
     println!("false positives: {total} {by_rule:?}");
     for e in examples {
         println!("  {e}");

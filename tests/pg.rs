@@ -551,21 +551,41 @@ fn no_planted_secret_reaches_the_server_unless_the_user_says_no_redact() {
     let held = dump(&mut s.admin);
     for p in &planted {
         for piece in pieces(&p.secret) {
-            assert!(!held.contains(piece), "a {} reached the server: {piece}", p.rule);
+            assert!(
+                !held.contains(piece),
+                "a {} reached the server: {piece}",
+                p.rule
+            );
         }
     }
     for rule in pidx::redact::RULES {
-        assert!(held.contains(&pidx::redact::marker(rule)), "no marker of {rule} on the server");
+        assert!(
+            held.contains(&pidx::redact::marker(rule)),
+            "no marker of {rule} on the server"
+        );
     }
     // Found by the words around a secret, never by the secret.
     for p in planted.iter().step_by(6) {
         let search = |args: &[&str]| {
-            json(pidx(tmp.path(), &root).args(["--pg", &s.url, "search"]).args(args))
+            json(
+                pidx(tmp.path(), &root)
+                    .args(["--pg", &s.url, "search"])
+                    .args(args),
+            )
         };
         let by_secret = search(&["--literal", pieces(&p.secret)[0]]);
-        assert!(by_secret.as_array().is_none_or(|a| a.is_empty()), "{}: {by_secret}", p.rule);
+        assert!(
+            by_secret.as_array().is_none_or(|a| a.is_empty()),
+            "{}: {by_secret}",
+            p.rule
+        );
         let around = search(&[&word_before(p)]);
-        assert!(around.as_array().is_some_and(|a| !a.is_empty()), "{}: {}", p.rule, word_before(p));
+        assert!(
+            around.as_array().is_some_and(|a| !a.is_empty()),
+            "{}: {}",
+            p.rule,
+            word_before(p)
+        );
     }
     // --no-redact is the user's explicit choice, said on stderr.
     let out = pidx(tmp.path(), &root)

@@ -44,20 +44,29 @@ fn leaked<'a>(text: &str, planted: &'a [plant::Planted]) -> Vec<(&'a str, &'a st
     planted
         .iter()
         .flat_map(|p| p.secret.split('\n').map(move |piece| (p.rule, piece)))
-        .filter(|(_, piece)| piece.len() >= 8 && !piece.starts_with("-----") && text.contains(piece))
+        .filter(|(_, piece)| {
+            piece.len() >= 8 && !piece.starts_with("-----") && text.contains(piece)
+        })
         .collect()
 }
 
 #[test]
 fn a_report_page_holds_no_planted_secret_only_markers() {
     let (tmp, root, planted) = planted_root();
-    let page = run(tmp.path(), &root, &["report", "--html", "-", "--since", "2000-01-01"]);
+    let page = run(
+        tmp.path(),
+        &root,
+        &["report", "--html", "-", "--since", "2000-01-01"],
+    );
     assert!(page.contains("<html"), "{page}");
     assert_eq!(leaked(&page, &planted), Vec::<(&str, &str)>::new());
     // Each session's title holds one secret: a marker stands in its place (a title cut to the
     // page's width may end inside the marker).
     let markers = page.matches("[redacted").count();
-    assert!(markers >= pidx::redact::RULES.len(), "{markers} markers: {page}");
+    assert!(
+        markers >= pidx::redact::RULES.len(),
+        "{markers} markers: {page}"
+    );
 }
 
 #[test]
@@ -77,10 +86,18 @@ fn redact_hides_secrets_from_every_reading_command_and_plain_output_keeps_them()
     for args in commands {
         let shown = run(tmp.path(), &root, &[args, &["--redact"]].concat());
         assert!(!shown.trim().is_empty(), "{args:?} printed nothing");
-        assert_eq!(leaked(&shown, &planted), Vec::<(&str, &str)>::new(), "{args:?}: {shown}");
+        assert_eq!(
+            leaked(&shown, &planted),
+            Vec::<(&str, &str)>::new(),
+            "{args:?}: {shown}"
+        );
     }
     let plain = run(tmp.path(), &root, &["context", session]);
-    let github: Vec<_> = planted.iter().filter(|p| p.rule == "github-token").cloned().collect();
+    let github: Vec<_> = planted
+        .iter()
+        .filter(|p| p.rule == "github-token")
+        .cloned()
+        .collect();
     assert_eq!(leaked(&plain, &github).len(), github.len(), "{plain}");
 }
 
@@ -88,12 +105,24 @@ fn redact_hides_secrets_from_every_reading_command_and_plain_output_keeps_them()
 fn a_search_for_a_secret_finds_nothing_through_redact_and_its_words_still_do() {
     let (tmp, root, planted) = planted_root();
     for p in planted.iter().filter(|p| !p.secret.contains('\n')) {
-        let by_secret = run(tmp.path(), &root, &["search", "--literal", &p.secret, "--redact"]);
+        let by_secret = run(
+            tmp.path(),
+            &root,
+            &["search", "--literal", &p.secret, "--redact"],
+        );
         assert_eq!(by_secret, "", "{}: {by_secret}", p.rule);
         let plain = run(tmp.path(), &root, &["search", "--literal", &p.secret]);
-        assert!(plain.contains(&p.secret), "{} is in the index: {plain}", p.rule);
+        assert!(
+            plain.contains(&p.secret),
+            "{} is in the index: {plain}",
+            p.rule
+        );
     }
-    let around = run(tmp.path(), &root, &["search", "rotate", "--redact", "--json"]);
+    let around = run(
+        tmp.path(),
+        &root,
+        &["search", "rotate", "--redact", "--json"],
+    );
     let hits: serde_json::Value = serde_json::from_str(&around).unwrap();
     assert!(hits.as_array().is_some_and(|h| !h.is_empty()), "{around}");
 }
@@ -114,8 +143,10 @@ fn secrets_lists_every_planted_kind_by_session_and_entry_and_never_the_secret() 
     }
     let table = run(tmp.path(), &root, &["secrets"]);
     assert_eq!(leaked(&table, &planted), Vec::<(&str, &str)>::new());
-    assert!(table.contains("github-token") && table.contains("s03-github-token-e0"), "{table}");
+    assert!(
+        table.contains("github-token") && table.contains("s03-github-token-e0"),
+        "{table}"
+    );
     let none = run(tmp.path(), &root, &["secrets", "--since", "1d"]);
     assert_eq!(none, "");
 }
-

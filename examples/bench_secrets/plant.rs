@@ -62,7 +62,11 @@ fn base64url(bytes: &[u8]) -> String {
     let a = URLSAFE.as_bytes();
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..=chunk.len() {
             out.push(a[((n >> (18 - 6 * i)) & 63) as usize] as char);
@@ -74,7 +78,10 @@ fn base64url(bytes: &[u8]) -> String {
 /// A password of `n` characters as people choose them: letters, digits, some punctuation.
 fn password(rng: &mut Rng, n: usize) -> String {
     let mut p = rng.chars(ALNUM, 1);
-    p.push_str(&rng.chars("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789!%^*_-~", n - 1));
+    p.push_str(&rng.chars(
+        "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789!%^*_-~",
+        n - 1,
+    ));
     p
 }
 
@@ -89,46 +96,101 @@ fn secret_of(rule: &str, rng: &mut Rng) -> (String, String) {
                 body.push_str(&r.chars(B64, 64));
                 body.push('\n');
             }
-            let block = format!(
-                "-----BEGIN {kind}PRIVATE KEY-----\n{body}-----END {kind}PRIVATE KEY-----"
-            );
+            let block =
+                format!("-----BEGIN {kind}PRIVATE KEY-----\n{body}-----END {kind}PRIVATE KEY-----");
             (block, "{}".into())
         }
         "aws-access-key" => (
-            format!("{}{}", r.pick(&["AKIA", "ASIA"]), r.chars(&format!("{UPPER}{DIGITS}"), 16)),
-            r.pick(&["aws_access_key_id = {}", "AWS_ACCESS_KEY_ID={}", "\"AccessKeyId\": \"{}\","]).into(),
+            format!(
+                "{}{}",
+                r.pick(&["AKIA", "ASIA"]),
+                r.chars(&format!("{UPPER}{DIGITS}"), 16)
+            ),
+            r.pick(&[
+                "aws_access_key_id = {}",
+                "AWS_ACCESS_KEY_ID={}",
+                "\"AccessKeyId\": \"{}\",",
+            ])
+            .into(),
         ),
         "aws-secret-key" => (
             r.chars(B64, 40),
-            r.pick(&["aws_secret_access_key = {}", "export AWS_SECRET_ACCESS_KEY={}", "AWS_SECRET_ACCESS_KEY: {}"]).into(),
+            r.pick(&[
+                "aws_secret_access_key = {}",
+                "export AWS_SECRET_ACCESS_KEY={}",
+                "AWS_SECRET_ACCESS_KEY: {}",
+            ])
+            .into(),
         ),
         "github-token" => {
             let t = if r.below(3) == 0 {
                 format!("github_pat_{}_{}", r.chars(ALNUM, 22), r.chars(ALNUM, 59))
             } else {
-                format!("{}_{}", r.pick(&["ghp", "gho", "ghs", "ghu"]), r.chars(ALNUM, 36))
+                format!(
+                    "{}_{}",
+                    r.pick(&["ghp", "gho", "ghs", "ghu"]),
+                    r.chars(ALNUM, 36)
+                )
             };
-            (t, r.pick(&["git clone https://{}@github.com/acme/api.git", "gh auth login --with-token <<< {}", "token: {}"]).into())
+            (
+                t,
+                r.pick(&[
+                    "git clone https://{}@github.com/acme/api.git",
+                    "gh auth login --with-token <<< {}",
+                    "token: {}",
+                ])
+                .into(),
+            )
         }
         "gitlab-token" => (
             format!("glpat-{}", r.chars(URLSAFE, 20)),
-            r.pick(&["curl --header \"PRIVATE-TOKEN: {}\" https://gitlab.com/api/v4/projects", "GITLAB token {} expires soon"]).into(),
+            r.pick(&[
+                "curl --header \"PRIVATE-TOKEN: {}\" https://gitlab.com/api/v4/projects",
+                "GITLAB token {} expires soon",
+            ])
+            .into(),
         ),
         "slack-token" => (
-            format!("xox{}-{}-{}-{}", r.pick(&["b", "p"]), r.chars(DIGITS, 12), r.chars(DIGITS, 13), r.chars(ALNUM, 24)),
-            r.pick(&["client = WebClient(token=\"{}\")", "SLACK bot token is {}"]).into(),
+            format!(
+                "xox{}-{}-{}-{}",
+                r.pick(&["b", "p"]),
+                r.chars(DIGITS, 12),
+                r.chars(DIGITS, 13),
+                r.chars(ALNUM, 24)
+            ),
+            r.pick(&["client = WebClient(token=\"{}\")", "SLACK bot token is {}"])
+                .into(),
         ),
         "slack-webhook" => (
-            format!("https://hooks.slack.com/services/T{}/B{}/{}", r.chars(&format!("{UPPER}{DIGITS}"), 8), r.chars(&format!("{UPPER}{DIGITS}"), 10), r.chars(ALNUM, 24)),
-            r.pick(&["curl -X POST -d '{\"text\":\"deployed\"}' {}", "webhook_url: {}"]).into(),
+            format!(
+                "https://hooks.slack.com/services/T{}/B{}/{}",
+                r.chars(&format!("{UPPER}{DIGITS}"), 8),
+                r.chars(&format!("{UPPER}{DIGITS}"), 10),
+                r.chars(ALNUM, 24)
+            ),
+            r.pick(&[
+                "curl -X POST -d '{\"text\":\"deployed\"}' {}",
+                "webhook_url: {}",
+            ])
+            .into(),
         ),
         "stripe-key" => (
-            format!("{}_{}", r.pick(&["sk_live", "sk_test", "rk_live"]), r.chars_upto(ALNUM, 24, 75)),
-            r.pick(&["stripe.api_key = \"{}\"", "Stripe.setApiKey('{}')"]).into(),
+            format!(
+                "{}_{}",
+                r.pick(&["sk_live", "sk_test", "rk_live"]),
+                r.chars_upto(ALNUM, 24, 75)
+            ),
+            r.pick(&["stripe.api_key = \"{}\"", "Stripe.setApiKey('{}')"])
+                .into(),
         ),
         "anthropic-key" => (
             format!("sk-ant-api03-{}AA", r.chars(URLSAFE, 93)),
-            r.pick(&["export ANTHROPIC_API_KEY={}", "client = Anthropic(api_key=\"{}\")", "my key is {} please use it"]).into(),
+            r.pick(&[
+                "export ANTHROPIC_API_KEY={}",
+                "client = Anthropic(api_key=\"{}\")",
+                "my key is {} please use it",
+            ])
+            .into(),
         ),
         "openai-key" => {
             let t = if r.below(2) == 0 {
@@ -136,15 +198,28 @@ fn secret_of(rule: &str, rng: &mut Rng) -> (String, String) {
             } else {
                 format!("sk-{}", r.chars(ALNUM, 48))
             };
-            (t, r.pick(&["OpenAI(api_key=\"{}\")", "set OPENAI_API_KEY to {} and retry", "openai.api_key = '{}'"]).into())
+            (
+                t,
+                r.pick(&[
+                    "OpenAI(api_key=\"{}\")",
+                    "set OPENAI_API_KEY to {} and retry",
+                    "openai.api_key = '{}'",
+                ])
+                .into(),
+            )
         }
         "google-api-key" => (
             format!("AIza{}", r.chars(URLSAFE, 35)),
-            r.pick(&["https://maps.googleapis.com/maps/api/geocode/json?address=x&key={}", "GOOGLE_MAPS_KEY: {}"]).into(),
+            r.pick(&[
+                "https://maps.googleapis.com/maps/api/geocode/json?address=x&key={}",
+                "GOOGLE_MAPS_KEY: {}",
+            ])
+            .into(),
         ),
         "huggingface-token" => (
             format!("hf_{}", r.chars(ALNUM, 34)),
-            r.pick(&["huggingface-cli login --token {}", "HF token {}"]).into(),
+            r.pick(&["huggingface-cli login --token {}", "HF token {}"])
+                .into(),
         ),
         "npm-token" => (
             format!("npm_{}", r.chars(ALNUM, 36)),
@@ -152,32 +227,81 @@ fn secret_of(rule: &str, rng: &mut Rng) -> (String, String) {
         ),
         "jwt" => {
             let header = base64url(br#"{"alg":"HS256","typ":"JWT"}"#);
-            let payload = base64url(format!(r#"{{"sub":"{}","iat":{}}}"#, r.chars(DIGITS, 8), 1_700_000_000 + r.below(90_000_000)).as_bytes());
+            let payload = base64url(
+                format!(
+                    r#"{{"sub":"{}","iat":{}}}"#,
+                    r.chars(DIGITS, 8),
+                    1_700_000_000 + r.below(90_000_000)
+                )
+                .as_bytes(),
+            );
             let sig = r.chars(URLSAFE, 43);
-            (format!("{header}.{payload}.{sig}"), r.pick(&["Authorization: Bearer {}", "access_token={}", "the token {} expired"]).into())
+            (
+                format!("{header}.{payload}.{sig}"),
+                r.pick(&[
+                    "Authorization: Bearer {}",
+                    "access_token={}",
+                    "the token {} expired",
+                ])
+                .into(),
+            )
         }
         "url-password" => (
-            { let n = 10 + r.below(15); password(r, n) },
+            {
+                let n = 10 + r.below(15);
+                password(r, n)
+            },
             format!(
                 "{}://{}:{{}}@{}:{}/{}",
-                r.pick(&["postgres", "postgresql", "mysql", "redis", "amqp", "mongodb+srv", "https"]),
+                r.pick(&[
+                    "postgres",
+                    "postgresql",
+                    "mysql",
+                    "redis",
+                    "amqp",
+                    "mongodb+srv",
+                    "https"
+                ]),
                 r.pick(&["app", "admin", "deploy", "svc_api"]),
-                r.pick(&["db.internal", "10.0.3.17", "cluster0.mongodb.net", "localhost"]),
+                r.pick(&[
+                    "db.internal",
+                    "10.0.3.17",
+                    "cluster0.mongodb.net",
+                    "localhost"
+                ]),
                 r.pick(&["5432", "3306", "6379", "5672", "443"]),
                 r.pick(&["app", "prod", "queue", "0"])
             ),
         ),
         "env-secret" => (
-            format!("{}{}", r.chars(ALNUM, 1), r.chars_upto(&format!("{URLSAFE}."), 15, 30)),
+            format!(
+                "{}{}",
+                r.chars(ALNUM, 1),
+                r.chars_upto(&format!("{URLSAFE}."), 15, 30)
+            ),
             format!(
                 "{}{}={}",
                 r.pick(&["", "export "]),
-                r.pick(&["JWT_SECRET", "SESSION_SECRET", "DB_PASSWORD", "REDIS_PASSWORD", "SENDGRID_API_KEY", "APP_TOKEN", "MAILGUN_APIKEY", "SMTP_PASSWORD", "ENCRYPTION_PASSPHRASE", "CI_DEPLOY_TOKEN"]),
+                r.pick(&[
+                    "JWT_SECRET",
+                    "SESSION_SECRET",
+                    "DB_PASSWORD",
+                    "REDIS_PASSWORD",
+                    "SENDGRID_API_KEY",
+                    "APP_TOKEN",
+                    "MAILGUN_APIKEY",
+                    "SMTP_PASSWORD",
+                    "ENCRYPTION_PASSPHRASE",
+                    "CI_DEPLOY_TOKEN"
+                ]),
                 r.pick(&["{}", "\"{}\"", "'{}'"])
             ),
         ),
         "conn-password" => (
-            { let n = 10 + r.below(15); password(r, n) },
+            {
+                let n = 10 + r.below(15);
+                password(r, n)
+            },
             r.pick(&[
                 "Server=tcp:sql.internal,1433;Database=app;User ID=admin;Password={};Encrypt=true;",
                 "psql \"host=db.internal port=5432 user=app password={} dbname=prod\"",
@@ -196,12 +320,29 @@ fn secret_of(rule: &str, rng: &mut Rng) -> (String, String) {
             .into(),
         ),
         "cookie" => (
-            format!("{}={}; {}={}", r.pick(&["session", "sid", "connect.sid", "_gh_sess"]), r.chars(ALNUM, 32), r.pick(&["csrftoken", "remember_token"]), r.chars(HEX, 32)),
-            r.pick(&["curl -H 'Cookie: {}' https://app.acme.io/dashboard", "curl --cookie \"{}\" https://app.acme.io", "Cookie: {}"]).into(),
+            format!(
+                "{}={}; {}={}",
+                r.pick(&["session", "sid", "connect.sid", "_gh_sess"]),
+                r.chars(ALNUM, 32),
+                r.pick(&["csrftoken", "remember_token"]),
+                r.chars(HEX, 32)
+            ),
+            r.pick(&[
+                "curl -H 'Cookie: {}' https://app.acme.io/dashboard",
+                "curl --cookie \"{}\" https://app.acme.io",
+                "Cookie: {}",
+            ])
+            .into(),
         ),
         "assigned-secret" => (
             r.chars_upto(ALNUM, 20, 20),
-            r.pick(&["{\"client_secret\": \"{}\", \"redirect_uri\": \"https://app/cb\"}", "api_key = \"{}\"", "const accessToken = '{}';", "refresh_token: \"{}\""]).into(),
+            r.pick(&[
+                "{\"client_secret\": \"{}\", \"redirect_uri\": \"https://app/cb\"}",
+                "api_key = \"{}\"",
+                "const accessToken = '{}';",
+                "refresh_token: \"{}\"",
+            ])
+            .into(),
         ),
         other => panic!("no planting for rule {other}"),
     }
@@ -211,7 +352,14 @@ fn secret_of(rule: &str, rng: &mut Rng) -> (String, String) {
 fn decoys(r: &mut Rng) -> [String; 4] {
     [
         r.chars(HEX, 40),
-        format!("{}-{}-7{}-b{}-{}", r.chars(HEX, 8), r.chars(HEX, 4), r.chars(HEX, 3), r.chars(HEX, 3), r.chars(HEX, 12)),
+        format!(
+            "{}-{}-7{}-b{}-{}",
+            r.chars(HEX, 8),
+            r.chars(HEX, 4),
+            r.chars(HEX, 3),
+            r.chars(HEX, 3),
+            r.chars(HEX, 12)
+        ),
         format!("sha256:{}", r.chars(HEX, 64)),
         format!("data:image/png;base64,iVBORw0KGgo{}==", r.chars(B64, 120)),
     ]
@@ -273,8 +421,12 @@ pub fn write_session(root: &Path, name: &str, planted: &[Planted]) -> std::path:
         let ts = format!("2026-03-01T10:{:02}:{:02}.000Z", (i / 60) % 60, i % 60);
         let message = match i % 3 {
             0 => serde_json::json!({"role":"user","content":p.text,"timestamp":i}),
-            1 => serde_json::json!({"role":"assistant","content":[{"type":"text","text":p.text}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":i}),
-            _ => serde_json::json!({"role":"toolResult","toolCallId":format!("call{i}"),"toolName":"bash","content":[{"type":"text","text":p.text}],"isError":false,"timestamp":i}),
+            1 => {
+                serde_json::json!({"role":"assistant","content":[{"type":"text","text":p.text}],"provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":i})
+            }
+            _ => {
+                serde_json::json!({"role":"toolResult","toolCallId":format!("call{i}"),"toolName":"bash","content":[{"type":"text","text":p.text}],"isError":false,"timestamp":i})
+            }
         };
         writeln!(f, "{}", line(serde_json::json!({"type":"message","id":id,"parentId":parent,"timestamp":ts,"message":message}))).unwrap();
         parent = id.into();

@@ -102,7 +102,10 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
         // Titles are cut to a width when printed: redacted whole first.
         for h in &mut hits {
             h.title = crate::redact::redact(&h.title).into_owned();
-            h.session_name = h.session_name.as_deref().map(|n| crate::redact::redact(n).into_owned());
+            h.session_name = h
+                .session_name
+                .as_deref()
+                .map(|n| crate::redact::redact(n).into_owned());
         }
     }
     if args.explain {

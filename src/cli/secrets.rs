@@ -42,14 +42,20 @@ pub fn run(env: &Env, args: &SecretsArgs, out: &mut Out) -> Result<Found> {
     )?;
     let mut lines = Vec::new();
     for f in &found {
-        let session = handles.get(&f.file_id).map_or(f.path.as_str(), String::as_str);
+        let session = handles
+            .get(&f.file_id)
+            .map_or(f.path.as_str(), String::as_str);
         lines.push(format!(
             "{}  {:<18}  {}  {}{}",
             one_line(f.timestamp.as_deref().unwrap_or("-")),
             f.rule,
             one_line(session),
             one_line(f.entry_id.as_deref().unwrap_or("-")),
-            if f.count > 1 { format!(" (x{})", f.count) } else { String::new() }
+            if f.count > 1 {
+                format!(" (x{})", f.count)
+            } else {
+                String::new()
+            }
         ));
     }
     out.lines(lines)?;

@@ -50,7 +50,11 @@ const ENTRIES: &str = "SELECT f.id, f.path, s.session_id, e.id, e.line, e.ts, e.
 ///
 /// # Errors
 /// Index errors; a file that cannot be read is skipped (it changed since the sync).
-pub fn find_secrets(conn: &Connection, scope: &Scope, opts: &SecretsOptions) -> Result<Vec<SecretAt>> {
+pub fn find_secrets(
+    conn: &Connection,
+    scope: &Scope,
+    opts: &SecretsOptions,
+) -> Result<Vec<SecretAt>> {
     let mut w = scope.filter();
     if let Some(cwd) = &opts.cwd {
         w.and("s.cwd = ?", [text(cwd.as_str())]);
@@ -72,7 +76,9 @@ pub fn find_secrets(conn: &Connection, scope: &Scope, opts: &SecretsOptions) -> 
         if open.as_ref().is_none_or(|(id, _)| *id != file_id) {
             open = Some((file_id, File::open(&path).ok()));
         }
-        let Some((_, Some(file))) = &open else { continue };
+        let Some((_, Some(file))) = &open else {
+            continue;
+        };
         let (offset, len): (i64, i64) = (r.get(6)?, r.get(7)?);
         let bytes = read_at(file, offset as u64, len as usize).map_err(|e| Error::io(&path, e))?;
         let line = String::from_utf8_lossy(&bytes);
@@ -100,7 +106,9 @@ fn rules_in(line: &str) -> Vec<(&'static str, usize)> {
     }
     let mut found = Vec::new();
     match crate::pi::line::parse_json(line) {
-        Ok(v) => strings(&v, &mut |s| found.extend(crate::redact::find(s).into_iter().map(|f| f.rule))),
+        Ok(v) => strings(&v, &mut |s| {
+            found.extend(crate::redact::find(s).into_iter().map(|f| f.rule))
+        }),
         Err(_) => found.extend(crate::redact::find(line).into_iter().map(|f| f.rule)),
     }
     let kinds: BTreeSet<&'static str> = found.iter().copied().collect();
@@ -130,7 +138,13 @@ mod tests {
             {"type": "text", "text": format!("{token} and {token}")},
             {"type": "text", "text": "AKIAZ7QW3RT5YU2OP4LK"}]}})
         .to_string();
-        assert_eq!(rules_in(&line), vec![("aws-access-key", 1), ("github-token", 2)]);
-        assert_eq!(rules_in(r#"{"message":"commit 3f9a2b7c1d8e4f60a5b9c2d7e1f3a8b6c4d2e0f1"}"#), vec![]);
+        assert_eq!(
+            rules_in(&line),
+            vec![("aws-access-key", 1), ("github-token", 2)]
+        );
+        assert_eq!(
+            rules_in(r#"{"message":"commit 3f9a2b7c1d8e4f60a5b9c2d7e1f3a8b6c4d2e0f1"}"#),
+            vec![]
+        );
     }
 }

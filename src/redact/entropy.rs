@@ -31,8 +31,25 @@ pub fn bits_per_char(s: &str) -> f64 {
 
 /// Words people write where the real value would go.
 const PLACEHOLDERS: &[&str] = &[
-    "password", "passwd", "pass", "pwd", "secret", "token", "apikey", "api_key", "null", "none",
-    "nil", "undefined", "true", "false", "changeme", "redacted", "hidden", "empty", "test",
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "apikey",
+    "api_key",
+    "null",
+    "none",
+    "nil",
+    "undefined",
+    "true",
+    "false",
+    "changeme",
+    "redacted",
+    "hidden",
+    "empty",
+    "test",
 ];
 
 /// Not a reference to a value (`$X`, `${X}`, `%X%`, `<x>`, `{{x}}`, `[redacted: …]`), a
@@ -51,9 +68,18 @@ pub fn not_a_placeholder(v: &str) -> bool {
         return false;
     }
     !(PLACEHOLDERS.contains(&lower.as_str())
-        || ["example", "your_", "your-", "xxxx", "placeholder", "changeme", "<", ">"]
-            .iter()
-            .any(|p| lower.contains(p)))
+        || [
+            "example",
+            "your_",
+            "your-",
+            "xxxx",
+            "placeholder",
+            "changeme",
+            "<",
+            ">",
+        ]
+        .iter()
+        .any(|p| lower.contains(p)))
 }
 
 /// An env value under a secret's name: not a placeholder, and not a path, number, boolean or
@@ -63,7 +89,9 @@ pub fn plausible_env_value(v: &str) -> bool {
     if !not_a_placeholder(v) || v.starts_with('/') || v.starts_with("./") || v.starts_with('~') {
         return false;
     }
-    if v.chars().all(|c| c.is_ascii_digit() || c == '.' || c == '_') {
+    if v.chars()
+        .all(|c| c.is_ascii_digit() || c == '.' || c == '_')
+    {
         return false;
     }
     let identifier = v

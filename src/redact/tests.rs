@@ -90,7 +90,10 @@ const FOUND: &[(&str, &str, &str)] = &[
 fn every_rule_finds_its_secret_and_only_it() {
     for (text, rule, secret) in FOUND {
         let found = find(text);
-        let got: Vec<(&str, &str)> = found.iter().map(|f| (f.rule, &text[f.start..f.end])).collect();
+        let got: Vec<(&str, &str)> = found
+            .iter()
+            .map(|f| (f.rule, &text[f.start..f.end]))
+            .collect();
         assert_eq!(got, vec![(*rule, *secret)], "in {text:?}");
     }
 }

@@ -145,7 +145,8 @@ mod tests {
     #[test]
     fn a_secret_is_redacted_before_its_row_is_cut() {
         let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
-        let big = serde_json::json!({"t": format!("{} {token} {}", "y".repeat(200), "z".repeat(5000))});
+        let big =
+            serde_json::json!({"t": format!("{} {token} {}", "y".repeat(200), "z".repeat(5000))});
         let page = fill_rows(vec![big], 1000);
         let text = page.rows[0]["t"].as_str().unwrap();
         assert!(text.contains("[redacted: github-token]"), "{text}");

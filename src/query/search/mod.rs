@@ -236,7 +236,8 @@ pub fn search_explained(
                 |text| {
                     shown(opts.redact, text, |text| {
                         // Redacted, a text may no longer hold the words that matched.
-                        let gone = opts.redact && highlight.as_ref().is_some_and(|re| !re.is_match(text));
+                        let gone =
+                            opts.redact && highlight.as_ref().is_some_and(|re| !re.is_match(text));
                         (!gone).then(|| Snippet::around(text, highlight.as_ref()))
                     })
                 },
