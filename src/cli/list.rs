@@ -168,7 +168,9 @@ pub(super) fn project_dirs(env: &Env, cwd: &str) -> Option<HashSet<PathBuf>> {
 /// sessions, each row naming its source.
 /// The session's texts with their secrets redacted (before a table cuts them to width).
 fn redact_info(s: &mut list::SessionInfo) {
-    let clean = |t: &str| crate::redact::redact(t).into_owned();
+    fn clean(t: &str) -> String {
+        crate::redact::redact(t).into_owned()
+    }
     s.first_message = clean(&s.first_message);
     s.name = s.name.as_deref().map(clean);
     s.all_messages_text = s.all_messages_text.as_deref().map(clean);
