@@ -73,7 +73,7 @@ fn a_report_page_holds_no_planted_secret_only_markers() {
 fn redact_hides_secrets_from_every_reading_command_and_plain_output_keeps_them() {
     let (tmp, root, planted) = planted_root();
     let session = "s03-github-token";
-    let commands: [&[&str]; 8] = [
+    let commands: [&[&str]; 9] = [
         &["list", "--all"],
         &["list", "--all", "--json", "--with-text"],
         &["search", "deploy"],
@@ -82,6 +82,7 @@ fn redact_hides_secrets_from_every_reading_command_and_plain_output_keeps_them()
         &["context", session, "--json"],
         &["show", session],
         &["tree", session],
+        &["stats", "--by", "session", "--since", "2000-01-01"],
     ];
     for args in commands {
         let shown = run(tmp.path(), &root, &[args, &["--redact"]].concat());
