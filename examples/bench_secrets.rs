@@ -137,6 +137,7 @@ fn planted(seed: u64, per_rule: usize) {
 
 fn on_corpus(dir: &Path) {
     let mut strings: Vec<String> = Vec::new();
+    let mut lines: Vec<String> = Vec::new();
     let mut files = 0;
     for path in walk(dir) {
         let Ok(body) = std::fs::read_to_string(&path) else {
@@ -144,11 +145,23 @@ fn on_corpus(dir: &Path) {
         };
         files += 1;
         for line in body.lines() {
+            lines.push(line.to_string());
             if let Ok(v) = serde_json::from_str::<Value>(line) {
                 collect(v, &mut strings);
             }
         }
     }
+    // What `push` pays on every raw entry line before it parses any: `may_hold`.
+    let raw: usize = lines.iter().map(String::len).sum();
+    let started = Instant::now();
+    let holding = lines.iter().filter(|l| pidx::redact::may_hold(l)).count();
+    let took_raw = started.elapsed();
+    println!(
+        "raw JSONL lines: {} ({:.1} MB), may_hold {:.1} MB/s, {holding} lines would be parsed",
+        lines.len(),
+        mb(raw),
+        mb(raw) / took_raw.as_secs_f64()
+    );
     let bytes: usize = strings.iter().map(String::len).sum();
     let started = Instant::now();
     let found: Vec<_> = strings.iter().map(|s| find(s)).collect();
