@@ -16,3 +16,4 @@ pub mod term;
 pub use error::{Error, Result};
 pub mod cli;
 pub mod query;
+pub mod redact;

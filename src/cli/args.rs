@@ -38,6 +38,11 @@ pub struct Global {
     /// With --pg: only this source's sessions (a machine: user@host, or its --source name).
     #[arg(long, global = true, value_name = "NAME")]
     pub source: Option<String>,
+    /// Print transcript text with every secret pidx finds (API keys, tokens, private keys,
+    /// passwords, auth headers, cookies, secret env values) replaced by `[redacted: RULE]`;
+    /// a search then matches the redacted text only.
+    #[arg(long, global = true)]
+    pub redact: bool,
 }
 
 impl Global {

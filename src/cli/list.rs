@@ -79,6 +79,10 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
         crate::store::small_cache(&store.conn)?;
     }
     let mut sessions = list::list_sessions(&store.conn, &scope, &opts)?;
+    if env.global.redact {
+        // Before `--query` ranks them: a redacted listing is not found by a secret either.
+        sessions.iter_mut().for_each(redact_info);
+    }
     let before_query = sessions.len();
     if let Some(q) = &args.query {
         sessions = picker::filter_and_sort(sessions, q);
@@ -162,6 +166,16 @@ pub(super) fn project_dirs(env: &Env, cwd: &str) -> Option<HashSet<PathBuf>> {
 
 /// `pidx --pg URL list`: as the local list (this project unless `--all`), every source's
 /// sessions, each row naming its source.
+/// The session's texts with their secrets redacted (before a table cuts them to width).
+fn redact_info(s: &mut list::SessionInfo) {
+    fn clean(t: &str) -> String {
+        crate::redact::redact(t).into_owned()
+    }
+    s.first_message = clean(&s.first_message);
+    s.name = s.name.as_deref().map(clean);
+    s.all_messages_text = s.all_messages_text.as_deref().map(clean);
+}
+
 pub fn run_remote(
     env: &Env,
     args: &ListArgs,

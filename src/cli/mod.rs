@@ -19,6 +19,7 @@ mod remote;
 mod render;
 mod report;
 mod search;
+mod secrets;
 mod show;
 mod skill;
 mod sql;
@@ -67,6 +68,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         .filter(|_| remote::reads_from_server(&cli.command))
     {
         let mut out = Out::new();
+        out.redact = cli.global.redact;
         let found = remote::run(&env, &url, &cli.command, &mut out)?;
         out.flush()?;
         return Ok(outcome(found));
@@ -94,6 +96,7 @@ fn outcome(found: Found) -> Outcome {
 /// Runs a command on the local index.
 fn run_local(env: &Env, command: &Command) -> Result<Found> {
     let mut out = Out::new();
+    out.redact = env.global.redact;
     let found = match command {
         Command::Sync(args) => sync::run(env, args, &mut out),
         Command::List(args) => list::run(env, args, &mut out),
@@ -102,6 +105,7 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Tree(args) => tree::run(env, args, &mut out),
         Command::Status => status::run(env, &mut out),
         Command::Search(args) => search::run(env, args, &mut out),
+        Command::Secrets(args) => secrets::run(env, args, &mut out),
         Command::Watch(args) => watch::run(env, args),
         Command::Stats(args) => stats::run(env, args, &mut out),
         Command::Sql(args) => sql::run(env, args, &mut out),
@@ -233,6 +237,13 @@ pub enum Command {
         after_help = "Examples:\n  pidx report --html ~/pi-report.html --since 90d\n  pidx report --html - > report.html\n  pidx report --json --since 30d\n\nOne bar per day (per week past 120 days, per month past three years), quiet periods empty;\nentries without a valid timestamp are counted apart. The page has no script and loads nothing."
     )]
     Report(report::ReportArgs),
+    /// Which sessions hold which kinds of secret (API keys, tokens, private keys, passwords,
+    /// auth headers, cookies, secret env values): rule, time, session and entry, never the
+    /// secret itself, so you know what to rotate.
+    #[command(
+        after_help = "Examples:\n  pidx secrets --since 30d\n  pidx secrets --cwd . --json\n\nThe same detector redacts what push, mcp and report --html send (see the README's Privacy section)."
+    )]
+    Secrets(secrets::SecretsArgs),
     /// Find a session as you type (this project or all, by listing or full text), preview it,
     /// and resume it in pi with Enter. `?` lists the keys.
     #[command(

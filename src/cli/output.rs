@@ -14,6 +14,10 @@ pub struct Out {
     /// How wide tables may be: `$COLUMNS`, else the terminal's width; `None` when stdout is
     /// not a terminal (then nothing is cut).
     pub width: Option<usize>,
+    /// Redact secrets from everything written (`--redact`).
+    pub redact: bool,
+    /// With `redact`: everything written, redacted when flushed.
+    held: Vec<u8>,
 }
 
 impl Default for Out {
@@ -37,6 +41,8 @@ impl Out {
             stdout: io::stdout().lock(),
             color,
             width,
+            redact: false,
+            held: Vec::new(),
         }
     }
 
@@ -45,6 +51,11 @@ impl Out {
     /// # Errors
     /// `BrokenPipe` when the reader went away; the caller ends quietly.
     pub fn line(&mut self, s: &str) -> io::Result<()> {
+        if self.redact {
+            self.held.extend_from_slice(s.as_bytes());
+            self.held.push(b'\n');
+            return Ok(());
+        }
         self.stdout.write_all(s.as_bytes())?;
         self.stdout.write_all(b"\n")
     }
@@ -54,6 +65,12 @@ impl Out {
     /// # Errors
     /// As [`Out::line`].
     pub fn lines<S: AsRef<str>>(&mut self, lines: impl IntoIterator<Item = S>) -> io::Result<()> {
+        if self.redact {
+            for l in lines {
+                self.line(l.as_ref())?;
+            }
+            return Ok(());
+        }
         let mut w = io::BufWriter::with_capacity(1 << 16, &mut self.stdout);
         for l in lines {
             w.write_all(l.as_ref().as_bytes())?;
@@ -67,6 +84,15 @@ impl Out {
     /// # Errors
     /// As [`Out::line`].
     pub fn json<T: serde::Serialize + ?Sized>(&mut self, value: &T) -> io::Result<()> {
+        if self.redact {
+            let mut v = serde_json::to_value(value).map_err(io::Error::from)?;
+            self.flush_held()?;
+            let mut w = io::BufWriter::with_capacity(1 << 16, &mut self.stdout);
+            crate::redact::redact_value(&mut v);
+            serde_json::to_writer(&mut w, &v).map_err(io::Error::from)?;
+            w.write_all(b"\n")?;
+            return w.flush();
+        }
         let mut w = io::BufWriter::with_capacity(1 << 16, &mut self.stdout);
         serde_json::to_writer(&mut w, value).map_err(io::Error::from)?;
         w.write_all(b"\n")?;
@@ -75,11 +101,46 @@ impl Out {
 
     /// The output itself, for writing exact bytes (JSON streamed piece by piece).
     pub fn raw(&mut self) -> &mut dyn Write {
+        if self.redact {
+            return &mut self.held;
+        }
         &mut self.stdout
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
+        self.flush_held()?;
         self.stdout.flush()
+    }
+
+    /// Writes what `--redact` held back: each JSON line with its strings redacted, each run of
+    /// other lines redacted as one text (a private key's lines are one key).
+    fn flush_held(&mut self) -> io::Result<()> {
+        if self.held.is_empty() {
+            return Ok(());
+        }
+        let held = std::mem::take(&mut self.held);
+        let text = String::from_utf8_lossy(&held);
+        let mut plain = String::new();
+        for line in text.split_inclusive('\n') {
+            let body = line.strip_suffix('\n').unwrap_or(line);
+            let json = body.starts_with(['{', '['])
+                && crate::redact::may_hold(body)
+                && serde_json::from_str::<serde_json::Value>(body).is_ok();
+            if !json {
+                plain.push_str(line);
+                continue;
+            }
+            self.stdout
+                .write_all(crate::redact::redact(&std::mem::take(&mut plain)).as_bytes())?;
+            let mut v: serde_json::Value = serde_json::from_str(body).map_err(io::Error::from)?;
+            crate::redact::redact_value(&mut v);
+            serde_json::to_writer(&mut self.stdout, &v).map_err(io::Error::from)?;
+            if line.ends_with('\n') {
+                self.stdout.write_all(b"\n")?;
+            }
+        }
+        self.stdout
+            .write_all(crate::redact::redact(&plain).as_bytes())
     }
 
     /// `s` wrapped in an SGR colour when colour is on.

@@ -14,6 +14,11 @@ pub struct PushArgs {
     /// Send image data too (by default each image's base64 data is sent empty).
     #[arg(long)]
     pub images: bool,
+    /// Send secrets as they are. By default every secret pidx finds (API keys, tokens, private
+    /// keys, passwords in URLs, auth headers, cookies, secret env values) is replaced by
+    /// `[redacted: RULE]` before it leaves this machine.
+    #[arg(long)]
+    pub no_redact: bool,
 }
 
 pub fn run(env: &Env, args: &PushArgs, out: &mut Out) -> Result<Found> {
@@ -25,7 +30,15 @@ pub fn run(env: &Env, args: &PushArgs, out: &mut Out) -> Result<Found> {
     let opts = PushOptions {
         source: env.global.source.clone().unwrap_or_else(default_source),
         images: args.images,
+        redact: !args.no_redact,
     };
+    if args.no_redact {
+        crate::term::say(&format!(
+            "pidx: --no-redact: secrets in these transcripts are sent unredacted to {} as source {}",
+            pg::redact_url(&url),
+            crate::term::one_line(&opts.source)
+        ));
+    }
     let started = std::time::Instant::now();
     let report = push(&store.conn, &scope, &mut client, &opts, || {
         crate::term::say(&format!(

@@ -93,10 +93,21 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
         kinds,
         branch: args.branch,
         limit: args.limit,
+        redact: env.global.redact,
     };
     crate::store::map_for_search(&store.conn)?;
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let (hits, explain) = search::search_explained(&store.conn, &scope, &opts, &stop)?;
+    let (mut hits, explain) = search::search_explained(&store.conn, &scope, &opts, &stop)?;
+    if env.global.redact {
+        // Titles are cut to a width when printed: redacted whole first.
+        for h in &mut hits {
+            h.title = crate::redact::redact(&h.title).into_owned();
+            h.session_name = h
+                .session_name
+                .as_deref()
+                .map(|n| crate::redact::redact(n).into_owned());
+        }
+    }
     if args.explain {
         print_explain(env, &explain, args.limit, out)?;
         return Ok(true);

@@ -102,6 +102,15 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
         } else {
             HashMap::new()
         };
+        let labels = if env.global.redact {
+            // Whole, before the table cuts them to its width.
+            labels
+                .into_iter()
+                .map(|(k, v)| (k, crate::redact::redact(&v).into_owned()))
+                .collect()
+        } else {
+            labels
+        };
         write_table(out, &dims, &rows, &labels)?;
         if out.color && dims.first().is_some_and(|d| d.is_time()) && dims.len() == 1 {
             out.line("")?;

@@ -10,7 +10,19 @@ use crate::query::tree;
 
 pub fn run(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {
     let (store, session, _) = resolve_arg(env, &args.session)?;
-    let t = tree::build_tree(&store.conn, &session)?;
+    let mut t = tree::build_tree(&store.conn, &session)?;
+    if env.global.redact {
+        // Whole, before a line cuts them to 60 characters.
+        let clean = |s: &mut Option<String>| {
+            if let Some(text) = s {
+                *text = crate::redact::redact(text).into_owned();
+            }
+        };
+        for n in &mut t.nodes {
+            clean(&mut n.text);
+            clean(&mut n.label);
+        }
+    }
     if t.unopenable {
         crate::term::say(&format!("pidx: pi cannot open {} (its first JSON line is not a session header with an id), so it has no tree; `pidx show` says more", session.path));
     }

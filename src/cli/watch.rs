@@ -104,6 +104,7 @@ fn pusher(env: &Env, url: &str) -> crate::ingest::push::worker::Pusher {
             .clone()
             .unwrap_or_else(crate::ingest::push::default_source),
         images: false,
+        redact: true,
     };
     crate::term::say(&format!(
         "pidx: pushing to {} as {}",

@@ -9,6 +9,7 @@ pub mod pg;
 pub mod picker;
 pub mod resolve;
 pub mod search;
+pub mod secrets;
 pub mod shape;
 pub mod show;
 pub mod sql;

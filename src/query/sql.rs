@@ -37,6 +37,39 @@ const DESCRIBING: &[&str] = &[
     "compile_options",
 ];
 
+/// Columns that hold transcript text: read as NULL when text is hidden.
+const TEXT_COLUMNS: &[(&str, &str)] = &[
+    ("entries", "text"),
+    ("sessions", "first_message"),
+    ("big_texts", "body"),
+    ("listing_text", "text"),
+    ("bad_lines", "reason"),
+];
+
+/// Tables of the full-text indexes and their vocabulary (a secret's words are in them): not
+/// read at all when text is hidden.
+fn indexes_text(table: &str) -> bool {
+    table.starts_with("fts") || table.starts_with("joint") || table.starts_with("words")
+}
+
+/// [`authorize`], with transcript text hidden: its columns read as NULL, the full-text
+/// indexes refused (`Limits::hide_text`).
+fn authorize_hiding_text(ctx: AuthContext<'_>) -> Authorization {
+    if let AuthAction::Read {
+        table_name,
+        column_name,
+    } = ctx.action
+    {
+        if indexes_text(table_name) {
+            return Authorization::Deny;
+        }
+        if TEXT_COLUMNS.contains(&(table_name, column_name)) {
+            return Authorization::Ignore;
+        }
+    }
+    authorize(ctx)
+}
+
 fn authorize(ctx: AuthContext<'_>) -> Authorization {
     match ctx.action {
         AuthAction::Select
@@ -83,6 +116,9 @@ pub struct Limits {
     pub time: Duration,
     /// Set by another thread to stop the query (a cancelled MCP call).
     pub stop: Option<Arc<AtomicBool>>,
+    /// Read transcript text columns as NULL and refuse the full-text indexes (`pidx mcp`: an
+    /// answer must not hold a secret, nor say where one is).
+    pub hide_text: bool,
 }
 
 impl Default for Limits {
@@ -92,6 +128,7 @@ impl Default for Limits {
             cap: usize::MAX,
             time: Duration::from_secs(30),
             stop: None,
+            hide_text: false,
         }
     }
 }
@@ -115,8 +152,15 @@ pub fn run_capped(conn: &Connection, sql: &str, limits: &Limits) -> Result<(Tabl
         started.elapsed() > limit || stop.as_ref().is_some_and(|s| s.load(Ordering::Relaxed))
     };
     conn.progress_handler(10_000, Some(stopped))?;
-    conn.authorizer(Some(authorize))?;
+    if limits.hide_text {
+        conn.authorizer(Some(authorize_hiding_text))?;
+    } else {
+        conn.authorizer(Some(authorize))?;
+    }
     let result = run_authorized(conn, sql, limits.skip, limits.cap).map_err(|e| match e {
+        Error::Invalid(msg) if limits.hide_text && msg.contains("would change something") => {
+            Error::Invalid(format!("{msg}; here transcript text reads as NULL and the full-text tables (fts*, joints*, words*) cannot be read: search_sessions and get_context show text, with secrets redacted"))
+        }
         Error::Invalid(msg) if msg.contains("interrupted") => Error::Invalid(format!(
             "{STOPPED} {} s and was stopped",
             limit.as_secs_f64()

@@ -7,6 +7,8 @@
 mod common;
 #[path = "../pg/support.rs"]
 mod pg_support;
+#[path = "../../examples/bench_secrets/plant.rs"]
+mod plant;
 
 mod changes;
 mod cli;
@@ -35,6 +37,7 @@ mod search_newest;
 mod search_span;
 mod search_top;
 mod search_words;
+mod secrets;
 mod shape;
 mod skill;
 mod stats;

@@ -11,6 +11,8 @@ use serde_json::Value;
 
 use crate::pg_support as support;
 
+use crate::plant;
+
 use support::*;
 
 #[test]
@@ -518,4 +520,78 @@ fn terminate(child: &mut std::process::Child) {
         .arg(child.id().to_string())
         .status()
         .unwrap();
+}
+
+/// The pieces of a secret that must not appear anywhere on the server, whatever escaping its
+/// rows are dumped with (a private key's lines one by one).
+fn pieces(secret: &str) -> Vec<&str> {
+    secret.split('\n').filter(|p| p.len() >= 8).collect()
+}
+
+/// The last word of four letters or more before the secret in its text.
+fn word_before(p: &plant::Planted) -> String {
+    p.text[..p.at]
+        .split(|c: char| !c.is_ascii_alphabetic())
+        .rfind(|w| w.len() >= 4)
+        .unwrap_or("the")
+        .to_string()
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
+fn no_planted_secret_reaches_the_server_unless_the_user_says_no_redact() {
+    let mut s = server("redact");
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let planted = plant::plant_all(361, 6);
+    plant::write_session(&root, "secrets", &planted);
+    push(tmp.path(), &root, &s.url, &["--source", "me"]);
+    let held = dump(&mut s.admin);
+    for p in &planted {
+        for piece in pieces(&p.secret) {
+            assert!(
+                !held.contains(piece),
+                "a {} reached the server: {piece}",
+                p.rule
+            );
+        }
+    }
+    for rule in pidx::redact::RULES {
+        assert!(
+            held.contains(&pidx::redact::marker(rule)),
+            "no marker of {rule} on the server"
+        );
+    }
+    // Found by the words around a secret, never by the secret.
+    for p in planted.iter().step_by(6) {
+        let search = |args: &[&str]| {
+            json(
+                pidx(tmp.path(), &root)
+                    .args(["--pg", &s.url, "search"])
+                    .args(args),
+            )
+        };
+        let by_secret = search(&["--literal", pieces(&p.secret)[0]]);
+        assert!(
+            by_secret.as_array().is_none_or(|a| a.is_empty()),
+            "{}: {by_secret}",
+            p.rule
+        );
+        let around = search(&[&word_before(p)]);
+        assert!(
+            around.as_array().is_some_and(|a| !a.is_empty()),
+            "{}: {}",
+            p.rule,
+            word_before(p)
+        );
+    }
+    // --no-redact is the user's explicit choice, said on stderr.
+    let out = pidx(tmp.path(), &root)
+        .args(["push", "--pg", &s.url, "--source", "raw", "--no-redact"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--no-redact"));
+    let held = dump(&mut s.admin);
+    assert!(planted.iter().all(|p| held.contains(pieces(&p.secret)[0])));
 }

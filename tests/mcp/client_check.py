@@ -6,7 +6,9 @@ Every tool is called on the conformance corpus (plus one generated large session
 dir) and its answer compared with `pidx ... --json` for the same question: search hits, list
 rows, show, tree, stats, sql, and pi's context messages at a dozen sessions and leaves, paged
 with cursors forwards and from the end. Then bad arguments, an unknown session, and a
-cancelled call after which the server must still answer. Prints one line per failure and
+cancelled call after which the server must still answer. Then a session of freshly planted
+secrets: no answer may show one, whatever an agent searches, reads or queries (the CLI
+answers compared with are `--redact`ed, as MCP answers are). Prints one line per failure and
 'N passed, N failed' at the end; exits 1 on any failure.
 """
 
@@ -80,8 +82,8 @@ def write_big_session():
 
 
 def cli(*args):
-    """The CLI's --json answer (None when it found nothing)."""
-    p = subprocess.run([PIDX, *GLOBAL, *args, "--json"], capture_output=True, text=True, env=ENV)
+    """The CLI's --json answer (None when it found nothing), redacted as MCP answers are."""
+    p = subprocess.run([PIDX, *GLOBAL, *args, "--json", "--redact"], capture_output=True, text=True, env=ENV)
     if p.returncode == 1:
         return None
     if p.returncode != 0:
@@ -393,9 +395,101 @@ def write_hostile_sessions():
                 f.write(json.dumps(line) + "\n")
 
 
+SECRETS_ID = "5ec5ec5e-0000-7000-8000-000000000036"
+
+
+def planted_secrets():
+    """Freshly generated secrets of several kinds, each as it is written in a transcript:
+    [(rule, secret, text around it)]."""
+    import random
+    import string
+    rnd = random.Random()
+    alnum = string.ascii_letters + string.digits
+    tok = lambda n, a=alnum: "".join(rnd.choice(a) for _ in range(n))
+    key_body = "\n".join(tok(64, alnum + "+/") for _ in range(4))
+    return [
+        ("aws-access-key", "AKIA" + tok(16, string.ascii_uppercase + string.digits), "aws_access_key_id = {}"),
+        ("github-token", "ghp_" + tok(36), "git clone https://{}@github.com/acme/api.git"),
+        ("anthropic-key", "sk-ant-api03-" + tok(93, alnum + "_-") + "AA", "export ANTHROPIC_API_KEY={}"),
+        ("openai-key", "sk-proj-" + tok(64, alnum + "_-"), "client = OpenAI(api_key=\"{}\")"),
+        ("slack-token", "xoxb-" + tok(12, string.digits) + "-" + tok(24), "SLACK token {}"),
+        ("private-key", f"-----BEGIN RSA PRIVATE KEY-----\n{key_body}\n-----END RSA PRIVATE KEY-----", "$ cat ~/.ssh/id_rsa\n{}"),
+        ("url-password", tok(18), "psql postgres://app:{}@db.internal:5432/prod"),
+        ("env-secret", tok(32), "$ cat .env\nPORT=3000\nJWT_SECRET={}\nLOG=debug"),
+        ("auth-header", tok(40), "curl -H \"Authorization: Bearer {}\" https://api.acme.io/v1"),
+    ]
+
+
+def write_secret_session(planted):
+    """One session whose prompts and tool outputs hold every planted secret."""
+    folder = os.path.join(BIG_ROOT, "--tmp-secrets--")
+    os.makedirs(folder)
+    lines = [{"type": "session", "version": 3, "id": SECRETS_ID,
+              "timestamp": "2026-03-02T00:00:00.000Z", "cwd": "/tmp/secrets"}]
+    parent = None
+    for i, (rule, secret, written) in enumerate(planted):
+        text = f"why does the rollout fail? {written.format(secret)}\nit answers 401"
+        if i % 2 == 0:
+            msg = {"role": "user", "content": text, "timestamp": 1772409600000 + i}
+        else:
+            msg = {"role": "toolResult", "toolCallId": f"c{i}", "toolName": "bash",
+                   "content": [{"type": "text", "text": text}], "isError": False, "timestamp": 1772409600000 + i}
+        eid = f"5e{i:06x}"
+        lines.append({"type": "message", "id": eid, "parentId": parent,
+                      "timestamp": f"2026-03-02T00:00:{i:02d}.000Z", "message": msg})
+        parent = eid
+    with open(os.path.join(folder, f"2026-03-02T00-00-00-000Z_{SECRETS_ID}.jsonl"), "w", encoding="utf-8") as f:
+        for line in lines:
+            f.write(json.dumps(line) + "\n")
+
+
+async def check_secrets(s, planted):
+    """No answer holds a planted secret, whatever an agent asks for."""
+    pieces = [(rule, p) for rule, secret, _ in planted for p in secret.split("\n") if len(p) >= 8 and not p.startswith("-----")]
+
+    def clean(what, value):
+        text = json.dumps(value)
+        leaked = [rule for rule, p in pieces if p in text]
+        check(not leaked, f"{what}: an answer shows a planted secret ({leaked})")
+
+    for rule, secret, _ in planted:
+        first = secret.split("\n")[1 if rule == "private-key" else 0]
+        for literal in (True, False):
+            v = await call_ok(s, "search_sessions", query=first, literal=literal)
+            clean(f"search_sessions for the {rule} itself (literal={literal})", v)
+            check(v.get("hitCount") == 0, f"search_sessions finds nothing by the {rule} itself (literal={literal})")
+    # An agent steered to hunt for keys.
+    for q in ("AKIA", "ghp_", "sk-ant", "BEGIN RSA PRIVATE KEY", "re:AKIA[A-Z0-9]{16}", "re:ghp_[A-Za-z0-9]+"):
+        regex = q.startswith("re:")
+        v = await call_ok(s, "search_sessions", query=q[3:] if regex else q, regex=regex)
+        clean(f"search_sessions {q!r}", v)
+    v = await call_ok(s, "search_sessions", query="rollout fail", session=SECRETS_ID)
+    check(v.get("hitCount", 0) >= len(planted), f"the words around secrets still find their entries ({v.get('hitCount')})")
+    clean("search_sessions around secrets", v)
+    for fmt in ("json", "text"):
+        for from_end in (False, True):
+            items, pages = await context_pages(s, SECRETS_ID, from_end=from_end, fmt=fmt, max_chars=1000)
+            clean(f"get_context {fmt} from_end={from_end} ({pages} pages)", items)
+            check(any("[redacted: " in json.dumps(i) for i in items), f"get_context {fmt} shows where secrets were")
+    clean("list_sessions", await call_ok(s, "list_sessions", all=True, query="rollout"))
+    clean("get_session", await call_ok(s, "get_session", session=SECRETS_ID))
+    clean("get_tree", await call_ok(s, "get_tree", session=SECRETS_ID))
+    for q in ("SELECT text FROM entries", "SELECT first_message FROM v_sessions",
+              "SELECT path FROM entries e JOIN files f ON f.id = e.file_id WHERE e.text LIKE '%AKIA%'"):
+        v = await call_ok(s, "sql_query", query=q, max_rows=1000)
+        clean(f"sql_query {q!r}", v)
+    v = await call_ok(s, "sql_query", query="SELECT count(*) AS n FROM entries e WHERE e.text LIKE '%ghp_%'")
+    check(v.get("rows") == [{"n": 0}], f"sql_query cannot tell where a secret is: {v.get('rows')}")
+    for q in ("SELECT term FROM fts_vocab", "SELECT rowid FROM fts WHERE fts MATCH 'ghp'", "SELECT rev FROM words"):
+        v, err = await call(s, "sql_query", query=q)
+        check(v is None and err, f"sql_query refuses the full-text tables: {q!r}")
+
+
 async def main():
     write_big_session()
     write_hostile_sessions()
+    planted = planted_secrets()
+    write_secret_session(planted)
     params = StdioServerParameters(command=PIDX, args=[*GLOBAL, "mcp"], env=ENV, cwd=TMP)
     errlog = open(ERRLOG, "w", encoding="utf-8")
     async with stdio_client(params, errlog=errlog) as (read, write):
@@ -406,6 +500,9 @@ async def main():
                 t0 = time.monotonic()
                 await step(s)
                 print(f"{step.__name__}: {time.monotonic() - t0:.1f} s", flush=True)
+            t0 = time.monotonic()
+            await check_secrets(s, planted)
+            print(f"check_secrets: {time.monotonic() - t0:.1f} s", flush=True)
     print(f"mcp client check: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

@@ -120,6 +120,7 @@ pub fn search_sessions(c: &Call, a: SearchArgs) -> Answer {
         kinds,
         branch: a.branch_only,
         limit,
+        redact: true,
     };
     // Every page runs the same search (the top `limit` hits, grouped by session) and skips
     // what earlier pages gave: a larger limit would rank and group a different set.
@@ -205,7 +206,8 @@ pub fn list_sessions(c: &Call, a: ListArgs) -> Answer {
             if c.stop.load(std::sync::atomic::Ordering::Relaxed) {
                 return Err(crate::Error::Invalid("stopped".into()));
             }
-            Ok(list::all_messages_text(&c.store.conn, s.file_id)?)
+            let text = list::all_messages_text(&c.store.conn, s.file_id)?;
+            Ok(crate::redact::redact(&text).into_owned())
         })
         .map_err(sentence)?;
         let mut slots: Vec<Option<list::SessionInfo>> = sessions.into_iter().map(Some).collect();
@@ -347,6 +349,7 @@ pub fn sql_query(c: &Call, a: SqlArgs, stop: &Arc<AtomicBool>) -> Answer {
         cap: max_rows,
         time: super::TIME_LIMIT,
         stop: Some(Arc::clone(stop)),
+        hide_text: true,
     };
     let (table, more) = sql::run_capped(&c.store.conn, &a.query, &limits).map_err(sentence)?;
     let rows = table

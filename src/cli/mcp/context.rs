@@ -2,6 +2,7 @@
 //! reading message bodies (`query::context::plan_context`); a page reads only the entries it
 //! shows, so memory stays bounded by one message whatever the session's size. The cursor holds
 //! the leaf, so a session that grows between pages still pages through the same context.
+//! Each message is redacted whole before it is paged, so no page holds part of a secret.
 
 use std::sync::atomic::AtomicBool;
 
@@ -52,8 +53,11 @@ pub fn get_context(c: &Call, a: ContextArgs, cancel: &AtomicBool) -> Answer {
         other => sentence(other),
     })?;
     let render = |raw: &str| match a.format {
-        Format::Text => message::render(raw, tool_chars),
-        Format::Json => (page::role_of(raw), raw.to_string()),
+        Format::Text => {
+            let (role, text) = message::render(raw, tool_chars);
+            (role, crate::redact::redact(&text).into_owned())
+        }
+        Format::Json => (page::role_of(raw), redacted_json(raw)),
     };
     let stopped = |e| match e {
         crate::Error::Stopped => "the call was cancelled".to_string(),
@@ -118,4 +122,18 @@ fn item(plan: &ContextPlan, p: Piece) -> Value {
         m.insert("total".into(), p.total.into());
     }
     Value::Object(m)
+}
+
+/// A message's JSON with every string value redacted (the text redacted when it does not parse).
+fn redacted_json(raw: &str) -> String {
+    if !crate::redact::may_hold(raw) {
+        return raw.to_string();
+    }
+    match crate::pi::line::parse_json(raw) {
+        Ok(mut v) => {
+            crate::redact::redact_value(&mut v);
+            v.to_string()
+        }
+        Err(_) => crate::redact::redact(raw).into_owned(),
+    }
 }

@@ -3,6 +3,9 @@
 //! the CLI on a blocking thread with its own read-only connection, freshened first (`fresh`).
 //! A cancelled call (or one past the time limit) is interrupted inside SQLite and between
 //! messages, and the server carries on. stdout carries the protocol only; notes go to stderr.
+//! Answers hold no secret: rows are redacted as they are paged (`page`), context messages as
+//! they are rendered, searches match the redacted text, `sql_query` reads transcript text as
+//! NULL, and every string of the finished answer is redacted once more here.
 
 mod answer;
 mod context;
@@ -107,6 +110,7 @@ impl Server {
             if let (Some(n), Some(Value::Array(notes))) = (note, v.get_mut("notes")) {
                 notes.insert(0, n.into());
             }
+            crate::redact::redact_value(&mut v);
             v
         })
     }

@@ -1,6 +1,7 @@
 //! Bounded answers: cursors and cutting a list of rows to a character budget (a context's
 //! messages are paged by `query::context::page`). Every cut is said in the answer; a cursor is
-//! plain text naming the tool and the place to continue from.
+//! plain text naming the tool and the place to continue from. Every row is redacted
+//! (`crate::redact`) before it is measured or cut, so a cut never leaves half a secret.
 
 use serde_json::Value;
 
@@ -63,7 +64,7 @@ pub struct RowPage {
     pub cut_strings: usize,
 }
 
-/// Fills a page from `rows` in order.
+/// Fills a page from `rows` in order, each with its secrets redacted.
 pub fn fill_rows(rows: impl IntoIterator<Item = Value>, budget: usize) -> RowPage {
     let mut page = RowPage {
         rows: Vec::new(),
@@ -72,6 +73,7 @@ pub fn fill_rows(rows: impl IntoIterator<Item = Value>, budget: usize) -> RowPag
     };
     let mut used = 0;
     for mut row in rows {
+        crate::redact::redact_value(&mut row);
         let mut size = json_len(&row);
         if page.rows.is_empty() && size > budget {
             page.cut_strings += cut_strings(&mut row, budget / 4);
@@ -138,6 +140,17 @@ mod tests {
             .as_str()
             .unwrap()
             .ends_with("more characters cut]"));
+    }
+
+    #[test]
+    fn a_secret_is_redacted_before_its_row_is_cut() {
+        let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
+        let big =
+            serde_json::json!({"t": format!("{} {token} {}", "y".repeat(200), "z".repeat(5000))});
+        let page = fill_rows(vec![big], 1000);
+        let text = page.rows[0]["t"].as_str().unwrap();
+        assert!(text.contains("[redacted: github-token]"), "{text}");
+        assert!(!text.contains("ghp_a1B2"), "{text}");
     }
 
     #[test]

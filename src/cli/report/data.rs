@@ -91,6 +91,22 @@ pub struct TopSession {
     pub figures: Figures,
 }
 
+impl Report {
+    /// Every text taken from transcripts with its secrets redacted: session titles, and the
+    /// names of projects, models and tools (paths and ids are left as they are).
+    pub fn redact(&mut self) {
+        let clean = |s: &mut String| *s = crate::redact::redact(s).into_owned();
+        self.top_sessions
+            .iter_mut()
+            .for_each(|t| clean(&mut t.title));
+        self.models
+            .iter_mut()
+            .chain(&mut self.projects)
+            .for_each(|n| clean(&mut n.name));
+        self.tools.iter_mut().for_each(|t| clean(&mut t.tool));
+    }
+}
+
 /// How many sessions the table lists.
 const TOP_SESSIONS: usize = 20;
 

@@ -1,7 +1,9 @@
 //! `pidx report`: cost, tokens, models, projects, tools and the most expensive sessions over a
 //! range, as one self-contained HTML page (`--html FILE`, `-` for standard output; inline SVG,
 //! no script, no network) or as the same data in JSON (`--json`). `data` runs the queries,
-//! `html` and `svg` draw; nothing taken from a transcript reaches the page unescaped.
+//! `html` and `svg` draw; nothing taken from a transcript reaches the page unescaped, nor any
+//! secret in it: a page is meant to be shared, so its texts are redacted (`crate::redact`), as
+//! is `--json` with `--redact`.
 
 mod data;
 mod html;
@@ -46,7 +48,7 @@ pub fn run(env: &Env, args: &ReportArgs, out: &mut Out) -> Result<Found> {
     let now_ms = chrono::Utc::now().timestamp_millis();
     let (since_ms, until_ms) = args.range.bounds(now_ms)?;
     let (store, scope) = env.open_fresh()?;
-    let report = data::gather(
+    let mut report = data::gather(
         &store.conn,
         &scope,
         &data::ReportOptions {
@@ -57,6 +59,9 @@ pub fn run(env: &Env, args: &ReportArgs, out: &mut Out) -> Result<Found> {
             now_ms,
         },
     )?;
+    if args.html.is_some() || env.global.redact {
+        report.redact();
+    }
     if let Some(path) = &args.html {
         let page = html::page(&report);
         if to_stdout {

@@ -1,15 +1,20 @@
 //! What `push` reads from the local index: each transcript's summary row, and the rows of a
 //! change (entries with their raw line read back from the JSONL by offset, full-text rows,
-//! tool calls, listing text, bad lines, flags of older entries).
+//! tool calls, listing text, bad lines, flags of older entries). With redaction on (the
+//! default), every text, name and string inside the raw entry JSON is sent with its secrets
+//! replaced by `[redacted: RULE]`, and the server's words are made from the redacted text, so
+//! the server can neither show nor find a secret.
 
 use std::fs::File;
 
 use rusqlite::Connection;
 
+use super::PushOptions;
 use crate::error::{Error, Result};
-use crate::pi::line::{parse_line, Line};
+use crate::pi::line::{parse_json, parse_line, Line};
 use crate::pi::text::texts;
 use crate::query::Scope;
+use crate::redact;
 use crate::store::jsonl::read_at;
 use crate::store::pg::values::Val;
 use crate::store::pg::words::TsVector;
@@ -104,10 +109,13 @@ pub fn rows(
     conn: &Connection,
     f: &LocalFile,
     change: Change,
-    images: bool,
+    opts: &PushOptions,
 ) -> Result<Option<FileRows>> {
     let mut rows = FileRows::empty();
     rows.session.clone_from(&f.session);
+    if opts.redact {
+        redact_session(&mut rows.session);
+    }
     rows.summary_hash = f.summary_hash;
     let (after_seq, from_line) = match change {
         Change::Summary => return Ok(Some(rows)),
@@ -117,7 +125,7 @@ pub fn rows(
             from_line,
         } => (after_seq, from_line),
     };
-    if !entries(conn, f, after_seq, images, &mut rows)? {
+    if !entries(conn, f, after_seq, opts, &mut rows)? {
         return Ok(None);
     }
     let mut tools = conn.prepare_cached(
@@ -159,6 +167,7 @@ pub fn rows(
         let mut last = (i64::MIN, 0);
         for row in stmt.query_map([f.file_id, from_line], |r| Ok((r.get(0)?, r.get(1)?)))? {
             let (line, text): (i64, String) = row?;
+            let text = redacted(text, opts.redact);
             rows.bytes += text.len() + 16;
             last = if last.0 == line {
                 (line, last.1 + 1)
@@ -185,7 +194,7 @@ fn entries(
     conn: &Connection,
     f: &LocalFile,
     after_seq: i64,
-    images: bool,
+    opts: &PushOptions,
     rows: &mut FileRows,
 ) -> Result<bool> {
     let exprs: Vec<&str> = ENTRY_COLS.iter().map(|c| c.1).collect();
@@ -202,6 +211,9 @@ fn entries(
         for (i, c) in ENTRY_COLS.iter().enumerate().take(n - 1) {
             row.push(Val::read(r, i, c.2)?);
         }
+        if opts.redact {
+            redact_entry(&mut row);
+        }
         let (seq, offset, len): (i64, i64, i64) = (r.get(0)?, r.get(2)?, r.get(3)?);
         let bytes =
             read_at(&file, offset as u64, len as usize).map_err(|e| Error::io(&f.path, e))?;
@@ -211,14 +223,19 @@ fn entries(
         let line = String::from_utf8_lossy(&bytes);
         let kinds: i64 = r.get(n)?;
         if kinds != 0 {
-            add_texts(&line, seq, kinds, rows);
+            add_texts(&line, seq, kinds, opts.redact, rows);
         }
-        let raw = if images {
+        let raw = if opts.images {
             None
         } else {
             crate::pi::images::without_images(&line)
         };
-        let raw = raw.unwrap_or_else(|| line.into_owned());
+        let mut raw = raw.unwrap_or_else(|| line.into_owned());
+        if opts.redact {
+            if let Some(clean) = redact_json(&raw) {
+                raw = clean;
+            }
+        }
         rows.bytes += raw.len() + 64;
         row.push(Val::Text(Some(raw)));
         rows.entries.push(row);
@@ -227,13 +244,14 @@ fn entries(
 }
 
 /// The entry's searchable texts, of the kinds the local index holds for it.
-fn add_texts(line: &str, seq: i64, kinds: i64, rows: &mut FileRows) {
+fn add_texts(line: &str, seq: i64, kinds: i64, redact: bool, rows: &mut FileRows) {
     // The lenient parse ingest used (lone surrogates from cut emoji are accepted).
     let Line::Value(serde_json::Value::Object(obj)) = parse_line(line.as_bytes()) else {
         return;
     };
     for (kind, body) in texts(&obj) {
         if kinds & (1 << kind as i64) != 0 {
+            let body = redacted(body, redact);
             let words = TsVector::of(&body);
             rows.bytes += body.len() + 16;
             rows.texts.push(vec![
@@ -242,6 +260,59 @@ fn add_texts(line: &str, seq: i64, kinds: i64, rows: &mut FileRows) {
                 Val::Text(Some(body)),
                 Val::Words(words),
             ]);
+        }
+    }
+}
+
+/// `text` without its secrets when `redact` is on.
+fn redacted(text: String, redact: bool) -> String {
+    if !redact {
+        return text;
+    }
+    match redact::redact(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
+        std::borrow::Cow::Owned(clean) => clean,
+    }
+}
+
+/// A raw JSON line with every string value redacted, still JSON; `None` when it holds no
+/// secret. A line that does not parse (ingest recorded it as bad) is sent as text, redacted.
+pub(super) fn redact_json(raw: &str) -> Option<String> {
+    if !redact::may_hold(raw) {
+        return None;
+    }
+    let Ok(mut v) = parse_json(raw) else {
+        return Some(redact::redact(raw).into_owned());
+    };
+    (redact::redact_value(&mut v) > 0).then(|| v.to_string())
+}
+
+/// An entry row's free texts: its listing text and its label.
+fn redact_entry(row: &mut [Val]) {
+    for (i, col) in ENTRY_COLS.iter().enumerate().take(row.len()) {
+        if let ("text" | "label", Val::Text(Some(text))) = (col.0, &mut row[i]) {
+            *text = redacted(std::mem::take(text), true);
+        }
+    }
+}
+
+/// The summary's free texts: the header line (JSON), the name, the first message and a
+/// gateway's display name and subject. Paths and ids are keys and are sent as they are.
+fn redact_session(session: &mut [Val]) {
+    for (i, col) in SESSION_COLS.iter().enumerate() {
+        let Val::Text(Some(text)) = &mut session[i] else {
+            continue;
+        };
+        match col.0 {
+            "header" => {
+                if let Some(clean) = redact_json(text) {
+                    *text = clean;
+                }
+            }
+            "name" | "first_message" | "display_name" | "subject" => {
+                *text = redacted(std::mem::take(text), true);
+            }
+            _ => {}
         }
     }
 }

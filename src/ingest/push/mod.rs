@@ -3,7 +3,8 @@
 //! comparing it with the local `files` row says what to send: nothing, the summary, the new
 //! entries (an append: the server's tail window still matches the file), or everything (a
 //! rewrite). Changes go in batches, each one server transaction (`store::pg::writer`), under a
-//! per-source advisory lock; transcripts gone from this machine are removed.
+//! per-source advisory lock; transcripts gone from this machine are removed. Secrets are
+//! redacted before anything leaves (`local`), unless `PushOptions::redact` is off.
 
 mod local;
 pub mod worker;
@@ -28,6 +29,10 @@ pub struct PushOptions {
     pub source: String,
     /// Send image data (by default images are sent with empty data).
     pub images: bool,
+    /// Replace every secret the detector finds (`crate::redact`) by its rule's marker in what
+    /// is sent: texts, listing texts, names and the raw entry JSON. On unless the user says
+    /// `--no-redact`.
+    pub redact: bool,
 }
 
 /// What a push did, per transcript.
@@ -116,7 +121,7 @@ pub fn push(
             report.unchanged += 1;
             continue;
         };
-        let Some(rows) = local::rows(conn, f, change, opts.images)? else {
+        let Some(rows) = local::rows(conn, f, change, opts)? else {
             report.skipped += 1;
             continue;
         };

@@ -51,6 +51,9 @@ pub struct SearchOptions {
     /// Only entries on the session's current path (the context pi would send).
     pub branch: bool,
     pub limit: usize,
+    /// Match and show each text with its secrets redacted (`crate::redact`): a text whose only
+    /// match is inside a secret is no hit, and no snippet shows one.
+    pub redact: bool,
 }
 
 impl SearchOptions {
@@ -66,6 +69,7 @@ impl SearchOptions {
             kinds: Vec::new(),
             branch: false,
             limit,
+            redact: false,
         }
     }
 }
@@ -229,22 +233,31 @@ pub fn search_explained(
                 conn,
                 candidates.into_iter().map(Ok),
                 (opts.limit, stop, None),
-                |text| Some(Snippet::around(text, highlight.as_ref())),
+                |text| {
+                    shown(opts.redact, text, |text| {
+                        // Redacted, a text may no longer hold the words that matched.
+                        let gone =
+                            opts.redact && highlight.as_ref().is_some_and(|re| !re.is_match(text));
+                        (!gone).then(|| Snippet::around(text, highlight.as_ref()))
+                    })
+                },
             )?
         }
         Query::Literal(needle) => {
             let raw = literal::raw_prefilter(needle);
             let raw = raw.as_ref().map(|f| f as RawTest);
             confirm(conn, newest()?, (opts.limit, stop, raw), |text| {
-                text.find(needle.as_str())
-                    .map(|at| Snippet::at(text, at, at + needle.len()))
+                shown(opts.redact, text, |text| {
+                    text.find(needle.as_str())
+                        .map(|at| Snippet::at(text, at, at + needle.len()))
+                })
             })?
         }
         Query::Regex(re) => {
             let raw = required::raw_prefilter(re.as_str());
             let raw = raw.as_ref().map(|f| f as RawTest);
             confirm(conn, newest()?, (opts.limit, stop, raw), |text| {
-                regex_snippet(re, text)
+                shown(opts.redact, text, |text| regex_snippet(re, text))
             })?
         }
     };
@@ -366,6 +379,15 @@ fn from_joints(rowids: &str) -> String {
         "SELECT rowid AS r, 0.0 AS score FROM joints WHERE joints MATCH ?{rowids}
          UNION ALL SELECT rowid AS r, 0.0 AS score FROM joints_unknown WHERE 1{rowids}"
     )
+}
+
+/// The snippet `cut` makes of `text`, redacted first when `redact` is on.
+fn shown(redact: bool, text: &str, cut: impl FnOnce(&str) -> Option<Snippet>) -> Option<Snippet> {
+    if redact {
+        cut(&crate::redact::redact(text))
+    } else {
+        cut(text)
+    }
 }
 
 fn regex_snippet(re: &Regex, text: &str) -> Option<Snippet> {
