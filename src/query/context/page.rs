@@ -142,19 +142,12 @@ pub fn forward(
                 message: j,
                 chars: done,
             };
-            let Some((text, from, to, total)) = take(&text, done, left, pieces.is_empty(), false)
+            let Some(piece) = piece(i, role, &text, done, &mut left, pieces.is_empty(), false)
             else {
                 return Ok((pieces, Some(here)));
             };
-            left = left.saturating_sub(to - from);
-            pieces.push(Piece {
-                entry: i,
-                role,
-                text,
-                from,
-                to,
-                total,
-            });
+            let (to, total) = (piece.to, piece.total);
+            pieces.push(piece);
             if to < total {
                 return Ok((pieces, Some(Place { chars: to, ..here })));
             }
@@ -202,20 +195,13 @@ pub fn backward(
                 message: back,
                 chars: done,
             };
-            let Some((text, from, to, total)) = take(&text, done, left, pieces.is_empty(), true)
+            let Some(piece) = piece(i, role, &text, done, &mut left, pieces.is_empty(), true)
             else {
                 pieces.reverse();
                 return Ok((pieces, Some(here)));
             };
-            left = left.saturating_sub(to - from);
-            pieces.push(Piece {
-                entry: i,
-                role,
-                text,
-                from,
-                to,
-                total,
-            });
+            let (from, total) = (piece.from, piece.total);
+            pieces.push(piece);
             if from > 0 {
                 pieces.reverse();
                 let next = Place {
@@ -228,6 +214,30 @@ pub fn backward(
     }
     pieces.reverse();
     Ok((pieces, None))
+}
+
+/// The piece of a message (`role`, `text`) of context entry `entry` that the budget `left`
+/// takes (and spends), `done` characters already given; `None` when the page is full.
+/// `page_empty` and `backwards` as [`take`].
+fn piece(
+    entry: usize,
+    role: String,
+    text: &str,
+    done: usize,
+    left: &mut usize,
+    page_empty: bool,
+    backwards: bool,
+) -> Option<Piece> {
+    let (text, from, to, total) = take(text, done, *left, page_empty, backwards)?;
+    *left = left.saturating_sub(to - from);
+    Some(Piece {
+        entry,
+        role,
+        text,
+        from,
+        to,
+        total,
+    })
 }
 
 /// Where the last `n` messages of the context start, as a place to page forward from.
