@@ -15,14 +15,17 @@ use std::time::{Duration, Instant};
 
 use notify::{RecursiveMode, Watcher};
 
-use super::watch::{start_watcher, take, Event};
+use super::watch::{start_watcher, take, Event, Links};
 use crate::pi::layout::Root;
 
 /// How long `take` waits for its own file's event before it asks for a full check instead.
 const FENCE_WAIT: Duration = Duration::from_secs(1);
 
 pub struct Changes {
-    _watcher: notify::RecommendedWatcher,
+    watcher: notify::RecommendedWatcher,
+    /// Symlinked session files and project folders, watched at their targets (as `pidx watch`
+    /// does): an append to a target outside the roots makes no event under them.
+    links: Links,
     rx: mpsc::Receiver<Event>,
     /// The private folder of the fence files; `None` when it could not be made or watched
     /// (then every `take` asks for a full check).
@@ -59,16 +62,27 @@ impl Changes {
                     .watch(dir.path(), RecursiveMode::NonRecursive)
                     .is_ok()
             });
+        let mut links = Links::default();
+        links.follow(&mut watcher, roots, None);
         Ok(Changes {
-            _watcher: watcher,
+            watcher,
+            links,
             rx,
             fence,
             fences: 0,
         })
     }
 
-    /// The changes made before this call, since the last one.
+    /// The changes made before this call, since the last one. Links in the changed folders are
+    /// followed from now on, before the caller's sync reads them.
     pub fn take(&mut self, roots: &[Root]) -> Dirty {
+        let dirty = self.gather(roots);
+        let dirs = (!dirty.full).then_some(&dirty.dirs);
+        self.links.follow(&mut self.watcher, roots, dirs);
+        dirty
+    }
+
+    fn gather(&mut self, roots: &[Root]) -> Dirty {
         let mut dirty = Dirty::default();
         let fence = self.fence.as_ref().and_then(|dir| {
             self.fences += 1;

@@ -230,7 +230,7 @@ fn gather(
 
 /// The symlinked session files and project folders watched at their targets, by link path.
 #[derive(Default)]
-struct Links {
+pub(super) struct Links {
     followed: HashSet<PathBuf>,
 }
 
@@ -239,7 +239,7 @@ impl Links {
     /// themselves included), or in every root when `None`; stops watching links gone from
     /// the folders looked at. A target that cannot be watched is left to the periodic
     /// reconcile, as before.
-    fn follow(
+    pub(super) fn follow(
         &mut self,
         w: &mut notify::RecommendedWatcher,
         roots: &[Root],
