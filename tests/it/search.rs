@@ -564,10 +564,9 @@ fn a_stopped_search_gives_up_reading_lines_back() {
             "{query} finds something in the corpus"
         );
         let stopped = search_until(&ix.store.conn, &ix.scope, &opts, &AtomicBool::new(true));
-        let err = stopped
-            .expect_err("a stopped search is an error")
-            .to_string();
-        assert!(err.contains("stopped"), "{query}: {err}");
+        let err = stopped.expect_err("a stopped search is an error");
+        assert!(matches!(err, pidx::Error::Stopped), "{query}: {err}");
+        assert!(err.to_string().contains("stopped"), "{query}: {err}");
     }
 }
 

@@ -131,7 +131,7 @@ pub fn search(conn: &Connection, scope: &Scope, opts: &SearchOptions) -> Result<
 /// is stopped by the connection's progress handler, which the caller installs.
 ///
 /// # Errors
-/// As [`search`]; `Invalid` when stopped.
+/// As [`search`]; `Stopped` when stopped.
 pub fn search_until(
     conn: &Connection,
     scope: &Scope,
@@ -643,7 +643,7 @@ fn confirm(
         }
         let c = c?;
         if stop.load(Ordering::Relaxed) {
-            return Err(Error::Invalid("the search was stopped".into()));
+            return Err(Error::Stopped);
         }
         let session = sessions.get(c.file_id)?;
         let Some(file) = &session.file else {
