@@ -9,7 +9,6 @@ use super::env::{resolve_arg, Env};
 use super::output::Out;
 use super::{render, Found};
 use crate::query::context::{self, page, page::Cursor};
-use serde_json::json;
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
@@ -39,7 +38,7 @@ pub struct ContextArgs {
 pub fn run(env: &Env, args: &ContextArgs, out: &mut Out) -> Result<Found> {
     let (store, session, _) = resolve_arg(env, &args.session)?;
     if let Some(max) = args.max_chars {
-        return paged(env, args, (&store, &session), max as usize, out);
+        return paged(env, args, &store, &session, max as usize, out);
     }
     // Written message by message: memory stays one message, whatever the session.
     let plan = context::plan_context(&store.conn, &session, args.leaf.as_deref())?;
@@ -70,7 +69,8 @@ const CURSOR: &str = "context";
 fn paged(
     env: &Env,
     args: &ContextArgs,
-    (store, session): (&crate::store::Store, &crate::query::resolve::Resolved),
+    store: &crate::store::Store,
+    session: &crate::query::resolve::Resolved,
     max: usize,
     out: &mut Out,
 ) -> Result<Found> {
@@ -111,7 +111,9 @@ fn paged(
         leaf: plan.leaf_id.clone(),
     });
     if json {
-        out.line(&page_json(&plan, &session.path, pieces, next.as_ref()).to_string())?;
+        let next = next.as_ref().map(|c| c.text(CURSOR));
+        let body = page::page_json(&plan, &session.path, pieces, next);
+        out.line(&serde_json::Value::Object(body).to_string())?;
         return Ok(true);
     }
     let more = next.map(|c| {
@@ -124,42 +126,6 @@ fn paged(
     let settings = cursor.is_none().then_some(&plan.settings);
     render::context_page(out, settings, &pieces, more.as_deref())?;
     Ok(true)
-}
-
-/// A page as JSON: the MCP tool's `get_context` answer (format json).
-fn page_json(
-    plan: &context::ContextPlan,
-    path: &str,
-    pieces: Vec<page::Piece>,
-    next: Option<&Cursor>,
-) -> serde_json::Value {
-    let model = plan
-        .settings
-        .model
-        .as_ref()
-        .map(|(p, m)| json!({"provider": p, "modelId": m}));
-    let messages: Vec<serde_json::Value> = pieces
-        .into_iter()
-        .map(|p| {
-            let mut m = json!({"entryId": plan.entry_id(p.entry), "role": p.role});
-            if !p.is_whole() {
-                m["from"] = p.from.into();
-                m["to"] = p.to.into();
-                m["total"] = p.total.into();
-            }
-            m["text"] = p.text.into();
-            m
-        })
-        .collect();
-    json!({
-        "path": path,
-        "leaf": plan.leaf_id,
-        "model": model,
-        "thinkingLevel": plan.settings.thinking_level,
-        "messages": messages,
-        "truncated": next.is_some(),
-        "nextCursor": next.map(|c| c.text(CURSOR)),
-    })
 }
 
 fn warn_cycle(ctx: &context::Context) {

@@ -6,14 +6,14 @@
 
 use std::sync::atomic::AtomicBool;
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use super::answer::{sentence, Answer, Call};
 use super::message;
 use super::page::budget;
 use super::tools::{ContextArgs, Format};
-use crate::query::context::page::{self, Cursor, Piece, Place};
-use crate::query::context::{plan_context, ContextPlan};
+use crate::query::context::page::{self, Cursor, Place};
+use crate::query::context::plan_context;
 
 const TOOL: &str = "get_context";
 
@@ -69,18 +69,6 @@ pub fn get_context(c: &Call, a: ContextArgs, cancel: &AtomicBool) -> Answer {
         let at = start.place.unwrap_or_default();
         page::forward(&plan, at, budget, cancel, &render).map_err(stopped)?
     };
-    let items: Vec<Value> = pieces.into_iter().map(|p| item(&plan, p)).collect();
-    let s = &plan.settings;
-    let model = s
-        .model
-        .as_ref()
-        .map(|(p, m)| json!({"provider": p, "modelId": m}));
-    let mut body = Map::new();
-    body.insert("path".into(), session.path.clone().into());
-    body.insert("leaf".into(), plan.leaf_id.clone().into());
-    body.insert("model".into(), model.unwrap_or(Value::Null));
-    body.insert("thinkingLevel".into(), s.thinking_level.clone().into());
-    body.insert("messages".into(), items.into());
     let next = next.map(|place| {
         let cursor = Cursor {
             json: a.format == Format::Json,
@@ -91,7 +79,7 @@ pub fn get_context(c: &Call, a: ContextArgs, cancel: &AtomicBool) -> Answer {
         cursor.text(TOOL)
     });
     let mut notes = Vec::new();
-    if s.cycle {
+    if plan.settings.cycle {
         notes.push("the entries above this leaf form a cycle; the walk stopped where it repeated (pi itself would never return)".to_string());
     }
     if next.is_some() {
@@ -104,24 +92,9 @@ pub fn get_context(c: &Call, a: ContextArgs, cancel: &AtomicBool) -> Answer {
             }
         ));
     }
-    body.insert("truncated".into(), next.is_some().into());
-    body.insert("nextCursor".into(), next.into());
+    let mut body = page::page_json(&plan, &session.path, pieces, next);
     body.insert("notes".into(), notes.into());
     Ok(Value::Object(body))
-}
-
-fn item(plan: &ContextPlan, p: Piece) -> Value {
-    let mut m = Map::new();
-    m.insert("entryId".into(), plan.entry_id(p.entry).into());
-    let whole = p.is_whole();
-    m.insert("role".into(), p.role.into());
-    m.insert("text".into(), p.text.into());
-    if !whole {
-        m.insert("from".into(), p.from.into());
-        m.insert("to".into(), p.to.into());
-        m.insert("total".into(), p.total.into());
-    }
-    Value::Object(m)
 }
 
 /// A message's JSON with every string value redacted (the text redacted when it does not parse).

@@ -5,6 +5,8 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use serde_json::{json, Map, Value};
+
 use super::ContextPlan;
 use crate::error::{Error, Result};
 use crate::pi::message::unquote;
@@ -98,6 +100,47 @@ impl Cursor {
             leaf: Some(leaf.to_string()).filter(|l| !l.is_empty()),
         })
     }
+}
+
+/// A page as JSON, what `context --max-chars --json` prints and MCP `get_context` answers:
+/// `{path, leaf, model, thinkingLevel, messages: [{entryId, role, text, from?, to?, total?}],
+/// truncated, nextCursor}` (a message's `from`/`to`/`total` only when the page holds part of it).
+pub fn page_json(
+    plan: &ContextPlan,
+    path: &str,
+    pieces: Vec<Piece>,
+    next: Option<String>,
+) -> Map<String, Value> {
+    let s = &plan.settings;
+    let model = s
+        .model
+        .as_ref()
+        .map_or(Value::Null, |(p, m)| json!({"provider": p, "modelId": m}));
+    let messages: Vec<Value> = pieces
+        .into_iter()
+        .map(|p| {
+            let mut m = Map::new();
+            m.insert("entryId".into(), plan.entry_id(p.entry).into());
+            let whole = p.is_whole();
+            m.insert("role".into(), p.role.into());
+            m.insert("text".into(), p.text.into());
+            if !whole {
+                m.insert("from".into(), p.from.into());
+                m.insert("to".into(), p.to.into());
+                m.insert("total".into(), p.total.into());
+            }
+            Value::Object(m)
+        })
+        .collect();
+    let mut body = Map::new();
+    body.insert("path".into(), path.into());
+    body.insert("leaf".into(), plan.leaf_id.clone().into());
+    body.insert("model".into(), model);
+    body.insert("thinkingLevel".into(), s.thinking_level.clone().into());
+    body.insert("messages".into(), messages.into());
+    body.insert("truncated".into(), next.is_some().into());
+    body.insert("nextCursor".into(), next.into());
+    body
 }
 
 /// A raw message's role, for a caller that shows the message as its JSON text.
