@@ -6,7 +6,7 @@
 //! `query` answers `list`, `show`, `context` and `tree` from the index exactly as pi's
 //! `SessionManager` would; `cli` renders the answers. The JSONL files are never written.
 
-pub mod config;
+pub mod app;
 pub mod error;
 pub mod ingest;
 pub mod pi;

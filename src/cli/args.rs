@@ -48,9 +48,21 @@ pub struct Global {
 impl Global {
     /// The team server's URL: `--pg`, else `PIDX_PG`.
     pub fn pg_url(&self) -> Option<String> {
-        self.pg
-            .clone()
-            .or_else(|| std::env::var("PIDX_PG").ok().filter(|v| !v.is_empty()))
+        self.options().pg_url()
+    }
+
+    /// The flags as the application floor takes them.
+    pub fn options(&self) -> crate::app::Options {
+        crate::app::Options {
+            roots: self.roots.clone(),
+            db: self.db.clone(),
+            no_sync: self.no_sync,
+            no_wait: self.no_wait,
+            json: self.json,
+            pg: self.pg.clone(),
+            source: self.source.clone(),
+            redact: self.redact,
+        }
     }
 }
 

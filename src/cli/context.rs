@@ -5,9 +5,9 @@ use std::io::Write;
 use anyhow::Result;
 use clap::Args;
 
-use super::env::{resolve_arg, Env};
 use super::output::Out;
 use super::{render, Found};
+use crate::app::env::{resolve_arg, Env};
 use crate::query::context::{self, page, page::Cursor};
 
 #[derive(Args, Debug)]

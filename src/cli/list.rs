@@ -3,15 +3,14 @@
 
 use anyhow::{Context as _, Result};
 use clap::Args;
-use std::collections::HashSet;
 use std::path::PathBuf;
 
 use super::args::GatewayArgs;
-use super::env::{Env, First};
 use super::output::plural;
 use super::output::Out;
 use super::{render, Found};
-use crate::pi::layout::{absolute, encode_cwd, Layout};
+use crate::app::env::{Env, First};
+use crate::pi::layout::absolute;
 use crate::query::pg::list as pg_list;
 use crate::query::{handle, list, picker, Scope};
 
@@ -67,7 +66,7 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
             && page.last().is_some_and(|s| s.modified_ms > newest_left_ms))
     };
     let first = match (opts.cwd.as_deref(), opts.limit) {
-        (Some(c), _) => project_dirs(env, c).map(First::Dirs),
+        (Some(c), _) => env.project_dirs(c).map(First::Dirs),
         // Twice the page's rows first: some files hold no listed session, some are old.
         (None, Some(n)) if n > 0 => Some(First::Newest(n.saturating_mul(2).max(16), &settled)),
         (None, _) => None,
@@ -94,7 +93,7 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
         }
     }
     if env.global.json {
-        env.answer_json(out, &sessions)?;
+        out.json(&env.answer(&sessions))?;
     } else if sessions.is_empty() {
         let where_ = opts
             .cwd
@@ -149,19 +148,6 @@ fn project(args: &ListArgs, all: bool) -> Result<Option<String>> {
         None => std::env::current_dir().context("reading the current directory")?,
     };
     Ok(Some(dir.to_string_lossy().into_owned()))
-}
-
-/// The folders `list(cwd)` reads, when every root keeps one folder per project (a flat or
-/// gateway root filters by the cwd in the headers, so it needs every file read).
-pub(super) fn project_dirs(env: &Env, cwd: &str) -> Option<HashSet<PathBuf>> {
-    let cwd = absolute(std::path::Path::new(cwd));
-    env.roots
-        .iter()
-        .map(|root| {
-            (root.layout == Layout::Tree)
-                .then(|| root.path.join(encode_cwd(&cwd.to_string_lossy())))
-        })
-        .collect()
 }
 
 /// `pidx --pg URL list`: as the local list (this project unless `--all`), every source's

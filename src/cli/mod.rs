@@ -3,11 +3,9 @@
 //! `output`.
 
 pub mod args;
-mod background;
 mod chart;
 mod context;
 mod dates;
-mod env;
 mod list;
 mod mcp;
 mod numbers;
@@ -33,24 +31,13 @@ mod watch;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
+use crate::app::Env;
+pub use crate::app::Outcome;
 pub use args::Global;
-use env::Env;
 use output::Out;
 
 /// What a command found: exit code 0 (results) or 1 (nothing found).
 pub type Found = bool;
-
-/// How a command ended; `main` turns it into the exit code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Exit 0.
-    Results,
-    /// Exit 1.
-    Nothing,
-    /// Exit 3: the answer was read from an index still behind the files on disk (`--no-wait`,
-    /// or a watcher that stopped catching up), found or not.
-    Incomplete,
-}
 
 /// Runs one command.
 ///
@@ -61,7 +48,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     if let Command::Skill(cmd) = &cli.command {
         return skill::run(cmd).map(outcome);
     }
-    let env = Env::new(&cli.global)?;
+    let env = Env::new(&cli.global.options())?;
     if let Some(url) = cli
         .global
         .pg_url()

@@ -3,9 +3,9 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::env::Env;
 use super::output::Out;
 use super::Found;
+use crate::app::env::Env;
 use crate::ingest::push::{default_source, push, PushOptions, PushReport};
 use crate::store::pg;
 

@@ -5,9 +5,9 @@
 use anyhow::{bail, Result};
 use serde_json::Value;
 
-use super::env::Env;
 use super::output::Out;
 use super::{render, Command, Found};
+use crate::app::env::Env;
 use crate::query::pg::{self, session};
 use crate::store::pg as store;
 

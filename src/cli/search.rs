@@ -6,9 +6,9 @@ use anyhow::{bail, Result};
 use clap::Args;
 
 use super::args::{GatewayArgs, ProjectArgs, RangeArgs};
-use super::env::Env;
 use super::output::{one_line, Out};
 use super::Found;
+use crate::app::env::Env;
 use crate::pi::text::TextKind;
 use crate::query::search::{self, Hit, SearchOptions};
 use crate::query::{handle, resolve};
@@ -164,7 +164,7 @@ fn print_hits(
     handles: impl FnOnce(&[Hit]) -> Result<HashMap<i64, String>>,
 ) -> Result<()> {
     if env.global.json {
-        env.answer_json(out, &hits)?;
+        out.json(&env.answer(&hits))?;
     } else if args.jsonl {
         for h in hits {
             out.json(h)?;

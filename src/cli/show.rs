@@ -3,9 +3,9 @@
 use anyhow::Result;
 
 use super::args::SessionArg;
-use super::env::{resolve_arg, Env};
 use super::output::Out;
 use super::{render, Found};
+use crate::app::env::{resolve_arg, Env};
 use crate::query::show;
 
 pub fn run(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {

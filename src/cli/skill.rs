@@ -11,7 +11,7 @@ use anyhow::{bail, Context as _, Result};
 use clap::{Args, Subcommand};
 
 use super::Found;
-use crate::config::expand_path;
+use crate::app::config::expand_path;
 
 #[derive(Subcommand, Debug)]
 pub enum SkillCommand {

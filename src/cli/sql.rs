@@ -4,9 +4,9 @@ use anyhow::Result;
 use clap::Args;
 use serde_json::{Map, Value};
 
-use super::env::Env;
 use super::output::{one_line, Out};
 use super::Found;
+use crate::app::env::Env;
 use crate::query::sql;
 use crate::store::Store;
 
@@ -52,7 +52,7 @@ pub fn print(env: &Env, args: &SqlArgs, table: &sql::Table, out: &mut Out) -> Re
                 Value::Object(obj)
             })
             .collect();
-        env.answer_json(out, &rows)?;
+        out.json(&env.answer(&rows))?;
     } else if args.csv {
         out.line(
             &table

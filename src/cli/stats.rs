@@ -7,10 +7,10 @@ use std::collections::HashMap;
 
 use super::args::{GatewayArgs, ProjectArgs, RangeArgs, ZoneArgs};
 use super::chart;
-use super::env::Env;
 use super::output::{one_line, one_line_upto, thousands, Out};
 use super::table::{self, Column, Cut};
 use super::Found;
+use crate::app::env::Env;
 use crate::query::handle;
 use crate::query::stats::{self, Dim, Figures, Row, StatsOptions};
 use crate::query::Scope;
@@ -68,7 +68,7 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
     let (rows, early_labels) = figures(env, &store, &scope, &opts, label_all)?;
     let found = rows.iter().any(|r| r.figures != Figures::default());
     if env.global.json {
-        env.answer_json(out, &rows)?;
+        out.json(&env.answer(&rows))?;
     } else if args.csv {
         write_csv(
             out,
@@ -393,7 +393,7 @@ pub fn run_remote(
     let rows = crate::query::pg::stats::stats(tx, &o)?;
     let found = rows.iter().any(|r| r.figures != Figures::default());
     if env.global.json {
-        env.answer_json(out, &rows)?;
+        out.json(&env.answer(&rows))?;
     } else if args.csv {
         let dims: Vec<&str> = o.by.iter().map(String::as_str).collect();
         write_csv(out, &dims, &rows)?;

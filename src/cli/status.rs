@@ -2,9 +2,9 @@
 
 use anyhow::Result;
 
-use super::env::Env;
 use super::output::{one_line, Out};
 use super::{render, Found};
+use crate::app::env::Env;
 use crate::store::Store;
 
 pub fn run(env: &Env, out: &mut Out) -> Result<Found> {

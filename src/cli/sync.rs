@@ -3,9 +3,9 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::env::{report_errors, Env, ForSync};
 use super::output::Out;
 use super::Found;
+use crate::app::env::{report_errors, Env, ForSync};
 use crate::ingest::sync::{sync, SyncOptions, SyncReport};
 
 #[derive(Args, Debug)]

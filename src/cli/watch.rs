@@ -3,8 +3,8 @@
 use anyhow::{Context as _, Result};
 use clap::Args;
 
-use super::env::{report_errors, Env};
 use super::Found;
+use crate::app::env::{report_errors, Env};
 
 #[derive(Args, Debug)]
 pub struct WatchArgs {

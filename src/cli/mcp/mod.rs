@@ -9,7 +9,6 @@
 
 mod answer;
 mod context;
-mod fresh;
 mod message;
 mod page;
 mod schema;
@@ -29,8 +28,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 
-use super::env::Env;
 use super::Found;
+use crate::app::env::Env;
 use crate::query::Scope;
 use crate::store::Store;
 
@@ -50,7 +49,7 @@ pub fn run(env: Env) -> Result<Found> {
         .context("starting the MCP server's runtime")?;
     let env = Arc::new(env);
     let server = Server {
-        fresh: Arc::new(fresh::Fresh::new(Arc::clone(&env))),
+        fresh: Arc::new(crate::app::fresh::Fresh::new(Arc::clone(&env))),
         env,
     };
     let result = runtime.block_on(async move {
@@ -69,7 +68,7 @@ pub fn run(env: Env) -> Result<Found> {
 #[derive(Clone)]
 struct Server {
     env: Arc<Env>,
-    fresh: Arc<fresh::Fresh>,
+    fresh: Arc<crate::app::fresh::Fresh>,
 }
 
 impl Server {

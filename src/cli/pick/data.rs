@@ -7,11 +7,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Result;
 
-use super::super::env::Env;
+use crate::app::env::{Env, LOCK_PATIENCE};
 use crate::ingest::discover::Root;
 use crate::ingest::sync::{sync_first, SyncOptions};
 use crate::query::handle;
@@ -263,12 +262,12 @@ pub fn spawn_sync(env: &Env, cwd: &str) -> Receiver<Synced> {
     let db = env.db.clone();
     let roots = env.roots.clone();
     // Without one folder per project (a flat or gateway root) there is nothing to read first.
-    let (project, threshold) = match super::super::list::project_dirs(env, cwd) {
-        Some(dirs) => (dirs, super::super::background::first_answer_bytes()),
+    let (project, threshold) = match env.project_dirs(cwd) {
+        Some(dirs) => (dirs, crate::app::background::first_answer_bytes()),
         None => (Default::default(), u64::MAX),
     };
     std::thread::spawn(move || {
-        let outcome = match WriterLock::acquire(&db, "sync", Some(Duration::from_secs(2)), |_| {}) {
+        let outcome = match WriterLock::acquire(&db, "sync", Some(LOCK_PATIENCE), |_| {}) {
             Ok(Ok(lock)) => {
                 let mut first_done = |later: &crate::ingest::sync::Deferred| {
                     let _ = tx.send(Synced::ProjectFirst { rest: later.files });

@@ -15,9 +15,9 @@ use anyhow::{bail, Context as _, Result};
 use clap::Args;
 
 use super::args::{ProjectArgs, RangeArgs, ZoneArgs};
-use super::env::Env;
 use super::output::Out;
 use super::Found;
+use crate::app::env::Env;
 use crate::query::stats::Figures;
 
 #[derive(Args, Debug)]
@@ -78,7 +78,7 @@ pub fn run(env: &Env, args: &ReportArgs, out: &mut Out) -> Result<Found> {
         }
     }
     if json {
-        env.answer_json(out, &report)?;
+        out.json(&env.answer(&report))?;
     }
     Ok(report.totals != Figures::default())
 }

@@ -14,7 +14,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::super::env::Env;
+use super::env::Env;
 use crate::ingest::changes::{Changes, Dirty};
 
 /// The longest a call waits for the index to catch up.

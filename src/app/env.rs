@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::args::Global;
 use crate::ingest::behind::{catch_up, Behind, Caught};
 use crate::ingest::discover;
 use crate::ingest::sync::{Deferred, SyncOptions, SyncReport};
@@ -16,9 +15,57 @@ use crate::query::{resolve, Scope};
 use crate::store::{default_db_path, Store, WriterLock};
 use crate::term::{plural, thousands};
 
+/// The options every command shares (the command line's global flags, without clap).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Roots named on the command line (`--root`); empty: the config file's, else pi's.
+    pub roots: Vec<PathBuf>,
+    /// The index file (`--db`); `None`: `PIDX_DB`, else the default path.
+    pub db: Option<PathBuf>,
+    /// Answer from the index as it is, without first picking up changed files.
+    pub no_sync: bool,
+    /// Answer at once while another pidx is still indexing (exit 3 when behind).
+    pub no_wait: bool,
+    /// Machine-readable output.
+    pub json: bool,
+    /// The team server's URL (`--pg`).
+    pub pg: Option<String>,
+    /// With a team server: only this source's sessions.
+    pub source: Option<String>,
+    /// Redact secrets in what is printed.
+    pub redact: bool,
+}
+
+impl Options {
+    /// The team server's URL: `--pg`, else `PIDX_PG`.
+    pub fn pg_url(&self) -> Option<String> {
+        self.pg
+            .clone()
+            .or_else(|| std::env::var("PIDX_PG").ok().filter(|v| !v.is_empty()))
+    }
+}
+
+/// How long a query that needs no particular file waits for another writer (a sync that is
+/// not a caught-up watcher) before it answers from what is committed: long enough for a
+/// small incremental sync to finish, short enough that a picker or an agent never stalls.
+pub const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A command's JSON answer, as [`Env::answer`] shapes it.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+pub enum Answer<'a, T: serde::Serialize + ?Sized> {
+    Plain(&'a T),
+    #[serde(rename_all = "camelCase")]
+    Wrapped {
+        complete: bool,
+        files_left: usize,
+        results: &'a T,
+    },
+}
+
 /// Resolved global options.
 pub struct Env {
-    pub global: Global,
+    pub global: Options,
     pub roots: Vec<Root>,
     /// Which of `roots` the user named (`--root`, `PIDX_ROOTS`, the config file); the others
     /// are pi's defaults.
@@ -31,14 +78,14 @@ pub struct Env {
 }
 
 impl Env {
-    pub fn new(global: &Global) -> Result<Env> {
+    pub fn new(global: &Options) -> Result<Env> {
         let roots = if global.roots.is_empty() {
-            crate::config::roots()?
+            super::config::roots()?
         } else {
             global
                 .roots
                 .iter()
-                .map(|p| crate::config::user_root(p))
+                .map(|p| super::config::user_root(p))
                 .collect()
         };
         let db = global
@@ -50,7 +97,7 @@ impl Env {
                     .map(PathBuf::from)
             })
             .unwrap_or_else(default_db_path);
-        let defaults = crate::config::default_roots();
+        let defaults = super::config::default_roots();
         let named = roots.iter().map(|r| !defaults.contains(r)).collect();
         Ok(Env {
             global: global.clone(),
@@ -93,7 +140,7 @@ impl Env {
             crate::term::say(&format!(
                 "pidx: no sessions folder found ({}); pi keeps sessions in $PI_CODING_AGENT_DIR/sessions (default ~/.pi/agent/sessions); point pidx elsewhere with --root DIR, PIDX_ROOTS or roots = [...] in {}",
                 paths.join(", "),
-                crate::config::config_path().display()
+                super::config::config_path().display()
             ));
         }
         Ok(())
@@ -205,7 +252,7 @@ impl Env {
         let patience = match (whole && !no_wait, first.is_some() || no_wait) {
             (true, _) => None,
             (false, true) => Some(std::time::Duration::ZERO),
-            (false, false) => Some(std::time::Duration::from_secs(2)),
+            (false, false) => Some(LOCK_PATIENCE),
         };
         let waiting = |h: &crate::store::LockHolder| {
             crate::term::say(&format!(
@@ -277,32 +324,34 @@ impl Env {
         Some(self.left.load(std::sync::atomic::Ordering::Relaxed)).filter(|&n| n != usize::MAX)
     }
 
-    /// Writes an answer as JSON; with `--no-wait`, inside `{"complete", "filesLeft",
-    /// "results"}`, so a script that chose not to wait can tell a complete answer from one
-    /// read while the index was behind (the shape depends on the flag, never on the moment).
-    ///
-    /// # Errors
-    /// As [`Out::json`].
-    pub fn answer_json<T: serde::Serialize + ?Sized>(
-        &self,
-        out: &mut super::output::Out,
-        results: &T,
-    ) -> std::io::Result<()> {
+    /// The folders `list(cwd)` reads, when every root keeps one folder per project (a flat or
+    /// gateway root filters by the cwd in the headers, so it needs every file read).
+    pub fn project_dirs(&self, cwd: &str) -> Option<HashSet<PathBuf>> {
+        let cwd = absolute(std::path::Path::new(cwd));
+        self.roots
+            .iter()
+            .map(|root| {
+                (root.layout == crate::pi::layout::Layout::Tree).then(|| {
+                    root.path
+                        .join(crate::pi::layout::encode_cwd(&cwd.to_string_lossy()))
+                })
+            })
+            .collect()
+    }
+
+    /// An answer as the JSON a command prints: with `--no-wait`, inside `{"complete",
+    /// "filesLeft", "results"}`, so a script that chose not to wait can tell a complete answer
+    /// from one read while the index was behind (the shape depends on the flag, never on the
+    /// moment).
+    pub fn answer<'a, T: serde::Serialize + ?Sized>(&self, results: &'a T) -> Answer<'a, T> {
         if !self.global.no_wait {
-            return out.json(results);
+            return Answer::Plain(results);
         }
-        #[derive(serde::Serialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Answer<'a, T: ?Sized> {
-            complete: bool,
-            files_left: usize,
-            results: &'a T,
-        }
-        out.json(&Answer {
+        Answer::Wrapped {
             complete: self.files_left().is_none(),
             files_left: self.files_left().unwrap_or(0),
             results,
-        })
+        }
     }
 
     /// The index opened read-only when `e` (met opening it for writing) says it cannot be
