@@ -6,6 +6,7 @@ pub mod args;
 mod chart;
 mod context;
 mod dates;
+mod forget;
 mod list;
 mod mcp;
 mod numbers;
@@ -93,6 +94,7 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Status => status::run(env, &mut out),
         Command::Search(args) => search::run(env, args, &mut out),
         Command::Secrets(args) => secrets::run(env, args, &mut out),
+        Command::Forget(args) => forget::run(env, args, &mut out),
         Command::Watch(args) => watch::run(env, args),
         Command::Stats(args) => stats::run(env, args, &mut out),
         Command::Sql(args) => sql::run(env, args, &mut out),
@@ -119,10 +121,10 @@ fn refuse_meaningless_flags(cli: &Cli) -> Result<()> {
         && !remote::reads_from_server(&cli.command)
         && !matches!(
             cli.command,
-            Command::Push(_) | Command::Pg(_) | Command::Watch(_)
+            Command::Push(_) | Command::Pg(_) | Command::Watch(_) | Command::Forget(_)
         )
     {
-        anyhow::bail!("--pg: this command reads the local index only (with --pg: list, show, context, tree, search, stats, sql, push, pg migrate)");
+        anyhow::bail!("--pg: this command reads the local index only (with --pg: list, show, context, tree, search, stats, sql, push, forget, pg migrate)");
     }
     if cli.global.no_wait && cli.global.no_sync {
         anyhow::bail!(
@@ -231,6 +233,12 @@ pub enum Command {
         after_help = "Examples:\n  pidx secrets --since 30d\n  pidx secrets --cwd . --json\n\nThe same detector redacts what push, mcp and report --html send (see the README's Privacy section)."
     )]
     Secrets(secrets::SecretsArgs),
+    /// Take sessions out of the index (with --pg, off the team server too) and keep them out
+    /// of every later sync and watch, until --undo. pi's JSONL files are never deleted.
+    #[command(
+        after_help = "Examples:\n  pidx forget 019cb679-40\n  pidx forget --cwd ~/code/secret-project\n  pidx forget --before 2026-01-01 --dry-run\n  pidx forget 019cb679-40 --pg postgresql://me@db.example/pidx\n  pidx forget --list\n  pidx forget --undo\n\nA watcher must be stopped first (it is the index's one writer)."
+    )]
+    Forget(forget::ForgetArgs),
     /// Find a session as you type (this project or all, by listing or full text), preview it,
     /// and resume it in pi with Enter. `?` lists the keys.
     #[command(

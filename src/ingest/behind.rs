@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension};
 
-use super::discover::{discover, Root};
+use super::discover::{self, discover, Root};
 use super::read::mtime_ns;
 use crate::error::Result;
 use crate::store::{writer, WriterLock};
@@ -43,6 +43,7 @@ impl Behind {
         wanted: &dyn Fn(&Path) -> bool,
     ) -> Result<Behind> {
         let mut files = Vec::new();
+        let forgotten = crate::store::forgotten::paths(conn)?;
         for root in roots.iter().filter(|r| !r.layout.is_gateway()) {
             let root_id: Option<i64> = conn
                 .query_row(
@@ -56,7 +57,10 @@ impl Behind {
                 None => writer::Stamps::default(),
             };
             let (found, _) = discover(root);
-            for f in found.into_iter().filter(|f| wanted(&f.path)) {
+            let kept = |f: &discover::Found| {
+                wanted(&f.path) && !forgotten.contains(f.path.to_string_lossy().as_ref())
+            };
+            for f in found.into_iter().filter(kept) {
                 let path = f.path.to_string_lossy().into_owned();
                 let seen = Seen {
                     ino: f.meta.ino() as i64,

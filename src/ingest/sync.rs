@@ -409,9 +409,12 @@ fn discover_root(
         (finding.join().expect("the stat pass does not panic"), known)
     });
     let known = known?;
+    let forgotten = crate::store::forgotten::paths(conn)?;
     found.retain(|f| !openclaw::stores::is_in_store(&stores, &f.dir, &f.name));
     let (copies, copy_errors) = discover::discover_dirs(&stores.dirs);
     found.extend(copies);
+    // A forgotten session stays out of the index (`pidx forget`) until `forget --undo`.
+    found.retain(|f| !forgotten.contains(f.path.to_string_lossy().as_ref()));
     report.errors.extend(
         errors
             .into_iter()

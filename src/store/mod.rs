@@ -3,6 +3,7 @@
 
 pub mod big;
 mod copies;
+pub mod forgotten;
 pub mod joints;
 pub mod jsonl;
 mod lock;

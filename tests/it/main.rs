@@ -18,6 +18,7 @@ mod crash;
 mod faults;
 mod first_answer;
 mod first_page;
+mod forget;
 mod fresh_answers;
 mod gateway;
 mod huge_lines;

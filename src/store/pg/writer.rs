@@ -509,3 +509,24 @@ WITH g AS (
 )
 UPDATE entries e SET dup = r.copy FROM r
 WHERE e.source = $1 AND e.fid = r.fid AND e.seq = r.seq AND e.dup <> r.copy";
+
+/// Removes `source`'s transcripts found at `paths` (`pidx forget --pg`), as a push removes
+/// those gone from the source machine; returns how many the server held. The caller holds the
+/// source's lock (`super::lock_source`).
+///
+/// # Errors
+/// Server errors (nothing is removed).
+pub fn remove_paths(client: &mut Client, source: &str, paths: &[String]) -> Result<usize> {
+    let rows = client
+        .query(
+            "SELECT fid FROM sessions WHERE source = $1 AND path = ANY($2)",
+            &[&source, &paths],
+        )
+        .map_err(server_err)?;
+    let mut batch = Batch::default();
+    for r in &rows {
+        batch.delete(r.get(0));
+    }
+    write_batch(client, source, &batch)?;
+    Ok(rows.len())
+}
