@@ -112,6 +112,7 @@ fn forget_on_server(env: &Env, url: &str, gone: &[Forgotten]) -> Result<(usize, 
     let source = env.global.source.clone().unwrap_or_else(default_source);
     let mut client = pg::connect(url)?;
     pg::migrate::migrate(&mut client)?;
+    pg::rights::check_may_write(&mut client, &source)?;
     pg::lock_source(&mut client, &source, || {
         crate::term::say(&format!(
             "pidx: a push of source {} is running; waiting for it",

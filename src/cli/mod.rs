@@ -26,6 +26,7 @@ mod stats;
 mod status;
 mod sync;
 mod table;
+mod team;
 mod tree;
 mod watch;
 
@@ -102,6 +103,7 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Pick(args) => pick::run(env, args),
         Command::Push(args) => push::run(env, args, &mut out),
         Command::Pg(cmd) => pg::run(env, cmd, &mut out),
+        Command::Team(cmd) => team::run(env, cmd, &mut out),
         Command::Mcp | Command::Skill(_) => unreachable!("run before stdout is locked"),
     }?;
     out.flush()?;
@@ -261,6 +263,10 @@ Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     /// The team server's schema.
     #[command(subcommand)]
     Pg(pg::PgCommand),
+    /// People on the team server: a role of their own for each member (who may write only
+    /// their own sources) and readers limited to chosen sources and projects.
+    #[command(subcommand)]
+    Team(team::TeamCommand),
     /// The pi skill that teaches pi's agent to use pidx.
     #[command(subcommand)]
     Skill(skill::SkillCommand),

@@ -43,4 +43,5 @@ mod shape;
 mod skill;
 mod stats;
 mod stats_rollups;
+mod team_rights;
 mod watch;

@@ -104,6 +104,7 @@ pub fn push(
         migrated: migrate::migrate(client)?,
         ..PushReport::default()
     };
+    crate::store::pg::rights::check_may_write(client, &opts.source)?;
     client
         .execute(
             "INSERT INTO sources (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",

@@ -18,6 +18,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         3,
         include_str!("../../../migrations/pg/0003_listing_order_rollups.sql"),
     ),
+    (
+        4,
+        include_str!("../../../migrations/pg/0004_member_rights.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows.
@@ -36,6 +40,11 @@ const VERSIONS: &str = "CREATE TABLE IF NOT EXISTS pidx_schema (
 /// # Errors
 /// `Server` for a schema from a newer pidx, missing privileges or a failed migration.
 pub fn migrate(client: &mut Client) -> Result<Vec<i32>> {
+    // A member's role (`pidx team add-member`) may not create anything: a schema that is
+    // already current is left alone without the CREATE below.
+    if current(client)? == latest() {
+        return Ok(Vec::new());
+    }
     let mut tx = client.transaction().map_err(server_err)?;
     tx.execute("SELECT pg_advisory_xact_lock($1)", &[&LOCK_MIGRATE])
         .map_err(server_err)?;
@@ -63,18 +72,7 @@ pub fn migrate(client: &mut Client) -> Result<Vec<i32>> {
 /// # Errors
 /// `Server` when the server has no pidx schema, an older one or a newer one.
 pub fn check_readable(client: &mut Client) -> Result<()> {
-    let exists: bool = client
-        .query_one("SELECT to_regclass('pidx_schema') IS NOT NULL", &[])
-        .map_err(server_err)?
-        .get(0);
-    let current = if exists {
-        let row = client
-            .query_one("SELECT coalesce(max(version), 0) FROM pidx_schema", &[])
-            .map_err(server_err)?;
-        row.get(0)
-    } else {
-        0
-    };
+    let current = current(client)?;
     if current == 0 {
         return Err(Error::Server(
             "this database holds no pidx data yet; run `pidx push --pg URL` (or `pidx pg migrate --pg URL`) first".into(),
@@ -88,6 +86,21 @@ pub fn check_readable(client: &mut Client) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// The server's schema version (0 without one), read without writing.
+fn current(client: &mut Client) -> Result<i32> {
+    let exists: bool = client
+        .query_one("SELECT to_regclass('pidx_schema') IS NOT NULL", &[])
+        .map_err(server_err)?
+        .get(0);
+    if !exists {
+        return Ok(0);
+    }
+    let row = client
+        .query_one("SELECT coalesce(max(version), 0) FROM pidx_schema", &[])
+        .map_err(server_err)?;
+    Ok(row.get(0))
 }
 
 fn current_in(tx: &mut postgres::Transaction) -> Result<i32> {

@@ -1,9 +1,11 @@
 //! The team tier's PostgreSQL store: connecting (redacted errors, TLS), the schema
-//! (`migrate`), the per-source advisory lock, and the one write path for `push` (`writer`).
+//! (`migrate`), the per-source advisory lock, the one write path for `push` (`writer`), and
+//! per-member rights (`rights`).
 //! Queries against the server live in `crate::query::pg`; this module knows no pi semantics.
 
 mod conn;
 pub mod migrate;
+pub mod rights;
 pub mod values;
 pub mod words;
 pub mod writer;

@@ -345,6 +345,13 @@ type RowsOf = fn(&FileRows) -> &Rows;
 
 /// The batch's rows, one binary `COPY` per table.
 fn copy_tables(tx: &mut Transaction, source: &str, batch: &Batch, fids: &[i64]) -> Result<()> {
+    // PostgreSQL refuses `COPY FROM` into a table whose row-level security binds the role (a
+    // member's, `store::pg::rights`): such a role copies into a temporary table, then inserts
+    // from it, where the policies check every row.
+    let staged: bool = tx
+        .query_one("SELECT row_security_active('sessions')", &[])
+        .map_err(server_err)?
+        .get(0);
     let mut session_cols: Vec<&str> = SESSION_COLS.iter().map(|c| c.0).collect();
     session_cols.push("summary_hash");
     let sessions: Vec<(i64, Vec<Val>)> = (batch.files.iter().zip(fids))
@@ -356,7 +363,7 @@ fn copy_tables(tx: &mut Transaction, source: &str, batch: &Batch, fids: &[i64]) 
         .collect();
     copy(
         tx,
-        source,
+        (source, staged),
         "sessions",
         &session_cols,
         sessions.iter().map(|(f, v)| (*f, v.as_slice())),
@@ -373,15 +380,16 @@ fn copy_tables(tx: &mut Transaction, source: &str, batch: &Batch, fids: &[i64]) 
     for (table, cols, of) in tables {
         let rows = (batch.files.iter().zip(fids))
             .flat_map(|((_, rows, _), fid)| of(rows).rows().map(move |r| (*fid, r)));
-        copy(tx, source, table, &cols, rows)?;
+        copy(tx, (source, staged), table, &cols, rows)?;
     }
     Ok(())
 }
 
-/// One binary `COPY` of `rows` into `table`, sent in pieces of about a megabyte.
+/// One binary `COPY` of `rows` into `table`, sent in pieces of about a megabyte; `staged`:
+/// through a temporary table (see `copy_tables`).
 fn copy<'a>(
     tx: &mut Transaction,
-    source: &str,
+    (source, staged): (&str, bool),
     table: &str,
     cols: &[&str],
     rows: impl Iterator<Item = (i64, &'a [Val])>,
@@ -391,8 +399,18 @@ fn copy<'a>(
         return Ok(());
     }
     let encode = |e: &dyn std::fmt::Display| Error::Server(format!("sending {table}: {e}"));
+    let target = if staged {
+        let temp = format!("pidx_in_{table}");
+        tx.batch_execute(&format!(
+            "CREATE TEMP TABLE IF NOT EXISTS {temp} (LIKE {table} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
+        ))
+        .map_err(server_err)?;
+        temp
+    } else {
+        table.to_string()
+    };
     let sql = format!(
-        "COPY {table} (source, fid, {}) FROM STDIN (FORMAT binary)",
+        "COPY {target} (source, fid, {}) FROM STDIN (FORMAT binary)",
         cols.join(", ")
     );
     let mut w = tx.copy_in(&sql).map_err(server_err)?;
@@ -408,6 +426,15 @@ fn copy<'a>(
     copy_trailer(&mut buf);
     w.write_all(&buf).map_err(|e| encode(&e))?;
     w.finish().map_err(server_err)?;
+    if staged {
+        let cols = cols.join(", ");
+        tx.batch_execute(&format!(
+            "INSERT INTO {table} (source, fid, {cols}) OVERRIDING SYSTEM VALUE
+             SELECT source, fid, {cols} FROM {target};
+             TRUNCATE {target}"
+        ))
+        .map_err(server_err)?;
+    }
     Ok(())
 }
 
