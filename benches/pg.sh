@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Team-tier benchmark, one command for the README's table: a seeded corpus (gen_corpus) synced
+# Team-tier benchmark, one command for docs/performance.md's table: a seeded corpus (gen_corpus) synced
 # into one local index, then pushed to a PostgreSQL server as SOURCES sources (the same index
 # each time, `--source bench-N`): push throughput (the first push, an incremental push after 1%
 # of the sessions grew by a line, and each further source), then server latency of `list`

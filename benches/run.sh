@@ -9,7 +9,7 @@
 #   benches/run.sh --scaling N:SIZE,N:SIZE,... [--out DIR] [--seed S] [--runs N] [--pi-runs N]
 #                  [--row-budget SECS] [--pi-max N] [--clean]
 #
-# Defaults give the README's corpus: 10,000 sessions, 2 GB, plus one 1 GB session.
+# Defaults give docs/performance.md's corpus: 10,000 sessions, 2 GB, plus one 1 GB session.
 # --queries-only reruns the list, search and stats rows on the index an earlier run left in OUT/work.
 # --scaling runs the compact rows (bench --compact) on one corpus per size, N sessions of SIZE in
 # all (no huge session), in OUT/N/{sessions,work}, saves each size's rows in OUT/N/rows.json and

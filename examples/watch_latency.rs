@@ -1,5 +1,5 @@
 //! Append -> visible latency under `pidx watch`, for one or more pidx binaries side by side in
-//! one run (the README's goal: p95 <= 250 ms).
+//! one run (the goal in docs/bench-log.md: p95 <= 250 ms).
 //!
 //! ```text
 //! cargo build --release && cargo run --release --example watch_latency -- \

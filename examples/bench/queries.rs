@@ -91,7 +91,8 @@ pub fn search_rows(b: &mut Bench) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// `stats` by the README's grouping (against the re-parse), then the others alone.
+/// `stats` by the benchmark table's grouping (docs/performance.md; against the re-parse), then
+/// the others alone.
 pub fn stats_rows(b: &mut Bench) -> Result<Vec<Row>> {
     let all: [&[&str]; 6] = [
         &["day", "model"],

@@ -13,7 +13,7 @@ use crate::ingest::sync::Deferred;
 use crate::term::{plural, thousands};
 
 /// Bytes still to read above which a command that needs only some folders reads those first
-/// (about two seconds of sync on the 2-core machine of the README's benchmarks).
+/// (about two seconds of sync on the 2-core machine of docs/performance.md).
 const FIRST_ANSWER_BYTES: u64 = 64 << 20;
 
 /// [`FIRST_ANSWER_BYTES`], or `PIDX_FIRST_ANSWER_BYTES` when set to a number (`0` always

@@ -72,7 +72,7 @@ pub struct SessionArg {
     pub session: String,
 }
 
-/// Agent-gateway filters (roots holding `agents/<id>/sessions/`, see the README).
+/// Agent-gateway filters (roots holding `agents/<id>/sessions/`, see docs/gateways.md).
 #[derive(Args, Debug, Clone, Default)]
 pub struct GatewayArgs {
     /// Only this gateway agent's transcripts.

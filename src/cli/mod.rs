@@ -252,7 +252,7 @@ Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     Pick(pick::PickArgs),
     /// Serve the index to agents over the Model Context Protocol (stdio; read-only tools:
     /// search_sessions, list_sessions, get_session, get_context, get_tree, usage_stats,
-    /// sql_query). Set-up for Claude Code, Codex and Cursor: see the README.
+    /// sql_query). Set-up for Claude Code, Codex and Cursor: see docs/mcp.md.
     Mcp,
     /// Send this machine's index to a team server (PostgreSQL): only what changed since the
     /// last push; transcripts rewritten or deleted here are replaced or removed there.

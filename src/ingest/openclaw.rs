@@ -2,7 +2,7 @@
 //! `agents/<agentId>/agent/openclaw-agent.sqlite`), read-only: its schema version, each
 //! session window with its key and chat metadata, and each session's pi entries in `seq` order
 //! (zstd-compressed rows decompressed, cold archives read). Pure reading: what to do with the
-//! entries is the caller's. docs/openclaw-store.md says which facts of the schema this relies on.
+//! entries is the caller's. docs/gateways.md says which facts of the schema this relies on.
 
 mod cold;
 pub mod mirror;

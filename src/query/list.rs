@@ -43,7 +43,7 @@ pub struct SessionInfo {
     pub gateway: Option<Box<GatewayInfo>>,
 }
 
-/// A gateway transcript's agent and session key (spec: README "Agent gateways").
+/// A gateway transcript's agent and session key (spec: docs/gateways.md).
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewayInfo {

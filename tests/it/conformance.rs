@@ -384,7 +384,7 @@ fn list_query_matches_pis_picker() {
     let mut skipped = Vec::new();
     for (q, pis) in queries {
         // pi keeps lone UTF-16 surrogates in text; pidx holds text as UTF-8, where they become
-        // U+FFFD, so a query containing U+FFFD also matches them here (README: differences).
+        // U+FFFD, so a query containing U+FFFD also matches them here (docs/guide.md: differences).
         if q.contains('\u{fffd}') {
             skipped.push(q.clone());
             continue;

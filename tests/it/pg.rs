@@ -413,7 +413,7 @@ fn passwords_never_reach_the_terminal() {
 
 #[test]
 #[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
-fn the_readme_team_examples_run_against_the_server() {
+fn the_team_page_examples_run_against_the_server() {
     let s = server("readme");
     let (tmp, root) = common::conformance_copy();
     push(tmp.path(), &root, &s.url, &["--source", "me"]);

@@ -1,8 +1,10 @@
-//! Every `$ pidx ...` example in the README runs as written against the sample corpus (a copy
-//! of `tests/fixtures/conformance/sessions` as pi's default sessions folder, `~` a temp home),
-//! and none of them is an error (exit 0 results or 1 nothing found; never 2). Examples that do
-//! not return by themselves (`watch`, `mcp`, the full-screen `pick`) are only parsed: their
-//! `--help` must work.
+//! Every `$ pidx ...` example in a `console` block of the README and of the docs pages runs as
+//! written against the sample corpus (a copy of `tests/fixtures/conformance/sessions` as pi's
+//! default sessions folder, `~` a temp home), and none of them is an error (exit 0 results or 1
+//! nothing found; never 2). Examples that do not return by themselves (`watch`, `mcp`, the
+//! full-screen `pick`) are only parsed: their `--help` must work. Examples that need a team
+//! server or the network go in `shell` blocks instead (docs/team.md's run against a real
+//! server in `tests/it/pg.rs`). The README also stays short enough to read.
 
 use crate::common;
 
@@ -66,13 +68,16 @@ fn words(line: &str, home: &Path) -> Option<Vec<String>> {
     Some(out)
 }
 
-/// The `$ pidx ...` lines of the README's console blocks.
-fn examples() -> Vec<String> {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+/// A file of the repository, by its path from the crate's root.
+fn page(path: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
+}
+
+/// The `$ pidx ...` lines of a Markdown page's console blocks.
+fn examples(markdown: &str) -> Vec<String> {
     let mut inside = false;
     let mut out = Vec::new();
-    for line in readme.lines() {
+    for line in markdown.lines() {
         if line.starts_with("```") {
             inside = !inside && line.starts_with("```console");
             continue;
@@ -86,8 +91,8 @@ fn examples() -> Vec<String> {
     out
 }
 
-#[test]
-fn every_readme_example_runs_as_written() {
+/// Runs every console example of the page at `path` (at least `at_least` of them).
+fn every_example_runs_as_written(path: &str, at_least: usize) {
     let (tmp, sessions) = common::conformance_copy();
     let home = tmp.path().join("home");
     let agent = home.join(".pi").join("agent");
@@ -103,10 +108,10 @@ fn every_readme_example_runs_as_written() {
         r#"{"agent:ops:slack:channel:C1":{"sessionId":"crlf-0001","updatedAt":1,"chatType":"room"}}"#,
     )
     .unwrap();
-    let examples = examples();
+    let examples = examples(&page(path));
     assert!(
-        examples.len() >= 30,
-        "the README has its examples: {examples:?}"
+        examples.len() >= at_least,
+        "{path} has its examples: {examples:?}"
     );
     let mut ran = 0;
     for line in &examples {
@@ -134,10 +139,138 @@ fn every_readme_example_runs_as_written() {
         let code = out.status.code();
         assert!(
             matches!(code, Some(0 | 1)),
-            "`pidx {line}` exited {code:?}: {}",
+            "{path}: `pidx {line}` exited {code:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
         ran += 1;
     }
-    assert!(ran >= 30, "ran {ran} examples");
+    assert!(ran >= at_least, "{path}: ran {ran} examples");
+}
+
+#[test]
+fn every_readme_example_runs_as_written() {
+    every_example_runs_as_written("README.md", 25);
+}
+
+#[test]
+fn every_guide_example_runs_as_written() {
+    every_example_runs_as_written("docs/guide.md", 40);
+}
+
+#[test]
+fn every_example_of_the_other_docs_pages_runs_as_written() {
+    for (path, at_least) in [
+        ("docs/search.md", 4),
+        ("docs/mcp.md", 2),
+        ("docs/gateways.md", 5),
+    ] {
+        every_example_runs_as_written(path, at_least);
+    }
+}
+
+#[test]
+fn the_readme_stays_short() {
+    let lines = page("README.md").lines().count();
+    assert!(
+        lines < 320,
+        "README.md has {lines} lines; the full reference goes in docs/guide.md"
+    );
+}
+
+/// GitHub's anchor of each heading of a Markdown page (outside code blocks): lower-cased,
+/// punctuation but `-` and `_` dropped, spaces as `-`, a repeated one suffixed `-1`, `-2`...
+fn anchors(markdown: &str) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in markdown.lines() {
+        if line.starts_with("```") {
+            inside = !inside;
+            continue;
+        }
+        let Some(title) = line.strip_prefix('#').filter(|_| !inside) else {
+            continue;
+        };
+        let title = title.trim_start_matches('#');
+        if !title.starts_with(' ') {
+            continue;
+        }
+        let slug: String = title
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | ' '))
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect();
+        let n = seen.iter().filter(|s| **s == slug).count();
+        out.push(if n == 0 {
+            slug.clone()
+        } else {
+            format!("{slug}-{n}")
+        });
+        seen.push(slug);
+    }
+    out
+}
+
+/// The targets of a page's Markdown links `](target)`, outside code blocks and inline code.
+fn link_targets(markdown: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in markdown.lines() {
+        if line.starts_with("```") {
+            inside = !inside;
+            continue;
+        }
+        if inside {
+            continue;
+        }
+        // Inline code (`...`) can hold `](` that is no link: keep only what is outside it.
+        let prose: String = line.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+        let mut rest = prose.as_str();
+        while let Some(at) = rest.find("](") {
+            rest = &rest[at + 2..];
+            let end = rest.find(')').unwrap_or(rest.len());
+            out.push(rest[..end].to_string());
+            rest = &rest[end..];
+        }
+    }
+    out
+}
+
+#[test]
+fn every_relative_link_of_the_readme_and_docs_resolves() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec!["README.md".to_string()];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if name.ends_with(".md") {
+            pages.push(format!("docs/{name}"));
+        }
+    }
+    let mut broken = Vec::new();
+    for path in &pages {
+        let dir = Path::new(path).parent().unwrap();
+        for target in link_targets(&page(path)) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let (file, anchor) = target.split_once('#').unwrap_or((&target, ""));
+            let file = if file.is_empty() {
+                path.clone()
+            } else {
+                dir.join(file).to_string_lossy().into_owned()
+            };
+            if !root.join(&file).exists() {
+                broken.push(format!("{path}: {target} (no such file)"));
+            } else if !anchor.is_empty()
+                && file.ends_with(".md")
+                && !anchors(&page(&file)).iter().any(|a| a == anchor)
+            {
+                broken.push(format!("{path}: {target} (no such heading)"));
+            }
+        }
+    }
+    assert!(pages.len() >= 8, "{pages:?}");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }

@@ -1,5 +1,5 @@
 //! Helpers of tests/it/pg.rs: a database per test on the server tests/pg/run.sh starts, pidx bound
-//! to a temp index, a dump of what the server holds, synthetic corpora, the README's team
+//! to a temp index, a dump of what the server holds, synthetic corpora, the team page's
 //! examples.
 #![allow(dead_code)]
 
@@ -199,27 +199,24 @@ pub fn entries_on(admin: &mut postgres::Client) -> i64 {
 pub fn push_source(_tmp: &Path, _root: &Path) -> String {
     pidx::ingest::push::default_source()
 }
-/// The README's read-only role SQL, for database `db`.
+/// The team page's read-only role SQL (docs/team.md), for database `db`.
 pub fn reader_sql(db: &str) -> String {
-    let readme = std::fs::read_to_string("README.md").unwrap();
-    let start = readme
+    let page = std::fs::read_to_string("docs/team.md").unwrap();
+    let start = page
         .find("<!-- pg-reader-role -->")
-        .expect("README marks the reader SQL");
-    let block = &readme[start..];
+        .expect("docs/team.md marks the reader SQL");
+    let block = &page[start..];
     let sql_start = block.find("```sql\n").unwrap() + 7;
     let sql_end = block[sql_start..].find("```").unwrap() + sql_start;
     block[sql_start..sql_end].replace("DATABASE pidx", &format!("DATABASE {db}"))
 }
-/// The `pidx ...` lines of the README's team section, split into words ("$PIDX_PG" is the URL).
+/// The `pidx ...` lines of the team page's `shell` blocks (docs/team.md), split into words
+/// ("$PIDX_PG" is the URL).
 pub fn team_examples(url: &str) -> Vec<Vec<String>> {
-    let readme = std::fs::read_to_string("README.md").unwrap();
-    let start = readme.find("## Sharing an index with a team").unwrap();
-    let end = readme[start + 3..]
-        .find("\n## ")
-        .map_or(readme.len(), |e| start + 3 + e);
+    let page = std::fs::read_to_string("docs/team.md").unwrap();
     let mut out = Vec::new();
     let mut inside = false;
-    for line in readme[start..end].lines() {
+    for line in page.lines() {
         if line.starts_with("```") {
             inside = !inside && line == "```shell";
             continue;

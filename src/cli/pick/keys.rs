@@ -1,4 +1,4 @@
-//! The picker's keys in one table, shown by the help screen (`?`; the README's table lists the
+//! The picker's keys in one table, shown by the help screen (`?`; docs/guide.md's table lists the
 //! same keys), and `Action::of`, which maps a key event to what it does.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

@@ -1,7 +1,7 @@
 //! Cold archives: OpenClaw moves an idle transcript out of `transcript_events` into one
 //! zstd-compressed JSON-lines file (`agents/<id>/sessions/cold/<sha256>.jsonl.zst`) or a blob in
 //! `session_transcript_cold_archives`. Only its `event` records are pi entries; the rest are
-//! OpenClaw's own indexes of them (docs/openclaw-store.md).
+//! OpenClaw's own indexes of them (docs/gateways.md).
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
