@@ -11,7 +11,8 @@ use crate::ingest::behind::{catch_up, Behind, Caught};
 use crate::ingest::discover;
 use crate::ingest::sync::{Deferred, SyncOptions, SyncReport};
 use crate::pi::layout::{absolute, Root};
-use crate::query::{resolve, Scope};
+use crate::query::resolve;
+use crate::store::Scope;
 use crate::store::{default_db_path, Store, WriterLock};
 use crate::term::{plural, thousands};
 

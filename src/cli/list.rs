@@ -11,8 +11,9 @@ use super::output::Out;
 use super::{render, Found};
 use crate::app::env::{Env, First};
 use crate::pi::layout::absolute;
-use crate::query::pg::list as pg_list;
-use crate::query::{handle, list, picker, Scope};
+use crate::query::list::server as pg_list;
+use crate::query::{handle, list, picker};
+use crate::store::Scope;
 
 #[derive(Args, Debug)]
 pub struct ListArgs {

@@ -8,7 +8,8 @@ use serde_json::Value;
 use super::output::Out;
 use super::{render, Command, Found};
 use crate::app::env::Env;
-use crate::query::pg::{self, session};
+use crate::query::resolve::server as pg;
+use crate::query::{context, show, tree};
 use crate::store::pg as store;
 
 /// Whether `pidx --pg` answers this command from the server.
@@ -33,18 +34,18 @@ pub fn run(env: &Env, url: &str, cmd: &Command, out: &mut Out) -> Result<Found> 
         Command::List(a) => super::list::run_remote(env, a, &mut tx, out)?,
         Command::Show(a) => {
             let s = pg::resolve(&mut tx, source, &a.session)?;
-            let v = session::show(&mut tx, &s)?;
+            let v = show::server::show(&mut tx, &s)?;
             print_object(env, out, &v)?;
             true
         }
         Command::Context(a) => {
             let s = pg::resolve(&mut tx, source, &a.session)?;
-            let ctx = session::context(&mut tx, &s, a.leaf.as_deref())?;
+            let ctx = context::server::context(&mut tx, &s, a.leaf.as_deref())?;
             super::context::print(env, ctx, out)?
         }
         Command::Tree(a) => {
             let s = pg::resolve(&mut tx, source, &a.session)?;
-            let t = session::tree(&mut tx, &s)?;
+            let t = tree::server::tree(&mut tx, &s)?;
             if env.global.json {
                 out.line(&t.to_json())?;
             } else {

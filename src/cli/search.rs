@@ -272,10 +272,14 @@ pub fn run_remote(
     let (since_ms, until_ms) = args.range.bounds(chrono::Utc::now().timestamp_millis())?;
     let source = env.global.source.clone();
     let session = match &args.session {
-        Some(s) => Some(crate::query::pg::resolve(tx, source.as_deref(), s)?),
+        Some(s) => Some(crate::query::resolve::server::resolve(
+            tx,
+            source.as_deref(),
+            s,
+        )?),
         None => None,
     };
-    let q = crate::query::pg::search::PgSearch {
+    let q = crate::query::search::server::PgSearch {
         query: args.query.clone(),
         literal: args.literal,
         source,
@@ -289,7 +293,7 @@ pub fn run_remote(
         include_silent: args.include_silent,
         limit: args.limit,
     };
-    let hits = crate::query::pg::search::search(tx, &q)?;
+    let hits = crate::query::search::server::search(tx, &q)?;
     print_hits(env, args, &hits, out, |hits| {
         // The server's sessions by their id's first eight characters.
         Ok(hits

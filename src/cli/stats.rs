@@ -13,7 +13,7 @@ use super::Found;
 use crate::app::env::Env;
 use crate::query::handle;
 use crate::query::stats::{self, Dim, Figures, Row, StatsOptions};
-use crate::query::Scope;
+use crate::store::Scope;
 use crate::store::Store;
 use clap::Args;
 
@@ -378,7 +378,7 @@ pub fn run_remote(
         bail!("--json and --csv: choose one");
     }
     let (since_ms, until_ms) = args.range.bounds(chrono::Utc::now().timestamp_millis())?;
-    let o = crate::query::pg::stats::PgStats {
+    let o = crate::query::stats::server::PgStats {
         by: args.by.iter().map(|d| d.trim().to_string()).collect(),
         source: env.global.source.clone(),
         cwd: args.project.cwd(),
@@ -390,7 +390,7 @@ pub fn run_remote(
             _ => true,
         },
     };
-    let rows = crate::query::pg::stats::stats(tx, &o)?;
+    let rows = crate::query::stats::server::stats(tx, &o)?;
     let found = rows.iter().any(|r| r.figures != Figures::default());
     if env.global.json {
         out.json(&env.answer(&rows))?;

@@ -2,6 +2,8 @@
 //! summary only. `--all` is `listAll()`; the default is `list(cwd)`, which reads the cwd's own
 //! folder in a tree root (no header filtering, as pi) and filters flat roots by header cwd.
 
+pub mod server;
+
 use rusqlite::{Connection, OptionalExtension};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
@@ -9,10 +11,10 @@ use serde_json::Value;
 use crate::pi::js;
 use crate::pi::layout::{absolute, encode_cwd, Layout};
 use crate::pi::rawjson::member;
-use crate::query::filter::{int, text, Where};
-use crate::query::Scope;
 use crate::store::big;
+use crate::store::filter::{int, text, Where};
 use crate::store::schema::{ENTRY_TEXT, MODIFIED};
+use crate::store::Scope;
 
 /// Which sessions `list` shows.
 #[derive(Debug, Clone, Default)]

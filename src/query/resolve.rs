@@ -4,6 +4,8 @@
 //! anything else is an exact session id, then a unique id prefix. Several matches are an error
 //! listing at most ten candidates by handle, age and first message.
 
+pub mod server;
+
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension};
@@ -11,9 +13,10 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::error::{Error, Result};
 use crate::pi::layout::absolute;
 use crate::pi::picker;
-use crate::query::filter::{text, Where};
-use crate::query::{handle, Scope};
+use crate::query::handle;
+use crate::store::filter::{text, Where};
 use crate::store::schema::{MODIFIED, TITLE};
+use crate::store::Scope;
 
 /// An indexed session file.
 #[derive(Debug, Clone)]

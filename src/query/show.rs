@@ -2,6 +2,8 @@
 //! hide it), header, counts by role, labels, the current leaf, skipped lines, and pi's own
 //! `/session` figures (`getSessionStats`, docs/pi-format.md §8.5) with a per-model cost breakdown.
 
+pub mod server;
+
 use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 use serde_json::Value;
@@ -10,8 +12,8 @@ use crate::error::{Error, Result};
 use crate::pi::js;
 use crate::query::handle;
 use crate::query::resolve::Resolved;
-use crate::query::Scope;
 use crate::store::schema::{MODIFIED, USAGE_SUMS, USAGE_SUMS_LEN};
+use crate::store::Scope;
 
 /// pi's `getSessionStats` figures, over every entry of the file (all branches).
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]

@@ -3,6 +3,8 @@
 //! timestamp ascending, stably. Output is written iteratively, so a 100k-deep chain cannot
 //! overflow the stack, and a node is never printed inside itself.
 
+pub mod server;
+
 use std::collections::HashMap;
 
 use rusqlite::Connection;

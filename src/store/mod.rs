@@ -3,12 +3,14 @@
 
 pub mod big;
 mod copies;
+pub mod filter;
 pub mod joints;
 pub mod jsonl;
 mod lock;
 mod migrate;
 pub mod pg;
 pub mod schema;
+mod scope;
 pub mod words;
 pub mod writer;
 
@@ -19,6 +21,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
 pub use lock::{LockHolder, WriterLock};
+pub use scope::{GatewayFilter, Scope};
 
 /// `PRAGMA application_id` of a pidx index ("pidx" in ASCII), so a foreign SQLite file is refused.
 const APP_ID: i64 = 0x7069_6478;

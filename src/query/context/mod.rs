@@ -6,6 +6,8 @@
 //! One deliberate difference: pi loops forever on a parent cycle; here the walk stops at the
 //! first entry it has already visited and the result says so (`cycle`).
 
+pub mod server;
+
 use std::fs::File;
 use std::io::Write;
 

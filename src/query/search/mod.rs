@@ -4,6 +4,8 @@
 //! confirmed against the entry's own line in the JSONL, so literal search finds exactly what a
 //! plain scan finds.
 
+pub mod server;
+
 mod joined;
 mod literal;
 mod newest;
@@ -26,10 +28,10 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::pi::js;
 use crate::pi::text::{text_of, TextKind};
-use crate::query::filter::{int, placeholders, text, Where};
-use crate::query::Scope;
+use crate::store::filter::{int, placeholders, text, Where};
 use crate::store::jsonl::read_at;
 use crate::store::schema::{fts_entry_sql, fts_kind_sql, fts_rowid_sql, ANCESTORS, TITLE};
+use crate::store::Scope;
 pub use parse::{parse, Query};
 pub use required::required_runs;
 pub use snippet::{terms_regex, Snippet};

@@ -8,6 +8,8 @@
 //! `store::copies`), except when grouping by session: each session's figures are then pi's own
 //! `/session` numbers, which count every entry in the file.
 
+pub mod server;
+
 use std::collections::BTreeMap;
 
 use chrono::{Datelike, TimeZone};
@@ -16,9 +18,9 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::query::filter::{int, Where};
-use crate::query::Scope;
+use crate::store::filter::{int, Where};
 use crate::store::schema::USAGE_SUMS;
+use crate::store::Scope;
 
 mod rolled;
 

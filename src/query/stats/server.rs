@@ -5,8 +5,8 @@
 
 use postgres::Transaction;
 
-use super::Conds;
 use crate::error::{Error, Result};
+use crate::query::server::Conds;
 use crate::query::stats::{Figures, Row};
 use crate::store::pg::server_err;
 

@@ -4,10 +4,10 @@
 use postgres::Transaction;
 use serde_json::Value;
 
-use super::{Conds, MODIFIED};
 use crate::error::Result;
 use crate::pi::rawjson::member;
 use crate::query::list::{GatewayInfo, SessionInfo};
+use crate::query::server::{Conds, MODIFIED};
 use crate::store::pg::server_err;
 
 /// One listed session and the source it came from.

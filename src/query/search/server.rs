@@ -18,12 +18,13 @@ use std::collections::{HashMap, HashSet};
 use postgres::Transaction;
 use regex::Regex;
 
-use super::{Conds, Found};
 use crate::error::{Error, Result};
 use crate::pi::js;
 use crate::pi::text::TextKind;
+use crate::query::resolve::server::Found;
 use crate::query::search::{group_by_session, parse, required_runs, terms_regex, Hit, Query};
 use crate::query::search::{OneHitPerCopy, Snippet};
+use crate::query::server::Conds;
 use crate::store::pg::server_err;
 use crate::store::pg::words::{lexeme, phrase, words};
 
@@ -108,10 +109,7 @@ fn candidates(q: &PgSearch, c: &mut Conds) -> Result<(Matcher, String, String)> 
                 "t.tsv @@ (?::text)::tsquery",
                 vec![Box::new(tsquery(&fts)?)],
             );
-            let score = format!(
-                "ts_rank(t.tsv, (${}::text)::tsquery)::float8",
-                c.params.len()
-            );
+            let score = format!("ts_rank(t.tsv, (${}::text)::tsquery)::float8", c.bound());
             let terms = terms_regex(&terms);
             (Matcher::Words(terms), score, "left(t.body, 4000)".into())
         }
@@ -123,7 +121,7 @@ fn candidates(q: &PgSearch, c: &mut Conds) -> Result<(Matcher, String, String)> 
             // The literal's window starts before its first occurrence, which may lie past 4000.
             let body = format!(
                 "substr(t.body, greatest(1, strpos(t.body, ${}) - 300), 4000)",
-                c.params.len()
+                c.bound()
             );
             (Matcher::Literal(needle), by_time, body)
         }

@@ -1,0 +1,84 @@
+//! SESSION arguments on the team server: a path, a file name, a full session id or a unique
+//! id prefix, within `--source` when given.
+
+use postgres::Transaction;
+
+use crate::error::{Error, Result};
+use crate::query::server::Conds;
+use crate::store::pg::server_err;
+
+/// A session on the server.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub source: String,
+    pub fid: i64,
+    pub path: String,
+}
+
+/// Finds the session SESSION means: a path, a full session id or a unique id prefix.
+///
+/// # Errors
+/// `NotFound`, `Ambiguous` (naming source and path), server errors.
+pub fn resolve(tx: &mut Transaction, source: Option<&str>, arg: &str) -> Result<Found> {
+    if arg.trim().is_empty() {
+        return Err(Error::Invalid(
+            "empty session id: give a session file, an id or a unique id prefix".into(),
+        ));
+    }
+    let mut c = Conds::source(source);
+    let prefix = format!(
+        "{}%",
+        arg.replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_")
+    );
+    c.and(
+        "(s.path = ? OR s.session_id = ? OR s.session_id LIKE ?)",
+        vec![
+            Box::new(arg.to_string()),
+            Box::new(arg.to_string()),
+            Box::new(prefix),
+        ],
+    );
+    let sql = format!(
+        "SELECT s.source, s.fid, s.path, s.path = ${n} OR s.session_id = ${n} AS exact
+         FROM sessions s WHERE {} ORDER BY exact DESC, s.source, s.path LIMIT 11",
+        c.sql(),
+        n = c.bound() + 1
+    );
+    let mut params = c.params();
+    let arg_owned = arg.to_string();
+    params.push(&arg_owned);
+    let rows = tx.query(&sql, &params).map_err(server_err)?;
+    let found: Vec<(Found, bool)> = rows
+        .iter()
+        .map(|r| {
+            (
+                Found {
+                    source: r.get(0),
+                    fid: r.get(1),
+                    path: r.get(2),
+                },
+                r.get(3),
+            )
+        })
+        .collect();
+    let exact: Vec<&Found> = found.iter().filter(|f| f.1).map(|f| &f.0).collect();
+    let candidates: Vec<&Found> = if exact.is_empty() {
+        found.iter().map(|f| &f.0).collect()
+    } else {
+        exact
+    };
+    match candidates.as_slice() {
+        [] => Err(Error::NotFound(arg.to_string())),
+        [one] => Ok((*one).clone()),
+        many => Err(Error::Ambiguous {
+            query: arg.to_string(),
+            count: many.len(),
+            shown: many
+                .iter()
+                .map(|f| format!("{}  {}", f.source, f.path))
+                .collect(),
+        }),
+    }
+}
