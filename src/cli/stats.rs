@@ -11,7 +11,7 @@ use super::output::{one_line, one_line_upto, thousands, Out};
 use super::table::{self, Column, Cut};
 use super::Found;
 use crate::app::env::Env;
-use crate::query::handle;
+use crate::query::{handle, Reader};
 use crate::query::stats::{self, Dim, Figures, Row, StatsOptions};
 use crate::store::Scope;
 use crate::store::Store;
@@ -37,19 +37,40 @@ pub struct StatsArgs {
 }
 
 pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
+    let server = env.reads_server();
+    if server {
+        super::args::refuse_gateway_remote(&args.gateway, false)?;
+        if env.global.json && args.csv {
+            bail!("--json and --csv: choose one");
+        }
+    }
+    let parse = if server {
+        stats::parse_server_dim
+    } else {
+        stats::parse_dim
+    };
     let dims = args
         .by
         .iter()
-        .map(|d| stats::parse_dim(d.trim()))
+        .map(|d| parse(d.trim()))
         .collect::<crate::error::Result<Vec<Dim>>>()?;
-    let zone = args.zone.zone()?;
+    // The server's periods are UTC's unless --tz names a zone (it cannot know this machine's).
+    let zone = match &args.zone.tz {
+        None if server => stats::Zone::Named(chrono_tz::UTC),
+        _ => args.zone.zone()?,
+    };
     let (since_ms, until_ms) = args.range.bounds(chrono::Utc::now().timestamp_millis())?;
     if env.global.json && args.csv {
         bail!("--json and --csv: choose one");
     }
-    let (store, mut scope) = env.open_fresh()?;
-    args.gateway.apply(&mut scope);
-    crate::store::small_cache(&store.conn)?;
+    let mut opened = env.open_reader(None)?;
+    if let Some(store) = opened.local() {
+        crate::store::small_cache(&store.conn)?;
+    }
+    let mut reader = opened.reader()?;
+    if let Reader::Local { scope, .. } = &mut reader {
+        args.gateway.apply(scope);
+    }
     let opts = StatsOptions {
         dims: dims.clone(),
         since_ms,
@@ -57,15 +78,20 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
         cwd: args.project.cwd(),
         zone,
     };
-    // A table by session over every project and all time labels nearly every session.
-    let label_all = dims.contains(&Dim::Session)
-        && !env.global.json
-        && !args.csv
-        && opts.cwd.is_none()
-        && since_ms.is_none()
-        && until_ms.is_none()
-        && !scope.narrows();
-    let (rows, early_labels) = figures(env, &store, &scope, &opts, label_all)?;
+    let (rows, early_labels) = match &reader {
+        Reader::Local { conn, scope, .. } => {
+            // A table by session over every project and all time labels nearly every session.
+            let label_all = dims.contains(&Dim::Session)
+                && !env.global.json
+                && !args.csv
+                && opts.cwd.is_none()
+                && since_ms.is_none()
+                && until_ms.is_none()
+                && !scope.narrows();
+            figures(env, conn, scope, &opts, label_all)?
+        }
+        Reader::Server { .. } => (stats::figures(&mut reader, &opts)?, None),
+    };
     let found = rows.iter().any(|r| r.figures != Figures::default());
     if env.global.json {
         out.json(&env.answer(&rows))?;
@@ -92,10 +118,11 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
     } else {
         let labels = if let Some(labels) = early_labels {
             labels
-        } else if dims.contains(&Dim::Session) {
-            let at = dims.iter().position(|d| *d == Dim::Session).unwrap_or(0);
+        } else if let (Some(at), Reader::Local { conn, .. }) =
+            (dims.iter().position(|d| *d == Dim::Session), &reader)
+        {
             handle::labels_by_path(
-                &store.conn,
+                conn,
                 rows.iter()
                     .filter_map(|r| r.key_order.get(at).map(String::as_str)),
             )?
@@ -119,6 +146,7 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
             chart::write(out, dims[0], &rows, bounds)?;
         }
     }
+    reader.finish()?;
     Ok(found)
 }
 
@@ -132,7 +160,7 @@ type Labels = HashMap<String, String>;
 /// and shows its path.
 fn figures(
     env: &Env,
-    store: &Store,
+    conn: &rusqlite::Connection,
     scope: &Scope,
     opts: &StatsOptions,
     label_all: bool,
@@ -145,7 +173,7 @@ fn figures(
                 Ok(handle::labels_of_every_session(&store.conn)?)
             })
         });
-        let rows = stats::stats(&store.conn, scope, opts)?;
+        let rows = stats::stats(conn, scope, opts)?;
         let labels = labeller.and_then(|h| h.join().ok()).and_then(Result::ok);
         Ok((rows, labels))
     })
@@ -365,56 +393,3 @@ fn row_cells(
 /// Figures left out first when a table does not fit: compactions, active days, cache writes,
 /// cache reads, tool errors, assistant and user messages.
 const DROP_ORDER: [usize; 7] = [12, 13, 9, 8, 5, 2, 1];
-
-/// `pidx --pg URL stats`: the figures of every source (or `--source`), `--by source` too.
-pub fn run_remote(
-    env: &Env,
-    args: &StatsArgs,
-    tx: &mut postgres::Transaction,
-    out: &mut Out,
-) -> Result<Found> {
-    super::args::refuse_gateway_remote(&args.gateway, false)?;
-    if env.global.json && args.csv {
-        bail!("--json and --csv: choose one");
-    }
-    let (since_ms, until_ms) = args.range.bounds(chrono::Utc::now().timestamp_millis())?;
-    let o = crate::query::stats::server::PgStats {
-        by: args.by.iter().map(|d| d.trim().to_string()).collect(),
-        source: env.global.source.clone(),
-        cwd: args.project.cwd(),
-        since_ms,
-        until_ms,
-        zone: args.zone.server_zone()?,
-        zone_on_quarters: match args.zone.zone()? {
-            stats::Zone::Fixed(off) => off.local_minus_utc() % 900 == 0,
-            _ => true,
-        },
-    };
-    let rows = crate::query::stats::server::stats(tx, &o)?;
-    let found = rows.iter().any(|r| r.figures != Figures::default());
-    if env.global.json {
-        out.json(&env.answer(&rows))?;
-    } else if args.csv {
-        let dims: Vec<&str> = o.by.iter().map(String::as_str).collect();
-        write_csv(out, &dims, &rows)?;
-    } else {
-        for r in &rows {
-            let f = &r.figures;
-            out.line(&format!(
-                "{}  sessions {}  messages {}/{}  tool calls {}  tokens {}  cost {:.4}",
-                if r.key_order.is_empty() {
-                    "total".to_string()
-                } else {
-                    crate::term::one_line(&r.key_order.join(" / "))
-                },
-                f.sessions,
-                f.user_messages,
-                f.assistant_messages,
-                f.tool_calls,
-                f.total_tokens,
-                f.cost
-            ))?;
-        }
-    }
-    Ok(found)
-}

@@ -6,6 +6,7 @@ pub mod handle;
 pub mod list;
 
 pub mod picker;
+mod reader;
 pub mod resolve;
 pub mod search;
 pub mod secrets;
@@ -17,3 +18,5 @@ pub mod stats;
 pub mod status;
 
 pub mod tree;
+
+pub use reader::Reader;

@@ -89,6 +89,7 @@ impl Harness {
         Resolved {
             file_id,
             path: path.to_string_lossy().into_owned(),
+            source: None,
         }
     }
 

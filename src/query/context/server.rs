@@ -6,8 +6,9 @@ use std::collections::HashMap;
 use postgres::Transaction;
 
 use crate::error::{Error, Result};
-use crate::query::context::{context_of_path, Context, Lines, PathEntry};
-use crate::query::resolve::server::Found;
+use super::{empty_plan, plan_of_path, ContextPlan, Lines, PathEntry};
+use crate::query::resolve::server::key;
+use crate::query::resolve::Resolved;
 use crate::store::pg::server_err;
 
 /// The raw lines of the entries on a path, by seq.
@@ -51,24 +52,26 @@ FROM walk ORDER BY depth";
 /// Whether pi can open it, its version, entry count and default leaf (`query::context`).
 pub(crate) fn loadability(
     tx: &mut Transaction,
-    s: &Found,
+    s: &Resolved,
 ) -> Result<(bool, i64, i64, Option<i64>)> {
+    let (source, fid) = key(s);
     let r = tx
         .query_one(
             "SELECT loadable OR (parsed_values = 0 AND size = 0), coalesce(version, 1),
                     entry_count, leaf_seq
              FROM sessions WHERE source = $1 AND fid = $2",
-            &[&s.source, &s.fid],
+            &[&source, &fid],
         )
         .map_err(server_err)?;
     Ok((r.get(0), r.get(1), r.get(2), r.get(3)))
 }
 
-/// pi's context at `leaf` (an entry id; `None`: the last entry).
+/// pi's context at `leaf` (an entry id; `None`: the last entry), its path's lines read with it.
 ///
 /// # Errors
 /// `Invalid` when pi cannot open the session, `NoEntry` for an unknown leaf, server errors.
-pub fn context(tx: &mut Transaction, s: &Found, leaf: Option<&str>) -> Result<Context> {
+pub fn plan(tx: &mut Transaction, s: &Resolved, leaf: Option<&str>) -> Result<ContextPlan> {
+    let (source, fid) = key(s);
     let (openable, version, entry_count, default_leaf) = loadability(tx, s)?;
     if !openable {
         return Err(Error::Invalid(format!(
@@ -80,7 +83,7 @@ pub fn context(tx: &mut Transaction, s: &Found, leaf: Option<&str>) -> Result<Co
         Some(id) => Some(
             tx.query_opt(
                 "SELECT seq FROM entries WHERE source = $1 AND fid = $2 AND id = $3 AND NOT shadowed",
-                &[&s.source, &s.fid, &id],
+                &[&source, &fid, &id],
             )
             .map_err(server_err)?
             .map(|r| r.get::<_, i64>(0))
@@ -92,13 +95,10 @@ pub fn context(tx: &mut Transaction, s: &Found, leaf: Option<&str>) -> Result<Co
         None => default_leaf,
     };
     let Some(leaf_seq) = leaf_seq else {
-        return Ok(Context {
-            thinking_level: Some("off".into()),
-            ..Context::default()
-        });
+        return Ok(empty_plan());
     };
     let rows = tx
-        .query(ANCESTORS, &[&s.source, &s.fid, &leaf_seq, &entry_count])
+        .query(ANCESTORS, &[&source, &fid, &leaf_seq, &entry_count])
         .map_err(server_err)?;
     let mut lines = RawLines {
         raw: HashMap::new(),
@@ -131,5 +131,5 @@ pub fn context(tx: &mut Transaction, s: &Found, leaf: Option<&str>) -> Result<Co
         });
     }
     path.reverse();
-    context_of_path(&path, cycle, &lines)
+    plan_of_path(path, cycle, Box::new(lines))
 }

@@ -4,22 +4,32 @@
 use postgres::Transaction;
 
 use crate::error::{Error, Result};
+use crate::query::resolve::Resolved;
 use crate::query::server::Conds;
 use crate::store::pg::server_err;
 
-/// A session on the server.
-#[derive(Debug, Clone)]
-pub struct Found {
-    pub source: String,
-    pub fid: i64,
-    pub path: String,
+/// A session on the server: (source, fid), its key there.
+///
+/// # Panics
+/// For a session of the local index (no source): a server query was given a local session.
+pub fn key(s: &Resolved) -> (&str, i64) {
+    let source = s.source.as_deref().expect("a session on the team server has a source");
+    (source, s.file_id)
 }
 
-/// Finds the session SESSION means: a path, a full session id or a unique id prefix.
+/// A session on the server, as a row names it.
+struct Found {
+    source: String,
+    fid: i64,
+    path: String,
+}
+
+/// Finds the session SESSION means: a path, a file name (the handle of a copied id), a full
+/// session id or a unique id prefix.
 ///
 /// # Errors
 /// `NotFound`, `Ambiguous` (naming source and path), server errors.
-pub fn resolve(tx: &mut Transaction, source: Option<&str>, arg: &str) -> Result<Found> {
+pub fn resolve(tx: &mut Transaction, source: Option<&str>, arg: &str) -> Result<Resolved> {
     if arg.trim().is_empty() {
         return Err(Error::Invalid(
             "empty session id: give a session file, an id or a unique id prefix".into(),
@@ -33,15 +43,16 @@ pub fn resolve(tx: &mut Transaction, source: Option<&str>, arg: &str) -> Result<
             .replace('_', "\\_")
     );
     c.and(
-        "(s.path = ? OR s.session_id = ? OR s.session_id LIKE ?)",
+        "(s.path = ? OR s.file_name = ? OR s.session_id = ? OR s.session_id LIKE ?)",
         vec![
+            Box::new(arg.to_string()),
             Box::new(arg.to_string()),
             Box::new(arg.to_string()),
             Box::new(prefix),
         ],
     );
     let sql = format!(
-        "SELECT s.source, s.fid, s.path, s.path = ${n} OR s.session_id = ${n} AS exact
+        "SELECT s.source, s.fid, s.path, s.path = ${n} OR s.file_name = ${n} OR s.session_id = ${n} AS exact
          FROM sessions s WHERE {} ORDER BY exact DESC, s.source, s.path LIMIT 11",
         c.sql(),
         n = c.bound() + 1
@@ -71,7 +82,11 @@ pub fn resolve(tx: &mut Transaction, source: Option<&str>, arg: &str) -> Result<
     };
     match candidates.as_slice() {
         [] => Err(Error::NotFound(arg.to_string())),
-        [one] => Ok((*one).clone()),
+        [one] => Ok(Resolved {
+            file_id: one.fid,
+            path: one.path.clone(),
+            source: Some(one.source.clone()),
+        }),
         many => Err(Error::Ambiguous {
             query: arg.to_string(),
             count: many.len(),

@@ -7,11 +7,12 @@ use postgres::Transaction;
 
 use crate::error::{Error, Result};
 use crate::query::server::Conds;
-use crate::query::stats::{Figures, Row};
+use crate::query::stats::{Figures, Row, StatsOptions, Zone};
 use crate::store::pg::server_err;
 
+/// A local `StatsOptions` as the server's statement needs it.
 #[derive(Debug, Clone, Default)]
-pub struct PgStats {
+struct PgStats {
     pub by: Vec<String>,
     pub source: Option<String>,
     pub cwd: Option<String>,
@@ -59,11 +60,42 @@ fn dim_sql(dim: &str) -> Option<&'static str> {
     })
 }
 
-/// Figures per group, ordered by key, then the total when grouping (as the local `stats`).
+/// Figures per group, ordered by key, then the total when grouping (as the local `stats`),
+/// over every source's entries (or `source`'s).
 ///
 /// # Errors
-/// `Invalid` for a dimension the server does not group by; server errors.
-pub fn stats(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
+/// `Invalid` for the machine's local zone, which the server cannot know; server errors.
+pub fn stats(tx: &mut Transaction, source: Option<&str>, o: &StatsOptions) -> Result<Vec<Row>> {
+    let (zone, zone_on_quarters) = match &o.zone {
+        Zone::Local => {
+            return Err(Error::Invalid(
+                "--tz local: the server does not know this machine's zone; name it (UTC, Europe/Paris, +02:00)".into(),
+            ))
+        }
+        Zone::Named(tz) => (tz.name().to_string(), true),
+        Zone::Fixed(off) => {
+            let secs = off.local_minus_utc();
+            let a = secs.abs();
+            let sign = if secs > 0 { '-' } else { '+' };
+            (
+                format!("UTC{sign}{:02}:{:02}:{:02}", a / 3600, a / 60 % 60, a % 60),
+                secs % 900 == 0,
+            )
+        }
+    };
+    let o = PgStats {
+        by: o.dims.iter().map(|d| d.name().to_string()).collect(),
+        source: source.map(str::to_string),
+        cwd: o.cwd.clone(),
+        since_ms: o.since_ms,
+        until_ms: o.until_ms,
+        zone,
+        zone_on_quarters,
+    };
+    stats_of(tx, &o)
+}
+
+fn stats_of(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
     let mut keys = Vec::new();
     for d in &o.by {
         let sql = dim_sql(d).ok_or_else(|| {

@@ -4,7 +4,8 @@ use postgres::Transaction;
 
 use crate::error::{Error, Result};
 use crate::query::context::server::loadability;
-use crate::query::resolve::server::Found;
+use crate::query::resolve::server::key;
+use crate::query::resolve::Resolved;
 use crate::query::tree::{tree_of, Node, Tree};
 use crate::store::pg::server_err;
 
@@ -12,7 +13,8 @@ use crate::store::pg::server_err;
 ///
 /// # Errors
 /// Server errors.
-pub fn tree(tx: &mut Transaction, s: &Found) -> Result<Tree> {
+pub fn tree(tx: &mut Transaction, s: &Resolved) -> Result<Tree> {
+    let (source, fid) = key(s);
     if !loadability(tx, s)?.0 {
         return Ok(Tree {
             unopenable: true,
@@ -23,7 +25,7 @@ pub fn tree(tx: &mut Transaction, s: &Found) -> Result<Tree> {
         .query(
             "SELECT seq, id, parent_id, type, role, ts, ts_ms, substr(text, 1, 400), label, target_id
              FROM entries WHERE source = $1 AND fid = $2 ORDER BY seq",
-            &[&s.source, &s.fid],
+            &[&source, &fid],
         )
         .map_err(server_err)?;
     tree_of(rows.iter().map(|r| {
