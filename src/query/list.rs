@@ -11,10 +11,10 @@ use serde_json::Value;
 use crate::pi::js;
 use crate::pi::layout::{absolute, encode_cwd, Layout};
 use crate::pi::rawjson::member;
+use crate::query::Reader;
 use crate::store::big;
 use crate::store::filter::{int, text, Where};
 use crate::store::schema::{ENTRY_TEXT, MODIFIED};
-use crate::query::Reader;
 use crate::store::Scope;
 
 /// Which sessions `list` shows.

@@ -10,8 +10,8 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::pi::js;
-use crate::query::{handle, Reader};
 use crate::query::resolve::Resolved;
+use crate::query::{handle, Reader};
 use crate::store::schema::{MODIFIED, USAGE_SUMS, USAGE_SUMS_LEN};
 use crate::store::Scope;
 

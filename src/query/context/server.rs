@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use postgres::Transaction;
 
-use crate::error::{Error, Result};
 use super::{empty_plan, plan_of_path, ContextPlan, Lines, PathEntry};
+use crate::error::{Error, Result};
 use crate::query::resolve::server::key;
 use crate::query::resolve::Resolved;
 use crate::store::pg::server_err;

@@ -51,7 +51,5 @@ pub fn handle_of(tx: &mut Transaction, source: Option<&str>, s: &Resolved) -> Re
         id: id.as_deref(),
         path: &s.path,
     };
-    Ok(handles(tx, source, [one])?
-        .remove(&fid)
-        .unwrap_or_default())
+    Ok(handles(tx, source, [one])?.remove(&fid).unwrap_or_default())
 }

@@ -112,7 +112,11 @@ pub fn filter_and_sort(
     with_text: bool,
 ) -> Result<Vec<SessionInfo>> {
     let order = crate::query::picker::rank_streamed_at(&rows, query, |i| {
-        all_text(tx, rows[i].source.as_deref().unwrap_or_default(), rows[i].file_id)
+        all_text(
+            tx,
+            rows[i].source.as_deref().unwrap_or_default(),
+            rows[i].file_id,
+        )
     })?;
     let mut slots: Vec<Option<SessionInfo>> = rows.into_iter().map(Some).collect();
     let out: Vec<SessionInfo> = order.into_iter().filter_map(|i| slots[i].take()).collect();

@@ -13,7 +13,10 @@ use crate::store::pg::server_err;
 /// # Panics
 /// For a session of the local index (no source): a server query was given a local session.
 pub fn key(s: &Resolved) -> (&str, i64) {
-    let source = s.source.as_deref().expect("a session on the team server has a source");
+    let source = s
+        .source
+        .as_deref()
+        .expect("a session on the team server has a source");
     (source, s.file_id)
 }
 

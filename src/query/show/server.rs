@@ -15,17 +15,19 @@ use crate::store::pg::server_err;
 
 /// pi's per-model keys (as the local `MODELS`), keys in byte order.
 const MODELS: &str = "
+SELECT key, tokens, cost FROM (
 SELECT CASE
          WHEN type = 'message' AND role = 'assistant'
            THEN coalesce(provider, 'undefined') || '/' || coalesce(response_model, model, 'undefined')
          WHEN type = 'usage' THEN coalesce(provider, 'undefined') || '/' || coalesce(model, 'undefined')
          ELSE 'Tools/summaries'
        END AS key,
-       sum(coalesce(input, 0) + coalesce(output, 0) + coalesce(cache_read, 0) + coalesce(cache_write, 0))::bigint,
+       sum(coalesce(input, 0) + coalesce(output, 0) + coalesce(cache_read, 0) + coalesce(cache_write, 0))::bigint AS tokens,
        sum(coalesce(cost, 0))::float8 AS cost
 FROM entries
 WHERE source = $1 AND fid = $2 AND input IS NOT NULL
-GROUP BY key ORDER BY cost DESC, key COLLATE \"C\"";
+GROUP BY key) m
+ORDER BY cost DESC, key COLLATE \"C\"";
 
 /// pi's `/session` figures (as `store::schema::USAGE_SUMS`, then the message count).
 const STATS: &str = "
@@ -63,7 +65,9 @@ pub fn show(tx: &mut Transaction, s: &Resolved, handle: String) -> Result<Sessio
     Ok(SessionDetail {
         source: Some(source.to_string()),
         path: s.path.clone(),
-        parent_session_path: header.as_ref().and_then(|h| h.get("parentSession").cloned()),
+        parent_session_path: header
+            .as_ref()
+            .and_then(|h| h.get("parentSession").cloned()),
         header,
         handle,
         id: r.get(5),
@@ -81,9 +85,10 @@ pub fn show(tx: &mut Transaction, s: &Resolved, handle: String) -> Result<Sessio
         entries: r.get(10),
         messages_by_role: pairs(
             tx,
-            "SELECT coalesce(role, '(none)') AS r, count(*) AS n FROM entries
-             WHERE source = $1 AND fid = $2 AND type = 'message'
-             GROUP BY r ORDER BY n DESC, r COLLATE \"C\"",
+            "SELECT r, n FROM (
+                 SELECT coalesce(role, '(none)') AS r, count(*) AS n FROM entries
+                 WHERE source = $1 AND fid = $2 AND type = 'message' GROUP BY r) m
+             ORDER BY n DESC, r COLLATE \"C\"",
             s,
         )?,
         labels: fold_labels(pairs(

@@ -18,9 +18,9 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::query::Reader;
 use crate::store::filter::{int, Where};
 use crate::store::schema::USAGE_SUMS;
-use crate::query::Reader;
 use crate::store::Scope;
 
 mod rolled;
@@ -492,7 +492,10 @@ pub fn figures(reader: &mut Reader, opts: &StatsOptions) -> Result<Vec<Row>> {
 /// `Invalid` naming the dimensions there are.
 pub fn parse_server_dim(s: &str) -> Result<Dim> {
     Dim::parse_server(s).ok_or_else(|| {
-        Error::Invalid(format!("--by {s}: with --pg, group by one of {}", server::DIMS))
+        Error::Invalid(format!(
+            "--by {s}: with --pg, group by one of {}",
+            server::DIMS
+        ))
     })
 }
 
