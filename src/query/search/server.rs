@@ -93,7 +93,7 @@ fn candidates(q: &SearchOptions, c: &mut Conds) -> Result<(Matcher, String, Stri
         Query::Words { fts, terms } => {
             c.and(
                 "t.tsv @@ (?::text)::tsquery",
-                vec![Box::new(tsquery(&fts)?)],
+                vec![Box::new(tsquery(fts)?)],
             );
             let score = format!("ts_rank(t.tsv, (${}::text)::tsquery)::float8", c.bound());
             let terms = terms_regex(terms);
