@@ -118,11 +118,9 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
     } else {
         let labels = if let Some(labels) = early_labels {
             labels
-        } else if let (Some(at), Reader::Local { conn, .. }) =
-            (dims.iter().position(|d| *d == Dim::Session), &reader)
-        {
-            handle::labels_by_path(
-                conn,
+        } else if let Some(at) = dims.iter().position(|d| *d == Dim::Session) {
+            handle::labels_in(
+                &mut reader,
                 rows.iter()
                     .filter_map(|r| r.key_order.get(at).map(String::as_str)),
             )?

@@ -291,6 +291,20 @@ pub fn labels_by_path<'a>(
     Ok(labels(sessions_at(conn, paths)?))
 }
 
+/// [`labels_by_path`] in the local index or on the team server.
+///
+/// # Errors
+/// Index or server errors.
+pub fn labels_in<'a>(
+    reader: &mut Reader,
+    paths: impl IntoIterator<Item = &'a str>,
+) -> crate::Result<HashMap<String, String>> {
+    match reader {
+        Reader::Local { conn, .. } => Ok(labels_by_path(conn, paths)?),
+        Reader::Server { tx, source } => server::labels_by_path(tx, source.as_deref(), paths),
+    }
+}
+
 /// [`labels_by_path`] of every session file in the index, from one read of them.
 ///
 /// # Errors

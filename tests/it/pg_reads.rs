@@ -472,6 +472,8 @@ fn every_reading_command_prints_the_local_output_from_the_server() {
         vec!["stats", "--tz", "UTC"],
         vec!["stats", "--by", "model", "--tz", "UTC"],
         vec!["stats", "--by", "month,provider", "--tz", "Europe/Paris"],
+        vec!["stats", "--by", "session", "--tz", "UTC"],
+        vec!["stats", "--by", "tool,day", "--tz", "+05:30"],
     ];
     for args in &commands {
         let (code, want, err) = p.local(args);

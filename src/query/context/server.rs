@@ -1,5 +1,5 @@
-//! pi's `buildSessionContext` on the team server: the same code as the local answer
-//! (`context_of_path`) over the raw lines the server holds.
+//! pi's `buildSessionContext` on the team server: the same plan as the local answer
+//! (`ContextPlan`, paged the same way) over the raw lines the server holds.
 
 use std::collections::HashMap;
 

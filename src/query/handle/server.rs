@@ -53,3 +53,43 @@ pub fn handle_of(tx: &mut Transaction, source: Option<&str>, s: &Resolved) -> Re
     };
     Ok(handles(tx, source, [one])?.remove(&fid).unwrap_or_default())
 }
+
+/// What a person reads for each session in `paths` (`stats --by session` rows): its handle
+/// and its name or first message, as `query::handle::labels_by_path` gives them locally.
+///
+/// # Errors
+/// Server errors.
+pub fn labels_by_path<'a>(
+    tx: &mut Transaction,
+    source: Option<&str>,
+    paths: impl IntoIterator<Item = &'a str>,
+) -> Result<HashMap<String, String>> {
+    let paths: Vec<&str> = paths.into_iter().collect();
+    let rows = tx
+        .query(
+            "SELECT fid, session_id, substr(coalesce(name, first_message), 1, 1000), path
+             FROM sessions WHERE path = ANY($1) AND ($2::text IS NULL OR source = $2)",
+            &[&paths, &source],
+        )
+        .map_err(server_err)?;
+    let found: Vec<(i64, Option<String>, Option<String>, String)> = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+        .collect();
+    let handles = handles(
+        tx,
+        source,
+        found.iter().map(|(fid, id, _, path)| Session {
+            file_id: *fid,
+            id: id.as_deref(),
+            path,
+        }),
+    )?;
+    Ok(found
+        .into_iter()
+        .map(|(fid, _, title, path)| {
+            let title = title.as_deref().unwrap_or("(no messages)");
+            (path, format!("{}  {title}", handles[&fid]))
+        })
+        .collect())
+}

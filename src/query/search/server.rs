@@ -91,10 +91,7 @@ fn candidates(q: &SearchOptions, c: &mut Conds) -> Result<(Matcher, String, Stri
     let by_time = "0::float8".to_string();
     Ok(match &q.query {
         Query::Words { fts, terms } => {
-            c.and(
-                "t.tsv @@ (?::text)::tsquery",
-                vec![Box::new(tsquery(fts)?)],
-            );
+            c.and("t.tsv @@ (?::text)::tsquery", vec![Box::new(tsquery(fts)?)]);
             let score = format!("ts_rank(t.tsv, (${}::text)::tsquery)::float8", c.bound());
             let terms = terms_regex(terms);
             (Matcher::Words(terms), score, "left(t.body, 4000)".into())
