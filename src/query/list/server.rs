@@ -7,7 +7,8 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::pi::rawjson::member;
 use crate::query::list::{GatewayInfo, SessionInfo};
-use crate::query::server::{Conds, MODIFIED};
+use crate::query::server::{self, MODIFIED};
+use crate::store::filter::int;
 use crate::store::pg::server_err;
 
 /// Lists sessions as pi would (`cwd`: `list(cwd)`, else `listAll()`), newest first.
@@ -21,10 +22,10 @@ pub fn list_sessions(
     limit: Option<usize>,
     with_text: bool,
 ) -> Result<Vec<SessionInfo>> {
-    let mut c = Conds::source(source);
-    c.and("s.state = 1", vec![]);
+    let mut c = server::source(source);
+    c.and("s.state = 1", []);
     if let Some(cwd) = cwd {
-        c.cwd(cwd);
+        server::cwd(&mut c, cwd);
     }
     // Ties of `modified` are put in pi's order below (file names by pi's collation); the
     // limit is applied after, so fetch the whole tie group at the boundary.
@@ -32,12 +33,12 @@ pub fn list_sessions(
         let sql = format!(
             "SELECT {MODIFIED} AS modified FROM sessions s WHERE {}
              ORDER BY modified DESC OFFSET {} LIMIT 1",
-            c.sql(),
+            c.pg_sql(),
             n - 1
         );
-        if let Some(row) = tx.query_opt(&sql, &c.params()).map_err(server_err)? {
+        if let Some(row) = tx.query_opt(&sql, &c.pg_params()).map_err(server_err)? {
             let boundary: i64 = row.get(0);
-            c.and(&format!("{MODIFIED} >= ?"), vec![Box::new(boundary)]);
+            c.and(format!("{MODIFIED} >= ?"), [int(boundary)]);
         }
     }
     let sql = format!(
@@ -46,9 +47,9 @@ pub fn list_sessions(
                 s.agent_id, s.session_key, s.key_current, s.channel, s.chat_type, s.peer,
                 s.display_name, s.subject, s.thread_id
          FROM sessions s WHERE {} ORDER BY modified DESC, s.mtime_ns DESC",
-        c.sql()
+        c.pg_sql()
     );
-    let rows = tx.query(&sql, &c.params()).map_err(server_err)?;
+    let rows = tx.query(&sql, &c.pg_params()).map_err(server_err)?;
     let mut out: Vec<(SessionInfo, i64, String)> = rows.iter().map(listed).collect();
     let by_name = cwd.is_some();
     out.sort_by(|a, b| {

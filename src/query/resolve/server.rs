@@ -5,7 +5,8 @@ use postgres::Transaction;
 
 use crate::error::{Error, Result};
 use crate::query::resolve::Resolved;
-use crate::query::server::Conds;
+use crate::query::server;
+use crate::store::filter::text;
 use crate::store::pg::server_err;
 
 /// A session on the server: (source, fid), its key there.
@@ -38,7 +39,7 @@ pub fn resolve(tx: &mut Transaction, source: Option<&str>, arg: &str) -> Result<
             "empty session id: give a session file, an id or a unique id prefix".into(),
         ));
     }
-    let mut c = Conds::source(source);
+    let mut c = server::source(source);
     let prefix = format!(
         "{}%",
         arg.replace('\\', "\\\\")
@@ -47,20 +48,15 @@ pub fn resolve(tx: &mut Transaction, source: Option<&str>, arg: &str) -> Result<
     );
     c.and(
         "(s.path = ? OR s.file_name = ? OR s.session_id = ? OR s.session_id LIKE ?)",
-        vec![
-            Box::new(arg.to_string()),
-            Box::new(arg.to_string()),
-            Box::new(arg.to_string()),
-            Box::new(prefix),
-        ],
+        [text(arg), text(arg), text(arg), text(prefix)],
     );
     let sql = format!(
         "SELECT s.source, s.fid, s.path, s.path = ${n} OR s.file_name = ${n} OR s.session_id = ${n} AS exact
          FROM sessions s WHERE {} ORDER BY exact DESC, s.source, s.path LIMIT 11",
-        c.sql(),
-        n = c.bound() + 1
+        c.pg_sql(),
+        n = c.values().len() + 1
     );
-    let mut params = c.params();
+    let mut params = c.pg_params();
     let arg_owned = arg.to_string();
     params.push(&arg_owned);
     let rows = tx.query(&sql, &params).map_err(server_err)?;

@@ -24,7 +24,8 @@ use crate::pi::text::TextKind;
 use crate::query::search::SearchOptions;
 use crate::query::search::{group_by_session, required_runs, terms_regex, Hit, Query};
 use crate::query::search::{OneHitPerCopy, Snippet};
-use crate::query::server::Conds;
+use crate::query::server;
+use crate::store::filter::{int, text, Where};
 use crate::store::pg::server_err;
 use crate::store::pg::words::{lexeme, phrase, words};
 
@@ -64,9 +65,9 @@ const BATCH: i32 = 256;
 /// # Errors
 /// Server errors (a query PostgreSQL cannot parse is reported as such).
 pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hit>> {
-    let mut c = Conds::source(on.source);
+    let mut c = server::source(on.source);
     if let Some(cwd) = &q.cwd {
-        c.cwd(cwd);
+        server::cwd(&mut c, cwd);
     }
     let (matcher, score, body) = candidates(q, &mut c)?;
     filters(q, on, &mut c);
@@ -77,7 +78,7 @@ pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hi
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
          WHERE {} ORDER BY score DESC, e.ts_ms DESC NULLS LAST, s.path, e.seq, t.kind",
-        c.sql(),
+        c.pg_sql(),
     );
     // Read from a cursor whatever the query: a fork's copied entry is one hit (as locally),
     // so a plain `LIMIT` could leave the page short.
@@ -87,24 +88,27 @@ pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hi
 
 /// The text condition of the query (added to `c`), its matcher, and the score and body
 /// columns.
-fn candidates(q: &SearchOptions, c: &mut Conds) -> Result<(Matcher, String, String)> {
+fn candidates(q: &SearchOptions, c: &mut Where) -> Result<(Matcher, String, String)> {
     let by_time = "0::float8".to_string();
     Ok(match &q.query {
         Query::Words { fts, terms } => {
-            c.and("t.tsv @@ (?::text)::tsquery", vec![Box::new(tsquery(fts)?)]);
-            let score = format!("ts_rank(t.tsv, (${}::text)::tsquery)::float8", c.bound());
+            c.and("t.tsv @@ (?::text)::tsquery", [text(tsquery(fts)?)]);
+            let score = format!(
+                "ts_rank(t.tsv, (${}::text)::tsquery)::float8",
+                c.values().len()
+            );
             let terms = terms_regex(terms);
             (Matcher::Words(terms), score, "left(t.body, 4000)".into())
         }
         Query::Literal(needle) => {
             if let Some(words) = literal_words(needle) {
-                c.and("t.tsv @@ (?::text)::tsquery", vec![Box::new(words)]);
+                c.and("t.tsv @@ (?::text)::tsquery", [text(words)]);
             }
-            c.and("strpos(t.body, ?) > 0", vec![Box::new(needle.clone())]);
+            c.and("strpos(t.body, ?) > 0", [text(needle.as_str())]);
             // The literal's window starts before its first occurrence, which may lie past 4000.
             let body = format!(
                 "substr(t.body, greatest(1, strpos(t.body, ${}) - 300), 4000)",
-                c.bound()
+                c.values().len()
             );
             (Matcher::Literal(needle.clone()), by_time, body)
         }
@@ -114,10 +118,7 @@ fn candidates(q: &SearchOptions, c: &mut Conds) -> Result<(Matcher, String, Stri
                 .filter_map(|r| literal_words(r))
                 .collect();
             if !runs.is_empty() {
-                c.and(
-                    "t.tsv @@ (?::text)::tsquery",
-                    vec![Box::new(runs.join(" & "))],
-                );
+                c.and("t.tsv @@ (?::text)::tsquery", [text(runs.join(" & "))]);
             }
             (Matcher::Regex(re.clone()), by_time, "t.body".into())
         }
@@ -125,16 +126,20 @@ fn candidates(q: &SearchOptions, c: &mut Conds) -> Result<(Matcher, String, Stri
 }
 
 /// `--in`, `--since`, `--until`, `--model`, `--session` and silent turns.
-fn filters(q: &SearchOptions, on: &On, c: &mut Conds) {
+fn filters(q: &SearchOptions, on: &On, c: &mut Where) {
     if !q.kinds.is_empty() {
-        let kinds: Vec<i16> = q.kinds.iter().map(|k| *k as i16).collect();
-        c.and("t.kind = ANY(?)", vec![Box::new(kinds)]);
+        // Typed as the values bound (bigint): `t.kind` is a smallint.
+        let kinds = vec!["?::int8"; q.kinds.len()].join(", ");
+        c.and(
+            format!("t.kind IN ({kinds})"),
+            q.kinds.iter().map(|k| int(*k as i64)),
+        );
     }
     if let Some(t) = q.since_ms {
-        c.and("e.ts_ms >= ?", vec![Box::new(t)]);
+        c.and("e.ts_ms >= ?", [int(t)]);
     }
     if let Some(t) = q.until_ms {
-        c.and("e.ts_ms < ?", vec![Box::new(t)]);
+        c.and("e.ts_ms < ?", [int(t)]);
     }
     if let Some(m) = &q.model {
         // SQLite's `model LIKE '%' || ? || '%'`: no escape character, ASCII letters folded.
@@ -143,15 +148,15 @@ fn filters(q: &SearchOptions, on: &On, c: &mut Conds) {
                      AND translate(m.model, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
                          LIKE '%' || translate(?, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') || '%'
                          ESCAPE '')",
-            vec![Box::new(m.clone())],
+            [text(m.as_str())],
         );
     }
     if let Some(fid) = q.file_id {
         // The server's file ids are unique across sources (one identity column).
-        c.and("s.fid = ?", vec![Box::new(fid)]);
+        c.and("s.fid = ?", [int(fid)]);
     }
     if !on.include_silent {
-        c.and("NOT e.silent", vec![]);
+        c.and("NOT e.silent", []);
     }
 }
 
@@ -160,11 +165,11 @@ fn filters(q: &SearchOptions, on: &On, c: &mut Conds) {
 fn confirmed(
     tx: &mut Transaction,
     sql: &str,
-    c: &Conds,
+    c: &Where,
     q: &SearchOptions,
     matcher: &Matcher,
 ) -> Result<Vec<Hit>> {
-    let portal = tx.bind(sql, &c.params()).map_err(server_err)?;
+    let portal = tx.bind(sql, &c.pg_params()).map_err(server_err)?;
     let mut paths: HashMap<i64, HashSet<i64>> = HashMap::new();
     let mut hits = OneHitPerCopy::default();
     loop {

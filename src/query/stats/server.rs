@@ -6,8 +6,9 @@
 use postgres::Transaction;
 
 use crate::error::{Error, Result};
-use crate::query::server::Conds;
+use crate::query::server;
 use crate::query::stats::{Figures, Row, StatsOptions, Zone};
+use crate::store::filter::{int, text, Where};
 use crate::store::pg::server_err;
 
 /// A local `StatsOptions` as the server's statement needs it.
@@ -103,25 +104,26 @@ fn stats_of(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
         })?;
         keys.push(sql);
     }
-    let mut c = Conds::default();
-    c.and("true", vec![Box::new(o.zone.clone())]);
+    let mut c = Where::default();
+    // `$1`, the zone the period keys (`dim_sql`) are cut in.
+    c.and("?::text IS NOT NULL", [text(o.zone.as_str())]);
     if let Some(s) = &o.source {
-        c.and("s.source = ?", vec![Box::new(s.clone())]);
+        c.and("s.source = ?", [text(s.as_str())]);
     }
     if !o.by.iter().any(|d| d == "session") {
-        c.and("NOT e.dup", vec![]);
+        c.and("NOT e.dup", []);
     }
     if let Some(cwd) = &o.cwd {
-        c.cwd(cwd);
+        server::cwd(&mut c, cwd);
     }
     if let Some(t) = o.since_ms {
-        c.and("e.ts_ms >= ?", vec![Box::new(t)]);
+        c.and("e.ts_ms >= ?", [int(t)]);
     }
     if let Some(t) = o.until_ms {
-        c.and("e.ts_ms < ?", vec![Box::new(t)]);
+        c.and("e.ts_ms < ?", [int(t)]);
     }
-    let sql = query_sql(o, &keys, &c.sql());
-    let rows = tx.query(&sql, &c.params()).map_err(server_err)?;
+    let sql = query_sql(o, &keys, &c.pg_sql());
+    let rows = tx.query(&sql, &c.pg_params()).map_err(server_err)?;
     let n = keys.len();
     let mut out: Vec<Row> = rows
         .iter()
