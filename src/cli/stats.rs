@@ -37,6 +37,71 @@ pub struct StatsArgs {
 }
 
 pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
+    let opts = options(env, args)?;
+    let dims = &opts.dims;
+    let mut opened = env.open_reader(None)?;
+    if let Some(store) = opened.local() {
+        crate::store::small_cache(&store.conn)?;
+    }
+    let mut reader = opened.reader()?;
+    if let Reader::Local { scope, .. } = &mut reader {
+        args.gateway.apply(scope);
+    }
+    let (rows, early_labels) = match &reader {
+        Reader::Local { conn, scope, .. } => {
+            // A table by session over every project and all time labels nearly every session.
+            let label_all = dims.contains(&Dim::Session)
+                && !env.global.json
+                && !args.csv
+                && opts.cwd.is_none()
+                && opts.since_ms.is_none()
+                && opts.until_ms.is_none()
+                && !scope.narrows();
+            figures(env, conn, scope, &opts, label_all)?
+        }
+        Reader::Server { .. } => (stats::figures(&mut reader, &opts)?, None),
+    };
+    let found = rows.iter().any(|r| r.figures != Figures::default());
+    if env.global.json {
+        out.json(&env.answer(&rows))?;
+    } else if args.csv {
+        write_csv(
+            out,
+            &dims.iter().map(|d| d.name()).collect::<Vec<_>>(),
+            &rows,
+        )?;
+    } else if !found {
+        say_no_activity(&opts);
+    } else {
+        let labels = match early_labels {
+            Some(labels) => labels,
+            None => labels(&mut reader, dims, &rows)?,
+        };
+        let labels = if env.global.redact {
+            // Whole, before the table cuts them to its width.
+            labels
+                .into_iter()
+                .map(|(k, v)| (k, crate::redact::redact(&v).into_owned()))
+                .collect()
+        } else {
+            labels
+        };
+        write_table(out, dims, &rows, &labels)?;
+        if out.color && dims.first().is_some_and(|d| d.is_time()) && dims.len() == 1 {
+            out.line("")?;
+            let now = chrono::Utc::now().timestamp_millis();
+            let bounds = chart::Bounds::of(&opts.zone, opts.since_ms, opts.until_ms, now);
+            chart::write(out, dims[0], &rows, bounds)?;
+        }
+    }
+    reader.finish()?;
+    Ok(found)
+}
+
+/// The options `args` ask for, checked before anything is read; `--by source` on the team
+/// server only, whose periods are UTC's unless `--tz` names a zone (it cannot know this
+/// machine's).
+fn options(env: &Env, args: &StatsArgs) -> Result<StatsOptions> {
     let server = env.reads_server();
     if server {
         super::args::refuse_gateway_remote(&args.gateway, false)?;
@@ -54,7 +119,6 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
         .iter()
         .map(|d| parse(d.trim()))
         .collect::<crate::error::Result<Vec<Dim>>>()?;
-    // The server's periods are UTC's unless --tz names a zone (it cannot know this machine's).
     let zone = match &args.zone.tz {
         None if server => stats::Zone::Named(chrono_tz::UTC),
         _ => args.zone.zone()?,
@@ -63,89 +127,41 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
     if env.global.json && args.csv {
         bail!("--json and --csv: choose one");
     }
-    let mut opened = env.open_reader(None)?;
-    if let Some(store) = opened.local() {
-        crate::store::small_cache(&store.conn)?;
-    }
-    let mut reader = opened.reader()?;
-    if let Reader::Local { scope, .. } = &mut reader {
-        args.gateway.apply(scope);
-    }
-    let opts = StatsOptions {
-        dims: dims.clone(),
+    Ok(StatsOptions {
+        dims,
         since_ms,
         until_ms,
         cwd: args.project.cwd(),
         zone,
-    };
-    let (rows, early_labels) = match &reader {
-        Reader::Local { conn, scope, .. } => {
-            // A table by session over every project and all time labels nearly every session.
-            let label_all = dims.contains(&Dim::Session)
-                && !env.global.json
-                && !args.csv
-                && opts.cwd.is_none()
-                && since_ms.is_none()
-                && until_ms.is_none()
-                && !scope.narrows();
-            figures(env, conn, scope, &opts, label_all)?
-        }
-        Reader::Server { .. } => (stats::figures(&mut reader, &opts)?, None),
-    };
-    let found = rows.iter().any(|r| r.figures != Figures::default());
-    if env.global.json {
-        out.json(&env.answer(&rows))?;
-    } else if args.csv {
-        write_csv(
-            out,
-            &dims.iter().map(|d| d.name()).collect::<Vec<_>>(),
-            &rows,
-        )?;
-    } else if !found {
-        let mut msg = "pidx: no activity".to_string();
-        if let Some(cwd) = &opts.cwd {
-            msg.push_str(&format!(" for {cwd}"));
-        }
-        if since_ms.is_some() || until_ms.is_some() {
-            msg.push_str(" in this range");
-        }
-        if let Some(cwd) = &opts.cwd {
-            msg.push_str(&format!(
-                " (`pidx list --cwd {cwd}` shows whether it has sessions; leave out --cwd for every project)"
-            ));
-        }
-        crate::term::say(&msg);
-    } else {
-        let labels = if let Some(labels) = early_labels {
-            labels
-        } else if let Some(at) = dims.iter().position(|d| *d == Dim::Session) {
-            handle::labels_in(
-                &mut reader,
-                rows.iter()
-                    .filter_map(|r| r.key_order.get(at).map(String::as_str)),
-            )?
-        } else {
-            HashMap::new()
-        };
-        let labels = if env.global.redact {
-            // Whole, before the table cuts them to its width.
-            labels
-                .into_iter()
-                .map(|(k, v)| (k, crate::redact::redact(&v).into_owned()))
-                .collect()
-        } else {
-            labels
-        };
-        write_table(out, &dims, &rows, &labels)?;
-        if out.color && dims.first().is_some_and(|d| d.is_time()) && dims.len() == 1 {
-            out.line("")?;
-            let now = chrono::Utc::now().timestamp_millis();
-            let bounds = chart::Bounds::of(&opts.zone, since_ms, until_ms, now);
-            chart::write(out, dims[0], &rows, bounds)?;
-        }
+    })
+}
+
+/// What a table with no figures says instead, on stderr.
+fn say_no_activity(opts: &StatsOptions) {
+    let mut msg = "pidx: no activity".to_string();
+    if let Some(cwd) = &opts.cwd {
+        msg.push_str(&format!(" for {cwd}"));
     }
-    reader.finish()?;
-    Ok(found)
+    if opts.since_ms.is_some() || opts.until_ms.is_some() {
+        msg.push_str(" in this range");
+    }
+    if let Some(cwd) = &opts.cwd {
+        msg.push_str(&format!(
+            " (`pidx list --cwd {cwd}` shows whether it has sessions; leave out --cwd for every project)"
+        ));
+    }
+    crate::term::say(&msg);
+}
+
+/// The labels of the sessions the rows are keyed by (none without `--by session`).
+fn labels(reader: &mut Reader, dims: &[Dim], rows: &[Row]) -> Result<Labels> {
+    let Some(at) = dims.iter().position(|d| *d == Dim::Session) else {
+        return Ok(HashMap::new());
+    };
+    let paths = rows
+        .iter()
+        .filter_map(|r| r.key_order.get(at).map(String::as_str));
+    Ok(handle::labels_in(reader, paths)?)
 }
 
 /// Session labels by path, as [`handle::labels_by_path`] gives them.

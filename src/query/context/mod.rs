@@ -273,32 +273,6 @@ impl ContextPlan {
     }
 }
 
-/// The plan of pi's `buildSessionContext` over a whole path (root first, as `ANCESTORS` walks
-/// it) whose lines come from `lines`: the team server's raw rows.
-///
-/// # Errors
-/// As [`build_context`].
-fn plan_of_path(
-    path: Vec<PathEntry>,
-    cycle: bool,
-    lines: Box<dyn Lines + Send>,
-) -> Result<ContextPlan> {
-    let mut settings = settings(&path, lines.as_ref())?;
-    settings.cycle = cycle;
-    settings.path_len = path.len();
-    let leaf_id = path.last().and_then(|e| e.id.clone());
-    let entries = context_entries(&path);
-    let edits = edits_of(&entries);
-    Ok(ContextPlan {
-        settings,
-        entries,
-        edits,
-        lines: Some(lines),
-        leaf_id,
-        openclaw: false,
-    })
-}
-
 /// The plan with no entries: a session without any (pi's context of a new session).
 fn empty_plan() -> ContextPlan {
     ContextPlan {
