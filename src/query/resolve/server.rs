@@ -22,7 +22,7 @@ pub fn key(s: &Resolved) -> (&str, i64) {
 }
 
 /// A session on the server, as a row names it.
-struct Found {
+struct Candidate {
     source: String,
     fid: i64,
     path: String,
@@ -60,11 +60,11 @@ pub fn resolve(tx: &mut Transaction, source: Option<&str>, arg: &str) -> Result<
     let arg_owned = arg.to_string();
     params.push(&arg_owned);
     let rows = tx.query(&sql, &params).map_err(server_err)?;
-    let found: Vec<(Found, bool)> = rows
+    let found: Vec<(Candidate, bool)> = rows
         .iter()
         .map(|r| {
             (
-                Found {
+                Candidate {
                     source: r.get(0),
                     fid: r.get(1),
                     path: r.get(2),
@@ -73,8 +73,8 @@ pub fn resolve(tx: &mut Transaction, source: Option<&str>, arg: &str) -> Result<
             )
         })
         .collect();
-    let exact: Vec<&Found> = found.iter().filter(|f| f.1).map(|f| &f.0).collect();
-    let candidates: Vec<&Found> = if exact.is_empty() {
+    let exact: Vec<&Candidate> = found.iter().filter(|f| f.1).map(|f| &f.0).collect();
+    let candidates: Vec<&Candidate> = if exact.is_empty() {
         found.iter().map(|f| &f.0).collect()
     } else {
         exact
