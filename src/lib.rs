@@ -11,6 +11,7 @@ pub mod error;
 pub mod ingest;
 pub mod pi;
 pub mod store;
+pub mod team;
 pub mod term;
 
 pub use error::{Error, Result};

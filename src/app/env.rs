@@ -11,7 +11,8 @@ use crate::ingest::behind::{catch_up, Behind, Caught};
 use crate::ingest::discover;
 use crate::ingest::sync::{Deferred, SyncOptions, SyncReport};
 use crate::pi::layout::{absolute, Root};
-use crate::query::{resolve, Scope};
+
+use crate::store::Scope;
 use crate::store::{default_db_path, Store, WriterLock};
 use crate::term::{plural, thousands};
 
@@ -529,16 +530,4 @@ pub fn report_errors(report: &SyncReport) {
     for w in &report.warnings {
         crate::term::say(&format!("pidx: warning: {w}"));
     }
-}
-
-/// Opens the index fresh and finds the session a SESSION argument means.
-///
-/// # Errors
-/// Index errors; `NotFound` or `Ambiguous` for the argument.
-/// Also the ids of session files not read into the index yet (see [`Env::open_fresh_first`]),
-/// for handles that stay unique once they are.
-pub fn resolve_arg(env: &Env, session: &str) -> Result<(Store, resolve::Resolved, Vec<String>)> {
-    let (store, scope, deferred) = env.open_fresh_first(Some(First::Session(session)))?;
-    let resolved = resolve::resolve_session(&store.conn, &scope, session)?;
-    Ok((store, resolved, deferred.map(|d| d.ids).unwrap_or_default()))
 }

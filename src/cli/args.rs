@@ -100,13 +100,13 @@ impl GatewayArgs {
     }
 
     /// Sets `scope`'s gateway filter and whether deleted keys' sessions are left out.
-    pub fn apply(&self, scope: &mut crate::query::Scope) {
+    pub fn apply(&self, scope: &mut crate::store::Scope) {
         scope.gateway = self.filter();
         scope.hide_deleted &= !self.include_deleted;
     }
 
-    pub fn filter(&self) -> crate::query::GatewayFilter {
-        crate::query::GatewayFilter {
+    pub fn filter(&self) -> crate::store::GatewayFilter {
+        crate::store::GatewayFilter {
             agent: self.agent.clone(),
             key: self.key.clone(),
             channel: self.channel.clone(),

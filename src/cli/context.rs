@@ -7,8 +7,9 @@ use clap::Args;
 
 use super::output::Out;
 use super::{render, Found};
-use crate::app::env::{resolve_arg, Env};
+use crate::app::env::{Env, First};
 use crate::query::context::{self, page, page::Cursor};
+use crate::query::{resolve, Reader};
 
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
@@ -36,12 +37,18 @@ pub struct ContextArgs {
 }
 
 pub fn run(env: &Env, args: &ContextArgs, out: &mut Out) -> Result<Found> {
-    let (store, session, _) = resolve_arg(env, &args.session)?;
+    let mut opened = env.open_reader(Some(First::Session(&args.session)))?;
+    let mut reader = opened.reader()?;
+    let session = resolve::resolve(&mut reader, &args.session)?;
     if let Some(max) = args.max_chars {
-        return paged(env, args, &store, &session, max as usize, out);
+        let found = paged(env, args, &mut reader, &session, max as usize, out)?;
+        reader.finish()?;
+        return Ok(found);
     }
-    // Written message by message: memory stays one message, whatever the session.
-    let plan = context::plan_context(&store.conn, &session, args.leaf.as_deref())?;
+    // Written message by message: memory stays one message, whatever the session (the team
+    // server's come with the plan).
+    let plan = context::plan(&mut reader, &session, args.leaf.as_deref())?;
+    reader.finish()?;
     warn_cycle(&plan.settings);
     if let Some(n) = args.last {
         let (_, messages) = plan.last_messages(n)?;
@@ -69,7 +76,7 @@ const CURSOR: &str = "context";
 fn paged(
     env: &Env,
     args: &ContextArgs,
-    store: &crate::store::Store,
+    reader: &mut Reader,
     session: &crate::query::resolve::Resolved,
     max: usize,
     out: &mut Out,
@@ -88,7 +95,7 @@ fn paged(
     let leaf = cursor
         .as_ref()
         .map_or(args.leaf.clone(), |c| c.leaf.clone());
-    let plan = context::plan_context(&store.conn, session, leaf.as_deref())?;
+    let plan = context::plan(reader, session, leaf.as_deref())?;
     warn_cycle(&plan.settings);
     let at = match (&cursor, args.last) {
         (Some(c), _) => c.place,
@@ -134,8 +141,8 @@ fn warn_cycle(ctx: &context::Context) {
     }
 }
 
-/// Prints a context (local or from the team server).
-pub fn print(env: &Env, ctx: context::Context, out: &mut Out) -> Result<Found> {
+/// Prints the last messages of a context.
+fn print(env: &Env, ctx: context::Context, out: &mut Out) -> Result<Found> {
     warn_cycle(&ctx);
     if env.global.json {
         out.line(&ctx.to_json())?;

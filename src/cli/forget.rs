@@ -8,7 +8,7 @@ use clap::Args;
 use super::output::Out;
 use super::Found;
 use crate::app::env::Env;
-use crate::ingest::push::default_source;
+use crate::team::push::default_source;
 use crate::ingest::sync::{sync, SyncOptions};
 use crate::query::resolve;
 use crate::store::forgotten::{self, Forgotten};

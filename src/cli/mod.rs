@@ -14,7 +14,6 @@ pub mod output;
 mod pg;
 mod pick;
 mod push;
-mod remote;
 mod render;
 mod report;
 mod search;
@@ -51,18 +50,11 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         return skill::run(cmd).map(outcome);
     }
     let env = Env::new(&cli.global.options())?;
-    if let Some(url) = cli
-        .global
-        .pg_url()
-        .filter(|_| remote::reads_from_server(&cli.command))
-    {
-        let mut out = Out::new();
-        out.redact = cli.global.redact;
-        let found = remote::run(&env, &url, &cli.command, &mut out)?;
-        out.flush()?;
-        return Ok(outcome(found));
+    // With --pg a reading command reads the team server (`app::Env::open_reader`): no local
+    // roots to check.
+    if !(cli.global.pg_url().is_some() && reads_from_server(&cli.command)) {
+        env.check_roots(matches!(cli.command, Command::Sync(_) | Command::Watch(_)))?;
     }
-    env.check_roots(matches!(cli.command, Command::Sync(_) | Command::Watch(_)))?;
     if let Command::Mcp = &cli.command {
         // Before `Out` locks stdout: the server writes the protocol there itself.
         return mcp::run(env).map(outcome);
@@ -110,6 +102,20 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
     Ok(found)
 }
 
+/// Whether `pidx --pg` answers this command from the team server.
+fn reads_from_server(cmd: &Command) -> bool {
+    matches!(
+        cmd,
+        Command::List(_)
+            | Command::Show(_)
+            | Command::Context(_)
+            | Command::Tree(_)
+            | Command::Search(_)
+            | Command::Stats(_)
+            | Command::Sql(_)
+    )
+}
+
 /// A global flag that would do nothing for the command is an error rather than silence.
 fn refuse_meaningless_flags(cli: &Cli) -> Result<()> {
     let server = cli.global.pg_url().is_some();
@@ -120,7 +126,7 @@ fn refuse_meaningless_flags(cli: &Cli) -> Result<()> {
         );
     }
     if cli.global.pg.is_some()
-        && !remote::reads_from_server(&cli.command)
+        && !reads_from_server(&cli.command)
         && !matches!(
             cli.command,
             Command::Push(_) | Command::Pg(_) | Command::Watch(_) | Command::Forget(_)

@@ -6,8 +6,8 @@ use clap::Args;
 use super::output::Out;
 use super::Found;
 use crate::app::env::Env;
-use crate::ingest::push::{default_source, push, PushOptions, PushReport};
 use crate::store::pg;
+use crate::team::push::{default_source, push, PushOptions, PushReport};
 
 #[derive(Args, Debug)]
 pub struct PushArgs {

@@ -45,6 +45,11 @@ pub fn session_table(
     if all {
         cols.push(Column::text("CWD", Cut::Middle, 12));
     }
+    // Rows from the team server name the machine they came from.
+    let sourced = sessions.iter().any(|s| s.source.is_some());
+    if sourced {
+        cols.push(Column::text("SOURCE", Cut::End, 8));
+    }
     let rows: Vec<Vec<String>> = sessions
         .iter()
         .map(|s| {
@@ -69,6 +74,9 @@ pub fn session_table(
             }
             if all {
                 row.push(one_line(&s.cwd));
+            }
+            if sourced {
+                row.push(one_line(s.source.as_deref().unwrap_or("-")));
             }
             row
         })
@@ -108,6 +116,9 @@ fn field(k: &str, v: &str) -> String {
 
 fn detail_header(out: &mut Out, d: &SessionDetail) -> io::Result<()> {
     out.line(&field("path", &d.path))?;
+    if let Some(source) = &d.source {
+        out.line(&field("source", source))?;
+    }
     out.line(&field("id", d.id.as_deref().unwrap_or("(none)")))?;
     out.line(&field("handle", &d.handle))?;
     out.line(&field("cwd", &d.cwd))?;

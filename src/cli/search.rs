@@ -11,7 +11,7 @@ use super::Found;
 use crate::app::env::Env;
 use crate::pi::text::TextKind;
 use crate::query::search::{self, Hit, SearchOptions};
-use crate::query::{handle, resolve};
+use crate::query::{handle, resolve, Reader};
 
 #[derive(Args, Debug)]
 pub struct SearchArgs {
@@ -69,6 +69,9 @@ fn kinds(args: &SearchArgs) -> Result<Vec<TextKind>> {
 }
 
 pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
+    if env.reads_server() {
+        super::args::refuse_gateway_remote(&args.gateway, false)?;
+    }
     let query = search::parse(&args.query, args.literal)?;
     let kinds = kinds(args)?;
     if args.limit == 0 {
@@ -76,11 +79,19 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
     }
     let now = chrono::Utc::now().timestamp_millis();
     let (since_ms, until_ms) = args.range.bounds(now)?;
-    let (store, mut scope) = env.open_fresh()?;
-    args.gateway.apply(&mut scope);
-    scope.include_silent = args.include_silent;
+    if args.explain && env.reads_server() {
+        bail!("--explain prints the local index's search plan; the team server plans its own query (leave out --pg)");
+    }
+    let mut opened = env.open_reader(None)?;
+    if let Some(store) = opened.local() {
+        crate::store::map_for_search(&store.conn)?;
+    }
+    let mut reader = opened.reader()?;
+    if let Reader::Local { scope, .. } = &mut reader {
+        args.gateway.apply(scope);
+    }
     let file_id = match &args.session {
-        Some(s) => Some(resolve::resolve_session(&store.conn, &scope, s)?.file_id),
+        Some(s) => Some(resolve::resolve(&mut reader, s)?.file_id),
         None => None,
     };
     let opts = SearchOptions {
@@ -95,9 +106,8 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
         limit: args.limit,
         redact: env.global.redact,
     };
-    crate::store::map_for_search(&store.conn)?;
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let (mut hits, explain) = search::search_explained(&store.conn, &scope, &opts, &stop)?;
+    let (mut hits, explain) = search::run(&mut reader, &opts, args.include_silent, &stop)?;
     if env.global.redact {
         // Titles are cut to a width when printed: redacted whole first.
         for h in &mut hits {
@@ -108,16 +118,19 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
                 .map(|n| crate::redact::redact(n).into_owned());
         }
     }
-    if args.explain {
-        print_explain(env, &explain, args.limit, out)?;
-        return Ok(true);
-    }
-    if explain.scanned_everything() {
-        crate::term::say(SCANNED);
+    if let Some(explain) = &explain {
+        if args.explain {
+            print_explain(env, explain, args.limit, out)?;
+            reader.finish()?;
+            return Ok(true);
+        }
+        if explain.scanned_everything() {
+            crate::term::say(SCANNED);
+        }
     }
     print_hits(env, args, &hits, out, |hits| {
-        Ok(handle::handles(
-            &store.conn,
+        Ok(handle::handles_in(
+            &mut reader,
             hits.iter().map(|h| handle::Session {
                 file_id: h.file_id,
                 id: h.session_id.as_deref(),
@@ -125,6 +138,7 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
             }),
         )?)
     })?;
+    reader.finish()?;
     Ok(!hits.is_empty())
 }
 
@@ -155,7 +169,7 @@ fn print_explain(env: &Env, e: &search::Explain, limit: usize, out: &mut Out) ->
     Ok(())
 }
 
-/// Hits as JSON, JSON lines or text (the handles computed only for text), local or remote.
+/// Hits as JSON, JSON lines or text (the handles computed only for text).
 fn print_hits(
     env: &Env,
     args: &SearchArgs,
@@ -253,52 +267,4 @@ fn one_line_keep_edges(s: &str) -> String {
         t.push(' ');
     }
     t
-}
-
-/// `pidx --pg URL search`: the local search's query language and options on the team server.
-pub fn run_remote(
-    env: &Env,
-    args: &SearchArgs,
-    tx: &mut postgres::Transaction,
-    out: &mut Out,
-) -> Result<Found> {
-    super::args::refuse_gateway_remote(&args.gateway, false)?;
-    // As locally: the query and options are checked before anything is looked up.
-    search::parse(&args.query, args.literal)?;
-    let kinds = kinds(args)?;
-    if args.limit == 0 {
-        bail!("--limit must be at least 1");
-    }
-    let (since_ms, until_ms) = args.range.bounds(chrono::Utc::now().timestamp_millis())?;
-    let source = env.global.source.clone();
-    let session = match &args.session {
-        Some(s) => Some(crate::query::pg::resolve(tx, source.as_deref(), s)?),
-        None => None,
-    };
-    let q = crate::query::pg::search::PgSearch {
-        query: args.query.clone(),
-        literal: args.literal,
-        source,
-        cwd: args.project.cwd(),
-        session,
-        model: args.model.clone(),
-        kinds,
-        since_ms,
-        until_ms,
-        branch: args.branch,
-        include_silent: args.include_silent,
-        limit: args.limit,
-    };
-    let hits = crate::query::pg::search::search(tx, &q)?;
-    print_hits(env, args, &hits, out, |hits| {
-        // The server's sessions by their id's first eight characters.
-        Ok(hits
-            .iter()
-            .map(|h| {
-                let id = h.session_id.as_deref().unwrap_or("-");
-                (h.file_id, id.chars().take(8).collect())
-            })
-            .collect())
-    })?;
-    Ok(!hits.is_empty())
 }

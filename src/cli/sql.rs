@@ -8,7 +8,8 @@ use super::output::{one_line, Out};
 use super::Found;
 use crate::app::env::Env;
 use crate::query::sql;
-use crate::store::Store;
+use crate::query::Reader;
+use crate::store::{Scope, Store};
 
 #[derive(Args, Debug)]
 pub struct SqlArgs {
@@ -23,21 +24,34 @@ pub struct SqlArgs {
 }
 
 pub fn run(env: &Env, args: &SqlArgs, out: &mut Out) -> Result<Found> {
-    if !env.global.no_sync {
-        // Bring the index up to date first, then read through a connection that cannot write.
-        drop(env.open_fresh()?);
-    }
-    let store = Store::open_read_only(&env.db)?;
+    let (store, mut opened);
+    let mut reader = if env.reads_server() {
+        opened = env.open_reader(None)?;
+        opened.reader()?
+    } else {
+        if !env.global.no_sync {
+            // Bring the index up to date first, then read through a connection that cannot
+            // write.
+            drop(env.open_fresh()?);
+        }
+        store = Store::open_read_only(&env.db)?;
+        Reader::Local {
+            conn: &store.conn,
+            scope: Scope::new(&store.conn, &env.roots)?,
+            unread: Vec::new(),
+        }
+    };
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
         anyhow::bail!("--timeout must be a positive number of seconds");
     }
     let limit = std::time::Duration::from_secs_f64(args.timeout);
-    let table = sql::run(&store.conn, &args.query, limit)?;
+    let table = sql::query(&mut reader, &args.query, limit)?;
+    reader.finish()?;
     print(env, args, &table, out)
 }
 
-/// Prints a result as JSON objects, CSV or a plain table (local or from the team server).
-pub fn print(env: &Env, args: &SqlArgs, table: &sql::Table, out: &mut Out) -> Result<Found> {
+/// Prints a result as JSON objects, CSV or a plain table.
+fn print(env: &Env, args: &SqlArgs, table: &sql::Table, out: &mut Out) -> Result<Found> {
     if env.global.json {
         let rows: Vec<Value> = table
             .rows

@@ -11,9 +11,9 @@ use super::output::{one_line, one_line_upto, thousands, Out};
 use super::table::{self, Column, Cut};
 use super::Found;
 use crate::app::env::Env;
-use crate::query::handle;
 use crate::query::stats::{self, Dim, Figures, Row, StatsOptions};
-use crate::query::Scope;
+use crate::query::{handle, Reader};
+use crate::store::Scope;
 use crate::store::Store;
 use clap::Args;
 
@@ -37,35 +37,30 @@ pub struct StatsArgs {
 }
 
 pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
-    let dims = args
-        .by
-        .iter()
-        .map(|d| stats::parse_dim(d.trim()))
-        .collect::<crate::error::Result<Vec<Dim>>>()?;
-    let zone = args.zone.zone()?;
-    let (since_ms, until_ms) = args.range.bounds(chrono::Utc::now().timestamp_millis())?;
-    if env.global.json && args.csv {
-        bail!("--json and --csv: choose one");
+    let opts = options(env, args)?;
+    let dims = &opts.dims;
+    let mut opened = env.open_reader(None)?;
+    if let Some(store) = opened.local() {
+        crate::store::small_cache(&store.conn)?;
     }
-    let (store, mut scope) = env.open_fresh()?;
-    args.gateway.apply(&mut scope);
-    crate::store::small_cache(&store.conn)?;
-    let opts = StatsOptions {
-        dims: dims.clone(),
-        since_ms,
-        until_ms,
-        cwd: args.project.cwd(),
-        zone,
+    let mut reader = opened.reader()?;
+    if let Reader::Local { scope, .. } = &mut reader {
+        args.gateway.apply(scope);
+    }
+    let (rows, early_labels) = match &reader {
+        Reader::Local { conn, scope, .. } => {
+            // A table by session over every project and all time labels nearly every session.
+            let label_all = dims.contains(&Dim::Session)
+                && !env.global.json
+                && !args.csv
+                && opts.cwd.is_none()
+                && opts.since_ms.is_none()
+                && opts.until_ms.is_none()
+                && !scope.narrows();
+            figures(env, conn, scope, &opts, label_all)?
+        }
+        Reader::Server { .. } => (stats::figures(&mut reader, &opts)?, None),
     };
-    // A table by session over every project and all time labels nearly every session.
-    let label_all = dims.contains(&Dim::Session)
-        && !env.global.json
-        && !args.csv
-        && opts.cwd.is_none()
-        && since_ms.is_none()
-        && until_ms.is_none()
-        && !scope.narrows();
-    let (rows, early_labels) = figures(env, &store, &scope, &opts, label_all)?;
     let found = rows.iter().any(|r| r.figures != Figures::default());
     if env.global.json {
         out.json(&env.answer(&rows))?;
@@ -76,31 +71,11 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
             &rows,
         )?;
     } else if !found {
-        let mut msg = "pidx: no activity".to_string();
-        if let Some(cwd) = &opts.cwd {
-            msg.push_str(&format!(" for {cwd}"));
-        }
-        if since_ms.is_some() || until_ms.is_some() {
-            msg.push_str(" in this range");
-        }
-        if let Some(cwd) = &opts.cwd {
-            msg.push_str(&format!(
-                " (`pidx list --cwd {cwd}` shows whether it has sessions; leave out --cwd for every project)"
-            ));
-        }
-        crate::term::say(&msg);
+        say_no_activity(&opts);
     } else {
-        let labels = if let Some(labels) = early_labels {
-            labels
-        } else if dims.contains(&Dim::Session) {
-            let at = dims.iter().position(|d| *d == Dim::Session).unwrap_or(0);
-            handle::labels_by_path(
-                &store.conn,
-                rows.iter()
-                    .filter_map(|r| r.key_order.get(at).map(String::as_str)),
-            )?
-        } else {
-            HashMap::new()
+        let labels = match early_labels {
+            Some(labels) => labels,
+            None => labels(&mut reader, dims, &rows)?,
         };
         let labels = if env.global.redact {
             // Whole, before the table cuts them to its width.
@@ -111,15 +86,82 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
         } else {
             labels
         };
-        write_table(out, &dims, &rows, &labels)?;
+        write_table(out, dims, &rows, &labels)?;
         if out.color && dims.first().is_some_and(|d| d.is_time()) && dims.len() == 1 {
             out.line("")?;
             let now = chrono::Utc::now().timestamp_millis();
-            let bounds = chart::Bounds::of(&opts.zone, since_ms, until_ms, now);
+            let bounds = chart::Bounds::of(&opts.zone, opts.since_ms, opts.until_ms, now);
             chart::write(out, dims[0], &rows, bounds)?;
         }
     }
+    reader.finish()?;
     Ok(found)
+}
+
+/// The options `args` ask for, checked before anything is read; `--by source` on the team
+/// server only, whose periods are UTC's unless `--tz` names a zone (it cannot know this
+/// machine's).
+fn options(env: &Env, args: &StatsArgs) -> Result<StatsOptions> {
+    let server = env.reads_server();
+    if server {
+        super::args::refuse_gateway_remote(&args.gateway, false)?;
+        if env.global.json && args.csv {
+            bail!("--json and --csv: choose one");
+        }
+    }
+    let parse = if server {
+        stats::parse_server_dim
+    } else {
+        stats::parse_dim
+    };
+    let dims = args
+        .by
+        .iter()
+        .map(|d| parse(d.trim()))
+        .collect::<crate::error::Result<Vec<Dim>>>()?;
+    let zone = match &args.zone.tz {
+        None if server => stats::Zone::Named(chrono_tz::UTC),
+        _ => args.zone.zone()?,
+    };
+    let (since_ms, until_ms) = args.range.bounds(chrono::Utc::now().timestamp_millis())?;
+    if env.global.json && args.csv {
+        bail!("--json and --csv: choose one");
+    }
+    Ok(StatsOptions {
+        dims,
+        since_ms,
+        until_ms,
+        cwd: args.project.cwd(),
+        zone,
+    })
+}
+
+/// What a table with no figures says instead, on stderr.
+fn say_no_activity(opts: &StatsOptions) {
+    let mut msg = "pidx: no activity".to_string();
+    if let Some(cwd) = &opts.cwd {
+        msg.push_str(&format!(" for {cwd}"));
+    }
+    if opts.since_ms.is_some() || opts.until_ms.is_some() {
+        msg.push_str(" in this range");
+    }
+    if let Some(cwd) = &opts.cwd {
+        msg.push_str(&format!(
+            " (`pidx list --cwd {cwd}` shows whether it has sessions; leave out --cwd for every project)"
+        ));
+    }
+    crate::term::say(&msg);
+}
+
+/// The labels of the sessions the rows are keyed by (none without `--by session`).
+fn labels(reader: &mut Reader, dims: &[Dim], rows: &[Row]) -> Result<Labels> {
+    let Some(at) = dims.iter().position(|d| *d == Dim::Session) else {
+        return Ok(HashMap::new());
+    };
+    let paths = rows
+        .iter()
+        .filter_map(|r| r.key_order.get(at).map(String::as_str));
+    Ok(handle::labels_in(reader, paths)?)
 }
 
 /// Session labels by path, as [`handle::labels_by_path`] gives them.
@@ -132,7 +174,7 @@ type Labels = HashMap<String, String>;
 /// and shows its path.
 fn figures(
     env: &Env,
-    store: &Store,
+    conn: &rusqlite::Connection,
     scope: &Scope,
     opts: &StatsOptions,
     label_all: bool,
@@ -145,7 +187,7 @@ fn figures(
                 Ok(handle::labels_of_every_session(&store.conn)?)
             })
         });
-        let rows = stats::stats(&store.conn, scope, opts)?;
+        let rows = stats::stats(conn, scope, opts)?;
         let labels = labeller.and_then(|h| h.join().ok()).and_then(Result::ok);
         Ok((rows, labels))
     })
@@ -365,56 +407,3 @@ fn row_cells(
 /// Figures left out first when a table does not fit: compactions, active days, cache writes,
 /// cache reads, tool errors, assistant and user messages.
 const DROP_ORDER: [usize; 7] = [12, 13, 9, 8, 5, 2, 1];
-
-/// `pidx --pg URL stats`: the figures of every source (or `--source`), `--by source` too.
-pub fn run_remote(
-    env: &Env,
-    args: &StatsArgs,
-    tx: &mut postgres::Transaction,
-    out: &mut Out,
-) -> Result<Found> {
-    super::args::refuse_gateway_remote(&args.gateway, false)?;
-    if env.global.json && args.csv {
-        bail!("--json and --csv: choose one");
-    }
-    let (since_ms, until_ms) = args.range.bounds(chrono::Utc::now().timestamp_millis())?;
-    let o = crate::query::pg::stats::PgStats {
-        by: args.by.iter().map(|d| d.trim().to_string()).collect(),
-        source: env.global.source.clone(),
-        cwd: args.project.cwd(),
-        since_ms,
-        until_ms,
-        zone: args.zone.server_zone()?,
-        zone_on_quarters: match args.zone.zone()? {
-            stats::Zone::Fixed(off) => off.local_minus_utc() % 900 == 0,
-            _ => true,
-        },
-    };
-    let rows = crate::query::pg::stats::stats(tx, &o)?;
-    let found = rows.iter().any(|r| r.figures != Figures::default());
-    if env.global.json {
-        out.json(&env.answer(&rows))?;
-    } else if args.csv {
-        let dims: Vec<&str> = o.by.iter().map(String::as_str).collect();
-        write_csv(out, &dims, &rows)?;
-    } else {
-        for r in &rows {
-            let f = &r.figures;
-            out.line(&format!(
-                "{}  sessions {}  messages {}/{}  tool calls {}  tokens {}  cost {:.4}",
-                if r.key_order.is_empty() {
-                    "total".to_string()
-                } else {
-                    crate::term::one_line(&r.key_order.join(" / "))
-                },
-                f.sessions,
-                f.user_messages,
-                f.assistant_messages,
-                f.tool_calls,
-                f.total_tokens,
-                f.cost
-            ))?;
-        }
-    }
-    Ok(found)
-}

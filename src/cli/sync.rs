@@ -45,7 +45,7 @@ pub fn run(env: &Env, args: &SyncArgs, out: &mut Out) -> Result<Found> {
         ForSync::Watched(holder, store) => (SyncReport::default(), store, Some(holder)),
     };
     if args.verbose {
-        let scope = crate::query::Scope::new(&store.conn, &env.roots)?;
+        let scope = crate::store::Scope::new(&store.conn, &env.roots)?;
         for (path, line, reason) in crate::query::show::bad_lines_in(&store.conn, &scope)? {
             crate::term::say(&format!("{path}:{line}: {reason}"));
         }

@@ -5,12 +5,15 @@ use anyhow::Result;
 use super::args::SessionArg;
 use super::output::Out;
 use super::{render, Found};
-use crate::app::env::{resolve_arg, Env};
-use crate::query::tree;
+use crate::app::env::{Env, First};
+use crate::query::{resolve, tree};
 
 pub fn run(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {
-    let (store, session, _) = resolve_arg(env, &args.session)?;
-    let mut t = tree::build_tree(&store.conn, &session)?;
+    let mut opened = env.open_reader(Some(First::Session(&args.session)))?;
+    let mut reader = opened.reader()?;
+    let session = resolve::resolve(&mut reader, &args.session)?;
+    let mut t = tree::tree(&mut reader, &session)?;
+    reader.finish()?;
     if env.global.redact {
         // Whole, before a line cuts them to 60 characters.
         let clean = |s: &mut Option<String>| {

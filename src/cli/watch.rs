@@ -95,14 +95,14 @@ pub fn run(env: &Env, args: &WatchArgs) -> Result<Found> {
 }
 
 /// The background pusher of `watch --push`, reporting on stderr.
-fn pusher(env: &Env, url: &str) -> crate::ingest::push::worker::Pusher {
-    use crate::ingest::push::worker::{PushNotice, Pusher};
-    let opts = crate::ingest::push::PushOptions {
+fn pusher(env: &Env, url: &str) -> crate::team::push::worker::Pusher {
+    use crate::team::push::worker::{PushNotice, Pusher};
+    let opts = crate::team::push::PushOptions {
         source: env
             .global
             .source
             .clone()
-            .unwrap_or_else(crate::ingest::push::default_source),
+            .unwrap_or_else(crate::team::push::default_source),
         images: false,
         redact: true,
     };

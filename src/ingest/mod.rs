@@ -9,7 +9,6 @@ mod file;
 pub mod gateway;
 pub mod openclaw;
 mod pipeline;
-pub mod push;
 mod read;
 pub mod sync;
 pub mod tail;

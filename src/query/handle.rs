@@ -8,7 +8,10 @@ use std::collections::HashMap;
 
 use rusqlite::{Connection, OptionalExtension};
 
+use crate::query::Reader;
 use crate::store::schema::TITLE;
+
+pub mod server;
 
 /// The shortest prefix shown, however unique a shorter one would be.
 pub const MIN_LEN: usize = 8;
@@ -65,6 +68,15 @@ pub fn handles_among<'a>(
     } else {
         Ids::Lookups(conn)
     };
+    named(&ids, sessions, unread)
+}
+
+/// The handle of each of `sessions` among `ids` and `unread`.
+fn named(
+    ids: &Ids,
+    sessions: Vec<Session>,
+    unread: &[String],
+) -> rusqlite::Result<HashMap<i64, String>> {
     let mut out = HashMap::with_capacity(sessions.len());
     for s in sessions {
         let handle = match s.id.filter(|id| !id.is_empty()) {
@@ -84,6 +96,21 @@ pub fn handles_among<'a>(
         out.insert(s.file_id, handle);
     }
     Ok(out)
+}
+
+/// [`handles_among`] in the local index (with its unread files), or among the team server's
+/// sessions.
+///
+/// # Errors
+/// Index or server errors.
+pub fn handles_in<'a>(
+    reader: &mut Reader,
+    sessions: impl IntoIterator<Item = Session<'a>>,
+) -> crate::Result<HashMap<i64, String>> {
+    match reader {
+        Reader::Local { conn, unread, .. } => Ok(handles_among(conn, sessions, unread)?),
+        Reader::Server { tx, source } => server::handles(tx, source.as_deref(), sessions),
+    }
 }
 
 /// Where the other sessions' ids come from.
@@ -262,6 +289,20 @@ pub fn labels_by_path<'a>(
     paths: impl IntoIterator<Item = &'a str>,
 ) -> rusqlite::Result<HashMap<String, String>> {
     Ok(labels(sessions_at(conn, paths)?))
+}
+
+/// [`labels_by_path`] in the local index or on the team server.
+///
+/// # Errors
+/// Index or server errors.
+pub fn labels_in<'a>(
+    reader: &mut Reader,
+    paths: impl IntoIterator<Item = &'a str>,
+) -> crate::Result<HashMap<String, String>> {
+    match reader {
+        Reader::Local { conn, .. } => Ok(labels_by_path(conn, paths)?),
+        Reader::Server { tx, source } => server::labels_by_path(tx, source.as_deref(), paths),
+    }
 }
 
 /// [`labels_by_path`] of every session file in the index, from one read of them.

@@ -2,6 +2,8 @@
 //! summary only. `--all` is `listAll()`; the default is `list(cwd)`, which reads the cwd's own
 //! folder in a tree root (no header filtering, as pi) and filters flat roots by header cwd.
 
+pub mod server;
+
 use rusqlite::{Connection, OptionalExtension};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
@@ -9,10 +11,11 @@ use serde_json::Value;
 use crate::pi::js;
 use crate::pi::layout::{absolute, encode_cwd, Layout};
 use crate::pi::rawjson::member;
-use crate::query::filter::{int, text, Where};
-use crate::query::Scope;
+use crate::query::Reader;
 use crate::store::big;
+use crate::store::filter::{int, text, Where};
 use crate::store::schema::{ENTRY_TEXT, MODIFIED};
+use crate::store::Scope;
 
 /// Which sessions `list` shows.
 #[derive(Debug, Clone, Default)]
@@ -28,6 +31,8 @@ pub struct ListOptions {
 #[derive(Debug, Clone)]
 pub struct SessionInfo {
     pub file_id: i64,
+    /// The machine it came from, on the team server (`None`: the local index).
+    pub source: Option<String>,
     pub path: String,
     /// `header.id` as written (usually a string; absent in broken files).
     pub id: Option<Value>,
@@ -67,6 +72,9 @@ pub struct GatewayInfo {
 impl Serialize for SessionInfo {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut o = serializer.serialize_map(None)?;
+        if let Some(source) = &self.source {
+            o.serialize_entry("source", source)?;
+        }
         o.serialize_entry("path", &self.path)?;
         if let Some(id) = &self.id {
             o.serialize_entry("id", id)?;
@@ -164,6 +172,7 @@ fn info(conn: &Connection, r: &rusqlite::Row) -> rusqlite::Result<SessionInfo> {
         |k: &str| member(&header, k).and_then(|raw| serde_json::from_str::<Value>(raw).ok());
     Ok(SessionInfo {
         file_id: r.get(0)?,
+        source: None,
         path: r.get(1)?,
         id: field("id"),
         cwd: r.get(3)?,
@@ -307,6 +316,76 @@ pub fn list_sessions(
         }
     }
     Ok(out)
+}
+
+/// `pidx list`'s rows from the local index or the team server: pi's listing, filtered and
+/// ordered as pi's `/resume` picker does for typed text when `query` is given (then `limit`
+/// applies after ordering), with every text redacted when `redact` (locally before the query
+/// ranks the rows: a redacted listing is not found by a secret either). Also how many rows
+/// there were before the query.
+///
+/// # Errors
+/// Index or server errors.
+pub fn listing(
+    reader: &mut Reader,
+    opts: &ListOptions,
+    query: Option<&str>,
+    redact: bool,
+) -> crate::Result<(Vec<SessionInfo>, usize)> {
+    let (mut sessions, before) = match reader {
+        Reader::Local { conn, scope, .. } => {
+            let every = ListOptions {
+                limit: opts.limit.filter(|_| query.is_none()),
+                with_text: opts.with_text || query.is_some(),
+                ..opts.clone()
+            };
+            let mut sessions = list_sessions(conn, scope, &every)?;
+            if redact {
+                sessions.iter_mut().for_each(redacted);
+            }
+            let before = sessions.len();
+            if let Some(q) = query {
+                sessions = crate::query::picker::filter_and_sort(sessions, q);
+                if let Some(n) = opts.limit {
+                    sessions.truncate(n);
+                }
+                if !opts.with_text {
+                    sessions.iter_mut().for_each(|s| s.all_messages_text = None);
+                }
+            }
+            return Ok((sessions, before));
+        }
+        Reader::Server { tx, source } => {
+            let (source, cwd) = (source.as_deref(), opts.cwd.as_deref());
+            match query {
+                None => {
+                    let rows = server::list_sessions(tx, source, cwd, opts.limit, opts.with_text)?;
+                    let n = rows.len();
+                    (rows, n)
+                }
+                Some(q) => {
+                    let every = server::list_sessions(tx, source, cwd, None, false)?;
+                    let before = every.len();
+                    let rows = server::filter_and_sort(tx, every, q, opts.limit, opts.with_text)?;
+                    (rows, before)
+                }
+            }
+        }
+    };
+    if redact {
+        sessions.iter_mut().for_each(redacted);
+    }
+    Ok((sessions, before))
+}
+
+/// A listing row with its texts' secrets redacted (before a table cuts them to width).
+pub fn redacted(s: &mut SessionInfo) {
+    fn clean(t: &str) -> String {
+        crate::redact::redact(t).into_owned()
+    }
+    s.first_message = clean(&s.first_message);
+    s.name = s.name.as_deref().map(clean);
+    s.all_messages_text = s.all_messages_text.as_deref().map(clean);
 }
 
 /// Whether some listed session's `modified` is later than its file's mtime (times set back,

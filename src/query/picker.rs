@@ -490,6 +490,7 @@ mod tests {
     pub(super) fn session(text: &str) -> SessionInfo {
         SessionInfo {
             file_id: 0,
+            source: None,
             path: String::new(),
             id: Some(serde_json::Value::from("0199aa")),
             cwd: "/home/u/app".into(),

@@ -4,6 +4,8 @@
 //! anything else is an exact session id, then a unique id prefix. Several matches are an error
 //! listing at most ten candidates by handle, age and first message.
 
+pub mod server;
+
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension};
@@ -11,15 +13,29 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::error::{Error, Result};
 use crate::pi::layout::absolute;
 use crate::pi::picker;
-use crate::query::filter::{text, Where};
-use crate::query::{handle, Scope};
+use crate::query::{handle, Reader};
+use crate::store::filter::{text, Where};
 use crate::store::schema::{MODIFIED, TITLE};
+use crate::store::Scope;
 
 /// An indexed session file.
 #[derive(Debug, Clone)]
 pub struct Resolved {
     pub file_id: i64,
     pub path: String,
+    /// The machine it came from, on the team server (`None`: the local index).
+    pub source: Option<String>,
+}
+
+/// Finds the session a user means, in the local index or on the team server.
+///
+/// # Errors
+/// As [`resolve_session`]; server errors.
+pub fn resolve(reader: &mut Reader, arg: &str) -> Result<Resolved> {
+    match reader {
+        Reader::Local { conn, scope, .. } => resolve_session(conn, scope, arg),
+        Reader::Server { tx, source } => server::resolve(tx, source.as_deref(), arg),
+    }
 }
 
 /// Finds the session a user means.
@@ -95,6 +111,7 @@ fn candidates(conn: &Connection, scope: &Scope, cond: &str, arg: &str) -> Result
             resolved: Resolved {
                 file_id: r.get(0)?,
                 path: r.get(1)?,
+                source: None,
             },
             id: r.get(2)?,
             title: r.get(3)?,
@@ -142,6 +159,7 @@ fn by_path(conn: &Connection, scope: &Scope, arg: &str) -> Result<Resolved> {
                 Ok(Resolved {
                     file_id: r.get(0)?,
                     path: r.get(1)?,
+                    source: None,
                 })
             })
             .optional()?)
@@ -167,7 +185,11 @@ fn by_path(conn: &Connection, scope: &Scope, arg: &str) -> Result<Resolved> {
     for row in rows {
         let (file_id, path) = row?;
         if std::fs::canonicalize(&path).is_ok_and(|p| p == real) {
-            return Ok(Resolved { file_id, path });
+            return Ok(Resolved {
+                file_id,
+                path,
+                source: None,
+            });
         }
     }
     Err(Error::Invalid(format!(

@@ -10,9 +10,9 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::query::filter::{int, text};
-use crate::query::Scope;
+use crate::store::filter::{int, text};
 use crate::store::jsonl::read_at;
+use crate::store::Scope;
 
 /// Which entries to look at.
 #[derive(Debug, Clone, Default)]

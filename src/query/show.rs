@@ -2,16 +2,18 @@
 //! hide it), header, counts by role, labels, the current leaf, skipped lines, and pi's own
 //! `/session` figures (`getSessionStats`, docs/pi-format.md §8.5) with a per-model cost breakdown.
 
+pub mod server;
+
 use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::pi::js;
-use crate::query::handle;
 use crate::query::resolve::Resolved;
-use crate::query::Scope;
+use crate::query::{handle, Reader};
 use crate::store::schema::{MODIFIED, USAGE_SUMS, USAGE_SUMS_LEN};
+use crate::store::Scope;
 
 /// pi's `getSessionStats` figures, over every entry of the file (all branches).
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -49,6 +51,9 @@ pub struct ModelUsage {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionDetail {
+    /// The machine it came from, on the team server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
     pub path: String,
     pub header: Option<Value>,
     pub id: Option<String>,
@@ -166,6 +171,7 @@ pub fn show_session_among(
         _ => excluded,
     };
     Ok(SessionDetail {
+        source: None,
         path: session.path.clone(),
         parent_session_path: header.as_ref().and_then(|h| h.get("parentSession").cloned()),
         header,
@@ -196,6 +202,20 @@ pub fn show_session_among(
         )?,
         gateway: gateway(conn, session.file_id)?,
     })
+}
+
+/// Everything about one session of the local index or the team server.
+///
+/// # Errors
+/// Index or server errors.
+pub fn show(reader: &mut Reader, session: &Resolved) -> Result<SessionDetail> {
+    match reader {
+        Reader::Local { conn, unread, .. } => show_session_among(conn, session, unread),
+        Reader::Server { tx, source } => {
+            let handle = handle::server::handle_of(tx, source.as_deref(), session)?;
+            server::show(tx, session, handle)
+        }
+    }
 }
 
 /// A session's summary columns, as [`show_session_among`] reads them.
@@ -329,6 +349,11 @@ pub fn labels(conn: &Connection, file_id: i64) -> Result<Vec<(String, String)>> 
         "SELECT target_id, label FROM entries WHERE file_id = ?1 AND type = 'label' ORDER BY seq",
         file_id,
     )?;
+    Ok(fold_labels(rows))
+}
+
+/// pi's label map from the label entries' (target, label) in file order.
+fn fold_labels(rows: Vec<(Option<String>, Option<String>)>) -> Vec<(String, String)> {
     let mut map: indexmap_like::Ordered = indexmap_like::Ordered::default();
     for (target, label) in rows {
         let target = target.unwrap_or_default();
@@ -337,7 +362,7 @@ pub fn labels(conn: &Connection, file_id: i64) -> Result<Vec<(String, String)>> 
             None => map.remove(&target),
         }
     }
-    Ok(map.into_vec())
+    map.into_vec()
 }
 
 fn models(conn: &Connection, file_id: i64) -> Result<Vec<ModelUsage>> {

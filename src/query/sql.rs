@@ -12,6 +12,9 @@ use rusqlite::Connection;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
+use crate::query::Reader;
+
+pub mod server;
 
 /// Column names and rows of a query's result.
 #[derive(Debug, Clone, Default)]
@@ -103,6 +106,18 @@ pub fn run(conn: &Connection, sql: &str, limit: Duration) -> Result<Table> {
             "{msg} (raise the limit with --timeout SECS)"
         ))),
         Err(e) => Err(e),
+    }
+}
+
+/// Runs one read-only statement on the local index or the team server, stopped after
+/// `limit`.
+///
+/// # Errors
+/// As [`run`]; server errors.
+pub fn query(reader: &mut Reader, sql: &str, limit: Duration) -> Result<Table> {
+    match reader {
+        Reader::Local { conn, .. } => run(conn, sql, limit),
+        Reader::Server { tx, .. } => server::run(tx, sql, limit),
     }
 }
 

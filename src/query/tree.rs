@@ -3,12 +3,15 @@
 //! timestamp ascending, stably. Output is written iteratively, so a 100k-deep chain cannot
 //! overflow the stack, and a node is never printed inside itself.
 
+pub mod server;
+
 use std::collections::HashMap;
 
 use rusqlite::Connection;
 
 use crate::error::Result;
 use crate::query::resolve::Resolved;
+use crate::query::Reader;
 use crate::store::schema::entry_text_start;
 
 /// One node of the tree.
@@ -81,6 +84,17 @@ pub fn entry_text(
 /// Index errors only.
 pub fn build_tree(conn: &Connection, session: &Resolved) -> Result<Tree> {
     build(conn, session, NODE_TEXT)
+}
+
+/// pi's `getTree` of a session of the local index or the team server.
+///
+/// # Errors
+/// Index or server errors.
+pub fn tree(reader: &mut Reader, session: &Resolved) -> Result<Tree> {
+    match reader {
+        Reader::Local { conn, .. } => build_tree(conn, session),
+        Reader::Server { tx, .. } => server::tree(tx, session),
+    }
 }
 
 fn build(conn: &Connection, session: &Resolved, text_chars: i64) -> Result<Tree> {

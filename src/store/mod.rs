@@ -3,6 +3,7 @@
 
 pub mod big;
 mod copies;
+pub mod filter;
 pub mod forgotten;
 pub mod joints;
 pub mod jsonl;
@@ -10,6 +11,7 @@ mod lock;
 mod migrate;
 pub mod pg;
 pub mod schema;
+mod scope;
 pub mod words;
 pub mod writer;
 
@@ -20,6 +22,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
 pub use lock::{LockHolder, WriterLock};
+pub use scope::{GatewayFilter, Scope};
 
 /// `PRAGMA application_id` of a pidx index ("pidx" in ASCII), so a foreign SQLite file is refused.
 const APP_ID: i64 = 0x7069_6478;

@@ -120,17 +120,17 @@ pub fn pidx(db: &Path, root: &Path) -> assert_cmd::Command {
 }
 
 /// Syncs the tree root `root` (pi's layout) into `store` and returns the scope seeing it.
-pub fn resync(store: &mut pidx::store::Store, root: &Path) -> pidx::query::Scope {
+pub fn resync(store: &mut pidx::store::Store, root: &Path) -> pidx::store::Scope {
     let roots = vec![pidx::pi::layout::Root {
         path: root.to_path_buf(),
         layout: pidx::pi::layout::Layout::Tree,
     }];
     pidx::ingest::sync::sync(store, &roots, pidx::ingest::sync::SyncOptions::default()).unwrap();
-    pidx::query::Scope::new(&store.conn, &roots).unwrap()
+    pidx::store::Scope::new(&store.conn, &roots).unwrap()
 }
 
 /// A new index at `db` holding the tree root `root`, and the scope seeing it.
-pub fn indexed(root: &Path, db: &Path) -> (pidx::store::Store, pidx::query::Scope) {
+pub fn indexed(root: &Path, db: &Path) -> (pidx::store::Store, pidx::store::Scope) {
     let mut store = pidx::store::Store::open(db).unwrap();
     let scope = resync(&mut store, root);
     (store, scope)

@@ -3,7 +3,7 @@
 //! does) for every grouping, zone and range.
 
 use pidx::query::stats::{stats, stats_from_entries, Dim, Row, StatsOptions, Zone};
-use pidx::query::Scope;
+use pidx::store::Scope;
 use pidx::store::Store;
 
 /// A rollup table as stored, and as its facts view gives it afresh, one line per row.

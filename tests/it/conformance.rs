@@ -8,7 +8,8 @@ use crate::common;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use pidx::query::{context, list, resolve::Resolved, tree, Scope};
+use pidx::query::{context, list, resolve::Resolved, tree};
+use pidx::store::Scope;
 use pidx::store::Store;
 use serde_json::{json, Value};
 
@@ -88,6 +89,7 @@ impl Harness {
         Resolved {
             file_id,
             path: path.to_string_lossy().into_owned(),
+            source: None,
         }
     }
 

@@ -112,7 +112,11 @@ fn shortcut_equals_the_whole_path_walk_at_every_leaf() {
     let mut cut = 0;
     let mut errors = 0;
     for (file_id, path) in files {
-        let session = Resolved { file_id, path };
+        let session = Resolved {
+            file_id,
+            path,
+            source: None,
+        };
         let leaves: Vec<(String, bool)> = conn
             .prepare(
                 "SELECT id, compaction_seq IS NOT NULL FROM entries WHERE file_id = ?1 ORDER BY seq",

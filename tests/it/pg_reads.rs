@@ -390,3 +390,133 @@ fn server_rollups_follow_every_change_and_answer_as_the_entries() {
         }
     }
 }
+
+/// A server answer's text with its source taken out: the `SOURCE` column of a table (the
+/// last one), a `source:` line, and the `me  ` a search header starts with.
+fn text_without_source(text: &str) -> String {
+    let table = text
+        .lines()
+        .next()
+        .is_some_and(|h| h.starts_with("SESSION ") && h.ends_with("  SOURCE"));
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("source:") {
+            continue;
+        }
+        let line = if table {
+            let cut = line.strip_suffix("  SOURCE").or(line.strip_suffix("  me"));
+            cut.expect("a row without its source").trim_end()
+        } else {
+            line.strip_prefix("me  ").unwrap_or(line)
+        };
+        out.push(line.to_string());
+    }
+    out.join("\n")
+}
+
+/// Costs to 1e-9 dollars: float sums whose last bits depend on the order of addition.
+fn rounded(v: &Value) -> Value {
+    match v {
+        Value::Array(a) => Value::Array(a.iter().map(rounded).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), rounded(v))).collect()),
+        Value::Number(n) if n.is_f64() => {
+            serde_json::json!((n.as_f64().unwrap() * 1e9).round() / 1e9)
+        }
+        other => other.clone(),
+    }
+}
+
+/// A JSON answer without the `source` the server adds to each row or object.
+fn json_without_source(v: &Value) -> Value {
+    match v {
+        Value::Array(rows) => Value::Array(rows.iter().map(json_without_source).collect()),
+        Value::Object(m) => {
+            let mut m = m.clone();
+            m.remove("source");
+            Value::Object(m)
+        }
+        other => other.clone(),
+    }
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
+fn every_reading_command_prints_the_local_output_from_the_server() {
+    let p = Pushed::new("same_output");
+    let list = p.local_json(&["list", "--all"]);
+    let rows = list.as_array().unwrap();
+    // A session with a name, labels or several branches says more in `show` and `tree`.
+    let path = rows
+        .iter()
+        .map(|r| r["path"].as_str().unwrap())
+        .max_by_key(|path| p.local(&["tree", path]).1.lines().count())
+        .unwrap()
+        .to_string();
+    let handle = p.local_json(&["show", &path])["handle"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["list", "--all"],
+        vec!["list", "--all", "--limit", "5"],
+        vec!["list", "--all", "--query", "test"],
+        vec!["show", &path],
+        vec!["show", &handle],
+        vec!["context", &path],
+        vec!["context", &handle, "--last", "2"],
+        vec!["context", &path, "--max-chars", "500"],
+        vec!["tree", &path],
+        vec!["search", "hello", "--limit", "1000"],
+        vec!["search", "--literal", "test", "--limit", "5"],
+        vec!["search", "--literal", "hello"],
+        vec!["stats", "--tz", "UTC"],
+        vec!["stats", "--by", "model", "--tz", "UTC"],
+        vec!["stats", "--by", "month,provider", "--tz", "Europe/Paris"],
+        vec!["stats", "--by", "session", "--tz", "UTC"],
+        vec!["stats", "--by", "tool,day", "--tz", "+05:30"],
+    ];
+    for args in &commands {
+        let (code, want, err) = p.local(args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        assert!(!want.trim().is_empty(), "{args:?} prints nothing");
+        let (code, got, err) = p.remote(args);
+        assert_eq!(code, Some(0), "--pg {args:?}: {err}");
+        let got = if args[0] == "context" || args[0] == "tree" || args[0] == "stats" {
+            // No source column: the same text, byte for byte.
+            got
+        } else {
+            assert_ne!(got, want, "{args:?}: the server's answer names no source");
+            text_without_source(&got)
+        };
+        // Ranked words order by ts_rank on the server, bm25 here (the module doc of
+        // query/search/server.rs): the same sessions' blocks, in another order.
+        let ranked = args[..2] == ["search", "hello"];
+        let blocks = |t: &str| {
+            let mut b: Vec<String> = t.trim_end().split("\n\n").map(str::to_string).collect();
+            if ranked {
+                b.sort();
+            }
+            b
+        };
+        assert_eq!(blocks(&got), blocks(&want), "{args:?} as text");
+
+        // `--json` (added by `local_json` and `remote_json`).
+        let want = p.local_json(args);
+        let got = p.remote_json(args);
+        if args[0] == "stats" {
+            assert_same_figures(&got, &want, &format!("{args:?} --json"));
+        } else {
+            let (mut got, mut want) = (rounded(&json_without_source(&got)), rounded(&want));
+            if ranked {
+                for v in [&mut got, &mut want] {
+                    let rows = v.as_array_mut().unwrap();
+                    rows.iter_mut().for_each(|h| {
+                        h.as_object_mut().unwrap().remove("score");
+                    });
+                    rows.sort_by_key(|h| format!("{} {} {}", h["path"], h["entryId"], h["kind"]));
+                }
+            }
+            assert_eq!(got, want, "{args:?} --json");
+        }
+    }
+}

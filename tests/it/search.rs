@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use pidx::pi::text::texts;
 use pidx::query::search::{parse, search, search_until, SearchOptions};
-use pidx::query::Scope;
+use pidx::store::Scope;
 use pidx::store::Store;
 use serde_json::Value;
 

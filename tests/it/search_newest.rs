@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::Path;
 
 use pidx::query::search::{parse, search, SearchOptions};
-use pidx::query::Scope;
+use pidx::store::Scope;
 use pidx::store::Store;
 
 /// One entry as written: session file, entry id, minute of its timestamp (`None`: no

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use pidx::query::search::{parse, search, SearchOptions};
-use pidx::query::Scope;
+use pidx::store::Scope;
 use pidx::store::Store;
 
 /// One entry as written: its file, id, minute of its timestamp, text and (for an assistant

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use pidx::query::search::{parse, search, SearchOptions};
-use pidx::query::Scope;
+use pidx::store::Scope;
 use pidx::store::Store;
 
 const TEXTS: &[&str] = &[

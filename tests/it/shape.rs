@@ -18,7 +18,11 @@ fn the_compact_shape_links_every_session_as_pis_tree() {
     assert!(files.len() > 50, "only {} files", files.len());
     let (mut nodes, mut labels, mut forks) = (0, 0, 0);
     for (file_id, path) in files {
-        let session = Resolved { file_id, path };
+        let session = Resolved {
+            file_id,
+            path,
+            source: None,
+        };
         let tree = build_tree(&store.conn, &session).unwrap();
         let shape = build_shape(&store.conn, &session).unwrap();
         let at = &session.path;

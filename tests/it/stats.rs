@@ -7,8 +7,9 @@ use crate::common;
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
+use pidx::query::show;
 use pidx::query::stats::{stats, Dim, Figures, StatsOptions, Zone};
-use pidx::query::{show, Scope};
+use pidx::store::Scope;
 use pidx::store::Store;
 use serde_json::Value;
 

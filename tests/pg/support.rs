@@ -197,7 +197,7 @@ pub fn entries_on(admin: &mut postgres::Client) -> i64 {
 }
 /// The default source name pidx picks on this machine.
 pub fn push_source(_tmp: &Path, _root: &Path) -> String {
-    pidx::ingest::push::default_source()
+    pidx::team::push::default_source()
 }
 /// The team page's read-only role SQL (docs/team.md), for database `db`.
 pub fn reader_sql(db: &str) -> String {

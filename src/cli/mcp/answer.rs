@@ -14,7 +14,8 @@ use crate::pi::text::TextKind;
 use crate::query::resolve::{resolve_session, Resolved};
 use crate::query::search::{self, SearchOptions};
 use crate::query::stats::{self, StatsOptions};
-use crate::query::{list, picker, shape, show, sql, Scope};
+use crate::query::{list, picker, shape, show, sql};
+use crate::store::Scope;
 use crate::store::Store;
 
 /// One call's view of the index.

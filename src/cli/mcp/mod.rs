@@ -30,7 +30,7 @@ use serde_json::{Map, Value};
 
 use super::Found;
 use crate::app::env::Env;
-use crate::query::Scope;
+use crate::store::Scope;
 use crate::store::Store;
 
 /// The longest one call may run before it is stopped.

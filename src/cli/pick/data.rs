@@ -17,7 +17,7 @@ use crate::query::handle;
 use crate::query::list::{self, ListOptions, SessionInfo};
 use crate::query::picker::{Compact, Spill};
 use crate::query::search::{self, Hit, SearchOptions};
-use crate::query::Scope;
+use crate::store::Scope;
 use crate::store::{Store, WriterLock};
 
 /// Full-text hits asked for per keystroke: enough to fill a screen, small enough to stay fast.

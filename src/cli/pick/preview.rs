@@ -119,6 +119,7 @@ pub fn build(conn: &Connection, target: &Target) -> Preview {
     let session = Resolved {
         file_id: target.file_id,
         path: target.path.clone(),
+        source: None,
     };
     let mut p = Preview {
         header: header(conn, &session),

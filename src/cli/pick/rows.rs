@@ -156,6 +156,7 @@ mod tests {
     fn session(path: &str, parent: Option<&str>, modified_ms: i64) -> SessionInfo {
         SessionInfo {
             file_id: 0,
+            source: None,
             path: path.into(),
             id: None,
             cwd: "/p".into(),

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::cli::chart::{self, Bounds, Timeline};
 use crate::query::handle;
 use crate::query::stats::{self, Dim, Figures, Row, StatsOptions, Zone};
-use crate::query::Scope;
+use crate::store::Scope;
 
 /// What to report on.
 pub struct ReportOptions {

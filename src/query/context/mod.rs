@@ -6,6 +6,8 @@
 //! One deliberate difference: pi loops forever on a parent cycle; here the walk stops at the
 //! first entry it has already visited and the result says so (`cycle`).
 
+pub mod server;
+
 use std::fs::File;
 use std::io::Write;
 
@@ -17,6 +19,7 @@ use crate::pi::message::unquote;
 use crate::pi::paths::PathFacts;
 use crate::pi::rawjson::member;
 use crate::query::resolve::Resolved;
+use crate::query::Reader;
 use crate::store::jsonl::read_at;
 use crate::store::schema::{path_facts, ANCESTORS, PATH_FACTS};
 
@@ -141,7 +144,7 @@ pub struct ContextPlan {
     entries: Vec<PathEntry>,
     /// `context_edit` entries by the entry id they edit (the last one wins, as pi's map).
     edits: Edits,
-    lines: Option<LineSource>,
+    lines: Option<Box<dyn Lines + Send>>,
     /// The leaf the context was built at.
     pub leaf_id: Option<String>,
     /// Built as OpenClaw builds it (a transcript of its SQLite store, `openclaw.rs`): its
@@ -173,7 +176,7 @@ impl ContextPlan {
         let Some(lines) = &self.lines else {
             return Ok(Vec::new());
         };
-        let mut messages = messages_at(&self.entries, &self.edits, i, lines)?;
+        let mut messages = messages_at(&self.entries, &self.edits, i, lines.as_ref())?;
         // OpenClaw's `createCompactionSummaryMessage` is the summary alone.
         let compaction = self.entries[i].kind.as_deref() == Some("compaction");
         if self.openclaw && compaction && messages.len() > 1 {
@@ -270,22 +273,31 @@ impl ContextPlan {
     }
 }
 
-/// pi's `buildSessionContext` over a whole path (root first, as `ANCESTORS` walks it) whose
-/// lines come from `lines`: for a front door without the session file (the team server).
+/// The plan with no entries: a session without any (pi's context of a new session).
+fn empty_plan() -> ContextPlan {
+    ContextPlan {
+        settings: Context {
+            thinking_level: Some("off".into()),
+            ..Context::default()
+        },
+        entries: Vec::new(),
+        edits: Default::default(),
+        lines: None,
+        leaf_id: None,
+        openclaw: false,
+    }
+}
+
+/// Locates pi's context at `leaf` (an entry id; `None`: the last entry) in the local index or
+/// on the team server, without reading message bodies (the server's come with the path).
 ///
 /// # Errors
-/// As [`build_context`].
-pub fn context_of_path(path: &[PathEntry], cycle: bool, lines: &dyn Lines) -> Result<Context> {
-    let mut ctx = settings(path, lines)?;
-    ctx.cycle = cycle;
-    ctx.path_len = path.len();
-    let entries = context_entries(path);
-    let edits = edits_of(&entries);
-    for i in 0..entries.len() {
-        ctx.messages
-            .extend(messages_at(&entries, &edits, i, lines)?);
+/// As [`build_context`]; server errors.
+pub fn plan(reader: &mut Reader, session: &Resolved, leaf: Option<&str>) -> Result<ContextPlan> {
+    match reader {
+        Reader::Local { conn, .. } => plan_context(conn, session, leaf),
+        Reader::Server { tx, .. } => server::plan(tx, session, leaf),
     }
-    Ok(ctx)
 }
 
 /// Locates the context at `leaf` (see [`build_context`]) without reading message bodies.
@@ -314,17 +326,7 @@ pub fn plan_context(
         None => info.leaf_seq,
     };
     let Some(leaf_seq) = leaf_seq else {
-        return Ok(ContextPlan {
-            settings: Context {
-                thinking_level: Some("off".into()),
-                ..Context::default()
-            },
-            entries: Vec::new(),
-            edits: Default::default(),
-            lines: None,
-            leaf_id: None,
-            openclaw: false,
-        });
+        return Ok(empty_plan());
     };
     let file = File::open(&session.path).map_err(|e| Error::io(&session.path, e))?;
     let lines = LineSource {
@@ -362,7 +364,7 @@ pub fn plan_context(
         settings,
         entries,
         edits,
-        lines: Some(lines),
+        lines: Some(Box::new(lines)),
         leaf_id,
         openclaw: false,
     })
@@ -410,7 +412,7 @@ fn openclaw_plan(
         leaf_id: path.last().and_then(|e| e.id.clone()),
         entries,
         edits: Default::default(),
-        lines: Some(lines),
+        lines: Some(Box::new(lines)),
         openclaw: true,
     })
 }

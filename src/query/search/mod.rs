@@ -4,6 +4,8 @@
 //! confirmed against the entry's own line in the JSONL, so literal search finds exactly what a
 //! plain scan finds.
 
+pub mod server;
+
 mod joined;
 mod literal;
 mod newest;
@@ -26,10 +28,11 @@ use serde::Serialize;
 use crate::error::{Error, Result};
 use crate::pi::js;
 use crate::pi::text::{text_of, TextKind};
-use crate::query::filter::{int, placeholders, text, Where};
-use crate::query::Scope;
+use crate::query::Reader;
+use crate::store::filter::{int, placeholders, text, Where};
 use crate::store::jsonl::read_at;
 use crate::store::schema::{fts_entry_sql, fts_kind_sql, fts_rowid_sql, ANCESTORS, TITLE};
+use crate::store::Scope;
 pub use parse::{parse, Query};
 pub use required::required_runs;
 pub use snippet::{terms_regex, Snippet};
@@ -139,6 +142,35 @@ pub fn search_until(
     stop: &AtomicBool,
 ) -> Result<Vec<Hit>> {
     Ok(search_explained(conn, scope, opts, stop)?.0)
+}
+
+/// Searches the local index or the team server, best first; `Explain` for the local index
+/// only (the server plans its own query). `include_silent` on the server is the local
+/// scope's `include_silent`.
+///
+/// # Errors
+/// As [`search`]; server errors.
+pub fn run(
+    reader: &mut Reader,
+    opts: &SearchOptions,
+    include_silent: bool,
+    stop: &AtomicBool,
+) -> Result<(Vec<Hit>, Option<Explain>)> {
+    match reader {
+        Reader::Local { conn, scope, .. } => {
+            let mut scope = scope.clone();
+            scope.include_silent = include_silent;
+            let (hits, explain) = search_explained(conn, &scope, opts, stop)?;
+            Ok((hits, Some(explain)))
+        }
+        Reader::Server { tx, source } => {
+            let on = server::On {
+                source: source.as_deref(),
+                include_silent,
+            };
+            Ok((server::search(tx, &on, opts)?, None))
+        }
+    }
 }
 
 /// What a search did (`search --explain`): its plan, the entry rows its filters left to it

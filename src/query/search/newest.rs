@@ -14,7 +14,7 @@ use super::one::One;
 use super::span::Span;
 use super::{Candidate, SearchOptions};
 use crate::error::Result;
-use crate::query::Scope;
+use crate::store::Scope;
 
 /// A run's first rid, last rid and newest time.
 pub(super) type RunBounds = (i64, i64, Option<i64>);

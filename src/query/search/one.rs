@@ -7,8 +7,8 @@ use rusqlite::{Connection, Statement};
 
 use super::{candidate, candidate_sql, filters, Candidate, SearchOptions};
 use crate::error::Result;
-use crate::query::filter::{int, Where};
-use crate::query::Scope;
+use crate::store::filter::{int, Where};
+use crate::store::Scope;
 
 /// The statement that joins one full-text rowid to its entry and file, with the filters.
 pub(super) struct One<'c> {

@@ -15,7 +15,7 @@ use super::one::One;
 use super::span::Span;
 use super::{fts_error, Candidate, SearchOptions};
 use crate::error::Result;
-use crate::query::Scope;
+use crate::store::Scope;
 
 /// The recency weight of a hit: a hit loses up to a third of its relevance with age (half of
 /// that after 30 days); no timestamp counts as a year old.

@@ -14,8 +14,8 @@ use rusqlite::Connection;
 
 use super::SearchOptions;
 use crate::error::Result;
-use crate::query::filter::{int, text, Where};
-use crate::query::Scope;
+use crate::store::filter::{int, text, Where};
+use crate::store::Scope;
 
 /// Up to this many rids (a session of a few hundred entries, or a few written together) a
 /// literal or regex search reads every text of its span instead of asking the full-text

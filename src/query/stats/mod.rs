@@ -8,6 +8,8 @@
 //! `store::copies`), except when grouping by session: each session's figures are then pi's own
 //! `/session` numbers, which count every entry in the file.
 
+pub mod server;
+
 use std::collections::BTreeMap;
 
 use chrono::{Datelike, TimeZone};
@@ -16,9 +18,10 @@ use rusqlite::Connection;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::query::filter::{int, Where};
-use crate::query::Scope;
+use crate::query::Reader;
+use crate::store::filter::{int, Where};
 use crate::store::schema::USAGE_SUMS;
+use crate::store::Scope;
 
 mod rolled;
 
@@ -37,6 +40,8 @@ pub enum Dim {
     Agent,
     /// Gateway channel from the session key (`-` when none).
     Channel,
+    /// The machine a session came from: the team server only (`parse_server`).
+    Source,
 }
 
 impl Dim {
@@ -59,6 +64,14 @@ impl Dim {
         })
     }
 
+    /// A dimension the team server groups by: every local one, and `source`.
+    pub fn parse_server(s: &str) -> Option<Dim> {
+        match s {
+            "source" => Some(Dim::Source),
+            _ => Dim::parse(s),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Dim::Day => "day",
@@ -71,6 +84,7 @@ impl Dim {
             Dim::Tool => "tool",
             Dim::Agent => "agent",
             Dim::Channel => "channel",
+            Dim::Source => "source",
         }
     }
 
@@ -104,6 +118,8 @@ impl Dim {
             Dim::Channel => {
                 "coalesce((SELECT g.channel FROM gw_files g WHERE g.file_id = f.id), '-')"
             }
+            // Not parsed for the local index (`Dim::parse`): it is one machine.
+            Dim::Source => "'-'",
         }
     }
 }
@@ -457,6 +473,30 @@ fn tool_sql(dims: &[Dim], where_: &str) -> String {
         keys("t.name"),
         keys("coalesce(e.tool_name, '?')"),
     )
+}
+
+/// Figures from the local index or the team server (`--by source` there too).
+///
+/// # Errors
+/// Index or server errors.
+pub fn figures(reader: &mut Reader, opts: &StatsOptions) -> Result<Vec<Row>> {
+    match reader {
+        Reader::Local { conn, scope, .. } => stats(conn, scope, opts),
+        Reader::Server { tx, source } => server::stats(tx, source.as_deref(), opts),
+    }
+}
+
+/// A `--by` value for the team server.
+///
+/// # Errors
+/// `Invalid` naming the dimensions there are.
+pub fn parse_server_dim(s: &str) -> Result<Dim> {
+    Dim::parse_server(s).ok_or_else(|| {
+        Error::Invalid(format!(
+            "--by {s}: with --pg, group by one of {}",
+            server::DIMS
+        ))
+    })
 }
 
 /// Parses a `--by` value.

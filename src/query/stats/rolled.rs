@@ -12,8 +12,8 @@ use super::{
     GRAIN_MS,
 };
 use crate::error::Result;
-use crate::query::filter::{int, Where};
-use crate::query::Scope;
+use crate::store::filter::{int, Where};
+use crate::store::Scope;
 
 /// Up to this many files in scope, their rollup rows are sought by file (the `UNIQUE (file_id,
 /// ...)` index of both rollups) rather than read with all the others.

@@ -5,13 +5,15 @@
 
 use postgres::Transaction;
 
-use super::Conds;
 use crate::error::{Error, Result};
-use crate::query::stats::{Figures, Row};
+use crate::query::server;
+use crate::query::stats::{Figures, Row, StatsOptions, Zone};
+use crate::store::filter::{int, text, Where};
 use crate::store::pg::server_err;
 
+/// A local `StatsOptions` as the server's statement needs it.
 #[derive(Debug, Clone, Default)]
-pub struct PgStats {
+struct PgStats {
     pub by: Vec<String>,
     pub source: Option<String>,
     pub cwd: Option<String>,
@@ -59,11 +61,42 @@ fn dim_sql(dim: &str) -> Option<&'static str> {
     })
 }
 
-/// Figures per group, ordered by key, then the total when grouping (as the local `stats`).
+/// Figures per group, ordered by key, then the total when grouping (as the local `stats`),
+/// over every source's entries (or `source`'s).
 ///
 /// # Errors
-/// `Invalid` for a dimension the server does not group by; server errors.
-pub fn stats(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
+/// `Invalid` for the machine's local zone, which the server cannot know; server errors.
+pub fn stats(tx: &mut Transaction, source: Option<&str>, o: &StatsOptions) -> Result<Vec<Row>> {
+    let (zone, zone_on_quarters) = match &o.zone {
+        Zone::Local => {
+            return Err(Error::Invalid(
+                "--tz local: the server does not know this machine's zone; name it (UTC, Europe/Paris, +02:00)".into(),
+            ))
+        }
+        Zone::Named(tz) => (tz.name().to_string(), true),
+        Zone::Fixed(off) => {
+            let secs = off.local_minus_utc();
+            let a = secs.abs();
+            let sign = if secs > 0 { '-' } else { '+' };
+            (
+                format!("UTC{sign}{:02}:{:02}:{:02}", a / 3600, a / 60 % 60, a % 60),
+                secs % 900 == 0,
+            )
+        }
+    };
+    let o = PgStats {
+        by: o.dims.iter().map(|d| d.name().to_string()).collect(),
+        source: source.map(str::to_string),
+        cwd: o.cwd.clone(),
+        since_ms: o.since_ms,
+        until_ms: o.until_ms,
+        zone,
+        zone_on_quarters,
+    };
+    stats_of(tx, &o)
+}
+
+fn stats_of(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
     let mut keys = Vec::new();
     for d in &o.by {
         let sql = dim_sql(d).ok_or_else(|| {
@@ -71,25 +104,26 @@ pub fn stats(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
         })?;
         keys.push(sql);
     }
-    let mut c = Conds::default();
-    c.and("true", vec![Box::new(o.zone.clone())]);
+    let mut c = Where::default();
+    // `$1`, the zone the period keys (`dim_sql`) are cut in.
+    c.and("?::text IS NOT NULL", [text(o.zone.as_str())]);
     if let Some(s) = &o.source {
-        c.and("s.source = ?", vec![Box::new(s.clone())]);
+        c.and("s.source = ?", [text(s.as_str())]);
     }
     if !o.by.iter().any(|d| d == "session") {
-        c.and("NOT e.dup", vec![]);
+        c.and("NOT e.dup", []);
     }
     if let Some(cwd) = &o.cwd {
-        c.cwd(cwd);
+        server::cwd(&mut c, cwd);
     }
     if let Some(t) = o.since_ms {
-        c.and("e.ts_ms >= ?", vec![Box::new(t)]);
+        c.and("e.ts_ms >= ?", [int(t)]);
     }
     if let Some(t) = o.until_ms {
-        c.and("e.ts_ms < ?", vec![Box::new(t)]);
+        c.and("e.ts_ms < ?", [int(t)]);
     }
-    let sql = query_sql(o, &keys, &c.sql());
-    let rows = tx.query(&sql, &c.params()).map_err(server_err)?;
+    let sql = query_sql(o, &keys, &c.pg_sql());
+    let rows = tx.query(&sql, &c.pg_params()).map_err(server_err)?;
     let n = keys.len();
     let mut out: Vec<Row> = rows
         .iter()

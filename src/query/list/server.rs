@@ -4,30 +4,12 @@
 use postgres::Transaction;
 use serde_json::Value;
 
-use super::{Conds, MODIFIED};
 use crate::error::Result;
 use crate::pi::rawjson::member;
 use crate::query::list::{GatewayInfo, SessionInfo};
+use crate::query::server::{self, MODIFIED};
+use crate::store::filter::int;
 use crate::store::pg::server_err;
-
-/// One listed session and the source it came from.
-#[derive(Debug, Clone)]
-pub struct SourcedInfo {
-    pub source: String,
-    pub info: SessionInfo,
-}
-
-impl SourcedInfo {
-    /// pi's object with `source` first.
-    pub fn to_json(&self) -> Value {
-        let mut m = serde_json::Map::new();
-        m.insert("source".into(), self.source.clone().into());
-        if let Value::Object(o) = self.info.to_json() {
-            m.extend(o);
-        }
-        Value::Object(m)
-    }
-}
 
 /// Lists sessions as pi would (`cwd`: `list(cwd)`, else `listAll()`), newest first.
 ///
@@ -39,11 +21,11 @@ pub fn list_sessions(
     cwd: Option<&str>,
     limit: Option<usize>,
     with_text: bool,
-) -> Result<Vec<SourcedInfo>> {
-    let mut c = Conds::source(source);
-    c.and("s.state = 1", vec![]);
+) -> Result<Vec<SessionInfo>> {
+    let mut c = server::source(source);
+    c.and("s.state = 1", []);
     if let Some(cwd) = cwd {
-        c.cwd(cwd);
+        server::cwd(&mut c, cwd);
     }
     // Ties of `modified` are put in pi's order below (file names by pi's collation); the
     // limit is applied after, so fetch the whole tie group at the boundary.
@@ -51,12 +33,12 @@ pub fn list_sessions(
         let sql = format!(
             "SELECT {MODIFIED} AS modified FROM sessions s WHERE {}
              ORDER BY modified DESC OFFSET {} LIMIT 1",
-            c.sql(),
+            c.pg_sql(),
             n - 1
         );
-        if let Some(row) = tx.query_opt(&sql, &c.params()).map_err(server_err)? {
+        if let Some(row) = tx.query_opt(&sql, &c.pg_params()).map_err(server_err)? {
             let boundary: i64 = row.get(0);
-            c.and(&format!("{MODIFIED} >= ?"), vec![Box::new(boundary)]);
+            c.and(format!("{MODIFIED} >= ?"), [int(boundary)]);
         }
     }
     let sql = format!(
@@ -65,15 +47,14 @@ pub fn list_sessions(
                 s.agent_id, s.session_key, s.key_current, s.channel, s.chat_type, s.peer,
                 s.display_name, s.subject, s.thread_id
          FROM sessions s WHERE {} ORDER BY modified DESC, s.mtime_ns DESC",
-        c.sql()
+        c.pg_sql()
     );
-    let rows = tx.query(&sql, &c.params()).map_err(server_err)?;
-    let mut out: Vec<(SourcedInfo, i64, String)> = rows.iter().map(listed).collect();
+    let rows = tx.query(&sql, &c.pg_params()).map_err(server_err)?;
+    let mut out: Vec<(SessionInfo, i64, String)> = rows.iter().map(listed).collect();
     let by_name = cwd.is_some();
     out.sort_by(|a, b| {
-        b.0.info
-            .modified_ms
-            .cmp(&a.0.info.modified_ms)
+        b.0.modified_ms
+            .cmp(&a.0.modified_ms)
             .then_with(|| {
                 if by_name {
                     std::cmp::Ordering::Equal
@@ -83,7 +64,7 @@ pub fn list_sessions(
             })
             .then_with(|| crate::pi::collate::compare(&b.2, &a.2))
     });
-    let out: Vec<SourcedInfo> = out.into_iter().map(|x| x.0).collect();
+    let out: Vec<SessionInfo> = out.into_iter().map(|x| x.0).collect();
     first_page(tx, out, limit, with_text)
 }
 
@@ -126,45 +107,44 @@ pub fn all_text(tx: &mut Transaction, source: &str, fid: i64) -> Result<String> 
 /// Server errors.
 pub fn filter_and_sort(
     tx: &mut Transaction,
-    rows: Vec<SourcedInfo>,
+    rows: Vec<SessionInfo>,
     query: &str,
     limit: Option<usize>,
     with_text: bool,
-) -> Result<Vec<SourcedInfo>> {
-    let (sources, infos): (Vec<String>, Vec<SessionInfo>) =
-        rows.into_iter().map(|r| (r.source, r.info)).unzip();
-    let order = crate::query::picker::rank_streamed_at(&infos, query, |i| {
-        all_text(tx, &sources[i], infos[i].file_id)
+) -> Result<Vec<SessionInfo>> {
+    let order = crate::query::picker::rank_streamed_at(&rows, query, |i| {
+        all_text(
+            tx,
+            rows[i].source.as_deref().unwrap_or_default(),
+            rows[i].file_id,
+        )
     })?;
-    let mut slots: Vec<Option<SourcedInfo>> = sources
-        .into_iter()
-        .zip(infos)
-        .map(|(source, info)| Some(SourcedInfo { source, info }))
-        .collect();
-    let out: Vec<SourcedInfo> = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    let mut slots: Vec<Option<SessionInfo>> = rows.into_iter().map(Some).collect();
+    let out: Vec<SessionInfo> = order.into_iter().filter_map(|i| slots[i].take()).collect();
     first_page(tx, out, limit, with_text)
 }
 
 /// The first `limit` of `out`, with their messages' text when asked.
 fn first_page(
     tx: &mut Transaction,
-    mut out: Vec<SourcedInfo>,
+    mut out: Vec<SessionInfo>,
     limit: Option<usize>,
     with_text: bool,
-) -> Result<Vec<SourcedInfo>> {
+) -> Result<Vec<SessionInfo>> {
     if let Some(n) = limit {
         out.truncate(n);
     }
     if with_text {
         for s in &mut out {
-            s.info.all_messages_text = Some(all_text(tx, &s.source, s.info.file_id)?);
+            let text = all_text(tx, s.source.as_deref().unwrap_or_default(), s.file_id)?;
+            s.all_messages_text = Some(text);
         }
     }
     Ok(out)
 }
 
 /// A listing row and its tie-breakers (the exact mtime and the file name).
-fn listed(r: &postgres::Row) -> (SourcedInfo, i64, String) {
+fn listed(r: &postgres::Row) -> (SessionInfo, i64, String) {
     let header: Option<String> = r.get(3);
     let header = header.unwrap_or_default();
     let field =
@@ -172,6 +152,7 @@ fn listed(r: &postgres::Row) -> (SourcedInfo, i64, String) {
     let agent: Option<String> = r.get(12);
     let info = SessionInfo {
         file_id: r.get(1),
+        source: Some(r.get(0)),
         path: r.get(2),
         id: field("id"),
         cwd: r.get(4),
@@ -200,12 +181,5 @@ fn listed(r: &postgres::Row) -> (SourcedInfo, i64, String) {
             })
         }),
     };
-    (
-        SourcedInfo {
-            source: r.get(0),
-            info,
-        },
-        r.get(10),
-        r.get(11),
-    )
+    (info, r.get(10), r.get(11))
 }

@@ -13,12 +13,12 @@ use super::PushOptions;
 use crate::error::{Error, Result};
 use crate::pi::line::{parse_json, parse_line, Line};
 use crate::pi::text::texts;
-use crate::query::Scope;
 use crate::redact;
 use crate::store::jsonl::read_at;
 use crate::store::pg::values::Val;
 use crate::store::pg::words::TsVector;
 use crate::store::pg::writer::{Change, FileRows, ENTRY_COLS, SESSION_COLS};
+use crate::store::Scope;
 
 /// One local transcript's summary and sync state.
 pub struct LocalFile {

@@ -18,34 +18,22 @@ use std::collections::{HashMap, HashSet};
 use postgres::Transaction;
 use regex::Regex;
 
-use super::{Conds, Found};
 use crate::error::{Error, Result};
 use crate::pi::js;
 use crate::pi::text::TextKind;
-use crate::query::search::{group_by_session, parse, required_runs, terms_regex, Hit, Query};
+use crate::query::search::SearchOptions;
+use crate::query::search::{group_by_session, required_runs, terms_regex, Hit, Query};
 use crate::query::search::{OneHitPerCopy, Snippet};
+use crate::query::server;
+use crate::store::filter::{int, text, Where};
 use crate::store::pg::server_err;
 use crate::store::pg::words::{lexeme, phrase, words};
 
-#[derive(Debug, Clone, Default)]
-pub struct PgSearch {
-    pub query: String,
-    pub literal: bool,
-    pub source: Option<String>,
-    pub cwd: Option<String>,
-    /// Only this session (`super::resolve`'s answer).
-    pub session: Option<Found>,
-    /// Only sessions that used a model whose id contains this (as SQLite's `LIKE`: ASCII
-    /// case folded, `%` and `_` wildcards).
-    pub model: Option<String>,
-    pub kinds: Vec<TextKind>,
-    pub since_ms: Option<i64>,
-    pub until_ms: Option<i64>,
-    /// Only entries on their session's current path.
-    pub branch: bool,
-    /// Gateways' silent `NO_REPLY` turns too.
+/// What a server search reads besides its options: `--source`, and gateways' silent
+/// `NO_REPLY` turns too (`include_silent`).
+pub struct On<'a> {
+    pub source: Option<&'a str>,
     pub include_silent: bool,
-    pub limit: usize,
 }
 
 /// How a candidate text is confirmed and its snippet cut.
@@ -76,13 +64,13 @@ const BATCH: i32 = 256;
 ///
 /// # Errors
 /// Server errors (a query PostgreSQL cannot parse is reported as such).
-pub fn search(tx: &mut Transaction, q: &PgSearch) -> Result<Vec<Hit>> {
-    let mut c = Conds::source(q.source.as_deref());
+pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hit>> {
+    let mut c = server::source(on.source);
     if let Some(cwd) = &q.cwd {
-        c.cwd(cwd);
+        server::cwd(&mut c, cwd);
     }
     let (matcher, score, body) = candidates(q, &mut c)?;
-    filters(q, &mut c);
+    filters(q, on, &mut c);
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
                 {score} AS score, {body}, s.fid, s.name, s.first_message, e.seq, e.dup
@@ -90,7 +78,7 @@ pub fn search(tx: &mut Transaction, q: &PgSearch) -> Result<Vec<Hit>> {
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
          WHERE {} ORDER BY score DESC, e.ts_ms DESC NULLS LAST, s.path, e.seq, t.kind",
-        c.sql(),
+        c.pg_sql(),
     );
     // Read from a cursor whatever the query: a fork's copied entry is one hit (as locally),
     // so a plain `LIMIT` could leave the page short.
@@ -100,32 +88,29 @@ pub fn search(tx: &mut Transaction, q: &PgSearch) -> Result<Vec<Hit>> {
 
 /// The text condition of the query (added to `c`), its matcher, and the score and body
 /// columns.
-fn candidates(q: &PgSearch, c: &mut Conds) -> Result<(Matcher, String, String)> {
+fn candidates(q: &SearchOptions, c: &mut Where) -> Result<(Matcher, String, String)> {
     let by_time = "0::float8".to_string();
-    Ok(match parse(&q.query, q.literal)? {
+    Ok(match &q.query {
         Query::Words { fts, terms } => {
-            c.and(
-                "t.tsv @@ (?::text)::tsquery",
-                vec![Box::new(tsquery(&fts)?)],
-            );
+            c.and("t.tsv @@ (?::text)::tsquery", [text(tsquery(fts)?)]);
             let score = format!(
                 "ts_rank(t.tsv, (${}::text)::tsquery)::float8",
-                c.params.len()
+                c.values().len()
             );
-            let terms = terms_regex(&terms);
+            let terms = terms_regex(terms);
             (Matcher::Words(terms), score, "left(t.body, 4000)".into())
         }
         Query::Literal(needle) => {
-            if let Some(words) = literal_words(&needle) {
-                c.and("t.tsv @@ (?::text)::tsquery", vec![Box::new(words)]);
+            if let Some(words) = literal_words(needle) {
+                c.and("t.tsv @@ (?::text)::tsquery", [text(words)]);
             }
-            c.and("strpos(t.body, ?) > 0", vec![Box::new(needle.clone())]);
+            c.and("strpos(t.body, ?) > 0", [text(needle.as_str())]);
             // The literal's window starts before its first occurrence, which may lie past 4000.
             let body = format!(
                 "substr(t.body, greatest(1, strpos(t.body, ${}) - 300), 4000)",
-                c.params.len()
+                c.values().len()
             );
-            (Matcher::Literal(needle), by_time, body)
+            (Matcher::Literal(needle.clone()), by_time, body)
         }
         Query::Regex(re) => {
             let runs: Vec<String> = required_runs(re.as_str())
@@ -133,27 +118,28 @@ fn candidates(q: &PgSearch, c: &mut Conds) -> Result<(Matcher, String, String)> 
                 .filter_map(|r| literal_words(r))
                 .collect();
             if !runs.is_empty() {
-                c.and(
-                    "t.tsv @@ (?::text)::tsquery",
-                    vec![Box::new(runs.join(" & "))],
-                );
+                c.and("t.tsv @@ (?::text)::tsquery", [text(runs.join(" & "))]);
             }
-            (Matcher::Regex(re), by_time, "t.body".into())
+            (Matcher::Regex(re.clone()), by_time, "t.body".into())
         }
     })
 }
 
 /// `--in`, `--since`, `--until`, `--model`, `--session` and silent turns.
-fn filters(q: &PgSearch, c: &mut Conds) {
+fn filters(q: &SearchOptions, on: &On, c: &mut Where) {
     if !q.kinds.is_empty() {
-        let kinds: Vec<i16> = q.kinds.iter().map(|k| *k as i16).collect();
-        c.and("t.kind = ANY(?)", vec![Box::new(kinds)]);
+        // Typed as the values bound (bigint): `t.kind` is a smallint.
+        let kinds = vec!["?::int8"; q.kinds.len()].join(", ");
+        c.and(
+            format!("t.kind IN ({kinds})"),
+            q.kinds.iter().map(|k| int(*k as i64)),
+        );
     }
     if let Some(t) = q.since_ms {
-        c.and("e.ts_ms >= ?", vec![Box::new(t)]);
+        c.and("e.ts_ms >= ?", [int(t)]);
     }
     if let Some(t) = q.until_ms {
-        c.and("e.ts_ms < ?", vec![Box::new(t)]);
+        c.and("e.ts_ms < ?", [int(t)]);
     }
     if let Some(m) = &q.model {
         // SQLite's `model LIKE '%' || ? || '%'`: no escape character, ASCII letters folded.
@@ -162,17 +148,15 @@ fn filters(q: &PgSearch, c: &mut Conds) {
                      AND translate(m.model, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
                          LIKE '%' || translate(?, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') || '%'
                          ESCAPE '')",
-            vec![Box::new(m.clone())],
+            [text(m.as_str())],
         );
     }
-    if let Some(f) = &q.session {
-        c.and(
-            "s.source = ? AND s.fid = ?",
-            vec![Box::new(f.source.clone()), Box::new(f.fid)],
-        );
+    if let Some(fid) = q.file_id {
+        // The server's file ids are unique across sources (one identity column).
+        c.and("s.fid = ?", [int(fid)]);
     }
-    if !q.include_silent {
-        c.and("NOT e.silent", vec![]);
+    if !on.include_silent {
+        c.and("NOT e.silent", []);
     }
 }
 
@@ -181,11 +165,11 @@ fn filters(q: &PgSearch, c: &mut Conds) {
 fn confirmed(
     tx: &mut Transaction,
     sql: &str,
-    c: &Conds,
-    q: &PgSearch,
+    c: &Where,
+    q: &SearchOptions,
     matcher: &Matcher,
 ) -> Result<Vec<Hit>> {
-    let portal = tx.bind(sql, &c.params()).map_err(server_err)?;
+    let portal = tx.bind(sql, &c.pg_params()).map_err(server_err)?;
     let mut paths: HashMap<i64, HashSet<i64>> = HashMap::new();
     let mut hits = OneHitPerCopy::default();
     loop {
@@ -382,7 +366,7 @@ mod tests {
     use super::*;
 
     fn tsq(q: &str) -> String {
-        match parse(q, false).unwrap() {
+        match crate::query::search::parse(q, false).unwrap() {
             Query::Words { fts, .. } => tsquery(&fts).unwrap(),
             other => panic!("{other:?}"),
         }

@@ -17,10 +17,10 @@ use rusqlite::Connection;
 
 use crate::error::{Error, Result};
 use crate::ingest::tail::{hash, WINDOW};
-use crate::query::Scope;
 use crate::store::jsonl::read_at;
 use crate::store::pg::writer::{self, Batch, Change};
 use crate::store::pg::{lock_source, migrate, server_err};
+use crate::store::Scope;
 pub use local::LocalFile;
 
 #[derive(Debug, Clone)]

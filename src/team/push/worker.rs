@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::{push, PushOptions, PushReport};
 use crate::pi::layout::Root;
-use crate::query::Scope;
+use crate::store::Scope;
 use crate::store::Store;
 
 const BATCH: Duration = Duration::from_millis(500);

@@ -1,6 +1,7 @@
 //! The one way queries bind values: conditions written with plain `?` placeholders, their
-//! values collected in text order, and the whole bound as parameters. Nothing is inlined into
-//! SQL text and no placeholder is renumbered by hand.
+//! values collected in text order, and the whole bound as parameters, on SQLite or (numbered
+//! `$1, $2, ...` by `pg_sql`) on the team server's PostgreSQL. Nothing is inlined into SQL
+//! text and no placeholder is renumbered by hand.
 
 use rusqlite::types::Value;
 
@@ -53,6 +54,43 @@ impl Where {
         } else {
             self.conds.join(" AND ")
         }
+    }
+
+    /// The conditions for PostgreSQL: each `?` numbered `$1`, `$2`, ... in order (`true` when
+    /// there are none).
+    pub fn pg_sql(&self) -> String {
+        if self.conds.is_empty() {
+            return "true".into();
+        }
+        let mut out = String::new();
+        let mut n = 0;
+        for c in self.conds.join(" AND ").chars() {
+            if c == '?' {
+                n += 1;
+                out.push_str(&format!("${n}"));
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    }
+
+    /// The values to bind on PostgreSQL, in placeholder order.
+    pub fn pg_params(&self) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
+        /// A NULL (typed as text: the server infers the placeholder's type from its use).
+        static NULL: Option<String> = None;
+        self.args
+            .iter()
+            .map(|v| -> &(dyn postgres::types::ToSql + Sync) {
+                match v {
+                    Value::Null => &NULL,
+                    Value::Integer(i) => i,
+                    Value::Real(r) => r,
+                    Value::Text(t) => t,
+                    Value::Blob(b) => b,
+                }
+            })
+            .collect()
     }
 
     /// `LIMIT ?` with `n` bound (call after the last condition), or nothing.
@@ -121,5 +159,18 @@ mod tests {
         assert_eq!(placeholders(3), "?, ?, ?");
         assert_eq!(Where::default().sql(), "1");
         Ok(())
+    }
+
+    #[test]
+    fn postgresql_placeholders_are_numbered_in_text_order() {
+        let mut w = Where::default();
+        w.and("s.source = ?", [text("me")]);
+        w.and("e.ts_ms >= ? AND s.fid IN (?, ?)", [int(1), int(2), int(3)]);
+        assert_eq!(
+            w.pg_sql(),
+            "s.source = $1 AND e.ts_ms >= $2 AND s.fid IN ($3, $4)"
+        );
+        assert_eq!(w.pg_params().len(), 4);
+        assert_eq!(Where::default().pg_sql(), "true");
     }
 }
