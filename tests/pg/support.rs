@@ -222,7 +222,13 @@ pub fn team_examples(url: &str) -> Vec<Vec<String>> {
             continue;
         }
         if let Some(rest) = line.strip_prefix("pidx ").filter(|_| inside) {
-            out.push(shell_words(&rest.replace("\"$PIDX_PG\"", url)));
+            // The administrator of the test cluster is `postgres` (local connections trusted).
+            let admin = url.replacen("user=pidx_writer", "user=postgres", 1);
+            out.push(shell_words(
+                &rest
+                    .replace("\"$PIDX_PG\"", url)
+                    .replace("\"$ADMIN_URL\"", &admin),
+            ));
         }
     }
     out
@@ -239,6 +245,8 @@ pub fn shell_words(line: &str) -> Vec<String> {
                 any = true;
             }
             (Some(q), c) if c == q => quote = None,
+            // A comment runs to the end of the line.
+            (None, '#') if !any => break,
             (None, c) if c.is_whitespace() => {
                 if any {
                     out.push(std::mem::take(&mut cur));
