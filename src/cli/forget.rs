@@ -8,11 +8,11 @@ use clap::Args;
 use super::output::Out;
 use super::Found;
 use crate::app::env::Env;
-use crate::team::push::default_source;
 use crate::ingest::sync::{sync, SyncOptions};
 use crate::query::resolve;
 use crate::store::forgotten::{self, Forgotten};
 use crate::store::pg;
+use crate::team::push::default_source;
 use crate::term::one_line;
 
 #[derive(Args, Debug)]
