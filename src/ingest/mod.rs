@@ -11,6 +11,7 @@ pub mod openclaw;
 mod pipeline;
 pub mod push;
 mod read;
+mod repo;
 pub mod sync;
 pub mod tail;
 pub mod watch;

@@ -116,7 +116,10 @@ pub(super) fn read_file(
         }
         let len = reader.buf.len();
         // A huge line is parsed in its own buffer (`pi::huge`), which it then leaves empty.
-        let outcome = state.apply_owned_line(&mut reader.buf, row.lines, line_offset as i64);
+        let mut outcome = state.apply_owned_line(&mut reader.buf, row.lines, line_offset as i64);
+        if let Some(e) = outcome.entry.as_mut() {
+            super::repo::relate(e, &state.cwd);
+        }
         batch.push(outcome, row.lines, len + 1);
         row.torn = torn;
         reader.release();

@@ -80,6 +80,10 @@ pub struct EntryRow {
     pub exit_code: Option<i64>,
     /// Assistant: the name of each toolCall block.
     pub tool_uses: Vec<String>,
+    /// Assistant: the files its tool calls touched (`pi::touches`).
+    pub touches: Vec<crate::pi::touches::Touch>,
+    /// toolResult: the `toolCallId` it answers.
+    pub call_id: Option<String>,
     /// The huge text that `text` and `texts` hold as a token (`pi::huge`).
     pub huge: Option<std::sync::Arc<crate::pi::huge::Huge>>,
 }

@@ -1,0 +1,266 @@
+//! Line attribution, pure: given a file's text now and the successful edits and writes sessions
+//! made to it (oldest first), which step last produced each line. The steps are undone from
+//! the newest back, on a view of the file that starts as the text now: a step's new text is
+//! found in the view, its lines that are not kept from its old text are its own (unless a
+//! later step already claimed them), and the view goes back to the old text. A write ends the
+//! walk: it produced the whole file, so nothing older shows through. Lines are compared in
+//! pi's fuzzy form (`normalizeForFuzzyMatch`: trailing whitespace, quotes, dashes, spaces),
+//! so an edit pi applied with that normalisation is still found; docs/files.md states the
+//! rule and its limits.
+
+use similar::{capture_diff_slices, Algorithm, DiffOp};
+
+use crate::pi::touches::{lines, Change};
+
+/// How many places a new text may be found before the choice gives up on old-text uniqueness.
+const CANDIDATES: usize = 16;
+
+/// Shortest line (trimmed, in bytes) a moved-line fallback may claim: short lines (`}`, `end`)
+/// repeat everywhere.
+const MOVED_MIN: usize = 10;
+
+/// One line of the view: its text (fuzzy form) and the line of the file now it stands for.
+#[derive(Clone)]
+struct Line {
+    text: String,
+    now: Option<usize>,
+}
+
+/// For each line of `now`, the index in `steps` of the step that last produced it.
+pub fn attribute(now: &str, steps: &[Vec<Change>]) -> Vec<Option<usize>> {
+    let mut view: Vec<Line> = lines(now)
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| Line {
+            text: fuzzy(l),
+            now: Some(i),
+        })
+        .collect();
+    let mut who = vec![None; view.len()];
+    for (step, changes) in steps.iter().enumerate().rev() {
+        if let [Change { old: None, new }] = changes.as_slice() {
+            let after: Vec<String> = lines(new).into_iter().map(fuzzy).collect();
+            claim_kept(&view, &after, step, &mut who);
+            break;
+        }
+        for c in changes {
+            undo(&mut view, c, step, &mut who);
+        }
+    }
+    who
+}
+
+/// A write: the view's lines that its content holds (in order) are its own.
+fn claim_kept(view: &[Line], written: &[String], step: usize, who: &mut [Option<usize>]) {
+    let texts: Vec<&str> = view.iter().map(|l| l.text.as_str()).collect();
+    let written: Vec<&str> = written.iter().map(String::as_str).collect();
+    for op in capture_diff_slices(Algorithm::Myers, &texts, &written) {
+        if let DiffOp::Equal { old_index, len, .. } = op {
+            for l in &view[old_index..old_index + len] {
+                claim(who, l.now, step);
+            }
+        }
+    }
+}
+
+fn claim(who: &mut [Option<usize>], now: Option<usize>, step: usize) {
+    if let Some(n) = now {
+        who[n].get_or_insert(step);
+    }
+}
+
+/// Undoes one replacement on the view, claiming the lines it produced.
+fn undo(view: &mut Vec<Line>, c: &Change, step: usize, who: &mut [Option<usize>]) {
+    let new = fuzzy_text(&c.new);
+    let old = fuzzy_text(c.old.as_deref().unwrap_or(""));
+    if new.trim().is_empty() {
+        return; // a deletion leaves nothing to find
+    }
+    let joined = join(view);
+    let found: Vec<usize> = joined
+        .match_indices(new.as_str())
+        .take(CANDIDATES)
+        .map(|(i, _)| i)
+        .collect();
+    let Some(&at) = choose(&joined, &found, &new, &old) else {
+        claim_moved(view, &old, &new, step, who);
+        return;
+    };
+    // The whole lines the match lies on, and those lines with the old text in its place.
+    let first = joined[..at].matches('\n').count();
+    let line_start = joined[..at].rfind('\n').map_or(0, |i| i + 1);
+    let end = at + new.len();
+    let last = first + new[..new.len() - 1].matches('\n').count();
+    let line_end = joined[end.max(1) - 1..]
+        .find('\n')
+        .map_or(joined.len(), |i| i + end.max(1) - 1);
+    let (prefix, suffix) = (&joined[line_start..at], &joined[end.min(line_end)..line_end]);
+    let before_text = format!("{prefix}{old}{suffix}");
+    let before: Vec<&str> = if before_text.is_empty() {
+        Vec::new()
+    } else {
+        before_text.strip_suffix('\n').unwrap_or(&before_text).split('\n').collect()
+    };
+    let after: Vec<&str> = view[first..=last].iter().map(|l| l.text.as_str()).collect();
+    let mut replaced: Vec<Line> = before
+        .iter()
+        .map(|t| Line {
+            text: t.to_string(),
+            now: None,
+        })
+        .collect();
+    for op in capture_diff_slices(Algorithm::Myers, &before, &after) {
+        match op {
+            DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            } => {
+                for k in 0..len {
+                    replaced[old_index + k].now = view[first + new_index + k].now;
+                }
+            }
+            DiffOp::Insert {
+                new_index,
+                new_len,
+                ..
+            }
+            | DiffOp::Replace {
+                new_index,
+                new_len,
+                ..
+            } => {
+                for l in &view[first + new_index..first + new_index + new_len] {
+                    claim(who, l.now, step);
+                }
+            }
+            DiffOp::Delete { .. } => {}
+        }
+    }
+    view.splice(first..=last, replaced);
+}
+
+/// Of the places `new` was found, the one where undoing it leaves `old` once in the file (pi
+/// refuses an edit whose old text is not unique), else the first.
+fn choose<'a>(joined: &str, found: &'a [usize], new: &str, old: &str) -> Option<&'a usize> {
+    if found.len() < 2 || old.is_empty() {
+        return found.first();
+    }
+    found
+        .iter()
+        .find(|&&at| {
+            let before = format!("{}{old}{}", &joined[..at], &joined[at + new.len()..]);
+            before.matches(old).nth(1).is_none()
+        })
+        .or(found.first())
+}
+
+/// A new text no longer found whole (someone moved or split it later): each line it produced
+/// that is long enough and found exactly once among the lines nobody claimed is its own.
+fn claim_moved(view: &[Line], old: &str, new: &str, step: usize, who: &mut [Option<usize>]) {
+    let old_lines: Vec<&str> = old.lines().collect();
+    for line in new.lines() {
+        if line.trim().len() < MOVED_MIN || old_lines.contains(&line) {
+            continue;
+        }
+        let mut hits = view.iter().filter(|l| l.text == line);
+        if let (Some(hit), None) = (hits.next(), hits.next()) {
+            if hit.now.is_some_and(|n| who[n].is_none()) {
+                claim(who, hit.now, step);
+            }
+        }
+    }
+}
+
+/// The view as text, each line ended by `\n`.
+fn join(view: &[Line]) -> String {
+    let mut s = String::with_capacity(view.iter().map(|l| l.text.len() + 1).sum());
+    for l in view {
+        s.push_str(&l.text);
+        s.push('\n');
+    }
+    s
+}
+
+/// pi's `normalizeForFuzzyMatch` on a text (line by line, so lines stay lines), CRLF as LF.
+fn fuzzy_text(text: &str) -> String {
+    let text = text.replace("\r\n", "\n");
+    let mut out: String = text.split('\n').map(fuzzy).collect::<Vec<_>>().join("\n");
+    if out.ends_with('\n') || !text.ends_with('\n') {
+        return out;
+    }
+    out.push('\n');
+    out
+}
+
+/// One line in pi's fuzzy form (without NFKC, which needs Unicode tables pidx does not carry).
+pub fn fuzzy(line: &str) -> String {
+    line.trim_end()
+        .chars()
+        .map(|c| match c {
+            '\u{2018}' | '\u{2019}' | '\u{201A}' | '\u{201B}' => '\'',
+            '\u{201C}' | '\u{201D}' | '\u{201E}' | '\u{201F}' => '"',
+            '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+            '\u{00A0}' | '\u{2002}'..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}' => ' ',
+            c => c,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edit(old: &str, new: &str) -> Vec<Change> {
+        vec![Change {
+            old: Some(old.into()),
+            new: new.into(),
+        }]
+    }
+
+    fn write(content: &str) -> Vec<Change> {
+        vec![Change {
+            old: None,
+            new: content.into(),
+        }]
+    }
+
+    #[test]
+    fn later_edits_win_and_untouched_lines_stay_unclaimed() {
+        let steps = [
+            write("a\nb\nc\n"),
+            edit("b\n", "B\nB2\n"),
+            edit("c", "C"),
+        ];
+        let now = "human\na\nB\nB2\nC\n";
+        assert_eq!(
+            attribute(now, &steps),
+            [None, Some(0), Some(1), Some(1), Some(2)]
+        );
+    }
+
+    #[test]
+    fn identical_lines_elsewhere_go_to_the_place_the_old_text_was_unique() {
+        let steps = [write("x {\n}\ny {\n}\n"), edit("y {\n}", "y {\n  z\n}")];
+        // Undone at its first match, "x {\n  z\n}" would leave "y {\n}" twice in the view.
+        let now = "x {\n}\ny {\n  z\n}\n";
+        assert_eq!(
+            attribute(now, &steps),
+            [Some(0), Some(0), Some(0), Some(1), Some(0)]
+        );
+    }
+
+    #[test]
+    fn whitespace_normalised_edits_are_still_found() {
+        // pi matched "b" against "b  " and wrote its fuzzy form.
+        let steps = [write("a\nb  \nc\n"), edit("b\nc", "b\nc2")];
+        assert_eq!(attribute("a\nb\nc2\n", &steps), [Some(0), Some(0), Some(1)]);
+    }
+
+    #[test]
+    fn a_moved_block_is_still_found_and_a_split_one_by_its_long_lines() {
+        let steps = [edit("", "fn long_name_here() {}\n"), edit("x\n", "let another_line = 1;\nshort\n")];
+        let now = "short\nlet another_line = 1;\nfn long_name_here() {}\n";
+        assert_eq!(attribute(now, &steps), [None, Some(1), Some(0)]);
+    }
+}
