@@ -8,6 +8,7 @@ mod chart;
 mod context;
 mod dates;
 mod env;
+mod files;
 mod list;
 mod mcp;
 mod numbers;
@@ -111,6 +112,9 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Sql(args) => sql::run(env, args, &mut out),
         Command::Report(args) => report::run(env, args, &mut out),
         Command::Pick(args) => pick::run(env, args),
+        Command::Files(args) => files::run_files(env, args, &mut out),
+        Command::Blame(args) => files::run_blame(env, args, &mut out),
+        Command::Commits(args) => files::run_commits(env, args, &mut out),
         Command::Push(args) => push::run(env, args, &mut out),
         Command::Pg(cmd) => pg::run(env, cmd, &mut out),
         Command::Mcp | Command::Skill(_) => unreachable!("run before stdout is locked"),
@@ -244,6 +248,24 @@ pub enum Command {
         after_help = "Examples:\n  pidx secrets --since 30d\n  pidx secrets --cwd . --json\n\nThe same detector redacts what push, mcp and report --html send (see the README's Privacy section)."
     )]
     Secrets(secrets::SecretsArgs),
+    /// Which sessions touched a file: time, kind, session and, for edits, a compact diff;
+    /// without PATH, the files of this project sessions changed most.
+    #[command(
+        after_help = "Examples:\n  pidx files src/main.rs\n  pidx files src/ --kind edit,write --since 7d\n  pidx files 'src/*.rs' --json\n  pidx files                      # this project's most changed files"
+    )]
+    Files(files::FilesArgs),
+    /// For each line of a file as it is now, the session whose successful edit or write last
+    /// produced it ('-' when none did). See docs/files.md for the rule and its limits.
+    #[command(
+        after_help = "Examples:\n  pidx blame src/main.rs\n  pidx blame src/main.rs -L 40,60 --git\n  pidx blame src/main.rs --json"
+    )]
+    Blame(files::BlameArgs),
+    /// For each git commit, the sessions whose edits produced its added lines, with each
+    /// one's share of them.
+    #[command(
+        after_help = "Examples:\n  pidx commits\n  pidx commits main~50..main --repo ~/code/app\n  pidx commits HEAD --limit 200 --json"
+    )]
+    Commits(files::CommitsArgs),
     /// Find a session as you type (this project or all, by listing or full text), preview it,
     /// and resume it in pi with Enter. `?` lists the keys.
     #[command(

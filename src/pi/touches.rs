@@ -114,7 +114,11 @@ pub fn of_content(content: Option<&Value>, cwd: &str) -> Vec<Touch> {
                 push(kind, path, counts);
             }
             "ls" | "grep" | "find" => {
-                let kind = if name == "ls" { Kind::List } else { Kind::Search };
+                let kind = if name == "ls" {
+                    Kind::List
+                } else {
+                    Kind::Search
+                };
                 // pi searches the cwd when no path is given.
                 if let Some(path) = resolve(cwd, path_arg().unwrap_or(".")) {
                     push(kind, path, None);
@@ -208,7 +212,10 @@ pub fn changes_in_line(line: &[u8], block: i64, call_id: Option<&str>) -> Vec<Ch
             .iter()
             .find(|b| b.get("id").and_then(Value::as_str) == Some(id))
     });
-    let Some(b) = by_id.or_else(|| blocks.get(block as usize)).and_then(Value::as_object) else {
+    let Some(b) = by_id
+        .or_else(|| blocks.get(block as usize))
+        .and_then(Value::as_object)
+    else {
         return Vec::new();
     };
     let (Some(name), Some(args)) = (b.get("name").and_then(Value::as_str), arguments(b)) else {
@@ -263,7 +270,13 @@ pub fn resolve(cwd: &str, path: &str) -> Option<String> {
         return None;
     }
     let win = windows(cwd) || windows(path);
-    let fix = |s: &str| if win { s.replace('\\', "/") } else { s.to_string() };
+    let fix = |s: &str| {
+        if win {
+            s.replace('\\', "/")
+        } else {
+            s.to_string()
+        }
+    };
     let (cwd, path) = (fix(cwd), fix(path));
     let absolute = path.starts_with('/') || (win && windows(&path));
     let joined = if absolute {
@@ -279,9 +292,10 @@ pub fn resolve(cwd: &str, path: &str) -> Option<String> {
 /// Folds `.`, `..` and repeated separators; a drive letter is upper-cased.
 fn normalise(path: &str, win: bool) -> String {
     let (prefix, rest) = match path.as_bytes() {
-        [d, b':', ..] if win && d.is_ascii_alphabetic() => {
-            (format!("{}:", (*d as char).to_ascii_uppercase()), &path[2..])
-        }
+        [d, b':', ..] if win && d.is_ascii_alphabetic() => (
+            format!("{}:", (*d as char).to_ascii_uppercase()),
+            &path[2..],
+        ),
         _ if win && path.starts_with("//") => ("/".to_string(), &path[1..]),
         _ => (String::new(), path),
     };
@@ -356,7 +370,11 @@ mod tests {
             ("/p", "/etc/hosts", Some("/etc/hosts")),
             ("/p", "~/x", None),
             ("", "a.rs", None),
-            ("C:\\Users\\me\\proj", "src\\a.rs", Some("C:/Users/me/proj/src/a.rs")),
+            (
+                "C:\\Users\\me\\proj",
+                "src\\a.rs",
+                Some("C:/Users/me/proj/src/a.rs"),
+            ),
             ("c:\\proj", "D:\\x\\..\\y.txt", Some("D:/y.txt")),
             ("/p", ".", Some("/p")),
         ];

@@ -8,6 +8,8 @@
 //! so an edit pi applied with that normalisation is still found; docs/files.md states the
 //! rule and its limits.
 
+use std::collections::HashMap;
+
 use similar::{capture_diff_slices, Algorithm, DiffOp};
 
 use crate::pi::touches::{lines, Change};
@@ -17,7 +19,7 @@ const CANDIDATES: usize = 16;
 
 /// Shortest line (trimmed, in bytes) a moved-line fallback may claim: short lines (`}`, `end`)
 /// repeat everywhere.
-const MOVED_MIN: usize = 10;
+const MOVED_MIN: usize = 8;
 
 /// One line of the view: its text (fuzzy form) and the line of the file now it stands for.
 #[derive(Clone)]
@@ -54,12 +56,48 @@ pub fn attribute(now: &str, steps: &[Vec<Change>]) -> Vec<Option<usize>> {
 fn claim_kept(view: &[Line], written: &[String], step: usize, who: &mut [Option<usize>]) {
     let texts: Vec<&str> = view.iter().map(|l| l.text.as_str()).collect();
     let written: Vec<&str> = written.iter().map(String::as_str).collect();
+    let mut left: HashMap<&str, usize> = HashMap::new();
+    let mut unmatched = Vec::new();
     for op in capture_diff_slices(Algorithm::Myers, &texts, &written) {
-        if let DiffOp::Equal { old_index, len, .. } = op {
-            for l in &view[old_index..old_index + len] {
-                claim(who, l.now, step);
+        match op {
+            DiffOp::Equal { old_index, len, .. } => {
+                for l in &view[old_index..old_index + len] {
+                    claim(who, l.now, step);
+                }
+            }
+            DiffOp::Delete {
+                old_index, old_len, ..
+            } => unmatched.extend(old_index..old_index + old_len),
+            DiffOp::Insert {
+                new_index, new_len, ..
+            } => count(&mut left, &written[new_index..new_index + new_len]),
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
+                unmatched.extend(old_index..old_index + old_len);
+                count(&mut left, &written[new_index..new_index + new_len]);
             }
         }
+    }
+    // Lines moved since the write: a long enough line the write holds and the order missed.
+    for i in unmatched {
+        let text = view[i].text.as_str();
+        if text.trim().len() < MOVED_MIN {
+            continue;
+        }
+        if let Some(n) = left.get_mut(text).filter(|n| **n > 0) {
+            *n -= 1;
+            claim(who, view[i].now, step);
+        }
+    }
+}
+
+fn count<'a>(left: &mut HashMap<&'a str, usize>, lines: &[&'a str]) {
+    for l in lines {
+        *left.entry(l).or_default() += 1;
     }
 }
 
@@ -94,12 +132,19 @@ fn undo(view: &mut Vec<Line>, c: &Change, step: usize, who: &mut [Option<usize>]
     let line_end = joined[end.max(1) - 1..]
         .find('\n')
         .map_or(joined.len(), |i| i + end.max(1) - 1);
-    let (prefix, suffix) = (&joined[line_start..at], &joined[end.min(line_end)..line_end]);
+    let (prefix, suffix) = (
+        &joined[line_start..at],
+        &joined[end.min(line_end)..line_end],
+    );
     let before_text = format!("{prefix}{old}{suffix}");
     let before: Vec<&str> = if before_text.is_empty() {
         Vec::new()
     } else {
-        before_text.strip_suffix('\n').unwrap_or(&before_text).split('\n').collect()
+        before_text
+            .strip_suffix('\n')
+            .unwrap_or(&before_text)
+            .split('\n')
+            .collect()
     };
     let after: Vec<&str> = view[first..=last].iter().map(|l| l.text.as_str()).collect();
     let mut replaced: Vec<Line> = before
@@ -121,14 +166,10 @@ fn undo(view: &mut Vec<Line>, c: &Change, step: usize, who: &mut [Option<usize>]
                 }
             }
             DiffOp::Insert {
-                new_index,
-                new_len,
-                ..
+                new_index, new_len, ..
             }
             | DiffOp::Replace {
-                new_index,
-                new_len,
-                ..
+                new_index, new_len, ..
             } => {
                 for l in &view[first + new_index..first + new_index + new_len] {
                     claim(who, l.now, step);
@@ -227,11 +268,7 @@ mod tests {
 
     #[test]
     fn later_edits_win_and_untouched_lines_stay_unclaimed() {
-        let steps = [
-            write("a\nb\nc\n"),
-            edit("b\n", "B\nB2\n"),
-            edit("c", "C"),
-        ];
+        let steps = [write("a\nb\nc\n"), edit("b\n", "B\nB2\n"), edit("c", "C")];
         let now = "human\na\nB\nB2\nC\n";
         assert_eq!(
             attribute(now, &steps),
@@ -259,7 +296,10 @@ mod tests {
 
     #[test]
     fn a_moved_block_is_still_found_and_a_split_one_by_its_long_lines() {
-        let steps = [edit("", "fn long_name_here() {}\n"), edit("x\n", "let another_line = 1;\nshort\n")];
+        let steps = [
+            edit("", "fn long_name_here() {}\n"),
+            edit("x\n", "let another_line = 1;\nshort\n"),
+        ];
         let now = "short\nlet another_line = 1;\nfn long_name_here() {}\n";
         assert_eq!(attribute(now, &steps), [None, Some(1), Some(0)]);
     }

@@ -99,7 +99,8 @@ fn attribute_commit(
             continue;
         }
         let steps = cache.of(&abs)?;
-        let upto = steps.partition_point(|s| s.who.ts_ms.is_some_and(|t| t <= c.time_ms + SECOND_MS));
+        let upto =
+            steps.partition_point(|s| s.who.ts_ms.is_some_and(|t| t <= c.time_ms + SECOND_MS));
         if upto == 0 {
             continue;
         }
@@ -125,7 +126,11 @@ fn attribute_commit(
             share: lines as f64 / added.max(1) as f64,
         })
         .collect();
-    sessions.sort_by(|a, b| b.lines.cmp(&a.lines).then_with(|| a.session.cmp(&b.session)));
+    sessions.sort_by(|a, b| {
+        b.lines
+            .cmp(&a.lines)
+            .then_with(|| a.session.cmp(&b.session))
+    });
     Ok(CommitRow {
         commit: c.id.clone(),
         time_ms: c.time_ms,

@@ -88,7 +88,12 @@ impl Repo {
     fn commit(&self, oid: Oid) -> Result<Commit> {
         let c = self.repo.find_commit(oid).map_err(git_err)?;
         let tree = c.tree().map_err(git_err)?;
-        let parent = c.parents().next().map(|p| p.tree()).transpose().map_err(git_err)?;
+        let parent = c
+            .parents()
+            .next()
+            .map(|p| p.tree())
+            .transpose()
+            .map_err(git_err)?;
         let mut opts = DiffOptions::new();
         opts.context_lines(0);
         let mut diff = self
@@ -158,7 +163,11 @@ impl Repo {
     /// git errors.
     pub fn blame_commits(&self, path: &Path, now: &str) -> Result<Vec<Option<String>>> {
         let rel = path.strip_prefix(&self.workdir).map_err(|_| {
-            Error::Invalid(format!("{} is outside {}", path.display(), self.workdir.display()))
+            Error::Invalid(format!(
+                "{} is outside {}",
+                path.display(),
+                self.workdir.display()
+            ))
         })?;
         let blame = self.repo.blame_file(rel, None).map_err(git_err)?;
         let blame = blame.blame_buffer(now.as_bytes()).map_err(git_err)?;

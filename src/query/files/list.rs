@@ -49,6 +49,9 @@ pub struct TouchRow {
     pub diff: Vec<String>,
 }
 
+/// Where a touch's call is in its transcript: (block, call id, line offset, line length).
+type CallAt = (i64, Option<String>, i64, i64);
+
 /// Touches with their entry, session and status; the caller's conditions follow `WHERE`.
 const TOUCHES: &str = "
 SELECT t.tool, t.kind, t.path, t.rel, t.ts_ms, t.added, t.removed, t.block, t.call_id,
@@ -76,9 +79,12 @@ pub fn touches(conn: &Connection, opts: &FilesOptions) -> rusqlite::Result<Vec<T
     }
     restrict(&mut w, opts);
     let limit = w.limit(Some(opts.limit));
-    let sql = format!("{TOUCHES} {} ORDER BY t.ts_ms DESC, t.rid DESC {limit}", w.sql());
+    let sql = format!(
+        "{TOUCHES} {} ORDER BY t.ts_ms DESC, t.rid DESC {limit}",
+        w.sql()
+    );
     let mut stmt = conn.prepare(&sql)?;
-    let mut rows: Vec<(TouchRow, (i64, Option<String>, i64, i64))> = stmt
+    let mut rows: Vec<(TouchRow, CallAt)> = stmt
         .query_map(params_from_iter(w.values()), |r| {
             Ok((
                 TouchRow {
@@ -170,7 +176,10 @@ fn restrict(w: &mut Where, opts: &FilesOptions) {
         let dir = absolute(Path::new(cwd)).to_string_lossy().into_owned();
         w.and(
             "t.file_id IN (SELECT file_id FROM sessions WHERE cwd = ? OR cwd GLOB ?)",
-            [filter::text(dir.as_str()), filter::text(format!("{}/*", glob_escape(&dir)))],
+            [
+                filter::text(dir.as_str()),
+                filter::text(format!("{}/*", glob_escape(&dir))),
+            ],
         );
     }
 }
