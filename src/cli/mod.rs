@@ -230,7 +230,7 @@ pub enum Command {
     )]
     Stats(stats::StatsArgs),
     /// Run one read-only SQL query against the index (views: v_sessions, v_entries,
-    /// v_messages, v_usage, v_tool_calls). Anything that would write is refused.
+    /// v_messages, v_usage, v_tool_calls, v_file_touches). Anything that would write is refused.
     #[command(
         after_help = "Examples:\n  pidx sql \"SELECT model, sum(cost) FROM v_usage GROUP BY model ORDER BY 2 DESC\"\n  pidx sql --csv \"SELECT name, count(*) FROM v_tool_calls GROUP BY name\"\n  pidx sql \"PRAGMA table_info(v_usage)\""
     )]
@@ -277,7 +277,7 @@ Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     Pick(pick::PickArgs),
     /// Serve the index to agents over the Model Context Protocol (stdio; read-only tools:
     /// search_sessions, list_sessions, get_session, get_context, get_tree, usage_stats,
-    /// sql_query). Set-up for Claude Code, Codex and Cursor: see the README.
+    /// sql_query, file_history, blame). Set-up for Claude Code, Codex and Cursor: see the README.
     Mcp,
     /// Send this machine's index to a team server (PostgreSQL): only what changed since the
     /// last push; transcripts rewritten or deleted here are replaced or removed there.
