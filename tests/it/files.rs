@@ -580,3 +580,24 @@ fn mcp_file_history_and_blame_answer_in_bounded_pages() {
     assert!(paged.to_string().len() < 2000, "{paged}");
     assert_eq!(got[3]["isError"], true, "{}", got[3]);
 }
+
+#[test]
+fn pick_print_keeps_only_sessions_that_changed_the_file() {
+    let f = fixture();
+    let cwd = f.cwd();
+    let mut a = Session::new("019a0000-0000-7000-8000-00000000000a", &cwd, T0);
+    a.write("a.rs", "fn a() {}\n");
+    let a_path = a.save(&f.root, "a");
+    let mut b = Session::new("019a0000-0000-7000-8000-00000000000b", &cwd, T0 + 1000);
+    b.write("b.rs", "fn b() {}\n");
+    b.call("read", json!({"path": "a.rs"}), Some(false));
+    let b_path = b.save(&f.root, "b");
+    for (file, want) in [("a.rs", &a_path), ("b.rs", &b_path)] {
+        let (code, out, err) = f.run(&["pick", "--print", "doing", "--file", file]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(out.trim(), want.to_string_lossy(), "--file {file}: {err}");
+    }
+    // A file no session changed: nothing to pick.
+    let (code, _, _) = f.run(&["pick", "--print", "doing", "--file", "c.rs"]);
+    assert_eq!(code, 1);
+}

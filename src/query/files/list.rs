@@ -165,6 +165,28 @@ pub fn top_files(conn: &Connection, opts: &FilesOptions) -> rusqlite::Result<Vec
     rows.collect()
 }
 
+/// The session files (paths) whose successful edits or writes changed a file matching
+/// `pattern` (a file, a folder or a glob, as `pidx files` takes it): the picker's `--file`.
+///
+/// # Errors
+/// Index errors only.
+pub fn sessions_changing(
+    conn: &Connection,
+    pattern: &str,
+) -> rusqlite::Result<std::collections::HashSet<String>> {
+    let mut w = Where::default();
+    match_path(&mut w, pattern);
+    let sql = format!(
+        "SELECT DISTINCT f.path FROM touches t JOIN files f ON f.id = t.file_id
+         JOIN touch_results r ON r.file_id = t.file_id AND r.call_id = t.call_id
+         WHERE r.is_error = 0 AND t.kind IN ('edit', 'write') AND {}",
+        w.sql()
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(params_from_iter(w.values()), |r| r.get(0))?;
+    rows.collect()
+}
+
 fn restrict(w: &mut Where, opts: &FilesOptions) {
     if let Some(s) = opts.since_ms {
         w.and("t.ts_ms >= ?", [filter::int(s)]);
