@@ -88,6 +88,7 @@ pub(super) fn read_file(
         file,
         meta,
     } = start;
+    state.no_touches = super::repo::touches_off();
     let mut reader = LineReader::new(file, row.offset as u64).map_err(io)?;
     if row.torn && !rewrite && reader.peek_byte().map_err(io)? == Some(b'\n') {
         // The newline that completes the line taken as whole last time.

@@ -44,3 +44,10 @@ pub(super) fn relate(row: &mut EntryRow, cwd: &str) {
             .map(str::to_string);
     }
 }
+
+/// `PIDX_BENCH_NO_TOUCHES=1`: ingest without file touches, the baseline of
+/// examples/bench_files.rs's ingest-cost figures. Not a user setting.
+pub(super) fn touches_off() -> bool {
+    static OFF: OnceLock<bool> = OnceLock::new();
+    *OFF.get_or_init(|| std::env::var_os("PIDX_BENCH_NO_TOUCHES").is_some_and(|v| v == "1"))
+}

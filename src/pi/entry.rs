@@ -229,7 +229,9 @@ impl SessionState {
             return LineOutcome::default();
         }
         let mut row = entry_row(&obj);
-        if row.role.as_deref() == Some("assistant") {
+        if self.no_touches {
+            row.call_id = None;
+        } else if row.role.as_deref() == Some("assistant") {
             let content = obj.get("message").and_then(|m| m.get("content"));
             row.touches = touches::of_content(content, &self.cwd);
         }

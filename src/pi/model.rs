@@ -43,6 +43,9 @@ pub struct SessionState {
     pub leaf_id: Option<String>,
     /// Path facts are unreliable for this file (see `ingest::paths`): walk whole paths.
     pub tangled: bool,
+    /// Record no file touches (set by ingest for the benchmark's baseline run only; never
+    /// saved).
+    pub no_touches: bool,
 }
 
 /// One session entry (any line after the header that pi's loader keeps).

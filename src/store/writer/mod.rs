@@ -285,6 +285,7 @@ pub fn load_session(conn: &Connection, file_id: i64) -> rusqlite::Result<Session
                 header_ts_ms: r.get(16)?,
                 tangled: r.get(17)?,
                 first_message_line: r.get(18)?,
+                no_touches: false,
             })
         },
     )
