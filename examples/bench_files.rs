@@ -122,7 +122,12 @@ impl World {
             2 => "    return Ok(());".into(),
             // Trailing spaces, for whitespace-normalised edits to meet later.
             3 => format!("    let {w}_{} = {w}(x);  ", self.serial),
-            _ => format!("    let {w}_{} = {w}_{}(&y, {});", self.serial, w, self.rng.below(100)),
+            _ => format!(
+                "    let {w}_{} = {w}_{}(&y, {});",
+                self.serial,
+                w,
+                self.rng.below(100)
+            ),
         }
     }
 
@@ -148,12 +153,31 @@ impl World {
 
     /// A tool call and its result; the entry id of the call.
     fn call(&mut self, s: usize, tool: &str, args: Value, failed: bool) -> String {
+        self.call_with(s, tool, args, failed, Value::Null)
+    }
+
+    /// [`Self::call`] with the result's `details` (an edit's `firstChangedLine`).
+    fn call_with(
+        &mut self,
+        s: usize,
+        tool: &str,
+        args: Value,
+        failed: bool,
+        details: Value,
+    ) -> String {
         let call_id = format!("call_{}", self.serial);
-        let id = self.entry(s, json!({"role": "assistant", "content": [
+        let id = self.entry(
+            s,
+            json!({"role": "assistant", "content": [
             {"type": "toolCall", "id": call_id, "name": tool, "arguments": args}],
-            "provider": "p", "model": "m", "stopReason": "toolUse"}));
-        self.entry(s, json!({"role": "toolResult", "toolCallId": call_id, "toolName": tool,
-                             "content": [{"type": "text", "text": "ok"}], "isError": failed}));
+            "provider": "p", "model": "m", "stopReason": "toolUse"}),
+        );
+        let mut result = json!({"role": "toolResult", "toolCallId": call_id, "toolName": tool,
+                                "content": [{"type": "text", "text": "ok"}], "isError": failed});
+        if !details.is_null() {
+            result["details"] = details;
+        }
+        self.entry(s, result);
         id
     }
 
@@ -171,21 +195,33 @@ impl World {
             // A rewrite keeps most lines and adds some: all of them are the write's.
             for l in self.files[f].lines.clone() {
                 if self.rng.chance(0.8) {
-                    lines.push(Line { text: l.text, origin: Origin::Step(step) });
+                    lines.push(Line {
+                        text: l.text,
+                        origin: Origin::Step(step),
+                    });
                 }
                 if self.rng.chance(0.1) {
                     let text = self.fresh_line();
-                    lines.push(Line { text, origin: Origin::Step(step) });
+                    lines.push(Line {
+                        text,
+                        origin: Origin::Step(step),
+                    });
                 }
             }
         } else {
             for _ in 0..n {
                 let text = self.fresh_line();
-                lines.push(Line { text, origin: Origin::Step(step) });
+                lines.push(Line {
+                    text,
+                    origin: Origin::Step(step),
+                });
             }
         }
         let f = f.unwrap_or_else(|| {
-            self.files.push(File { rel: format!("src/f{}.rs", self.files.len()), lines: vec![] });
+            self.files.push(File {
+                rel: format!("src/f{}.rs", self.files.len()),
+                lines: vec![],
+            });
             self.files.len() - 1
         });
         self.files[f].lines = lines;
@@ -220,7 +256,9 @@ impl World {
         if content.matches(&exact).count() != 1 || exact.trim().is_empty() {
             return;
         }
-        let has_trailing = lines[start..start + len].iter().any(|l| l.text.ends_with(' '));
+        let has_trailing = lines[start..start + len]
+            .iter()
+            .any(|l| l.text.ends_with(' '));
         let fuzzy_old = fuzzy_old && has_trailing;
         let old_text = if fuzzy_old {
             lines[start..start + len]
@@ -235,16 +273,29 @@ impl World {
         let mut new: Vec<Line> = Vec::new();
         for l in &old {
             // pi writes the touched lines of a fuzzy match in their normalised form.
-            let kept = if fuzzy_old { l.text.trim_end().to_string() } else { l.text.clone() };
+            let kept = if fuzzy_old {
+                l.text.trim_end().to_string()
+            } else {
+                l.text.clone()
+            };
             if self.rng.chance(0.5) {
-                new.push(Line { text: kept, origin: l.origin });
+                new.push(Line {
+                    text: kept,
+                    origin: l.origin,
+                });
             } else {
                 let text = self.fresh_line();
-                new.push(Line { text, origin: Origin::Step(step) });
+                new.push(Line {
+                    text,
+                    origin: Origin::Step(step),
+                });
             }
             if self.rng.chance(0.3) {
                 let text = self.fresh_line();
-                new.push(Line { text, origin: Origin::Step(step) });
+                new.push(Line {
+                    text,
+                    origin: Origin::Step(step),
+                });
             }
         }
         let new_text: String = new.iter().map(|l| format!("{}\n", l.text)).collect();
@@ -257,7 +308,12 @@ impl World {
             new.iter().map(|l| fuzzy(&l.text)).collect(),
         );
         for op in capture_diff_slices(Algorithm::Myers, &a, &b) {
-            if let DiffOp::Equal { old_index, new_index, len } = op {
+            if let DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            } = op
+            {
                 for k in 0..len {
                     new[new_index + k].origin = old[old_index + k].origin;
                 }
@@ -268,10 +324,19 @@ impl World {
                 }
             }
         }
+        // pi's firstChangedLine: the first line of the new file its line diff marks.
+        let base: Vec<&str> = old_text.lines().collect();
+        let k = new
+            .iter()
+            .zip(&base)
+            .take_while(|(n, o)| n.text == **o)
+            .count();
+        let first_changed = start + k + 1;
         self.files[f].lines.splice(start..start + len, new);
         let rel = self.files[f].rel.clone();
         let args = json!({"path": rel, "edits": [{"oldText": old_text, "newText": new_text}]});
-        let id = self.call(s, "edit", args, false);
+        let details = json!({"diff": "", "firstChangedLine": first_changed});
+        let id = self.call_with(s, "edit", args, false, details);
         self.steps.push((s, id));
         self.save(f);
     }
@@ -291,13 +356,19 @@ impl World {
         match self.rng.below(4) {
             0 => {
                 let text = self.fresh_line();
-                self.files[f].lines.insert(i, Line { text, origin: Origin::Person });
+                self.files[f].lines.insert(
+                    i,
+                    Line {
+                        text,
+                        origin: Origin::Person,
+                    },
+                );
             }
             1 => {
                 self.files[f].lines.remove(i);
             }
             // A whitespace-only change: re-indented.
-            2 => {
+            2 if !self.files[f].lines[i].text.trim().is_empty() => {
                 let l = &mut self.files[f].lines[i];
                 l.text = format!("  {}", l.text);
                 l.origin = Origin::Person;
@@ -314,7 +385,12 @@ impl World {
     /// A person restores a file as a commit some commits back had it.
     fn revert(&mut self, f: usize) {
         let back = 1 + self.rng.below(4);
-        let Some(id) = self.commit_ids.len().checked_sub(back).map(|i| self.commit_ids[i].clone()) else {
+        let Some(id) = self
+            .commit_ids
+            .len()
+            .checked_sub(back)
+            .map(|i| self.commit_ids[i].clone())
+        else {
             return;
         };
         let rel = self.files[f].rel.clone();
@@ -335,17 +411,23 @@ impl World {
     fn commit(&mut self, msg: &str) {
         let repo = git2::Repository::open(&self.repo).unwrap();
         let mut index = repo.index().unwrap();
-        index.add_all(["*"], git2::IndexAddOption::DEFAULT, None).unwrap();
+        index
+            .add_all(["*"], git2::IndexAddOption::DEFAULT, None)
+            .unwrap();
         index.update_all(["*"], None).unwrap();
         index.write().unwrap();
         let tree = repo.find_tree(index.write_tree().unwrap()).unwrap();
-        let sig = git2::Signature::new("P", "p@x", &git2::Time::new(self.clock_ms / 1000 + 1, 0)).unwrap();
+        let sig = git2::Signature::new("P", "p@x", &git2::Time::new(self.clock_ms / 1000 + 1, 0))
+            .unwrap();
         let parent = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
         if parent.as_ref().is_some_and(|p| p.tree_id() == tree.id()) {
             return;
         }
         let parents: Vec<&git2::Commit> = parent.iter().collect();
-        let id = repo.commit(Some("HEAD"), &sig, &sig, msg, &tree, &parents).unwrap().to_string();
+        let id = repo
+            .commit(Some("HEAD"), &sig, &sig, msg, &tree, &parents)
+            .unwrap()
+            .to_string();
         self.clock_ms += 2000;
         self.snapshots.insert(id.clone(), self.files.clone());
         self.commit_ids.push(id);
@@ -388,7 +470,11 @@ fn replay(args: &Args, repo: &Path, root: &Path) -> World {
     for e in 0..args.events {
         // Two sessions at a time, a new pair every 150 events.
         let s = (e / 150 * 2 + w.rng.below(2)) % w.sessions.len();
-        let f = if w.rng.chance(0.2) { 0 } else { w.rng.below(w.files.len()) };
+        let f = if w.rng.chance(0.2) {
+            0
+        } else {
+            w.rng.below(w.files.len())
+        };
         match w.rng.below(100) {
             0..=54 => w.session_edit(s, f, false),
             55..=62 => w.session_edit(s, f, true),
@@ -411,7 +497,11 @@ fn replay(args: &Args, repo: &Path, root: &Path) -> World {
     let dir = root.join("--repo--");
     std::fs::create_dir_all(&dir).unwrap();
     for s in &w.sessions {
-        std::fs::write(dir.join(format!("{}.jsonl", s.id)), s.lines.join("\n") + "\n").unwrap();
+        std::fs::write(
+            dir.join(format!("{}.jsonl", s.id)),
+            s.lines.join("\n") + "\n",
+        )
+        .unwrap();
     }
     w
 }
@@ -432,9 +522,18 @@ fn main() -> Result<()> {
     std::fs::create_dir_all(&root)?;
     let t = Instant::now();
     let w = replay(&args, &repo, &root);
-    eprintln!("replayed {} events, {} steps, {} commits in {:.1} s", args.events, w.steps.len(), w.commit_ids.len(), t.elapsed().as_secs_f64());
+    eprintln!(
+        "replayed {} events, {} steps, {} commits in {:.1} s",
+        args.events,
+        w.steps.len(),
+        w.commit_ids.len(),
+        t.elapsed().as_secs_f64()
+    );
     let mut store = pidx::store::Store::open(&args.out.join("index.db"))?;
-    let roots = [pidx::pi::layout::Root { path: root.clone(), layout: pidx::pi::layout::Layout::Tree }];
+    let roots = [pidx::pi::layout::Root {
+        path: root.clone(),
+        layout: pidx::pi::layout::Layout::Tree,
+    }];
     pidx::ingest::sync::sync(&mut store, &roots, Default::default())?;
     let conn = &store.conn;
     let session_of = |o: Origin| match o {
@@ -460,8 +559,11 @@ fn main() -> Result<()> {
                 attributed += 1;
                 if by.session_id == truth {
                     right += 1;
-                    let Origin::Step(st) = want.origin else { unreachable!() };
-                    right_entry += usize::from(by.entry_id.as_deref() == Some(w.steps[st].1.as_str()));
+                    let Origin::Step(st) = want.origin else {
+                        unreachable!()
+                    };
+                    right_entry +=
+                        usize::from(by.entry_id.as_deref() == Some(w.steps[st].1.as_str()));
                 }
             }
         }
@@ -474,7 +576,11 @@ fn main() -> Result<()> {
 
     // Commits: every one, scored against the origins of its added lines.
     let t = Instant::now();
-    let opts = CommitsOptions { repo: repo.clone(), range: "HEAD".into(), limit: usize::MAX };
+    let opts = CommitsOptions {
+        repo: repo.clone(),
+        range: "HEAD".into(),
+        limit: usize::MAX,
+    };
     let got = commits(conn, &opts)?;
     let commits_ms = ms(t.elapsed());
     let truth_commits = Repo::discover(&repo)?.commits("HEAD", usize::MAX)?;
@@ -489,25 +595,95 @@ fn main() -> Result<()> {
                 }
             }
         }
-        let have: BTreeSet<String> = g.sessions.iter().filter_map(|p| p.session_id.clone()).collect();
+        let have: BTreeSet<String> = g
+            .sessions
+            .iter()
+            .filter_map(|p| p.session_id.clone())
+            .collect();
         exact += usize::from(have == want);
+        if have != want && std::env::var_os("BENCH_FILES_DEBUG").is_some() {
+            eprintln!(
+                "{} {:?}: want {want:?} have {have:?}",
+                &c.id[..8],
+                c.summary
+            );
+            let r = Repo::discover(&repo)?;
+            for a in &c.added {
+                let Some(file) = snap.iter().find(|f| f.rel == a.path) else {
+                    continue;
+                };
+                let abs = repo.join(&a.path).to_string_lossy().into_owned();
+                let steps = pidx::query::files::steps(conn, &abs)?;
+                let upto: Vec<_> = steps
+                    .iter()
+                    .filter(|s| s.who.ts_ms.unwrap() <= c.time_ms + 999)
+                    .map(|s| s.replay())
+                    .collect();
+                let text = r.file_at(&c.id, &a.path)?.unwrap();
+                let who = pidx::query::files::attribute::attribute(&text, &upto);
+                for &n in &a.lines {
+                    let o = file.lines[n - 1].origin;
+                    let want_e = match o {
+                        Origin::Step(i) => Some(i),
+                        _ => None,
+                    };
+                    let have_e = who[n - 1];
+                    eprintln!(
+                        "   {} {n} want {:?} have {:?} {:?}",
+                        a.path,
+                        want_e.map(|i| &w.steps[i].1),
+                        have_e.map(|i| steps[i].who.entry_id.clone()),
+                        file.lines[n - 1].text
+                    );
+                }
+            }
+        }
         pairs_got += have.len();
         pairs_truth += want.len();
         pairs_right += have.intersection(&want).count();
     }
 
     let pct = |a: usize, b: usize| 100.0 * a as f64 / b.max(1) as f64;
-    println!("## Attribution (seed {}, {} events, {} steps, {} commits, {} files)", args.seed, args.events, w.steps.len(), got.len(), w.files.len());
+    println!(
+        "## Attribution (seed {}, {} events, {} steps, {} commits, {} files)",
+        args.seed,
+        args.events,
+        w.steps.len(),
+        got.len(),
+        w.files.len()
+    );
     println!();
     println!("| measure | value |");
     println!("|---|---|");
-    println!("| blame precision (right session / lines attributed) | {:.2}% ({right}/{attributed}) |", pct(right, attributed));
+    println!(
+        "| blame precision (right session / lines attributed) | {:.2}% ({right}/{attributed}) |",
+        pct(right, attributed)
+    );
     println!("| blame recall (right session / lines a session produced) | {:.2}% ({right}/{truth_lines}) |", pct(right, truth_lines));
-    println!("| blame: right entry too | {:.2}% of the right sessions |", pct(right_entry, right));
-    println!("| commits given exactly the right sessions | {:.2}% ({exact}/{}) |", pct(exact, got.len()), got.len());
-    println!("| commit sessions precision / recall | {:.2}% / {:.2}% |", pct(pairs_right, pairs_got), pct(pairs_right, pairs_truth));
-    println!("| blame of the {}-line file (median of 5) | {:.1} ms |", w.files[0].lines.len(), median(big_ms));
-    println!("| commits over {} commits | {:.0} ms |", got.len(), commits_ms);
+    println!(
+        "| blame: right entry too | {:.2}% of the right sessions |",
+        pct(right_entry, right)
+    );
+    println!(
+        "| commits given exactly the right sessions | {:.2}% ({exact}/{}) |",
+        pct(exact, got.len()),
+        got.len()
+    );
+    println!(
+        "| commit sessions precision / recall | {:.2}% / {:.2}% |",
+        pct(pairs_right, pairs_got),
+        pct(pairs_right, pairs_truth)
+    );
+    println!(
+        "| blame of the {}-line file (median of 5) | {:.1} ms |",
+        w.files[0].lines.len(),
+        median(big_ms)
+    );
+    println!(
+        "| commits over {} commits | {:.0} ms |",
+        got.len(),
+        commits_ms
+    );
     if let Some(db) = &args.corpus_db {
         files_timing(db)?;
     }
@@ -519,12 +695,26 @@ fn files_timing(db: &Path) -> Result<()> {
     let store = pidx::store::Store::open_read_only(db)?;
     let conn = &store.conn;
     let busiest: String = conn.query_row(
-        "SELECT path FROM touches GROUP BY path ORDER BY count(*) DESC LIMIT 1", [], |r| r.get(0))?;
+        "SELECT path FROM touches GROUP BY path ORDER BY count(*) DESC LIMIT 1",
+        [],
+        |r| r.get(0),
+    )?;
     let once: String = conn.query_row(
-        "SELECT path FROM touches GROUP BY path HAVING count(*) = 1 LIMIT 1", [], |r| r.get(0))?;
+        "SELECT path FROM touches GROUP BY path HAVING count(*) = 1 LIMIT 1",
+        [],
+        |r| r.get(0),
+    )?;
     let touches_n: i64 = conn.query_row("SELECT count(*) FROM touches", [], |r| r.get(0))?;
-    for (what, path) in [("most touched path", busiest), ("a path touched once", once)] {
-        let opts = FilesOptions { pattern: Some(path), limit: 50, diffs: true, ..Default::default() };
+    for (what, path) in [
+        ("most touched path", busiest),
+        ("a path touched once", once),
+    ] {
+        let opts = FilesOptions {
+            pattern: Some(path),
+            limit: 50,
+            diffs: true,
+            ..Default::default()
+        };
         let mut runs = Vec::new();
         let mut n = 0;
         for _ in 0..7 {

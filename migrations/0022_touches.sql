@@ -26,7 +26,8 @@ CREATE TABLE touch_results (
     file_id  INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
     call_id  TEXT NOT NULL,
     rid      INTEGER NOT NULL, -- entries.rid of the toolResult
-    is_error INTEGER NOT NULL
+    is_error INTEGER NOT NULL,
+    line     INTEGER           -- edit: pi's details.firstChangedLine, where blame looks first
 );
 CREATE INDEX touch_results_by_call ON touch_results(file_id, call_id);
 

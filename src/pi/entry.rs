@@ -365,6 +365,10 @@ fn message_columns(row: &mut EntryRow, m: &Map<String, Value>) {
             row.is_error = m.get("isError").map(js::truthy);
             row.tool_name = str_at(m, "toolName");
             row.call_id = str_at(m, "toolCallId");
+            row.first_changed = m
+                .get("details")
+                .and_then(|d| d.get("firstChangedLine"))
+                .and_then(Value::as_i64);
         }
         Some("bashExecution") => {
             row.exit_code = m.get("exitCode").and_then(Value::as_f64).map(|c| c as i64);

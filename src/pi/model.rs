@@ -87,6 +87,8 @@ pub struct EntryRow {
     pub touches: Vec<crate::pi::touches::Touch>,
     /// toolResult: the `toolCallId` it answers.
     pub call_id: Option<String>,
+    /// toolResult of an edit: `details.firstChangedLine`.
+    pub first_changed: Option<i64>,
     /// The huge text that `text` and `texts` hold as a token (`pi::huge`).
     pub huge: Option<std::sync::Arc<crate::pi::huge::Huge>>,
 }

@@ -28,8 +28,16 @@ struct Line {
     now: Option<usize>,
 }
 
+/// One step to undo: its replacements (or a write's content), and pi's `firstChangedLine`
+/// (1-based, in the file the step left) when its result said.
+#[derive(Clone, Copy)]
+pub struct Replay<'a> {
+    pub changes: &'a [Change],
+    pub line: Option<usize>,
+}
+
 /// For each line of `now`, the index in `steps` of the step that last produced it.
-pub fn attribute(now: &str, steps: &[Vec<Change>]) -> Vec<Option<usize>> {
+pub fn attribute(now: &str, steps: &[Replay]) -> Vec<Option<usize>> {
     let mut view: Vec<Line> = lines(now)
         .into_iter()
         .enumerate()
@@ -39,14 +47,16 @@ pub fn attribute(now: &str, steps: &[Vec<Change>]) -> Vec<Option<usize>> {
         })
         .collect();
     let mut who = vec![None; view.len()];
-    for (step, changes) in steps.iter().enumerate().rev() {
-        if let [Change { old: None, new }] = changes.as_slice() {
+    for (step, r) in steps.iter().enumerate().rev() {
+        if let [Change { old: None, new }] = r.changes {
             let after: Vec<String> = lines(new).into_iter().map(fuzzy).collect();
             claim_kept(&view, &after, step, &mut who);
             break;
         }
-        for c in changes {
-            undo(&mut view, c, step, &mut who);
+        // The line pi reported is the first change of the call, only sure for a single one.
+        let hint = r.line.filter(|_| r.changes.len() == 1);
+        for c in r.changes {
+            undo(&mut view, c, (step, hint), &mut who);
         }
     }
     who
@@ -108,7 +118,12 @@ fn claim(who: &mut [Option<usize>], now: Option<usize>, step: usize) {
 }
 
 /// Undoes one replacement on the view, claiming the lines it produced.
-fn undo(view: &mut Vec<Line>, c: &Change, step: usize, who: &mut [Option<usize>]) {
+fn undo(
+    view: &mut Vec<Line>,
+    c: &Change,
+    (step, hint): (usize, Option<usize>),
+    who: &mut [Option<usize>],
+) {
     let new = fuzzy_text(&c.new);
     let old = fuzzy_text(c.old.as_deref().unwrap_or(""));
     if new.trim().is_empty() {
@@ -120,7 +135,7 @@ fn undo(view: &mut Vec<Line>, c: &Change, step: usize, who: &mut [Option<usize>]
         .take(CANDIDATES)
         .map(|(i, _)| i)
         .collect();
-    let Some(&at) = choose(&joined, &found, &new, &old) else {
+    let Some(&at) = choose(&joined, &found, (&new, &old), hint) else {
         claim_moved(view, &old, &new, step, who);
         return;
     };
@@ -181,10 +196,32 @@ fn undo(view: &mut Vec<Line>, c: &Change, step: usize, who: &mut [Option<usize>]
     view.splice(first..=last, replaced);
 }
 
-/// Of the places `new` was found, the one where undoing it leaves `old` once in the file (pi
-/// refuses an edit whose old text is not unique), else the first.
-fn choose<'a>(joined: &str, found: &'a [usize], new: &str, old: &str) -> Option<&'a usize> {
-    if found.len() < 2 || old.is_empty() {
+/// Of the places `new` was found, the nearest to the line pi reported (the view is the file as
+/// the step left it, give or take what people changed since), else the first where undoing it
+/// leaves `old` once in the file (pi refuses an edit whose old text is not unique), else the
+/// first.
+fn choose<'a>(
+    joined: &str,
+    found: &'a [usize],
+    (new, old): (&str, &str),
+    hint: Option<usize>,
+) -> Option<&'a usize> {
+    if found.len() < 2 {
+        return found.first();
+    }
+    if let Some(line) = hint {
+        let want = line.saturating_sub(1);
+        return found.iter().min_by_key(|&&at| {
+            let first = joined[..at].matches('\n').count();
+            let last = first + new.trim_end_matches('\n').matches('\n').count();
+            if want < first {
+                first - want
+            } else {
+                want.saturating_sub(last)
+            }
+        });
+    }
+    if old.is_empty() {
         return found.first();
     }
     found
@@ -264,6 +301,41 @@ mod tests {
             old: None,
             new: content.into(),
         }]
+    }
+
+    fn attribute(now: &str, steps: &[Vec<Change>]) -> Vec<Option<usize>> {
+        let replays: Vec<Replay> = steps
+            .iter()
+            .map(|c| Replay {
+                changes: c,
+                line: None,
+            })
+            .collect();
+        super::attribute(now, &replays)
+    }
+
+    #[test]
+    fn the_line_pi_reported_picks_among_identical_new_texts() {
+        let steps = [write("a\nx\nb\nx\n"), edit("b\nx\n", "b\ny\n}\n")];
+        let now = "a\nx\n}\nb\ny\n}\n";
+        let with = |line| {
+            let replays = [
+                Replay {
+                    changes: &steps[0],
+                    line: None,
+                },
+                Replay {
+                    changes: &steps[1],
+                    line,
+                },
+            ];
+            super::attribute(now, &replays)
+        };
+        // Whole "b\ny\n}" is found once; a "}" alone is where the hint says.
+        assert_eq!(
+            with(Some(5)),
+            [Some(0), Some(0), None, Some(0), Some(1), Some(1)]
+        );
     }
 
     #[test]

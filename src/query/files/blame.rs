@@ -90,8 +90,8 @@ pub fn blame(conn: &Connection, file: &Path, opts: &BlameOptions) -> Result<Blam
 
 /// Each line of `now` with the step that produced it.
 pub fn attributed(now: &str, steps: &[Step]) -> Vec<BlameLine> {
-    let changes: Vec<_> = steps.iter().map(|s| s.changes.clone()).collect();
-    let who = attribute(now, &changes);
+    let replays: Vec<_> = steps.iter().map(Step::replay).collect();
+    let who = attribute(now, &replays);
     crate::pi::touches::lines(now)
         .into_iter()
         .zip(who)

@@ -107,8 +107,8 @@ fn attribute_commit(
         let Some(text) = repo.file_at(&c.id, &a.path)? else {
             continue;
         };
-        let changes: Vec<_> = steps[..upto].iter().map(|s| s.changes.clone()).collect();
-        let who = attribute(&text, &changes);
+        let replays: Vec<_> = steps[..upto].iter().map(Step::replay).collect();
+        let who = attribute(&text, &replays);
         for &n in &a.lines {
             if let Some(Some(step)) = who.get(n - 1) {
                 let w = &steps[*step].who;

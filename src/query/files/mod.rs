@@ -42,13 +42,24 @@ pub struct Who {
 pub struct Step {
     pub who: Who,
     pub changes: Vec<Change>,
+    /// pi's `firstChangedLine` from the edit's result (`details`), when it gave one.
+    pub line: Option<usize>,
+}
+
+impl Step {
+    pub fn replay(&self) -> attribute::Replay<'_> {
+        attribute::Replay {
+            changes: &self.changes,
+            line: self.line,
+        }
+    }
 }
 
 /// The successful edits and writes of `path` (absolute), oldest first; fork copies once.
 /// A result is joined by call id whenever it arrived: a call without one yet is left out.
 const STEPS: &str = "
 SELECT t.block, t.call_id, t.kind, t.ts_ms, e.offset, e.len, e.id, f.id, f.path,
-       s.session_id, s.name
+       s.session_id, s.name, r.line
 FROM touches t JOIN entries e ON e.rid = t.rid JOIN files f ON f.id = t.file_id
 LEFT JOIN sessions s ON s.file_id = t.file_id
 JOIN touch_results r ON r.file_id = t.file_id AND r.call_id = t.call_id AND r.is_error = 0
@@ -64,7 +75,11 @@ pub fn steps(conn: &Connection, path: &str) -> rusqlite::Result<Vec<Step>> {
     let mut stmt = conn.prepare_cached(STEPS)?;
     let rows = stmt.query_map(params![path], |r| {
         Ok((
-            (r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?),
+            (
+                r.get::<_, i64>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, Option<i64>>(11)?,
+            ),
             (r.get::<_, i64>(4)?, r.get::<_, i64>(5)?),
             Who {
                 session: String::new(),
@@ -81,7 +96,7 @@ pub fn steps(conn: &Connection, path: &str) -> rusqlite::Result<Vec<Step>> {
     let mut files: HashMap<i64, Option<File>> = HashMap::new();
     let mut out = Vec::new();
     for row in rows {
-        let ((block, call_id), (offset, len), who) = row?;
+        let ((block, call_id, first_line), (offset, len), who) = row?;
         let file = files
             .entry(who.file_id)
             .or_insert_with(|| File::open(&who.session_path).ok());
@@ -93,7 +108,11 @@ pub fn steps(conn: &Connection, path: &str) -> rusqlite::Result<Vec<Step>> {
         };
         let changes = changes_in_line(&line, block, call_id.as_deref());
         if !changes.is_empty() {
-            out.push(Step { who, changes });
+            out.push(Step {
+                who,
+                changes,
+                line: first_line.and_then(|l| usize::try_from(l).ok()),
+            });
         }
     }
     name_sessions(conn, out.iter_mut().map(|s| &mut s.who))?;

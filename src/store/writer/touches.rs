@@ -39,9 +39,16 @@ pub fn insert(tx: &Connection, rid: i64, file_id: i64, e: &EntryRow) -> rusqlite
     if let (Some(call), Some(tool)) = (&e.call_id, &e.tool_name) {
         if TOOLS.contains(&tool.as_str()) {
             tx.prepare_cached(
-                "INSERT INTO touch_results(file_id, call_id, rid, is_error) VALUES (?1, ?2, ?3, ?4)",
+                "INSERT INTO touch_results(file_id, call_id, rid, is_error, line)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
             )?
-            .execute(params![file_id, call, rid, e.is_error.unwrap_or(false)])?;
+            .execute(params![
+                file_id,
+                call,
+                rid,
+                e.is_error.unwrap_or(false),
+                e.first_changed
+            ])?;
         }
     }
     Ok(())
