@@ -92,14 +92,20 @@ fn claim_kept(view: &[Line], written: &[String], step: usize, who: &mut [Option<
             }
         }
     }
-    // Lines moved since the write: a long enough line the write holds and the order missed.
+    // Lines moved since the write: a long enough line the order missed, found once in the
+    // write and once in the file (a line repeated in either could be anyone's copy).
+    let mut in_view: HashMap<&str, usize> = HashMap::new();
+    count(&mut in_view, &texts);
+    let mut in_write: HashMap<&str, usize> = HashMap::new();
+    count(&mut in_write, &written);
     for i in unmatched {
         let text = view[i].text.as_str();
-        if text.trim().len() < MOVED_MIN {
-            continue;
-        }
-        if let Some(n) = left.get_mut(text).filter(|n| **n > 0) {
-            *n -= 1;
+        let once = |m: &HashMap<&str, usize>| m.get(text) == Some(&1);
+        if text.trim().len() >= MOVED_MIN
+            && once(&in_view)
+            && once(&in_write)
+            && left.contains_key(text)
+        {
             claim(who, view[i].now, step);
         }
     }
@@ -126,14 +132,22 @@ fn undo(
 ) {
     let new = fuzzy_text(&c.new);
     let old = fuzzy_text(c.old.as_deref().unwrap_or(""));
-    if new.trim().is_empty() {
-        return; // a deletion leaves nothing to find
+    if new.is_empty() {
+        undo_deletion(view, &old, hint);
+        return;
+    }
+    // A blank new text is found everywhere: only where pi said it went.
+    if new.trim().is_empty() && hint.is_none() {
+        return;
     }
     let joined = join(view);
+    // A blank new text is a blank line, not the end of any line.
+    let blank = new.trim().is_empty();
     let found: Vec<usize> = joined
         .match_indices(new.as_str())
-        .take(CANDIDATES)
         .map(|(i, _)| i)
+        .filter(|&i| !blank || i == 0 || joined.as_bytes()[i - 1] == b'\n')
+        .take(CANDIDATES)
         .collect();
     let Some(&at) = choose(&joined, &found, (&new, &old), hint) else {
         claim_moved(view, &old, &new, step, who);
@@ -194,6 +208,24 @@ fn undo(
         }
     }
     view.splice(first..=last, replaced);
+}
+
+/// A deletion of whole lines, put back where pi said the change was: the view then holds
+/// the old lines again for older steps to find (they stand for no line of the file now).
+fn undo_deletion(view: &mut Vec<Line>, old: &str, hint: Option<usize>) {
+    let Some(line) = hint else { return };
+    if !old.ends_with('\n') || line == 0 || line > view.len() + 1 {
+        return;
+    }
+    let back = old
+        .strip_suffix('\n')
+        .unwrap_or(old)
+        .split('\n')
+        .map(|t| Line {
+            text: t.to_string(),
+            now: None,
+        });
+    view.splice(line - 1..line - 1, back);
 }
 
 /// Of the places `new` was found, the nearest to the line pi reported (the view is the file as
