@@ -79,6 +79,8 @@ struct Line {
 struct File {
     rel: String,
     lines: Vec<Line>,
+    /// Renamed by a person at some point (blame does not follow renames).
+    renamed: bool,
 }
 
 impl File {
@@ -221,6 +223,7 @@ impl World {
             self.files.push(File {
                 rel: format!("src/f{}.rs", self.files.len()),
                 lines: vec![],
+                renamed: false,
             });
             self.files.len() - 1
         });
@@ -406,6 +409,7 @@ impl World {
         self.serial += 1;
         std::fs::rename(from, self.repo.join(&rel)).unwrap();
         self.files[f].rel = rel;
+        self.files[f].renamed = true;
     }
 
     fn commit(&mut self, msg: &str) {
@@ -543,6 +547,8 @@ fn main() -> Result<()> {
 
     // Blame of every file now.
     let (mut attributed, mut right, mut right_entry, mut truth_lines) = (0, 0, 0, 0);
+    // The same over files never renamed.
+    let (mut kept_right, mut kept_truth) = (0, 0);
     let mut big_ms = Vec::new();
     for (i, f) in w.files.iter().enumerate() {
         let path = repo.join(&f.rel);
@@ -555,10 +561,12 @@ fn main() -> Result<()> {
         for (got, want) in b.lines.iter().zip(&f.lines) {
             let truth = session_of(want.origin);
             truth_lines += usize::from(truth.is_some());
+            kept_truth += usize::from(truth.is_some() && !f.renamed);
             if let Some(by) = &got.by {
                 attributed += 1;
                 if by.session_id == truth {
                     right += 1;
+                    kept_right += usize::from(!f.renamed);
                     let Origin::Step(st) = want.origin else {
                         unreachable!()
                     };
@@ -660,6 +668,10 @@ fn main() -> Result<()> {
         pct(right, attributed)
     );
     println!("| blame recall (right session / lines a session produced) | {:.2}% ({right}/{truth_lines}) |", pct(right, truth_lines));
+    println!(
+        "| blame recall on files never renamed | {:.2}% ({kept_right}/{kept_truth}) |",
+        pct(kept_right, kept_truth)
+    );
     println!(
         "| blame: right entry too | {:.2}% of the right sessions |",
         pct(right_entry, right)

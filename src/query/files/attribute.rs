@@ -38,6 +38,17 @@ pub struct Replay<'a> {
 
 /// For each line of `now`, the index in `steps` of the step that last produced it.
 pub fn attribute(now: &str, steps: &[Replay]) -> Vec<Option<usize>> {
+    attribute_lines(now, steps, None)
+}
+
+/// [`attribute`], finished once each of the `wanted` lines (0-based; all when `None`) is
+/// claimed: a claim is final (older steps only fill lines still unclaimed), and a commit
+/// asks only about the lines it added, which recent steps usually explain.
+pub fn attribute_lines(
+    now: &str,
+    steps: &[Replay],
+    wanted: Option<&[usize]>,
+) -> Vec<Option<usize>> {
     let mut view: Vec<Line> = lines(now)
         .into_iter()
         .enumerate()
@@ -47,7 +58,14 @@ pub fn attribute(now: &str, steps: &[Replay]) -> Vec<Option<usize>> {
         })
         .collect();
     let mut who = vec![None; view.len()];
+    let done = |who: &[Option<usize>]| match wanted {
+        Some(w) => w.iter().all(|&n| who.get(n).is_none_or(Option::is_some)),
+        None => who.iter().all(Option::is_some),
+    };
     for (step, r) in steps.iter().enumerate().rev() {
+        if done(&who) {
+            break;
+        }
         if let [Change { old: None, new }] = r.changes {
             let after: Vec<String> = lines(new).into_iter().map(fuzzy).collect();
             claim_kept(&view, &after, step, &mut who);

@@ -9,7 +9,7 @@ use std::path::Path;
 use rusqlite::Connection;
 use serde::Serialize;
 
-use super::attribute::attribute;
+use super::attribute::attribute_lines;
 use super::git::{Commit, Repo};
 use super::{steps, Step};
 use crate::error::Result;
@@ -108,7 +108,8 @@ fn attribute_commit(
             continue;
         };
         let replays: Vec<_> = steps[..upto].iter().map(Step::replay).collect();
-        let who = attribute(&text, &replays);
+        let wanted: Vec<usize> = a.lines.iter().map(|n| n - 1).collect();
+        let who = attribute_lines(&text, &replays, Some(&wanted));
         for &n in &a.lines {
             if let Some(Some(step)) = who.get(n - 1) {
                 let w = &steps[*step].who;
