@@ -17,7 +17,6 @@ CREATE TABLE touches (
     removed  INTEGER           -- edit: lines taken out
 );
 CREATE INDEX touches_by_path ON touches(path);
-CREATE INDEX touches_by_rel ON touches(rel) WHERE rel IS NOT NULL;
 CREATE INDEX touches_by_file ON touches(file_id);
 
 -- The result of a call that touched files: whether it failed. A result can arrive in a later

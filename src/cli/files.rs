@@ -1,5 +1,5 @@
-//! `pidx files`, `pidx blame` and `pidx commits`: file history from the sessions' tool calls
-//! (`query::files`), as lines for a terminal or JSON.
+//! `pidx files`: which sessions touched a file (`query::files::list`), and the time and
+//! session columns `blame` and `commits` print too.
 
 use std::path::PathBuf;
 
@@ -10,8 +10,6 @@ use super::args::RangeArgs;
 use super::env::Env;
 use super::output::Out;
 use super::Found;
-use crate::query::files::blame::{blame, BlameOptions};
-use crate::query::files::commits::{commits, CommitsOptions};
 use crate::query::files::list::{top_files, touches, FilesOptions};
 use crate::query::files::Who;
 use crate::term::one_line;
@@ -34,43 +32,8 @@ pub struct FilesArgs {
     pub limit: usize,
 }
 
-#[derive(Args, Debug)]
-pub struct BlameArgs {
-    /// The file, as it is on disk now.
-    pub file: PathBuf,
-    /// Only lines START to END (1-based, inclusive), as `git blame -L`.
-    #[arg(short = 'L', value_name = "START,END", value_parser = parse_range)]
-    pub lines: Option<(usize, usize)>,
-    /// Also the git commit that last changed each line.
-    #[arg(long)]
-    pub git: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct CommitsArgs {
-    /// Commits A..B, or a revision and its ancestors (default HEAD).
-    #[arg(default_value = "HEAD")]
-    pub range: String,
-    /// A folder inside the repository (default the current folder).
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub repo: PathBuf,
-    /// At most this many commits, newest first.
-    #[arg(long, default_value_t = 20)]
-    pub limit: usize,
-}
-
-fn parse_range(s: &str) -> Result<(usize, usize), String> {
-    let bad = || format!("{s:?}: give START,END (1-based line numbers, START <= END)");
-    let (a, b) = s.split_once(',').ok_or_else(bad)?;
-    let a: usize = a.trim().parse().map_err(|_| bad())?;
-    let b: usize = b.trim().parse().map_err(|_| bad())?;
-    if a == 0 || b < a {
-        return Err(bad());
-    }
-    Ok((a, b))
-}
-
-fn when(ms: Option<i64>) -> String {
+/// A time as `files`, `blame` and `commits` print it (UTC, to the minute).
+pub(super) fn when(ms: Option<i64>) -> String {
     ms.and_then(chrono::DateTime::from_timestamp_millis)
         .map_or_else(
             || "-".repeat(16),
@@ -78,6 +41,7 @@ fn when(ms: Option<i64>) -> String {
         )
 }
 
+/// A session's handle and name.
 fn session(w: &Who) -> String {
     let name = w
         .name
@@ -87,7 +51,7 @@ fn session(w: &Who) -> String {
     format!("{}{name}", one_line(&w.session))
 }
 
-pub fn run_files(env: &Env, args: &FilesArgs, out: &mut Out) -> Result<Found> {
+pub fn run(env: &Env, args: &FilesArgs, out: &mut Out) -> Result<Found> {
     let (since_ms, until_ms) = args.range.bounds(chrono::Utc::now().timestamp_millis())?;
     let (store, _) = env.open_fresh()?;
     let mut opts = FilesOptions {
@@ -154,89 +118,4 @@ pub fn run_files(env: &Env, args: &FilesArgs, out: &mut Out) -> Result<Found> {
         crate::term::say("pidx: no session touched a matching file");
     }
     Ok(!rows.is_empty())
-}
-
-pub fn run_blame(env: &Env, args: &BlameArgs, out: &mut Out) -> Result<Found> {
-    let (store, _) = env.open_fresh()?;
-    let opts = BlameOptions {
-        range: args.lines,
-        git: args.git,
-    };
-    let b = blame(&store.conn, &args.file, &opts)?;
-    let found = b.lines.iter().any(|l| l.by.is_some());
-    if env.global.json {
-        out.json(&b)?;
-        return Ok(found);
-    }
-    let width = b.lines.last().map_or(1, |l| l.line.to_string().len());
-    let handle = b
-        .lines
-        .iter()
-        .filter_map(|l| l.by.as_ref().map(|w| w.session.len()))
-        .max()
-        .unwrap_or(8);
-    let lines = b.lines.iter().map(|l| {
-        let (who, t) = match &l.by {
-            Some(w) => (one_line(&w.session), when(w.ts_ms)),
-            None => ("-".into(), " ".repeat(16)),
-        };
-        let commit = match (&l.commit, args.git) {
-            (Some(c), true) => format!("{} ", &c[..c.len().min(8)]),
-            (None, true) => "-------- ".into(),
-            _ => String::new(),
-        };
-        format!(
-            "{commit}{who:<handle$} {t} {:>width$}) {}",
-            l.line,
-            one_line(&l.text)
-        )
-    });
-    out.lines(lines)?;
-    if b.steps == 0 {
-        crate::term::say(&format!(
-            "pidx: no session's successful edit or write of {} is indexed",
-            b.path
-        ));
-    }
-    Ok(found)
-}
-
-pub fn run_commits(env: &Env, args: &CommitsArgs, out: &mut Out) -> Result<Found> {
-    let (store, _) = env.open_fresh()?;
-    let opts = CommitsOptions {
-        repo: args.repo.clone(),
-        range: args.range.clone(),
-        limit: args.limit,
-    };
-    let rows = commits(&store.conn, &opts)?;
-    let found = rows.iter().any(|r| !r.sessions.is_empty());
-    if env.global.json {
-        out.json(&rows)?;
-        return Ok(found);
-    }
-    let mut lines = Vec::new();
-    for r in &rows {
-        lines.push(format!(
-            "{} {}  +{}  {}",
-            &r.commit[..r.commit.len().min(10)],
-            when(Some(r.time_ms)),
-            r.added,
-            one_line(&r.summary)
-        ));
-        for p in &r.sessions {
-            let name = p
-                .name
-                .as_deref()
-                .map(|n| format!("  {}", one_line(n)))
-                .unwrap_or_default();
-            lines.push(format!(
-                "    {:>5.1}%  {:>4} lines  {}{name}",
-                p.share * 100.0,
-                p.lines,
-                one_line(&p.session)
-            ));
-        }
-    }
-    out.lines(lines)?;
-    Ok(found)
 }

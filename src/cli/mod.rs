@@ -4,7 +4,9 @@
 
 pub mod args;
 mod background;
+mod blame;
 mod chart;
+mod commits;
 mod context;
 mod dates;
 mod env;
@@ -112,9 +114,9 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Sql(args) => sql::run(env, args, &mut out),
         Command::Report(args) => report::run(env, args, &mut out),
         Command::Pick(args) => pick::run(env, args),
-        Command::Files(args) => files::run_files(env, args, &mut out),
-        Command::Blame(args) => files::run_blame(env, args, &mut out),
-        Command::Commits(args) => files::run_commits(env, args, &mut out),
+        Command::Files(args) => files::run(env, args, &mut out),
+        Command::Blame(args) => blame::run(env, args, &mut out),
+        Command::Commits(args) => commits::run(env, args, &mut out),
         Command::Push(args) => push::run(env, args, &mut out),
         Command::Pg(cmd) => pg::run(env, cmd, &mut out),
         Command::Mcp | Command::Skill(_) => unreachable!("run before stdout is locked"),
@@ -259,13 +261,13 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  pidx blame src/main.rs\n  pidx blame src/main.rs -L 40,60 --git\n  pidx blame src/main.rs --json"
     )]
-    Blame(files::BlameArgs),
+    Blame(blame::BlameArgs),
     /// For each git commit, the sessions whose edits produced its added lines, with each
     /// one's share of them.
     #[command(
         after_help = "Examples:\n  pidx commits\n  pidx commits main~50..main --repo ~/code/app\n  pidx commits HEAD --limit 200 --json"
     )]
-    Commits(files::CommitsArgs),
+    Commits(commits::CommitsArgs),
     /// Find a session as you type (this project or all, by listing or full text), preview it,
     /// and resume it in pi with Enter. `?` lists the keys.
     #[command(

@@ -5,6 +5,8 @@
 //! re-reads edits from the transcript when it needs their text. Unknown tools and shapes give
 //! nothing, never an error.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 /// What a call did to a file.
@@ -106,11 +108,13 @@ pub fn of_content(content: Option<&Value>, cwd: &str) -> Vec<Touch> {
                     "edit" => Kind::Edit,
                     _ => Kind::Write,
                 };
-                let changes = changes(name, &args);
-                if kind.changes() && changes.is_empty() {
-                    continue; // pi rejects it before touching the file
-                }
-                let counts = kind.changes().then(|| line_counts(&changes));
+                let counts = match kind.changes() {
+                    true => match line_counts(name, &args) {
+                        Some(c) => Some(c),
+                        None => continue, // pi rejects it before touching the file
+                    },
+                    false => None,
+                };
                 push(kind, path, counts);
             }
             "ls" | "grep" | "find" => {
@@ -140,63 +144,72 @@ pub fn of_content(content: Option<&Value>, cwd: &str) -> Vec<Touch> {
     out
 }
 
-/// The arguments object of a `toolCall` block; a JSON string holding one is read too.
-fn arguments(b: &Map<String, Value>) -> Option<Map<String, Value>> {
+/// The arguments object of a `toolCall` block (borrowed: a write's content can be megabytes);
+/// a JSON string holding one is read too.
+fn arguments(b: &Map<String, Value>) -> Option<Cow<'_, Map<String, Value>>> {
     match b.get("arguments")? {
-        Value::Object(m) => Some(m.clone()),
+        Value::Object(m) => Some(Cow::Borrowed(m)),
         Value::String(s) => match serde_json::from_str(s) {
-            Ok(Value::Object(m)) => Some(m),
+            Ok(Value::Object(m)) => Some(Cow::Owned(m)),
             _ => None,
         },
         _ => None,
     }
 }
 
-/// The changes a call of tool `name` with `args` asks for: pi's `prepareEditArguments` for
-/// `edit` (`edits` as an array, a single object or a JSON string, plus the older top-level
-/// `oldText`/`newText` appended), the content for `write`.
-pub fn changes(name: &str, args: &Map<String, Value>) -> Vec<Change> {
+/// Calls `f(old, new)` for each change a call of tool `name` with `args` asks for: pi's
+/// `prepareEditArguments` for `edit` (`edits` as an array, a single object or a JSON string,
+/// plus the older top-level `oldText`/`newText` appended), the content for `write` (`old` is
+/// `None`).
+fn each_change(name: &str, args: &Map<String, Value>, f: &mut dyn FnMut(Option<&str>, &str)) {
+    let mut pair = |e: &Value| {
+        if let (Some(Value::String(old)), Some(Value::String(new))) =
+            (e.get("oldText"), e.get("newText"))
+        {
+            f(Some(old), new);
+        }
+    };
     match name {
-        "write" => args
-            .get("content")
-            .and_then(Value::as_str)
-            .map(|c| {
-                vec![Change {
-                    old: None,
-                    new: c.to_string(),
-                }]
-            })
-            .unwrap_or_default(),
+        "write" => {
+            if let Some(Value::String(c)) = args.get("content") {
+                f(None, c);
+            }
+        }
         "edit" => {
-            let mut edits: Vec<Value> = match args.get("edits") {
-                Some(Value::Array(a)) => a.clone(),
-                Some(Value::String(s)) => match serde_json::from_str(s) {
-                    Ok(Value::Array(a)) => a,
-                    Ok(o @ Value::Object(_)) => vec![o],
-                    _ => Vec::new(),
+            match args.get("edits") {
+                Some(Value::Array(a)) => a.iter().for_each(&mut pair),
+                Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+                    Ok(Value::Array(a)) => a.iter().for_each(&mut pair),
+                    Ok(o @ Value::Object(_)) => pair(&o),
+                    _ => {}
                 },
-                Some(o @ Value::Object(_)) => vec![o.clone()],
-                _ => Vec::new(),
-            };
+                Some(o @ Value::Object(_)) => pair(o),
+                _ => {}
+            }
             if let (Some(Value::String(_)), Some(Value::String(_))) =
                 (args.get("oldText"), args.get("newText"))
             {
-                edits.push(Value::Object(args.clone()));
+                let top = args
+                    .iter()
+                    .filter(|(k, _)| *k == "oldText" || *k == "newText");
+                let o: Map<String, Value> = top.map(|(k, v)| (k.clone(), v.clone())).collect();
+                pair(&Value::Object(o));
             }
-            edits
-                .iter()
-                .filter_map(|e| {
-                    let old = e.get("oldText")?.as_str()?;
-                    let new = e.get("newText")?.as_str()?;
-                    Some(Change {
-                        old: Some(old.to_string()),
-                        new: new.to_string(),
-                    })
-                })
-                .collect()
         }
-        _ => Vec::new(),
+        _ => {}
     }
+}
+
+/// The changes a call of tool `name` with `args` asks for ([`each_change`]).
+pub fn changes(name: &str, args: &Map<String, Value>) -> Vec<Change> {
+    let mut out = Vec::new();
+    each_change(name, args, &mut |old, new| {
+        out.push(Change {
+            old: old.map(str::to_string),
+            new: new.to_string(),
+        })
+    });
+    out
 }
 
 /// The changes of the call with `call_id` (else the one at `block`) in a raw entry line.
@@ -224,11 +237,14 @@ pub fn changes_in_line(line: &[u8], block: i64, call_id: Option<&str>) -> Vec<Ch
     changes(name, &args)
 }
 
-/// Lines added and removed: each replacement without the lines it keeps at both ends.
-fn line_counts(changes: &[Change]) -> (i64, i64) {
-    changes.iter().fold((0, 0), |(a, r), c| {
-        let old: Vec<&str> = c.old.as_deref().map(lines).unwrap_or_default();
-        let new: Vec<&str> = lines(&c.new);
+/// Lines added and removed: each replacement without the lines it keeps at both ends;
+/// `None` when the call asks for no change.
+fn line_counts(name: &str, args: &Map<String, Value>) -> Option<(i64, i64)> {
+    let mut total = None;
+    each_change(name, args, &mut |old, new| {
+        let (a, r) = total.get_or_insert((0, 0));
+        let old: Vec<&str> = old.map(lines).unwrap_or_default();
+        let new: Vec<&str> = lines(new);
         let head = old.iter().zip(&new).take_while(|(o, n)| o == n).count();
         let tail = old[head..]
             .iter()
@@ -236,11 +252,10 @@ fn line_counts(changes: &[Change]) -> (i64, i64) {
             .zip(new[head..].iter().rev())
             .take_while(|(o, n)| o == n)
             .count();
-        (
-            a + (new.len() - head - tail) as i64,
-            r + (old.len() - head - tail) as i64,
-        )
-    })
+        *a += (new.len() - head - tail) as i64;
+        *r += (old.len() - head - tail) as i64;
+    });
+    total
 }
 
 /// The lines of a text, `\r\n` and a final newline taken as pi's edit does (normalised to LF).
@@ -407,10 +422,10 @@ mod tests {
 
     #[test]
     fn edit_counts_leave_out_kept_lines() {
-        let c = [Change {
-            old: Some("a\nb\nc\n".into()),
-            new: "a\nB\nB2\nc\n".into(),
-        }];
-        assert_eq!(line_counts(&c), (2, 1));
+        let args =
+            json!({"path": "p", "edits": [{"oldText": "a\nb\nc\n", "newText": "a\nB\nB2\nc\n"}]});
+        assert_eq!(line_counts("edit", args.as_object().unwrap()), Some((2, 1)));
+        let none = json!({"path": "p", "edits": []});
+        assert_eq!(line_counts("edit", none.as_object().unwrap()), None);
     }
 }
