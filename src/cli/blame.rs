@@ -7,7 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::env::Env;
-use super::files::when;
+use super::files::{code_line, when};
 use super::output::Out;
 use super::Found;
 use crate::query::files::blame::{blame, BlameOptions};
@@ -68,7 +68,7 @@ pub fn run(env: &Env, args: &BlameArgs, out: &mut Out) -> Result<Found> {
         format!(
             "{commit}{who:<handle$} {t} {:>width$}) {}",
             l.line,
-            one_line(&l.text)
+            code_line(&l.text)
         )
     });
     out.lines(lines)?;

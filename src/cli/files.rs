@@ -41,6 +41,12 @@ pub(super) fn when(ms: Option<i64>) -> String {
         )
 }
 
+/// A line of a file, neutralised (`term::block`) with its indentation kept, unlike
+/// `one_line`'s collapsed spaces.
+pub(super) fn code_line(s: &str) -> String {
+    crate::term::block(s).replace(['\n', '\r'], " ")
+}
+
 /// A session's handle and name.
 fn session(w: &Who) -> String {
     let name = w
@@ -110,7 +116,7 @@ pub fn run(env: &Env, args: &FilesArgs, out: &mut Out) -> Result<Found> {
                 one_line(&r.path),
                 session(&r.by),
             ));
-            lines.extend(r.diff.iter().map(|d| format!("      {}", one_line(d))));
+            lines.extend(r.diff.iter().map(|d| format!("      {}", code_line(d))));
         }
         out.lines(lines)?;
     }

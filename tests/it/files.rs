@@ -601,3 +601,20 @@ fn pick_print_keeps_only_sessions_that_changed_the_file() {
     let (code, _, _) = f.run(&["pick", "--print", "doing", "--file", "c.rs"]);
     assert_eq!(code, 1);
 }
+
+#[test]
+fn printed_lines_keep_their_indentation_and_lose_escape_sequences() {
+    let f = fixture();
+    let cwd = f.cwd();
+    let mut a = Session::new("019a0000-0000-7000-8000-00000000000a", &cwd, T0);
+    a.write("t.txt", "fn f() {\n    \u{1b}[2Jbody\n}\n");
+    a.edit("t.txt", "}\n", "}\n\u{1b}]0;title\u{7}\n");
+    a.save(&f.root, "a");
+    let (code, out, err) = f.run(&["blame", "t.txt"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains('\u{1b}') && !out.contains('\u{7}'), "{out:?}");
+    assert!(out.contains("2)     \u{fffd}[2Jbody"), "{out}");
+    let (_, out, _) = f.run(&["files", "t.txt"]);
+    assert!(!out.contains('\u{1b}'), "{out:?}");
+    assert!(out.contains("      +\u{fffd}]0;title\u{fffd}"), "{out}");
+}
