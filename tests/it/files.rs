@@ -618,3 +618,21 @@ fn printed_lines_keep_their_indentation_and_lose_escape_sequences() {
     assert!(!out.contains('\u{1b}'), "{out:?}");
     assert!(out.contains("      +\u{fffd}]0;title\u{fffd}"), "{out}");
 }
+
+#[test]
+fn blame_follows_a_file_git_saw_renamed() {
+    let f = fixture();
+    git2::Repository::init(&f.project).unwrap();
+    let cwd = f.cwd();
+    let mut a = Session::new("019a0000-0000-7000-8000-00000000000a", &cwd, T0);
+    a.write("old.rs", "fn one() {}\nfn two() {}\nfn three() {}\n");
+    a.save(&f.root, "a");
+    git_commit(&f.project, "add", T0 / 1000 + 10);
+    std::fs::rename(f.project.join("old.rs"), f.project.join("new.rs")).unwrap();
+    git_commit(&f.project, "rename", T0 / 1000 + 20);
+    let mut b = Session::new("019a0000-0000-7000-8000-00000000000b", &cwd, T0 + 30_000);
+    b.edit("new.rs", "fn two() {}\n", "fn two() { 2 }\n");
+    b.save(&f.root, "b");
+    let v = f.json(&["blame", "new.rs"]);
+    assert_eq!(blamed(&v), ["a", "b", "a"], "{v}");
+}

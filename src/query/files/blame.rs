@@ -61,9 +61,13 @@ pub fn blame(conn: &Connection, file: &Path, opts: &BlameOptions) -> Result<Blam
             }
         }
     }
+    let repo = super::git::Repo::discover(&path).ok();
+    if let Some(repo) = &repo {
+        found = with_former_paths(conn, repo, &path, found)?;
+    }
     let mut lines = attributed(&now, &found);
     if opts.git {
-        if let Ok(repo) = super::git::Repo::discover(&path) {
+        if let Some(repo) = &repo {
             let commits = repo.blame_commits(&path, &now)?;
             for (l, c) in lines.iter_mut().zip(commits) {
                 l.commit = c;
@@ -86,6 +90,29 @@ pub fn blame(conn: &Connection, file: &Path, opts: &BlameOptions) -> Result<Blam
         steps: found.len(),
         lines,
     })
+}
+
+/// Most commits looked through for the renames of a file.
+const RENAMES_BACK: usize = 2000;
+
+/// `steps` of the file, preceded by those made to the paths git says it had before, each up
+/// to the commit that renamed it.
+fn with_former_paths(
+    conn: &Connection,
+    repo: &super::git::Repo,
+    path: &Path,
+    mut steps: Vec<Step>,
+) -> Result<Vec<Step>> {
+    for (old, renamed_ms) in repo.former_paths(path, RENAMES_BACK)? {
+        let mut before: Vec<Step> = super::steps(conn, &old.to_string_lossy())?
+            .into_iter()
+            .filter(|s| s.who.ts_ms.is_some_and(|t| t <= renamed_ms + 999))
+            .collect();
+        before.append(&mut steps);
+        steps = before;
+    }
+    steps.sort_by_key(|s| s.who.ts_ms);
+    Ok(steps)
 }
 
 /// Each line of `now` with the step that produced it.

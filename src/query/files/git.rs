@@ -155,6 +155,69 @@ impl Repo {
         Ok(std::str::from_utf8(blob.content()).ok().map(str::to_string))
     }
 
+    /// The paths `path` (absolute, in the work tree) had before git saw it renamed, newest
+    /// first, each with the time (ms) of the commit that renamed it; at most `limit` commits
+    /// back from HEAD are looked through. A commit is diffed (to find the rename) only when it
+    /// adds the path being followed.
+    ///
+    /// # Errors
+    /// git errors.
+    pub fn former_paths(&self, path: &Path, limit: usize) -> Result<Vec<(PathBuf, i64)>> {
+        let Ok(rel) = path.strip_prefix(&self.workdir) else {
+            return Ok(Vec::new());
+        };
+        let Some(mut current) = rel.to_str().map(str::to_string) else {
+            return Ok(Vec::new());
+        };
+        let mut walk = self.repo.revwalk().map_err(git_err)?;
+        if walk.push_head().is_err() {
+            return Ok(Vec::new()); // no commit yet
+        }
+        walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)
+            .map_err(git_err)?;
+        let mut out = Vec::new();
+        for oid in walk.take(limit) {
+            let c = self
+                .repo
+                .find_commit(oid.map_err(git_err)?)
+                .map_err(git_err)?;
+            let Some(parent) = c.parents().next() else {
+                break;
+            };
+            let (old, new) = (parent.tree().map_err(git_err)?, c.tree().map_err(git_err)?);
+            // Added here: in this commit's tree and not in its parent's (two tree lookups,
+            // not a diff).
+            let here = |t: &git2::Tree| t.get_path(Path::new(&current)).is_ok();
+            if !here(&new) || here(&old) {
+                continue;
+            }
+            let mut full = self
+                .repo
+                .diff_tree_to_tree(Some(&old), Some(&new), None)
+                .map_err(git_err)?;
+            full.find_similar(None).map_err(git_err)?;
+            let from = full.deltas().find_map(|d| {
+                let to = d.new_file().path().and_then(Path::to_str);
+                (d.status() == git2::Delta::Renamed && to == Some(current.as_str()))
+                    .then(|| {
+                        d.old_file()
+                            .path()
+                            .and_then(Path::to_str)
+                            .map(str::to_string)
+                    })
+                    .flatten()
+            });
+            match from {
+                Some(from) => {
+                    out.push((self.workdir.join(&from), c.time().seconds() * 1000));
+                    current = from;
+                }
+                None => break, // created here
+            }
+        }
+        Ok(out)
+    }
+
     /// For each line of the file at `path` (absolute) as committed at HEAD, the commit that
     /// last changed it (git's own blame), `None` for a line git does not know; the lines of
     /// the file on disk follow HEAD's where they have not changed since.
