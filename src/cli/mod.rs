@@ -3,9 +3,12 @@
 //! `output`.
 
 pub mod args;
+mod blame;
 mod chart;
+mod commits;
 mod context;
 mod dates;
+mod files;
 mod forget;
 mod list;
 mod mcp;
@@ -93,6 +96,9 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Sql(args) => sql::run(env, args, &mut out),
         Command::Report(args) => report::run(env, args, &mut out),
         Command::Pick(args) => pick::run(env, args),
+        Command::Files(args) => files::run(env, args, &mut out),
+        Command::Blame(args) => blame::run(env, args, &mut out),
+        Command::Commits(args) => commits::run(env, args, &mut out),
         Command::Push(args) => push::run(env, args, &mut out),
         Command::Pg(cmd) => pg::run(env, cmd, &mut out),
         Command::Team(cmd) => team::run(env, cmd, &mut out),
@@ -223,7 +229,7 @@ pub enum Command {
     )]
     Stats(stats::StatsArgs),
     /// Run one read-only SQL query against the index (views: v_sessions, v_entries,
-    /// v_messages, v_usage, v_tool_calls). Anything that would write is refused.
+    /// v_messages, v_usage, v_tool_calls, v_file_touches). Anything that would write is refused.
     #[command(
         after_help = "Examples:\n  pidx sql \"SELECT model, sum(cost) FROM v_usage GROUP BY model ORDER BY 2 DESC\"\n  pidx sql --csv \"SELECT name, count(*) FROM v_tool_calls GROUP BY name\"\n  pidx sql \"PRAGMA table_info(v_usage)\""
     )]
@@ -247,6 +253,24 @@ pub enum Command {
         after_help = "Examples:\n  pidx forget 019cb679-40\n  pidx forget --cwd ~/code/secret-project\n  pidx forget --before 2026-01-01 --dry-run\n  pidx forget 019cb679-40 --pg postgresql://me@db.example/pidx\n  pidx forget --list\n  pidx forget --undo\n\nA watcher must be stopped first (it is the index's one writer)."
     )]
     Forget(forget::ForgetArgs),
+    /// Which sessions touched a file: time, kind, session and, for edits, a compact diff;
+    /// without PATH, the files of this project sessions changed most.
+    #[command(
+        after_help = "Examples:\n  pidx files src/main.rs\n  pidx files src/ --kind edit,write --since 7d\n  pidx files 'src/*.rs' --json\n  pidx files                      # this project's most changed files"
+    )]
+    Files(files::FilesArgs),
+    /// For each line of a file as it is now, the session whose successful edit or write last
+    /// produced it ('-' when none did). See docs/files.md for the rule and its limits.
+    #[command(
+        after_help = "Examples:\n  pidx blame src/main.rs\n  pidx blame src/main.rs -L 40,60 --git\n  pidx blame src/main.rs --json"
+    )]
+    Blame(blame::BlameArgs),
+    /// For each git commit, the sessions whose edits produced its added lines, with each
+    /// one's share of them.
+    #[command(
+        after_help = "Examples:\n  pidx commits\n  pidx commits main~50..main --repo ~/code/app\n  pidx commits HEAD --limit 200 --json"
+    )]
+    Commits(commits::CommitsArgs),
     /// Find a session as you type (this project or all, by listing or full text), preview it,
     /// and resume it in pi with Enter. `?` lists the keys.
     #[command(
@@ -258,7 +282,7 @@ Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     Pick(pick::PickArgs),
     /// Serve the index to agents over the Model Context Protocol (stdio; read-only tools:
     /// search_sessions, list_sessions, get_session, get_context, get_tree, usage_stats,
-    /// sql_query). Set-up for Claude Code, Codex and Cursor: see docs/mcp.md.
+    /// sql_query, file_history, blame). Set-up for Claude Code, Codex and Cursor: see docs/mcp.md.
     Mcp,
     /// Send this machine's index to a team server (PostgreSQL): only what changed since the
     /// last push; transcripts rewritten or deleted here are replaced or removed there.

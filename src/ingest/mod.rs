@@ -10,6 +10,7 @@ pub mod gateway;
 pub mod openclaw;
 mod pipeline;
 mod read;
+mod repo;
 pub mod sync;
 pub mod tail;
 pub mod watch;

@@ -88,6 +88,7 @@ pub(super) fn read_file(
         file,
         meta,
     } = start;
+    state.no_touches = super::repo::touches_off();
     let mut reader = LineReader::new(file, row.offset as u64).map_err(io)?;
     if row.torn && !rewrite && reader.peek_byte().map_err(io)? == Some(b'\n') {
         // The newline that completes the line taken as whole last time.
@@ -116,7 +117,10 @@ pub(super) fn read_file(
         }
         let len = reader.buf.len();
         // A huge line is parsed in its own buffer (`pi::huge`), which it then leaves empty.
-        let outcome = state.apply_owned_line(&mut reader.buf, row.lines, line_offset as i64);
+        let mut outcome = state.apply_owned_line(&mut reader.buf, row.lines, line_offset as i64);
+        if let Some(e) = outcome.entry.as_mut() {
+            super::repo::relate(e, &state.cwd);
+        }
         batch.push(outcome, row.lines, len + 1);
         row.torn = torn;
         reader.release();

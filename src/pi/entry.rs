@@ -10,6 +10,7 @@ use crate::pi::js;
 use crate::pi::line::{listing_segments, parse_line, Line};
 use crate::pi::model::{EntryRow, Listing, SessionState, Usage};
 use crate::pi::text::{self, extract_text};
+use crate::pi::touches;
 
 /// What one physical line contributed.
 #[derive(Debug, Default)]
@@ -228,6 +229,12 @@ impl SessionState {
             return LineOutcome::default();
         }
         let mut row = entry_row(&obj);
+        if self.no_touches {
+            row.call_id = None;
+        } else if row.role.as_deref() == Some("assistant") {
+            let content = obj.get("message").and_then(|m| m.get("content"));
+            row.touches = touches::of_content(content, &self.cwd);
+        }
         row.seq = self.entry_count;
         row.line = line_no;
         row.offset = offset;
@@ -357,6 +364,11 @@ fn message_columns(row: &mut EntryRow, m: &Map<String, Value>) {
             row.usage = m.get("usage").and_then(usage_of);
             row.is_error = m.get("isError").map(js::truthy);
             row.tool_name = str_at(m, "toolName");
+            row.call_id = str_at(m, "toolCallId");
+            row.first_changed = m
+                .get("details")
+                .and_then(|d| d.get("firstChangedLine"))
+                .and_then(Value::as_i64);
         }
         Some("bashExecution") => {
             row.exit_code = m.get("exitCode").and_then(Value::as_f64).map(|c| c as i64);

@@ -17,3 +17,4 @@ pub mod paths;
 pub mod picker;
 pub mod rawjson;
 pub mod text;
+pub mod touches;

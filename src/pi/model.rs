@@ -43,6 +43,9 @@ pub struct SessionState {
     pub leaf_id: Option<String>,
     /// Path facts are unreliable for this file (see `ingest::paths`): walk whole paths.
     pub tangled: bool,
+    /// Record no file touches (set by ingest for the benchmark's baseline run only; never
+    /// saved).
+    pub no_touches: bool,
 }
 
 /// One session entry (any line after the header that pi's loader keeps).
@@ -80,6 +83,12 @@ pub struct EntryRow {
     pub exit_code: Option<i64>,
     /// Assistant: the name of each toolCall block.
     pub tool_uses: Vec<String>,
+    /// Assistant: the files its tool calls touched (`pi::touches`).
+    pub touches: Vec<crate::pi::touches::Touch>,
+    /// toolResult: the `toolCallId` it answers.
+    pub call_id: Option<String>,
+    /// toolResult of an edit: `details.firstChangedLine`.
+    pub first_changed: Option<i64>,
     /// The huge text that `text` and `texts` hold as a token (`pi::huge`).
     pub huge: Option<std::sync::Arc<crate::pi::huge::Huge>>,
 }

@@ -2,6 +2,7 @@
 //! of them parses the corpus (context reads single lines back by their stored byte range).
 
 pub mod context;
+pub mod files;
 pub mod handle;
 pub mod list;
 

@@ -158,7 +158,7 @@ const STOPPED: &str = "the query ran longer than";
 pub fn run_capped(conn: &Connection, sql: &str, limits: &Limits) -> Result<(Table, bool)> {
     if sql.trim().trim_matches(';').trim().is_empty() {
         return Err(Error::Invalid(
-            "empty query: give one SELECT statement (the views are v_sessions, v_entries, v_messages, v_usage, v_tool_calls)".into(),
+            "empty query: give one SELECT statement (the views are v_sessions, v_entries, v_messages, v_usage, v_tool_calls, v_file_touches)".into(),
         ));
     }
     let started = Instant::now();

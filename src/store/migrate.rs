@@ -28,6 +28,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0019_gateway_lookups.sql"),
     include_str!("../../migrations/0020_run_oldest.sql"),
     include_str!("../../migrations/0021_openclaw_deleted.sql"),
+    include_str!("../../migrations/0022_touches.sql"),
     include_str!("../../migrations/0023_forgotten.sql"),
 ];
 

@@ -16,6 +16,7 @@ mod conformance;
 mod context_paths;
 mod crash;
 mod faults;
+mod files;
 mod first_answer;
 mod first_page;
 mod forget;

@@ -178,7 +178,7 @@ async def check_tools(s):
     tools = (await s.list_tools()).tools
     names = {t.name for t in tools}
     expected = {"search_sessions", "list_sessions", "get_session", "get_context", "get_tree",
-                "usage_stats", "sql_query"}
+                "usage_stats", "sql_query", "file_history", "blame"}
     check(names == expected, f"tools/list names: {sorted(names)}")
     for t in tools:
         check(t.input_schema.get("type") == "object", f"{t.name} has an object inputSchema")

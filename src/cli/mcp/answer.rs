@@ -46,7 +46,12 @@ impl Call<'_> {
     }
 }
 
-fn in_range(what: &str, v: Option<usize>, default: usize, max: usize) -> Result<usize, String> {
+pub(super) fn in_range(
+    what: &str,
+    v: Option<usize>,
+    default: usize,
+    max: usize,
+) -> Result<usize, String> {
     let n = v.unwrap_or(default);
     if (1..=max).contains(&n) {
         Ok(n)
@@ -56,7 +61,7 @@ fn in_range(what: &str, v: Option<usize>, default: usize, max: usize) -> Result<
 }
 
 /// The common tail of a paged answer: cursor, truncation and notes.
-fn finish(mut body: Map<String, Value>, next: Option<String>, cut: usize) -> Value {
+pub(super) fn finish(mut body: Map<String, Value>, next: Option<String>, cut: usize) -> Value {
     let mut notes = Vec::new();
     if next.is_some() {
         notes.push("more results: call again with cursor set to nextCursor".to_string());

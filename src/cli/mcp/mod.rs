@@ -9,6 +9,7 @@
 
 mod answer;
 mod context;
+mod files;
 mod message;
 mod page;
 mod schema;
@@ -36,7 +37,7 @@ use crate::store::Store;
 /// The longest one call may run before it is stopped.
 pub(super) const TIME_LIMIT: Duration = Duration::from_secs(10);
 
-const INSTRUCTIONS: &str = "pidx indexes the pi coding agent's past sessions on this machine. Use search_sessions to find where something was discussed or done, list_sessions for recent sessions, get_context to read a conversation (from_end=true for the latest part), get_tree for its branches, get_session and usage_stats for facts and figures, sql_query for anything else. Every answer is bounded; continue with nextCursor.";
+const INSTRUCTIONS: &str = "pidx indexes the pi coding agent's past sessions on this machine. Use search_sessions to find where something was discussed or done, list_sessions for recent sessions, get_context to read a conversation (from_end=true for the latest part), get_tree for its branches, get_session and usage_stats for facts and figures, file_history and blame for which session touched a file or wrote a line, sql_query for anything else. Every answer is bounded; continue with nextCursor.";
 
 /// Serves MCP on stdin/stdout until the client closes the connection.
 ///
@@ -130,8 +131,10 @@ fn dispatch(
         "get_tree" => answer::get_tree(c, parse(name, args)?),
         "usage_stats" => answer::usage_stats(c, parse(name, args)?),
         "sql_query" => answer::sql_query(c, parse(name, args)?, cancel),
+        "file_history" => files::file_history(c, parse(name, args)?),
+        "blame" => files::blame(c, parse(name, args)?),
         other => Err(format!(
-            "there is no tool {other:?}; the tools are search_sessions, list_sessions, get_session, get_context, get_tree, usage_stats and sql_query"
+            "there is no tool {other:?}; the tools are search_sessions, list_sessions, get_session, get_context, get_tree, usage_stats, sql_query, file_history and blame"
         )),
     }
 }

@@ -150,3 +150,26 @@ pub struct SqlOut {
     #[serde(flatten)]
     paging: Paging,
 }
+
+/// `file_history`: `pidx files --json` rows, newest first.
+#[derive(JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FileHistoryOut {
+    path: String,
+    touches: Vec<Row>,
+    #[serde(flatten)]
+    paging: Paging,
+}
+
+/// `blame`: `pidx blame --json` lines (`by` null when no session produced the line).
+#[derive(JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BlameOut {
+    path: String,
+    /// Successful edits and writes of the file the index holds.
+    steps: usize,
+    line_count: usize,
+    lines: Vec<Row>,
+    #[serde(flatten)]
+    paging: Paging,
+}

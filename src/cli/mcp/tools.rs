@@ -1,4 +1,4 @@
-//! The seven tools as a model sees them: argument structs (their JSON Schemas come from
+//! The nine tools as a model sees them: argument structs (their JSON Schemas come from
 //! schemars), one paragraph each saying when to use the tool and what it returns, and the
 //! list `tools/list` answers with. What each tool does lives in `answer`.
 
@@ -8,6 +8,7 @@ use rmcp::model::{Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::files;
 use super::schema as out;
 
 /// Arguments of `search_sessions`.
@@ -150,7 +151,7 @@ pub struct StatsArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SqlArgs {
-    /// One read-only SELECT over the views v_sessions, v_entries, v_messages, v_usage, v_tool_calls.
+    /// One read-only SELECT over the views v_sessions, v_entries, v_messages, v_usage, v_tool_calls, v_file_touches.
     pub query: String,
     /// Rows per page (1-1000, default 100).
     pub max_rows: Option<usize>,
@@ -166,7 +167,7 @@ const SESSION: &str = "Everything the index knows about one session, as `pidx sh
 const CONTEXT: &str = "The conversation pi would send to the model at a session's current leaf (or at a given leaf entry): pi's buildSessionContext, with compactions applied. By default each message is readable text (role, text, tool calls with arguments, tool results, bash runs, summaries) with long tool output, thinking and images elided behind markers; format=json gives pi's message objects exactly. Long contexts come in pages: from_end=true starts with the latest messages and pages backwards. Pass nextCursor to continue; a message longer than a page is split (from/to/total say which characters a piece holds).";
 const TREE: &str = "The shape of a session's entry tree (pi's /tree): its branches as compact segments in depth-first order, each with the first and last entry id, the number of entries, a preview of its first message, labels, how many branches fork from its end, and whether it holds the current leaf. Use it to see where a conversation forked, then get_context with a segment's lastId as leaf to read that branch.";
 const STATS: &str = "Usage figures over the indexed sessions, as `pidx stats` computes them: sessions, user and assistant messages, tool calls and errors, input/output/cache tokens, total tokens, cost, compactions and active days, grouped by day, week, month, project, model, provider, session, tool, agent or channel (several nest), over a time range and optionally one project.";
-const SQL: &str = "Runs one read-only SQL SELECT against the pidx index (SQLite) for questions the other tools do not answer. Documented views: v_sessions (one row per session), v_entries (one row per entry), v_messages (messages with role, model, text), v_usage (tokens and cost per message), v_tool_calls (one row per tool call: session, entry, time, tool name). Anything that would write is refused; a query has a time limit of 10 seconds; rows come max_rows at a time with a cursor.";
+const SQL: &str = "Runs one read-only SQL SELECT against the pidx index (SQLite) for questions the other tools do not answer. Documented views: v_sessions (one row per session), v_entries (one row per entry), v_messages (messages with role, model, text), v_usage (tokens and cost per message), v_tool_calls (one row per tool call: session, entry, time, tool name), v_file_touches (one row per file a tool call touched: kind, path, status). Anything that would write is refused; a query has a time limit of 10 seconds; rows come max_rows at a time with a cursor.";
 
 fn tool<T: JsonSchema + 'static, O: JsonSchema + 'static>(
     name: &'static str,
@@ -195,6 +196,16 @@ pub fn list() -> Vec<Tool> {
         tool::<TreeArgs, out::TreeOut>("get_tree", "A session's branches", TREE),
         tool::<StatsArgs, out::StatsOut>("usage_stats", "Token and cost figures", STATS),
         tool::<SqlArgs, out::SqlOut>("sql_query", "Read-only SQL on the index", SQL),
+        tool::<files::FileHistoryArgs, out::FileHistoryOut>(
+            "file_history",
+            "Sessions that touched a file",
+            files::FILE_HISTORY,
+        ),
+        tool::<files::BlameArgs, out::BlameOut>(
+            "blame",
+            "Which session wrote each line",
+            files::BLAME,
+        ),
     ]
 }
 

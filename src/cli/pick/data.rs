@@ -3,7 +3,7 @@
 //! thread after the first paint), full-text hits, and the freshness sync, which runs on its own
 //! thread and connection so the first paint never waits for it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
@@ -31,6 +31,8 @@ pub struct Source {
     db: PathBuf,
     /// The current directory (this project).
     pub cwd: String,
+    /// `--file`: only the sessions (by file path) whose edits or writes changed it.
+    only: Option<Arc<HashSet<String>>>,
 }
 
 impl Source {
@@ -38,7 +40,7 @@ impl Source {
     ///
     /// # Errors
     /// The index cannot be opened at all.
-    pub fn open(env: &Env, cwd: String) -> Result<Source> {
+    pub fn open(env: &Env, cwd: String, file: Option<&str>) -> Result<Source> {
         let store = match Store::open(&env.db) {
             Ok(store) => store,
             Err(e) if e.is_unwritable(&env.db) => Store::open_read_only(&env.db)?,
@@ -47,12 +49,20 @@ impl Source {
         // The picker reads little per key: a small page cache keeps its memory small.
         crate::store::small_cache(&store.conn)?;
         let scope = Scope::new(&store.conn, &env.roots)?;
+        let only = match file {
+            Some(f) => Some(Arc::new(crate::query::files::list::sessions_changing(
+                &store.conn,
+                f,
+            )?)),
+            None => None,
+        };
         Ok(Source {
             store,
             scope,
             roots: env.roots.clone(),
             db: env.db.clone(),
             cwd,
+            only,
         })
     }
 
@@ -72,14 +82,15 @@ impl Source {
     pub fn sessions(&self, all: bool, limit: Option<usize>) -> Result<Vec<SessionInfo>> {
         let opts = ListOptions {
             cwd: (!all).then(|| self.cwd.clone()),
-            limit,
+            limit: limit.filter(|_| self.only.is_none()),
             with_text: false,
         };
-        Ok(clip_titles(list::list_sessions(
-            &self.store.conn,
-            &self.scope,
-            &opts,
-        )?))
+        let mut found = list::list_sessions(&self.store.conn, &self.scope, &opts)?;
+        if let Some(only) = &self.only {
+            found.retain(|s| only.contains(&s.path));
+            found.truncate(limit.unwrap_or(usize::MAX));
+        }
+        Ok(clip_titles(found))
     }
 
     /// The handles `pidx list` shows for `sessions` (shortest unique id prefixes).
@@ -119,7 +130,11 @@ impl Source {
     pub fn search(&self, query: &str, all: bool) -> Result<Vec<Hit>> {
         let mut opts = SearchOptions::everywhere(search::parse(query, false)?, HIT_LIMIT);
         opts.cwd = (!all).then(|| self.cwd.clone());
-        Ok(search::search(&self.store.conn, &self.scope, &opts)?)
+        let mut hits = search::search(&self.store.conn, &self.scope, &opts)?;
+        if let Some(only) = &self.only {
+            hits.retain(|h| only.contains(&h.path));
+        }
+        Ok(hits)
     }
 
     /// Starts loading every project's sessions on a thread with its own connection: the list
@@ -128,12 +143,16 @@ impl Source {
         let (tx, rx) = mpsc::channel();
         let db = self.db.clone();
         let scope = self.scope.clone();
+        let only = self.only.clone();
         std::thread::spawn(move || {
             let opts = ListOptions::default();
             let listed = Store::open_read_only(&db)
                 .and_then(|store| {
                     crate::store::small_cache(&store.conn)?;
-                    let list = list::list_sessions(&store.conn, &scope, &opts)?;
+                    let mut list = list::list_sessions(&store.conn, &scope, &opts)?;
+                    if let Some(only) = &only {
+                        list.retain(|s| only.contains(&s.path));
+                    }
                     Ok((store, Arc::new(clip_titles(list))))
                 })
                 .map_err(|e| e.to_string());

@@ -42,6 +42,10 @@ pub struct PickArgs {
     /// Start with every project instead of the current one.
     #[arg(long)]
     pub all: bool,
+    /// Only sessions whose successful edits or writes changed this file (or a file under
+    /// this folder, or matching this glob), as `pidx files` finds them.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<String>,
 }
 
 /// What Enter runs when neither `--exec` nor `PIDX_PICK_EXEC` says otherwise.
@@ -56,13 +60,13 @@ pub fn run(env: &Env, args: &PickArgs) -> Result<Found> {
     let cwd = cwd.to_string_lossy().into_owned();
     if !(io::stdin().is_terminal() && io::stderr().is_terminal()) {
         return match (&args.query, args.print) {
-            (Some(q), true) => print_best(env, q, &cwd),
+            (Some(q), true) => print_best(env, q, &cwd, args.file.as_deref()),
             _ => bail!(
                 "pidx pick needs a terminal; without one use `pidx pick --print QUERY` (prints the best match) or `pidx list`"
             ),
         };
     }
-    let mut source = data::Source::open(env, cwd)?;
+    let mut source = data::Source::open(env, cwd, args.file.as_deref())?;
     let query = args.query.clone().unwrap_or_default();
     let mut app = App::new(&source, query, args.print, args.all)?;
     let effect = {
@@ -81,15 +85,26 @@ pub fn run(env: &Env, args: &PickArgs) -> Result<Found> {
 /// `pidx list -q QUERY`) ranks every project's matches; the closest kind of match wins (the
 /// query as typed, then every word as typed, then letters in order), this project's first
 /// within a kind. stderr says which session and why (exit 1 when nothing matches).
-fn print_best(env: &Env, query: &str, cwd: &str) -> Result<Found> {
+fn print_best(env: &Env, query: &str, cwd: &str, file: Option<&str>) -> Result<Found> {
     let (store, scope) = env.open_fresh()?;
-    let listed = |cwd: Option<String>| {
+    let only = match file {
+        Some(f) => Some(crate::query::files::list::sessions_changing(
+            &store.conn,
+            f,
+        )?),
+        None => None,
+    };
+    let listed = |cwd: Option<String>| -> crate::Result<Vec<list::SessionInfo>> {
         let opts = list::ListOptions {
             cwd,
             limit: None,
             with_text: false,
         };
-        list::list_sessions(&store.conn, &scope, &opts)
+        let mut found = list::list_sessions(&store.conn, &scope, &opts)?;
+        if let Some(only) = &only {
+            found.retain(|s| only.contains(&s.path));
+        }
+        Ok(found)
     };
     let here: std::collections::HashSet<String> = listed(Some(cwd.to_string()))?
         .into_iter()

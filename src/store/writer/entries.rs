@@ -71,6 +71,7 @@ pub fn insert_entries(
         for name in &e.tool_uses {
             tool_use.execute(params![rid, file_id, name])?;
         }
+        super::touches::insert(tx, rid, file_id, e)?;
         let mut from_big = Vec::new();
         // Each text is dropped once written: a huge one is not kept while the next is inserted.
         for (kind, text) in std::mem::take(&mut e.texts) {

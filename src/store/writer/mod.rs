@@ -13,6 +13,7 @@ mod entries;
 mod files;
 pub mod gateway;
 mod rollups;
+mod touches;
 
 pub use files::{file_by_id, file_by_path, stamps_of_root, Stamp, Stamps};
 
@@ -240,6 +241,7 @@ pub fn clear_file(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
     delete_texts(tx, file_id)?;
     copies::promote_others(tx, file_id)?;
     tx.execute("DELETE FROM tool_uses WHERE file_id = ?1", [file_id])?;
+    touches::clear(tx, file_id)?;
     tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM rid_runs WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM big_texts WHERE file_id = ?1", [file_id])?;
@@ -283,6 +285,7 @@ pub fn load_session(conn: &Connection, file_id: i64) -> rusqlite::Result<Session
                 header_ts_ms: r.get(16)?,
                 tangled: r.get(17)?,
                 first_message_line: r.get(18)?,
+                no_touches: false,
             })
         },
     )
