@@ -121,10 +121,10 @@ fn block(ctx: &Ctx, b: &Value, at: &At, pointer: &str) -> Markup {
 fn image(b: &Value, at: &At, pointer: &str) -> Markup {
     let mime = str_of(b, "mimeType").unwrap_or("?");
     html! {
-        @if super::session::RASTER.contains(&mime) {
+        @if super::session::RASTER.contains(&mime) && super::session::claims_truly(mime, str_of(b, "data").unwrap_or_default()) {
             img.shot src=(at.part("image", pointer)) alt="an image from the transcript" loading="lazy";
         } @else {
-            p.meta { "[an image of type " (super::controls(mime)) " is not shown]" }
+            p.meta { "[an image that is not the raster type it claims (" (super::controls(mime)) ") is not shown]" }
         }
     }
 }

@@ -29,6 +29,7 @@ pub fn layout(title: &str, nav: Nav, body: Markup) -> Html<String> {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 meta name="referrer" content="no-referrer";
                 title { (title) " · pidx" }
+                link rel="icon" href="data:,";
                 link rel="stylesheet" href=(super::assets::CSS_URL);
                 script src=(super::assets::JS_URL) defer {}
             }

@@ -309,6 +309,15 @@ pub async fn image(
     .await
 }
 
+/// Whether base64 `data` starts as the raster type `mime` claims (read from its first 18 bytes
+/// only, so a page does not decode every image it links).
+pub fn claims_truly(mime: &str, data: &str) -> bool {
+    let head = data.trim_start().get(..24).unwrap_or(data);
+    base64::engine::general_purpose::STANDARD
+        .decode(head)
+        .is_ok_and(|b| sniff(&b) == Some(mime))
+}
+
 /// The raster type the first bytes say.
 fn sniff(b: &[u8]) -> Option<&'static str> {
     if b.starts_with(b"\x89PNG\r\n\x1a\n") {
