@@ -30,8 +30,8 @@ pub struct Guard {
 impl Guard {
     /// # Errors
     /// A token that could not be sent in a header.
-    pub fn new(opts: &Options) -> Result<Guard> {
-        let loopback = opts.listen.ip().is_loopback();
+    pub fn new(opts: &Options, bound: SocketAddr) -> Result<Guard> {
+        let loopback = bound.ip().is_loopback();
         let token = match &opts.token {
             Some(t) if t.is_empty() || !t.bytes().all(|b| b.is_ascii_graphic()) => {
                 anyhow::bail!("--token: use printable ASCII characters without spaces")
@@ -40,7 +40,7 @@ impl Guard {
             None if loopback => None,
             None => Some(uuid::Uuid::new_v4().simple().to_string()),
         };
-        let port = opts.listen.port();
+        let port = bound.port();
         let hosts = loopback.then(|| {
             ["localhost", "127.0.0.1", "[::1]"]
                 .iter()

@@ -66,23 +66,24 @@ pub fn run(env: Env, opts: Options) -> Result<bool> {
         .build()
         .context("starting the web server's runtime")?;
     let env = Arc::new(env);
-    let guard = guard::Guard::new(&opts)?;
     if opts.no_redact {
         eprintln!("pidx serve: --no-redact: pages show secrets as they are in the transcripts");
     }
-    let app = Arc::new(App {
-        fresh: Fresh::new(Arc::clone(&env)),
-        env,
-        redact: !opts.no_redact,
-        guard,
-        events: events::Events::new(),
-    });
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(opts.listen)
             .await
             .with_context(|| format!("listening on {}", opts.listen))?;
         let addr = listener.local_addr().context("reading the bound address")?;
-        eprintln!("pidx serve: {}", app.guard.url(addr));
+        // The bound port (not the asked one, which may be 0) is what a Host header names.
+        let guard = guard::Guard::new(&opts, addr)?;
+        eprintln!("pidx serve: {}", guard.url(addr));
+        let app = Arc::new(App {
+            fresh: Fresh::new(Arc::clone(&env)),
+            env,
+            redact: !opts.no_redact,
+            guard,
+            events: events::Events::new(),
+        });
         tokio::spawn(events::watch(Arc::clone(&app)));
         axum::serve(listener, router(app))
             .await

@@ -66,7 +66,9 @@ pub async fn page(
 /// nothing.
 fn redact_info(ctx: &Ctx, s: &mut SessionInfo) {
     if ctx.redact {
-        let clean = |t: &str| crate::redact::redact(t).into_owned();
+        fn clean(t: &str) -> String {
+            crate::redact::redact(t).into_owned()
+        }
         s.first_message = clean(&s.first_message);
         s.name = s.name.as_deref().map(clean);
         s.all_messages_text = s.all_messages_text.as_deref().map(clean);
