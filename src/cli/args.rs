@@ -234,6 +234,9 @@ pub struct ServeArgs {
     /// Show secrets as they are in the transcripts (pages redact them by default).
     #[arg(long)]
     pub no_redact: bool,
+    /// Open the address in your browser once the server listens.
+    #[arg(long)]
+    pub open: bool,
 }
 
 impl ServeArgs {
@@ -242,6 +245,7 @@ impl ServeArgs {
             listen: self.listen,
             token: self.token.clone(),
             no_redact: self.no_redact,
+            open: self.open,
         }
     }
 }

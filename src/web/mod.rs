@@ -44,6 +44,28 @@ pub struct Options {
     pub token: Option<String>,
     /// Show secrets as they are in the transcripts (the default redacts them).
     pub no_redact: bool,
+    /// Open the address in the desktop's browser once listening.
+    pub open: bool,
+}
+
+/// Hands the address to the desktop's opener; a failure is a note, the server runs on.
+fn open_browser(url: &str) {
+    let (program, args): (&str, &[&str]) = if cfg!(target_os = "macos") {
+        ("open", &[])
+    } else if cfg!(windows) {
+        ("cmd", &["/C", "start", ""])
+    } else {
+        ("xdg-open", &[])
+    };
+    let spawned = std::process::Command::new(program)
+        .args(args)
+        .arg(url)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Err(e) = spawned {
+        eprintln!("pidx serve: --open: could not run {program} ({e}); open the address above");
+    }
 }
 
 /// What every request shares.
@@ -77,6 +99,9 @@ pub fn run(env: Env, opts: Options) -> Result<bool> {
         // The bound port (not the asked one, which may be 0) is what a Host header names.
         let guard = guard::Guard::new(&opts, addr)?;
         eprintln!("pidx serve: {}", guard.url(addr));
+        if opts.open {
+            open_browser(&guard.url(addr));
+        }
         let app = Arc::new(App {
             fresh: Fresh::new(Arc::clone(&env)),
             env,

@@ -2,7 +2,6 @@
 //! sessions (or every project's, `all=1`) in pi's order, filtered and ordered as `list --query`
 //! (pi's `/resume` picker) as the user types. Gateway transcripts show their agent and channel.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
@@ -12,7 +11,7 @@ use serde::Deserialize;
 
 use super::page::{self, enc, Nav};
 use super::{blocking, App, Ctx, Fail};
-use crate::query::list::{list_sessions, ListOptions, SessionInfo};
+use crate::query::list::{self, list_sessions, ListOptions, SessionInfo};
 use crate::query::{handle, picker};
 
 /// Rows a page shows; typing narrows the rest.
@@ -76,37 +75,27 @@ fn redact_info(ctx: &Ctx, s: &mut SessionInfo) {
 }
 
 fn projects(ctx: &Ctx) -> Result<Html<String>, Fail> {
-    let all = list_sessions(&ctx.store.conn, &ctx.scope, &ListOptions::default())?;
-    // Newest first, as the listing is.
-    let mut order: Vec<&str> = Vec::new();
-    let mut counts: HashMap<&str, (usize, i64)> = HashMap::new();
-    for s in &all {
-        let c = counts.entry(s.cwd.as_str()).or_insert_with(|| {
-            order.push(s.cwd.as_str());
-            (0, s.modified_ms)
-        });
-        c.0 += 1;
-    }
+    let projects = list::projects(&ctx.store.conn, &ctx.scope)?;
+    let total: i64 = projects.iter().map(|p| p.sessions).sum();
     Ok(page::layout(
         "projects",
         Nav::Top("sessions"),
         html! {
             h1 { "Projects" }
-            p { a href="/?all=true" { "every session of every project (" (page::num(all.len() as i64)) ")" } }
+            p { a href="/?all=true" { "every session of every project (" (page::num(total)) ")" } }
             table.rows {
                 thead { tr { th { "project" } th.n { "sessions" } th { "latest" } } }
                 tbody {
-                    @for cwd in &order {
-                        @let (n, ms) = counts[cwd];
+                    @for p in &projects {
                         tr {
-                            td { a href=(format!("/?project={}", enc(cwd))) { (ctx.clean(cwd)) } }
-                            td.n { (page::num(n as i64)) }
-                            td { (page::ago(ms)) }
+                            td { a href=(format!("/?project={}", enc(&p.cwd))) { (ctx.clean(&p.cwd)) } }
+                            td.n { (page::num(p.sessions)) }
+                            td { (page::ago(p.modified_ms)) }
                         }
                     }
                 }
             }
-            @if order.is_empty() { p.meta { "no sessions in the index for these roots" } }
+            @if projects.is_empty() { p.meta { "no sessions in the index for these roots" } }
         },
     ))
 }
@@ -116,18 +105,26 @@ fn sessions(ctx: &Ctx, q: &ListQuery) -> Result<Markup, Fail> {
     if let Some(why) = picker::query_problem(query) {
         return Ok(html! { p.error { (ctx.clean(&why)) } });
     }
+    // Every project without a filter: its first page only (pi's order through the listing
+    // index), the count from the projects; reading every row took 150 ms of 10,000 sessions.
+    let first_page = q.project.is_none() && query.is_empty();
     let opts = ListOptions {
         cwd: q.project.clone(),
-        limit: None,
+        limit: first_page.then_some(ROWS),
         with_text: !query.is_empty(),
     };
     let mut found = list_sessions(&ctx.store.conn, &ctx.scope, &opts)?;
     found.iter_mut().for_each(|s| redact_info(ctx, s));
-    let before = found.len();
+    let before = if first_page {
+        let all = list::projects(&ctx.store.conn, &ctx.scope)?;
+        usize::try_from(all.iter().map(|p| p.sessions).sum::<i64>()).unwrap_or(0)
+    } else {
+        found.len()
+    };
     if !query.is_empty() {
         found = picker::filter_and_sort(found, query);
     }
-    let total = found.len();
+    let total = if first_page { before } else { found.len() };
     found.truncate(ROWS);
     let handles = handle::handles(
         &ctx.store.conn,

@@ -169,6 +169,14 @@ fn pages_carry_the_csp_and_show_transcripts_escaped_and_redacted() {
     assert!(page.body.contains("/home/u/a&lt;b&gt;"));
     let list = get(s.port, "/?all=true", None, &[]);
     assert!(list.status == 200 && list.body.contains(FILE));
+    let projects = get(s.port, "/", None, &[]);
+    assert!(
+        projects
+            .body
+            .contains("/home/u/a&lt;b&gt;</a></td><td class=\"n\">1</td>"),
+        "{}",
+        projects.body
+    );
 }
 
 #[test]
