@@ -1,7 +1,7 @@
 //! Every `$ pidx ...` example in the README runs as written against the sample corpus (a copy
 //! of `tests/fixtures/conformance/sessions` as pi's default sessions folder, `~` a temp home),
 //! and none of them is an error (exit 0 results or 1 nothing found; never 2). Examples that do
-//! not return by themselves (`watch`, `mcp`, the full-screen `pick`) are only parsed: their
+//! not return by themselves (`watch`, `mcp`, `serve`, the full-screen `pick`) are only parsed: their
 //! `--help` must work.
 
 use crate::common;
@@ -116,7 +116,7 @@ fn every_readme_example_runs_as_written() {
         let long_running = args
             .iter()
             .find(|a| !a.starts_with('-') && !a.contains('/'))
-            .is_some_and(|c| matches!(c.as_str(), "watch" | "mcp" | "pick"));
+            .is_some_and(|c| matches!(c.as_str(), "watch" | "mcp" | "pick" | "serve"));
         let mut cmd = assert_cmd::Command::cargo_bin("pidx").unwrap();
         cmd.current_dir(&home)
             .env("HOME", &home)
