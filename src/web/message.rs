@@ -232,15 +232,19 @@ fn cut<'a>(s: &'a str, at: &At, pointer: &str) -> (&'a str, Option<Markup>) {
     (&s[..i], Some(link))
 }
 
+// Both clean the whole string before cutting it, so a secret across the cut is still found;
+// the text endpoint pages through the same cleaned string, so its offsets match the link's.
 fn plain(ctx: &Ctx, s: &str, at: &At, pointer: &str) -> Markup {
-    let (shown, more) = cut(s, at, pointer);
-    html! { pre.text { (ctx.clean(shown)) } @if let Some(m) = more { (m) } }
+    let clean = ctx.clean(s);
+    let (shown, more) = cut(&clean, at, pointer);
+    html! { pre.text { (shown) } @if let Some(m) = more { (m) } }
 }
 
 fn md(ctx: &Ctx, s: &str, at: &At, pointer: &str) -> Markup {
-    let (shown, more) = cut(s, at, pointer);
+    let clean = ctx.clean(s);
+    let (shown, more) = cut(&clean, at, pointer);
     html! {
-        div.md { (PreEscaped(markdown::to_html(&ctx.clean(shown)))) }
+        div.md { (PreEscaped(markdown::to_html(shown))) }
         @if let Some(m) = more { (m) }
     }
 }

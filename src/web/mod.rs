@@ -255,3 +255,17 @@ pub(crate) async fn blocking<T: Send + 'static>(
     watchdog.abort();
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::controls;
+
+    #[test]
+    fn control_characters_become_symbols_and_text_stays() {
+        assert_eq!(
+            controls("a\x1b[31mb\x07\tc\nd\u{9b}e\x7f"),
+            "a\u{241b}[31mb\u{2407}\tc\nd\u{fffd}e\u{2421}"
+        );
+        assert!(matches!(controls("plain ✓"), std::borrow::Cow::Borrowed(_)));
+    }
+}

@@ -255,13 +255,16 @@ pub async fn text(
         let Value::String(s) = part(ctx, &seg, &q)? else {
             return Err(Fail::NotFound("that part is not text".into()));
         };
+        // Cleaned whole, as the page cleaned it before cutting: the same offsets, and no secret
+        // split across two pieces escapes redaction.
+        let s = ctx.clean(&s);
         let start = s.char_indices().nth(q.from).map_or(s.len(), |(i, _)| i);
         let rest = &s[start..];
         let end = rest
             .char_indices()
             .nth(PART_CHARS)
             .map_or(rest.len(), |(i, _)| i);
-        let mut out = ctx.clean(&rest[..end]).into_owned();
+        let mut out = rest[..end].to_string();
         if end < rest.len() {
             out.push_str(&format!(
                 "\n\n[… more: {}/text?leaf={}&e={}&m={}&p={}&from={}]",

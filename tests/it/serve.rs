@@ -137,6 +137,10 @@ fn corpus() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
                 {"type": "image", "mimeType": "image/png", "data": PNG},
                 {"type": "image", "mimeType": "image/svg+xml", "data": SVG},
                 {"type": "image", "mimeType": "image/png", "data": SVG}]}}),
+        // A secret across the place where a long text is cut (50,000 characters).
+        serde_json::json!({"type": "message", "id": "e3", "parentId": "e2", "timestamp": "2026-03-01T08:03:00.000Z",
+            "message": {"role": "user", "timestamp": 1772352180000u64,
+                "content": format!("{} {SECRET} end", "x".repeat(49_980))}}),
     ];
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(project.join(FILE), text).unwrap();
@@ -176,6 +180,34 @@ fn pages_carry_the_csp_and_show_transcripts_escaped_and_redacted() {
             .contains("/home/u/a&lt;b&gt;</a></td><td class=\"n\">1</td>"),
         "{}",
         projects.body
+    );
+}
+
+#[test]
+fn a_secret_across_the_cut_of_a_long_text_is_redacted_on_both_sides() {
+    let (_dir, root, db) = corpus();
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    let page = get(s.port, &format!("/s/{FILE}"), None, &[]);
+    assert!(
+        !page.body.contains(&SECRET[..12]),
+        "the secret's start is not shown"
+    );
+    let rest = get(
+        s.port,
+        &format!("/s/{FILE}/text?e=2&m=0&p=%2Fcontent&from=50000"),
+        None,
+        &[],
+    );
+    assert_eq!(rest.status, 200);
+    assert_eq!(
+        rest.header("content-type"),
+        Some("text/plain; charset=utf-8")
+    );
+    assert!(rest.body.ends_with("end"), "{}", rest.body);
+    assert!(
+        !rest.body.contains(&SECRET[SECRET.len() - 12..]),
+        "nor its end: {}",
+        rest.body
     );
 }
 
