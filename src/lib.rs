@@ -18,3 +18,4 @@ pub use error::{Error, Result};
 pub mod cli;
 pub mod query;
 pub mod redact;
+pub mod web;

@@ -216,3 +216,36 @@ pub fn refuse_gateway_remote(g: &GatewayArgs, include_silent: bool) -> anyhow::R
     }
     Ok(())
 }
+
+/// `pidx serve`'s flags.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The address to listen on; another than loopback needs the access token.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7777")]
+    pub listen: std::net::SocketAddr,
+    /// The access token (default: none on loopback, a new one printed otherwise).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "PIDX_SERVE_TOKEN",
+        hide_env_values = true
+    )]
+    pub token: Option<String>,
+    /// Show secrets as they are in the transcripts (pages redact them by default).
+    #[arg(long)]
+    pub no_redact: bool,
+    /// Open the address in your browser once the server listens.
+    #[arg(long)]
+    pub open: bool,
+}
+
+impl ServeArgs {
+    pub fn options(&self) -> crate::web::Options {
+        crate::web::Options {
+            listen: self.listen,
+            token: self.token.clone(),
+            no_redact: self.no_redact,
+            open: self.open,
+        }
+    }
+}

@@ -62,6 +62,9 @@ pub fn run(cli: Cli) -> Result<Outcome> {
         // Before `Out` locks stdout: the server writes the protocol there itself.
         return mcp::run(env).map(outcome);
     }
+    if let Command::Serve(args) = &cli.command {
+        return crate::web::run(env, args.options()).map(outcome);
+    }
     let found = run_local(&env, &cli.command)?;
     Ok(match env.files_left() {
         Some(_) => Outcome::Incomplete,
@@ -102,7 +105,9 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Push(args) => push::run(env, args, &mut out),
         Command::Pg(cmd) => pg::run(env, cmd, &mut out),
         Command::Team(cmd) => team::run(env, cmd, &mut out),
-        Command::Mcp | Command::Skill(_) => unreachable!("run before stdout is locked"),
+        Command::Mcp | Command::Serve(_) | Command::Skill(_) => {
+            unreachable!("run before stdout is locked")
+        }
     }?;
     out.flush()?;
     Ok(found)
@@ -284,6 +289,12 @@ Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     /// search_sessions, list_sessions, get_session, get_context, get_tree, usage_stats,
     /// sql_query, file_history, blame). Set-up for Claude Code, Codex and Cursor: see docs/mcp.md.
     Mcp,
+    /// A read-only web application over the index: sessions, conversations, trees, search
+    /// as you type, usage charts, live updates (127.0.0.1:7777 by default).
+    #[command(
+        after_help = "Examples:\n  pidx serve\n  pidx serve --listen 127.0.0.1:8080\n  pidx serve --listen 0.0.0.0:7777          # needs the access token it prints\n  pidx serve --listen 0.0.0.0:7777 --token \"$TOKEN\"\n\nPages redact secrets unless --no-redact. See docs/web.md."
+    )]
+    Serve(args::ServeArgs),
     /// Send this machine's index to a team server (PostgreSQL): only what changed since the
     /// last push; transcripts rewritten or deleted here are replaced or removed there.
     #[command(

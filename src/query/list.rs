@@ -388,6 +388,39 @@ pub fn redacted(s: &mut SessionInfo) {
     s.all_messages_text = s.all_messages_text.as_deref().map(clean);
 }
 
+/// A project of the listing: its cwd, how many sessions it has and its newest `modified`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectCount {
+    pub cwd: String,
+    pub sessions: i64,
+    pub modified_ms: i64,
+}
+
+/// Every project the listing holds (the sessions `list_sessions` lists, grouped by cwd), newest
+/// first: what a front door shows before a project is chosen, read from narrow columns without
+/// building a whole row of every session (`pidx serve`'s first page).
+///
+/// # Errors
+/// Index errors only.
+pub fn projects(conn: &Connection, scope: &Scope) -> rusqlite::Result<Vec<ProjectCount>> {
+    let mut w = scope.filter();
+    w.and("+s.state = 1", []);
+    let sql = format!(
+        "SELECT s.cwd, count(*), max({MODIFIED}) FROM {EVERY_SESSION} WHERE {}
+         GROUP BY s.cwd ORDER BY 3 DESC, 1",
+        w.sql()
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let rows = stmt.query_map(w.params(), |r| {
+        Ok(ProjectCount {
+            cwd: r.get(0)?,
+            sessions: r.get(1)?,
+            modified_ms: r.get(2)?,
+        })
+    })?;
+    rows.collect()
+}
+
 /// Whether some listed session's `modified` is later than its file's mtime (times set back,
 /// or messages stamped ahead of the file system's clock): then mtimes do not bound `modified`
 /// in this index, and a first page cannot be told from the newest files alone.

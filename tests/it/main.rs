@@ -40,6 +40,7 @@ mod search_span;
 mod search_top;
 mod search_words;
 mod secrets;
+mod serve;
 mod shape;
 mod skill;
 mod stats;

@@ -1,8 +1,8 @@
 //! Every `$ pidx ...` example in a `console` block of the README and of the docs pages runs as
 //! written against the sample corpus (a copy of `tests/fixtures/conformance/sessions` as pi's
 //! default sessions folder, `~` a temp home), and none of them is an error (exit 0 results or 1
-//! nothing found; never 2). Examples that do not return by themselves (`watch`, `mcp`, the
-//! full-screen `pick`) are only parsed: their `--help` must work. Examples that need a team
+//! nothing found; never 2). Examples that do not return by themselves (`watch`, `mcp`, `serve`,
+//! the full-screen `pick`) are only parsed: their `--help` must work. Examples that need a team
 //! server or the network go in `shell` blocks instead (docs/team.md's run against a real
 //! server in `tests/it/pg.rs`). The README also stays short enough to read.
 
@@ -121,7 +121,7 @@ fn every_example_runs_as_written(path: &str, at_least: usize) {
         let long_running = args
             .iter()
             .find(|a| !a.starts_with('-') && !a.contains('/'))
-            .is_some_and(|c| matches!(c.as_str(), "watch" | "mcp" | "pick"));
+            .is_some_and(|c| matches!(c.as_str(), "watch" | "mcp" | "pick" | "serve"));
         let mut cmd = assert_cmd::Command::cargo_bin("pidx").unwrap();
         cmd.current_dir(&home)
             .env("HOME", &home)

@@ -1,0 +1,271 @@
+//! `pidx serve`: a read-only web application over the index. The async runtime lives only here;
+//! each page runs the same synchronous `query` functions as the command line on a blocking
+//! thread with its own read-only connection, freshened first (`app::fresh`, as the MCP server).
+//! What a page shows is built from transcripts, which are hostile input: every string is escaped
+//! by the templates (maud), Markdown loses its raw HTML and unsafe links (`markdown`), secrets
+//! are redacted unless `--no-redact`, and `guard` adds the CSP and checks the Host and the token.
+
+mod assets;
+mod events;
+mod guard;
+mod markdown;
+mod message;
+mod page;
+mod search;
+mod session;
+mod sessions;
+mod tree;
+mod usage;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+
+use crate::app::fresh::Fresh;
+use crate::app::Env;
+use crate::store::Scope;
+use crate::store::Store;
+
+/// The longest one page may take before its query is stopped.
+const TIME_LIMIT: Duration = Duration::from_secs(10);
+
+/// How `pidx serve` runs (the command line's flags, without clap).
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub listen: SocketAddr,
+    /// The access token; required (generated when `None`) for a non-loopback address.
+    pub token: Option<String>,
+    /// Show secrets as they are in the transcripts (the default redacts them).
+    pub no_redact: bool,
+    /// Open the address in the desktop's browser once listening.
+    pub open: bool,
+}
+
+/// Hands the address to the desktop's opener; a failure is a note, the server runs on.
+fn open_browser(url: &str) {
+    let (program, args): (&str, &[&str]) = if cfg!(target_os = "macos") {
+        ("open", &[])
+    } else if cfg!(windows) {
+        ("cmd", &["/C", "start", ""])
+    } else {
+        ("xdg-open", &[])
+    };
+    let spawned = std::process::Command::new(program)
+        .args(args)
+        .arg(url)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if let Err(e) = spawned {
+        eprintln!("pidx serve: --open: could not run {program} ({e}); open the address above");
+    }
+}
+
+/// What every request shares.
+pub(crate) struct App {
+    env: Arc<Env>,
+    fresh: Fresh,
+    redact: bool,
+    guard: guard::Guard,
+    events: events::Events,
+}
+
+/// Serves until the process is stopped.
+///
+/// # Errors
+/// When the runtime cannot start or the address cannot be bound.
+pub fn run(env: Env, opts: Options) -> Result<bool> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .max_blocking_threads(8)
+        .enable_all()
+        .build()
+        .context("starting the web server's runtime")?;
+    let env = Arc::new(env);
+    if opts.no_redact {
+        eprintln!("pidx serve: --no-redact: pages show secrets as they are in the transcripts");
+    }
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(opts.listen)
+            .await
+            .with_context(|| format!("listening on {}", opts.listen))?;
+        let addr = listener.local_addr().context("reading the bound address")?;
+        // The bound port (not the asked one, which may be 0) is what a Host header names.
+        let guard = guard::Guard::new(&opts, addr)?;
+        eprintln!("pidx serve: {}", guard.url(addr));
+        if opts.open {
+            open_browser(&guard.url(addr));
+        }
+        let app = Arc::new(App {
+            fresh: Fresh::new(Arc::clone(&env)),
+            env,
+            redact: !opts.no_redact,
+            guard,
+            events: events::Events::new(),
+        });
+        tokio::spawn(events::watch(Arc::clone(&app)));
+        axum::serve(listener, router(app))
+            .await
+            .context("serving HTTP")
+    })?;
+    Ok(true)
+}
+
+fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route("/", get(sessions::page))
+        .route("/s/{session}", get(session::page))
+        .route("/s/{session}/tree", get(tree::page))
+        .route("/s/{session}/text", get(session::text))
+        .route("/s/{session}/image", get(session::image))
+        .route("/search", get(search::page))
+        .route("/usage", get(usage::page))
+        .route("/events", get(events::stream))
+        .route("/assets/{name}", get(assets::serve))
+        .fallback(|| async { Fail::NotFound("there is no such page".into()).into_response() })
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::clone(&app),
+            guard::check,
+        ))
+        .with_state(app)
+}
+
+/// What a page's query works with: a read-only connection that stops at the time limit.
+pub(crate) struct Ctx {
+    pub store: Store,
+    pub scope: Scope,
+    pub stop: Arc<AtomicBool>,
+    pub redact: bool,
+}
+
+impl Ctx {
+    /// A transcript string as a page may show it: secrets redacted (unless `--no-redact`) and
+    /// control characters shown as symbols, so no escape sequence reaches the page.
+    pub fn clean<'a>(&self, s: &'a str) -> std::borrow::Cow<'a, str> {
+        let s = if self.redact {
+            crate::redact::redact(s)
+        } else {
+            std::borrow::Cow::Borrowed(s)
+        };
+        match s {
+            std::borrow::Cow::Borrowed(b) => controls(b),
+            std::borrow::Cow::Owned(o) => std::borrow::Cow::Owned(controls(&o).into_owned()),
+        }
+    }
+}
+
+/// C0 and C1 control characters (but newline and tab) as visible symbols.
+pub(crate) fn controls(s: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| (c.is_control() && c != '\n' && c != '\t') || c == '\u{7f}';
+    if !s.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    s.chars()
+        .map(|c| match c {
+            '\u{0}'..='\u{1f}' if bad(c) => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
+            '\u{7f}' => '\u{2421}',
+            c if bad(c) => '\u{fffd}',
+            c => c,
+        })
+        .collect::<String>()
+        .into()
+}
+
+/// Why a page could not be given.
+#[derive(Debug)]
+pub(crate) enum Fail {
+    NotFound(String),
+    Bad(String),
+    Internal(String),
+}
+
+impl From<crate::Error> for Fail {
+    fn from(e: crate::Error) -> Fail {
+        match e {
+            crate::Error::NotFound(_) | crate::Error::NoEntry { .. } => {
+                Fail::NotFound(e.to_string())
+            }
+            crate::Error::Invalid(_) | crate::Error::Ambiguous { .. } => Fail::Bad(e.to_string()),
+            crate::Error::Stopped => Fail::Internal(format!(
+                "the page took longer than {} s and was stopped; narrow it",
+                TIME_LIMIT.as_secs()
+            )),
+            other => Fail::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for Fail {
+    fn from(e: rusqlite::Error) -> Fail {
+        Fail::from(crate::Error::from(e))
+    }
+}
+
+impl IntoResponse for Fail {
+    fn into_response(self) -> Response {
+        let (status, why) = match self {
+            Fail::NotFound(w) => (StatusCode::NOT_FOUND, w),
+            Fail::Bad(w) => (StatusCode::BAD_REQUEST, w),
+            Fail::Internal(w) => (StatusCode::INTERNAL_SERVER_ERROR, w),
+        };
+        let why = crate::term::one_line(&why);
+        let body = page::layout("error", page::Nav::None, maud::html! { p.error { (why) } });
+        (status, body).into_response()
+    }
+}
+
+/// Runs a page's query on a blocking thread: freshness first, then a read-only connection that
+/// SQLite stops at the time limit.
+pub(crate) async fn blocking<T: Send + 'static>(
+    app: &Arc<App>,
+    f: impl FnOnce(&Ctx) -> Result<T, Fail> + Send + 'static,
+) -> Result<T, Fail> {
+    let app = Arc::clone(app);
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let job = tokio::task::spawn_blocking(move || {
+        app.fresh.freshen();
+        let store = Store::open_read_only(&app.env.db)?;
+        let watched = Arc::clone(&flag);
+        store
+            .conn
+            .progress_handler(10_000, Some(move || watched.load(Ordering::Relaxed)))?;
+        let scope = Scope::new(&store.conn, &app.env.roots)?;
+        let ctx = Ctx {
+            store,
+            scope,
+            stop: flag,
+            redact: app.redact,
+        };
+        f(&ctx)
+    });
+    let watchdog = tokio::spawn(async move {
+        tokio::time::sleep(TIME_LIMIT).await;
+        stop.store(true, Ordering::Relaxed);
+    });
+    let result = job
+        .await
+        .unwrap_or_else(|e| Err(Fail::Internal(format!("the page failed inside pidx ({e})"))));
+    watchdog.abort();
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::controls;
+
+    #[test]
+    fn control_characters_become_symbols_and_text_stays() {
+        assert_eq!(
+            controls("a\x1b[31mb\x07\tc\nd\u{9b}e\x7f"),
+            "a\u{241b}[31mb\u{2407}\tc\nd\u{fffd}e\u{2421}"
+        );
+        assert!(matches!(controls("plain ✓"), std::borrow::Cow::Borrowed(_)));
+    }
+}

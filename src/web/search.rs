@@ -1,0 +1,125 @@
+//! The search page: `pidx search` as you type (words, "phrases", `re:`, `literal`, a project),
+//! the hits grouped by session in rank order with their snippets highlighted. A hit links to
+//! its session opened at that entry. Searches match the redacted text unless `--no-redact`.
+
+use std::sync::Arc;
+
+use axum::extract::{Query, State};
+use axum::response::Html;
+use maud::{html, Markup};
+use serde::Deserialize;
+
+use super::page::{self, enc, Nav};
+use super::{blocking, App, Ctx, Fail};
+use crate::query::search::{self, Hit, SearchOptions, Snippet};
+
+/// Hits a search shows.
+const HITS: usize = 100;
+
+#[derive(Deserialize, Default)]
+pub struct SearchQuery {
+    #[serde(default)]
+    q: String,
+    #[serde(default)]
+    literal: bool,
+    project: Option<String>,
+    frag: Option<String>,
+}
+
+pub async fn page(
+    State(app): State<Arc<App>>,
+    Query(q): Query<SearchQuery>,
+) -> Result<Html<String>, Fail> {
+    blocking(&app, move |ctx| {
+        let results = results(ctx, &q)?;
+        if q.frag.is_some() {
+            return Ok(Html(results.into_string()));
+        }
+        Ok(page::layout(
+            "search",
+            Nav::Top("search"),
+            html! {
+                h1 { "Search" }
+                form.filter method="get" action="/search" {
+                    input #search type="search" name="q" value=(q.q) placeholder="words, \"a phrase\", re:REGEX" autocomplete="off" autofocus;
+                    label { input type="checkbox" name="literal" value="true" checked[q.literal]; " literal" }
+                    @if let Some(p) = &q.project { input type="hidden" name="project" value=(p); }
+                    button type="submit" { "search" }
+                }
+                div #results { (results) }
+            },
+        ))
+    })
+    .await
+}
+
+fn results(ctx: &Ctx, q: &SearchQuery) -> Result<Markup, Fail> {
+    if q.q.trim().is_empty() {
+        return Ok(html! { p.meta { "type to search every session" } });
+    }
+    let query = match search::parse(&q.q, q.literal) {
+        Ok(query) => query,
+        Err(e) => return Ok(html! { p.error { (ctx.clean(&e.to_string())) } }),
+    };
+    let mut opts = SearchOptions::everywhere(query, HITS);
+    opts.cwd = q.project.clone();
+    opts.redact = ctx.redact;
+    let (hits, _) = search::search_explained(&ctx.store.conn, &ctx.scope, &opts, &ctx.stop)?;
+    // Grouped by session in the order sessions first appear (a session's hits rank together).
+    let mut groups: Vec<(i64, Vec<&Hit>)> = Vec::new();
+    for h in &hits {
+        match groups.iter_mut().find(|(f, _)| *f == h.file_id) {
+            Some((_, g)) => g.push(h),
+            None => groups.push((h.file_id, vec![h])),
+        }
+    }
+    Ok(html! {
+        p.meta #count { (hits.len()) " hits in " (groups.len()) " sessions"
+            @if hits.len() == HITS { " · the best " (HITS) " shown: narrow the search for more" } }
+        @for (_, group) in &groups {
+            @let first = group[0];
+            section.group {
+                h2 { a href=(page::session_url(&first.path)) { (ctx.clean(&crate::term::one_line_upto(&first.title, 120))) } }
+                p.meta { (ctx.clean(&first.cwd)) }
+                ul.hits {
+                    @for h in group {
+                        li { a.hit href=(hit_url(h)) {
+                            span.kind { (h.kind) @if let Some(r) = &h.role { " · " (ctx.clean(r)) } }
+                            @if let Some(t) = &h.timestamp { " " span.meta { (page::when(t)) } }
+                            " " span.snippet { (marked(ctx, &h.snippet)) }
+                        } }
+                    }
+                }
+            }
+        }
+    })
+}
+
+fn hit_url(h: &Hit) -> String {
+    let url = page::session_url(&h.path);
+    match &h.entry_id {
+        Some(id) => format!("{url}?entry={}#e-{}", enc(id), enc(id)),
+        None => url,
+    }
+}
+
+/// A snippet with its matches in `<mark>`.
+fn marked(ctx: &Ctx, s: &Snippet) -> Markup {
+    let mut parts: Vec<(bool, &str)> = Vec::new();
+    let mut at = 0;
+    for &(a, b) in &s.marks {
+        if a < at || b > s.text.len() || !s.text.is_char_boundary(a) || !s.text.is_char_boundary(b)
+        {
+            continue;
+        }
+        parts.push((false, &s.text[at..a]));
+        parts.push((true, &s.text[a..b]));
+        at = b;
+    }
+    parts.push((false, &s.text[at..]));
+    html! {
+        @for (hit, t) in parts {
+            @if hit { mark { (ctx.clean(t)) } } @else { (ctx.clean(t)) }
+        }
+    }
+}

@@ -1,0 +1,337 @@
+//! A session's conversation: the context pi would send at a leaf (the current one unless
+//! `leaf` names another), a page of context entries at a time so a 5,000-entry session shows
+//! its first screen after reading only that page. `entry` opens the page at one entry (a
+//! search hit), highlighted, on the branch that holds it. Long strings and images are fetched
+//! on their own (`text`, `image`), bounded, and images only as the raster type they claim.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, State};
+use axum::http::header;
+use axum::response::{Html, IntoResponse, Response};
+use base64::Engine as _;
+use maud::{html, Markup};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::message::{self, At};
+use super::page::{self, enc, Nav};
+use super::{blocking, App, Ctx, Fail};
+use crate::query::context::{plan_context, ContextPlan};
+use crate::query::resolve::{resolve_session, Resolved};
+
+/// Context entries per page, and the message bytes a page stops after.
+const PAGE_ENTRIES: usize = 40;
+const PAGE_BYTES: usize = 1 << 20;
+
+/// The image types a page shows: rasters a browser cannot run (never SVG).
+pub const RASTER: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+#[derive(Deserialize, Default)]
+pub struct SessionQuery {
+    leaf: Option<String>,
+    entry: Option<String>,
+    from: Option<usize>,
+    /// Only the messages and the link to the next page (what the script appends).
+    frag: Option<String>,
+}
+
+pub async fn page(
+    State(app): State<Arc<App>>,
+    Path(seg): Path<String>,
+    Query(q): Query<SessionQuery>,
+) -> Result<Html<String>, Fail> {
+    blocking(&app, move |ctx| {
+        let session = resolve_session(&ctx.store.conn, &ctx.scope, &seg)?;
+        let leaf = leaf_for(ctx, &session, &q)?;
+        let plan = plan_context(&ctx.store.conn, &session, leaf.as_deref())?;
+        let target = q.entry.as_deref();
+        let from = match (q.from, target) {
+            (Some(f), _) => f.min(plan.len()),
+            (None, Some(t)) => (0..plan.len())
+                .find(|&i| plan.entry_id(i) == Some(t))
+                .map_or(0, |i| i.saturating_sub(2)),
+            _ => 0,
+        };
+        let url = page::session_url(&session.path);
+        let body = messages(ctx, &plan, (&url, leaf.is_none()), from, target)?;
+        if q.frag.is_some() {
+            return Ok(Html(body.into_string()));
+        }
+        let header = header_of(ctx, &session, &plan, leaf.is_some())?;
+        let seg = page::session_seg(&session.path);
+        let title = ctx.clean(&title_of(ctx, &session)?).into_owned();
+        Ok(page::layout(
+            &crate::term::one_line_upto(&title, 60),
+            Nav::Session(&seg, "session"),
+            html! {
+                (header)
+                div #messages data-url=(url) data-leaf=(plan.leaf_id.as_deref().unwrap_or_default()) data-live=[leaf.is_none().then_some("1")] {
+                    (body)
+                }
+            },
+        ))
+    })
+    .await
+}
+
+/// The leaf to show: the one asked for; for a hit off the current branch, the hit itself.
+fn leaf_for(ctx: &Ctx, session: &Resolved, q: &SessionQuery) -> Result<Option<String>, Fail> {
+    if q.leaf.is_some() {
+        return Ok(q.leaf.clone().filter(|l| !l.is_empty()));
+    }
+    let Some(target) = &q.entry else {
+        return Ok(None);
+    };
+    let current = plan_context(&ctx.store.conn, session, None)?;
+    let on_branch = (0..current.len()).any(|i| current.entry_id(i) == Some(target.as_str()));
+    Ok((!on_branch).then(|| target.clone()))
+}
+
+fn title_of(ctx: &Ctx, session: &Resolved) -> Result<String, Fail> {
+    let title: Option<String> = ctx.store.conn.query_row(
+        &format!(
+            "SELECT {} FROM sessions s WHERE s.file_id = ?1",
+            crate::store::schema::TITLE
+        ),
+        [session.file_id],
+        |r| r.get(0),
+    )?;
+    Ok(title.unwrap_or_else(|| crate::query::handle::file_name(&session.path).to_string()))
+}
+
+/// The messages of context entries `from..` up to a page, and the link to the next page.
+fn messages(
+    ctx: &Ctx,
+    plan: &ContextPlan,
+    (url, live): (&str, bool),
+    from: usize,
+    target: Option<&str>,
+) -> Result<Markup, Fail> {
+    let leaf = plan.leaf_id.as_deref().unwrap_or_default();
+    let mut shown = Vec::new();
+    let (mut i, mut bytes) = (from, 0usize);
+    while i < plan.len() && i - from < PAGE_ENTRIES && bytes < PAGE_BYTES {
+        if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(crate::Error::Stopped.into());
+        }
+        let id = plan.entry_id(i).unwrap_or_default();
+        for (m, raw) in plan.messages_at(i)?.iter().enumerate() {
+            bytes += raw.len();
+            let at = At {
+                url,
+                leaf,
+                entry: i,
+                message: m,
+            };
+            let (role, body) = message::render(ctx, raw, &at);
+            shown.push((i, m, id.to_string(), role, body));
+        }
+        i += 1;
+    }
+    let page_url = |n: usize| format!("{url}?leaf={}&from={n}", enc(leaf));
+    Ok(html! {
+        @if from > 0 {
+            p.nav { a.prev href=(page_url(from.saturating_sub(PAGE_ENTRIES))) { "↑ earlier messages" } }
+        }
+        @if plan.is_empty() { p.meta { "this session has no messages yet" } }
+        @for (e, m, id, role, body) in &shown {
+            article class=(format!("msg {}{}", role_class(role), if target == Some(id.as_str()) { " hit" } else { "" }))
+                id=[(*m == 0).then(|| format!("e-{id}"))] data-entry=(e) {
+                div.role { (ctx.clean(role)) a.leaf href=(format!("{url}/tree#t-{}", enc(id))) title="this entry in the tree" { "⌥" } }
+                (body)
+            }
+        }
+        @if i < plan.len() {
+            p.nav { a.next href=(page_url(i)) data-frag=(format!("{}&frag=1", page_url(i))) { "more messages ↓" } }
+        } @else {
+            // At the current leaf, what comes next is whatever the current leaf becomes.
+            span #end data-next=(if live { format!("{url}?from={i}") } else { page_url(i) }) {}
+        }
+    })
+}
+
+/// A CSS class for a role (anything else is `other`).
+fn role_class(role: &str) -> &'static str {
+    match role {
+        "user" => "user",
+        "assistant" => "assistant",
+        "toolResult" => "tool",
+        "bashExecution" => "bash",
+        "compactionSummary" | "branchSummary" => "summary",
+        _ => "other",
+    }
+}
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+fn header_of(
+    ctx: &Ctx,
+    session: &Resolved,
+    plan: &ContextPlan,
+    at_leaf: bool,
+) -> Result<Markup, Fail> {
+    let d = crate::query::show::show_session(&ctx.store.conn, session)?;
+    let resume = format!("cd {} && pi --session {}", quote(&d.cwd), quote(&d.path));
+    let t = &d.stats.tokens;
+    let model = plan.settings.model.as_ref().and_then(|(_, m)| m.clone());
+    Ok(html! {
+        header.session {
+            h1 { (ctx.clean(&title_of(ctx, session)?)) }
+            dl {
+                dt { "project" } dd { code { (ctx.clean(&d.cwd)) } }
+                dt { "session" } dd { code { (ctx.clean(&d.handle)) } " · " (ctx.clean(crate::query::handle::file_name(&d.path))) }
+                @if let Some(c) = &d.created { dt { "created" } dd { (page::when(c)) } }
+                @if let Some(m) = &d.modified { dt { "modified" } dd { (page::when(m)) } }
+                dt { "messages" } dd { (page::num(d.stats.total_messages)) " (" (page::num(d.stats.tool_calls)) " tool calls)" }
+                dt { "tokens" } dd { (page::num(t.total)) " (in " (page::num(t.input)) ", out " (page::num(t.output)) ", cache " (page::num(t.cache_read + t.cache_write)) ")" }
+                dt { "cost" } dd { (format!("${:.2}", d.stats.cost)) }
+                @if !d.models.is_empty() {
+                    dt { "models" } dd { @for (i, m) in d.models.iter().enumerate() {
+                        @if i > 0 { ", " } (ctx.clean(&m.model)) " " (format!("${:.2}", m.cost)) } }
+                }
+                @if let Some(m) = model { dt { "model now" } dd { (ctx.clean(&m))
+                    @if let Some(th) = &plan.settings.thinking_level { " · thinking " (ctx.clean(th)) } } }
+                @if !d.labels.is_empty() {
+                    dt { "labels" } dd { @for (_, l) in &d.labels { span.label { (ctx.clean(l)) } " " } }
+                }
+                @if let Some(Value::String(p)) = &d.parent_session_path {
+                    dt { "parent" } dd { a href=(page::session_url(p)) { (ctx.clean(crate::query::handle::file_name(p))) } }
+                }
+            }
+            div.resume {
+                code #resume { (ctx.clean(&resume)) }
+                button #copy type="button" data-copy-from="resume" { "copy resume command" }
+            }
+            @if at_leaf {
+                p.meta { "the context at leaf " code { (ctx.clean(plan.leaf_id.as_deref().unwrap_or("?"))) }
+                    " · " a href=(page::session_url(&session.path)) { "the current leaf" } }
+            }
+            @if plan.settings.cycle { p.error { "the entries above this leaf form a cycle; the walk stopped where it repeated" } }
+        }
+    })
+}
+
+#[derive(Deserialize)]
+pub struct PartQuery {
+    leaf: Option<String>,
+    e: usize,
+    m: usize,
+    p: String,
+    #[serde(default)]
+    from: usize,
+}
+
+/// One string of a message, from a character on, as plain text (at most [`PART_CHARS`]).
+const PART_CHARS: usize = 1 << 20;
+
+/// A message's value at a JSON pointer, in the context at the leaf asked for.
+fn part(ctx: &Ctx, seg: &str, q: &PartQuery) -> Result<Value, Fail> {
+    let session = resolve_session(&ctx.store.conn, &ctx.scope, seg)?;
+    let leaf = q.leaf.as_deref().filter(|l| !l.is_empty());
+    let plan = plan_context(&ctx.store.conn, &session, leaf)?;
+    if q.e >= plan.len() {
+        return Err(Fail::NotFound("there is no such message".into()));
+    }
+    let raw = plan.messages_at(q.e)?;
+    let raw = raw
+        .get(q.m)
+        .ok_or_else(|| Fail::NotFound("there is no such message".into()))?;
+    let mut v = crate::pi::line::parse_json(raw)
+        .map_err(|_| Fail::NotFound("the message is not JSON".into()))?;
+    v.pointer_mut(&q.p)
+        .map(Value::take)
+        .ok_or_else(|| Fail::NotFound("there is no such part".into()))
+}
+
+pub async fn text(
+    State(app): State<Arc<App>>,
+    Path(seg): Path<String>,
+    Query(q): Query<PartQuery>,
+) -> Result<Response, Fail> {
+    blocking(&app, move |ctx| {
+        let Value::String(s) = part(ctx, &seg, &q)? else {
+            return Err(Fail::NotFound("that part is not text".into()));
+        };
+        // Cleaned whole, as the page cleaned it before cutting: the same offsets, and no secret
+        // split across two pieces escapes redaction.
+        let s = ctx.clean(&s);
+        let start = s.char_indices().nth(q.from).map_or(s.len(), |(i, _)| i);
+        let rest = &s[start..];
+        let end = rest
+            .char_indices()
+            .nth(PART_CHARS)
+            .map_or(rest.len(), |(i, _)| i);
+        let mut out = rest[..end].to_string();
+        if end < rest.len() {
+            out.push_str(&format!(
+                "\n\n[… more: {}/text?leaf={}&e={}&m={}&p={}&from={}]",
+                page::session_url(&seg),
+                enc(q.leaf.as_deref().unwrap_or_default()),
+                q.e,
+                q.m,
+                enc(&q.p),
+                q.from + PART_CHARS
+            ));
+        }
+        Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], out).into_response())
+    })
+    .await
+}
+
+pub async fn image(
+    State(app): State<Arc<App>>,
+    Path(seg): Path<String>,
+    Query(q): Query<PartQuery>,
+) -> Result<Response, Fail> {
+    blocking(&app, move |ctx| {
+        let b = part(ctx, &seg, &q)?;
+        let mime = b
+            .get("mimeType")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let data = b.get("data").and_then(Value::as_str).unwrap_or_default();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(data.trim())
+            .map_err(|_| Fail::NotFound("the image's data is not base64".into()))?;
+        // Served only when the bytes are the raster type the block claims.
+        if !RASTER.contains(&mime) || sniff(&bytes) != Some(mime) {
+            return Err(Fail::NotFound(
+                "the image is not the raster type it claims".into(),
+            ));
+        }
+        let mime = RASTER
+            .iter()
+            .find(|r| **r == mime)
+            .copied()
+            .unwrap_or("image/png");
+        Ok(([(header::CONTENT_TYPE, mime)], bytes).into_response())
+    })
+    .await
+}
+
+/// Whether base64 `data` starts as the raster type `mime` claims (read from its first 18 bytes
+/// only, so a page does not decode every image it links).
+pub fn claims_truly(mime: &str, data: &str) -> bool {
+    let head = data.trim_start().get(..24).unwrap_or(data);
+    base64::engine::general_purpose::STANDARD
+        .decode(head)
+        .is_ok_and(|b| sniff(&b) == Some(mime))
+}
+
+/// The raster type the first bytes say.
+fn sniff(b: &[u8]) -> Option<&'static str> {
+    if b.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some("image/png")
+    } else if b.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some("image/jpeg")
+    } else if b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a") {
+        Some("image/gif")
+    } else if b.len() > 12 && &b[..4] == b"RIFF" && &b[8..12] == b"WEBP" {
+        Some("image/webp")
+    } else {
+        None
+    }
+}

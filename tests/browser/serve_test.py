@@ -1,0 +1,224 @@
+"""The checks of tests/browser/serve.sh. Usage: serve_test.py PIDX CHROMIUM WORKDIR (the
+sessions already written to WORKDIR/sessions)."""
+import http.client, json, os, socket, subprocess, sys, time, urllib.parse
+
+sys.path.insert(0, os.path.dirname(__file__))
+from cdp import Browser, Page  # noqa: E402
+
+pidx, chromium, work = sys.argv[1:4]
+root, db = os.path.join(work, "sessions"), os.path.join(work, "index.db")
+A = "2026-03-01T08-00-00-000Z_aaaaaaaa-0000-7000-8000-000000000001.jsonl"
+LONG = "2026-03-01T07-00-00-000Z_bbbbbbbb-0000-7000-8000-000000000002.jsonl"
+EVIL = "2026-03-01T06-00-00-000Z_cccccccc-0000-7000-8000-000000000003.jsonl"
+BIG = "2026-03-01T05-00-00-000Z_dddddddd-0000-7000-8000-000000000004.jsonl"
+failures = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def start(listen, *extra):
+    p = subprocess.Popen([pidx, "--root", root, "--db", db, "serve", "--listen", listen, *extra],
+                         stderr=subprocess.PIPE, text=True)
+    line = p.stderr.readline()  # "pidx serve: URL"
+    return p, line.strip().split(" ", 2)[-1]
+
+
+def request(port, path, headers=None, host=None):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    h = {"Host": host or "127.0.0.1:%d" % port}
+    h.update(headers or {})
+    c.request("GET", path, headers=h)
+    r = c.getresponse()
+    body = r.read()
+    return r.status, dict((k.lower(), v) for k, v in r.getheaders()), body
+
+
+port = free_port()
+server, url = start("127.0.0.1:%d" % port)
+base = "http://127.0.0.1:%d" % port
+try:
+    # The first page waits for the first sync (bounded by the server's freshness wait).
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            status, headers, body = request(port, "/?all=true")
+            if status == 200 and b"question number 0" in body and b"make a big output" in body:
+                break
+        except OSError:
+            pass
+        time.sleep(0.5)
+
+    # HTTP-level rules.
+    status, headers, body = request(port, "/")
+    check(status == 200 and "script-src 'self'" in headers.get("content-security-policy", ""), "CSP header on pages")
+    check(headers.get("x-content-type-options") == "nosniff", "nosniff header")
+    status, _, _ = request(port, "/", host="evil.example:%d" % port)
+    check(status == 421, "a foreign Host header is refused (got %d)" % status)
+    status, _, _ = request(port, "/", host="localhost:%d" % port)
+    check(status == 200, "localhost as Host is served")
+    evil_page = request(port, "/s/" + EVIL)[2].decode()
+    check("<script>window" not in evil_page and "&lt;script&gt;window.PWNED=1" in evil_page, "hostile text is escaped in the HTML")
+    for ptr, what in (("/content/1", "an SVG image"), ("/content/2", "an SVG claiming to be a PNG")):
+        status, h, _ = request(port, "/s/%s/image?e=3&m=0&p=%s" % (EVIL, urllib.parse.quote(ptr, safe="")))
+        check(status == 404 and "svg" not in h.get("content-type", ""), "%s is not served (got %d)" % (what, status))
+    status, h, body = request(port, "/s/%s/image?e=5&m=0&p=%s" % (A, urllib.parse.quote("/content/1", safe="")))
+    check(status == 200 and h.get("content-type") == "image/png" and body.startswith(b"\x89PNG"), "a PNG is served as image/png")
+
+    browser = Browser(chromium, os.path.join(work, "profile"))
+    page = Page(browser)
+    pwned = "window.PWNED === undefined"
+    inert = ("document.querySelectorAll('script').length === 1 && "
+             "![...document.querySelectorAll('*')].some(e => [...e.attributes].some(a => a.name.startsWith('on'))) && "
+             "!document.querySelector('a[href^=\"javascript\" i], iframe, object, embed')")
+
+    pages = ["/", "/?all=true", "/?project=%2Fhome%2Fu%2Falpha", "/s/" + A, "/s/%s/tree" % A, "/s/" + LONG,
+             "/s/" + EVIL, "/s/%s/tree" % EVIL, "/s/" + BIG, "/search?q=hostile-marker", "/search?q=zanzibar",
+             "/usage", "/usage?by=model&figure=tokens", "/usage?by=tool", "/?project=" + urllib.parse.quote('/home/u/evil"><img src=x onerror="window.PWNED=1">', safe="")]
+    for p in pages:
+        page.errors = []
+        page.goto(base + p, timeout=60)
+        time.sleep(0.2)
+        page.pump()
+        check(not page.errors, "%s loads with no console error %s" % (p, page.errors or ""))
+        check(page.js(pwned), "%s: no payload ran" % p)
+        check(page.js(inert), "%s: no payload became a script, handler or javascript: link" % p)
+
+    big = page
+    big.goto(base + "/s/" + BIG)
+    check(big.js("document.body.textContent.includes('the rest')"), "the very large line shows its start and a link to the rest")
+    rest = big.js("document.querySelector('p.more a').getAttribute('href')")
+    status, h, body = request(port, rest)
+    check(status == 200 and h.get("content-type", "").startswith("text/plain") and body.startswith(b"yyyy")
+          and len(body) < 1100000 and b"more:" in body[-300:], "the rest comes as bounded plain text with a link further")
+    big.js("window.scrollTo(0, document.body.scrollHeight)")
+    big.until("document.querySelector('#messages').textContent.includes('big done')", timeout=30)
+    check(True, "the message after the very large line loads as the page scrolls")
+
+    # Filter as you type.
+    page.goto(base + "/?all=true")
+    # A phrase: words alone are fuzzy in pi's picker, and would match scattered letters.
+    page.type("#filter", '"the very last"')
+    page.until("document.querySelectorAll('#rows tbody tr').length === 1")
+    check(page.js("document.querySelector('#rows tbody tr').innerText.includes('question number 0')"),
+          "filtering as you type leaves the one session that says it")
+    check("q=%22the+very+last%22" in page.js("location.href"), "the filtered listing has its own address")
+
+    # Search as you type, then open a hit at its entry.
+    page.goto(base + "/search")
+    page.type("#search", "zanzibar")
+    page.until("document.querySelectorAll('#results a.hit').length > 0")
+    check(page.js("document.querySelector('#results mark').textContent.toLowerCase().includes('zanzibar')"),
+          "search as you type highlights the match")
+    page.js("document.querySelector('#results a.hit').click()")
+    page.until("location.pathname.startsWith('/s/') && document.readyState === 'complete'")
+    check(page.js("!!document.querySelector('article.hit#e-a0007') && document.querySelector('article.hit').innerText.includes('zanzibar')"),
+          "a hit opens its session with that entry highlighted")
+    check(page.js("(r => r.top >= 0 && r.top < innerHeight)(document.querySelector('article.hit').getBoundingClientRect())"),
+          "the hit entry is scrolled into view")
+
+    # A hit on another branch opens the context at that branch.
+    page.goto(base + "/search")
+    page.type("#search", "quokka")
+    page.until("document.querySelectorAll('#results a.hit').length > 0")
+    page.js("document.querySelector('#results a.hit').click()")
+    page.until("location.pathname.startsWith('/s/') && document.readyState === 'complete'")
+    check(page.js("document.querySelector('#messages').innerText.includes('quokka') && !document.querySelector('#messages').innerText.includes('zanzibar')"),
+          "a hit off the current branch opens the context of its branch")
+
+    # Walk the tree and show a leaf's context.
+    page.goto(base + "/s/%s/tree" % A)
+    check(page.js("document.querySelectorAll('ul.tree li').length === 12 && !!document.querySelector('li.path .star')"),
+          "the tree shows every entry and the current leaf on the current branch")
+    check(page.js("document.querySelector('#t-a0009 .label').textContent === 'side idea'"), "the tree shows labels")
+    page.js("document.querySelector('#t-a0009 a').click()")
+    page.until("location.search.includes('leaf=a0009') && document.readyState === 'complete'")
+    text = page.js("document.querySelector('#messages').innerText")
+    check("Another way." in text and "zanzibar" not in text and "Please fix" in text,
+          "choosing a tree entry shows the context at that leaf")
+
+    # Paging a long session as it scrolls.
+    page.goto(base + "/s/" + LONG)
+    first = page.js("document.querySelectorAll('article.msg').length")
+    check(0 < first < 601, "a long session's first page holds part of it (%d messages)" % first)
+    for _ in range(40):
+        if page.js("document.querySelectorAll('article.msg').length") >= 601:
+            break
+        page.js("window.scrollTo(0, document.body.scrollHeight)")
+        time.sleep(0.3)
+    n = page.js("document.querySelectorAll('article.msg').length")
+    check(n == 601, "scrolling pages through all 601 messages (%d)" % n)
+    check(page.js("new Set([...document.querySelectorAll('article.msg')].map(a => a.dataset.entry)).size === 601"),
+          "no message is shown twice")
+    check(page.js("document.querySelector('article.msg:last-of-type').innerText.includes('wombat')"), "the last page ends with the last message")
+
+    # Live update after appending a line.
+    page.goto(base + "/s/" + A)
+    time.sleep(1.5)  # the event stream is open
+    with open(os.path.join(root, "--home-u-alpha--", A), "a") as f:
+        f.write(json.dumps({"type": "message", "id": "a0099", "parentId": "a0012", "timestamp": "2026-03-01T10:00:00.000Z",
+                            "message": {"role": "user", "content": "live-appended koala", "timestamp": 1772359200000}}) + "\n")
+    try:
+        page.until("document.querySelector('#messages').innerText.includes('live-appended koala')", timeout=20)
+        check(True, "an appended line shows up in the open session")
+    except AssertionError:
+        check(False, "an appended line shows up in the open session")
+
+    # No horizontal overflow at 800 and 1600 px.
+    keep = os.environ.get("PIDX_KEEP_SERVE")
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+    for w in (800, 1600):
+        page.width(w)
+        for name, p in (("sessions", "/?all=true"), ("session", "/s/" + A), ("tree", "/s/%s/tree" % A),
+                        ("hostile", "/s/" + EVIL), ("big", "/s/" + BIG), ("search", "/search?q=number"), ("usage", "/usage?by=day")):
+            page.goto(base + p, timeout=60)
+            time.sleep(0.2)
+            over = page.js("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+            check(over <= 0, "%s fits %d px (overflow %d px)" % (name, w, over))
+            if keep:
+                page.screenshot(os.path.join(keep, "%s-%d.png" % (name, w)))
+    browser.close()
+finally:
+    server.terminate()
+    server.wait()
+
+# Off loopback: the token.
+port = free_port()
+server, url = start("0.0.0.0:%d" % port)
+try:
+    time.sleep(0.5)
+    token = urllib.parse.parse_qs(urllib.parse.urlparse(url).query).get("token", [""])[0]
+    check(len(token) >= 32, "a non-loopback listen prints a generated token")
+    status, _, _ = request(port, "/")
+    check(status == 401, "no token: 401 (got %d)" % status)
+    status, _, _ = request(port, "/?token=wrong")
+    check(status == 401, "a wrong token: 401 (got %d)" % status)
+    status, _, _ = request(port, "/", {"Cookie": "pidx_token=wrong"})
+    check(status == 401, "a wrong token cookie: 401 (got %d)" % status)
+    status, h, _ = request(port, "/?token=" + token)
+    cookie = h.get("set-cookie", "")
+    check(status == 303 and "HttpOnly" in cookie and "SameSite=Strict" in cookie and h.get("location") == "/",
+          "the token in the address sets an HttpOnly SameSite=Strict cookie and leaves the address")
+    status, _, _ = request(port, "/", {"Cookie": cookie.split(";")[0]})
+    check(status == 200, "the cookie lets the pages through (got %d)" % status)
+    status, _, _ = request(port, "/", {"Authorization": "Bearer " + token})
+    check(status == 200, "the token as a bearer header lets the pages through (got %d)" % status)
+finally:
+    server.terminate()
+    server.wait()
+
+if failures:
+    print("%d check(s) failed" % len(failures))
+    sys.exit(1)

@@ -1,0 +1,348 @@
+//! `pidx serve` at the HTTP level, with a plain std client: the headers every answer carries,
+//! transcripts escaped and redacted, the Host check on loopback, the access token off it,
+//! images only as the raster type they claim, and status codes for what does not exist.
+//! The browser-level checks are tests/browser/serve.sh.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// A server on a free port, stopped when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    /// What it printed: `http://ADDR/` (with `?token=...` off loopback).
+    url: String,
+    /// What it printed before the address.
+    notes: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(root: &Path, db: &Path, args: &[&str]) -> Server {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("pidx"))
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("PI_CODING_AGENT_SESSION_DIR")
+        .env_remove("PIDX_SERVE_TOKEN")
+        .arg("--db")
+        .arg(db)
+        .arg("--root")
+        .arg(root)
+        .arg("serve")
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("starting pidx serve");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
+    let (mut url, mut notes) = (String::new(), String::new());
+    loop {
+        url.clear();
+        assert!(
+            stderr.read_line(&mut url).unwrap() > 0,
+            "pidx serve ended: {notes}"
+        );
+        if let Some(u) = url.trim().strip_prefix("pidx serve: http://") {
+            url = format!("http://{u}");
+            break;
+        }
+        notes.push_str(&url);
+    }
+    let port = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .and_then(|a| a.rsplit(':').next())
+        .and_then(|p| p.parse().ok())
+        .expect("a port in the printed address");
+    Server {
+        child,
+        port,
+        url,
+        notes,
+    }
+}
+
+/// An answer: status, headers (names lowercased) and body.
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Answer {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn get(port: u16, path: &str, host: Option<&str>, extra: &[(&str, &str)]) -> Answer {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connecting");
+    let host = host.map_or(format!("127.0.0.1:{port}"), str::to_string);
+    let mut req = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    for (k, v) in extra {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let raw = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|c| c.parse().ok())
+        .expect("a status line");
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    Answer {
+        status,
+        headers,
+        body: body.to_string(),
+    }
+}
+
+const FILE: &str = "2026-03-01T08-00-00-000Z_aaaaaaaa-0000-7000-8000-000000000001.jsonl";
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNg+M/AwB8ABQIBoObI1QAAAABJRU5ErkJggg==";
+const SVG: &str =
+    "PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIG9ubG9hZD0iYWxlcnQoMSkiLz4=";
+const SECRET: &str = "ghp_Zx9Qw3Er7Ty1Ui5Op2As6Df0Gh4Jk8Lz3Xc7";
+
+/// One session with hostile text, a secret, a PNG and an SVG.
+fn corpus() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sessions");
+    let project = root.join("--home-u-a--");
+    std::fs::create_dir_all(&project).unwrap();
+    let lines = [
+        serde_json::json!({"type": "session", "version": 3, "id": "aaaaaaaa-0000-7000-8000-000000000001", "timestamp": "2026-03-01T08:00:00.000Z", "cwd": "/home/u/a<b>"}),
+        serde_json::json!({"type": "message", "id": "e1", "parentId": null, "timestamp": "2026-03-01T08:01:00.000Z",
+            "message": {"role": "user", "timestamp": 1772352060000u64,
+                "content": format!("<script>alert(1)</script> [x](javascript:alert(1)) token {SECRET}")}}),
+        serde_json::json!({"type": "message", "id": "e2", "parentId": "e1", "timestamp": "2026-03-01T08:02:00.000Z",
+            "message": {"role": "user", "timestamp": 1772352120000u64, "content": [
+                {"type": "image", "mimeType": "image/png", "data": PNG},
+                {"type": "image", "mimeType": "image/svg+xml", "data": SVG},
+                {"type": "image", "mimeType": "image/png", "data": SVG}]}}),
+        // A secret across the place where a long text is cut (50,000 characters).
+        serde_json::json!({"type": "message", "id": "e3", "parentId": "e2", "timestamp": "2026-03-01T08:03:00.000Z",
+            "message": {"role": "user", "timestamp": 1772352180000u64,
+                "content": format!("{} {SECRET} end", "x".repeat(49_980))}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(project.join(FILE), text).unwrap();
+    let db = dir.path().join("index.db");
+    (dir, root, db)
+}
+
+#[test]
+fn pages_carry_the_csp_and_show_transcripts_escaped_and_redacted() {
+    let (_dir, root, db) = corpus();
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    let page = get(s.port, &format!("/s/{FILE}"), None, &[]);
+    assert_eq!(page.status, 200, "{}", page.body);
+    let csp = page.header("content-security-policy").unwrap_or_default();
+    assert!(
+        csp.contains("default-src 'none'") && csp.contains("script-src 'self'"),
+        "{csp}"
+    );
+    assert_eq!(page.header("x-content-type-options"), Some("nosniff"));
+    assert!(page.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert!(!page.body.contains("<script>alert"));
+    assert!(
+        !page.body.contains("href=\"javascript"),
+        "an unsafe link stays text without its target"
+    );
+    assert!(
+        !page.body.contains(SECRET),
+        "secrets are redacted by default"
+    );
+    assert!(page.body.contains("/home/u/a&lt;b&gt;"));
+    let list = get(s.port, "/?all=true", None, &[]);
+    assert!(list.status == 200 && list.body.contains(FILE));
+    let projects = get(s.port, "/", None, &[]);
+    assert!(
+        projects
+            .body
+            .contains("/home/u/a&lt;b&gt;</a></td><td class=\"n\">1</td>"),
+        "{}",
+        projects.body
+    );
+}
+
+#[test]
+fn a_secret_across_the_cut_of_a_long_text_is_redacted_on_both_sides() {
+    let (_dir, root, db) = corpus();
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    let page = get(s.port, &format!("/s/{FILE}"), None, &[]);
+    assert!(
+        !page.body.contains(&SECRET[..12]),
+        "the secret's start is not shown"
+    );
+    let rest = get(
+        s.port,
+        &format!("/s/{FILE}/text?e=2&m=0&p=%2Fcontent&from=50000"),
+        None,
+        &[],
+    );
+    assert_eq!(rest.status, 200);
+    assert_eq!(
+        rest.header("content-type"),
+        Some("text/plain; charset=utf-8")
+    );
+    assert!(rest.body.ends_with("end"), "{}", rest.body);
+    assert!(
+        !rest.body.contains(&SECRET[SECRET.len() - 12..]),
+        "nor its end: {}",
+        rest.body
+    );
+}
+
+#[test]
+fn no_redact_shows_secrets_and_says_so() {
+    let (_dir, root, db) = corpus();
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0", "--no-redact"]);
+    let page = get(s.port, &format!("/s/{FILE}"), None, &[]);
+    assert!(page.body.contains(SECRET));
+    assert!(s.notes.contains("--no-redact"), "{}", s.notes);
+}
+
+#[test]
+fn a_foreign_host_header_is_refused_on_loopback() {
+    let (_dir, root, db) = corpus();
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    let port = s.port;
+    let foreign = get(port, "/", Some(&format!("attacker.example:{port}")), &[]);
+    assert_eq!(foreign.status, 421);
+    assert!(foreign.header("content-security-policy").is_some());
+    assert_eq!(
+        get(port, "/", Some(&format!("localhost:{port}")), &[]).status,
+        200
+    );
+    assert_eq!(
+        get(port, "/", Some("127.0.0.1:1"), &[]).status,
+        421,
+        "another port is another origin"
+    );
+}
+
+#[test]
+fn off_loopback_every_request_needs_the_token() {
+    let (_dir, root, db) = corpus();
+    let s = serve(
+        &root,
+        &db,
+        &["--listen", "0.0.0.0:0", "--token", "sesame-1234"],
+    );
+    assert!(s.url.ends_with("/?token=sesame-1234"), "{}", s.url);
+    let port = s.port;
+    assert_eq!(get(port, "/", None, &[]).status, 401);
+    assert_eq!(get(port, "/?token=wrong", None, &[]).status, 401);
+    assert_eq!(
+        get(port, "/", None, &[("Cookie", "pidx_token=wrong")]).status,
+        401
+    );
+    assert_eq!(
+        get(port, "/", None, &[("Authorization", "Bearer wrong")]).status,
+        401
+    );
+    let first = get(port, "/search?q=x&token=sesame-1234", None, &[]);
+    assert_eq!(first.status, 303);
+    assert_eq!(first.header("location"), Some("/search?q=x"));
+    let cookie = first.header("set-cookie").unwrap_or_default();
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let kept = cookie.split(';').next().unwrap();
+    assert_eq!(get(port, "/", None, &[("Cookie", kept)]).status, 200);
+    let bearer = [("Authorization", "Bearer sesame-1234")];
+    assert_eq!(get(port, "/", None, &bearer).status, 200);
+}
+
+#[test]
+fn off_loopback_without_a_token_one_is_generated() {
+    let (_dir, root, db) = corpus();
+    let s = serve(&root, &db, &["--listen", "0.0.0.0:0"]);
+    let token = s.url.rsplit("?token=").next().unwrap_or_default().trim();
+    assert!(token.len() >= 32, "{}", s.url);
+    assert_eq!(get(s.port, "/", None, &[]).status, 401);
+    let auth = format!("Bearer {token}");
+    assert_eq!(
+        get(s.port, "/", None, &[("Authorization", &auth)]).status,
+        200
+    );
+}
+
+#[test]
+fn images_are_served_only_as_the_raster_they_are() {
+    let (_dir, root, db) = corpus();
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    let image = |i: usize| {
+        get(
+            s.port,
+            &format!("/s/{FILE}/image?e=1&m=0&p=%2Fcontent%2F{i}"),
+            None,
+            &[],
+        )
+    };
+    let png = image(0);
+    assert_eq!(png.status, 200);
+    assert_eq!(png.header("content-type"), Some("image/png"));
+    assert_eq!(image(1).status, 404, "an SVG is never served");
+    assert_eq!(
+        image(2).status,
+        404,
+        "an SVG claiming to be a PNG is not served"
+    );
+    let page = get(s.port, &format!("/s/{FILE}"), None, &[]);
+    assert_eq!(
+        page.body.matches("<img").count(),
+        1,
+        "only the true PNG gets an img"
+    );
+}
+
+#[test]
+fn what_does_not_exist_is_a_404_and_bad_queries_a_400() {
+    let (_dir, root, db) = corpus();
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    assert_eq!(get(s.port, "/nowhere", None, &[]).status, 404);
+    assert_eq!(get(s.port, "/s/nosuch.jsonl", None, &[]).status, 404);
+    assert_eq!(
+        get(s.port, &format!("/s/{FILE}?leaf=nosuch"), None, &[]).status,
+        404
+    );
+    assert_eq!(get(s.port, "/assets/app.js", None, &[]).status, 404);
+    let bad = get(s.port, "/search?q=re:(&frag=1", None, &[]);
+    assert_eq!(bad.status, 200);
+    assert!(bad.body.contains("class=\"error\""), "{}", bad.body);
+}
+
+#[test]
+fn a_token_with_spaces_is_refused() {
+    let (_dir, root, db) = corpus();
+    let out = Command::new(assert_cmd::cargo::cargo_bin("pidx"))
+        .arg("--db")
+        .arg(&db)
+        .arg("--root")
+        .arg(&root)
+        .args(["serve", "--listen", "0.0.0.0:0", "--token", "a b"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--token"));
+}
