@@ -12,6 +12,7 @@ mod mcp;
 mod numbers;
 pub mod output;
 mod pg;
+mod pi;
 mod pick;
 mod push;
 mod remote;
@@ -49,6 +50,9 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     refuse_meaningless_flags(&cli)?;
     if let Command::Skill(cmd) = &cli.command {
         return skill::run(cmd).map(outcome);
+    }
+    if let Command::Pi(cmd) = &cli.command {
+        return pi::run(cmd).map(outcome);
     }
     let env = Env::new(&cli.global.options())?;
     if let Some(url) = cli
@@ -104,7 +108,7 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Push(args) => push::run(env, args, &mut out),
         Command::Pg(cmd) => pg::run(env, cmd, &mut out),
         Command::Team(cmd) => team::run(env, cmd, &mut out),
-        Command::Mcp | Command::Skill(_) => unreachable!("run before stdout is locked"),
+        Command::Mcp | Command::Skill(_) | Command::Pi(_) => unreachable!("run before stdout is locked"),
     }?;
     out.flush()?;
     Ok(found)
@@ -270,4 +274,7 @@ Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     /// The pi skill that teaches pi's agent to use pidx.
     #[command(subcommand)]
     Skill(skill::SkillCommand),
+    /// The pidx pi package: /history, /sessions, /related, /files inside pi and `--pidx-entry`.
+    #[command(subcommand)]
+    Pi(pi::PiCommand),
 }
