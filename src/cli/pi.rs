@@ -58,22 +58,20 @@ pub fn run(cmd: &PiCommand) -> Result<Found> {
 }
 
 fn install(args: &PiInstallArgs) -> Result<Found> {
-    let dir = match &args.from {
-        Some(from) => {
-            let dir = std::fs::canonicalize(from)
-                .with_context(|| format!("no package folder at {}", from.display()))?;
-            if package_name(&dir).as_deref() != Some(PACKAGE_NAME) {
-                bail!(
-                    "{} is not the pidx pi package (its package.json must be named {PACKAGE_NAME:?})",
-                    dir.display()
-                );
-            }
-            dir
-        }
+    let from = args.from.as_deref().map(checked_package).transpose()?;
+    let version = pi_version()?;
+    let dir = match from {
+        Some(dir) => dir,
         None => write_package(&default_package_dir())?,
     };
-    let version = pi_version()?;
     run_pi(&["install".into(), dir.to_string_lossy().into_owned()])?;
+    let copied = super::skill::agent_dir().join("skills/pidx/SKILL.md");
+    if copied.is_file() {
+        crate::term::say(&format!(
+            "pidx: the skill is also at {} (from `pidx skill install`); the package brings it too, so that copy can go",
+            copied.display()
+        ));
+    }
     if args.no_mcp {
         return Ok(true);
     }
@@ -108,6 +106,19 @@ fn uninstall(args: &PiUninstallArgs) -> Result<Found> {
         }
     }
     Ok(true)
+}
+
+/// `--from DIR`, absolute, when it is the pidx package.
+fn checked_package(from: &Path) -> Result<PathBuf> {
+    let dir = std::fs::canonicalize(from)
+        .with_context(|| format!("no package folder at {}", from.display()))?;
+    if package_name(&dir).as_deref() != Some(PACKAGE_NAME) {
+        bail!(
+            "{} is not the pidx pi package (its package.json must be named {PACKAGE_NAME:?})",
+            dir.display()
+        );
+    }
+    Ok(dir)
 }
 
 /// Where `install` writes the built-in package: beside the default index.
