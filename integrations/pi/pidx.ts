@@ -79,8 +79,11 @@ function notFound(e: unknown): string {
 function failure(args: string[], stderr: string, code: number | null): string {
   const lines = stderr.split("\n").map((l) => l.trim()).filter(Boolean);
   const first = lines.find((l) => /^(pidx: |error: )/.test(l)) ?? lines[0] ?? `exit ${code}`;
-  if (/unrecognized subcommand|unexpected argument/.test(first)) {
-    return `this pidx has no \`pidx ${args[0]}${args[0] === "files" ? "" : " " + (args[1] ?? "")}\` (update pidx): ${oneLine(first, 120)}`;
+  if (/unrecognized subcommand/.test(first)) {
+    return `this pidx has no \`pidx ${args[0]}\` (a newer pidx has it)`;
+  }
+  if (/unexpected argument/.test(first)) {
+    return `this pidx is older than the pi package (\`pidx ${args[0]}\`: ${oneLine(first.replace(/^error: /, ""), 100)})`;
   }
   return oneLine(first.replace(/^pidx: /, "").replace(/^error: /, ""), 200);
 }

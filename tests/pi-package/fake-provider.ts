@@ -1,6 +1,7 @@
 // A model provider for tests: no network, answers every prompt with "fake answer N: <prompt>",
 // built on pi-ai's own faux provider core so pi streams, records and counts it as a real one.
-import { createFauxCore, fauxAssistantMessage } from "@earendil-works/pi-ai";
+// A prompt "write PATH" first calls pi's write tool on PATH (so the session changed a file).
+import { createFauxCore, fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 export default function (pi: ExtensionAPI) {
@@ -9,6 +10,11 @@ export default function (pi: ExtensionAPI) {
     const users = (context.messages ?? []).filter((m: any) => m.role === "user");
     const last = users[users.length - 1];
     const text = typeof last?.content === "string" ? last.content : (last?.content ?? []).map((b: any) => b.text ?? "").join(" ");
+    const previous = context.messages?.[context.messages.length - 1];
+    const write = /^write (\S+)/.exec(text);
+    if (write && previous?.role === "user") {
+      return fauxAssistantMessage(fauxToolCall("write", { path: write[1], content: "written by the fake model\n" }), { stopReason: "toolUse" });
+    }
     return fauxAssistantMessage(`fake answer ${state.callCount}: ${text}`);
   };
   core.setResponses(Array.from({ length: 200 }, () => answer));
