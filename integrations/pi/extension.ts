@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { homedir } from "node:os";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { ago, keyWords, oneLine, pidxJson, project } from "./pidx.ts";
+import { pickLine } from "./picker.ts";
 
 type Hit = {
   path: string;
@@ -57,18 +58,9 @@ function recallOn(pi: ExtensionAPI): boolean {
   }
 }
 
-/** Choices must be unique strings: each gets its number. */
-function numbered(lines: string[]): string[] {
-  const width = String(lines.length).length;
-  return lines.map((l, i) => `${String(i + 1).padStart(width)}. ${l}`);
-}
-
 async function choose<T>(ctx: Ctx, title: string, items: T[], label: (t: T) => string): Promise<T | undefined> {
-  const options = numbered(items.map(label));
-  const picked = await ctx.ui.select(title, options);
-  if (picked === undefined) return undefined;
-  const i = options.indexOf(picked);
-  return i >= 0 ? items[i] : undefined;
+  const i = await pickLine(ctx, title, items.map(label));
+  return i === undefined ? undefined : items[i];
 }
 
 /** Moves the current session to `entryId` (pi's /tree: a user message goes back to the editor). */

@@ -49,6 +49,7 @@ const MCP_SINCE: (u64, u64, u64) = (0, 99, 0);
 const PACKAGE_JSON: &str = include_str!("../../integrations/pi/package.json");
 const EXTENSION_TS: &str = include_str!("../../integrations/pi/extension.ts");
 const PIDX_TS: &str = include_str!("../../integrations/pi/pidx.ts");
+const PICKER_TS: &str = include_str!("../../integrations/pi/picker.ts");
 
 pub fn run(cmd: &PiCommand) -> Result<Found> {
     match cmd {
@@ -135,10 +136,11 @@ fn write_package(dir: &Path) -> Result<PathBuf> {
     let mut manifest: Value =
         serde_json::from_str(PACKAGE_JSON).context("the built-in package.json")?;
     manifest["pi"]["skills"] = serde_json::json!(["./skills/pidx"]);
-    let files: [(&str, String); 4] = [
+    let files: [(&str, String); 5] = [
         ("package.json", serde_json::to_string_pretty(&manifest)? + "\n"),
         ("extension.ts", EXTENSION_TS.to_string()),
         ("pidx.ts", PIDX_TS.to_string()),
+        ("picker.ts", PICKER_TS.to_string()),
         ("skills/pidx/SKILL.md", super::skill::SKILL.to_string()),
     ];
     for (name, text) in files {

@@ -133,6 +133,8 @@ function pidx(args) {
   return JSON.parse(execFileSync(pidxBin, args, { encoding: "utf8" }) || "[]");
 }
 
+/** Text as pi's UI gets it from the package: control characters as spaces, spaces collapsed. */
+const flat = (t) => String(t).replace(/[\u0000-\u001f\u007f-\u009f]/g, " ").replace(/\s+/g, " ").trim();
 const text = (e) => (e.message?.content ?? []).map((b) => b.text ?? "").join(" ");
 
 async function main() {
@@ -147,6 +149,7 @@ async function main() {
   const b = await talk(projB, ["set up the walrus deploy pipeline"]);
   const c = await talk(projA, ["the parser fails on nested quotes again", "write notes.txt"]);
   check(existsSync(join(projA, "notes.txt")), "the fake model's write call went through pi's write tool");
+  await talk(projB, ["octopus \u001b]0;retitled\u0007 and \u001b[31mred\u001b[0m escapes"]);
   const answerA1 = a.entries.find((e) => e.message?.role === "assistant" && text(e).includes("flamingo"));
   check(a.file && answerA1 && a.leafId !== answerA1.id, "pi wrote a two-turn session (its first answer is not its leaf)");
   execFileSync(pidxBin, ["sync"], { stdio: "ignore" });
@@ -180,13 +183,20 @@ async function main() {
   await done;
   check(/^> .*walrus/.test(editor.text), "or quoting it fills the editor", JSON.stringify(editor.text));
 
+  // Escape sequences from a transcript never reach pi's UI.
+  done = pi.prompt("/history octopus");
+  sel = await pi.ui("select", "the octopus hits");
+  check(sel.options.length > 0 && sel.options.every((o) => !/[\u0000-\u001f\u007f-\u009f]/.test(o)), "transcript text reaches pi's UI without control characters", JSON.stringify(sel.options));
+  pi.answer(sel, { cancelled: true });
+  await done;
+
   // /sessions lists what `pidx list --all` lists, in its order.
   const listed = pidx(["list", "--all", "--json"]);
   done = pi.prompt("/sessions");
   sel = await pi.ui("select", "the /sessions list");
   const same =
     sel.options.length === listed.length &&
-    listed.every((s, i) => sel.options[i].includes((s.name || s.firstMessage).slice(0, 40)));
+    listed.every((s, i) => sel.options[i].includes(flat(s.name || s.firstMessage).slice(0, 40)));
   check(same && listed.length >= 2, `/sessions lists the ${listed.length} sessions of \`pidx list --all\`, in order`, JSON.stringify({ options: sel.options, listed: listed.map((s) => s.firstMessage) }));
   pi.answer(sel, { cancelled: true });
   await done;
@@ -231,6 +241,13 @@ async function main() {
   check(/not in this session/.test(note.message) && leaf === a.leafId, "an unknown --pidx-entry is one line and the session opens at its last entry", note.message);
   await pi.close();
 
+  // The recall notice, asked for with --pidx-recall: one line in the UI, not in the session.
+  pi = new Pi(projA, withPkg(["--pidx-recall"]));
+  note = await pi.ui("notify", "the recall notice");
+  const msgs = (await pi.command("get_entries")).entries.length;
+  check(/^pidx: recent here: .*(nested quotes|flamingo)/.test(note.message) && !note.message.includes("\n") && msgs === 0, "--pidx-recall names this project's recent sessions in one line, outside the session", note.message);
+  await pi.close();
+
   // /related from the flamingo session: the other parser session (same project, shared
   // words), one line each; the walrus session shares neither.
   pi = new Pi(projA, withPkg(["--session", a.file]));
@@ -268,7 +285,17 @@ async function main() {
   check(!!(await pi.command("get_state")), "and pi is still running");
   await pi.close();
 
-  // `pidx pi install`: pi's own commands; the package then loads without -e.
+  // `pidx pi install`: the copy built into pidx, installed with pi's own command; pi then
+  // loads it (commands and skill) without -e.
+  execFileSync(pidxBin, ["pi", "install", "--no-mcp"], { stdio: "ignore" });
+  check(execFileSync(process.execPath, [piCli, "list"], { encoding: "utf8" }).includes("pi-package"), "`pidx pi install` puts its built-in copy in `pi list`");
+  pi = new Pi(projB, base());
+  const builtIn = (await pi.command("get_commands")).commands.map((c) => c.name);
+  check(["history", "sessions", "related", "files", "skill:pidx"].every((n) => builtIn.includes(n)), "pi loads the built-in copy: its commands and skill", builtIn.join(" "));
+  await pi.close();
+  execFileSync(pidxBin, ["pi", "uninstall"], { stdio: "ignore" });
+
+  // The checkout's package (--from), and the MCP server. Recall is off by default.
   const out = execFileSync(pidxBin, ["pi", "install", "--from", ext], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   const listedPkgs = execFileSync(process.execPath, [piCli, "list"], { encoding: "utf8" });
   check(listedPkgs.includes("integrations/pi"), "`pidx pi install` put the package in `pi list`", listedPkgs + out);
