@@ -108,7 +108,9 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Push(args) => push::run(env, args, &mut out),
         Command::Pg(cmd) => pg::run(env, cmd, &mut out),
         Command::Team(cmd) => team::run(env, cmd, &mut out),
-        Command::Mcp | Command::Skill(_) | Command::Pi(_) => unreachable!("run before stdout is locked"),
+        Command::Mcp | Command::Skill(_) | Command::Pi(_) => {
+            unreachable!("run before stdout is locked")
+        }
     }?;
     out.flush()?;
     Ok(found)

@@ -137,7 +137,10 @@ fn write_package(dir: &Path) -> Result<PathBuf> {
         serde_json::from_str(PACKAGE_JSON).context("the built-in package.json")?;
     manifest["pi"]["skills"] = serde_json::json!(["./skills/pidx"]);
     let files: [(&str, String); 5] = [
-        ("package.json", serde_json::to_string_pretty(&manifest)? + "\n"),
+        (
+            "package.json",
+            serde_json::to_string_pretty(&manifest)? + "\n",
+        ),
         ("extension.ts", EXTENSION_TS.to_string()),
         ("pidx.ts", PIDX_TS.to_string()),
         ("picker.ts", PICKER_TS.to_string()),
@@ -149,7 +152,8 @@ fn write_package(dir: &Path) -> Result<PathBuf> {
             continue;
         }
         let parent = path.parent().expect("a file in a folder");
-        std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
         std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     eprintln!("pidx: wrote the pi package to {}", dir.display());
@@ -210,9 +214,10 @@ fn pi_version() -> Result<Option<(u64, u64, u64)>> {
 }
 
 fn parse_version(text: &str) -> Option<(u64, u64, u64)> {
-    let word = text
-        .split_whitespace()
-        .find(|w| w.trim_start_matches('v').starts_with(|c: char| c.is_ascii_digit()))?;
+    let word = text.split_whitespace().find(|w| {
+        w.trim_start_matches('v')
+            .starts_with(|c: char| c.is_ascii_digit())
+    })?;
     let mut parts = word.trim_start_matches('v').split(['.', '-', '+']);
     let mut next = || parts.next().and_then(|p| p.parse::<u64>().ok());
     Some((next()?, next()?, next().unwrap_or(0)))

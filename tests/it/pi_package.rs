@@ -45,7 +45,10 @@ impl World {
         Command::new(env!("CARGO_BIN_EXE_pidx"))
             .args(args)
             .env_clear()
-            .env("PATH", format!("{}:/usr/bin:/bin", self.dir.join("bin").display()))
+            .env(
+                "PATH",
+                format!("{}:/usr/bin:/bin", self.dir.join("bin").display()),
+            )
             .env("HOME", self.dir.join("home"))
             .env("PI_CODING_AGENT_DIR", self.agent())
             .env("PI_RECORD", &self.record)
@@ -97,10 +100,19 @@ fn install_writes_the_package_and_runs_pi_install_then_pi_mcp_add_printing_each(
         ]
     );
     let err = stderr(&o);
-    assert!(err.contains(&format!("$ pi install {}", pkg.display())), "{err}");
-    assert!(err.contains(&format!("$ pi mcp add pidx -- {} mcp", pidx_exe())), "{err}");
+    assert!(
+        err.contains(&format!("$ pi install {}", pkg.display())),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("$ pi mcp add pidx -- {} mcp", pidx_exe())),
+        "{err}"
+    );
     let manifest = std::fs::read_to_string(pkg.join("package.json")).unwrap();
-    assert!(manifest.contains("\"pidx-pi\"") && manifest.contains("./skills/pidx"), "{manifest}");
+    assert!(
+        manifest.contains("\"pidx-pi\"") && manifest.contains("./skills/pidx"),
+        "{manifest}"
+    );
     let ext = std::fs::read_to_string(pkg.join("extension.ts")).unwrap();
     assert!(ext.contains("registerFlag(\"pidx-entry\""));
     assert!(pkg.join("skills/pidx/SKILL.md").is_file());
@@ -110,7 +122,10 @@ fn install_writes_the_package_and_runs_pi_install_then_pi_mcp_add_printing_each(
     std::fs::remove_file(&w.record).unwrap();
     let o = w.pidx("1.5.2", &["pi", "install"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(w.calls()[2], strings(&["mcp", "add", "pidx", "--", "pidx", "mcp"]));
+    assert_eq!(
+        w.calls()[2],
+        strings(&["mcp", "add", "pidx", "--", "pidx", "mcp"])
+    );
 }
 
 #[test]
@@ -121,7 +136,11 @@ fn a_pi_without_an_mcp_client_gets_the_package_only_and_says_so() {
     let calls = w.calls();
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert_eq!(calls[1][0], "install");
-    assert!(stderr(&o).contains("pi 0.87.1 has no MCP client"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("pi 0.87.1 has no MCP client"),
+        "{}",
+        stderr(&o)
+    );
     // --no-mcp: never asked.
     std::fs::remove_file(&w.record).unwrap();
     let o = w.pidx("1.5.2", &["pi", "install", "--no-mcp"]);
@@ -133,7 +152,10 @@ fn a_pi_without_an_mcp_client_gets_the_package_only_and_says_so() {
 fn from_installs_a_checkouts_package_and_refuses_another_folder() {
     let w = World::new();
     let repo_pkg = Path::new(env!("CARGO_MANIFEST_DIR")).join("integrations/pi");
-    let o = w.pidx("1.5.2", &["pi", "install", "--from", &repo_pkg.display().to_string()]);
+    let o = w.pidx(
+        "1.5.2",
+        &["pi", "install", "--from", &repo_pkg.display().to_string()],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let abs = repo_pkg.canonicalize().unwrap().display().to_string();
     assert_eq!(w.calls()[1], strings(&["install", &abs]));
@@ -142,9 +164,16 @@ fn from_installs_a_checkouts_package_and_refuses_another_folder() {
     let other = w.dir.join("other");
     std::fs::create_dir_all(&other).unwrap();
     std::fs::write(other.join("package.json"), r#"{"name":"not-pidx"}"#).unwrap();
-    let o = w.pidx("1.5.2", &["pi", "install", "--from", &other.display().to_string()]);
+    let o = w.pidx(
+        "1.5.2",
+        &["pi", "install", "--from", &other.display().to_string()],
+    );
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("is not the pidx pi package"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is not the pidx pi package"),
+        "{}",
+        stderr(&o)
+    );
     assert!(w.calls().is_empty(), "{:?}", w.calls());
 }
 
@@ -185,7 +214,10 @@ fn uninstall_removes_the_listed_package_and_the_mcp_server() {
     assert!(o.status.success());
     assert_eq!(w.calls(), vec![strings(&["--version"])]);
     let err = stderr(&o);
-    assert!(err.contains("no pidx package") && err.contains("no `pidx` server"), "{err}");
+    assert!(
+        err.contains("no pidx package") && err.contains("no `pidx` server"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -202,7 +234,10 @@ fn a_missing_or_failing_pi_is_one_line_and_exit_2() {
     let o = Command::new(env!("CARGO_BIN_EXE_pidx"))
         .args(["pi", "install", "--no-mcp"])
         .env_clear()
-        .env("PATH", format!("{}:/usr/bin:/bin", w.dir.join("bin").display()))
+        .env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", w.dir.join("bin").display()),
+        )
         .env("HOME", w.dir.join("home"))
         .env("PI_CODING_AGENT_DIR", w.agent())
         .env("PI_RECORD", &w.record)
@@ -212,6 +247,9 @@ fn a_missing_or_failing_pi_is_one_line_and_exit_2() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(err.contains("fake pi: boom"), "pi's own message passes through: {err}");
+    assert!(
+        err.contains("fake pi: boom"),
+        "pi's own message passes through: {err}"
+    );
     assert!(err.contains("failed"), "{err}");
 }

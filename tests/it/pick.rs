@@ -717,7 +717,10 @@ fn enter_on_a_hit_resumes_at_its_entry_only_when_pi_has_the_pidx_package() {
     assert_eq!(run, plain, "a plain pi would refuse --pidx-entry");
     assert_eq!(t.wait_exit(), 0);
     let said = String::from_utf8_lossy(&t.raw()).into_owned();
-    assert!(said.contains("resumes this session at its last entry"), "{said}");
+    assert!(
+        said.contains("resumes this session at its last entry"),
+        "{said}"
+    );
 
     // pi's settings list the package (a relative source, as `pi install` writes it).
     let agent = w.dir.join("home/agent");

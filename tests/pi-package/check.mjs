@@ -295,7 +295,7 @@ async function main() {
   await pi.close();
   execFileSync(pidxBin, ["pi", "uninstall"], { stdio: "ignore" });
 
-  // The checkout's package (--from), and the MCP server. Recall is off by default.
+  // The checkout's package (--from), and the MCP server.
   const out = execFileSync(pidxBin, ["pi", "install", "--from", ext], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
   const listedPkgs = execFileSync(process.execPath, [piCli, "list"], { encoding: "utf8" });
   check(listedPkgs.includes("integrations/pi"), "`pidx pi install` put the package in `pi list`", listedPkgs + out);

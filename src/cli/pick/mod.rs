@@ -148,7 +148,11 @@ fn finish(args: &PickArgs, choice: &Choice) -> Result<Found> {
     }
     let template = args.exec.as_deref().unwrap_or(DEFAULT_EXEC);
     let mut command = exec_command(template, &choice.path);
-    if let Some(entry) = choice.entry_id.as_deref().filter(|_| template == DEFAULT_EXEC) {
+    if let Some(entry) = choice
+        .entry_id
+        .as_deref()
+        .filter(|_| template == DEFAULT_EXEC)
+    {
         // Only the pidx pi package teaches pi `--pidx-entry`; a plain pi would refuse it.
         if super::pi::package_installed() {
             command.push_str(&format!(" --pidx-entry {}", shell_quote(entry)));
