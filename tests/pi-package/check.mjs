@@ -9,7 +9,7 @@
 // install` makes the package load without -e and registers `pidx mcp`, which answers
 // tools/list through pi's own MCP client (`pi mcp list --json`) when this pi has one.
 import { spawn, execFileSync } from "node:child_process";
-import { mkdirSync, renameSync, existsSync, readFileSync } from "node:fs";
+import { mkdirSync, renameSync, existsSync, readFileSync, writeFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 
 const [piCli, pidxBin, repo] = process.argv.slice(2);
@@ -244,9 +244,22 @@ async function main() {
   // The recall notice, asked for with --pidx-recall: one line in the UI, not in the session.
   pi = new Pi(projA, withPkg(["--pidx-recall"]));
   note = await pi.ui("notify", "the recall notice");
-  const msgs = (await pi.command("get_entries")).entries.length;
-  check(/^pidx: recent here: .*(nested quotes|flamingo)/.test(note.message) && !note.message.includes("\n") && msgs === 0, "--pidx-recall names this project's recent sessions in one line, outside the session", note.message);
+  const inSession = JSON.stringify((await pi.command("get_entries")).entries).includes("recent here");
+  check(/^pidx: recent here: .*(nested quotes|flamingo)/.test(note.message) && !note.message.includes("\n") && !inSession, "--pidx-recall names this project's recent sessions in one line, outside the session", note.message);
   await pi.close();
+  // Off by default; on for every run with `"pidx": {"recall": true}` in pi's settings.
+  pi = new Pi(projA, withPkg());
+  await pi.command("get_state");
+  await new Promise((r) => setTimeout(r, 1500));
+  const quiet = !pi.records.some((r) => r.type === "extension_ui_request" && r.method === "notify");
+  await pi.close();
+  const settingsFile = join(process.env.PI_CODING_AGENT_DIR, "settings.json");
+  writeFileSync(settingsFile, JSON.stringify({ pidx: { recall: true } }));
+  pi = new Pi(projA, withPkg());
+  note = await pi.ui("notify", "the recall notice from settings");
+  await pi.close();
+  unlinkSync(settingsFile);
+  check(quiet && /^pidx: recent here: /.test(note.message), "recall is off by default and on with the setting", note.message);
 
   // /related from the flamingo session: the other parser session (same project, shared
   // words), one line each; the walrus session shares neither.
