@@ -2,10 +2,10 @@
 // session at one entry) and an optional recall notice at startup. Every answer comes from the
 // pidx binary (`pidx ... --json`); failures are one line in pi's UI, never an exception.
 import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { homedir } from "node:os";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { ago, keyWords, oneLine, pidxJson, project } from "./pidx.ts";
+import { ago, keyWords, oneLine, pidxJson, project, type Ran } from "./pidx.ts";
 import { pickLine } from "./picker.ts";
 
 type Hit = {
@@ -157,35 +157,64 @@ function firstUserText(ctx: Ctx): string {
   return "";
 }
 
-/** Related: same project (newest), then sessions sharing words with this one's first message. */
+type Line = { path: string; line: string };
+
+/** Other sessions whose edits or writes changed the files this one changed (`pidx files`). */
+async function sameFiles(ctx: ExtensionCommandContext, mine: string[]): Promise<Ran<Map<string, { id: string; name: string; file: string }[]>>> {
+  const myId = ctx.sessionManager.getSessionId();
+  const byFile = new Map<string, { id: string; name: string; file: string }[]>();
+  for (const path of mine.slice(0, 15)) {
+    const r = await pidxJson<any[]>(["files", path, "--kind", "edit,write", "--json", "--limit", "50"], ctx.cwd);
+    if (!r.ok) return r;
+    const others = new Map<string, { id: string; name: string; file: string }>();
+    for (const row of r.value) {
+      const id = row?.sessionId ?? row?.session_id;
+      if (id && id !== myId && !others.has(id)) others.set(id, { id, name: row.name || row.session || id, file: path });
+    }
+    byFile.set(path, [...others.values()]);
+  }
+  return { ok: true, value: byFile, code: 0 };
+}
+
+/** Related: same files changed, same project (newest), sessions sharing words with this
+ * one's first message; one line each. */
 async function related(ctx: ExtensionCommandContext) {
   const me = ctx.sessionManager.getSessionFile();
-  const lines: { s: { path: string; cwd?: string }; line: string }[] = [];
+  const lines: Line[] = [];
   const seen = new Set<string>(me ? [me] : []);
-  const here = await pidxJson<Session[]>(["list", "--json", "--cwd", ctx.cwd, "--limit", "8"], ctx.cwd);
-  if (!here.ok) return say(ctx, here.error, "error");
-  for (const s of here.value) {
-    if (seen.has(s.path)) continue;
-    seen.add(s.path);
-    lines.push({ s, line: `same project, ${sessionLabel(s)}` });
-  }
-  const words = keyWords(firstUserText(ctx));
-  if (words.length > 0) {
-    const r = await pidxJson<Hit[]>(["search", "--json", "--all", "--limit", "60", "--", words.join(" OR ")], ctx.cwd);
-    if (r.ok) {
-      for (const h of r.value) {
-        if (seen.has(h.path)) continue;
-        seen.add(h.path);
-        lines.push({ s: h, line: `shares words, ${hitLabel(h)}` });
-        if (lines.length >= 20) break;
+  const add = (path: string, line: string) => {
+    if (!seen.has(path)) {
+      seen.add(path);
+      lines.push({ path, line });
+    }
+  };
+  const mine = changedHere(ctx);
+  if (mine.length > 0) {
+    const files = await sameFiles(ctx, mine);
+    if (!files.ok) say(ctx, `same files: unavailable (${files.error})`, "warning");
+    else {
+      const ids = new Set([...files.value.values()].flat().map((o) => o.id));
+      const every = ids.size ? await pidxJson<Session[]>(["list", "--all", "--json"], ctx.cwd) : undefined;
+      const byId = new Map((every?.ok ? every.value : []).map((s) => [s.id, s]));
+      for (const [file, others] of files.value) {
+        for (const o of others) {
+          const s = byId.get(o.id);
+          if (s) add(s.path, `same file ${oneLine(basename(file), 40)}, ${sessionLabel(s)}`);
+        }
       }
     }
   }
-  const files = await pidxJson<unknown[]>(["files", "--json", "--cwd", ctx.cwd, "--limit", "1"], ctx.cwd);
-  if (!files.ok) say(ctx, `same files: unavailable (${files.error})`, "warning");
+  const here = await pidxJson<Session[]>(["list", "--json", "--cwd", ctx.cwd, "--limit", "8"], ctx.cwd);
+  if (!here.ok) return say(ctx, here.error, "error");
+  for (const s of here.value) add(s.path, `same project, ${sessionLabel(s)}`);
+  const words = keyWords(firstUserText(ctx));
+  if (words.length > 0) {
+    const r = await pidxJson<Hit[]>(["search", "--json", "--all", "--limit", "60", "--", words.join(" OR ")], ctx.cwd);
+    if (r.ok) for (const h of r.value) if (lines.length < 30) add(h.path, `shares words, ${hitLabel(h)}`);
+  }
   if (lines.length === 0) return say(ctx, "no related sessions in the index");
   const pick = await choose(ctx, "pidx: related sessions", lines, (l) => l.line);
-  if (pick) await resumeAt(ctx, pick.s.path);
+  if (pick) await resumeAt(ctx, pick.path);
 }
 
 /** Paths this session's edit and write calls named (pi's own tool-call arguments). */
@@ -205,20 +234,13 @@ function changedHere(ctx: Ctx): string[] {
 async function files(ctx: ExtensionCommandContext) {
   const mine = changedHere(ctx);
   if (mine.length === 0) return say(ctx, "this session has changed no files");
-  const myId = ctx.sessionManager.getSessionId();
-  const lines: { path: string; session?: string; line: string }[] = [];
-  for (const path of mine.slice(0, 15)) {
-    const r = await pidxJson<any[]>(["files", path, "--kind", "edit,write", "--json", "--limit", "50"], ctx.cwd);
-    if (!r.ok) return say(ctx, `/files needs \`pidx files\`: ${r.error}`, "warning");
-    const others = new Map<string, any>();
-    for (const row of r.value) {
-      const id = row?.sessionId ?? row?.session_id;
-      if (id && id !== myId && !others.has(id)) others.set(id, row);
-    }
-    const names = [...others.values()].map((o) => oneLine(o.name || o.session || o.sessionId || o.session_id, 30));
-    lines.push({ path, line: `${oneLine(path, 70)}: ${names.length ? `also ${names.length}: ${names.slice(0, 4).join(", ")}` : "no other session"}` });
-  }
-  await choose(ctx, `pidx: ${mine.length} files this session changed`, lines, (l) => l.line);
+  const r = await sameFiles(ctx, mine);
+  if (!r.ok) return say(ctx, `/files needs \`pidx files\`: ${r.error}`, "warning");
+  const lines = [...r.value].map(([path, others]) => {
+    const names = others.map((o) => oneLine(o.name, 30));
+    return `${oneLine(path, 70)}: ${names.length ? `also ${names.length}: ${names.slice(0, 4).join(", ")}` : "no other session"}`;
+  });
+  await choose(ctx, `pidx: ${mine.length} files this session changed`, lines, (l) => l);
 }
 
 /** The one-line notice of recent sessions in this project (never sent to the model). */
