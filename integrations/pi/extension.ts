@@ -288,10 +288,9 @@ export default function pidxExtension(pi: ExtensionAPI) {
     },
   });
 
-  let started = false;
   pi.on("session_start", async (event, ctx) => {
-    if (started) return;
-    started = true;
+    // Only pi's own start: a later switch or reload keeps the flag, not its meaning.
+    if (event.reason !== "startup") return;
     const entry = pi.getFlag("pidx-entry");
     if (typeof entry === "string" && entry.trim()) {
       if (!ctx.sessionManager.getEntry(entry.trim())) {
@@ -306,7 +305,7 @@ export default function pidxExtension(pi: ExtensionAPI) {
         }, 0);
       }
     }
-    if (event.reason === "startup" && recallOn(pi)) {
+    if (recallOn(pi)) {
       recall(ctx).catch(() => {});
     }
   });

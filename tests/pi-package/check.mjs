@@ -234,6 +234,17 @@ async function main() {
   }
   state = await pi.command("get_state");
   check(moved && state.sessionFile === a.file, "--pidx-entry resumes the session at the entry");
+  // Switching away later leaves the flag behind: no second move, no notice.
+  done = pi.prompt("/history walrus");
+  sel = await pi.ui("select", "the walrus hits, after --pidx-entry");
+  pi.answer(sel, { value: sel.options[0] });
+  sel = await pi.ui("select", "what to do with it");
+  pi.answer(sel, { value: sel.options.find((o) => o.startsWith("Open")) });
+  await done;
+  state = await pi.command("get_state");
+  await new Promise((r) => setTimeout(r, 500));
+  const notices = pi.records.filter((r) => r.method === "notify").map((r) => r.message);
+  check(state.sessionFile === b.file && notices.length === 0, "a later switch is not moved to the flag's entry", JSON.stringify(notices));
   await pi.close();
   pi = new Pi(projA, withPkg(["--session", a.file, "--pidx-entry", "nope1234"]));
   note = await pi.ui("notify", "the unknown entry notice");
