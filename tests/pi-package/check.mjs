@@ -148,7 +148,8 @@ async function main() {
   const a = await talk(projA, ["why do flamingo quotes break the parser", "and the zebra tokens"]);
   const b = await talk(projB, ["set up the walrus deploy pipeline"]);
   const c = await talk(projA, ["the parser fails on nested quotes again", "write notes.txt"]);
-  check(existsSync(join(projA, "notes.txt")), "the fake model's write call went through pi's write tool");
+  const d = await talk(projB, ["write ../parser/notes.txt"]);
+  check(existsSync(join(projA, "notes.txt")) && d.file, "the fake model's write calls went through pi's write tool");
   await talk(projB, ["octopus \u001b]0;retitled\u0007 and \u001b[31mred\u001b[0m escapes"]);
   const answerA1 = a.entries.find((e) => e.message?.role === "assistant" && text(e).includes("flamingo"));
   check(a.file && answerA1 && a.leafId !== answerA1.id, "pi wrote a two-turn session (its first answer is not its leaf)");
@@ -299,12 +300,30 @@ async function main() {
   pi = new Pi(projA, withPkg(["--session", c.file]));
   done = pi.prompt("/files");
   const f = await pi.next((r) => r.type === "extension_ui_request" && (r.method === "select" || r.method === "notify"), "the /files answer");
-  if (f.method === "select") {
-    check(f.options.some((o) => o.includes("notes.txt")), "/files lists the file this session wrote", JSON.stringify(f.options));
+  const withFiles = f.method === "select";
+  if (withFiles) {
+    check(f.options.some((o) => o.includes("notes.txt") && o.includes("also 1")), "/files lists the file this session wrote and the other session that wrote it", JSON.stringify(f.options));
     pi.answer(f, { cancelled: true });
   } else {
     check(/pidx files/.test(f.message) && !f.message.includes("\n"), "/files without `pidx files` is one line", f.message);
   }
+  await done;
+  // /related there: the other project's session that wrote the same file comes first.
+  done = pi.prompt("/related");
+  const rel = [];
+  for (;;) {
+    const r = await pi.next((r) => r.type === "extension_ui_request" && (r.method === "select" || r.method === "notify"), "the /related answer");
+    rel.push(r);
+    if (r.method === "select") break;
+  }
+  const relSel = rel[rel.length - 1];
+  if (withFiles) {
+    check(/^ *1\. same file notes\.txt, .*write \.\.\/parser\/notes\.txt/.test(relSel.options[0] ?? ""), "/related puts the session that changed the same file first", JSON.stringify(relSel.options));
+  } else {
+    const n = rel.find((r) => r.method === "notify");
+    check(n && /same files: unavailable/.test(n.message) && !n.message.includes("\n"), "/related without `pidx files` says so in one line and lists the rest", n?.message);
+  }
+  pi.answer(relSel, { cancelled: true });
   await done;
   check(!!(await pi.command("get_state")), "and pi is still running");
   await pi.close();
