@@ -226,6 +226,17 @@ async function main() {
   check(!!(await pi.command("get_state")), "and pi is still running");
   await pi.close();
 
+  // An index pidx refuses (here: a file that is not one): pidx's own line, pi goes on.
+  const badDb = join(home, "not-an-index.db");
+  writeFileSync(badDb, "not an SQLite database\n");
+  pi = new Pi(projB, withPkg(), { PIDX_DB: badDb });
+  done = pi.prompt("/history walrus");
+  note = await pi.ui("notify", "the bad index notice");
+  await done;
+  check(/not a pidx index/.test(note.message) && !note.message.includes("\n"), "an index pidx cannot use is one line in pi's UI", note.message);
+  check(!!(await pi.command("get_state")), "and pi is still running");
+  await pi.close();
+
   // --pidx-entry: pi opens the session at that entry, not its last.
   pi = new Pi(projA, withPkg(["--session", a.file, "--pidx-entry", answerA1.id]));
   let moved = false;
