@@ -15,6 +15,7 @@ mod mcp;
 mod numbers;
 pub mod output;
 mod pg;
+mod pi;
 mod pick;
 mod push;
 mod render;
@@ -51,6 +52,9 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     refuse_meaningless_flags(&cli)?;
     if let Command::Skill(cmd) = &cli.command {
         return skill::run(cmd).map(outcome);
+    }
+    if let Command::Pi(cmd) = &cli.command {
+        return pi::run(cmd).map(outcome);
     }
     let env = Env::new(&cli.global.options())?;
     // With --pg a reading command reads the team server (`app::Env::open_reader`): no local
@@ -105,7 +109,7 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Push(args) => push::run(env, args, &mut out),
         Command::Pg(cmd) => pg::run(env, cmd, &mut out),
         Command::Team(cmd) => team::run(env, cmd, &mut out),
-        Command::Mcp | Command::Serve(_) | Command::Skill(_) => {
+        Command::Mcp | Command::Serve(_) | Command::Skill(_) | Command::Pi(_) => {
             unreachable!("run before stdout is locked")
         }
     }?;
@@ -311,4 +315,7 @@ Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     /// The pi skill that teaches pi's agent to use pidx.
     #[command(subcommand)]
     Skill(skill::SkillCommand),
+    /// The pidx pi package: /history, /sessions, /related, /files inside pi and `--pidx-entry`.
+    #[command(subcommand)]
+    Pi(pi::PiCommand),
 }

@@ -58,7 +58,7 @@ fn target(project: bool) -> Result<PathBuf> {
 }
 
 /// pi's agent folder: `$PI_CODING_AGENT_DIR` (as pi reads it, `~` expanded), else `~/.pi/agent`.
-fn agent_dir() -> PathBuf {
+pub(super) fn agent_dir() -> PathBuf {
     match std::env::var("PI_CODING_AGENT_DIR") {
         Ok(v) if !v.is_empty() => crate::pi::layout::absolute(&expand_path(&v)),
         _ => dirs::home_dir()

@@ -30,6 +30,7 @@ mod openclaw_watch;
 mod overflow;
 mod pg;
 mod pg_reads;
+mod pi_package;
 mod pick;
 mod read_only;
 mod readme;

@@ -687,3 +687,64 @@ fn long_preview_lines_are_wrapped_not_cut() {
     let wrapped = |s: &str| s.lines().filter(|l| l.contains("ZQXJ")).count() >= 2;
     w.pick(&[], &w.app).wait_for("the line wrapped", wrapped);
 }
+
+/// Enter on a full-text hit in the first session of `three_sessions`: the tokenizer reply, e2.
+fn enter_on_the_tokenizer_hit(w: &World) -> Term {
+    let mut t = w.pick(&["--no-sync"], &w.app);
+    t.wait_text(&rows(2));
+    t.send(b"\x06"); // Ctrl-F: full text
+    t.wait_text("[full text]");
+    t.send(b"tokenizer");
+    t.wait_for("the hit", |s| {
+        s.contains("[assistant]") && s.contains("parser work") && s.contains(&rows(1))
+    });
+    t.send(b"\r");
+    t
+}
+
+#[test]
+fn enter_on_a_hit_resumes_at_its_entry_only_when_pi_has_the_pidx_package() {
+    let w = World::new();
+    let [parser, _, _] = three_sessions(&w);
+    w.sync();
+    let mut t = enter_on_the_tokenizer_hit(&w);
+    let run = w.pi_run();
+    let plain = vec![
+        "--session".to_string(),
+        parser.display().to_string(),
+        w.app.display().to_string(),
+    ];
+    assert_eq!(run, plain, "a plain pi would refuse --pidx-entry");
+    assert_eq!(t.wait_exit(), 0);
+    let said = String::from_utf8_lossy(&t.raw()).into_owned();
+    assert!(
+        said.contains("resumes this session at its last entry"),
+        "{said}"
+    );
+
+    // pi's settings list the package (a relative source, as `pi install` writes it).
+    let agent = w.dir.join("home/agent");
+    let pkg = w.dir.join("pkg");
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("package.json"), r#"{"name":"pidx-pi"}"#).unwrap();
+    std::fs::write(
+        agent.join("settings.json"),
+        r#"{"packages":["npm:other","../../pkg"]}"#,
+    )
+    .unwrap();
+    std::fs::remove_file(&w.record).unwrap();
+    let mut t = enter_on_the_tokenizer_hit(&w);
+    let run = w.pi_run();
+    assert_eq!(
+        run,
+        vec![
+            "--session".to_string(),
+            parser.display().to_string(),
+            "--pidx-entry".into(),
+            "e2".into(),
+            w.app.display().to_string(),
+        ]
+    );
+    assert_eq!(t.wait_exit(), 0);
+}

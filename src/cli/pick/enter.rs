@@ -15,6 +15,8 @@ pub struct Choice {
     pub gateway_key: Option<String>,
     /// Resume in the current directory (the session's own is gone).
     pub here: bool,
+    /// A full-text hit's entry, to resume at (`--pidx-entry`, when pi has the pidx package).
+    pub entry_id: Option<String>,
 }
 
 impl App {
@@ -48,6 +50,7 @@ impl App {
                 .unwrap_or_else(|| format!("(agent {}, no session key)", g.agent_id))
         });
         let choice = Choice {
+            entry_id: target.entry_id,
             path: target.path,
             here: false,
             cwd,

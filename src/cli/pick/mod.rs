@@ -162,7 +162,21 @@ fn finish(args: &PickArgs, choice: &Choice) -> Result<Found> {
         return Ok(true);
     }
     let template = args.exec.as_deref().unwrap_or(DEFAULT_EXEC);
-    let command = exec_command(template, &choice.path);
+    let mut command = exec_command(template, &choice.path);
+    if let Some(entry) = choice
+        .entry_id
+        .as_deref()
+        .filter(|_| template == DEFAULT_EXEC)
+    {
+        // Only the pidx pi package teaches pi `--pidx-entry`; a plain pi would refuse it.
+        if super::pi::package_installed() {
+            command.push_str(&format!(" --pidx-entry {}", shell_quote(entry)));
+        } else {
+            crate::term::say(
+                "pidx: pi resumes this session at its last entry, not at the hit (`pidx pi install` lets Enter resume at the hit)",
+            );
+        }
+    }
     let dir = if choice.here {
         std::env::current_dir().context("reading the current directory")?
     } else {
@@ -179,12 +193,16 @@ fn finish(args: &PickArgs, choice: &Choice) -> Result<Found> {
 /// The shell command for `template`: `{path}` becomes the session path, quoted for `sh` (it is
 /// added at the end when the template does not name it).
 pub fn exec_command(template: &str, path: &str) -> String {
-    let quoted = format!("'{}'", path.replace('\'', r"'\''"));
+    let quoted = shell_quote(path);
     if template.contains("{path}") {
         template.replace("{path}", &quoted)
     } else {
         format!("{template} {quoted}")
     }
+}
+
+fn shell_quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 #[cfg(test)]
