@@ -2,8 +2,9 @@
 -- from the call's arguments at ingest (src/pi/touches.rs). The edits' text is not copied here:
 -- blame and commits read it back from the transcript line (`entries.offset`/`len`), which keeps
 -- the index small and the JSONL canonical. Written in the same transaction as the entries and
--- removed with them (src/store/writer/touches.rs).
-CREATE TABLE touches (
+-- removed with them (src/store/writer/touches.rs). IF NOT EXISTS: tests that fake an older index
+-- by lowering user_version run it again over the tables.
+CREATE TABLE IF NOT EXISTS touches (
     rid      INTEGER NOT NULL, -- entries.rid of the assistant message
     file_id  INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
     block    INTEGER NOT NULL, -- the toolCall's index in the message content
@@ -16,23 +17,23 @@ CREATE TABLE touches (
     added    INTEGER,          -- edit, write: lines put in
     removed  INTEGER           -- edit: lines taken out
 );
-CREATE INDEX touches_by_path ON touches(path);
-CREATE INDEX touches_by_file ON touches(file_id);
+CREATE INDEX IF NOT EXISTS touches_by_path ON touches(path);
+CREATE INDEX IF NOT EXISTS touches_by_file ON touches(file_id);
 
 -- The result of a call that touched files: whether it failed. A result can arrive in a later
 -- batch than its call, so the status is joined at query time, never stored on the touch.
-CREATE TABLE touch_results (
+CREATE TABLE IF NOT EXISTS touch_results (
     file_id  INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
     call_id  TEXT NOT NULL,
     rid      INTEGER NOT NULL, -- entries.rid of the toolResult
     is_error INTEGER NOT NULL,
     line     INTEGER           -- edit: pi's details.firstChangedLine, where blame looks first
 );
-CREATE INDEX touch_results_by_call ON touch_results(file_id, call_id);
+CREATE INDEX IF NOT EXISTS touch_results_by_call ON touch_results(file_id, call_id);
 
 -- The public, stable view (README "SQL views"): copies made by forks are left out; `status` is
 -- 'ok', 'error' or NULL while no result has been written.
-CREATE VIEW v_file_touches AS
+CREATE VIEW IF NOT EXISTS v_file_touches AS
 SELECT f.path AS session_path, s.session_id, e.id AS entry_id, t.call_id, t.tool, t.kind,
        t.path, t.rel, t.ts_ms, t.added, t.removed,
        CASE r.is_error WHEN 0 THEN 'ok' WHEN 1 THEN 'error' END AS status

@@ -17,6 +17,7 @@ mod context_paths;
 mod crash;
 mod faults;
 mod files;
+mod files_doors;
 mod first_answer;
 mod first_page;
 mod forget;

@@ -174,10 +174,10 @@ pub fn of_session(conn: &Connection, file_id: i64, cwd: &str) -> Result<Vec<Comm
         by_path: HashMap::new(),
     };
     let mut out = Vec::new();
-    let Ok(commits) = repo.commits("HEAD", SHOW_COMMITS) else {
+    let Ok(commits) = repo.commits_since("HEAD", SHOW_COMMITS, Some(first - SECOND_MS)) else {
         return Ok(Vec::new()); // no commit yet
     };
-    for c in commits.iter().filter(|c| c.time_ms + SECOND_MS >= first) {
+    for c in &commits {
         let mut row = attribute_commit(&repo, c, &mut cache, Some(&only))?;
         row.sessions.retain(|p| {
             cache

@@ -61,6 +61,19 @@ impl Repo {
     /// # Errors
     /// A revision git cannot resolve; git errors.
     pub fn commits(&self, range: &str, limit: usize) -> Result<Vec<Commit>> {
+        self.commits_since(range, limit, None)
+    }
+
+    /// [`Self::commits`], leaving out (without diffing them) commits made before `since_ms`.
+    ///
+    /// # Errors
+    /// As [`Self::commits`].
+    pub fn commits_since(
+        &self,
+        range: &str,
+        limit: usize,
+        since_ms: Option<i64>,
+    ) -> Result<Vec<Commit>> {
         let mut walk = self.repo.revwalk().map_err(git_err)?;
         walk.set_sorting(Sort::TOPOLOGICAL | Sort::TIME)
             .map_err(git_err)?;
@@ -72,7 +85,19 @@ impl Repo {
         }
         let mut out = Vec::new();
         for oid in walk.take(limit) {
-            out.push(self.commit(oid.map_err(git_err)?)?);
+            let oid = oid.map_err(git_err)?;
+            if let Some(since) = since_ms {
+                let secs = self
+                    .repo
+                    .find_commit(oid)
+                    .map_err(git_err)?
+                    .time()
+                    .seconds();
+                if secs * 1000 < since {
+                    continue;
+                }
+            }
+            out.push(self.commit(oid)?);
         }
         Ok(out)
     }
