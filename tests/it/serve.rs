@@ -333,6 +333,23 @@ fn what_does_not_exist_is_a_404_and_bad_queries_a_400() {
 }
 
 #[test]
+fn flags_that_do_nothing_for_serve_are_refused() {
+    let (_dir, root, db) = corpus();
+    for flag in ["--json", "--redact"] {
+        let out = Command::new(assert_cmd::cargo::cargo_bin("pidx"))
+            .arg("--db")
+            .arg(&db)
+            .arg("--root")
+            .arg(&root)
+            .args([flag, "serve", "--listen", "127.0.0.1:0"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(flag));
+    }
+}
+
+#[test]
 fn a_token_with_spaces_is_refused() {
     let (_dir, root, db) = corpus();
     let out = Command::new(assert_cmd::cargo::cargo_bin("pidx"))
