@@ -350,6 +350,20 @@ fn flags_that_do_nothing_for_serve_are_refused() {
 }
 
 #[test]
+fn search_takes_the_kinds_of_text_as_the_cli_does() {
+    let (_dir, root, db) = corpus();
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    let search = |q: &str| get(s.port, &format!("/search?frag=1&q=alert{q}"), None, &[]).body;
+    assert!(
+        search("&in=user").contains("1 hits in 1 sessions"),
+        "{}",
+        search("&in=user")
+    );
+    assert!(search("&in=bash,tool").contains("0 hits in 0 sessions"));
+    assert!(search("&in=nonsense").contains("is not a kind of text"));
+}
+
+#[test]
 fn a_token_with_spaces_is_refused() {
     let (_dir, root, db) = corpus();
     let out = Command::new(assert_cmd::cargo::cargo_bin("pidx"))
