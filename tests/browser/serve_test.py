@@ -95,6 +95,9 @@ try:
         check(page.js(pwned), "%s: no payload ran" % p)
         check(page.js(inert), "%s: no payload became a script, handler or javascript: link" % p)
 
+    page.goto(base + "/usage?by=model&figure=cost")
+    check(page.js("document.querySelectorAll('svg.chart rect.bar').length >= 2 && [...document.querySelectorAll('svg.chart rect.bar')].every(r => r.getBBox().height > 0)"),
+          "the usage chart draws a bar per model")
     big = page
     big.goto(base + "/s/" + BIG)
     check(big.js("document.body.textContent.includes('the rest')"), "the very large line shows its start and a link to the rest")

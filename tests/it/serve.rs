@@ -364,6 +364,21 @@ fn search_takes_the_kinds_of_text_as_the_cli_does() {
 }
 
 #[test]
+fn usage_shows_the_figures_of_pidx_stats() {
+    let (_dir, root, db) = corpus();
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    let by_day = get(s.port, "/usage?by=day&figure=sessions", None, &[]).body;
+    assert!(
+        by_day.contains("<td class=\"cwd\">2026-03-01</td>"),
+        "{by_day}"
+    );
+    assert!(by_day.contains("<rect class=\"bar\""), "a bar is drawn");
+    let by_project = get(s.port, "/usage?by=project", None, &[]).body;
+    assert!(by_project.contains("/home/u/a&lt;b&gt;"), "{by_project}");
+    assert!(by_project.contains("total: $0.00"), "{by_project}");
+}
+
+#[test]
 fn a_token_with_spaces_is_refused() {
     let (_dir, root, db) = corpus();
     let out = Command::new(assert_cmd::cargo::cargo_bin("pidx"))
