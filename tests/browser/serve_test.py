@@ -145,6 +145,8 @@ try:
     check(page.js("document.querySelectorAll('ul.tree li').length === 12 && !!document.querySelector('li.path .star')"),
           "the tree shows every entry and the current leaf on the current branch")
     check(page.js("document.querySelector('#t-a0009 .label').textContent === 'side idea'"), "the tree shows labels")
+    check(page.js("[...document.querySelectorAll('ul.tree .branch')].map(b => b.parentNode.id).join() === 't-a0003,t-a0008'"),
+          "the tree marks where each of the two branches starts")
     page.js("document.querySelector('#t-a0009 a').click()")
     page.until("location.search.includes('leaf=a0009') && document.readyState === 'complete'")
     text = page.js("document.querySelector('#messages').innerText")
