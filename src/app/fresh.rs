@@ -53,7 +53,7 @@ impl Fresh {
             Changes::start(&env.roots)
                 .map_err(|why| {
                     crate::term::say(&format!(
-                        "pidx mcp: {why}; every call checks every session file instead"
+                        "pidx: {why}; every request checks every session file instead"
                     ));
                 })
                 .ok()

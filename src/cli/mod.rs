@@ -154,6 +154,16 @@ fn refuse_meaningless_flags(cli: &Cli) -> Result<()> {
             "--no-wait with --no-sync: --no-sync never waits (and cannot tell what the index misses); choose one"
         );
     }
+    if matches!(cli.command, Command::Serve(_)) {
+        if cli.global.json {
+            anyhow::bail!("--json does nothing for `pidx serve`: it serves web pages");
+        }
+        if cli.global.redact {
+            anyhow::bail!(
+                "--redact does nothing for `pidx serve`: its pages are redacted already (--no-redact shows secrets)"
+            );
+        }
+    }
     let name = match &cli.command {
         Command::Sync(_) => "sync",
         Command::Watch(_) => "watch",

@@ -13,6 +13,16 @@ use super::page::{self, enc, Nav};
 use super::{blocking, App, Ctx, Fail};
 use crate::query::search::{self, Hit, SearchOptions, Snippet};
 
+/// The kinds of text the page offers to search in (any list works in the address).
+const KIND_CHOICES: [(&str, &str); 6] = [
+    ("", "all text"),
+    ("user", "user"),
+    ("assistant", "assistant"),
+    ("thinking", "thinking"),
+    ("tool", "tool output"),
+    ("bash", "bash"),
+];
+
 /// Hits a search shows.
 const HITS: usize = 100;
 
@@ -23,6 +33,11 @@ pub struct SearchQuery {
     #[serde(default)]
     literal: bool,
     project: Option<String>,
+    /// Kinds of text, comma-separated (`pidx search --in`).
+    #[serde(rename = "in")]
+    kinds: Option<String>,
+    /// Only sessions that used a model containing this (`--model`).
+    model: Option<String>,
     frag: Option<String>,
 }
 
@@ -43,6 +58,12 @@ pub async fn page(
                 form.filter method="get" action="/search" {
                     input #search type="search" name="q" value=(q.q) placeholder="words, \"a phrase\", re:REGEX" autocomplete="off" autofocus;
                     label { input type="checkbox" name="literal" value="true" checked[q.literal]; " literal" }
+                    select name="in" aria-label="kinds of text" {
+                        @for (v, label) in KIND_CHOICES {
+                            option value=(v) selected[q.kinds.as_deref().unwrap_or_default() == v] { (label) }
+                        }
+                    }
+                    @if let Some(m) = &q.model { input type="hidden" name="model" value=(m); }
                     @if let Some(p) = &q.project { input type="hidden" name="project" value=(p); }
                     button type="submit" { "search" }
                 }
@@ -62,6 +83,22 @@ fn results(ctx: &Ctx, q: &SearchQuery) -> Result<Markup, Fail> {
         Err(e) => return Ok(html! { p.error { (ctx.clean(&e.to_string())) } }),
     };
     let mut opts = SearchOptions::everywhere(query, HITS);
+    for k in q
+        .kinds
+        .iter()
+        .flat_map(|k| k.split(','))
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+    {
+        match crate::pi::text::TextKind::parse(k) {
+            Some(kind) => opts.kinds.push(kind),
+            None => {
+                let why = format!("{k:?} is not a kind of text (user, assistant, thinking, tool, bash, custom, summary, name)");
+                return Ok(html! { p.error { (ctx.clean(&why)) } });
+            }
+        }
+    }
+    opts.model = q.model.clone().filter(|m| !m.is_empty());
     opts.cwd = q.project.clone();
     opts.redact = ctx.redact;
     let (hits, _) = search::search_explained(&ctx.store.conn, &ctx.scope, &opts, &ctx.stop)?;

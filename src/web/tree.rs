@@ -69,17 +69,19 @@ pub async fn page(
             }
         }
         // (node, indent) in pi's order; the indent grows only below a node with siblings.
-        let mut rows: Vec<(usize, usize)> = Vec::new();
+        let mut rows: Vec<(usize, usize, Option<&str>)> = Vec::new();
         let mut indents: Vec<usize> = Vec::new();
         let mut seen = 0usize;
         walk_tree(&tree, |ev| match ev {
-            Event::Enter(i, depth, _) => {
+            Event::Enter(i, depth, last) => {
                 let parent_indent = if depth == 0 { 0 } else { indents.last().copied().unwrap_or(0) };
                 let branching = depth > 0 && siblings[i] > 1;
                 let indent = parent_indent + usize::from(branching);
                 indents.push(indent);
                 if seen >= q.from && rows.len() < ROWS {
-                    rows.push((i, indent));
+                    // The first entry of each branch, drawn as pi's /tree draws it.
+                    let mark = branching.then_some(if last { "└─ " } else { "├─ " });
+                    rows.push((i, indent, mark));
                 }
                 seen += 1;
             }
@@ -97,11 +99,12 @@ pub async fn page(
                 @if tree.unopenable { p.error { "pi cannot open this file (no session header with an id first), so it has no tree" } }
                 @if q.from > 0 { p.nav { a href=(format!("{url}/tree?from={}", q.from.saturating_sub(ROWS))) { "↑ earlier entries" } } }
                 ul.tree {
-                    @for (i, indent) in &rows {
+                    @for (i, indent, mark) in &rows {
                         @let n = &tree.nodes[*i];
                         @let id = n.id.as_deref().unwrap_or_default();
                         @let leaf = tree.leaf_seq == Some(n.seq);
                         li id=(format!("t-{id}")) class=(format!("d{}{}", indent.min(&DEEPEST), if on_path[*i] { " path" } else { "" })) {
+                            @if let Some(m) = mark { span.branch { (m) } }
                             a href=(format!("{url}?leaf={}", enc(id))) {
                                 @if leaf { span.star { "★ " } }
                                 span.kind { (ctx.clean(n.role.as_deref().or(n.kind.as_deref()).unwrap_or("?"))) }

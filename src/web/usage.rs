@@ -60,7 +60,12 @@ pub async fn page(
             zone: Zone::Local,
         };
         let mut rows = stats(&ctx.store.conn, &ctx.scope, &opts)?;
-        let total = rows.pop();
+        // The total is `pidx stats` without --by (sessions counted once, not once a group).
+        let overall = StatsOptions {
+            dims: Vec::new(),
+            ..opts
+        };
+        let total = stats(&ctx.store.conn, &ctx.scope, &overall)?.pop();
         if !dim.is_time() {
             rows.sort_by(|a, b| figure(&b.figures, which).total_cmp(&figure(&a.figures, which)));
         }

@@ -95,6 +95,9 @@ try:
         check(page.js(pwned), "%s: no payload ran" % p)
         check(page.js(inert), "%s: no payload became a script, handler or javascript: link" % p)
 
+    page.goto(base + "/usage?by=model&figure=cost")
+    check(page.js("document.querySelectorAll('svg.chart rect.bar').length >= 2 && [...document.querySelectorAll('svg.chart rect.bar')].every(r => r.getBBox().height > 0)"),
+          "the usage chart draws a bar per model")
     big = page
     big.goto(base + "/s/" + BIG)
     check(big.js("document.body.textContent.includes('the rest')"), "the very large line shows its start and a link to the rest")
@@ -142,6 +145,8 @@ try:
     check(page.js("document.querySelectorAll('ul.tree li').length === 12 && !!document.querySelector('li.path .star')"),
           "the tree shows every entry and the current leaf on the current branch")
     check(page.js("document.querySelector('#t-a0009 .label').textContent === 'side idea'"), "the tree shows labels")
+    check(page.js("[...document.querySelectorAll('ul.tree .branch')].map(b => b.parentNode.id).join() === 't-a0003,t-a0008'"),
+          "the tree marks where each of the two branches starts")
     page.js("document.querySelector('#t-a0009 a').click()")
     page.until("location.search.includes('leaf=a0009') && document.readyState === 'complete'")
     text = page.js("document.querySelector('#messages').innerText")

@@ -333,6 +333,52 @@ fn what_does_not_exist_is_a_404_and_bad_queries_a_400() {
 }
 
 #[test]
+fn flags_that_do_nothing_for_serve_are_refused() {
+    let (_dir, root, db) = corpus();
+    for flag in ["--json", "--redact"] {
+        let out = Command::new(assert_cmd::cargo::cargo_bin("pidx"))
+            .arg("--db")
+            .arg(&db)
+            .arg("--root")
+            .arg(&root)
+            .args([flag, "serve", "--listen", "127.0.0.1:0"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(flag));
+    }
+}
+
+#[test]
+fn search_takes_the_kinds_of_text_as_the_cli_does() {
+    let (_dir, root, db) = corpus();
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    let search = |q: &str| get(s.port, &format!("/search?frag=1&q=alert{q}"), None, &[]).body;
+    assert!(
+        search("&in=user").contains("1 hits in 1 sessions"),
+        "{}",
+        search("&in=user")
+    );
+    assert!(search("&in=bash,tool").contains("0 hits in 0 sessions"));
+    assert!(search("&in=nonsense").contains("is not a kind of text"));
+}
+
+#[test]
+fn usage_shows_the_figures_of_pidx_stats() {
+    let (_dir, root, db) = corpus();
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    let by_day = get(s.port, "/usage?by=day&figure=sessions", None, &[]).body;
+    assert!(
+        by_day.contains("<td class=\"cwd\">2026-03-01</td>"),
+        "{by_day}"
+    );
+    assert!(by_day.contains("<rect class=\"bar\""), "a bar is drawn");
+    let by_project = get(s.port, "/usage?by=project", None, &[]).body;
+    assert!(by_project.contains("/home/u/a&lt;b&gt;"), "{by_project}");
+    assert!(by_project.contains("total: $0.00"), "{by_project}");
+}
+
+#[test]
 fn a_token_with_spaces_is_refused() {
     let (_dir, root, db) = corpus();
     let out = Command::new(assert_cmd::cargo::cargo_bin("pidx"))
