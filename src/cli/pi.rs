@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::app::pi_agent::{installed_packages, package_name, PACKAGE_NAME};
 use anyhow::{bail, Context as _, Result};
 use clap::{Args, Subcommand};
 use serde_json::Value;
@@ -41,8 +42,6 @@ pub struct PiUninstallArgs {
     pub keep_mcp: bool,
 }
 
-/// The package's name in its package.json: how pidx recognizes it in pi's settings.
-pub const PACKAGE_NAME: &str = "pidx-pi";
 /// The first pi with an MCP client (`pi mcp`); older ones would take `mcp add ...` as a prompt.
 const MCP_SINCE: (u64, u64, u64) = (0, 99, 0);
 
@@ -66,7 +65,7 @@ fn install(args: &PiInstallArgs) -> Result<Found> {
         None => write_package(&default_package_dir())?,
     };
     run_pi(&["install".into(), dir.to_string_lossy().into_owned()])?;
-    let copied = super::skill::agent_dir().join("skills/pidx/SKILL.md");
+    let copied = crate::app::pi_agent::agent_dir().join("skills/pidx/SKILL.md");
     if copied.is_file() {
         crate::term::say(&format!(
             "pidx: the skill is also at {} (from `pidx skill install`); the package brings it too, so that copy can go",
@@ -92,7 +91,7 @@ fn install(args: &PiInstallArgs) -> Result<Found> {
 
 fn uninstall(args: &PiUninstallArgs) -> Result<Found> {
     let version = pi_version()?;
-    let dirs = installed_packages(&super::skill::agent_dir());
+    let dirs = installed_packages(&crate::app::pi_agent::agent_dir());
     if dirs.is_empty() {
         crate::term::say("pidx: pi's settings list no pidx package; nothing to remove there");
     }
@@ -100,7 +99,7 @@ fn uninstall(args: &PiUninstallArgs) -> Result<Found> {
         run_pi(&["remove".into(), dir.to_string_lossy().into_owned()])?;
     }
     if !args.keep_mcp && has_mcp(version) {
-        if mcp_registered(&super::skill::agent_dir()) {
+        if mcp_registered(&crate::app::pi_agent::agent_dir()) {
             run_pi(&["mcp".into(), "remove".into(), "pidx".into()])?;
         } else {
             crate::term::say("pidx: pi's mcp.json has no `pidx` server; nothing to remove there");
@@ -244,47 +243,6 @@ fn shell_word(w: &str) -> String {
     } else {
         format!("'{}'", w.replace('\'', r"'\''"))
     }
-}
-
-fn package_name(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join("package.json")).ok()?;
-    let v: Value = serde_json::from_str(&text).ok()?;
-    v.get("name")?.as_str().map(str::to_string)
-}
-
-/// The local package folders pi's user settings list whose package.json names the pidx
-/// package (sources relative to the settings file, as pi resolves them).
-pub fn installed_packages(agent_dir: &Path) -> Vec<PathBuf> {
-    let Ok(text) = std::fs::read_to_string(agent_dir.join("settings.json")) else {
-        return Vec::new();
-    };
-    let Ok(settings) = serde_json::from_str::<Value>(&text) else {
-        return Vec::new();
-    };
-    let sources = settings.get("packages").and_then(Value::as_array);
-    let mut found = Vec::new();
-    for p in sources.into_iter().flatten() {
-        let source = p
-            .as_str()
-            .or_else(|| p.get("source").and_then(Value::as_str));
-        let Some(source) = source else { continue };
-        if ["npm:", "git:", "http:", "https:", "ssh:", "git@"]
-            .iter()
-            .any(|scheme| source.starts_with(scheme))
-        {
-            continue;
-        }
-        let dir = agent_dir.join(crate::app::config::expand_path(source));
-        if package_name(&dir).as_deref() == Some(PACKAGE_NAME) {
-            found.push(std::fs::canonicalize(&dir).unwrap_or(dir));
-        }
-    }
-    found
-}
-
-/// Whether pi's user settings install the pidx package (so `pi` accepts `--pidx-entry`).
-pub fn package_installed() -> bool {
-    !installed_packages(&super::skill::agent_dir()).is_empty()
 }
 
 fn mcp_registered(agent_dir: &Path) -> bool {

@@ -11,7 +11,6 @@ use anyhow::{bail, Context as _, Result};
 use clap::{Args, Subcommand};
 
 use super::Found;
-use crate::app::config::expand_path;
 
 #[derive(Subcommand, Debug)]
 pub enum SkillCommand {
@@ -52,20 +51,9 @@ fn target(project: bool) -> Result<PathBuf> {
             .context("reading the current directory")?
             .join(".pi")
     } else {
-        agent_dir()
+        crate::app::pi_agent::agent_dir()
     };
     Ok(base.join("skills").join("pidx").join("SKILL.md"))
-}
-
-/// pi's agent folder: `$PI_CODING_AGENT_DIR` (as pi reads it, `~` expanded), else `~/.pi/agent`.
-pub(super) fn agent_dir() -> PathBuf {
-    match std::env::var("PI_CODING_AGENT_DIR") {
-        Ok(v) if !v.is_empty() => crate::pi::layout::absolute(&expand_path(&v)),
-        _ => dirs::home_dir()
-            .unwrap_or_else(|| PathBuf::from("/"))
-            .join(".pi")
-            .join("agent"),
-    }
 }
 
 fn install(args: &SkillInstallArgs) -> Result<Found> {

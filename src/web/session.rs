@@ -58,7 +58,9 @@ pub async fn page(
         if q.frag.is_some() {
             return Ok(Html(body.into_string()));
         }
-        let header = header_of(ctx, &session, &plan, leaf.is_some())?;
+        // Resuming in pi at the entry this page is open at: the hit, else the leaf shown.
+        let at = target.or(leaf.as_deref().and(plan.leaf_id.as_deref()));
+        let header = header_of(ctx, &session, &plan, (leaf.is_some(), at))?;
         let seg = page::session_seg(&session.path);
         let title = ctx.clean(&title_of(ctx, &session)?).into_owned();
         Ok(page::layout(
@@ -171,10 +173,15 @@ fn header_of(
     ctx: &Ctx,
     session: &Resolved,
     plan: &ContextPlan,
-    at_leaf: bool,
+    (at_leaf, at): (bool, Option<&str>),
 ) -> Result<Markup, Fail> {
     let d = crate::query::show::show_session(&ctx.store.conn, session)?;
-    let resume = format!("cd {} && pi --session {}", quote(&d.cwd), quote(&d.path));
+    let mut resume = format!("cd {} && pi --session {}", quote(&d.cwd), quote(&d.path));
+    // Only the pidx pi package teaches pi `--pidx-entry`; a plain pi resumes at the last entry.
+    let package = crate::app::pi_agent::package_installed();
+    if let Some(id) = at.filter(|_| package) {
+        resume.push_str(&format!(" --pidx-entry {}", quote(id)));
+    }
     let t = &d.stats.tokens;
     let model = plan.settings.model.as_ref().and_then(|(_, m)| m.clone());
     Ok(html! {
@@ -204,6 +211,9 @@ fn header_of(
             div.resume {
                 code #resume { (ctx.clean(&resume)) }
                 button #copy type="button" data-copy-from="resume" { "copy resume command" }
+            }
+            @if at.is_some() && !package {
+                p.meta { "pi resumes this session at its last entry; " code { "pidx pi install" } " lets it resume at this one" }
             }
             @if at_leaf {
                 p.meta { "the context at leaf " code { (ctx.clean(plan.leaf_id.as_deref().unwrap_or("?"))) }

@@ -26,8 +26,10 @@ impl Drop for Server {
 }
 
 fn serve(root: &Path, db: &Path, args: &[&str]) -> Server {
+    // pi's agent folder (what the resume command looks up): an empty one beside the index.
+    let agent = db.with_file_name("pi-agent");
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("pidx"))
-        .env_remove("PI_CODING_AGENT_DIR")
+        .env("PI_CODING_AGENT_DIR", &agent)
         .env_remove("PI_CODING_AGENT_SESSION_DIR")
         .env_remove("PIDX_SERVE_TOKEN")
         .arg("--db")
@@ -391,4 +393,38 @@ fn a_token_with_spaces_is_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--token"));
+}
+
+/// The resume command resumes at the entry the page is open at when pi has the pidx package
+/// (pi's settings list it), and says pi would open the last entry when it has not.
+#[test]
+fn the_resume_command_names_the_entry_only_when_pi_has_the_pidx_package() {
+    let (_dir, root, db) = corpus();
+    let page_at = |s: &Server| get(s.port, &format!("/s/{FILE}?entry=e1"), None, &[]).body;
+    let plain = {
+        let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+        page_at(&s)
+    };
+    assert!(!plain.contains("--pidx-entry"), "{plain}");
+    assert!(plain.contains("pidx pi install"), "{plain}");
+    let agent = db.with_file_name("pi-agent");
+    let package = db.with_file_name("pidx-pi-package");
+    std::fs::create_dir_all(&package).unwrap();
+    std::fs::create_dir_all(&agent).unwrap();
+    std::fs::write(package.join("package.json"), r#"{"name": "pidx-pi"}"#).unwrap();
+    std::fs::write(
+        agent.join("settings.json"),
+        serde_json::json!({"packages": [package.to_string_lossy()]}).to_string(),
+    )
+    .unwrap();
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    let with = page_at(&s);
+    assert!(
+        with.contains("--pidx-entry &#39;e1&#39;") || with.contains("--pidx-entry 'e1'"),
+        "{with}"
+    );
+    assert!(!with.contains("pidx pi install"), "{with}");
+    // At the current leaf (no entry named) the command resumes where pi would anyway.
+    let current = get(s.port, &format!("/s/{FILE}"), None, &[]).body;
+    assert!(!current.contains("--pidx-entry"), "{current}");
 }

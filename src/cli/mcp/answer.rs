@@ -241,6 +241,17 @@ pub fn get_session(c: &Call, a: SessionArgs) -> Answer {
     let session = c.session(&a.session)?;
     let detail = show::show_session(&c.store.conn, &session).map_err(sentence)?;
     let mut v = serde_json::to_value(&detail).map_err(sentence)?;
+    // As `pidx show --json`: the commits its edits ended up in (a repository that cannot be
+    // read costs the list, not the answer).
+    let commits =
+        crate::query::files::commits::of_session(&c.store.conn, session.file_id, &detail.cwd)
+            .unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        o.insert(
+            "commits".into(),
+            serde_json::to_value(&commits).map_err(sentence)?,
+        );
+    }
     let mut notes: Vec<String> = Vec::new();
     for (key, keep) in [("badLines", 20), ("labels", 100)] {
         if serde_json::to_string(&v).map_or(0, |s| s.len()) <= budget {

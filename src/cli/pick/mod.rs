@@ -169,7 +169,7 @@ fn finish(args: &PickArgs, choice: &Choice) -> Result<Found> {
         .filter(|_| template == DEFAULT_EXEC)
     {
         // Only the pidx pi package teaches pi `--pidx-entry`; a plain pi would refuse it.
-        if super::pi::package_installed() {
+        if crate::app::pi_agent::package_installed() {
             command.push_str(&format!(" --pidx-entry {}", shell_quote(entry)));
         } else {
             crate::term::say(
