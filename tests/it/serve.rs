@@ -428,3 +428,101 @@ fn the_resume_command_names_the_entry_only_when_pi_has_the_pidx_package() {
     let current = get(s.port, &format!("/s/{FILE}"), None, &[]).body;
     assert!(!current.contains("--pidx-entry"), "{current}");
 }
+
+/// Percent-encodes a query parameter.
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// A page's text with HTML's entities read back, so an escaped secret still counts.
+fn unescaped(html: &str) -> String {
+    html.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#x27;", "'")
+        .replace("&amp;", "&")
+}
+
+/// Issue 36: one session per detector rule, each holding freshly planted secrets of its rule
+/// (the title holds one too); no piece of any of them is readable on any page: the listings,
+/// each session and its tree, and search pages for the words beside each secret and for each
+/// secret itself.
+#[test]
+fn no_planted_secret_of_any_rule_is_readable_on_a_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let mut all = crate::plant::plant_all(3737, 3);
+    for (i, rule) in all.chunks_mut(3).enumerate() {
+        rule[0].text = rule[0].written.clone();
+        crate::plant::write_session(&root, &format!("s{i:02}-{}", rule[0].rule), rule);
+    }
+    let db = tmp.path().join("index.db");
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    let fetch = |path: &str| {
+        let a = get(s.port, path, None, &[]);
+        assert_eq!(a.status, 200, "{path}: {}", a.body);
+        unescaped(&a.body)
+    };
+    let listing = fetch("/?all=true");
+    let sessions: Vec<String> = listing
+        .split("href=\"")
+        .skip(1)
+        .filter_map(|h| h.split('"').next())
+        .filter(|h| h.starts_with("/s/") && h.ends_with(".jsonl"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(sessions.len(), all.len() / 3, "{listing}");
+    let mut pages = vec![
+        listing,
+        fetch("/"),
+        fetch("/?project=%2Fhome%2Fu%2Fsecrets"),
+    ];
+    for p in &sessions {
+        pages.push(fetch(p));
+        pages.push(fetch(&format!("{p}/tree")));
+    }
+    let mut hits = 0;
+    for p in &all {
+        // (A title's text is the secret as written: no words before it.)
+        let before = p
+            .text
+            .get(..p.at)
+            .unwrap_or("")
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .rfind(|w| w.len() >= 4)
+            .unwrap_or("the")
+            .to_string();
+        let page = fetch(&format!("/search?q={}", enc(&before)));
+        hits += usize::from(page.contains("class=\"hit"));
+        pages.push(page);
+        // The secret itself finds nothing (the page echoes the query, so its text is not
+        // checked).
+        let first_line = p.secret.lines().next().unwrap_or_default();
+        let own = fetch(&format!("/search?q={}&literal=true", enc(first_line)));
+        assert!(
+            !own.contains("class=\"hit"),
+            "{}: the secret finds a hit",
+            p.rule
+        );
+    }
+    assert!(hits > 0, "the words beside the secrets find their sessions");
+    let text = pages.join("\n");
+    let leaked: Vec<(&str, &str)> = all
+        .iter()
+        .flat_map(|p| p.secret.split('\n').map(move |piece| (p.rule, piece)))
+        .filter(|(_, piece)| {
+            piece.len() >= 8 && !piece.starts_with("-----") && text.contains(piece)
+        })
+        .collect();
+    assert!(leaked.is_empty(), "secrets on the pages: {leaked:?}");
+    assert!(
+        text.contains("[redacted: "),
+        "the pages say where a secret was"
+    );
+}
