@@ -7,6 +7,7 @@
 
 mod assets;
 mod events;
+mod files;
 mod guard;
 mod markdown;
 mod message;
@@ -125,6 +126,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/s/{session}/text", get(session::text))
         .route("/s/{session}/image", get(session::image))
         .route("/search", get(search::page))
+        .route("/files", get(files::page))
         .route("/usage", get(usage::page))
         .route("/events", get(events::stream))
         .route("/assets/{name}", get(assets::serve))

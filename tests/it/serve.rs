@@ -526,3 +526,57 @@ fn no_planted_secret_of_any_rule_is_readable_on_a_page() {
         "the pages say where a secret was"
     );
 }
+
+/// Issue 34 in the browser: a tool call's path on a session page links to the file's history
+/// (a relative path taken as the session's cwd took it), which names the session at the entry
+/// with its change.
+#[test]
+fn a_tool_calls_file_links_to_its_history() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let project = root.join("--home-u-proj--");
+    std::fs::create_dir_all(&project).unwrap();
+    let name = "2026-03-02T08-00-00-000Z_bbbbbbbb-0000-7000-8000-000000000002.jsonl";
+    let lines = [
+        serde_json::json!({"type": "session", "version": 3, "id": "bbbbbbbb-0000-7000-8000-000000000002", "timestamp": "2026-03-02T08:00:00.000Z", "cwd": "/home/u/proj"}),
+        serde_json::json!({"type": "message", "id": "u1", "parentId": null, "timestamp": "2026-03-02T08:01:00.000Z",
+            "message": {"role": "user", "timestamp": 1772438460000u64, "content": "rename the variable"}}),
+        serde_json::json!({"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-03-02T08:02:00.000Z",
+            "message": {"role": "assistant", "timestamp": 1772438520000u64, "provider": "p", "model": "m",
+                "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0}},
+                "content": [{"type": "toolCall", "id": "c1", "name": "edit",
+                    "arguments": {"path": "src/a.rs", "oldText": "let old = 1;", "newText": "let new = 1;"}}]}}),
+        serde_json::json!({"type": "message", "id": "r1", "parentId": "a1", "timestamp": "2026-03-02T08:02:01.000Z",
+            "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "edit", "isError": false,
+                "timestamp": 1772438521000u64, "content": [{"type": "text", "text": "edited"}]}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(project.join(name), text).unwrap();
+    let db = tmp.path().join("index.db");
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    let page = get(s.port, &format!("/s/{name}"), None, &[]);
+    let link = format!("/files?path=src%2Fa.rs&amp;session={name}");
+    assert!(page.body.contains(&link), "{}", page.body);
+    let history = get(
+        s.port,
+        &format!("/files?path=src%2Fa.rs&session={name}"),
+        None,
+        &[],
+    );
+    assert_eq!(history.status, 200, "{}", history.body);
+    assert!(
+        history.body.contains("/home/u/proj/src/a.rs"),
+        "{}",
+        history.body
+    );
+    assert!(
+        history.body.contains(&format!("/s/{name}?entry=a1#e-a1")),
+        "{}",
+        history.body
+    );
+    assert!(history.body.contains("+1 -1"), "{}", history.body);
+    assert!(history.body.contains("let new = 1;"), "{}", history.body);
+    let none = get(s.port, "/files?path=%2Fnowhere", None, &[]);
+    assert!(none.body.contains("no session touched this file"));
+    assert_eq!(get(s.port, "/files", None, &[]).status, 400);
+}
