@@ -16,6 +16,9 @@ pub mod term;
 
 pub use error::{Error, Result};
 pub mod cli;
+pub mod mcp;
+pub mod pick;
+pub mod present;
 pub mod query;
 pub mod redact;
 pub mod web;

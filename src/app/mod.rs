@@ -7,6 +7,7 @@
 
 pub mod background;
 pub mod config;
+pub mod dates;
 pub mod env;
 pub mod fresh;
 pub mod outcome;

@@ -2,6 +2,9 @@
 //! found, 2 error, 3 an answer from an index still being written; a closed pipe is not an
 //! error.
 
+/// What a command found: exit code 0 (results) or 1 (nothing found).
+pub type Found = bool;
+
 /// How a command ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 
-use super::dates;
+use crate::app::dates;
 use crate::pi::layout::absolute;
 use crate::query::stats::Zone;
 

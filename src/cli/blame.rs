@@ -7,9 +7,9 @@ use anyhow::Result;
 use clap::Args;
 
 use super::files::{code_line, when};
-use super::output::Out;
 use super::Found;
 use crate::app::env::Env;
+use crate::present::output::Out;
 use crate::query::files::blame::{blame, BlameOptions};
 use crate::term::one_line;
 

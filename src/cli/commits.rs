@@ -7,9 +7,9 @@ use anyhow::Result;
 use clap::Args;
 
 use super::files::when;
-use super::output::Out;
 use super::Found;
 use crate::app::env::Env;
+use crate::present::output::Out;
 use crate::query::files::commits::{commits, CommitsOptions};
 use crate::term::one_line;
 

@@ -5,9 +5,10 @@ use std::io::Write;
 use anyhow::Result;
 use clap::Args;
 
-use super::output::Out;
-use super::{render, Found};
+use super::Found;
 use crate::app::env::{Env, First};
+use crate::present::output::Out;
+use crate::present::render;
 use crate::query::context::{self, page, page::Cursor};
 use crate::query::{resolve, Reader};
 

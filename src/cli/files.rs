@@ -7,9 +7,9 @@ use anyhow::Result;
 use clap::Args;
 
 use super::args::RangeArgs;
-use super::output::Out;
 use super::Found;
 use crate::app::env::Env;
+use crate::present::output::Out;
 use crate::query::files::list::{top_files, touches, FilesOptions};
 use crate::query::files::Who;
 use crate::term::one_line;

@@ -5,10 +5,10 @@
 use anyhow::{bail, Result};
 use clap::Args;
 
-use super::output::Out;
 use super::Found;
 use crate::app::env::Env;
 use crate::ingest::sync::{sync, SyncOptions};
+use crate::present::output::Out;
 use crate::query::resolve;
 use crate::store::forgotten::{self, Forgotten};
 use crate::store::pg;
@@ -67,7 +67,7 @@ pub fn run(env: &Env, args: &ForgetArgs, out: &mut Out) -> Result<Found> {
     });
     let now = chrono::Utc::now().timestamp_millis();
     let before = match &args.before {
-        Some(d) => Some(super::dates::parse_date(d, now, false)?),
+        Some(d) => Some(crate::app::dates::parse_date(d, now, false)?),
         None => None,
     };
     ids.extend(forgotten::matching(&store.conn, cwd.as_deref(), before)?);

@@ -6,11 +6,12 @@ use clap::Args;
 use std::path::PathBuf;
 
 use super::args::GatewayArgs;
-use super::output::plural;
-use super::output::Out;
-use super::{render, Found};
+use super::Found;
 use crate::app::env::{Env, First};
 use crate::pi::layout::absolute;
+use crate::present::output::plural;
+use crate::present::output::Out;
+use crate::present::render;
 use crate::query::{handle, list, picker, Reader};
 use crate::store::Scope;
 

@@ -4,21 +4,14 @@
 
 pub mod args;
 mod blame;
-mod chart;
 mod commits;
 mod context;
-mod dates;
 mod files;
 mod forget;
 mod list;
-mod mcp;
-mod numbers;
-pub mod output;
 mod pg;
 mod pi;
-mod pick;
 mod push;
-mod render;
 mod report;
 mod search;
 mod secrets;
@@ -28,7 +21,6 @@ mod sql;
 mod stats;
 mod status;
 mod sync;
-mod table;
 mod team;
 mod tree;
 mod watch;
@@ -38,11 +30,10 @@ use clap::{Parser, Subcommand};
 
 use crate::app::Env;
 pub use crate::app::Outcome;
+use crate::present::output::Out;
 pub use args::Global;
-use output::Out;
 
-/// What a command found: exit code 0 (results) or 1 (nothing found).
-pub type Found = bool;
+pub use crate::app::outcome::Found;
 
 /// Runs one command.
 ///
@@ -64,7 +55,7 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     }
     if let Command::Mcp = &cli.command {
         // Before `Out` locks stdout: the server writes the protocol there itself.
-        return mcp::run(env).map(outcome);
+        return crate::mcp::run(env).map(outcome);
     }
     if let Command::Serve(args) = &cli.command {
         return crate::web::run(env, args.options()).map(outcome);
@@ -102,7 +93,7 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Stats(args) => stats::run(env, args, &mut out),
         Command::Sql(args) => sql::run(env, args, &mut out),
         Command::Report(args) => report::run(env, args, &mut out),
-        Command::Pick(args) => pick::run(env, args),
+        Command::Pick(args) => crate::pick::run(env, args),
         Command::Files(args) => files::run(env, args, &mut out),
         Command::Blame(args) => blame::run(env, args, &mut out),
         Command::Commits(args) => commits::run(env, args, &mut out),
@@ -298,7 +289,7 @@ Without a terminal, `--print QUERY` prints the best match's path.\n\
 Shell: pi --session \"$(pidx pick --print)\"\n\
 Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     )]
-    Pick(pick::PickArgs),
+    Pick(crate::pick::PickArgs),
     /// Serve the index to agents over the Model Context Protocol (stdio; read-only tools:
     /// search_sessions, list_sessions, get_session, get_context, get_tree, usage_stats,
     /// sql_query, file_history, blame). Set-up for Claude Code, Codex and Cursor: see docs/mcp.md.

@@ -3,9 +3,9 @@
 use anyhow::Result;
 use clap::Subcommand;
 
-use super::output::Out;
 use super::Found;
 use crate::app::env::Env;
+use crate::present::output::Out;
 use crate::store::pg;
 
 #[derive(Subcommand, Debug)]

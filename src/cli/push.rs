@@ -3,9 +3,9 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::output::Out;
 use super::Found;
 use crate::app::env::Env;
+use crate::present::output::Out;
 use crate::store::pg;
 use crate::team::push::{default_source, push, PushOptions, PushReport};
 

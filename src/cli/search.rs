@@ -6,10 +6,10 @@ use anyhow::{bail, Result};
 use clap::Args;
 
 use super::args::{GatewayArgs, ProjectArgs, RangeArgs};
-use super::output::{one_line, Out};
 use super::Found;
 use crate::app::env::Env;
 use crate::pi::text::TextKind;
+use crate::present::output::{one_line, Out};
 use crate::query::search::{self, Hit, SearchOptions};
 use crate::query::{handle, resolve, Reader};
 
@@ -205,7 +205,7 @@ fn render_hits(
                 out.line("")?;
             }
             last_file = Some(h.file_id);
-            let title = super::output::truncate(&one_line(&h.title), 80);
+            let title = crate::present::output::truncate(&one_line(&h.title), 80);
             let handle = handles.get(&h.file_id).map_or("-", String::as_str);
             let mut header = format!("{title}  {}  {}", one_line(handle), one_line(&h.cwd));
             if let Some(source) = &h.source {
@@ -218,7 +218,7 @@ fn render_hits(
             .timestamp
             .as_deref()
             .and_then(crate::pi::js::parse_iso_ms)
-            .map_or("?".to_string(), |t| super::output::age(t, now_ms));
+            .map_or("?".to_string(), |t| crate::present::output::age(t, now_ms));
         let id = h.entry_id.as_deref().unwrap_or("-");
         out.line(&format!(
             "  [{}] {} {}  {}",

@@ -5,9 +5,9 @@ use anyhow::Result;
 use clap::Args;
 
 use super::args::{ProjectArgs, RangeArgs};
-use super::output::{one_line, Out};
 use super::Found;
 use crate::app::env::Env;
+use crate::present::output::{one_line, Out};
 use crate::query::handle;
 use crate::query::secrets::{find_secrets, SecretsOptions};
 

@@ -4,9 +4,9 @@ use anyhow::Result;
 use clap::Args;
 use serde_json::{Map, Value};
 
-use super::output::{one_line, Out};
 use super::Found;
 use crate::app::env::Env;
+use crate::present::output::{one_line, Out};
 use crate::query::sql;
 use crate::query::Reader;
 use crate::store::{Scope, Store};

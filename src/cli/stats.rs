@@ -6,11 +6,11 @@ use anyhow::{bail, Result};
 use std::collections::HashMap;
 
 use super::args::{GatewayArgs, ProjectArgs, RangeArgs, ZoneArgs};
-use super::chart;
-use super::output::{one_line, one_line_upto, thousands, Out};
-use super::table::{self, Column, Cut};
 use super::Found;
 use crate::app::env::Env;
+use crate::present::chart;
+use crate::present::output::{one_line, one_line_upto, thousands, Out};
+use crate::present::table::{self, Column, Cut};
 use crate::query::stats::{self, Dim, Figures, Row, StatsOptions};
 use crate::query::{handle, Reader};
 use crate::store::Scope;
@@ -367,7 +367,7 @@ fn write_table(
                 if left_out > 0 {
                     out.line(&format!(
                         "({left_out} column{} left out to fit {} columns; --json and --csv have them all)",
-                        super::output::plural(left_out),
+                        crate::present::output::plural(left_out),
                         out.width.unwrap_or_default()
                     ))?;
                 }

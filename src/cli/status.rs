@@ -2,9 +2,10 @@
 
 use anyhow::Result;
 
-use super::output::{one_line, Out};
-use super::{render, Found};
+use super::Found;
 use crate::app::env::Env;
+use crate::present::output::{one_line, Out};
+use crate::present::render;
 use crate::store::Store;
 
 pub fn run(env: &Env, out: &mut Out) -> Result<Found> {

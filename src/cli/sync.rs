@@ -3,10 +3,10 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::output::Out;
 use super::Found;
 use crate::app::env::{report_errors, Env, ForSync};
 use crate::ingest::sync::{sync, SyncOptions, SyncReport};
+use crate::present::output::Out;
 
 #[derive(Args, Debug)]
 pub struct SyncArgs {

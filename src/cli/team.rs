@@ -5,9 +5,9 @@
 use anyhow::{bail, Result};
 use clap::{Args, Subcommand};
 
-use super::output::Out;
 use super::Found;
 use crate::app::env::Env;
+use crate::present::output::Out;
 use crate::store::pg::{self, rights};
 
 #[derive(Subcommand, Debug)]

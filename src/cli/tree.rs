@@ -3,9 +3,10 @@
 use anyhow::Result;
 
 use super::args::SessionArg;
-use super::output::Out;
-use super::{render, Found};
+use super::Found;
 use crate::app::env::{Env, First};
+use crate::present::output::Out;
+use crate::present::render;
 use crate::query::{resolve, tree};
 
 pub fn run(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {

@@ -5,9 +5,7 @@
 //! secret in it: a page is meant to be shared, so its texts are redacted (`crate::redact`), as
 //! is `--json` with `--redact`.
 
-mod data;
-mod html;
-mod svg;
+use crate::present::report::{data, html};
 
 use std::path::PathBuf;
 
@@ -15,9 +13,9 @@ use anyhow::{bail, Context as _, Result};
 use clap::Args;
 
 use super::args::{ProjectArgs, RangeArgs, ZoneArgs};
-use super::output::Out;
 use super::Found;
 use crate::app::env::Env;
+use crate::present::output::Out;
 use crate::query::stats::Figures;
 
 #[derive(Args, Debug)]

@@ -110,7 +110,7 @@ pub fn search_sessions(c: &Call, a: SearchArgs) -> Answer {
         .collect::<Result<Vec<_>, _>>()?;
     let now = chrono::Utc::now().timestamp_millis();
     let (since_ms, until_ms) =
-        super::super::dates::date_range(a.since.as_deref(), a.until.as_deref(), now)
+        crate::app::dates::date_range(a.since.as_deref(), a.until.as_deref(), now)
             .map_err(sentence)?;
     let file_id = match &a.session {
         Some(s) => Some(c.session(s)?.file_id),
@@ -329,10 +329,10 @@ pub fn usage_stats(c: &Call, a: StatsArgs) -> Answer {
             .map(|d| stats::parse_dim(d.trim()))
             .collect::<crate::Result<Vec<_>>>()
             .map_err(sentence)?;
-    let zone = super::super::dates::zone_arg(a.tz.as_deref()).map_err(sentence)?;
+    let zone = crate::app::dates::zone_arg(a.tz.as_deref()).map_err(sentence)?;
     let now = chrono::Utc::now().timestamp_millis();
     let (since_ms, until_ms) =
-        super::super::dates::date_range(a.since.as_deref(), a.until.as_deref(), now)
+        crate::app::dates::date_range(a.since.as_deref(), a.until.as_deref(), now)
             .map_err(sentence)?;
     let opts = StatsOptions {
         dims,

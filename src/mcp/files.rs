@@ -57,7 +57,7 @@ pub fn file_history(c: &Call, a: FileHistoryArgs) -> Answer {
     let offset = row_offset(a.cursor.as_deref(), "file_history")?;
     let now = chrono::Utc::now().timestamp_millis();
     let (since_ms, until_ms) =
-        super::super::dates::date_range(a.since.as_deref(), a.until.as_deref(), now)
+        crate::app::dates::date_range(a.since.as_deref(), a.until.as_deref(), now)
             .map_err(sentence)?;
     let opts = FilesOptions {
         pattern: Some(a.path.clone()),

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use chrono::{Datelike, Days, Months, NaiveDate};
 
 use super::html::esc;
-use crate::cli::chart::next_period;
+use crate::present::chart::next_period;
 use crate::query::stats::Dim;
 
 /// The drawing's width in user units; the page scales it to the column's width.
@@ -324,7 +324,7 @@ fn x_axis(axis: &Axis) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::chart::{next_period, period_label};
+    use crate::present::chart::{next_period, period_label};
 
     fn axis_of(unit: Dim, from: &str, n: usize) -> (Vec<NaiveDate>, Vec<String>) {
         let mut d = NaiveDate::parse_from_str(from, "%Y-%m-%d").unwrap();
@@ -384,7 +384,7 @@ mod tests {
             class: "m0".into(),
         }];
         let values = [vec![1.0], vec![0.0], vec![0.0], vec![2.0]];
-        let money = |v: f64| crate::cli::numbers::money(v);
+        let money = |v: f64| crate::present::numbers::money(v);
         let svg = columns(
             "c",
             &axis,

@@ -9,8 +9,8 @@ use chrono::NaiveDate;
 
 use super::data::{Named, Report};
 use super::svg::{self, Axis, Bar, Layer, Scale};
-use crate::cli::numbers::{count, money, percent, thousands};
-use crate::cli::output::{one_line, truncate};
+use crate::present::numbers::{count, money, percent, thousands};
+use crate::present::output::{one_line, truncate};
 use crate::query::stats::{Dim, Figures};
 
 /// Escapes text for HTML content and attribute values; control characters (ESC, C1, NUL...)

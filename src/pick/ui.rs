@@ -13,7 +13,7 @@ use serde_json::Value;
 use super::app::{App, Mode};
 use super::keys::HELP;
 use super::preview;
-use crate::cli::output::{age, one_line};
+use crate::present::output::{age, one_line};
 use crate::query::list::SessionInfo;
 use crate::query::search::Hit;
 

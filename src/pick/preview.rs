@@ -8,8 +8,8 @@ use std::sync::mpsc::{self, Receiver, Sender};
 
 use rusqlite::Connection;
 
-use super::super::output::{block, one_line};
-use super::super::render;
+use crate::present::output::{block, one_line};
+use crate::present::render;
 use crate::query::context::{self, Context};
 use crate::query::resolve::Resolved;
 use crate::query::{show, tree};

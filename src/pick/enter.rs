@@ -29,7 +29,7 @@ impl App {
         if !Path::new(&target.path).exists() {
             self.status = Some(format!(
                 "that session's file no longer exists (deleted since the picker opened): {}",
-                super::super::output::one_line(&target.path)
+                crate::present::output::one_line(&target.path)
             ));
             return Effect::Stay;
         }

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use rusqlite::Connection;
 use serde::Serialize;
 
-use crate::cli::chart::{self, Bounds, Timeline};
+use crate::present::chart::{self, Bounds, Timeline};
 use crate::query::handle;
 use crate::query::stats::{self, Dim, Figures, Row, StatsOptions, Zone};
 use crate::store::Scope;

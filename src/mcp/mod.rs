@@ -29,8 +29,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 
-use super::Found;
 use crate::app::env::Env;
+use crate::app::outcome::Found;
 use crate::store::Scope;
 use crate::store::Store;
 

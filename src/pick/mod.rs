@@ -19,8 +19,8 @@ use std::process::Command;
 
 use anyhow::{bail, Context as _, Result};
 
-use super::Found;
 use crate::app::env::Env;
+use crate::app::outcome::Found;
 use crate::query::{list, picker};
 use app::{App, Effect};
 use enter::Choice;
