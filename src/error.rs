@@ -40,6 +40,16 @@ pub enum Error {
         "session file {path} changed since it was indexed; run `pidx sync` (or drop --no-sync)"
     )]
     Stale { path: PathBuf },
+    /// A statement pidx refuses to run (`pidx sql`: anything that would write).
+    #[error("{0}")]
+    Refused(String),
+    /// SQLite stopped a statement at pidx's request (the time limit or a cancel); the caller
+    /// says which ([`Error::TimeLimit`] or [`Error::Stopped`]).
+    #[error("interrupted")]
+    Interrupted,
+    /// A query ran longer than its limit and was stopped.
+    #[error("the query ran longer than {secs} s and was stopped")]
+    TimeLimit { secs: f64 },
     /// A reader was told to stop (a cancelled or timed-out call) before it finished.
     #[error("stopped before it finished (cancelled or out of time)")]
     Stopped,

@@ -169,7 +169,7 @@ impl Reader {
         let conn = Connection::open_with_flags(&uri, flags).map_err(|e| open_error(path, e))?;
         conn.busy_timeout(std::time::Duration::from_millis(2000))
             .map_err(|e| open_error(path, e))?;
-        crate::store::writer::begin_read(&conn).map_err(|e| open_error(path, e))?;
+        crate::store::snapshot::begin_read(&conn).map_err(|e| open_error(path, e))?;
         let reader = Reader {
             conn,
             path: path.to_path_buf(),
@@ -432,7 +432,7 @@ impl Reader {
     /// Ends the read. For an immutable read, says whether it still holds: the store, `-wal`
     /// and `-shm` are as they were when it was opened (else the caller reads again).
     pub fn finish(self) -> bool {
-        let _ = crate::store::writer::end_read(&self.conn);
+        let _ = crate::store::snapshot::end_read(&self.conn);
         match self.mode {
             Mode::Shared => true,
             Mode::Immutable => seen(&self.path) == self.before,

@@ -102,8 +102,8 @@ pub fn run(conn: &Connection, sql: &str, limit: Duration) -> Result<Table> {
     };
     match run_capped(conn, sql, &limits) {
         Ok((table, _)) => Ok(table),
-        Err(Error::Invalid(msg)) if msg.starts_with(STOPPED) => Err(Error::Invalid(format!(
-            "{msg} (raise the limit with --timeout SECS)"
+        Err(e @ Error::TimeLimit { .. }) => Err(Error::Invalid(format!(
+            "{e} (raise the limit with --timeout SECS)"
         ))),
         Err(e) => Err(e),
     }
@@ -148,8 +148,6 @@ impl Default for Limits {
     }
 }
 
-const STOPPED: &str = "the query ran longer than";
-
 /// Runs `sql` read-only as [`run`] does within `limits`; the flag says whether rows followed
 /// the kept ones.
 ///
@@ -173,13 +171,10 @@ pub fn run_capped(conn: &Connection, sql: &str, limits: &Limits) -> Result<(Tabl
         conn.authorizer(Some(authorize))?;
     }
     let result = run_authorized(conn, sql, limits.skip, limits.cap).map_err(|e| match e {
-        Error::Invalid(msg) if limits.hide_text && msg.contains("would change something") => {
-            Error::Invalid(format!("{msg}; here transcript text reads as NULL and the full-text tables (fts*, joints*, words*) cannot be read: search_sessions and get_context show text, with secrets redacted"))
-        }
-        Error::Invalid(msg) if msg.contains("interrupted") => Error::Invalid(format!(
-            "{STOPPED} {} s and was stopped",
-            limit.as_secs_f64()
-        )),
+        Error::Refused(msg) if limits.hide_text => Error::Refused(format!("{msg}; here transcript text reads as NULL and the full-text tables (fts*, joints*, words*) cannot be read: search_sessions and get_context show text, with secrets redacted")),
+        Error::Interrupted => Error::TimeLimit {
+            secs: limit.as_secs_f64(),
+        },
         other => other,
     });
     conn.authorizer(None::<fn(AuthContext<'_>) -> Authorization>)?;
@@ -188,7 +183,17 @@ pub fn run_capped(conn: &Connection, sql: &str, limits: &Limits) -> Result<(Tabl
 }
 
 fn run_authorized(conn: &Connection, sql: &str, skip: usize, cap: usize) -> Result<(Table, bool)> {
-    let refuse = |why: String| Error::Invalid(format!("sql only runs read-only statements: {why}"));
+    let refuse = |why: String| Error::Refused(format!("sql only runs read-only statements: {why}"));
+    // An interrupt is the time limit or a cancelled call (`run_capped` says which); every other
+    // failure is the statement's.
+    let failed = |e: rusqlite::Error| match e {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::OperationInterrupted =>
+        {
+            Error::Interrupted
+        }
+        other => Error::Invalid(format!("SQL error: {other}")),
+    };
     let mut stmt = conn.prepare(sql).map_err(|e| match e {
         rusqlite::Error::SqliteFailure(f, Some(msg))
             if f.code == rusqlite::ErrorCode::AuthorizationForStatementDenied =>
@@ -196,7 +201,7 @@ fn run_authorized(conn: &Connection, sql: &str, skip: usize, cap: usize) -> Resu
             refuse(format!("this statement would change something ({msg})"))
         }
         rusqlite::Error::MultipleStatement => refuse("give one statement at a time".into()),
-        other => Error::Invalid(format!("SQL error: {other}")),
+        other => failed(other),
     })?;
     if !stmt.readonly() {
         return Err(refuse("this statement would change something".into()));
@@ -208,14 +213,9 @@ fn run_authorized(conn: &Connection, sql: &str, skip: usize, cap: usize) -> Resu
         .collect();
     let n = columns.len();
     let mut rows = Vec::new();
-    let mut cursor = stmt
-        .query([])
-        .map_err(|e| Error::Invalid(format!("SQL error: {e}")))?;
+    let mut cursor = stmt.query([]).map_err(failed)?;
     let mut seen = 0usize;
-    while let Some(row) = cursor
-        .next()
-        .map_err(|e| Error::Invalid(format!("SQL error: {e}")))?
-    {
+    while let Some(row) = cursor.next().map_err(failed)? {
         seen += 1;
         if seen <= skip {
             continue;

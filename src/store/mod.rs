@@ -12,6 +12,7 @@ mod migrate;
 pub mod pg;
 pub mod schema;
 mod scope;
+pub mod snapshot;
 pub mod words;
 pub mod writer;
 

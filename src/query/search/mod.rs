@@ -202,7 +202,7 @@ pub fn search_explained(
     opts: &SearchOptions,
     stop: &AtomicBool,
 ) -> Result<(Vec<Hit>, Explain)> {
-    let _snapshot = crate::store::writer::Snapshot::begin(conn)?;
+    let _snapshot = crate::store::snapshot::Snapshot::begin(conn)?;
     let span = span::Span::of(conn, scope, opts)?;
     let span = span.as_ref();
     let mut explain = Explain {

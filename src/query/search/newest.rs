@@ -205,7 +205,7 @@ fn group(conn: &Connection, rowids: &[i64]) -> rusqlite::Result<Vec<Run>> {
     // The run the last rid fell in: its bounds and its index in `runs`.
     let mut current: Option<(i64, i64, usize)> = None;
     for &rowid in rowids {
-        let rid = rowid >> 3;
+        let rid = crate::store::schema::fts_entry(rowid).0;
         if let Some((lo, hi, at)) = current {
             if (lo..=hi).contains(&rid) {
                 if let Rows::Found(rowids) = &mut runs[at].rows {

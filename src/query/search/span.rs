@@ -156,7 +156,7 @@ impl Span {
 
     /// The run holding full-text row `rowid` (`rid * 8 + kind`), if the span does.
     fn run_of(&self, rowid: i64) -> Option<&Run> {
-        let rid = rowid >> 3;
+        let rid = crate::store::schema::fts_entry(rowid).0;
         let after = self.runs.partition_point(|r| r.lo <= rid);
         self.runs[..after].last().filter(|r| rid <= r.hi)
     }
