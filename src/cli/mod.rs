@@ -9,6 +9,7 @@ mod dates;
 mod forget;
 mod list;
 mod mcp;
+mod model;
 mod numbers;
 pub mod output;
 mod pg;
@@ -49,6 +50,9 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     refuse_meaningless_flags(&cli)?;
     if let Command::Skill(cmd) = &cli.command {
         return skill::run(cmd).map(outcome);
+    }
+    if let Command::Model(cmd) = &cli.command {
+        return model::run(cmd).map(outcome);
     }
     let env = Env::new(&cli.global.options())?;
     if let Some(url) = cli
@@ -104,7 +108,7 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Push(args) => push::run(env, args, &mut out),
         Command::Pg(cmd) => pg::run(env, cmd, &mut out),
         Command::Team(cmd) => team::run(env, cmd, &mut out),
-        Command::Mcp | Command::Skill(_) => unreachable!("run before stdout is locked"),
+        Command::Mcp | Command::Skill(_) | Command::Model(_) => unreachable!("run before stdout is locked"),
     }?;
     out.flush()?;
     Ok(found)
@@ -267,6 +271,13 @@ Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     /// their own sources) and readers limited to chosen sources and projects.
     #[command(subcommand)]
     Team(team::TeamCommand),
+    /// The static embedding model that search by meaning uses: distil one from a
+    /// sentence-transformer, or fetch a published one.
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  pidx model distill --from all_minilm_l6_v2/model.zip\n  pidx model fetch"
+    )]
+    Model(model::ModelCommand),
     /// The pi skill that teaches pi's agent to use pidx.
     #[command(subcommand)]
     Skill(skill::SkillCommand),
