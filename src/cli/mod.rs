@@ -9,6 +9,7 @@ mod dates;
 mod forget;
 mod list;
 mod mcp;
+mod meaning;
 mod model;
 mod numbers;
 pub mod output;
@@ -21,6 +22,7 @@ mod report;
 mod search;
 mod secrets;
 mod show;
+mod similar;
 mod skill;
 mod sql;
 mod stats;
@@ -98,6 +100,7 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Tree(args) => tree::run(env, args, &mut out),
         Command::Status => status::run(env, &mut out),
         Command::Search(args) => search::run(env, args, &mut out),
+        Command::Similar(args) => similar::run(env, args, &mut out),
         Command::Secrets(args) => secrets::run(env, args, &mut out),
         Command::Forget(args) => forget::run(env, args, &mut out),
         Command::Watch(args) => watch::run(env, args),
@@ -214,6 +217,10 @@ pub enum Command {
         after_help = "Examples:\n  pidx search 'flaky test' --since 7d\n  pidx search --literal 'src/main.rs:42'\n  pidx search 're:TODO\\(\\w+\\)' --in assistant,tool\n  pidx search RESTAURANT_SIGNALS --cwd ~/code/app --json\n\nDATE: 2026-11-01, 2026-11-01T12:00:00Z, or relative: 12h, 7d, 2w.\nKINDS: user, assistant, thinking, tool, bash, custom, summary, name."
     )]
     Search(search::SearchArgs),
+    /// The sessions closest in meaning to one session ("did we already do this somewhere
+    /// else?"); needs `pidx sync --embed`.
+    #[command(after_help = "Examples:\n  pidx similar 019cb679-40\n  pidx similar 019cb679-40 --limit 5 --json")]
+    Similar(similar::SimilarArgs),
     /// Tokens, cost, messages, tool calls and errors, compactions and active days, grouped by
     /// period, project, model, provider, session or tool (several --by nest).
     #[command(

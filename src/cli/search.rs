@@ -43,6 +43,18 @@ pub struct SearchArgs {
     /// candidates, or a scan), the entry rows the filters leave, candidates read back, hits.
     #[arg(long)]
     pub explain: bool,
+    /// Rank by meaning only (embedding similarity; needs `pidx sync --embed`): finds what a
+    /// session was about in other words.
+    #[arg(long, conflicts_with_all = ["literal", "lexical", "explain"])]
+    pub meaning: bool,
+    /// Rank by words only, even when the index holds embeddings (the default then fuses words
+    /// and meaning).
+    #[arg(long)]
+    pub lexical: bool,
+    /// The static embedding model's folder (else $PIDX_MODEL, the config's `model`, or the
+    /// default).
+    #[arg(long, value_name = "DIR")]
+    pub embed_model: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub gateway: GatewayArgs,
     /// Gateways: also search silent NO_REPLY turns (housekeeping users never saw).
@@ -97,7 +109,19 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
     };
     crate::store::map_for_search(&store.conn)?;
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let (mut hits, explain) = search::search_explained(&store.conn, &scope, &opts, &stop)?;
+    let how = super::meaning::Ranking {
+        text: &args.query,
+        meaning: args.meaning,
+        words_only: args.lexical || args.explain,
+        model: args.embed_model.as_deref(),
+    };
+    let (mut hits, explain) = match super::meaning::ranked(&store.conn, &scope, &opts, &how, &stop)? {
+        Some(hits) => (hits, None),
+        None => {
+            let (hits, explain) = search::search_explained(&store.conn, &scope, &opts, &stop)?;
+            (hits, Some(explain))
+        }
+    };
     if env.global.redact {
         // Titles are cut to a width when printed: redacted whole first.
         for h in &mut hits {
@@ -108,11 +132,11 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
                 .map(|n| crate::redact::redact(n).into_owned());
         }
     }
-    if args.explain {
-        print_explain(env, &explain, args.limit, out)?;
+    if let (true, Some(explain)) = (args.explain, &explain) {
+        print_explain(env, explain, args.limit, out)?;
         return Ok(true);
     }
-    if explain.scanned_everything() {
+    if explain.as_ref().is_some_and(search::Explain::scanned_everything) {
         crate::term::say(SCANNED);
     }
     print_hits(env, args, &hits, out, |hits| {

@@ -12,6 +12,7 @@ pub mod search;
 pub mod secrets;
 pub mod shape;
 pub mod show;
+pub mod similar;
 pub mod sql;
 pub mod stats;
 pub mod status;

@@ -29,6 +29,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0020_run_oldest.sql"),
     include_str!("../../migrations/0021_openclaw_deleted.sql"),
     include_str!("../../migrations/0023_forgotten.sql"),
+    include_str!("../../migrations/0024_meaning.sql"),
 ];
 
 /// The schema version this build writes.

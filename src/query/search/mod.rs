@@ -6,6 +6,7 @@
 
 mod joined;
 mod literal;
+mod meaning;
 mod newest;
 mod one;
 pub mod parse;
@@ -30,6 +31,7 @@ use crate::query::filter::{int, placeholders, text, Where};
 use crate::query::Scope;
 use crate::store::jsonl::read_at;
 use crate::store::schema::{fts_entry_sql, fts_kind_sql, fts_rowid_sql, ANCESTORS, TITLE};
+pub use meaning::{search_hybrid, search_meaning};
 pub use parse::{parse, Query};
 pub use required::required_runs;
 pub use snippet::{terms_regex, Snippet};
