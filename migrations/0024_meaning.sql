@@ -2,7 +2,7 @@
 -- (src/meaning) as int8 vectors with one scale each, keyed to their entry: the vectors of a
 -- file's entries go when the entries go (rewrite, truncation, deletion, forget) by ON DELETE
 -- CASCADE, so no writer has to remember them. `embedded` marks the entries already embedded
--- (a text may give no passage). The model the vectors belong to is meta 'embed_model'; another
+-- (a text may give no passage). The model the vectors belong to is `embed_model`'s one row; another
 -- model's vectors are never compared with them (ingest/embed.rs drops them all first).
 CREATE TABLE passages (
     id       INTEGER PRIMARY KEY,
@@ -17,4 +17,8 @@ CREATE INDEX passages_by_file ON passages(file_id);
 
 CREATE TABLE embedded (
     rid  INTEGER PRIMARY KEY REFERENCES entries(rid) ON DELETE CASCADE
+);
+
+CREATE TABLE embed_model (
+    id  TEXT NOT NULL           -- StaticModel::id: folder name, hash of its files, dimensions
 );

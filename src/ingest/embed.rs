@@ -65,12 +65,11 @@ pub fn kinds_mask() -> i64 {
 pub fn indexed_model(conn: &Connection) -> Result<Option<String>> {
     Ok(conn
         .query_row(
-            "SELECT value FROM meta WHERE key = 'embed_model'",
+            "SELECT id FROM embed_model",
             [],
             |r| r.get(0),
         )
-        .optional()?
-        .flatten())
+        .optional()?)
 }
 
 /// Embeds every entry not yet embedded (the caller holds the writer lock).
@@ -83,11 +82,8 @@ pub fn embed_pending(conn: &mut Connection, model: &StaticModel) -> Result<Embed
     let had = indexed_model(conn)?;
     if had.as_deref() != Some(model.id.as_str()) {
         let tx = conn.transaction()?;
-        tx.execute_batch("DELETE FROM passages; DELETE FROM embedded;")?;
-        tx.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES ('embed_model', ?1)",
-            [&model.id],
-        )?;
+        tx.execute_batch("DELETE FROM passages; DELETE FROM embedded; DELETE FROM embed_model;")?;
+        tx.execute("INSERT INTO embed_model(id) VALUES (?1)", [&model.id])?;
         tx.commit()?;
         report.replaced = had;
     }
