@@ -57,6 +57,25 @@ pub fn embed_after_sync(store: &mut Store, asked: bool, flag: Option<&Path>) -> 
     Ok(())
 }
 
+/// The model a watcher embeds with: when `asked` (`--embed`) or the config says so; a model
+/// that cannot be loaded is an error when asked, a one-line warning otherwise.
+///
+/// # Errors
+/// The model's message when `--embed` was given; a config file that cannot be read.
+pub fn model_for_watch(asked: bool) -> Result<Option<StaticModel>> {
+    if !asked && !crate::app::config::embed_on()? {
+        return Ok(None);
+    }
+    match load_model(None) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if !asked => {
+            crate::term::say(&format!("pidx: not embedding: {e}"));
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// The model to rank by meaning with, when the index holds vectors of it: `Ok(None)` with a
 /// one-line note on stderr when it holds vectors but the model cannot be used (then words
 /// alone rank); `Ok(None)` silently when nothing is embedded.

@@ -29,6 +29,12 @@ pub fn unusable(dir: &Path, why: impl std::fmt::Display) -> Error {
     ))
 }
 
+impl std::fmt::Debug for StaticModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StaticModel({})", self.id)
+    }
+}
+
 impl StaticModel {
     /// Loads the model in `dir`.
     ///

@@ -281,6 +281,9 @@ fn hybrid_finds_paraphrases_and_keeps_identifiers_first() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = pidx(&db, &root).arg("status").output().unwrap();
+    let status = String::from_utf8_lossy(&out.stdout);
+    assert!(status.contains("meaning: 12 of 12 entries embedded (12 passages)"), "{status}");
     // Words miss a paraphrase; meaning and the default (hybrid) find it first.
     let (words, _) = search(&db, &root, &m, &["flaky sign-in test", "--lexical"]);
     assert!(words.is_empty(), "{words:?}");
