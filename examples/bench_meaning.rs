@@ -58,10 +58,12 @@ fn write_set(root: &Path) {
             } else {
                 ("assistant", json!([{"type": "text", "text": text}]))
             };
-            lines.push(json!({"type": "message", "id": id, "parentId": parent,
+            lines.push(
+                json!({"type": "message", "id": id, "parentId": parent,
                 "timestamp": format!("2026-01-01T10:{:02}:{j:02}.000Z", i % 60),
                 "message": {"role": role, "content": content, "timestamp": 1}})
-            .to_string());
+                .to_string(),
+            );
             parent = json!(id);
         }
         std::fs::write(
@@ -128,7 +130,10 @@ fn quality(model: &StaticModel) {
         set::TOPICS.len(),
         set::QUERIES.len()
     );
-    println!("{:<8} {:>5}  {:>13}  {:>13}  {:>13}", "queries", "n", "words", "meaning", "hybrid");
+    println!(
+        "{:<8} {:>5}  {:>13}  {:>13}  {:>13}",
+        "queries", "n", "words", "meaning", "hybrid"
+    );
     for kind in ["para", "exact", "xlang"] {
         let qs: Vec<_> = set::QUERIES.iter().filter(|q| q.kind == kind).collect();
         let mut cells = Vec::new();
@@ -173,7 +178,8 @@ fn dir_bytes(root: &Path) -> u64 {
 }
 
 fn db_bytes(db: &Path, conn: &rusqlite::Connection) -> u64 {
-    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
     std::fs::metadata(db).map_or(0, |m| m.len())
 }
 
@@ -219,7 +225,11 @@ fn speed(model: &StaticModel, corpus: &Path) {
         (after - before) as f64 / 1e6,
         (after - before) as f64 / jsonl as f64
     );
-    println!("peak RSS: {:.0} MB before embedding, {:.0} MB after", rss_before, rss_peak_mb());
+    println!(
+        "peak RSS: {:.0} MB before embedding, {:.0} MB after",
+        rss_before,
+        rss_peak_mb()
+    );
     let scope = Scope::new(&store.conn, &roots).unwrap();
     let queries = [
         "fix the flaky test",
@@ -249,6 +259,11 @@ fn speed(model: &StaticModel, corpus: &Path) {
             Rank::Hybrid => "hybrid",
             Rank::Words => "words",
         };
-        println!("query {name:<8} p50 {:.0} ms, p95 {:.0} ms ({} runs, warm)", p(0.5), p(0.95), times.len());
+        println!(
+            "query {name:<8} p50 {:.1} ms, p95 {:.1} ms ({} runs, warm)",
+            p(0.5),
+            p(0.95),
+            times.len()
+        );
     }
 }

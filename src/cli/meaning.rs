@@ -82,11 +82,15 @@ pub fn model_for_watch(asked: bool) -> Result<Option<StaticModel>> {
 ///
 /// # Errors
 /// Index errors; a config file that cannot be read.
-pub fn model_for_ranking(store_conn: &rusqlite::Connection, flag: Option<&Path>) -> Result<Option<StaticModel>> {
+pub fn model_for_ranking(
+    store_conn: &rusqlite::Connection,
+    flag: Option<&Path>,
+) -> Result<Option<StaticModel>> {
     let Some(indexed) = indexed_model(store_conn)? else {
         return Ok(None);
     };
-    let any: bool = store_conn.query_row("SELECT EXISTS (SELECT 1 FROM passages)", [], |r| r.get(0))?;
+    let any: bool =
+        store_conn.query_row("SELECT EXISTS (SELECT 1 FROM passages)", [], |r| r.get(0))?;
     if !any {
         return Ok(None);
     }
@@ -154,7 +158,13 @@ pub fn ranked(
             anyhow::bail!("--meaning ranks words by meaning: leave out --literal and re:");
         }
         let model = model_for_meaning(conn, how.model)?;
-        return Ok(Some(search_meaning(conn, scope, opts, (&model, how.text), stop)?));
+        return Ok(Some(search_meaning(
+            conn,
+            scope,
+            opts,
+            (&model, how.text),
+            stop,
+        )?));
     }
     if !words || how.words_only {
         return Ok(None);
@@ -162,5 +172,11 @@ pub fn ranked(
     let Some(model) = model_for_ranking(conn, how.model)? else {
         return Ok(None);
     };
-    Ok(Some(search_hybrid(conn, scope, opts, (&model, how.text), stop)?))
+    Ok(Some(search_hybrid(
+        conn,
+        scope,
+        opts,
+        (&model, how.text),
+        stop,
+    )?))
 }

@@ -111,7 +111,9 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Push(args) => push::run(env, args, &mut out),
         Command::Pg(cmd) => pg::run(env, cmd, &mut out),
         Command::Team(cmd) => team::run(env, cmd, &mut out),
-        Command::Mcp | Command::Skill(_) | Command::Model(_) => unreachable!("run before stdout is locked"),
+        Command::Mcp | Command::Skill(_) | Command::Model(_) => {
+            unreachable!("run before stdout is locked")
+        }
     }?;
     out.flush()?;
     Ok(found)
@@ -219,7 +221,9 @@ pub enum Command {
     Search(search::SearchArgs),
     /// The sessions closest in meaning to one session ("did we already do this somewhere
     /// else?"); needs `pidx sync --embed`.
-    #[command(after_help = "Examples:\n  pidx similar 019cb679-40\n  pidx similar 019cb679-40 --limit 5 --json")]
+    #[command(
+        after_help = "Examples:\n  pidx similar 019cb679-40\n  pidx similar 019cb679-40 --limit 5 --json"
+    )]
     Similar(similar::SimilarArgs),
     /// Tokens, cost, messages, tool calls and errors, compactions and active days, grouped by
     /// period, project, model, provider, session or tool (several --by nest).

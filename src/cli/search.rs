@@ -115,7 +115,8 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
         words_only: args.lexical || args.explain,
         model: args.embed_model.as_deref(),
     };
-    let (mut hits, explain) = match super::meaning::ranked(&store.conn, &scope, &opts, &how, &stop)? {
+    let (mut hits, explain) = match super::meaning::ranked(&store.conn, &scope, &opts, &how, &stop)?
+    {
         Some(hits) => (hits, None),
         None => {
             let (hits, explain) = search::search_explained(&store.conn, &scope, &opts, &stop)?;
@@ -136,7 +137,10 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
         print_explain(env, explain, args.limit, out)?;
         return Ok(true);
     }
-    if explain.as_ref().is_some_and(search::Explain::scanned_everything) {
+    if explain
+        .as_ref()
+        .is_some_and(search::Explain::scanned_everything)
+    {
         crate::term::say(SCANNED);
     }
     print_hits(env, args, &hits, out, |hits| {

@@ -27,7 +27,9 @@ pub fn run(env: &Env, args: &SimilarArgs, out: &mut Out) -> Result<Found> {
     if env.global.json {
         out.json(&env.answer(&found))?;
     } else if found.is_empty() {
-        crate::term::say("pidx: no embedded session to compare with (is this one embedded? `pidx sync --embed`)");
+        crate::term::say(
+            "pidx: no embedded session to compare with (is this one embedded? `pidx sync --embed`)",
+        );
     } else {
         for s in &found {
             let title = super::output::truncate(&crate::term::one_line(&s.title), 70);

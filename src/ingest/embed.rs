@@ -64,11 +64,7 @@ pub fn kinds_mask() -> i64 {
 /// SQLite errors.
 pub fn indexed_model(conn: &Connection) -> Result<Option<String>> {
     Ok(conn
-        .query_row(
-            "SELECT id FROM embed_model",
-            [],
-            |r| r.get(0),
-        )
+        .query_row("SELECT id FROM embed_model", [], |r| r.get(0))
         .optional()?)
 }
 
@@ -147,11 +143,14 @@ fn embed_batch(
             .or_insert_with(|| File::open(&t.path).ok());
         // A file gone or changed since it was indexed: the next sync rewrites its entries.
         let Some(file) = file else { continue };
-        let bytes = read_at(file, t.offset as u64, t.len as usize).map_err(|e| Error::io(&t.path, e))?;
+        let bytes =
+            read_at(file, t.offset as u64, t.len as usize).map_err(|e| Error::io(&t.path, e))?;
         for (kind, text) in entry_texts(bytes) {
             report.bytes += text.len() as u64;
             for passage in passages(&text) {
-                let Some(v) = model.embed(passage) else { continue };
+                let Some(v) = model.embed(passage) else {
+                    continue;
+                };
                 let (scale, q) = quantize(&v);
                 insert.execute(params![t.rid, kind as i64, t.file_id, scale, q])?;
                 report.passages += 1;

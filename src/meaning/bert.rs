@@ -39,7 +39,10 @@ struct Layer {
 
 impl Bert {
     /// The encoder of `tensors` (a `model.safetensors`), shaped by `config` (its `config.json`).
-    pub fn new(mut tensors: HashMap<String, Tensor>, config: &serde_json::Value) -> Result<Bert, String> {
+    pub fn new(
+        mut tensors: HashMap<String, Tensor>,
+        config: &serde_json::Value,
+    ) -> Result<Bert, String> {
         let prefix = if tensors.contains_key("bert.embeddings.word_embeddings.weight") {
             "bert."
         } else {

@@ -146,8 +146,7 @@ fn source_files(from: &Path) -> std::result::Result<HashMap<String, Vec<u8>>, St
         let name = entry.name().map_err(|e| e.to_string())?.into_owned();
         let base = name.rsplit('/').next().unwrap_or("");
         // The transformer's own files, not a pooling module's config in a subfolder.
-        if WANTED.contains(&base) && name.matches('/').count() <= 1 && !name.contains("_Pooling")
-        {
+        if WANTED.contains(&base) && name.matches('/').count() <= 1 && !name.contains("_Pooling") {
             let mut bytes = Vec::new();
             entry.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
             out.insert(base.to_string(), bytes);

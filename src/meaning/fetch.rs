@@ -55,9 +55,10 @@ fn get(url: &str, hops: usize) -> std::result::Result<Vec<u8>, String> {
     .map_err(|e| e.to_string())?
     .with_root_certificates(roots)
     .with_no_client_auth();
-    let server = rustls::pki_types::ServerName::try_from(host.to_string())
-        .map_err(|e| e.to_string())?;
-    let conn = rustls::ClientConnection::new(Arc::new(config), server).map_err(|e| e.to_string())?;
+    let server =
+        rustls::pki_types::ServerName::try_from(host.to_string()).map_err(|e| e.to_string())?;
+    let conn =
+        rustls::ClientConnection::new(Arc::new(config), server).map_err(|e| e.to_string())?;
     let mut tls = rustls::StreamOwned::new(conn, tcp);
     write!(
         tls,

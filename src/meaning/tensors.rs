@@ -34,9 +34,16 @@ pub fn read(bytes: &[u8]) -> Result<HashMap<String, Tensor>, String> {
         let dtype = t["dtype"].as_str().unwrap_or("");
         let shape: Vec<usize> = t["shape"]
             .as_array()
-            .map(|a| a.iter().filter_map(|d| d.as_u64()).map(|d| d as usize).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|d| d.as_u64())
+                    .map(|d| d as usize)
+                    .collect()
+            })
             .unwrap_or_default();
-        let range = t["data_offsets"].as_array().ok_or_else(|| bad("no offsets"))?;
+        let range = t["data_offsets"]
+            .as_array()
+            .ok_or_else(|| bad("no offsets"))?;
         let (a, b) = (
             range.first().and_then(|v| v.as_u64()).unwrap_or(0) as usize,
             range.get(1).and_then(|v| v.as_u64()).unwrap_or(0) as usize,

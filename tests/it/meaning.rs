@@ -15,7 +15,9 @@ use crate::common::{pidx, resync};
 fn model(test: &str) -> Option<PathBuf> {
     let dir = std::env::var_os("PIDX_TEST_MODEL")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/meaning/.cache/model"));
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/meaning/.cache/model")
+        });
     if dir.join("model.safetensors").is_file() {
         return Some(dir);
     }
@@ -54,10 +56,12 @@ fn lines(name: &str, day: usize, id_prefix: &str, texts: &[&str]) -> Vec<String>
         } else {
             ("assistant", json!([{"type": "text", "text": t}]))
         };
-        out.push(json!({"type": "message", "id": id, "parentId": parent,
+        out.push(
+            json!({"type": "message", "id": id, "parentId": parent,
             "timestamp": format!("2026-01-{day:02}T10:00:{i:02}.000Z"),
             "message": {"role": role, "content": content, "timestamp": 1}})
-        .to_string());
+            .to_string(),
+        );
         parent = json!(id);
     }
     out
@@ -91,7 +95,12 @@ fn search(db: &Path, root: &Path, model: &Path, args: &[&str]) -> (Vec<String>, 
     let stdout = String::from_utf8_lossy(&out.stdout);
     let ids = stdout
         .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["sessionId"].as_str().unwrap().to_string())
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["sessionId"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     (ids, String::from_utf8_lossy(&out.stderr).into_owned())
 }
@@ -110,7 +119,10 @@ fn distilled_model_puts_paraphrases_closer_than_other_topics() {
     let food = e("italian cooking");
     assert!(cos(&flaky, &auth) > cos(&flaky, &pasta) + 0.1);
     assert!(cos(&food, &pasta) > cos(&food, &auth) + 0.1);
-    assert!((cos(&auth, &auth) - 1.0).abs() < 1e-4, "vectors are unit length");
+    assert!(
+        (cos(&auth, &auth) - 1.0).abs() < 1e-4,
+        "vectors are unit length"
+    );
     assert_eq!(model.dim(), 256);
 }
 
@@ -155,7 +167,11 @@ fn vectors_follow_append_rewrite_delete_and_fork() {
 
     // Append: only the new entry is embedded.
     let mut more = lines("auth", 1, "auth", &TOPICS[0].1);
-    more.extend(lines("x", 1, "late", &["x", "A third message about the cookie."]).into_iter().skip(2));
+    more.extend(
+        lines("x", 1, "late", &["x", "A third message about the cookie."])
+            .into_iter()
+            .skip(2),
+    );
     write(&auth, &more);
     assert_eq!(sync(&mut store).entries, 1);
     assert_eq!(passages_of(&store.conn, &auth), 3);
@@ -172,10 +188,12 @@ fn vectors_follow_append_rewrite_delete_and_fork() {
     fork[0] = json!({"type": "session", "version": 3, "id": "dbfork",
         "timestamp": "2026-02-01T00:00:00.000Z", "cwd": "/home/u/app"})
     .to_string();
-    fork.push(json!({"type": "message", "id": "own0", "parentId": "db1",
+    fork.push(
+        json!({"type": "message", "id": "own0", "parentId": "db1",
         "timestamp": "2026-02-01T10:00:00.000Z",
         "message": {"role": "user", "content": "And now drop the old column.", "timestamp": 1}})
-    .to_string());
+        .to_string(),
+    );
     let forked = dir(&root).join("2026-02-01T00-00-00-000Z_dbfork.jsonl");
     write(&forked, &fork);
     assert_eq!(sync(&mut store).entries, 1);
@@ -203,7 +221,10 @@ fn another_model_replaces_every_vector_and_is_never_mixed() {
     for f in ["model.safetensors", "tokenizer.json", "config.json"] {
         std::fs::copy(m.join(f), other.join(f)).unwrap();
     }
-    let (a, b) = (StaticModel::load(&m).unwrap(), StaticModel::load(&other).unwrap());
+    let (a, b) = (
+        StaticModel::load(&m).unwrap(),
+        StaticModel::load(&other).unwrap(),
+    );
     assert_ne!(a.id, b.id);
     let db = tmp.path().join("i.db");
     let mut store = pidx::store::Store::open(&db).unwrap();
@@ -251,7 +272,10 @@ fn missing_or_corrupt_model_says_so_once_and_words_still_work() {
             .unwrap();
         assert_eq!(out.status.code(), Some(2));
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("no usable embedding model at") && err.contains(why), "{err}");
+        assert!(
+            err.contains("no usable embedding model at") && err.contains(why),
+            "{err}"
+        );
         assert_eq!(err.trim().lines().count(), 1, "{err}");
         let out = pidx(&db, &root)
             .env("HOME", root.join("home"))
@@ -280,16 +304,30 @@ fn hybrid_finds_paraphrases_and_keeps_identifiers_first() {
         .arg(&m)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = pidx(&db, &root).arg("status").output().unwrap();
     let status = String::from_utf8_lossy(&out.stdout);
-    assert!(status.contains("meaning: 12 of 12 entries embedded (12 passages)"), "{status}");
+    assert!(
+        status.contains("meaning: 12 of 12 entries embedded (12 passages)"),
+        "{status}"
+    );
     // Words miss a paraphrase; meaning and the default (hybrid) find it first.
     let (words, _) = search(&db, &root, &m, &["flaky sign-in test", "--lexical"]);
     assert!(words.is_empty(), "{words:?}");
-    for args in [&["flaky sign-in test", "--meaning"][..], &["flaky sign-in test"][..]] {
+    for args in [
+        &["flaky sign-in test", "--meaning"][..],
+        &["flaky sign-in test"][..],
+    ] {
         let (ids, _) = search(&db, &root, &m, args);
-        assert_eq!(ids.first().map(String::as_str), Some("auth"), "{args:?}: {ids:?}");
+        assert_eq!(
+            ids.first().map(String::as_str),
+            Some("auth"),
+            "{args:?}: {ids:?}"
+        );
     }
     let (ids, _) = search(&db, &root, &m, &["italian food", "--meaning"]);
     assert_eq!(ids.first().map(String::as_str), Some("cook"));
@@ -297,13 +335,36 @@ fn hybrid_finds_paraphrases_and_keeps_identifiers_first() {
     let (ids, _) = search(&db, &root, &m, &["parse_rfc3339_ts"]);
     assert_eq!(&ids[..2], ["ident", "ident"]);
     // Filters apply to meaning too.
-    let (ids, _) = search(&db, &root, &m, &["flaky sign-in test", "--meaning", "--since", "2026-01-03"]);
-    assert!(!ids.is_empty() && ids.iter().all(|s| !["auth", "db"].contains(&s.as_str())), "{ids:?}");
-    let (ids, _) = search(&db, &root, &m, &["flaky sign-in test", "--meaning", "--session", "cook"]);
-    assert!(!ids.is_empty() && ids.iter().all(|s| s == "cook"), "{ids:?}");
+    let (ids, _) = search(
+        &db,
+        &root,
+        &m,
+        &["flaky sign-in test", "--meaning", "--since", "2026-01-03"],
+    );
+    assert!(
+        !ids.is_empty() && ids.iter().all(|s| !["auth", "db"].contains(&s.as_str())),
+        "{ids:?}"
+    );
+    let (ids, _) = search(
+        &db,
+        &root,
+        &m,
+        &["flaky sign-in test", "--meaning", "--session", "cook"],
+    );
+    assert!(
+        !ids.is_empty() && ids.iter().all(|s| s == "cook"),
+        "{ids:?}"
+    );
     // Similar sessions: the fork-free corpus has one per topic; the closest to itself is not listed.
-    let out = pidx(&db, &root).args(["similar", "db", "--json", "--limit", "3"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = pidx(&db, &root)
+        .args(["similar", "db", "--json", "--limit", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let listed = v["results"].as_array().or(v.as_array()).unwrap();
     assert_eq!(listed.len(), 3);

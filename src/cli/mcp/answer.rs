@@ -150,7 +150,10 @@ pub fn search_sessions(c: &Call, a: SearchArgs) -> Answer {
         if total == limit {
             notes.push(format!("these are the best {limit} hits; there may be more: raise limit (at most 500) or narrow the search").into());
         }
-        if explain.as_ref().is_some_and(search::Explain::scanned_everything) {
+        if explain
+            .as_ref()
+            .is_some_and(search::Explain::scanned_everything)
+        {
             notes.push("no word of the index narrows this query, so every text was read, which is slow on a large index: add a literal word to the pattern, or narrow with session, cwd or since".into());
         }
     }
@@ -180,9 +183,14 @@ fn by_meaning(
         (Ok(m), Some(i)) if m.id == i => m,
         (Err(e), _) if a.meaning => return Err(e),
         (Ok(m), Some(i)) if a.meaning => {
-            return Err(format!("the index's vectors are of model {i}, not {}; run `pidx sync --embed`", m.id))
+            return Err(format!(
+                "the index's vectors are of model {i}, not {}; run `pidx sync --embed`",
+                m.id
+            ))
         }
-        (_, None) if a.meaning => return Err("nothing is embedded yet; run `pidx sync --embed`".into()),
+        (_, None) if a.meaning => {
+            return Err("nothing is embedded yet; run `pidx sync --embed`".into())
+        }
         _ => return Ok(None),
     };
     let run = if a.meaning {
