@@ -56,7 +56,7 @@ impl Bert {
         let hidden = config["hidden_size"].as_u64().unwrap_or(0) as usize;
         let heads = config["num_attention_heads"].as_u64().unwrap_or(0) as usize;
         let n_layers = config["num_hidden_layers"].as_u64().unwrap_or(0) as usize;
-        if hidden == 0 || heads == 0 || hidden % heads != 0 || n_layers == 0 {
+        if hidden == 0 || heads == 0 || !hidden.is_multiple_of(heads) || n_layers == 0 {
             return Err("config.json does not describe a BERT encoder".into());
         }
         if config["hidden_act"].as_str().is_some_and(|a| a != "gelu") {
@@ -282,6 +282,6 @@ mod tests {
             out: 2,
             inp: 3,
         };
-        assert_eq!(l.apply(&[1.0, 0.0, 2.0]), [7.5, 13.0]);
+        assert_eq!(l.apply(&[1.0, 0.0, 2.0]), [7.5, 15.0]);
     }
 }

@@ -116,6 +116,7 @@ mod tests {
             .collect();
         let y = reduce(&x, 2, 1);
         let spread = y[19] - y[0];
-        assert!((spread.abs() - 19.0 * 5f32.sqrt()).abs() < 0.1, "{spread}");
+        // (19, 38) along the axis, less the noise of the two ends projected on it (0.18).
+        assert!((spread.abs() - 19.0 * 5f32.sqrt()).abs() < 0.25, "{spread}");
     }
 }

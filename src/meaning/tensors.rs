@@ -85,7 +85,7 @@ pub fn write(tensors: &[(&str, &[usize], &[f32])]) -> Vec<u8> {
         at = end;
     }
     let mut head = serde_json::to_vec(&header).expect("a map serialises");
-    while head.len() % 8 != 0 {
+    while !head.len().is_multiple_of(8) {
         head.push(b' ');
     }
     let mut out = Vec::with_capacity(8 + head.len() + at);

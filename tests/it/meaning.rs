@@ -156,7 +156,7 @@ fn vectors_follow_append_rewrite_delete_and_fork() {
     let root = tmp.path().join("root");
     corpus(&root);
     let mut store = pidx::store::Store::open(&tmp.path().join("i.db")).unwrap();
-    let mut sync = |store: &mut pidx::store::Store| {
+    let sync = |store: &mut pidx::store::Store| {
         resync(store, &root);
         embed_pending(&mut store.conn, &model).unwrap()
     };
@@ -369,4 +369,32 @@ fn hybrid_finds_paraphrases_and_keeps_identifiers_first() {
     let listed = v["results"].as_array().or(v.as_array()).unwrap();
     assert_eq!(listed.len(), 3);
     assert!(listed.iter().all(|s| s["sessionId"] != "db"));
+    // MCP: search_sessions by meaning.
+    let call = |args: Value| {
+        let msgs = [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_sessions", "arguments": args}}),
+        ];
+        let input: String = msgs.iter().map(|m| m.to_string() + "\n").collect();
+        let out = pidx(&db, &root)
+            .env("HOME", root.join("home"))
+            .env("PIDX_MODEL", &m)
+            .arg("mcp")
+            .write_stdin(input)
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let by_meaning = call(json!({"query": "flaky sign-in test", "meaning": true, "limit": 1}));
+    assert!(
+        by_meaning.contains(r#"\"sessionId\":\"auth\""#),
+        "{by_meaning}"
+    );
+    let by_words = call(json!({"query": "flaky sign-in test", "limit": 1}));
+    assert!(
+        by_words.contains(r#"\"sessionId\":\"auth\""#),
+        "fused by default: {by_words}"
+    );
 }
