@@ -4,7 +4,8 @@
 -- CASCADE, so no writer has to remember them. `embedded` marks the entries already embedded
 -- (a text may give no passage). The model the vectors belong to is `embed_model`'s one row; another
 -- model's vectors are never compared with them (ingest/embed.rs drops them all first).
-CREATE TABLE passages (
+-- IF NOT EXISTS: tests (and a downgraded index) run migrations again over a newer schema.
+CREATE TABLE IF NOT EXISTS passages (
     id       INTEGER PRIMARY KEY,
     rid      INTEGER NOT NULL REFERENCES entries(rid) ON DELETE CASCADE,
     kind     INTEGER NOT NULL,  -- the text kind (pi::text::TextKind): full-text rowid rid*8+kind
@@ -12,13 +13,13 @@ CREATE TABLE passages (
     scale    REAL NOT NULL,     -- the vector is vec[i] * scale
     vec      BLOB NOT NULL      -- int8 components
 );
-CREATE INDEX passages_by_rid ON passages(rid);
-CREATE INDEX passages_by_file ON passages(file_id);
+CREATE INDEX IF NOT EXISTS passages_by_rid ON passages(rid);
+CREATE INDEX IF NOT EXISTS passages_by_file ON passages(file_id);
 
-CREATE TABLE embedded (
+CREATE TABLE IF NOT EXISTS embedded (
     rid  INTEGER PRIMARY KEY REFERENCES entries(rid) ON DELETE CASCADE
 );
 
-CREATE TABLE embed_model (
+CREATE TABLE IF NOT EXISTS embed_model (
     id  TEXT NOT NULL           -- StaticModel::id: folder name, hash of its files, dimensions
 );
