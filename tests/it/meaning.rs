@@ -290,6 +290,28 @@ fn missing_or_corrupt_model_says_so_once_and_words_still_work() {
 }
 
 #[test]
+fn model_fetch_without_the_model_fails_in_one_line() {
+    // No hub is reachable here; elsewhere the name does not exist: one line either way.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = assert_cmd::Command::cargo_bin("pidx")
+        .unwrap()
+        .env("HOME", tmp.path())
+        .args(["model", "fetch", "pidx-tests/no-such-model", "--out"])
+        .arg(tmp.path().join("m"))
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot fetch pidx-tests/no-such-model from huggingface.co"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!tmp.path().join("m").exists(), "nothing written");
+}
+
+#[test]
 fn hybrid_finds_paraphrases_and_keeps_identifiers_first() {
     let Some(m) = model("hybrid_finds_paraphrases_and_keeps_identifiers_first") else {
         return;
