@@ -420,3 +420,29 @@ fn hybrid_finds_paraphrases_and_keeps_identifiers_first() {
         "fused by default: {by_words}"
     );
 }
+
+#[test]
+fn the_watcher_embeds_what_pi_appends() {
+    use crate::common::live::{on, spawn_watch, status, term, wait_for};
+    let Some(m) = model("the_watcher_embeds_what_pi_appends") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    corpus(&root);
+    let db = tmp.path().join("i.db");
+    let mut watch = on(&db, &root, &["watch", "--embed"]);
+    watch.env("HOME", root.join("home")).env("PIDX_MODEL", &m);
+    let mut child = spawn_watch(watch, &db, &root);
+    let embedded = |n: usize| status(&db, &root).contains(&format!("meaning: {n} of {n} entries"));
+    wait_for("the first sync's texts embedded", || embedded(12));
+    let mut more = lines("cook", 6, "cook", &TOPICS[5].1);
+    more.extend(
+        lines("x", 6, "late", &["x", "Serve the pasta with parmesan."])
+            .into_iter()
+            .skip(2),
+    );
+    write(&file(&root, "cook", 6), &more);
+    wait_for("the appended entry embedded", || embedded(13));
+    assert!(term(&mut child).success());
+}
