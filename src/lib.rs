@@ -9,6 +9,7 @@
 pub mod app;
 pub mod error;
 pub mod ingest;
+pub mod meaning;
 pub mod pi;
 pub mod store;
 pub mod team;

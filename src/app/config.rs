@@ -17,6 +17,47 @@ use crate::pi::layout::{absolute, Layout, Root};
 struct Config {
     #[serde(default)]
     roots: Vec<String>,
+    /// Search by meaning: embed texts at every sync and watch (`pidx sync --embed` once).
+    #[serde(default)]
+    embed: bool,
+    /// The static embedding model's folder (default: pidx's models folder, `default`).
+    #[serde(default)]
+    model: Option<String>,
+}
+
+fn read_config() -> Result<Config> {
+    let path = config_path();
+    match std::fs::read_to_string(&path) {
+        Ok(text) => toml::from_str(&text).with_context(|| format!("reading {}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
+        Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// Whether the config file turns embedding on (`embed = true`).
+///
+/// # Errors
+/// A config file that exists but cannot be read or parsed.
+pub fn embed_on() -> Result<bool> {
+    Ok(read_config()?.embed)
+}
+
+/// The embedding model's folder: `flag` (`--model`), else `$PIDX_MODEL`, else the config
+/// file's `model`, else the default in pidx's models folder.
+///
+/// # Errors
+/// A config file that exists but cannot be read or parsed.
+pub fn model_dir(flag: Option<&Path>) -> Result<PathBuf> {
+    if let Some(dir) = flag {
+        return Ok(dir.to_path_buf());
+    }
+    if let Some(dir) = std::env::var_os("PIDX_MODEL").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    Ok(match read_config()?.model {
+        Some(dir) => expand_path(&dir),
+        None => crate::meaning::model::default_dir(),
+    })
 }
 
 /// The config file's path (it may not exist).
@@ -52,16 +93,7 @@ pub fn user_root(path: &Path) -> Root {
 /// A config file that exists but cannot be read or parsed.
 pub fn roots() -> Result<Vec<Root>> {
     let mut roots = default_roots();
-    let path = config_path();
-    let mut extra: Vec<String> = match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let config: Config =
-                toml::from_str(&text).with_context(|| format!("reading {}", path.display()))?;
-            config.roots
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
+    let mut extra: Vec<String> = read_config()?.roots;
     if let Ok(env) = std::env::var("PIDX_ROOTS") {
         extra.extend(env.split(':').filter(|p| !p.is_empty()).map(str::to_string));
     }

@@ -9,6 +9,8 @@ mod context;
 mod files;
 mod forget;
 mod list;
+mod meaning;
+mod model;
 mod pg;
 mod pi;
 mod push;
@@ -16,6 +18,7 @@ mod report;
 mod search;
 mod secrets;
 mod show;
+mod similar;
 mod skill;
 mod sql;
 mod stats;
@@ -46,6 +49,9 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     }
     if let Command::Pi(cmd) = &cli.command {
         return pi::run(cmd).map(outcome);
+    }
+    if let Command::Model(cmd) = &cli.command {
+        return model::run(cmd).map(outcome);
     }
     let env = Env::new(&cli.global.options())?;
     // With --pg a reading command reads the team server (`app::Env::open_reader`): no local
@@ -87,6 +93,7 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Tree(args) => tree::run(env, args, &mut out),
         Command::Status => status::run(env, &mut out),
         Command::Search(args) => search::run(env, args, &mut out),
+        Command::Similar(args) => similar::run(env, args, &mut out),
         Command::Secrets(args) => secrets::run(env, args, &mut out),
         Command::Forget(args) => forget::run(env, args, &mut out),
         Command::Watch(args) => watch::run(env, args),
@@ -100,7 +107,11 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Push(args) => push::run(env, args, &mut out),
         Command::Pg(cmd) => pg::run(env, cmd, &mut out),
         Command::Team(cmd) => team::run(env, cmd, &mut out),
-        Command::Mcp | Command::Serve(_) | Command::Skill(_) | Command::Pi(_) => {
+        Command::Mcp
+        | Command::Serve(_)
+        | Command::Skill(_)
+        | Command::Pi(_)
+        | Command::Model(_) => {
             unreachable!("run before stdout is locked")
         }
     }?;
@@ -232,6 +243,12 @@ pub enum Command {
         after_help = "Examples:\n  pidx search 'flaky test' --since 7d\n  pidx search --literal 'src/main.rs:42'\n  pidx search 're:TODO\\(\\w+\\)' --in assistant,tool\n  pidx search RESTAURANT_SIGNALS --cwd ~/code/app --json\n\nDATE: 2026-11-01, 2026-11-01T12:00:00Z, or relative: 12h, 7d, 2w.\nKINDS: user, assistant, thinking, tool, bash, custom, summary, name."
     )]
     Search(search::SearchArgs),
+    /// The sessions closest in meaning to one session ("did we already do this somewhere
+    /// else?"); needs `pidx sync --embed`.
+    #[command(
+        after_help = "Examples:\n  pidx similar 019cb679-40\n  pidx similar 019cb679-40 --limit 5 --json"
+    )]
+    Similar(similar::SimilarArgs),
     /// Tokens, cost, messages, tool calls and errors, compactions and active days, grouped by
     /// period, project, model, provider, session or tool (several --by nest).
     #[command(
@@ -313,6 +330,13 @@ Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     /// their own sources) and readers limited to chosen sources and projects.
     #[command(subcommand)]
     Team(team::TeamCommand),
+    /// The static embedding model that search by meaning uses: distil one from a
+    /// sentence-transformer, or fetch a published one.
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  pidx model distill --from all_minilm_l6_v2/model.zip\n  pidx model fetch"
+    )]
+    Model(model::ModelCommand),
     /// The pi skill that teaches pi's agent to use pidx.
     #[command(subcommand)]
     Skill(skill::SkillCommand),

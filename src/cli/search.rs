@@ -43,6 +43,18 @@ pub struct SearchArgs {
     /// candidates, or a scan), the entry rows the filters leave, candidates read back, hits.
     #[arg(long)]
     pub explain: bool,
+    /// Rank by meaning only (embedding similarity; needs `pidx sync --embed`): finds what a
+    /// session was about in other words.
+    #[arg(long, conflicts_with_all = ["literal", "lexical", "explain"])]
+    pub meaning: bool,
+    /// Rank by words only, even when the index holds embeddings (the default then fuses words
+    /// and meaning).
+    #[arg(long)]
+    pub lexical: bool,
+    /// The static embedding model's folder (else $PIDX_MODEL, the config's `model`, or the
+    /// default).
+    #[arg(long, value_name = "DIR")]
+    pub embed_model: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub gateway: GatewayArgs,
     /// Gateways: also search silent NO_REPLY turns (housekeeping users never saw).
@@ -107,7 +119,27 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
         redact: env.global.redact,
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let (mut hits, explain) = search::run(&mut reader, &opts, args.include_silent, &stop)?;
+    let how = super::meaning::Ranking {
+        text: &args.query,
+        meaning: args.meaning,
+        words_only: args.lexical || args.explain,
+        model: args.embed_model.as_deref(),
+    };
+    // By meaning (or fused with it) where the local index has embeddings; the team server
+    // holds none, so it ranks by words.
+    let by_meaning = match &reader {
+        Reader::Local { conn, scope, .. } => {
+            super::meaning::ranked(conn, scope, &opts, &how, &stop)?
+        }
+        Reader::Server { .. } if args.meaning => {
+            bail!("--meaning needs the local index's embeddings; the team server has none (leave out --pg)")
+        }
+        Reader::Server { .. } => None,
+    };
+    let (mut hits, explain) = match by_meaning {
+        Some(hits) => (hits, None),
+        None => search::run(&mut reader, &opts, args.include_silent, &stop)?,
+    };
     if env.global.redact {
         // Titles are cut to a width when printed: redacted whole first.
         for h in &mut hits {

@@ -19,6 +19,14 @@ pub struct SyncArgs {
     /// Then read the whole index to check it is sound (SQLite's quick_check: about 3 s per GB).
     #[arg(long)]
     pub check: bool,
+    /// Also embed new texts for search by meaning (the config file's `embed = true` does it
+    /// at every sync); the model is --embed-model, $PIDX_MODEL, the config's `model`, or
+    /// pidx's default (`pidx model distill` / `pidx model fetch`).
+    #[arg(long)]
+    pub embed: bool,
+    /// The static embedding model's folder (a Model2Vec folder).
+    #[arg(long, value_name = "DIR")]
+    pub embed_model: Option<std::path::PathBuf>,
 }
 
 pub fn run(env: &Env, args: &SyncArgs, out: &mut Out) -> Result<Found> {
@@ -39,6 +47,7 @@ pub fn run(env: &Env, args: &SyncArgs, out: &mut Out) -> Result<Found> {
                 },
             )
             .map_err(|e| e.for_writing(&env.db))?;
+            super::meaning::embed_after_sync(&mut store, args.embed, args.embed_model.as_deref())?;
             drop(lock);
             (report, store, None)
         }

@@ -20,6 +20,9 @@ pub struct WatchArgs {
     /// this machine there.
     #[arg(long, value_name = "URL")]
     pub push: Option<String>,
+    /// Also embed new texts for search by meaning (the config file's `embed = true` does too).
+    #[arg(long)]
+    pub embed: bool,
 }
 
 pub fn run(env: &Env, args: &WatchArgs) -> Result<Found> {
@@ -39,6 +42,7 @@ pub fn run(env: &Env, args: &WatchArgs) -> Result<Found> {
     let opts = WatchOptions {
         poll: args.poll.map(|p| secs(p, "--poll")).transpose()?,
         reconcile_every: secs(args.reconcile_every, "--reconcile-every")?,
+        embed: super::meaning::model_for_watch(args.embed)?.map(Arc::new),
         ..WatchOptions::default()
     };
     // The handler goes in before the lock is taken: once `status` shows the watcher, a SIGTERM

@@ -5,6 +5,7 @@
 pub mod behind;
 pub mod changes;
 pub mod discover;
+pub mod embed;
 mod file;
 pub mod gateway;
 pub mod openclaw;

@@ -38,6 +38,8 @@ pub struct WatchOptions {
     /// ... and no longer than until this long passes without a write: one append is synced at
     /// once, a burst (pi writing a turn's entries) together.
     pub quiet: Duration,
+    /// Embed new texts after each sync with this model (search by meaning).
+    pub embed: Option<std::sync::Arc<crate::meaning::StaticModel>>,
 }
 
 impl Default for WatchOptions {
@@ -47,6 +49,7 @@ impl Default for WatchOptions {
             reconcile_every: Duration::from_secs(300),
             debounce: Duration::from_millis(150),
             quiet: Duration::from_millis(30),
+            embed: None,
         }
     }
 }
@@ -106,6 +109,7 @@ pub fn watch(
     }
     let first = sync(store, roots, SyncOptions::with_progress())?;
     notice(Notice::Synced(&first));
+    embed_new(store, opts, &mut notice);
     let mut last_full = Instant::now();
     let mut dirty: HashSet<PathBuf> = HashSet::new();
     let mut full = false;
@@ -163,6 +167,7 @@ pub fn watch(
                 backoff = Duration::ZERO;
                 if report.changed_anything() {
                     notice(Notice::Synced(&report));
+                    embed_new(store, opts, &mut notice);
                 }
             }
             Err(e) => {
@@ -405,4 +410,13 @@ pub(super) fn take(
         }
     }
     false
+}
+
+/// Embeds what the last sync added when the watcher embeds; a failure is told, not fatal
+/// (the next change tries again).
+fn embed_new(store: &mut Store, opts: &WatchOptions, notice: &mut impl FnMut(Notice)) {
+    let Some(model) = &opts.embed else { return };
+    if let Err(e) = crate::ingest::embed::embed_pending(&mut store.conn, model) {
+        notice(Notice::Info(format!("embedding failed: {e}")));
+    }
 }

@@ -130,8 +130,14 @@ pub fn search_sessions(c: &Call, a: SearchArgs) -> Answer {
     };
     // Every page runs the same search (the top `limit` hits, grouped by session) and skips
     // what earlier pages gave: a larger limit would rank and group a different set.
-    let (hits, explain) =
-        search::search_explained(&c.store.conn, &c.scope, &opts, c.stop).map_err(sentence)?;
+    let (hits, explain) = match by_meaning(c, &opts, &a)? {
+        Some(hits) => (hits, None),
+        None => {
+            let (hits, explain) = search::search_explained(&c.store.conn, &c.scope, &opts, c.stop)
+                .map_err(sentence)?;
+            (hits, Some(explain))
+        }
+    };
     let total = hits.len();
     let rows = hits
         .iter()
@@ -150,11 +156,57 @@ pub fn search_sessions(c: &Call, a: SearchArgs) -> Answer {
         if total == limit {
             notes.push(format!("these are the best {limit} hits; there may be more: raise limit (at most 500) or narrow the search").into());
         }
-        if explain.scanned_everything() {
+        if explain
+            .as_ref()
+            .is_some_and(search::Explain::scanned_everything)
+        {
             notes.push("no word of the index narrows this query, so every text was read, which is slow on a large index: add a literal word to the pattern, or narrow with session, cwd or since".into());
         }
     }
     Ok(v)
+}
+
+/// Hits ranked by meaning (`meaning: true`) or fused (a words query when the index holds
+/// vectors of the configured model); `None` when words alone rank.
+fn by_meaning(
+    c: &Call,
+    opts: &SearchOptions,
+    a: &SearchArgs,
+) -> Result<Option<Vec<search::Hit>>, String> {
+    use crate::ingest::embed::indexed_model;
+    let words = matches!(opts.query, search::Query::Words { .. });
+    if a.meaning && !words {
+        return Err("meaning ranks words by meaning: leave out literal and regex".into());
+    }
+    if !words {
+        return Ok(None);
+    }
+    let indexed = indexed_model(&c.store.conn).map_err(sentence)?;
+    let model = crate::app::config::model_dir(None)
+        .map_err(|e| e.to_string())
+        .and_then(|dir| crate::meaning::StaticModel::load(&dir).map_err(sentence));
+    let model = match (model, indexed) {
+        (Ok(m), Some(i)) if m.id == i => m,
+        (Err(e), _) if a.meaning => return Err(e),
+        (Ok(m), Some(i)) if a.meaning => {
+            return Err(format!(
+                "the index's vectors are of model {i}, not {}; run `pidx sync --embed`",
+                m.id
+            ))
+        }
+        (_, None) if a.meaning => {
+            return Err("nothing is embedded yet; run `pidx sync --embed`".into())
+        }
+        _ => return Ok(None),
+    };
+    let run = if a.meaning {
+        search::search_meaning
+    } else {
+        search::search_hybrid
+    };
+    run(&c.store.conn, &c.scope, opts, (&model, &a.query), c.stop)
+        .map(Some)
+        .map_err(sentence)
 }
 
 /// Hits grouped by session in the order sessions first appear (the search ranks a session's

@@ -36,6 +36,10 @@ pub struct SearchArgs {
     /// The exact text, case-sensitive, character for character.
     #[serde(default)]
     pub literal: bool,
+    /// Rank by meaning only (what the sessions were about, in other words). Without it, when
+    /// the index holds embeddings, words and meaning are fused; false with `literal`/`regex`.
+    #[serde(default)]
+    pub meaning: bool,
     /// `query` is a regular expression.
     #[serde(default)]
     pub regex: bool,

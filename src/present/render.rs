@@ -555,6 +555,12 @@ pub fn status_lines(s: &Status) -> Vec<String> {
             lines.push(store_line(st));
         }
     }
+    if let Some(e) = &s.embedded {
+        lines.push(format!(
+            "meaning: {} of {} entries embedded ({} passages), model {}",
+            e.entries, e.of_entries, e.passages, e.model
+        ));
+    }
     if !s.joints_indexed {
         lines.push(
             "note:    built before identifiers were fully indexed: literal search of names with `_` \

@@ -14,6 +14,7 @@ pub mod secrets;
 pub(crate) mod server;
 pub mod shape;
 pub mod show;
+pub mod similar;
 pub mod sql;
 pub mod stats;
 pub mod status;

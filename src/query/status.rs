@@ -86,6 +86,41 @@ pub struct Status {
     /// not in an index built before them (migrations 0016, 0017), where literal search of
     /// identifiers with `_` reads more lines back.
     pub joints_indexed: bool,
+    /// Search by meaning: what is embedded, when anything is (`pidx sync --embed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedded: Option<Embedded>,
+}
+
+/// How much of the index is embedded for search by meaning.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Embedded {
+    pub model: String,
+    /// Entries embedded, of those with text of the embedded kinds (copies of forks aside).
+    pub entries: i64,
+    pub of_entries: i64,
+    pub passages: i64,
+}
+
+/// Entries holding user, assistant, custom, summary or name text (`ingest::embed`'s kinds),
+/// not copies: what an embedding pass embeds.
+const EMBEDDABLE: &str = "SELECT count(*) FROM entries WHERE text_kinds & 227 <> 0 AND dup = 0";
+
+fn embedded(store: &Store) -> Result<Option<Embedded>> {
+    use rusqlite::OptionalExtension;
+    let conn = &store.conn;
+    let Some(model) = conn
+        .query_row("SELECT id FROM embed_model", [], |r| r.get::<_, String>(0))
+        .optional()?
+    else {
+        return Ok(None);
+    };
+    Ok(Some(Embedded {
+        model,
+        entries: conn.query_row("SELECT count(*) FROM embedded", [], |r| r.get(0))?,
+        of_entries: conn.query_row(EMBEDDABLE, [], |r| r.get(0))?,
+        passages: conn.query_row("SELECT count(*) FROM passages", [], |r| r.get(0))?,
+    }))
 }
 
 const PER_ROOT: &str = "
@@ -165,5 +200,6 @@ pub fn status(store: &Store, roots: &[Root]) -> Result<Status> {
         writer: WriterLock::holder(&store.path).map(|h| h.0),
         joints_indexed: !crate::store::joints::is_stale(&store.conn)?
             && !crate::store::joints::lacks_rights(&store.conn)?,
+        embedded: embedded(store)?,
     })
 }

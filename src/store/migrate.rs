@@ -30,6 +30,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/0021_openclaw_deleted.sql"),
     include_str!("../../migrations/0022_touches.sql"),
     include_str!("../../migrations/0023_forgotten.sql"),
+    include_str!("../../migrations/0024_meaning.sql"),
 ];
 
 /// The schema version this build writes.

@@ -24,6 +24,7 @@ mod forget;
 mod fresh_answers;
 mod gateway;
 mod huge_lines;
+mod meaning;
 mod newcomer;
 mod openclaw;
 mod openclaw_cli;

@@ -1,0 +1,182 @@
+//! What the front door does for search by meaning: load the model the user chose, embed after
+//! a sync, and say in one line why meaning is unavailable when it is.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::ingest::embed::{embed_pending, indexed_model};
+use crate::meaning::StaticModel;
+use crate::store::Store;
+
+/// Loads the model (`flag`, else `$PIDX_MODEL`, the config's `model`, or the default).
+///
+/// # Errors
+/// One message naming the folder when it cannot be used.
+pub fn load_model(flag: Option<&Path>) -> Result<StaticModel> {
+    let dir = crate::app::config::model_dir(flag)?;
+    Ok(StaticModel::load(&dir)?)
+}
+
+/// After a sync, with the writer lock: embeds new texts when `asked` (`--embed`) or the config
+/// file says so. A model that cannot be loaded is an error when asked, a one-line warning when
+/// only the config asks (the sync itself has succeeded).
+///
+/// # Errors
+/// Index errors; the model's message when `--embed` was given.
+pub fn embed_after_sync(store: &mut Store, asked: bool, flag: Option<&Path>) -> Result<()> {
+    if !asked && !crate::app::config::embed_on()? {
+        return Ok(());
+    }
+    let model = match load_model(flag) {
+        Ok(m) => m,
+        Err(e) if !asked => {
+            crate::term::say(&format!("pidx: not embedding: {e}"));
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
+    let r = embed_pending(&mut store.conn, &model)?;
+    if let Some(old) = r.replaced {
+        crate::term::say(&format!(
+            "pidx: the index's vectors were of model {old}; embedding everything again with {}",
+            model.id
+        ));
+    }
+    if r.entries > 0 {
+        let mb = r.bytes as f64 / 1e6;
+        crate::term::say(&format!(
+            "pidx: embedded {} entries ({} passages, {:.1} MB of text) in {:.1} s ({:.1} MB/s)",
+            r.entries,
+            r.passages,
+            mb,
+            r.seconds,
+            mb / r.seconds.max(1e-9)
+        ));
+    }
+    Ok(())
+}
+
+/// The model a watcher embeds with: when `asked` (`--embed`) or the config says so; a model
+/// that cannot be loaded is an error when asked, a one-line warning otherwise.
+///
+/// # Errors
+/// The model's message when `--embed` was given; a config file that cannot be read.
+pub fn model_for_watch(asked: bool) -> Result<Option<StaticModel>> {
+    if !asked && !crate::app::config::embed_on()? {
+        return Ok(None);
+    }
+    match load_model(None) {
+        Ok(m) => Ok(Some(m)),
+        Err(e) if !asked => {
+            crate::term::say(&format!("pidx: not embedding: {e}"));
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The model to rank by meaning with, when the index holds vectors of it: `Ok(None)` with a
+/// one-line note on stderr when it holds vectors but the model cannot be used (then words
+/// alone rank); `Ok(None)` silently when nothing is embedded.
+///
+/// # Errors
+/// Index errors; a config file that cannot be read.
+pub fn model_for_ranking(
+    store_conn: &rusqlite::Connection,
+    flag: Option<&Path>,
+) -> Result<Option<StaticModel>> {
+    let Some(indexed) = indexed_model(store_conn)? else {
+        return Ok(None);
+    };
+    let any: bool =
+        store_conn.query_row("SELECT EXISTS (SELECT 1 FROM passages)", [], |r| r.get(0))?;
+    if !any {
+        return Ok(None);
+    }
+    match load_model(flag) {
+        Ok(m) if m.id == indexed => Ok(Some(m)),
+        Ok(m) => {
+            crate::term::say(&format!(
+                "pidx: ranking by words only: the index's vectors are of model {indexed}, not {}; run `pidx sync --embed` to embed again",
+                m.id
+            ));
+            Ok(None)
+        }
+        Err(e) => {
+            crate::term::say(&format!("pidx: ranking by words only: {e}"));
+            Ok(None)
+        }
+    }
+}
+
+/// The model for `--meaning`, which must match the index's vectors.
+///
+/// # Errors
+/// The model's message; nothing embedded; vectors of another model.
+pub fn model_for_meaning(conn: &rusqlite::Connection, flag: Option<&Path>) -> Result<StaticModel> {
+    let model = load_model(flag)?;
+    match indexed_model(conn)? {
+        Some(m) if m == model.id => Ok(model),
+        Some(m) => anyhow::bail!(
+            "the index's vectors are of model {m}, not {}; run `pidx sync --embed` to embed again",
+            model.id
+        ),
+        None => anyhow::bail!("nothing is embedded yet; run `pidx sync --embed` first"),
+    }
+}
+
+/// How a search asked to be ranked.
+pub struct Ranking<'a> {
+    /// The query as typed (what is embedded).
+    pub text: &'a str,
+    /// `--meaning`: by meaning only.
+    pub meaning: bool,
+    /// `--lexical` (or `--explain`): by words only.
+    pub words_only: bool,
+    /// `--embed-model`.
+    pub model: Option<&'a Path>,
+}
+
+/// The hits of a search ranked by meaning (`--meaning`) or by words and meaning fused (the
+/// default for a words query when the index holds vectors of a usable model); `None` when
+/// words alone rank it.
+///
+/// # Errors
+/// Index errors; for `--meaning`, a model that cannot be used or does not match the index.
+pub fn ranked(
+    conn: &rusqlite::Connection,
+    scope: &crate::store::Scope,
+    opts: &crate::query::search::SearchOptions,
+    how: &Ranking,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Option<Vec<crate::query::search::Hit>>> {
+    use crate::query::search::{search_hybrid, search_meaning, Query};
+    let words = matches!(opts.query, Query::Words { .. });
+    if how.meaning {
+        if !words {
+            anyhow::bail!("--meaning ranks words by meaning: leave out --literal and re:");
+        }
+        let model = model_for_meaning(conn, how.model)?;
+        return Ok(Some(search_meaning(
+            conn,
+            scope,
+            opts,
+            (&model, how.text),
+            stop,
+        )?));
+    }
+    if !words || how.words_only {
+        return Ok(None);
+    }
+    let Some(model) = model_for_ranking(conn, how.model)? else {
+        return Ok(None);
+    };
+    Ok(Some(search_hybrid(
+        conn,
+        scope,
+        opts,
+        (&model, how.text),
+        stop,
+    )?))
+}

@@ -1,0 +1,246 @@
+//! Embedding the index's texts for search by meaning: after a sync has committed, every entry
+//! not yet embedded has its user, assistant, summary, custom and name texts read back from its
+//! JSONL line, cut into passages of up to [`PASSAGE_WORDS`] words, embedded by the static model
+//! and stored as int8 vectors (migration 0024). Entries are taken by rid, so the pass resumes
+//! where an interrupted one stopped; a copied entry of a fork (`dup = 1`) is embedded once, in
+//! its canonical session, and its copy is embedded when it becomes canonical. Vectors of
+//! another model are dropped first: the index holds one model's vectors only.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::time::Instant;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::meaning::StaticModel;
+use crate::pi::huge;
+use crate::pi::line::Line;
+use crate::pi::text::{texts, TextKind};
+use crate::store::jsonl::read_at;
+
+/// The kinds of text embedded: what people and the assistant said, summaries, custom messages
+/// and names; not thinking, tool calls and outputs or bash runs, which are mostly code and
+/// logs that words search finds better and that would triple the vectors.
+pub const EMBEDDED_KINDS: [TextKind; 5] = [
+    TextKind::User,
+    TextKind::Assistant,
+    TextKind::Summary,
+    TextKind::Custom,
+    TextKind::Name,
+];
+
+/// Words per passage: long enough to hold a thought, short enough that a static model's mean
+/// of token vectors is not washed out by a long message's other topics.
+pub const PASSAGE_WORDS: usize = 96;
+
+/// Passages kept of one text: a pasted log of megabytes gives its first ones only.
+pub const MAX_PASSAGES: usize = 16;
+
+/// Entries read per transaction.
+const BATCH: usize = 2000;
+
+/// What an embedding pass did.
+#[derive(Debug, Default, Clone)]
+pub struct EmbedReport {
+    pub entries: u64,
+    pub passages: u64,
+    /// Bytes of text embedded.
+    pub bytes: u64,
+    pub seconds: f64,
+    /// Vectors of another model were dropped first.
+    pub replaced: Option<String>,
+}
+
+/// The bit mask of [`EMBEDDED_KINDS`] in `entries.text_kinds`.
+pub fn kinds_mask() -> i64 {
+    EMBEDDED_KINDS.iter().fold(0, |m, k| m | (1 << *k as i64))
+}
+
+/// The model whose vectors the index holds.
+///
+/// # Errors
+/// SQLite errors.
+pub fn indexed_model(conn: &Connection) -> Result<Option<String>> {
+    Ok(conn
+        .query_row("SELECT id FROM embed_model", [], |r| r.get(0))
+        .optional()?)
+}
+
+/// Embeds every entry not yet embedded (the caller holds the writer lock).
+///
+/// # Errors
+/// SQLite errors; a session file that cannot be read is skipped, not an error.
+pub fn embed_pending(conn: &mut Connection, model: &StaticModel) -> Result<EmbedReport> {
+    let started = Instant::now();
+    let mut report = EmbedReport::default();
+    let had = indexed_model(conn)?;
+    if had.as_deref() != Some(model.id.as_str()) {
+        let tx = conn.transaction()?;
+        tx.execute_batch("DELETE FROM passages; DELETE FROM embedded; DELETE FROM embed_model;")?;
+        tx.execute("INSERT INTO embed_model(id) VALUES (?1)", [&model.id])?;
+        tx.commit()?;
+        report.replaced = had;
+    }
+    let mut after = 0i64;
+    loop {
+        let todo = pending(conn, after)?;
+        let Some(last) = todo.last() else { break };
+        after = last.rid;
+        let tx = conn.transaction()?;
+        embed_batch(&tx, model, &todo, &mut report)?;
+        tx.commit()?;
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// An entry to embed and where its line is.
+struct Todo {
+    rid: i64,
+    file_id: i64,
+    path: String,
+    offset: i64,
+    len: i64,
+}
+
+/// The next entries after rid `after` that hold embedded kinds of text and are not embedded.
+const PENDING: &str = "SELECT e.rid, e.file_id, f.path, e.offset, e.len
+     FROM entries e JOIN files f ON f.id = e.file_id
+     WHERE e.rid > ?1 AND e.text_kinds & ?2 <> 0 AND e.dup = 0
+       AND NOT EXISTS (SELECT 1 FROM embedded m WHERE m.rid = e.rid)
+     ORDER BY e.rid LIMIT ?3";
+
+fn pending(conn: &Connection, after: i64) -> Result<Vec<Todo>> {
+    let mut stmt = conn.prepare_cached(PENDING)?;
+    let rows = stmt.query_map(params![after, kinds_mask(), BATCH as i64], |r| {
+        Ok(Todo {
+            rid: r.get(0)?,
+            file_id: r.get(1)?,
+            path: r.get(2)?,
+            offset: r.get(3)?,
+            len: r.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+fn embed_batch(
+    tx: &Connection,
+    model: &StaticModel,
+    todo: &[Todo],
+    report: &mut EmbedReport,
+) -> Result<()> {
+    let mut files: HashMap<i64, Option<File>> = HashMap::new();
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO passages(rid, kind, file_id, scale, vec) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    let mut done = tx.prepare_cached("INSERT OR IGNORE INTO embedded(rid) VALUES (?1)")?;
+    for t in todo {
+        let file = files
+            .entry(t.file_id)
+            .or_insert_with(|| File::open(&t.path).ok());
+        // A file gone or changed since it was indexed: the next sync rewrites its entries.
+        let Some(file) = file else { continue };
+        let bytes =
+            read_at(file, t.offset as u64, t.len as usize).map_err(|e| Error::io(&t.path, e))?;
+        for (kind, text) in entry_texts(bytes) {
+            report.bytes += text.len() as u64;
+            for passage in passages(&text) {
+                let Some(v) = model.embed(passage) else {
+                    continue;
+                };
+                let (scale, q) = quantize(&v);
+                insert.execute(params![t.rid, kind as i64, t.file_id, scale, q])?;
+                report.passages += 1;
+            }
+        }
+        done.execute([t.rid])?;
+        report.entries += 1;
+    }
+    Ok(())
+}
+
+/// The embedded kinds of text of an entry's line, as ingest extracted them.
+fn entry_texts(line: Vec<u8>) -> Vec<(TextKind, String)> {
+    let (value, huge) = huge::parse_owned(line);
+    let Line::Value(Value::Object(obj)) = value else {
+        return Vec::new();
+    };
+    texts(&obj)
+        .into_iter()
+        .filter(|(k, _)| EMBEDDED_KINDS.contains(k))
+        .map(|(k, t)| match &huge {
+            Some(h) => (k, h.clone().into_expanded(&t)),
+            None => (k, t),
+        })
+        .collect()
+}
+
+/// `text` cut into passages of up to [`PASSAGE_WORDS`] words (at most [`MAX_PASSAGES`]).
+pub fn passages(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = None;
+    let mut words = 0;
+    let mut end = 0;
+    for (at, word) in word_spans(text) {
+        start.get_or_insert(at);
+        words += 1;
+        end = at + word.len();
+        if words == PASSAGE_WORDS {
+            out.push(&text[start.take().unwrap_or(0)..end]);
+            words = 0;
+            if out.len() == MAX_PASSAGES {
+                return out;
+            }
+        }
+    }
+    if let Some(s) = start {
+        out.push(&text[s..end]);
+    }
+    out
+}
+
+fn word_spans(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.split_whitespace()
+        .map(move |w| (w.as_ptr() as usize - text.as_ptr() as usize, w))
+}
+
+/// `v` as int8 components and the scale that gives them back.
+pub fn quantize(v: &[f32]) -> (f64, Vec<u8>) {
+    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+    if max == 0.0 {
+        return (0.0, vec![0; v.len()]);
+    }
+    let scale = max / 127.0;
+    let q = v
+        .iter()
+        .map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8 as u8)
+        .collect();
+    (scale as f64, q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passages_cut_at_word_counts_and_keep_the_text() {
+        let text: String = (0..200).map(|i| format!("w{i} ")).collect();
+        let p = passages(&text);
+        assert_eq!(p.len(), 3);
+        assert!(p[0].starts_with("w0 ") && p[0].ends_with("w95"));
+        assert!(p[2].starts_with("w192") && p[2].ends_with("w199"));
+        assert!(passages("  \n ").is_empty());
+    }
+
+    #[test]
+    fn quantized_vectors_come_back_within_a_step() {
+        let v = [0.5f32, -0.25, 0.0, 0.125];
+        let (scale, q) = quantize(&v);
+        for (x, b) in v.iter().zip(q) {
+            assert!((x - (b as i8) as f32 * scale as f32).abs() <= scale as f32 / 2.0);
+        }
+    }
+}

@@ -1,0 +1,448 @@
+//! Search by meaning: the distilled model's similarities, vectors kept in step with the JSONL
+//! (append, rewrite, delete, fork), one model's vectors only, a missing or corrupt model, and
+//! hybrid ranking on fixture queries. Tests that need the real model (made by
+//! `bash tests/meaning/model.sh`, or named by $PIDX_TEST_MODEL) print a SKIPPED line without it.
+
+use std::path::{Path, PathBuf};
+
+use pidx::ingest::embed::{embed_pending, indexed_model};
+use pidx::meaning::StaticModel;
+use serde_json::{json, Value};
+
+use crate::common::{pidx, resync};
+
+/// The real model's folder, or `None` after saying loudly that `test` is skipped.
+fn model(test: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("PIDX_TEST_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/meaning/.cache/model")
+        });
+    if dir.join("model.safetensors").is_file() {
+        return Some(dir);
+    }
+    eprintln!(
+        "SKIPPED meaning::{test}: no embedding model at {} (run `bash tests/meaning/model.sh`)",
+        dir.display()
+    );
+    None
+}
+
+/// Topics, each a session of a user message and an assistant answer.
+const TOPICS: [(&str, [&str; 2]); 6] = [
+    ("auth", ["The login spec keeps failing intermittently in CI; the authentication test times out now and then.", "I added a retry around the session cookie check so the auth spec stops failing at random."]),
+    ("db", ["Rename the column in the PostgreSQL users table and write the schema migration.", "The migration script adds the new column and backfills it from the old one."]),
+    ("css", ["The buttons look wrong on phones: fix the stylesheet grid so the layout works on small screens.", "Changed the CSS media queries and the colours of the navigation bar."]),
+    ("ident", ["Call parse_rfc3339_ts in the deserializer instead of the hand-written date code.", "parse_rfc3339_ts now returns an error for timestamps without a zone."]),
+    ("perf", ["The server responds slowly; profiling showed the hot loop allocating memory on every request.", "Reusing the buffer made the endpoint three times faster."]),
+    ("cook", ["Recipe for a tomato pasta sauce with garlic, basil and olive oil.", "Simmer the sauce for twenty minutes and add salt."]),
+];
+
+fn dir(root: &Path) -> PathBuf {
+    root.join("--home-u-app--")
+}
+
+/// The lines of session `name` (header, then `texts` alternately user and assistant), its
+/// entries' ids `{id_prefix}{i}`.
+fn lines(name: &str, day: usize, id_prefix: &str, texts: &[&str]) -> Vec<String> {
+    let mut out = vec![json!({"type": "session", "version": 3, "id": name,
+        "timestamp": format!("2026-01-{day:02}T00:00:00.000Z"), "cwd": "/home/u/app"})
+    .to_string()];
+    let mut parent = Value::Null;
+    for (i, t) in texts.iter().enumerate() {
+        let id = format!("{id_prefix}{i}");
+        let (role, content) = if i % 2 == 0 {
+            ("user", json!(t))
+        } else {
+            ("assistant", json!([{"type": "text", "text": t}]))
+        };
+        out.push(
+            json!({"type": "message", "id": id, "parentId": parent,
+            "timestamp": format!("2026-01-{day:02}T10:00:{i:02}.000Z"),
+            "message": {"role": role, "content": content, "timestamp": 1}})
+            .to_string(),
+        );
+        parent = json!(id);
+    }
+    out
+}
+
+fn file(root: &Path, name: &str, day: usize) -> PathBuf {
+    dir(root).join(format!("2026-01-{day:02}T00-00-00-000Z_{name}.jsonl"))
+}
+
+fn write(path: &Path, lines: &[String]) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, lines.join("\n") + "\n").unwrap();
+}
+
+fn corpus(root: &Path) {
+    for (i, (name, texts)) in TOPICS.iter().enumerate() {
+        write(&file(root, name, i + 1), &lines(name, i + 1, name, texts));
+    }
+}
+
+/// Session ids of `pidx search` hits, in order (JSON lines).
+fn search(db: &Path, root: &Path, model: &Path, args: &[&str]) -> (Vec<String>, String) {
+    let out = pidx(db, root)
+        .env("HOME", root.join("home"))
+        .env("PIDX_MODEL", model)
+        .arg("search")
+        .args(args)
+        .arg("--jsonl")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let ids = stdout
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["sessionId"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    (ids, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn distilled_model_puts_paraphrases_closer_than_other_topics() {
+    let Some(m) = model("distilled_model_puts_paraphrases_closer_than_other_topics") else {
+        return;
+    };
+    let model = StaticModel::load(&m).unwrap();
+    let e = |t: &str| model.embed(t).unwrap();
+    let cos = |a: &[f32], b: &[f32]| pidx::meaning::model::cosine(a, b);
+    let flaky = e("the flaky sign-in test");
+    let auth = e("the login spec keeps failing intermittently");
+    let pasta = e("a recipe for tomato pasta sauce");
+    let food = e("italian cooking");
+    assert!(cos(&flaky, &auth) > cos(&flaky, &pasta) + 0.1);
+    assert!(cos(&food, &pasta) > cos(&food, &auth) + 0.1);
+    assert!(
+        (cos(&auth, &auth) - 1.0).abs() < 1e-4,
+        "vectors are unit length"
+    );
+    assert_eq!(model.dim(), 256);
+}
+
+fn passages_of(conn: &rusqlite::Connection, path: &Path) -> i64 {
+    conn.query_row(
+        "SELECT count(*) FROM passages p JOIN files f ON f.id = p.file_id WHERE f.path = ?1",
+        [path.to_str().unwrap()],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+/// Passages whose entry is gone, or whose file is not their entry's: must be none.
+fn strays(conn: &rusqlite::Connection) -> i64 {
+    conn.query_row(
+        "SELECT count(*) FROM passages p LEFT JOIN entries e ON e.rid = p.rid
+         WHERE e.rid IS NULL OR e.file_id <> p.file_id",
+        [],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+#[test]
+fn vectors_follow_append_rewrite_delete_and_fork() {
+    let Some(m) = model("vectors_follow_append_rewrite_delete_and_fork") else {
+        return;
+    };
+    let model = StaticModel::load(&m).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    corpus(&root);
+    let mut store = pidx::store::Store::open(&tmp.path().join("i.db")).unwrap();
+    let sync = |store: &mut pidx::store::Store| {
+        resync(store, &root);
+        embed_pending(&mut store.conn, &model).unwrap()
+    };
+    let first = sync(&mut store);
+    assert_eq!((first.entries, first.passages), (12, 12));
+    let auth = file(&root, "auth", 1);
+    assert_eq!(passages_of(&store.conn, &auth), 2);
+
+    // Append: only the new entry is embedded.
+    let mut more = lines("auth", 1, "auth", &TOPICS[0].1);
+    more.extend(
+        lines("x", 1, "late", &["x", "A third message about the cookie."])
+            .into_iter()
+            .skip(2),
+    );
+    write(&auth, &more);
+    assert_eq!(sync(&mut store).entries, 1);
+    assert_eq!(passages_of(&store.conn, &auth), 3);
+
+    // Rewrite (shorter, other words): the old vectors go with the old entries.
+    write(&auth, &lines("auth", 1, "new", &["Only one message now."]));
+    sync(&mut store);
+    assert_eq!(passages_of(&store.conn, &auth), 1);
+    assert_eq!(strays(&store.conn), 0);
+
+    // Fork: a copy of db's entries plus one of its own; copies are embedded once.
+    let db = file(&root, "db", 2);
+    let mut fork = lines("db", 2, "db", &TOPICS[1].1);
+    fork[0] = json!({"type": "session", "version": 3, "id": "dbfork",
+        "timestamp": "2026-02-01T00:00:00.000Z", "cwd": "/home/u/app"})
+    .to_string();
+    fork.push(
+        json!({"type": "message", "id": "own0", "parentId": "db1",
+        "timestamp": "2026-02-01T10:00:00.000Z",
+        "message": {"role": "user", "content": "And now drop the old column.", "timestamp": 1}})
+        .to_string(),
+    );
+    let forked = dir(&root).join("2026-02-01T00-00-00-000Z_dbfork.jsonl");
+    write(&forked, &fork);
+    assert_eq!(sync(&mut store).entries, 1);
+    assert_eq!(passages_of(&store.conn, &forked), 1);
+
+    // The original deleted: the fork's copies become canonical and are embedded.
+    std::fs::remove_file(&db).unwrap();
+    let after = sync(&mut store);
+    assert_eq!(passages_of(&store.conn, &db), 0);
+    assert_eq!((after.entries, passages_of(&store.conn, &forked)), (2, 3));
+    assert_eq!(strays(&store.conn), 0);
+}
+
+#[test]
+fn another_model_replaces_every_vector_and_is_never_mixed() {
+    let Some(m) = model("another_model_replaces_every_vector_and_is_never_mixed") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    corpus(&root);
+    // The same table under another folder name is another model to the index.
+    let other = tmp.path().join("other-model");
+    std::fs::create_dir(&other).unwrap();
+    for f in ["model.safetensors", "tokenizer.json", "config.json"] {
+        std::fs::copy(m.join(f), other.join(f)).unwrap();
+    }
+    let (a, b) = (
+        StaticModel::load(&m).unwrap(),
+        StaticModel::load(&other).unwrap(),
+    );
+    assert_ne!(a.id, b.id);
+    let db = tmp.path().join("i.db");
+    let mut store = pidx::store::Store::open(&db).unwrap();
+    resync(&mut store, &root);
+    embed_pending(&mut store.conn, &a).unwrap();
+    let again = embed_pending(&mut store.conn, &b).unwrap();
+    assert_eq!(again.replaced.as_deref(), Some(a.id.as_str()));
+    assert_eq!(again.entries, 12, "every entry embedded again");
+    assert_eq!(indexed_model(&store.conn).unwrap(), Some(b.id.clone()));
+    drop(store);
+
+    // Asking by meaning with model a: refused with one line; the default falls back to words.
+    let out = pidx(&db, &root)
+        .env("HOME", root.join("home"))
+        .env("PIDX_MODEL", &m)
+        .args(["search", "login", "--meaning"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("vectors are of model other-model:"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let (ids, err) = search(&db, &root, &m, &["login"]);
+    assert_eq!(ids, ["auth"]);
+    assert!(err.contains("ranking by words only"), "{err}");
+}
+
+#[test]
+fn missing_or_corrupt_model_says_so_once_and_words_still_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    corpus(&root);
+    let db = tmp.path().join("i.db");
+    let missing = tmp.path().join("no-model");
+    let corrupt = tmp.path().join("bad-model");
+    std::fs::create_dir(&corrupt).unwrap();
+    std::fs::write(corrupt.join("model.safetensors"), b"not a tensor file").unwrap();
+    std::fs::write(corrupt.join("tokenizer.json"), b"{}").unwrap();
+    for (dir, why) in [(&missing, "model.safetensors"), (&corrupt, "tokenizer")] {
+        let out = pidx(&db, &root)
+            .env("HOME", root.join("home"))
+            .args(["sync", "--embed", "--embed-model"])
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("no usable embedding model at") && err.contains(why),
+            "{err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        let out = pidx(&db, &root)
+            .env("HOME", root.join("home"))
+            .env("PIDX_MODEL", dir)
+            .args(["search", "login", "--meaning"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let (ids, _) = search(&db, &root, dir, &["migration"]);
+        assert_eq!(ids, ["db", "db"], "words search works without a model");
+    }
+}
+
+#[test]
+fn model_fetch_without_the_model_fails_in_one_line() {
+    // No hub is reachable here; elsewhere the name does not exist: one line either way.
+    let tmp = tempfile::tempdir().unwrap();
+    let out = assert_cmd::Command::cargo_bin("pidx")
+        .unwrap()
+        .env("HOME", tmp.path())
+        .args(["model", "fetch", "pidx-tests/no-such-model", "--out"])
+        .arg(tmp.path().join("m"))
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot fetch pidx-tests/no-such-model from huggingface.co"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!tmp.path().join("m").exists(), "nothing written");
+}
+
+#[test]
+fn hybrid_finds_paraphrases_and_keeps_identifiers_first() {
+    let Some(m) = model("hybrid_finds_paraphrases_and_keeps_identifiers_first") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    corpus(&root);
+    let db = tmp.path().join("i.db");
+    let out = pidx(&db, &root)
+        .env("HOME", root.join("home"))
+        .args(["sync", "--embed", "--embed-model"])
+        .arg(&m)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = pidx(&db, &root).arg("status").output().unwrap();
+    let status = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        status.contains("meaning: 12 of 12 entries embedded (12 passages)"),
+        "{status}"
+    );
+    // Words miss a paraphrase; meaning and the default (hybrid) find it first.
+    let (words, _) = search(&db, &root, &m, &["flaky sign-in test", "--lexical"]);
+    assert!(words.is_empty(), "{words:?}");
+    for args in [
+        &["flaky sign-in test", "--meaning"][..],
+        &["flaky sign-in test"][..],
+    ] {
+        let (ids, _) = search(&db, &root, &m, args);
+        assert_eq!(
+            ids.first().map(String::as_str),
+            Some("auth"),
+            "{args:?}: {ids:?}"
+        );
+    }
+    let (ids, _) = search(&db, &root, &m, &["italian food", "--meaning"]);
+    assert_eq!(ids.first().map(String::as_str), Some("cook"));
+    // An exact identifier stays first, by words and fused.
+    let (ids, _) = search(&db, &root, &m, &["parse_rfc3339_ts"]);
+    assert_eq!(&ids[..2], ["ident", "ident"]);
+    // Filters apply to meaning too.
+    let (ids, _) = search(
+        &db,
+        &root,
+        &m,
+        &["flaky sign-in test", "--meaning", "--since", "2026-01-03"],
+    );
+    assert!(
+        !ids.is_empty() && ids.iter().all(|s| !["auth", "db"].contains(&s.as_str())),
+        "{ids:?}"
+    );
+    let (ids, _) = search(
+        &db,
+        &root,
+        &m,
+        &["flaky sign-in test", "--meaning", "--session", "cook"],
+    );
+    assert!(
+        !ids.is_empty() && ids.iter().all(|s| s == "cook"),
+        "{ids:?}"
+    );
+    // Similar sessions: the fork-free corpus has one per topic; the closest to itself is not listed.
+    let out = pidx(&db, &root)
+        .args(["similar", "db", "--json", "--limit", "3"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let listed = v["results"].as_array().or(v.as_array()).unwrap();
+    assert_eq!(listed.len(), 3);
+    assert!(listed.iter().all(|s| s["sessionId"] != "db"));
+    // MCP: search_sessions by meaning.
+    let call = |args: Value| {
+        let msgs = [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "search_sessions", "arguments": args}}),
+        ];
+        let input: String = msgs.iter().map(|m| m.to_string() + "\n").collect();
+        let out = pidx(&db, &root)
+            .env("HOME", root.join("home"))
+            .env("PIDX_MODEL", &m)
+            .arg("mcp")
+            .write_stdin(input)
+            .timeout(std::time::Duration::from_secs(30))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let by_meaning = call(json!({"query": "flaky sign-in test", "meaning": true, "limit": 1}));
+    assert!(
+        by_meaning.contains(r#"\"sessionId\":\"auth\""#),
+        "{by_meaning}"
+    );
+    let by_words = call(json!({"query": "flaky sign-in test", "limit": 1}));
+    assert!(
+        by_words.contains(r#"\"sessionId\":\"auth\""#),
+        "fused by default: {by_words}"
+    );
+}
+
+#[test]
+fn the_watcher_embeds_what_pi_appends() {
+    use crate::common::live::{on, spawn_watch, status, term, wait_for};
+    let Some(m) = model("the_watcher_embeds_what_pi_appends") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    corpus(&root);
+    let db = tmp.path().join("i.db");
+    let mut watch = on(&db, &root, &["watch", "--embed"]);
+    watch.env("HOME", root.join("home")).env("PIDX_MODEL", &m);
+    let mut child = spawn_watch(watch, &db, &root);
+    let embedded = |n: usize| status(&db, &root).contains(&format!("meaning: {n} of {n} entries"));
+    wait_for("the first sync's texts embedded", || embedded(12));
+    let mut more = lines("cook", 6, "cook", &TOPICS[5].1);
+    more.extend(
+        lines("x", 6, "late", &["x", "Serve the pasta with parmesan."])
+            .into_iter()
+            .skip(2),
+    );
+    write(&file(&root, "cook", 6), &more);
+    wait_for("the appended entry embedded", || embedded(13));
+    assert!(term(&mut child).success());
+}

