@@ -24,7 +24,8 @@ const RRF_K: f64 = 60.0;
 /// 60), so identifiers and exact phrases keep their place (examples/bench_meaning measures it).
 const WORDS_WEIGHT: f64 = 1.5;
 
-/// Texts taken from the vector scan per hit asked for, before the filters and copies thin them.
+/// With `--branch`, texts taken from the vector scan per hit asked for, before the branch
+/// filter thins them.
 const OVERSAMPLE: usize = 20;
 
 /// The best texts for `query` by meaning, best first (with their cosine as the score).
@@ -48,31 +49,35 @@ pub fn search_meaning(
     }
     let scored = scan(conn, &q, opts, span.as_ref())?;
     let mut one = one::One::new(conn, scope, opts)?;
-    let want = opts.limit.saturating_mul(OVERSAMPLE).max(200);
-    let mut candidates: Vec<Candidate> = Vec::new();
-    for (rowid, score) in scored {
-        if candidates.len() >= want {
-            break;
-        }
-        if let Some(mut c) = one.join(rowid, 0.0)? {
-            c.relevance = score as f64;
-            candidates.push(c);
-        }
-    }
-    if opts.branch {
+    let snippet = |text: &str| Some(Snippet::around(text, None));
+    // Joined one at a time as `confirm` asks for them: it stops at the limit, so a search
+    // joins a few dozen texts, not the whole oversampled window.
+    let joined = best_first(scored)
+        .map(|(rowid, score)| {
+            Ok(one.join(rowid, 0.0)?.map(|mut c| {
+                c.relevance = score as f64;
+                c
+            }))
+        })
+        .filter_map(Result::transpose);
+    let (hits, _) = if opts.branch {
+        let want = opts.limit.saturating_mul(OVERSAMPLE).max(200);
+        let mut candidates: Vec<Candidate> = joined.take(want).collect::<Result<_>>()?;
         super::keep_current_paths(conn, &mut candidates)?;
-    }
-    let (hits, _) = confirm(
-        conn,
-        candidates.into_iter().map(Ok),
-        (opts.limit, stop, None),
-        |text| Some(Snippet::around(text, None)),
-    )?;
+        confirm(
+            conn,
+            candidates.into_iter().map(Ok),
+            (opts.limit, stop, None),
+            snippet,
+        )?
+    } else {
+        confirm(conn, joined, (opts.limit, stop, None), snippet)?
+    };
     Ok(group_by_session(hits))
 }
 
-/// Every embedded text (full-text rowid) in `span` with its best passage's cosine to `q`, best
-/// first. Narrowed to one session, only its passages are read.
+/// Every embedded text (full-text rowid) in `span` with its best passage's cosine to `q`, in
+/// index order. Narrowed to one session, only its passages are read.
 fn scan(
     conn: &Connection,
     q: &[f32],
@@ -89,7 +94,9 @@ fn scan(
     let kinds: Vec<i64> = opts.kinds.iter().map(|k| *k as i64).collect();
     let mut stmt = conn.prepare_cached(sql)?;
     let mut rows = stmt.query(rusqlite::params_from_iter(arg))?;
-    let mut best: HashMap<i64, f32> = HashMap::new();
+    // A text's passages are consecutive rows (the embedding pass inserts them together and the
+    // scan is in insertion order): its best passage is kept without a map.
+    let mut best: Vec<(i64, f32)> = Vec::new();
     while let Some(r) = rows.next()? {
         let (rid, kind): (i64, i64) = (r.get(0)?, r.get(1)?);
         if !kinds.is_empty() && !kinds.contains(&kind) {
@@ -102,13 +109,35 @@ fn scan(
         let scale: f64 = r.get(2)?;
         let vec = r.get_ref(3)?.as_blob().map_err(rusqlite::Error::from)?;
         let score = dot_i8(q, vec) * scale as f32;
-        let slot = best.entry(rowid).or_insert(f32::MIN);
-        *slot = slot.max(score);
+        match best.last_mut() {
+            Some(last) if last.0 == rowid => last.1 = last.1.max(score),
+            _ => best.push((rowid, score)),
+        }
     }
-    let mut out: Vec<(i64, f32)> = best.into_iter().collect();
-    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-    Ok(out)
+    Ok(best)
 }
+
+/// `best` by score, best first; only the first [`TOP`] are sorted until more are read (the
+/// caller rarely reads past a few thousand of a few hundred thousand).
+fn best_first(mut best: Vec<(i64, f32)>) -> impl Iterator<Item = (i64, f32)> {
+    fn order(a: &(i64, f32), b: &(i64, f32)) -> std::cmp::Ordering {
+        b.1.total_cmp(&a.1).then(b.0.cmp(&a.0))
+    }
+    let mut tail = Vec::new();
+    if best.len() > TOP {
+        best.select_nth_unstable_by(TOP, order);
+        tail = best.split_off(TOP);
+    }
+    best.sort_by(order);
+    let rest = std::iter::once_with(move || {
+        tail.sort_by(order);
+        tail
+    });
+    best.into_iter().chain(rest.flatten())
+}
+
+/// Texts sorted first out of a scan (the rest only after them).
+const TOP: usize = 5000;
 
 fn dot_i8(q: &[f32], v: &[u8]) -> f32 {
     q.iter().zip(v).map(|(a, b)| a * (*b as i8) as f32).sum()
