@@ -10,6 +10,7 @@ pub mod config;
 pub mod dates;
 pub mod env;
 pub mod fresh;
+pub mod meaning;
 pub mod outcome;
 pub mod pi_agent;
 pub mod reader;

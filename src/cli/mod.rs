@@ -9,7 +9,6 @@ mod context;
 mod files;
 mod forget;
 mod list;
-mod meaning;
 mod model;
 mod pg;
 mod pi;

@@ -119,7 +119,7 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
         redact: env.global.redact,
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
-    let how = super::meaning::Ranking {
+    let how = crate::app::meaning::Ranking {
         text: &args.query,
         meaning: args.meaning,
         words_only: args.lexical || args.explain,
@@ -129,7 +129,7 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
     // holds none, so it ranks by words.
     let by_meaning = match &reader {
         Reader::Local { conn, scope, .. } => {
-            super::meaning::ranked(conn, scope, &opts, &how, &stop)?
+            crate::app::meaning::ranked(conn, scope, &opts, &how, &stop)?
         }
         Reader::Server { .. } if args.meaning => {
             bail!("--meaning needs the local index's embeddings; the team server has none (leave out --pg)")

@@ -47,7 +47,11 @@ pub fn run(env: &Env, args: &SyncArgs, out: &mut Out) -> Result<Found> {
                 },
             )
             .map_err(|e| e.for_writing(&env.db))?;
-            super::meaning::embed_after_sync(&mut store, args.embed, args.embed_model.as_deref())?;
+            crate::app::meaning::embed_after_sync(
+                &mut store,
+                args.embed,
+                args.embed_model.as_deref(),
+            )?;
             drop(lock);
             (report, store, None)
         }

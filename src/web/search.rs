@@ -32,6 +32,12 @@ pub struct SearchQuery {
     q: String,
     #[serde(default)]
     literal: bool,
+    /// Rank by meaning alone (`pidx search --meaning`).
+    #[serde(default)]
+    meaning: bool,
+    /// Rank by words alone (`--lexical`).
+    #[serde(default)]
+    lexical: bool,
     project: Option<String>,
     /// Kinds of text, comma-separated (`pidx search --in`).
     #[serde(rename = "in")]
@@ -58,6 +64,7 @@ pub async fn page(
                 form.filter method="get" action="/search" {
                     input #search type="search" name="q" value=(q.q) placeholder="words, \"a phrase\", re:REGEX" autocomplete="off" autofocus;
                     label { input type="checkbox" name="literal" value="true" checked[q.literal]; " literal" }
+                    label { input type="checkbox" name="meaning" value="true" checked[q.meaning]; " by meaning" }
                     select name="in" aria-label="kinds of text" {
                         @for (v, label) in KIND_CHOICES {
                             option value=(v) selected[q.kinds.as_deref().unwrap_or_default() == v] { (label) }
@@ -101,7 +108,23 @@ fn results(ctx: &Ctx, q: &SearchQuery) -> Result<Markup, Fail> {
     opts.model = q.model.clone().filter(|m| !m.is_empty());
     opts.cwd = q.project.clone();
     opts.redact = ctx.redact;
-    let (hits, _) = search::search_explained(&ctx.store.conn, &ctx.scope, &opts, &ctx.stop)?;
+    // As `pidx search`: by meaning (`&meaning=true`), or words and meaning fused where the index
+    // holds vectors of a usable model, else by words (`&lexical=true` asks for words alone).
+    let how = crate::app::meaning::Ranking {
+        text: &q.q,
+        meaning: q.meaning,
+        words_only: q.lexical,
+        model: None,
+    };
+    let ranked =
+        match crate::app::meaning::ranked(&ctx.store.conn, &ctx.scope, &opts, &how, &ctx.stop) {
+            Ok(r) => r,
+            Err(e) => return Ok(html! { p.error { (ctx.clean(&format!("{e:#}"))) } }),
+        };
+    let hits = match ranked {
+        Some(hits) => hits,
+        None => search::search_explained(&ctx.store.conn, &ctx.scope, &opts, &ctx.stop)?.0,
+    };
     // Grouped by session in the order sessions first appear (a session's hits rank together).
     let mut groups: Vec<(i64, Vec<&Hit>)> = Vec::new();
     for h in &hits {

@@ -30,6 +30,10 @@ fn serve(root: &Path, db: &Path, args: &[&str]) -> Server {
     let agent = db.with_file_name("pi-agent");
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("pidx"))
         .env("PI_CODING_AGENT_DIR", &agent)
+        // Never the user's config, models or pi folders.
+        .env("HOME", db.with_file_name("home"))
+        .env("PIDX_CONFIG", db.with_file_name("no-config.toml"))
+        .env_remove("PIDX_MODEL")
         .env_remove("PI_CODING_AGENT_SESSION_DIR")
         .env_remove("PIDX_SERVE_TOKEN")
         .arg("--db")
@@ -579,4 +583,17 @@ fn a_tool_calls_file_links_to_its_history() {
     let none = get(s.port, "/files?path=%2Fnowhere", None, &[]);
     assert!(none.body.contains("no session touched this file"));
     assert_eq!(get(s.port, "/files", None, &[]).status, 400);
+}
+
+/// Search by meaning on the page: without a model (none in these tests) it says so in one line
+/// instead of failing the page, and the default search still ranks by words.
+#[test]
+fn search_by_meaning_without_a_model_says_so_and_words_still_work() {
+    let (_dir, root, db) = corpus();
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    let page = get(s.port, "/search?q=alert&meaning=true", None, &[]);
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("class=\"error\""), "{}", page.body);
+    let words = get(s.port, "/search?q=alert", None, &[]);
+    assert!(words.body.contains("class=\"hit"), "{}", words.body);
 }
