@@ -167,46 +167,24 @@ pub fn search_sessions(c: &Call, a: SearchArgs) -> Answer {
 }
 
 /// Hits ranked by meaning (`meaning: true`) or fused (a words query when the index holds
-/// vectors of the configured model); `None` when words alone rank.
+/// vectors of the configured model); `None` when words alone rank. The choice is the CLI's and
+/// the web page's (`app::meaning::ranked`); only the wording of a misuse is the tool's.
 fn by_meaning(
     c: &Call,
     opts: &SearchOptions,
     a: &SearchArgs,
 ) -> Result<Option<Vec<search::Hit>>, String> {
-    use crate::ingest::embed::indexed_model;
-    let words = matches!(opts.query, search::Query::Words { .. });
-    if a.meaning && !words {
+    if a.meaning && !matches!(opts.query, search::Query::Words { .. }) {
         return Err("meaning ranks words by meaning: leave out literal and regex".into());
     }
-    if !words {
-        return Ok(None);
-    }
-    let indexed = indexed_model(&c.store.conn).map_err(sentence)?;
-    let model = crate::app::config::model_dir(None)
-        .map_err(|e| e.to_string())
-        .and_then(|dir| crate::meaning::StaticModel::load(&dir).map_err(sentence));
-    let model = match (model, indexed) {
-        (Ok(m), Some(i)) if m.id == i => m,
-        (Err(e), _) if a.meaning => return Err(e),
-        (Ok(m), Some(i)) if a.meaning => {
-            return Err(format!(
-                "the index's vectors are of model {i}, not {}; run `pidx sync --embed`",
-                m.id
-            ))
-        }
-        (_, None) if a.meaning => {
-            return Err("nothing is embedded yet; run `pidx sync --embed`".into())
-        }
-        _ => return Ok(None),
+    let how = crate::app::meaning::Ranking {
+        text: &a.query,
+        meaning: a.meaning,
+        words_only: false,
+        model: None,
     };
-    let run = if a.meaning {
-        search::search_meaning
-    } else {
-        search::search_hybrid
-    };
-    run(&c.store.conn, &c.scope, opts, (&model, &a.query), c.stop)
-        .map(Some)
-        .map_err(sentence)
+    crate::app::meaning::ranked(&c.store.conn, &c.scope, opts, &how, c.stop)
+        .map_err(|e| format!("{e:#}"))
 }
 
 /// Hits grouped by session in the order sessions first appear (the search ranks a session's
