@@ -245,17 +245,24 @@ fn line_counts(name: &str, args: &Map<String, Value>) -> Option<(i64, i64)> {
         let (a, r) = total.get_or_insert((0, 0));
         let old: Vec<&str> = old.map(lines).unwrap_or_default();
         let new: Vec<&str> = lines(new);
-        let head = old.iter().zip(&new).take_while(|(o, n)| o == n).count();
-        let tail = old[head..]
-            .iter()
-            .rev()
-            .zip(new[head..].iter().rev())
-            .take_while(|(o, n)| o == n)
-            .count();
+        let (head, tail) = kept_ends(&old, &new);
         *a += (new.len() - head - tail) as i64;
         *r += (old.len() - head - tail) as i64;
     });
     total
+}
+
+/// How many lines a replacement keeps unchanged at its start and, after those, at its end:
+/// what is left between them is what it changed.
+pub fn kept_ends(old: &[&str], new: &[&str]) -> (usize, usize) {
+    let head = old.iter().zip(new).take_while(|(o, n)| o == n).count();
+    let tail = old[head..]
+        .iter()
+        .rev()
+        .zip(new[head..].iter().rev())
+        .take_while(|(o, n)| o == n)
+        .count();
+    (head, tail)
 }
 
 /// The lines of a text, `\r\n` and a final newline taken as pi's edit does (normalised to LF).

@@ -8,7 +8,7 @@ use rusqlite::{params_from_iter, Connection};
 use serde::Serialize;
 
 use super::{absolute, name_sessions, Who};
-use crate::pi::touches::{changes_in_line, lines};
+use crate::pi::touches::{changes_in_line, kept_ends, lines};
 use crate::store::filter::{self, Where};
 use crate::store::jsonl;
 
@@ -257,13 +257,7 @@ fn diff_of(path: &str, offset: i64, len: i64, block: i64, call_id: &Option<Strin
     for c in changes_in_line(&line, block, call_id.as_deref()) {
         let old = c.old.as_deref().map(lines).unwrap_or_default();
         let new = lines(&c.new);
-        let head = old.iter().zip(&new).take_while(|(o, n)| o == n).count();
-        let tail = old[head..]
-            .iter()
-            .rev()
-            .zip(new[head..].iter().rev())
-            .take_while(|(o, n)| o == n)
-            .count();
+        let (head, tail) = kept_ends(&old, &new);
         for (sign, side) in [("-", &old), ("+", &new)] {
             let changed = &side[head..side.len() - tail];
             for l in changed.iter().take(DIFF_LINES) {
