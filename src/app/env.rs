@@ -35,6 +35,9 @@ pub struct Options {
     pub source: Option<String>,
     /// Redact secrets in what is printed.
     pub redact: bool,
+    /// How `--pg` connects: the team crate's opener, given by the binary (the core crate
+    /// knows no PostgreSQL).
+    pub team: Option<crate::query::TeamOpener>,
 }
 
 impl Options {

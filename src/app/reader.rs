@@ -5,7 +5,7 @@
 use anyhow::Result;
 
 use super::env::{Env, First};
-use crate::query::Reader;
+use crate::query::{Reader, TeamServer};
 use crate::store::{Scope, Store};
 
 /// An opened index, local or the team server's connection.
@@ -15,10 +15,7 @@ pub enum Opened {
         scope: Scope,
         unread: Vec<String>,
     },
-    Server {
-        client: postgres::Client,
-        source: Option<String>,
-    },
+    Server(Box<dyn TeamServer>),
 }
 
 impl Opened {
@@ -38,7 +35,7 @@ impl Opened {
                 scope: scope.clone(),
                 unread: unread.clone(),
             }),
-            Opened::Server { client, source } => Reader::server(client, source.clone()),
+            Opened::Server(server) => server.reader(),
         }
     }
 
@@ -46,7 +43,7 @@ impl Opened {
     pub fn local(&self) -> Option<&Store> {
         match self {
             Opened::Local { store, .. } => Some(store),
-            Opened::Server { .. } => None,
+            Opened::Server(_) => None,
         }
     }
 }
@@ -65,10 +62,11 @@ impl Env {
     /// Connection, index and sync errors.
     pub fn open_reader(&self, first: Option<First>) -> Result<Opened> {
         if let Some(url) = self.global.pg_url() {
-            return Ok(Opened::Server {
-                client: crate::store::pg::connect_reader(&url)?,
-                source: self.global.source.clone(),
-            });
+            let open = self
+                .global
+                .team
+                .ok_or_else(|| anyhow::anyhow!("--pg: this build of pidx has no team tier"))?;
+            return Ok(Opened::Server(open(&url, self.global.source.clone())?));
         }
         let (store, scope, deferred) = self.open_fresh_first(first)?;
         Ok(Opened::Local {

@@ -62,6 +62,7 @@ impl Global {
             pg: self.pg.clone(),
             source: self.source.clone(),
             redact: self.redact,
+            team: Some(crate::team::reads::open),
         }
     }
 }

@@ -131,10 +131,10 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
         Reader::Local { conn, scope, .. } => {
             crate::app::meaning::ranked(conn, scope, &opts, &how, &stop)?
         }
-        Reader::Server { .. } if args.meaning => {
+        Reader::Server(_) if args.meaning => {
             bail!("--meaning needs the local index's embeddings; the team server has none (leave out --pg)")
         }
-        Reader::Server { .. } => None,
+        Reader::Server(_) => None,
     };
     let (mut hits, explain) = match by_meaning {
         Some(hits) => (hits, None),

@@ -23,7 +23,7 @@ pub fn run(env: &Env, args: &SessionArg, out: &mut Out) -> Result<Found> {
         Reader::Local { conn, .. } => {
             commits::of_session(conn, session.file_id, &detail.cwd).unwrap_or_default()
         }
-        Reader::Server { .. } => Vec::new(),
+        Reader::Server(_) => Vec::new(),
     };
     reader.finish()?;
     if env.global.json {

@@ -59,7 +59,7 @@ pub fn run(env: &Env, args: &StatsArgs, out: &mut Out) -> Result<Found> {
                 && !scope.narrows();
             figures(env, conn, scope, &opts, label_all)?
         }
-        Reader::Server { .. } => (stats::figures(&mut reader, &opts)?, None),
+        Reader::Server(_) => (stats::figures(&mut reader, &opts)?, None),
     };
     let found = rows.iter().any(|r| r.figures != Figures::default());
     if env.global.json {

@@ -11,8 +11,6 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::query::Reader;
 use crate::store::schema::TITLE;
 
-pub mod server;
-
 /// The shortest prefix shown, however unique a shorter one would be.
 pub const MIN_LEN: usize = 8;
 
@@ -72,7 +70,7 @@ pub fn handles_among<'a>(
 }
 
 /// The handle of each of `sessions` among `ids` and `unread`.
-fn named(
+pub fn named(
     ids: &Ids,
     sessions: Vec<Session>,
     unread: &[String],
@@ -109,12 +107,12 @@ pub fn handles_in<'a>(
 ) -> crate::Result<HashMap<i64, String>> {
     match reader {
         Reader::Local { conn, unread, .. } => Ok(handles_among(conn, sessions, unread)?),
-        Reader::Server { tx, source } => server::handles(tx, source.as_deref(), sessions),
+        Reader::Server(server) => server.handles(sessions.into_iter().collect()),
     }
 }
 
 /// Where the other sessions' ids come from.
-enum Ids<'c> {
+pub enum Ids<'c> {
     Lookups(&'c Connection),
     /// Every session id, in order.
     All(Vec<String>),
@@ -301,7 +299,7 @@ pub fn labels_in<'a>(
 ) -> crate::Result<HashMap<String, String>> {
     match reader {
         Reader::Local { conn, .. } => Ok(labels_by_path(conn, paths)?),
-        Reader::Server { tx, source } => server::labels_by_path(tx, source.as_deref(), paths),
+        Reader::Server(server) => server.labels_by_path(paths.into_iter().collect()),
     }
 }
 

@@ -2,8 +2,6 @@
 //! summary only. `--all` is `listAll()`; the default is `list(cwd)`, which reads the cwd's own
 //! folder in a tree root (no header filtering, as pi) and filters flat roots by header cwd.
 
-pub mod server;
-
 use rusqlite::{Connection, OptionalExtension};
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::Value;
@@ -355,21 +353,8 @@ pub fn listing(
             }
             return Ok((sessions, before));
         }
-        Reader::Server { tx, source } => {
-            let (source, cwd) = (source.as_deref(), opts.cwd.as_deref());
-            match query {
-                None => {
-                    let rows = server::list_sessions(tx, source, cwd, opts.limit, opts.with_text)?;
-                    let n = rows.len();
-                    (rows, n)
-                }
-                Some(q) => {
-                    let every = server::list_sessions(tx, source, cwd, None, false)?;
-                    let before = every.len();
-                    let rows = server::filter_and_sort(tx, every, q, opts.limit, opts.with_text)?;
-                    (rows, before)
-                }
-            }
+        Reader::Server(server) => {
+            server.list(opts.cwd.as_deref(), query, opts.limit, opts.with_text)?
         }
     };
     if redact {

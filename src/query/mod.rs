@@ -11,7 +11,6 @@ mod reader;
 pub mod resolve;
 pub mod search;
 pub mod secrets;
-pub(crate) mod server;
 pub mod shape;
 pub mod show;
 pub mod similar;
@@ -21,4 +20,4 @@ pub mod status;
 
 pub mod tree;
 
-pub use reader::Reader;
+pub use reader::{Reader, TeamOpener, TeamReads, TeamServer};

@@ -1,12 +1,24 @@
 //! Where a query reads: the local SQLite index or the team server (`pidx --pg URL`). Each query
-//! module has one entry point over a [`Reader`], which runs its local SQL or its server half
-//! (`query::*::server`, beside it); the front doors choose the reader and print the answer with
-//! the same presentation code whichever it was.
+//! module has one entry point over a [`Reader`]; on the local index it runs its own SQL, on the
+//! team server it asks [`TeamReads`], which the team crate implements over PostgreSQL (this
+//! crate knows no server). The front doors print the answer with the same presentation code
+//! whichever it was.
+
+use std::collections::HashMap;
+use std::time::Duration;
 
 use rusqlite::Connection;
 
 use crate::error::Result;
-use crate::store::pg::server_err;
+use crate::query::context::ContextPlan;
+use crate::query::handle::Session;
+use crate::query::list::SessionInfo;
+use crate::query::resolve::Resolved;
+use crate::query::search::{Hit, SearchOptions};
+use crate::query::show::SessionDetail;
+use crate::query::sql::Table;
+use crate::query::stats::{Row, StatsOptions};
+use crate::query::tree::Tree;
 use crate::store::Scope;
 
 /// The index a query reads.
@@ -19,29 +31,14 @@ pub enum Reader<'c> {
         /// before a long first sync finished): handles stay unique among them too.
         unread: Vec<String>,
     },
-    /// The team server, in one `READ ONLY` transaction; every row names its source, and
-    /// `source` (`--source`) restricts to one.
-    Server {
-        tx: postgres::Transaction<'c>,
-        source: Option<String>,
-    },
+    /// The team server, in one read-only transaction; every row names its source.
+    Server(Box<dyn TeamReads + 'c>),
 }
 
-impl<'c> Reader<'c> {
-    /// A reader of the team server through `client` (`store::pg::connect_reader`).
-    ///
-    /// # Errors
-    /// Server errors.
-    pub fn server(client: &'c mut postgres::Client, source: Option<String>) -> Result<Self> {
-        Ok(Reader::Server {
-            tx: crate::store::pg::read_only(client)?,
-            source,
-        })
-    }
-
+impl Reader<'_> {
     /// Whether this reads the team server.
     pub fn is_server(&self) -> bool {
-        matches!(self, Reader::Server { .. })
+        matches!(self, Reader::Server(_))
     }
 
     /// Ends the read (the server's transaction commits: nothing was written).
@@ -51,7 +48,65 @@ impl<'c> Reader<'c> {
     pub fn finish(self) -> Result<()> {
         match self {
             Reader::Local { .. } => Ok(()),
-            Reader::Server { tx, .. } => tx.commit().map_err(server_err),
+            Reader::Server(server) => server.finish(),
         }
     }
 }
+
+/// The team server's half of every query, over one read-only transaction restricted to a
+/// source when `--source` named one. Each method answers what the local query of the same name
+/// answers, in the same types, so one presentation prints both.
+pub trait TeamReads {
+    /// pi's `list` over the server's sessions (one folder's with `cwd`), filtered and ordered
+    /// as pi's picker when `query` is given; with how many there were before the filter.
+    fn list(
+        &mut self,
+        cwd: Option<&str>,
+        query: Option<&str>,
+        limit: Option<usize>,
+        with_text: bool,
+    ) -> Result<(Vec<SessionInfo>, usize)>;
+
+    /// The session `arg` means (a path, an id, a prefix or a handle).
+    fn resolve(&mut self, arg: &str) -> Result<Resolved>;
+
+    /// Everything about one session, with its handle.
+    fn show(&mut self, session: &Resolved) -> Result<SessionDetail>;
+
+    /// pi's `getTree` of a session.
+    fn tree(&mut self, session: &Resolved) -> Result<Tree>;
+
+    /// pi's context at `leaf` (`None`: the session's leaf), its lines fetched with the path.
+    fn context_plan(&mut self, session: &Resolved, leaf: Option<&str>) -> Result<ContextPlan>;
+
+    /// Search hits, ranked as the local search ranks them.
+    fn search(&mut self, opts: &SearchOptions, include_silent: bool) -> Result<Vec<Hit>>;
+
+    /// Figures grouped as `opts` asks.
+    fn stats(&mut self, opts: &StatsOptions) -> Result<Vec<Row>>;
+
+    /// One read-only statement, stopped after `limit`.
+    fn sql(&mut self, sql: &str, limit: Duration) -> Result<Table>;
+
+    /// Each session's handle, unique among the server's sessions.
+    fn handles(&mut self, sessions: Vec<Session<'_>>) -> Result<HashMap<i64, String>>;
+
+    /// The labels of the sessions at `paths`, by path.
+    fn labels_by_path(&mut self, paths: Vec<&str>) -> Result<HashMap<String, String>>;
+
+    /// Commits the read-only transaction.
+    fn finish(self: Box<Self>) -> Result<()>;
+}
+
+/// A connection to the team server, opened by the team crate (`app::Options::team`): one
+/// reader per answer.
+pub trait TeamServer {
+    /// The reader of one answer, in one read-only transaction ended by `Reader::finish`.
+    ///
+    /// # Errors
+    /// Server errors.
+    fn reader(&mut self) -> Result<Reader<'_>>;
+}
+
+/// Connects to the team server at a URL, kept to one source's sessions when one is given.
+pub type TeamOpener = fn(url: &str, source: Option<String>) -> anyhow::Result<Box<dyn TeamServer>>;

@@ -4,8 +4,6 @@
 //! anything else is an exact session id, then a unique id prefix. Several matches are an error
 //! listing at most ten candidates by handle, age and first message.
 
-pub mod server;
-
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension};
@@ -34,7 +32,7 @@ pub struct Resolved {
 pub fn resolve(reader: &mut Reader, arg: &str) -> Result<Resolved> {
     match reader {
         Reader::Local { conn, scope, .. } => resolve_session(conn, scope, arg),
-        Reader::Server { tx, source } => server::resolve(tx, source.as_deref(), arg),
+        Reader::Server(server) => server.resolve(arg),
     }
 }
 

@@ -2,8 +2,6 @@
 //! hide it), header, counts by role, labels, the current leaf, skipped lines, and pi's own
 //! `/session` figures (`getSessionStats`, docs/pi-format.md §8.5) with a per-model cost breakdown.
 
-pub mod server;
-
 use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 use serde_json::Value;
@@ -211,10 +209,7 @@ pub fn show_session_among(
 pub fn show(reader: &mut Reader, session: &Resolved) -> Result<SessionDetail> {
     match reader {
         Reader::Local { conn, unread, .. } => show_session_among(conn, session, unread),
-        Reader::Server { tx, source } => {
-            let handle = handle::server::handle_of(tx, source.as_deref(), session)?;
-            server::show(tx, session, handle)
-        }
+        Reader::Server(server) => server.show(session),
     }
 }
 
@@ -353,7 +348,7 @@ pub fn labels(conn: &Connection, file_id: i64) -> Result<Vec<(String, String)>> 
 }
 
 /// pi's label map from the label entries' (target, label) in file order.
-fn fold_labels(rows: Vec<(Option<String>, Option<String>)>) -> Vec<(String, String)> {
+pub fn fold_labels(rows: Vec<(Option<String>, Option<String>)>) -> Vec<(String, String)> {
     let mut map: indexmap_like::Ordered = indexmap_like::Ordered::default();
     for (target, label) in rows {
         let target = target.unwrap_or_default();

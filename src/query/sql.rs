@@ -14,8 +14,6 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::query::Reader;
 
-pub mod server;
-
 /// Column names and rows of a query's result.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
@@ -117,7 +115,7 @@ pub fn run(conn: &Connection, sql: &str, limit: Duration) -> Result<Table> {
 pub fn query(reader: &mut Reader, sql: &str, limit: Duration) -> Result<Table> {
     match reader {
         Reader::Local { conn, .. } => run(conn, sql, limit),
-        Reader::Server { tx, .. } => server::run(tx, sql, limit),
+        Reader::Server(server) => server.sql(sql, limit),
     }
 }
 

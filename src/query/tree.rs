@@ -3,8 +3,6 @@
 //! timestamp ascending, stably. Output is written iteratively, so a 100k-deep chain cannot
 //! overflow the stack, and a node is never printed inside itself.
 
-pub mod server;
-
 use std::collections::HashMap;
 
 use rusqlite::Connection;
@@ -93,7 +91,7 @@ pub fn build_tree(conn: &Connection, session: &Resolved) -> Result<Tree> {
 pub fn tree(reader: &mut Reader, session: &Resolved) -> Result<Tree> {
     match reader {
         Reader::Local { conn, .. } => build_tree(conn, session),
-        Reader::Server { tx, .. } => server::tree(tx, session),
+        Reader::Server(server) => server.tree(session),
     }
 }
 

@@ -75,24 +75,6 @@ impl Where {
         out
     }
 
-    /// The values to bind on PostgreSQL, in placeholder order.
-    pub fn pg_params(&self) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
-        /// A NULL (typed as text: the server infers the placeholder's type from its use).
-        static NULL: Option<String> = None;
-        self.args
-            .iter()
-            .map(|v| -> &(dyn postgres::types::ToSql + Sync) {
-                match v {
-                    Value::Null => &NULL,
-                    Value::Integer(i) => i,
-                    Value::Real(r) => r,
-                    Value::Text(t) => t,
-                    Value::Blob(b) => b,
-                }
-            })
-            .collect()
-    }
-
     /// `LIMIT ?` with `n` bound (call after the last condition), or nothing.
     pub fn limit(&mut self, n: Option<usize>) -> &'static str {
         match n {
@@ -170,7 +152,7 @@ mod tests {
             w.pg_sql(),
             "s.source = $1 AND e.ts_ms >= $2 AND s.fid IN ($3, $4)"
         );
-        assert_eq!(w.pg_params().len(), 4);
+        assert_eq!(w.values().len(), 4);
         assert_eq!(Where::default().pg_sql(), "true");
     }
 }

@@ -1,5 +1,6 @@
-//! The team tier's engine: sending this machine's index to the team server (`push`). The
-//! server's storage is `store::pg`; its answers are the local queries' server halves
-//! (`query::*::server`, chosen by `query::Reader`). Nothing here knows the command line.
+//! The team tier: the server's answers to every query (`reads`, behind `query::TeamReads`) and
+//! sending this machine's index to the server (`push`). The server's storage is `store::pg`.
+//! Nothing here knows the command line.
 
 pub mod push;
+pub mod reads;

@@ -6,8 +6,6 @@
 //! One deliberate difference: pi loops forever on a parent cycle; here the walk stops at the
 //! first entry it has already visited and the result says so (`cycle`).
 
-pub mod server;
-
 use std::fs::File;
 use std::io::Write;
 
@@ -153,6 +151,32 @@ pub struct ContextPlan {
 }
 
 impl ContextPlan {
+    /// The plan of pi's `buildSessionContext` over a whole path (root first, as `ANCESTORS`
+    /// walks it) whose lines come from `lines` (the team server's raw rows).
+    ///
+    /// # Errors
+    /// As [`build_context`].
+    pub fn of_path(
+        path: Vec<PathEntry>,
+        cycle: bool,
+        lines: Box<dyn Lines + Send>,
+    ) -> Result<ContextPlan> {
+        let mut settings = settings(&path, lines.as_ref())?;
+        settings.cycle = cycle;
+        settings.path_len = path.len();
+        let leaf_id = path.last().and_then(|e| e.id.clone());
+        let entries = context_entries(&path);
+        let edits = edits_of(&entries);
+        Ok(ContextPlan {
+            settings,
+            entries,
+            edits,
+            lines: Some(lines),
+            leaf_id,
+            openclaw: false,
+        })
+    }
+
     /// How many context entries there are (each gives zero, one or two messages).
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -274,7 +298,7 @@ impl ContextPlan {
 }
 
 /// The plan with no entries: a session without any (pi's context of a new session).
-fn empty_plan() -> ContextPlan {
+pub fn empty_plan() -> ContextPlan {
     ContextPlan {
         settings: Context {
             thinking_level: Some("off".into()),
@@ -296,7 +320,7 @@ fn empty_plan() -> ContextPlan {
 pub fn plan(reader: &mut Reader, session: &Resolved, leaf: Option<&str>) -> Result<ContextPlan> {
     match reader {
         Reader::Local { conn, .. } => plan_context(conn, session, leaf),
-        Reader::Server { tx, .. } => server::plan(tx, session, leaf),
+        Reader::Server(server) => server.context_plan(session, leaf),
     }
 }
 

@@ -4,8 +4,6 @@
 //! confirmed against the entry's own line in the JSONL, so literal search finds exactly what a
 //! plain scan finds.
 
-pub mod server;
-
 mod joined;
 mod literal;
 mod meaning;
@@ -165,13 +163,7 @@ pub fn run(
             let (hits, explain) = search_explained(conn, &scope, opts, stop)?;
             Ok((hits, Some(explain)))
         }
-        Reader::Server { tx, source } => {
-            let on = server::On {
-                source: source.as_deref(),
-                include_silent,
-            };
-            Ok((server::search(tx, &on, opts)?, None))
-        }
+        Reader::Server(server) => Ok((server.search(opts, include_silent)?, None)),
     }
 }
 

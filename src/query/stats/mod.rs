@@ -8,8 +8,6 @@
 //! `store::copies`), except when grouping by session: each session's figures are then pi's own
 //! `/session` numbers, which count every entry in the file.
 
-pub mod server;
-
 use std::collections::BTreeMap;
 
 use chrono::{Datelike, TimeZone};
@@ -482,9 +480,13 @@ fn tool_sql(dims: &[Dim], where_: &str) -> String {
 pub fn figures(reader: &mut Reader, opts: &StatsOptions) -> Result<Vec<Row>> {
     match reader {
         Reader::Local { conn, scope, .. } => stats(conn, scope, opts),
-        Reader::Server { tx, source } => server::stats(tx, source.as_deref(), opts),
+        Reader::Server(server) => server.stats(opts),
     }
 }
+
+/// The dimensions the team server groups by (`Dim::parse_server`).
+pub const SERVER_DIMS: &str =
+    "source, project, model, provider, session, tool, agent, channel, day, week, month";
 
 /// A `--by` value for the team server.
 ///
@@ -494,7 +496,7 @@ pub fn parse_server_dim(s: &str) -> Result<Dim> {
     Dim::parse_server(s).ok_or_else(|| {
         Error::Invalid(format!(
             "--by {s}: with --pg, group by one of {}",
-            server::DIMS
+            SERVER_DIMS
         ))
     })
 }

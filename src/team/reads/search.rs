@@ -18,13 +18,13 @@ use std::collections::{HashMap, HashSet};
 use postgres::Transaction;
 use regex::Regex;
 
+use super::on as server;
 use crate::error::{Error, Result};
 use crate::pi::js;
 use crate::pi::text::TextKind;
 use crate::query::search::SearchOptions;
 use crate::query::search::{group_by_session, required_runs, terms_regex, Hit, Query};
 use crate::query::search::{OneHitPerCopy, Snippet};
-use crate::query::server;
 use crate::store::filter::{int, text, Where};
 use crate::store::pg::server_err;
 use crate::store::pg::words::{lexeme, phrase, words};
@@ -169,7 +169,7 @@ fn confirmed(
     q: &SearchOptions,
     matcher: &Matcher,
 ) -> Result<Vec<Hit>> {
-    let portal = tx.bind(sql, &c.pg_params()).map_err(server_err)?;
+    let portal = tx.bind(sql, &server::params(&c)).map_err(server_err)?;
     let mut paths: HashMap<i64, HashSet<i64>> = HashMap::new();
     let mut hits = OneHitPerCopy::default();
     loop {

@@ -3,9 +3,9 @@
 
 use postgres::Transaction;
 
+use super::on as server;
 use crate::error::{Error, Result};
 use crate::query::resolve::Resolved;
-use crate::query::server;
 use crate::store::filter::text;
 use crate::store::pg::server_err;
 
@@ -56,7 +56,7 @@ pub fn resolve(tx: &mut Transaction, source: Option<&str>, arg: &str) -> Result<
         c.pg_sql(),
         n = c.values().len() + 1
     );
-    let mut params = c.pg_params();
+    let mut params = server::params(&c);
     let arg_owned = arg.to_string();
     params.push(&arg_owned);
     let rows = tx.query(&sql, &params).map_err(server_err)?;

@@ -4,10 +4,10 @@
 use postgres::Transaction;
 use serde_json::Value;
 
+use super::on::{self as server, MODIFIED};
 use crate::error::Result;
 use crate::pi::rawjson::member;
 use crate::query::list::{GatewayInfo, SessionInfo};
-use crate::query::server::{self, MODIFIED};
 use crate::store::filter::int;
 use crate::store::pg::server_err;
 
@@ -36,7 +36,10 @@ pub fn list_sessions(
             c.pg_sql(),
             n - 1
         );
-        if let Some(row) = tx.query_opt(&sql, &c.pg_params()).map_err(server_err)? {
+        if let Some(row) = tx
+            .query_opt(&sql, &server::params(&c))
+            .map_err(server_err)?
+        {
             let boundary: i64 = row.get(0);
             c.and(format!("{MODIFIED} >= ?"), [int(boundary)]);
         }
@@ -49,7 +52,7 @@ pub fn list_sessions(
          FROM sessions s WHERE {} ORDER BY modified DESC, s.mtime_ns DESC",
         c.pg_sql()
     );
-    let rows = tx.query(&sql, &c.pg_params()).map_err(server_err)?;
+    let rows = tx.query(&sql, &server::params(&c)).map_err(server_err)?;
     let mut out: Vec<(SessionInfo, i64, String)> = rows.iter().map(listed).collect();
     let by_name = cwd.is_some();
     out.sort_by(|a, b| {

@@ -5,9 +5,9 @@
 
 use postgres::Transaction;
 
+use super::on as server;
 use crate::error::{Error, Result};
-use crate::query::server;
-use crate::query::stats::{Figures, Row, StatsOptions, Zone};
+use crate::query::stats::{Figures, Row, StatsOptions, Zone, SERVER_DIMS};
 use crate::store::filter::{int, text, Where};
 use crate::store::pg::server_err;
 
@@ -25,10 +25,6 @@ struct PgStats {
     /// not), so that the rollups can answer.
     pub zone_on_quarters: bool,
 }
-
-/// The dimensions the server groups by.
-pub const DIMS: &str =
-    "source, project, model, provider, session, tool, agent, channel, day, week, month";
 
 fn dim_sql(dim: &str) -> Option<&'static str> {
     Some(match dim {
@@ -100,7 +96,9 @@ fn stats_of(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
     let mut keys = Vec::new();
     for d in &o.by {
         let sql = dim_sql(d).ok_or_else(|| {
-            Error::Invalid(format!("--by {d}: with --pg, group by one of {DIMS}"))
+            Error::Invalid(format!(
+                "--by {d}: with --pg, group by one of {SERVER_DIMS}"
+            ))
         })?;
         keys.push(sql);
     }
@@ -123,7 +121,7 @@ fn stats_of(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
         c.and("e.ts_ms < ?", [int(t)]);
     }
     let sql = query_sql(o, &keys, &c.pg_sql());
-    let rows = tx.query(&sql, &c.pg_params()).map_err(server_err)?;
+    let rows = tx.query(&sql, &server::params(&c)).map_err(server_err)?;
     let n = keys.len();
     let mut out: Vec<Row> = rows
         .iter()

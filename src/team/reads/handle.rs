@@ -5,9 +5,9 @@ use std::collections::HashMap;
 
 use postgres::Transaction;
 
-use super::{named, Ids, Session};
+use super::resolve::key;
 use crate::error::Result;
-use crate::query::resolve::server::key;
+use crate::query::handle::{named, Ids, Session};
 use crate::query::resolve::Resolved;
 use crate::store::pg::server_err;
 

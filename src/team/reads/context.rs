@@ -5,9 +5,9 @@ use std::collections::HashMap;
 
 use postgres::Transaction;
 
-use super::{empty_plan, ContextPlan, Lines, PathEntry};
+use super::resolve::key;
 use crate::error::{Error, Result};
-use crate::query::resolve::server::key;
+use crate::query::context::{empty_plan, ContextPlan, Lines, PathEntry};
 use crate::query::resolve::Resolved;
 use crate::store::pg::server_err;
 
@@ -131,31 +131,5 @@ pub fn plan(tx: &mut Transaction, s: &Resolved, leaf: Option<&str>) -> Result<Co
         });
     }
     path.reverse();
-    plan_of_path(path, cycle, Box::new(lines))
-}
-
-/// The plan of pi's `buildSessionContext` over a whole path (root first, as `ANCESTORS` walks
-/// it) whose lines come from `lines`: the team server's raw rows.
-///
-/// # Errors
-/// As [`build_context`].
-fn plan_of_path(
-    path: Vec<PathEntry>,
-    cycle: bool,
-    lines: Box<dyn Lines + Send>,
-) -> Result<ContextPlan> {
-    let mut settings = super::messages::settings(&path, lines.as_ref())?;
-    settings.cycle = cycle;
-    settings.path_len = path.len();
-    let leaf_id = path.last().and_then(|e| e.id.clone());
-    let entries = super::messages::context_entries(&path);
-    let edits = super::messages::edits_of(&entries);
-    Ok(ContextPlan {
-        settings,
-        entries,
-        edits,
-        lines: Some(lines),
-        leaf_id,
-        openclaw: false,
-    })
+    ContextPlan::of_path(path, cycle, Box::new(lines))
 }

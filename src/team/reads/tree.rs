@@ -2,9 +2,9 @@
 
 use postgres::Transaction;
 
+use super::context::loadability;
+use super::resolve::key;
 use crate::error::{Error, Result};
-use crate::query::context::server::loadability;
-use crate::query::resolve::server::key;
 use crate::query::resolve::Resolved;
 use crate::query::tree::{tree_of, Node, Tree};
 use crate::store::pg::server_err;

@@ -2,6 +2,8 @@
 //! and its conditions over `sessions s`, bound as every query binds them (`store::filter::Where`,
 //! numbered for PostgreSQL by `Where::pg_sql`).
 
+use rusqlite::types::Value;
+
 use crate::store::filter::{text, Where};
 
 /// pi's `modified` over the server's `sessions s` (as `store::schema::MODIFIED`).
@@ -30,4 +32,22 @@ pub fn cwd(w: &mut Where, cwd: &str) {
           OR (s.layout NOT IN ('tree', 'gateway') AND s.dir = s.root AND s.cwd = ?))",
         [text(folder), text(cwd.clone()), text(cwd)],
     );
+}
+
+/// `w`'s values to bind on PostgreSQL, in placeholder order (`Where::pg_sql` numbers them).
+pub fn params(w: &Where) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
+    /// A NULL (typed as text: the server infers the placeholder's type from its use).
+    static NULL: Option<String> = None;
+    w.values()
+        .iter()
+        .map(|v| -> &(dyn postgres::types::ToSql + Sync) {
+            match v {
+                Value::Null => &NULL,
+                Value::Integer(i) => i,
+                Value::Real(r) => r,
+                Value::Text(t) => t,
+                Value::Blob(b) => b,
+            }
+        })
+        .collect()
 }

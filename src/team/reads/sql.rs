@@ -5,8 +5,8 @@ use std::time::Duration;
 use postgres::Transaction;
 use serde_json::Value;
 
-use super::Table;
 use crate::error::Result;
+use crate::query::sql::Table;
 use crate::store::pg::server_err;
 
 /// One user query, read-only, each row as a JSON object (`to_json` keeps the column order and

@@ -5,12 +5,12 @@ use postgres::types::FromSql;
 use postgres::Transaction;
 use serde_json::Value;
 
-use super::{fold_labels, ModelUsage, SessionDetail, SessionStats, Tokens};
+use super::on::MODIFIED;
+use super::resolve::key;
 use crate::error::{Error, Result};
 use crate::pi::js;
-use crate::query::resolve::server::key;
 use crate::query::resolve::Resolved;
-use crate::query::server::MODIFIED;
+use crate::query::show::{fold_labels, ModelUsage, SessionDetail, SessionStats, Tokens};
 use crate::store::pg::server_err;
 
 /// pi's per-model keys (as the local `MODELS`), keys in byte order.
