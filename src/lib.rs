@@ -1,25 +1,16 @@
 //! pidx: an SQLite index over pi's session transcripts.
 //!
-//! `ingest` discovers session files by pi's rules, reads each from its stored byte offset
-//! (complete lines only), parses and folds the lines into entry rows and a per-file listing
-//! summary, and `store::writer` commits each batch together with the file's new offset.
-//! `query` answers `list`, `show`, `context` and `tree` from the index exactly as pi's
-//! `SessionManager` would; `cli` renders the answers. The JSONL files are never written.
+//! This crate is the binary's: the front doors (`cli`, the picker `pick`, the MCP server `mcp`,
+//! the web server `web`) and the presentation they share (`present`). The index, its queries
+//! and the app floor are `pidx-core`'s, the team server is `pidx-team`'s; both are re-exported
+//! under their usual names so a front door writes `crate::store`, `crate::query`, `crate::team`.
 
-pub mod app;
-pub mod error;
-pub mod ingest;
-pub mod meaning;
-pub mod pi;
-pub mod store;
-pub mod team;
-pub mod term;
+pub use pidx_core::{app, error, ingest, meaning, pi, query, redact, store, term};
+pub use pidx_core::{Error, Result};
+pub use pidx_team as team;
 
-pub use error::{Error, Result};
 pub mod cli;
 pub mod mcp;
 pub mod pick;
 pub mod present;
-pub mod query;
-pub mod redact;
 pub mod web;

@@ -219,7 +219,7 @@ pub fn refuse_gateway_remote(g: &GatewayArgs, include_silent: bool) -> anyhow::R
 }
 
 /// `pidx serve`'s flags.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
     /// The address to listen on; another than loopback needs the access token.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7777")]
@@ -240,13 +240,25 @@ pub struct ServeArgs {
     pub open: bool,
 }
 
-impl ServeArgs {
-    pub fn options(&self) -> crate::web::Options {
-        crate::web::Options {
-            listen: self.listen,
-            token: self.token.clone(),
-            no_redact: self.no_redact,
-            open: self.open,
-        }
-    }
+/// `pidx pick [QUERY]`.
+#[derive(Args, Debug, Clone)]
+pub struct PickArgs {
+    /// Start with this text typed (as `pidx list --query`).
+    #[arg(allow_hyphen_values = true)]
+    pub query: Option<String>,
+    /// Print the chosen session's path on stdout instead of resuming it (the screen is drawn
+    /// on stderr). Without a terminal, prints the best match for QUERY.
+    #[arg(long)]
+    pub print: bool,
+    /// What Enter runs, through `sh -c`, in the session's directory; `{path}` is replaced by
+    /// the session file's path, quoted (added at the end when absent).
+    #[arg(long, env = "PIDX_PICK_EXEC", value_name = "CMD", default_value = crate::app::pi_agent::RESUME_EXEC)]
+    pub exec: Option<String>,
+    /// Start with every project instead of the current one.
+    #[arg(long)]
+    pub all: bool,
+    /// Only sessions whose successful edits or writes changed this file (or a file under
+    /// this folder, or matching this glob), as `pidx files` finds them.
+    #[arg(long, value_name = "PATH")]
+    pub file: Option<String>,
 }

@@ -11,7 +11,7 @@ use crate::ingest::sync::{sync, SyncOptions};
 use crate::present::output::Out;
 use crate::query::resolve;
 use crate::store::forgotten::{self, Forgotten};
-use crate::store::pg;
+use crate::team::pg;
 use crate::team::push::default_source;
 use crate::term::one_line;
 

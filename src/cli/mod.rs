@@ -37,20 +37,31 @@ pub use args::Global;
 
 pub use crate::app::outcome::Found;
 
-/// Runs one command.
+/// Where a command runs: the command line prints its answer itself; the picker, the MCP server
+/// and the web server are sibling front doors that `main.rs` starts with the opened [`Env`]
+/// (no front door imports another).
+pub enum Door {
+    /// The command ran here.
+    Done(Outcome),
+    Pick(Env, args::PickArgs),
+    Mcp(Env),
+    Serve(Env, args::ServeArgs),
+}
+
+/// Runs one command, or opens what another front door needs to run it.
 ///
 /// # Errors
 /// Anything that should end the program with exit code 2 (or 1 for `pidx::Error::NotFound`).
-pub fn run(cli: Cli) -> Result<Outcome> {
+pub fn run(cli: Cli) -> Result<Door> {
     refuse_meaningless_flags(&cli)?;
     if let Command::Skill(cmd) = &cli.command {
-        return skill::run(cmd).map(outcome);
+        return skill::run(cmd).map(done);
     }
     if let Command::Pi(cmd) = &cli.command {
-        return pi::run(cmd).map(outcome);
+        return pi::run(cmd).map(done);
     }
     if let Command::Model(cmd) = &cli.command {
-        return model::run(cmd).map(outcome);
+        return model::run(cmd).map(done);
     }
     let env = Env::new(&cli.global.options())?;
     // With --pg a reading command reads the team server (`app::Env::open_reader`): no local
@@ -58,26 +69,19 @@ pub fn run(cli: Cli) -> Result<Outcome> {
     if !(cli.global.pg_url().is_some() && reads_from_server(&cli.command)) {
         env.check_roots(matches!(cli.command, Command::Sync(_) | Command::Watch(_)))?;
     }
-    if let Command::Mcp = &cli.command {
-        // Before `Out` locks stdout: the server writes the protocol there itself.
-        return crate::mcp::run(env).map(outcome);
-    }
-    if let Command::Serve(args) = &cli.command {
-        return crate::web::run(env, args.options()).map(outcome);
+    // Before `Out` locks stdout: the MCP server writes the protocol there itself.
+    match &cli.command {
+        Command::Mcp => return Ok(Door::Mcp(env)),
+        Command::Serve(args) => return Ok(Door::Serve(env, args.clone())),
+        Command::Pick(args) => return Ok(Door::Pick(env, args.clone())),
+        _ => {}
     }
     let found = run_local(&env, &cli.command)?;
-    Ok(match env.files_left() {
-        Some(_) => Outcome::Incomplete,
-        None => outcome(found),
-    })
+    Ok(Door::Done(env.outcome(found)))
 }
 
-fn outcome(found: Found) -> Outcome {
-    if found {
-        Outcome::Results
-    } else {
-        Outcome::Nothing
-    }
+fn done(found: Found) -> Door {
+    Door::Done(Outcome::of(found))
 }
 
 /// Runs a command on the local index.
@@ -99,7 +103,6 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Stats(args) => stats::run(env, args, &mut out),
         Command::Sql(args) => sql::run(env, args, &mut out),
         Command::Report(args) => report::run(env, args, &mut out),
-        Command::Pick(args) => crate::pick::run(env, args),
         Command::Files(args) => files::run(env, args, &mut out),
         Command::Blame(args) => blame::run(env, args, &mut out),
         Command::Commits(args) => commits::run(env, args, &mut out),
@@ -108,6 +111,7 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Team(cmd) => team::run(env, cmd, &mut out),
         Command::Mcp
         | Command::Serve(_)
+        | Command::Pick(_)
         | Command::Skill(_)
         | Command::Pi(_)
         | Command::Model(_) => {
@@ -305,7 +309,7 @@ Without a terminal, `--print QUERY` prints the best match's path.\n\
 Shell: pi --session \"$(pidx pick --print)\"\n\
 Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     )]
-    Pick(crate::pick::PickArgs),
+    Pick(args::PickArgs),
     /// Serve the index to agents over the Model Context Protocol (stdio; read-only tools:
     /// search_sessions, list_sessions, get_session, get_context, get_tree, usage_stats,
     /// sql_query, file_history, blame). Set-up for Claude Code, Codex and Cursor: see docs/mcp.md.

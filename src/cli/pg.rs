@@ -6,7 +6,7 @@ use clap::Subcommand;
 use super::Found;
 use crate::app::env::Env;
 use crate::present::output::Out;
-use crate::store::pg;
+use crate::team::pg;
 
 #[derive(Subcommand, Debug)]
 pub enum PgCommand {

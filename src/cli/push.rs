@@ -6,7 +6,7 @@ use clap::Args;
 use super::Found;
 use crate::app::env::Env;
 use crate::present::output::Out;
-use crate::store::pg;
+use crate::team::pg;
 use crate::team::push::{default_source, push, PushOptions, PushReport};
 
 #[derive(Args, Debug)]

@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use super::Found;
 use crate::app::env::Env;
 use crate::present::output::Out;
-use crate::store::pg::{self, rights};
+use crate::team::pg::{self, rights};
 
 #[derive(Subcommand, Debug)]
 pub enum TeamCommand {

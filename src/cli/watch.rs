@@ -112,7 +112,7 @@ fn pusher(env: &Env, url: &str) -> crate::team::push::worker::Pusher {
     };
     crate::term::say(&format!(
         "pidx: pushing to {} as {}",
-        crate::store::pg::redact_url(url),
+        crate::team::pg::redact_url(url),
         crate::term::one_line(&opts.source)
     ));
     Pusher::spawn(

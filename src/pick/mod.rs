@@ -25,37 +25,30 @@ use crate::query::{list, picker};
 use app::{App, Effect};
 use enter::Choice;
 
-/// `pidx pick [QUERY]`.
-#[derive(clap::Args, Debug)]
-pub struct PickArgs {
+/// What `pidx pick` was asked (the command line's `pick` arguments, without clap).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
     /// Start with this text typed (as `pidx list --query`).
-    #[arg(allow_hyphen_values = true)]
     pub query: Option<String>,
-    /// Print the chosen session's path on stdout instead of resuming it (the screen is drawn
-    /// on stderr). Without a terminal, prints the best match for QUERY.
-    #[arg(long)]
+    /// Print the chosen session's path instead of resuming it.
     pub print: bool,
     /// What Enter runs, through `sh -c`, in the session's directory; `{path}` is replaced by
-    /// the session file's path, quoted (added at the end when absent).
-    #[arg(long, env = "PIDX_PICK_EXEC", value_name = "CMD", default_value = DEFAULT_EXEC)]
+    /// the session file's path, quoted (`None`: [`DEFAULT_EXEC`]).
     pub exec: Option<String>,
     /// Start with every project instead of the current one.
-    #[arg(long)]
     pub all: bool,
-    /// Only sessions whose successful edits or writes changed this file (or a file under
-    /// this folder, or matching this glob), as `pidx files` finds them.
-    #[arg(long, value_name = "PATH")]
+    /// Only sessions whose successful edits or writes changed this file.
     pub file: Option<String>,
 }
 
 /// What Enter runs when neither `--exec` nor `PIDX_PICK_EXEC` says otherwise.
-pub const DEFAULT_EXEC: &str = "pi --session {path}";
+pub use crate::app::pi_agent::RESUME_EXEC as DEFAULT_EXEC;
 
 /// Runs the picker, or without a terminal prints the best match for `--print QUERY`.
 ///
 /// # Errors
 /// No terminal (and not `--print QUERY`), index errors, a resume command that cannot start.
-pub fn run(env: &Env, args: &PickArgs) -> Result<Found> {
+pub fn run(env: &Env, args: &Options) -> Result<Found> {
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let cwd = cwd.to_string_lossy().into_owned();
     if !(io::stdin().is_terminal() && io::stderr().is_terminal()) {
@@ -148,7 +141,7 @@ fn print_best(env: &Env, query: &str, cwd: &str, file: Option<&str>) -> Result<F
 }
 
 /// What happens to the chosen session once the screen is restored.
-fn finish(args: &PickArgs, choice: &Choice) -> Result<Found> {
+fn finish(args: &Options, choice: &Choice) -> Result<Found> {
     if let Some(key) = &choice.gateway_key {
         if !args.print {
             crate::term::say("pidx: a gateway transcript: pi cannot resume it; its key and path:");

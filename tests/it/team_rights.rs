@@ -102,7 +102,7 @@ fn a_member_writes_only_its_own_source_even_with_hand_written_sql() {
 
     // Hand-written SQL as alice: nothing of bob's changes.
     let before = holding(&mut s.admin, "bob@desk");
-    let mut sql = pidx::store::pg::connect(&alice).unwrap();
+    let mut sql = pidx::team::pg::connect(&alice).unwrap();
     let refused = [
         "INSERT INTO sources (name) VALUES ('bob@desk-2')",
         "INSERT INTO bad_lines (source, fid, line, reason) VALUES ('bob@desk', 1, 1, 'x')",
@@ -291,7 +291,7 @@ fn a_limited_reader_sees_only_its_sources_and_projects() {
     // The shared reader role registered before schema 4 still reads everything.
     assert_eq!(listed(&s.reader).len(), 10);
     // A limited reader writes nothing.
-    let mut sql = pidx::store::pg::connect(&carol).unwrap();
+    let mut sql = pidx::team::pg::connect(&carol).unwrap();
     assert!(sql.batch_execute("DELETE FROM entries").is_err());
     assert!(sql
         .batch_execute("INSERT INTO sources (name) VALUES ('a@x-2')")

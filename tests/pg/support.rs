@@ -28,7 +28,7 @@ pub fn server(name: &str) -> Server {
             )
         });
     let admin_url = std::env::var("PIDX_TEST_PG_ADMIN_URL").unwrap();
-    let mut admin = pidx::store::pg::connect(&admin_url).unwrap();
+    let mut admin = pidx::team::pg::connect(&admin_url).unwrap();
     let db = format!("t_{name}");
     admin
         .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
@@ -37,9 +37,8 @@ pub fn server(name: &str) -> Server {
         .batch_execute(&format!("CREATE DATABASE {db} OWNER pidx_writer"))
         .unwrap();
     let in_db = |u: &str| u.replacen("///pidx?", &format!("///{db}?"), 1);
-    let admin =
-        pidx::store::pg::connect(&in_db(&admin_url.replacen("///postgres?", "///pidx?", 1)))
-            .unwrap();
+    let admin = pidx::team::pg::connect(&in_db(&admin_url.replacen("///postgres?", "///pidx?", 1)))
+        .unwrap();
     Server {
         url: in_db(&url),
         reader: in_db(&std::env::var("PIDX_TEST_PG_READER_URL").unwrap()),
@@ -95,7 +94,7 @@ pub fn dump(admin: &mut postgres::Client) -> String {
             .unwrap_or_default()
     };
     let mut out = q("SELECT string_agg((to_jsonb(s) - 'fid' - 'pushed_at')::text, E'\\n' ORDER BY source, path) FROM sessions s");
-    for table in pidx::store::pg::writer::CHILD_TABLES {
+    for table in pidx::team::pg::writer::CHILD_TABLES {
         out.push_str(&q(&format!(
             "SELECT string_agg(s.source || ' ' || s.path || ' ' || (to_jsonb(t) - 'fid')::text, E'\\n'
                     ORDER BY s.source, s.path, (to_jsonb(t) - 'fid')::text)

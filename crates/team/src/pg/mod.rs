@@ -1,0 +1,80 @@
+//! The team tier's PostgreSQL store: connecting (redacted errors, TLS), the schema
+//! (`migrate`), the per-source advisory lock, the one write path for `push` (`writer`), and
+//! per-member rights (`rights`). Queries against the server live beside the local ones
+//! (`pidx_core::query::*::server`); this module knows no pi semantics.
+
+mod conn;
+pub mod migrate;
+pub mod rights;
+pub mod values;
+pub mod words;
+pub mod writer;
+
+use postgres::Client;
+
+pub use conn::{connect, redact_url};
+
+use pidx_core::error::{Error, Result};
+
+/// Advisory lock key for applying migrations (database-wide).
+const LOCK_MIGRATE: i64 = 0x7069_6478_6d69_6772; // "pidxmigr"
+
+/// The driver's error as the library's, without the password (the driver never prints it;
+/// connection errors are redacted in `connect`).
+pub fn server_err(e: postgres::Error) -> Error {
+    Error::Server(message(&e))
+}
+
+/// The most useful text of a driver error: the server's message and detail, else the chain.
+pub fn message(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => match db.detail() {
+            Some(d) => format!("{} ({d})", db.message()),
+            None => db.message().to_string(),
+        },
+        None => conn::full_message(e),
+    }
+}
+
+/// A session-level advisory lock on one source: two pushes of the same source serialise; other
+/// sources never wait. Calls `waiting` once when another push holds it.
+///
+/// # Errors
+/// Server errors.
+pub fn lock_source(client: &mut Client, source: &str, waiting: impl FnOnce()) -> Result<()> {
+    let key = "SELECT hashtextextended('pidx push ' || $1, 0)";
+    let got: bool = client
+        .query_one(&format!("SELECT pg_try_advisory_lock(({key}))"), &[&source])
+        .map_err(server_err)?
+        .get(0);
+    if !got {
+        waiting();
+        client
+            .execute(&format!("SELECT pg_advisory_lock(({key}))"), &[&source])
+            .map_err(server_err)?;
+    }
+    Ok(())
+}
+
+/// Connects for reading: checks the schema; every query then runs in a `READ ONLY` transaction
+/// (see [`read_only`]).
+///
+/// # Errors
+/// As [`connect`] and [`migrate::check_readable`].
+pub fn connect_reader(url: &str) -> Result<Client> {
+    let mut client = connect(url)?;
+    migrate::check_readable(&mut client)?;
+    Ok(client)
+}
+
+/// A `READ ONLY` transaction: the server refuses any write inside it, whatever the role may do.
+///
+/// # Errors
+/// Server errors.
+pub fn read_only(client: &mut Client) -> Result<postgres::Transaction<'_>> {
+    client
+        .build_transaction()
+        .read_only(true)
+        .start()
+        .map_err(server_err)
+}

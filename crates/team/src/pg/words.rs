@@ -1,0 +1,229 @@
+//! The server's words: what `push` puts in `entry_text.tsv` and what `pidx --pg URL search`
+//! looks up. Split and folded by pidx rather than by PostgreSQL's `to_tsvector`, for two
+//! reasons: speed (the server's parser took 23 s of the 51 s first push of 1,000 sessions; a
+//! `tsvector` sent in binary costs the server nothing to parse) and agreement with the local
+//! index, whose FTS5 `unicode61 remove_diacritics 2` tokenizer splits the same way: words are
+//! runs of letters and digits (`main.rs` is `main` and `rs`), lower-cased, accents of Latin
+//! letters removed.
+
+use std::borrow::Cow;
+
+use postgres::types::{to_sql_checked, IsNull, ToSql, Type};
+
+use pidx_core::store::words::latin_base;
+
+/// PostgreSQL's limits: a lexeme's bytes, positions per lexeme, the largest position, and the
+/// bytes of a whole `tsvector` (kept under the server's 1 MiB with room for its alignment).
+const MAX_LEXEME: usize = 2047;
+const MAX_POSITIONS: usize = 256;
+const MAX_POSITION: usize = 16383;
+const MAX_BYTES: usize = 1_000_000;
+
+fn word_char(c: char) -> bool {
+    c.is_alphanumeric()
+}
+
+/// The words of `text`, in order, each lower-cased and without Latin accents.
+pub fn words(text: &str) -> Words<'_> {
+    Words { text, at: 0 }
+}
+
+pub struct Words<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = Cow<'a, str>;
+
+    fn next(&mut self) -> Option<Cow<'a, str>> {
+        let bytes = self.text.as_bytes();
+        let mut i = self.at;
+        while i < bytes.len() {
+            if bytes[i] < 0x80 {
+                if bytes[i].is_ascii_alphanumeric() {
+                    break;
+                }
+                i += 1;
+            } else {
+                let c = self.text[i..].chars().next()?;
+                if word_char(c) {
+                    break;
+                }
+                i += c.len_utf8();
+            }
+        }
+        if i >= bytes.len() {
+            self.at = bytes.len();
+            return None;
+        }
+        let start = i;
+        let mut plain = true;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b < 0x80 {
+                if !b.is_ascii_alphanumeric() {
+                    break;
+                }
+                plain &= !b.is_ascii_uppercase();
+                i += 1;
+            } else {
+                let c = self.text[i..].chars().next()?;
+                if !word_char(c) {
+                    break;
+                }
+                plain = false;
+                i += c.len_utf8();
+            }
+        }
+        self.at = i;
+        let w = &self.text[start..i];
+        Some(if plain {
+            Cow::Borrowed(w)
+        } else {
+            Cow::Owned(fold(w))
+        })
+    }
+}
+
+fn fold(word: &str) -> String {
+    let mut out = String::with_capacity(word.len());
+    for c in word.chars() {
+        out.extend(latin_base(c).unwrap_or(c).to_lowercase());
+    }
+    out
+}
+
+/// A `tsvector` in PostgreSQL's binary format (what `tsvectorrecv` reads: the lexemes sorted
+/// byte-wise, each once, with its increasing positions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TsVector(Vec<u8>);
+
+impl TsVector {
+    /// The words of `text` with their positions (1-based, capped as PostgreSQL caps them). A
+    /// text too big for one `tsvector` keeps positions only while they fit, then only lexemes.
+    pub fn of(text: &str) -> TsVector {
+        let mut occ: Vec<(Cow<str>, u16)> = words(text)
+            .enumerate()
+            .filter(|(_, w)| w.len() <= MAX_LEXEME)
+            .map(|(i, w)| (w, (i + 1).min(MAX_POSITION) as u16))
+            .collect();
+        occ.sort_unstable();
+        let mut out = Vec::with_capacity(16 + occ.len() * 4);
+        out.extend_from_slice(&0i32.to_be_bytes());
+        let mut count = 0i32;
+        let mut size = 0usize;
+        let mut with_positions = true;
+        let mut i = 0;
+        while i < occ.len() {
+            let lex = &occ[i].0;
+            let mut end = i;
+            while end < occ.len() && occ[end].0 == *lex {
+                end += 1;
+            }
+            let mut positions: Vec<u16> = occ[i..end].iter().map(|o| o.1).collect();
+            positions.dedup();
+            positions.truncate(MAX_POSITIONS);
+            if with_positions && size + lex.len() + 3 + 2 * positions.len() > MAX_BYTES / 2 {
+                with_positions = false;
+            }
+            if !with_positions {
+                positions.clear();
+            }
+            size += lex.len() + 3 + 2 * positions.len();
+            if size > MAX_BYTES {
+                break;
+            }
+            out.extend_from_slice(lex.as_bytes());
+            out.push(0);
+            out.extend_from_slice(&(positions.len() as u16).to_be_bytes());
+            for p in positions {
+                out.extend_from_slice(&p.to_be_bytes());
+            }
+            count += 1;
+            i = end;
+        }
+        out[..4].copy_from_slice(&count.to_be_bytes());
+        TsVector(out)
+    }
+}
+
+impl ToSql for TsVector {
+    fn to_sql(
+        &self,
+        _: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        out.extend_from_slice(&self.0);
+        Ok(IsNull::No)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::TS_VECTOR
+    }
+
+    to_sql_checked!();
+}
+
+/// One `tsquery` operand: the lexeme quoted (words hold only letters and digits; quotes and
+/// backslashes are escaped all the same).
+pub fn lexeme(word: &str) -> String {
+    format!("'{}'", word.replace('\\', "\\\\").replace('\'', "''"))
+}
+
+/// The `tsquery` of `text`'s words one after the other (`'a' <-> 'b'`), the last a prefix when
+/// `prefix`; `None` when `text` has no word.
+pub fn phrase(text: &str, prefix: bool) -> Option<String> {
+    let lexemes: Vec<String> = words(text).map(|w| lexeme(&w)).collect();
+    let mut out = lexemes.join(" <-> ");
+    if out.is_empty() {
+        return None;
+    }
+    if prefix {
+        out.push_str(":*");
+    }
+    Some(format!("({out})"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(s: &str) -> Vec<String> {
+        words(s).map(Cow::into_owned).collect()
+    }
+
+    #[test]
+    fn words_are_folded_runs_of_letters_and_digits() {
+        assert_eq!(all("Open main.rs:42"), ["open", "main", "rs", "42"]);
+        assert_eq!(
+            all("Jalapeño ÉCOLE über—Łódź"),
+            ["jalapeno", "ecole", "uber", "łodz"]
+        );
+        assert_eq!(all("  --> "), Vec::<String>::new());
+        assert_eq!(all("日本語 テキスト"), ["日本語", "テキスト"]);
+    }
+
+    #[test]
+    fn a_tsvector_has_sorted_unique_lexemes_with_positions() {
+        let v = TsVector::of("b a b");
+        let mut want = 2i32.to_be_bytes().to_vec();
+        want.extend_from_slice(b"a\0\x00\x01\x00\x02");
+        want.extend_from_slice(b"b\0\x00\x02\x00\x01\x00\x03");
+        assert_eq!(v.0, want);
+    }
+
+    #[test]
+    fn a_huge_text_still_makes_a_valid_tsvector() {
+        let text: String = (0..300_000).map(|i| format!("w{i} same ")).collect();
+        let v = TsVector::of(&text);
+        assert!(v.0.len() <= MAX_BYTES + 4, "{}", v.0.len());
+    }
+
+    #[test]
+    fn phrases_quote_each_word() {
+        assert_eq!(phrase("Main.rs", false).unwrap(), "('main' <-> 'rs')");
+        assert_eq!(phrase("tok", true).unwrap(), "('tok':*)");
+        assert_eq!(phrase("->", false), None);
+    }
+}

@@ -1,0 +1,559 @@
+//! The one write path to the server (`pidx push`): transcripts' changes in batches, each batch
+//! one transaction, so a push killed at any point leaves every transcript as it was before or
+//! after, and the next push completes it. A batch is a handful of statements whatever its size:
+//! file ids reserved from the sequence up front, removals by `fid = ANY(...)`, rows by binary
+//! `COPY`, and one re-ranking of the copies made by forks (the SQLite rule of `store::copies`,
+//! per source: the session with the earliest header time, then the smallest path, holds the
+//! canonical copy).
+
+use std::io::Write as _;
+
+use postgres::{Client, Transaction};
+
+use super::server_err;
+use super::values::{copy_header, copy_row, copy_trailer, Ty, Val};
+use pidx_core::error::{Error, Result};
+use pidx_core::store::schema::{ENTRY_TEXT, FIRST_MESSAGE};
+
+/// The server's `sessions` columns and the SQLite expression each comes from (over `files f`,
+/// `roots r`, `sessions s` and the `gw_files g` view).
+pub const SESSION_COLS: &[(&str, &str, Ty)] = &[
+    ("path", "f.path", Ty::Text),
+    ("root", "r.path", Ty::Text),
+    ("layout", "r.layout", Ty::Text),
+    ("dir", "f.dir", Ty::Text),
+    ("file_name", "f.name", Ty::Text),
+    ("ino", "f.ino", Ty::Int),
+    ("size", "f.size", Ty::Int),
+    ("mtime_ms", "f.mtime_ms", Ty::Int),
+    ("mtime_ns", "f.mtime_ns", Ty::Int),
+    ("byte_offset", "f.offset", Ty::Int),
+    ("head_hash", "f.head_hash", Ty::Int),
+    ("tail_hash", "f.tail_hash", Ty::Int),
+    ("lines", "f.lines", Ty::Int),
+    ("bad_line_count", "f.bad_lines", Ty::Int),
+    ("state", "s.state", Ty::Int4),
+    ("excluded", "s.excluded", Ty::Text),
+    ("loadable", "s.loadable", Ty::Bool),
+    ("version", "s.version", Ty::Int),
+    ("header", "s.header", Ty::Text),
+    ("session_id", "s.session_id", Ty::Text),
+    ("cwd", "s.cwd", Ty::Text),
+    ("created_ms", "s.created_ms", Ty::Int),
+    ("header_ts_ms", "s.header_ts_ms", Ty::Int),
+    ("name", "s.name", Ty::Text),
+    ("message_count", "s.message_count", Ty::Int),
+    ("first_message", FIRST_MESSAGE, Ty::Text),
+    ("last_activity_ms", "s.last_activity_ms", Ty::Int),
+    ("parsed_values", "s.parsed_values", Ty::Int),
+    ("entry_count", "s.entry_count", Ty::Int),
+    ("leaf_seq", "s.leaf_seq", Ty::Int),
+    ("leaf_id", "s.leaf_id", Ty::Text),
+    ("tangled", "s.tangled", Ty::Bool),
+    ("agent_id", "g.agent_id", Ty::Text),
+    ("session_key", "g.session_key", Ty::Text),
+    ("key_current", "g.current", Ty::Bool),
+    ("channel", "g.channel", Ty::Text),
+    ("chat_type", "g.chat_type", Ty::Text),
+    ("peer", "g.peer", Ty::Text),
+    ("display_name", "g.display_name", Ty::Text),
+    ("subject", "g.subject", Ty::Text),
+    ("thread_id", "g.thread_id", Ty::Text),
+];
+
+/// The server's `entries` columns and their SQLite expressions (over `entries e`); `raw` comes
+/// last and is read from the JSONL by push.
+pub const ENTRY_COLS: &[(&str, &str, Ty)] = &[
+    ("seq", "e.seq", Ty::Int),
+    ("line", "e.line", Ty::Int),
+    ("byte_offset", "e.offset", Ty::Int),
+    ("len", "e.len", Ty::Int),
+    ("id", "e.id", Ty::Text),
+    ("parent_id", "e.parent_id", Ty::Text),
+    ("shadowed", "e.shadowed", Ty::Bool),
+    ("type", "e.type", Ty::Text),
+    ("role", "e.role", Ty::Text),
+    ("ts", "e.ts", Ty::Text),
+    ("ts_ms", "e.ts_ms", Ty::Int),
+    ("first_kept", "e.first_kept", Ty::Text),
+    ("target_id", "e.target_id", Ty::Text),
+    ("label", "e.label", Ty::Text),
+    ("provider", "e.provider", Ty::Text),
+    ("model", "e.model", Ty::Text),
+    ("thinking", "e.thinking", Ty::Text),
+    ("response_model", "e.response_model", Ty::Text),
+    ("stop_reason", "e.stop_reason", Ty::Text),
+    ("input", "e.input", Ty::Int),
+    ("output", "e.output", Ty::Int),
+    ("cache_read", "e.cache_read", Ty::Int),
+    ("cache_write", "e.cache_write", Ty::Int),
+    ("cost", "e.cost", Ty::Float),
+    ("tool_calls", "e.tool_calls", Ty::Int),
+    ("is_error", "e.is_error", Ty::Bool),
+    ("text", ENTRY_TEXT, Ty::Text),
+    ("tool_name", "e.tool_name", Ty::Text),
+    ("exit_code", "e.exit_code", Ty::Int),
+    ("dup", "e.dup", Ty::Bool),
+    ("silent", "e.silent", Ty::Bool),
+    ("raw", "NULL", Ty::Text),
+];
+
+const TEXT_COLS: &[(&str, Ty)] = &[
+    ("seq", Ty::Int),
+    ("kind", Ty::Int2),
+    ("body", Ty::Text),
+    ("tsv", Ty::Words),
+];
+const TOOL_COLS: &[(&str, Ty)] = &[("seq", Ty::Int), ("n", Ty::Int4), ("name", Ty::Text)];
+const LINE_COLS: &[(&str, Ty)] = &[("line", Ty::Int), ("text", Ty::Text), ("n", Ty::Int4)];
+const BAD_COLS: &[(&str, Ty)] = &[("line", Ty::Int), ("reason", Ty::Text)];
+
+/// Rows of one table, row after row.
+#[derive(Debug, Clone)]
+pub struct Rows {
+    width: usize,
+    vals: Vec<Val>,
+}
+
+impl Rows {
+    pub fn new(width: usize) -> Rows {
+        Rows {
+            width,
+            vals: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, row: Vec<Val>) {
+        debug_assert_eq!(row.len(), self.width);
+        self.vals.extend(row);
+    }
+
+    pub fn len(&self) -> usize {
+        self.vals.len() / self.width
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vals.is_empty()
+    }
+
+    fn rows(&self) -> std::slice::Chunks<'_, Val> {
+        self.vals.chunks(self.width)
+    }
+}
+
+/// What changed in one transcript since the server last saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// New, rewritten or replaced: everything the server holds for it is replaced.
+    Full,
+    /// Grown: entries after `after_seq` and lines from `from_line` on are new.
+    Append { after_seq: i64, from_line: i64 },
+    /// Only the summary row changed (a name from sessions.json, a touched mtime).
+    Summary,
+}
+
+/// One transcript's rows to send.
+pub struct FileRows {
+    /// [`SESSION_COLS`] values, then the summary hash.
+    pub session: Vec<Val>,
+    pub summary_hash: i64,
+    /// [`ENTRY_COLS`].
+    pub entries: Rows,
+    /// (seq, kind, body, words) of full-text rows.
+    pub texts: Rows,
+    /// (seq, n, name) of tool calls.
+    pub tools: Rows,
+    /// (line, text) of pi's listing text from unparsable lines.
+    pub listing: Rows,
+    /// (line, reason).
+    pub bad: Rows,
+    /// For an append: the older entries that are now shadowed or silent (these flags change
+    /// when later lines arrive).
+    pub shadowed: Vec<i64>,
+    pub silent: Vec<i64>,
+    /// Bytes of text held (what a batch is measured by).
+    pub bytes: usize,
+}
+
+impl FileRows {
+    pub fn empty() -> FileRows {
+        FileRows {
+            session: Vec::new(),
+            summary_hash: 0,
+            entries: Rows::new(ENTRY_COLS.len()),
+            texts: Rows::new(TEXT_COLS.len()),
+            tools: Rows::new(TOOL_COLS.len()),
+            listing: Rows::new(LINE_COLS.len()),
+            bad: Rows::new(BAD_COLS.len()),
+            shadowed: Vec::new(),
+            silent: Vec::new(),
+            bytes: 0,
+        }
+    }
+}
+
+/// A batch ends when it holds this many bytes of text or this many transcripts, or has been
+/// filling for this long (a slow reader still commits as it goes).
+const BATCH_BYTES: usize = 8 << 20;
+const BATCH_FILES: usize = 500;
+const BATCH_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Transcripts' changes and removals written together (`write_batch`).
+#[derive(Default)]
+pub struct Batch {
+    /// (the server's fid when it holds the transcript, rows, change)
+    files: Vec<(Option<i64>, FileRows, Change)>,
+    deleted: Vec<i64>,
+    bytes: usize,
+    started: Option<std::time::Instant>,
+}
+
+impl Batch {
+    pub fn add(&mut self, fid: Option<i64>, rows: FileRows, change: Change) {
+        self.started.get_or_insert_with(std::time::Instant::now);
+        self.bytes += rows.bytes + 512;
+        self.files.push((fid, rows, change));
+    }
+
+    /// Removes a transcript that is gone from the source machine.
+    pub fn delete(&mut self, fid: i64) {
+        self.started.get_or_insert_with(std::time::Instant::now);
+        self.bytes += 512;
+        self.deleted.push(fid);
+    }
+
+    pub fn full(&self) -> bool {
+        self.bytes >= BATCH_BYTES
+            || self.files.len() + self.deleted.len() >= BATCH_FILES
+            || self.started.is_some_and(|t| t.elapsed() >= BATCH_TIME)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty() && self.deleted.is_empty()
+    }
+}
+
+/// Writes a batch in one transaction.
+///
+/// # Errors
+/// Server errors (the transaction is rolled back: the server keeps the previous state).
+pub fn write_batch(client: &mut Client, source: &str, batch: &Batch) -> Result<()> {
+    if batch.is_empty() {
+        return Ok(());
+    }
+    let mut tx = client.transaction().map_err(server_err)?;
+    let fids = fids(&mut tx, batch)?;
+    // Transcripts replaced whole or removed: their old rows go, their copy groups re-rank.
+    let replaced: Vec<i64> = batch
+        .files
+        .iter()
+        .filter_map(|(old, _, change)| old.filter(|_| *change == Change::Full))
+        .chain(batch.deleted.iter().copied())
+        .collect();
+    let mut groups = (Vec::new(), Vec::new());
+    if !replaced.is_empty() {
+        groups = copy_groups(&mut tx, source, &replaced)?;
+        delete_children(&mut tx, source, &replaced)?;
+    }
+    for ((_, rows, change), fid) in batch.files.iter().zip(&fids) {
+        if let Change::Append {
+            after_seq,
+            from_line,
+        } = *change
+        {
+            delete_tail(&mut tx, source, *fid, from_line)?;
+            set_flags(&mut tx, source, *fid, after_seq, rows)?;
+        }
+    }
+    let old: Vec<i64> = (batch.files.iter().filter_map(|f| f.0))
+        .chain(batch.deleted.iter().copied())
+        .collect();
+    tx.execute(
+        "DELETE FROM sessions WHERE source = $1 AND fid = ANY($2)",
+        &[&source, &old],
+    )
+    .map_err(server_err)?;
+    copy_tables(&mut tx, source, batch, &fids)?;
+    refresh_statistics(&mut tx, batch)?;
+    let (ranked, after): (Vec<i64>, Vec<i64>) = (batch.files.iter().zip(&fids))
+        .filter_map(|((_, _, change), fid)| match change {
+            Change::Full => Some((*fid, -1)),
+            Change::Append { after_seq, .. } => Some((*fid, *after_seq)),
+            Change::Summary => None,
+        })
+        .unzip();
+    tx.execute(
+        RANK_COPIES,
+        &[&source, &groups.0, &groups.1, &ranked, &after],
+    )
+    .map_err(server_err)?;
+    tx.commit().map_err(server_err)
+}
+
+/// Statistics that still describe a (nearly) empty table after a large `COPY` make the
+/// re-ranking's join scan the table per row (minutes for a first push into an empty
+/// database): when this batch added more entries than the table's estimate holds, entries and
+/// sessions are analysed first (a sample; allowed inside the transaction).
+fn refresh_statistics(tx: &mut Transaction, batch: &Batch) -> Result<()> {
+    let added: usize = batch
+        .files
+        .iter()
+        .map(|(_, rows, _)| rows.entries.len())
+        .sum();
+    let estimate: f32 = tx
+        .query_one(
+            "SELECT reltuples FROM pg_class WHERE oid = 'entries'::regclass",
+            &[],
+        )
+        .map_err(server_err)?
+        .get(0);
+    if f64::from(estimate) < added as f64 {
+        tx.batch_execute("ANALYZE entries, sessions")
+            .map_err(server_err)?;
+    }
+    Ok(())
+}
+
+/// Each file's id: the server's, or one reserved from the identity sequence for a new file.
+fn fids(tx: &mut Transaction, batch: &Batch) -> Result<Vec<i64>> {
+    let new = batch.files.iter().filter(|f| f.0.is_none()).count() as i64;
+    let mut reserved = Vec::new();
+    if new > 0 {
+        reserved = tx
+            .query(
+                "SELECT nextval(pg_get_serial_sequence('sessions', 'fid'))
+                 FROM generate_series(1, $1::bigint)",
+                &[&new],
+            )
+            .map_err(server_err)?
+            .iter()
+            .map(|r| r.get::<_, i64>(0))
+            .collect();
+    }
+    let mut reserved = reserved.into_iter();
+    Ok(batch
+        .files
+        .iter()
+        .map(|f| {
+            f.0.unwrap_or_else(|| reserved.next().expect("one per new file"))
+        })
+        .collect())
+}
+
+/// Which of a transcript's rows go to a table.
+type RowsOf = fn(&FileRows) -> &Rows;
+
+/// The batch's rows, one binary `COPY` per table.
+fn copy_tables(tx: &mut Transaction, source: &str, batch: &Batch, fids: &[i64]) -> Result<()> {
+    // PostgreSQL refuses `COPY FROM` into a table whose row-level security binds the role (a
+    // member's, `pg::rights`): such a role copies into a temporary table, then inserts
+    // from it, where the policies check every row.
+    let staged: bool = tx
+        .query_one("SELECT row_security_active('sessions')", &[])
+        .map_err(server_err)?
+        .get(0);
+    let mut session_cols: Vec<&str> = SESSION_COLS.iter().map(|c| c.0).collect();
+    session_cols.push("summary_hash");
+    let sessions: Vec<(i64, Vec<Val>)> = (batch.files.iter().zip(fids))
+        .map(|((_, rows, _), fid)| {
+            let mut vals = rows.session.clone();
+            vals.push(Val::Int(Some(rows.summary_hash)));
+            (*fid, vals)
+        })
+        .collect();
+    copy(
+        tx,
+        (source, staged),
+        "sessions",
+        &session_cols,
+        sessions.iter().map(|(f, v)| (*f, v.as_slice())),
+    )?;
+    let names = |cols: &[(&'static str, Ty)]| cols.iter().map(|c| c.0).collect::<Vec<_>>();
+    let entry_cols: Vec<&str> = ENTRY_COLS.iter().map(|c| c.0).collect();
+    let tables: [(&str, Vec<&str>, RowsOf); 5] = [
+        ("entries", entry_cols, |r| &r.entries),
+        ("entry_text", names(TEXT_COLS), |r| &r.texts),
+        ("tool_uses", names(TOOL_COLS), |r| &r.tools),
+        ("listing_text", names(LINE_COLS), |r| &r.listing),
+        ("bad_lines", names(BAD_COLS), |r| &r.bad),
+    ];
+    for (table, cols, of) in tables {
+        let rows = (batch.files.iter().zip(fids))
+            .flat_map(|((_, rows, _), fid)| of(rows).rows().map(move |r| (*fid, r)));
+        copy(tx, (source, staged), table, &cols, rows)?;
+    }
+    Ok(())
+}
+
+/// One binary `COPY` of `rows` into `table`, sent in pieces of about a megabyte; `staged`:
+/// through a temporary table (see `copy_tables`).
+fn copy<'a>(
+    tx: &mut Transaction,
+    (source, staged): (&str, bool),
+    table: &str,
+    cols: &[&str],
+    rows: impl Iterator<Item = (i64, &'a [Val])>,
+) -> Result<()> {
+    let mut rows = rows.peekable();
+    if rows.peek().is_none() {
+        return Ok(());
+    }
+    let encode = |e: &dyn std::fmt::Display| Error::Server(format!("sending {table}: {e}"));
+    let target = if staged {
+        let temp = format!("pidx_in_{table}");
+        tx.batch_execute(&format!(
+            "CREATE TEMP TABLE IF NOT EXISTS {temp} (LIKE {table} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS"
+        ))
+        .map_err(server_err)?;
+        temp
+    } else {
+        table.to_string()
+    };
+    let sql = format!(
+        "COPY {target} (source, fid, {}) FROM STDIN (FORMAT binary)",
+        cols.join(", ")
+    );
+    let mut w = tx.copy_in(&sql).map_err(server_err)?;
+    let mut buf = bytes::BytesMut::with_capacity(1 << 21);
+    copy_header(&mut buf);
+    for (fid, vals) in rows {
+        copy_row(&mut buf, source, fid, vals).map_err(|e| encode(&e))?;
+        if buf.len() >= 1 << 20 {
+            w.write_all(&buf).map_err(|e| encode(&e))?;
+            buf.clear();
+        }
+    }
+    copy_trailer(&mut buf);
+    w.write_all(&buf).map_err(|e| encode(&e))?;
+    w.finish().map_err(server_err)?;
+    if staged {
+        let cols = cols.join(", ");
+        tx.batch_execute(&format!(
+            "INSERT INTO {table} (source, fid, {cols}) OVERRIDING SYSTEM VALUE
+             SELECT source, fid, {cols} FROM {target};
+             TRUNCATE {target}"
+        ))
+        .map_err(server_err)?;
+    }
+    Ok(())
+}
+
+/// The server's tables that hold a transcript's rows besides its `sessions` row.
+pub const CHILD_TABLES: [&str; 5] = [
+    "entries",
+    "entry_text",
+    "tool_uses",
+    "listing_text",
+    "bad_lines",
+];
+
+/// Deletes every row of these transcripts but their `sessions` row.
+fn delete_children(tx: &mut Transaction, source: &str, fids: &[i64]) -> Result<()> {
+    for table in CHILD_TABLES {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE source = $1 AND fid = ANY($2)"),
+            &[&source, &fids],
+        )
+        .map_err(server_err)?;
+    }
+    Ok(())
+}
+
+/// For an append: the lines from `from_line` on (a torn last line can be read again).
+fn delete_tail(tx: &mut Transaction, source: &str, fid: i64, from_line: i64) -> Result<()> {
+    for table in ["listing_text", "bad_lines"] {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE source = $1 AND fid = $2 AND line >= $3"),
+            &[&source, &fid, &from_line],
+        )
+        .map_err(server_err)?;
+    }
+    Ok(())
+}
+
+/// Older entries' flags that later lines change: `shadowed` (a later entry took the id) and
+/// `silent` (a later `NO_REPLY` reply).
+fn set_flags(
+    tx: &mut Transaction,
+    source: &str,
+    fid: i64,
+    upto: i64,
+    rows: &FileRows,
+) -> Result<()> {
+    for (col, seqs) in [("shadowed", &rows.shadowed), ("silent", &rows.silent)] {
+        tx.execute(
+            &format!(
+                "UPDATE entries SET {col} = (seq = ANY($3)) WHERE source = $1 AND fid = $2
+                 AND seq <= $4 AND {col} <> (seq = ANY($3))"
+            ),
+            &[&source, &fid, seqs, &upto],
+        )
+        .map_err(server_err)?;
+    }
+    Ok(())
+}
+
+/// The (id, ts) pairs of these transcripts' entries: the copy groups their removal re-ranks.
+fn copy_groups(
+    tx: &mut Transaction,
+    source: &str,
+    fids: &[i64],
+) -> Result<(Vec<String>, Vec<String>)> {
+    let rows = tx
+        .query(
+            "SELECT DISTINCT id, ts FROM entries
+             WHERE source = $1 AND fid = ANY($2) AND id IS NOT NULL AND ts IS NOT NULL",
+            &[&source, &fids],
+        )
+        .map_err(server_err)?;
+    Ok(rows.iter().map(|r| (r.get(0), r.get(1))).unzip())
+}
+
+/// Re-ranks the copy groups `($2, $3)` and those of the entries after `after` of each file
+/// `($4, $5)`: in each (id, ts) group of this source, every entry of a session later than the
+/// earliest is a copy. Once per batch, after all its rows are in: each group's rank depends
+/// only on the rows it ends with, so this equals re-ranking after every transcript.
+const RANK_COPIES: &str = "
+WITH g AS (
+    SELECT id, ts FROM unnest($2::text[], $3::text[]) AS u(id, ts)
+    UNION
+    SELECT e.id, e.ts FROM unnest($4::bigint[], $5::bigint[]) AS f(fid, after)
+    JOIN entries e ON e.source = $1 AND e.fid = f.fid AND e.seq > f.after
+    WHERE e.id IS NOT NULL AND e.ts IS NOT NULL
+), r AS (
+    SELECT c.fid, c.seq,
+           rank() OVER (PARTITION BY g.id, g.ts
+                        ORDER BY coalesce(c.created_ms, 9223372036854775807), c.path COLLATE \"C\") > 1
+               AS copy
+    FROM g CROSS JOIN LATERAL (
+        -- OFFSET 0 keeps this a lookup per group (entries_by_copy, sessions_pkey): joined
+        -- flat, the planner hashes the whole entries table once per batch.
+        SELECT e.fid, e.seq, s.created_ms, s.path
+        FROM entries e JOIN sessions s ON s.source = e.source AND s.fid = e.fid
+        WHERE e.source = $1 AND e.id = g.id AND e.ts = g.ts
+        OFFSET 0
+    ) c
+)
+UPDATE entries e SET dup = r.copy FROM r
+WHERE e.source = $1 AND e.fid = r.fid AND e.seq = r.seq AND e.dup <> r.copy";
+
+/// Removes `source`'s transcripts found at `paths` (`pidx forget --pg`), as a push removes
+/// those gone from the source machine; returns how many the server held. The caller holds the
+/// source's lock (`super::lock_source`).
+///
+/// # Errors
+/// Server errors (nothing is removed).
+pub fn remove_paths(client: &mut Client, source: &str, paths: &[String]) -> Result<usize> {
+    let rows = client
+        .query(
+            "SELECT fid FROM sessions WHERE source = $1 AND path = ANY($2)",
+            &[&source, &paths],
+        )
+        .map_err(server_err)?;
+    let mut batch = Batch::default();
+    for r in &rows {
+        batch.delete(r.get(0));
+    }
+    write_batch(client, source, &batch)?;
+    Ok(rows.len())
+}

@@ -1,0 +1,279 @@
+//! `pidx push`: this machine's index to the team server, incrementally. The server keeps, per
+//! transcript, the sync state it was sent (inode, offset, head and tail hashes, last entry);
+//! comparing it with the local `files` row says what to send: nothing, the summary, the new
+//! entries (an append: the server's tail window still matches the file), or everything (a
+//! rewrite). Changes go in batches, each one server transaction (`pg::writer`), under a
+//! per-source advisory lock; transcripts gone from this machine are removed. Secrets are
+//! redacted before anything leaves (`local`), unless `PushOptions::redact` is off.
+
+mod local;
+pub mod worker;
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+
+use postgres::Client;
+use rusqlite::Connection;
+
+use crate::pg::writer::{self, Batch, Change};
+use crate::pg::{lock_source, migrate, server_err};
+pub use local::LocalFile;
+use pidx_core::error::{Error, Result};
+use pidx_core::ingest::tail::{hash, WINDOW};
+use pidx_core::store::jsonl::read_at;
+use pidx_core::store::Scope;
+
+#[derive(Debug, Clone)]
+pub struct PushOptions {
+    /// The source name (default: user@host).
+    pub source: String,
+    /// Send image data (by default images are sent with empty data).
+    pub images: bool,
+    /// Replace every secret the detector finds (`pidx_core::redact`) by its rule's marker in what
+    /// is sent: texts, listing texts, names and the raw entry JSON. On unless the user says
+    /// `--no-redact`.
+    pub redact: bool,
+}
+
+/// What a push did, per transcript.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct PushReport {
+    pub source: String,
+    pub new: usize,
+    pub appended: usize,
+    pub rewritten: usize,
+    pub summaries: usize,
+    pub deleted: usize,
+    pub unchanged: usize,
+    /// Transcripts that changed on disk after the sync: the next push sends them.
+    pub skipped: usize,
+    /// Entry rows sent.
+    pub entries: usize,
+    /// Schema versions this push applied.
+    pub migrated: Vec<i32>,
+}
+
+impl PushReport {
+    pub fn changed(&self) -> usize {
+        self.new + self.appended + self.rewritten + self.summaries + self.deleted
+    }
+}
+
+/// The server's record of one transcript.
+struct Remote {
+    fid: i64,
+    root: String,
+    ino: i64,
+    head_hash: i64,
+    tail_hash: i64,
+    offset: i64,
+    lines: i64,
+    leaf_seq: Option<i64>,
+    summary_hash: i64,
+}
+
+/// The default source name: `user@host`.
+pub fn default_source() -> String {
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "user".into());
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into());
+    format!("{user}@{host}")
+}
+
+/// Pushes the transcripts of `scope` from the index `conn` to the server as `opts.source`.
+/// `waiting` is called when another push of the same source holds its lock.
+///
+/// # Errors
+/// Server and index errors. Transcripts already sent stay sent; the next push goes on.
+pub fn push(
+    conn: &Connection,
+    scope: &Scope,
+    client: &mut Client,
+    opts: &PushOptions,
+    waiting: impl FnOnce(),
+) -> Result<PushReport> {
+    if opts.source.trim().is_empty() {
+        return Err(Error::Invalid("--source must not be empty".into()));
+    }
+    let mut report = PushReport {
+        source: opts.source.clone(),
+        migrated: migrate::migrate(client)?,
+        ..PushReport::default()
+    };
+    crate::pg::rights::check_may_write(client, &opts.source)?;
+    client
+        .execute(
+            "INSERT INTO sources (name) VALUES ($1) ON CONFLICT (name) DO NOTHING",
+            &[&opts.source],
+        )
+        .map_err(server_err)?;
+    lock_source(client, &opts.source, waiting)?;
+    let mut remote = remote_state(client, &opts.source)?;
+    session_settings(client)?;
+    let files = local::files(conn, scope)?;
+    let mut batch = Batch::default();
+    for f in &files {
+        let old = remote.remove(&f.path);
+        let Some(change) = change_for(f, old.as_ref())? else {
+            report.unchanged += 1;
+            continue;
+        };
+        let Some(rows) = local::rows(conn, f, change, opts)? else {
+            report.skipped += 1;
+            continue;
+        };
+        report.entries += rows.entries.len();
+        match change {
+            Change::Full if old.is_none() => report.new += 1,
+            Change::Full => report.rewritten += 1,
+            Change::Append { .. } => report.appended += 1,
+            Change::Summary => report.summaries += 1,
+        }
+        batch.add(old.map(|r| r.fid), rows, change);
+        if batch.full() {
+            writer::write_batch(client, &opts.source, &std::mem::take(&mut batch))?;
+        }
+    }
+    delete_gone(
+        client,
+        scope,
+        &files,
+        &remote,
+        &opts.source,
+        &mut batch,
+        &mut report,
+    )?;
+    writer::write_batch(client, &opts.source, &batch)?;
+    if report.changed() > 0 {
+        // Words written since the last flush wait in the GIN index's pending list, which every
+        // search reads through; merge them now rather than on the first searches. Only the
+        // index's owner may: another writer role leaves it to autovacuum.
+        let _ = client.execute(
+            "SELECT gin_clean_pending_list('entry_text_words'::regclass)",
+            &[],
+        );
+    }
+    client
+        .execute(
+            "UPDATE sources SET last_push = now(), pidx = $2 WHERE name = $1",
+            &[&opts.source, &env!("CARGO_PKG_VERSION")],
+        )
+        .map_err(server_err)?;
+    client
+        .execute("SELECT pg_advisory_unlock_all()", &[])
+        .map_err(server_err)?;
+    Ok(report)
+}
+
+/// Transcripts the server holds under these roots that this machine no longer has.
+fn delete_gone(
+    client: &mut Client,
+    scope: &Scope,
+    files: &[LocalFile],
+    remote: &HashMap<String, Remote>,
+    source: &str,
+    batch: &mut Batch,
+    report: &mut PushReport,
+) -> Result<()> {
+    let roots: HashSet<String> = files
+        .iter()
+        .map(|f| f.root.clone())
+        .chain(
+            scope
+                .roots
+                .iter()
+                .map(|r| r.path.to_string_lossy().into_owned()),
+        )
+        .collect();
+    for gone in remote.values().filter(|r| roots.contains(&r.root)) {
+        batch.delete(gone.fid);
+        report.deleted += 1;
+        if batch.full() {
+            writer::write_batch(client, source, &std::mem::take(batch))?;
+        }
+    }
+    Ok(())
+}
+
+/// The push's own settings: words go to the GIN index's pending list and are merged in large
+/// pieces (64 MB of pending entries, sorted in 64 MB of memory) rather than every 4 MB; and
+/// plans that do not trust the statistics about `source`. A source's first push starts while
+/// the statistics say it has no rows, so a plan made for the actual name scans all of the
+/// source's rows per lookup (the second source of the benchmark sat 10 minutes in one batch's
+/// re-ranking); a generic plan looks every row up by its whole key.
+fn session_settings(client: &mut Client) -> Result<()> {
+    client
+        .batch_execute(
+            "SET work_mem = '64MB'; SET gin_pending_list_limit = '64MB';
+             SET plan_cache_mode = force_generic_plan",
+        )
+        .map_err(server_err)
+}
+
+fn remote_state(client: &mut Client, source: &str) -> Result<HashMap<String, Remote>> {
+    let rows = client
+        .query(
+            "SELECT path, fid, root, ino, head_hash, tail_hash, byte_offset, lines, leaf_seq,
+                    summary_hash
+             FROM sessions WHERE source = $1",
+            &[&source],
+        )
+        .map_err(server_err)?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            (
+                r.get(0),
+                Remote {
+                    fid: r.get(1),
+                    root: r.get(2),
+                    ino: r.get(3),
+                    head_hash: r.get(4),
+                    tail_hash: r.get(5),
+                    offset: r.get(6),
+                    lines: r.get(7),
+                    leaf_seq: r.get(8),
+                    summary_hash: r.get(9),
+                },
+            )
+        })
+        .collect())
+}
+
+/// What to send for `f`, given what the server holds (`None`: nothing).
+fn change_for(f: &LocalFile, remote: Option<&Remote>) -> Result<Option<Change>> {
+    let Some(r) = remote else {
+        return Ok(Some(Change::Full));
+    };
+    let same_file = r.ino == f.ino && r.head_hash == f.head_hash;
+    let grown = f.offset >= r.offset && f.lines >= r.lines && f.leaf_seq >= r.leaf_seq;
+    if !same_file || !grown {
+        return Ok(Some(Change::Full));
+    }
+    if f.offset == r.offset {
+        if f.tail_hash() != r.tail_hash {
+            return Ok(Some(Change::Full));
+        }
+        return Ok((f.summary_hash != r.summary_hash).then_some(Change::Summary));
+    }
+    if !tail_matches(&f.path, r.offset, r.tail_hash)? {
+        return Ok(Some(Change::Full));
+    }
+    Ok(Some(Change::Append {
+        after_seq: r.leaf_seq.unwrap_or(-1),
+        from_line: r.lines,
+    }))
+}
+
+/// Whether the file's bytes before `offset` still end as they did when the server got them.
+fn tail_matches(path: &str, offset: i64, tail_hash: i64) -> Result<bool> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let start = (offset - WINDOW as i64).max(0);
+    let bytes =
+        read_at(&file, start as u64, (offset - start) as usize).map_err(|e| Error::io(path, e))?;
+    Ok(bytes.len() as i64 == offset - start && hash(&bytes) == tail_hash)
+}

@@ -1,0 +1,188 @@
+//! `pidx --pg URL list`: pi's `SessionInfo` rows from the server's summaries, in pi's order
+//! (`query::list`), each with its source.
+
+use postgres::Transaction;
+use serde_json::Value;
+
+use super::on::{self as server, MODIFIED};
+use crate::pg::server_err;
+use pidx_core::error::Result;
+use pidx_core::pi::rawjson::member;
+use pidx_core::query::list::{GatewayInfo, SessionInfo};
+use pidx_core::store::filter::int;
+
+/// Lists sessions as pi would (`cwd`: `list(cwd)`, else `listAll()`), newest first.
+///
+/// # Errors
+/// Server errors.
+pub fn list_sessions(
+    tx: &mut Transaction,
+    source: Option<&str>,
+    cwd: Option<&str>,
+    limit: Option<usize>,
+    with_text: bool,
+) -> Result<Vec<SessionInfo>> {
+    let mut c = server::source(source);
+    c.and("s.state = 1", []);
+    if let Some(cwd) = cwd {
+        server::cwd(&mut c, cwd);
+    }
+    // Ties of `modified` are put in pi's order below (file names by pi's collation); the
+    // limit is applied after, so fetch the whole tie group at the boundary.
+    if let Some(n) = limit.filter(|n| *n > 0) {
+        let sql = format!(
+            "SELECT {MODIFIED} AS modified FROM sessions s WHERE {}
+             ORDER BY modified DESC OFFSET {} LIMIT 1",
+            c.pg_sql(),
+            n - 1
+        );
+        if let Some(row) = tx
+            .query_opt(&sql, &server::params(&c))
+            .map_err(server_err)?
+        {
+            let boundary: i64 = row.get(0);
+            c.and(format!("{MODIFIED} >= ?"), [int(boundary)]);
+        }
+    }
+    let sql = format!(
+        "SELECT s.source, s.fid, s.path, s.header, s.cwd, s.name, s.created_ms, {MODIFIED} AS modified,
+                s.message_count, s.first_message, s.mtime_ns, s.file_name,
+                s.agent_id, s.session_key, s.key_current, s.channel, s.chat_type, s.peer,
+                s.display_name, s.subject, s.thread_id
+         FROM sessions s WHERE {} ORDER BY modified DESC, s.mtime_ns DESC",
+        c.pg_sql()
+    );
+    let rows = tx.query(&sql, &server::params(&c)).map_err(server_err)?;
+    let mut out: Vec<(SessionInfo, i64, String)> = rows.iter().map(listed).collect();
+    let by_name = cwd.is_some();
+    out.sort_by(|a, b| {
+        b.0.modified_ms
+            .cmp(&a.0.modified_ms)
+            .then_with(|| {
+                if by_name {
+                    std::cmp::Ordering::Equal
+                } else {
+                    b.1.cmp(&a.1)
+                }
+            })
+            .then_with(|| pidx_core::pi::collate::compare(&b.2, &a.2))
+    });
+    let out: Vec<SessionInfo> = out.into_iter().map(|x| x.0).collect();
+    first_page(tx, out, limit, with_text)
+}
+
+/// pi's `allMessagesText` (as `query::list::all_messages_text`): the entries' texts and the
+/// texts only pi's listing reads, in line order (an entry's before a listing text of its line,
+/// a line's listing texts in their order there), read row by row into one string.
+///
+/// # Errors
+/// Server errors.
+pub fn all_text(tx: &mut Transaction, source: &str, fid: i64) -> Result<String> {
+    use postgres::fallible_iterator::FallibleIterator;
+    let params: [&(dyn postgres::types::ToSql + Sync); 2] = [&source, &fid];
+    let mut rows = tx
+        .query_raw(
+            "SELECT text FROM (
+                 SELECT line, 0 AS k, seq AS n, text FROM entries
+                 WHERE source = $1 AND fid = $2 AND text IS NOT NULL
+                 UNION ALL
+                 SELECT line, 1, n, text FROM listing_text WHERE source = $1 AND fid = $2) t
+             ORDER BY line, k, n",
+            params,
+        )
+        .map_err(server_err)?;
+    let mut out = String::new();
+    let mut first = true;
+    while let Some(r) = rows.next().map_err(server_err)? {
+        if !std::mem::take(&mut first) {
+            out.push(' ');
+        }
+        out.push_str(r.get::<_, &str>(0));
+    }
+    Ok(out)
+}
+
+/// pi's picker filter and order (`query::picker`) over listed rows, each session's text read
+/// from the server one at a time and dropped once scored; `limit` after ordering, and the text
+/// kept on the rows only `with_text`.
+///
+/// # Errors
+/// Server errors.
+pub fn filter_and_sort(
+    tx: &mut Transaction,
+    rows: Vec<SessionInfo>,
+    query: &str,
+    limit: Option<usize>,
+    with_text: bool,
+) -> Result<Vec<SessionInfo>> {
+    let order = pidx_core::query::picker::rank_streamed_at(&rows, query, |i| {
+        all_text(
+            tx,
+            rows[i].source.as_deref().unwrap_or_default(),
+            rows[i].file_id,
+        )
+    })?;
+    let mut slots: Vec<Option<SessionInfo>> = rows.into_iter().map(Some).collect();
+    let out: Vec<SessionInfo> = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    first_page(tx, out, limit, with_text)
+}
+
+/// The first `limit` of `out`, with their messages' text when asked.
+fn first_page(
+    tx: &mut Transaction,
+    mut out: Vec<SessionInfo>,
+    limit: Option<usize>,
+    with_text: bool,
+) -> Result<Vec<SessionInfo>> {
+    if let Some(n) = limit {
+        out.truncate(n);
+    }
+    if with_text {
+        for s in &mut out {
+            let text = all_text(tx, s.source.as_deref().unwrap_or_default(), s.file_id)?;
+            s.all_messages_text = Some(text);
+        }
+    }
+    Ok(out)
+}
+
+/// A listing row and its tie-breakers (the exact mtime and the file name).
+fn listed(r: &postgres::Row) -> (SessionInfo, i64, String) {
+    let header: Option<String> = r.get(3);
+    let header = header.unwrap_or_default();
+    let field =
+        |k: &str| member(&header, k).and_then(|raw| serde_json::from_str::<Value>(raw).ok());
+    let agent: Option<String> = r.get(12);
+    let info = SessionInfo {
+        file_id: r.get(1),
+        source: Some(r.get(0)),
+        path: r.get(2),
+        id: field("id"),
+        cwd: r.get(4),
+        name: r.get(5),
+        parent_session_path: field("parentSession"),
+        created_ms: r.get(6),
+        modified_ms: r.get(7),
+        message_count: r.get(8),
+        first_message: r
+            .get::<_, Option<String>>(9)
+            .unwrap_or_else(|| "(no messages)".into()),
+        all_messages_text: None,
+        gateway: agent.map(|agent_id| {
+            Box::new(GatewayInfo {
+                agent_id,
+                session_key: r.get(13),
+                current: r.get(14),
+                channel: r.get(15),
+                chat_type: r.get(16),
+                peer: r.get(17),
+                display_name: r.get(18),
+                subject: r.get(19),
+                thread_id: r.get(20),
+                // the team server is not told which keys OpenClaw deleted
+                deleted: false,
+            })
+        }),
+    };
+    (info, r.get(10), r.get(11))
+}

@@ -1,0 +1,53 @@
+//! What the team server's halves of the queries share: pi's `modified` over the server's rows
+//! and its conditions over `sessions s`, bound as every query binds them (`store::filter::Where`,
+//! numbered for PostgreSQL by `Where::pg_sql`).
+
+use rusqlite::types::Value;
+
+use pidx_core::store::filter::{text, Where};
+
+/// pi's `modified` over the server's `sessions s` (as `store::schema::MODIFIED`).
+pub const MODIFIED: &str = "CASE WHEN s.last_activity_ms > 0 THEN s.last_activity_ms
+                              WHEN s.header_ts_ms IS NOT NULL THEN s.header_ts_ms
+                              ELSE s.mtime_ms END";
+
+/// Only `source`'s sessions, when one is given.
+pub fn source(source: Option<&str>) -> Where {
+    let mut w = Where::default();
+    if let Some(s) = source {
+        w.and("s.source = ?", [text(s)]);
+    }
+    w
+}
+
+/// pi's `list(cwd)` rule over the server's rows: the cwd's folder in tree roots, header cwd
+/// equality elsewhere (as `query::list::cwd_filter`).
+pub fn cwd(w: &mut Where, cwd: &str) {
+    let resolved = pidx_core::pi::layout::absolute(std::path::Path::new(cwd));
+    let cwd = resolved.to_string_lossy().into_owned();
+    let folder = pidx_core::pi::layout::encode_cwd(&cwd);
+    w.and(
+        "((s.layout = 'tree' AND s.dir = s.root || '/' || ?)
+          OR (s.layout = 'gateway' AND starts_with(s.dir, s.root || '/agents/') AND s.cwd = ?)
+          OR (s.layout NOT IN ('tree', 'gateway') AND s.dir = s.root AND s.cwd = ?))",
+        [text(folder), text(cwd.clone()), text(cwd)],
+    );
+}
+
+/// `w`'s values to bind on PostgreSQL, in placeholder order (`Where::pg_sql` numbers them).
+pub fn params(w: &Where) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
+    /// A NULL (typed as text: the server infers the placeholder's type from its use).
+    static NULL: Option<String> = None;
+    w.values()
+        .iter()
+        .map(|v| -> &(dyn postgres::types::ToSql + Sync) {
+            match v {
+                Value::Null => &NULL,
+                Value::Integer(i) => i,
+                Value::Real(r) => r,
+                Value::Text(t) => t,
+                Value::Blob(b) => b,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,398 @@
+//! `pidx --pg URL search`: full text on the server. The query language is the local one
+//! (`query::search::parse`: words, "phrases", prefix*, -excluded, OR), turned into a `tsquery`
+//! over the words push stored (`pg::words`, split as the local index splits them) under
+//! the GIN index. `--literal` takes its candidates from the words the needle must contain and
+//! keeps the texts that hold it exactly (`strpos`); `re:` takes its candidates from the words
+//! of the literal runs every match contains (`query::search::required_runs`) and confirms each
+//! text with the Rust `regex` crate, as locally, reading the candidates a few hundred at a time
+//! from a cursor. `--branch` keeps the entries on each session's current path (its leaf's
+//! ancestors, walked on the server as `store::schema::ANCESTORS`). Each hit names its source;
+//! hits come grouped by session, best session first, as locally.
+//!
+//! Differences from the local FTS5 search: hits rank by `ts_rank` then recency rather than
+//! bm25, and a literal that is a piece of a single word (inside it at both ends) has no word to
+//! look up, so it reads every text (the local index looks the piece up in its vocabulary).
+
+use std::collections::{HashMap, HashSet};
+
+use postgres::Transaction;
+use regex::Regex;
+
+use super::on as server;
+use crate::pg::server_err;
+use crate::pg::words::{lexeme, phrase, words};
+use pidx_core::error::{Error, Result};
+use pidx_core::pi::js;
+use pidx_core::pi::text::TextKind;
+use pidx_core::query::search::SearchOptions;
+use pidx_core::query::search::{group_by_session, required_runs, terms_regex, Hit, Query};
+use pidx_core::query::search::{OneHitPerCopy, Snippet};
+use pidx_core::store::filter::{int, text, Where};
+
+/// What a server search reads besides its options: `--source`, and gateways' silent
+/// `NO_REPLY` turns too (`include_silent`).
+pub struct On<'a> {
+    pub source: Option<&'a str>,
+    pub include_silent: bool,
+}
+
+/// How a candidate text is confirmed and its snippet cut.
+enum Matcher {
+    /// Ranked words: every candidate matches; the terms to mark.
+    Words(Option<Regex>),
+    Literal(String),
+    Regex(Regex),
+}
+
+impl Matcher {
+    fn snippet(&self, body: &str) -> Option<Snippet> {
+        match self {
+            Matcher::Words(terms) => Some(Snippet::around(body, terms.as_ref())),
+            Matcher::Literal(n) => Some(match body.find(n.as_str()) {
+                Some(at) => Snippet::at(body, at, at + n.len()),
+                None => Snippet::around(body, None),
+            }),
+            Matcher::Regex(re) => re.find(body).map(|m| Snippet::at(body, m.start(), m.end())),
+        }
+    }
+}
+
+/// Candidate texts read from the cursor at a time.
+const BATCH: i32 = 256;
+
+/// Runs the search, best first.
+///
+/// # Errors
+/// Server errors (a query PostgreSQL cannot parse is reported as such).
+pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hit>> {
+    let mut c = server::source(on.source);
+    if let Some(cwd) = &q.cwd {
+        server::cwd(&mut c, cwd);
+    }
+    let (matcher, score, body) = candidates(q, &mut c)?;
+    filters(q, on, &mut c);
+    let sql = format!(
+        "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
+                {score} AS score, {body}, s.fid, s.name, s.first_message, e.seq, e.dup
+         FROM entry_text t
+         JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
+         JOIN sessions s ON s.source = t.source AND s.fid = t.fid
+         WHERE {} ORDER BY score DESC, e.ts_ms DESC NULLS LAST, s.path, e.seq, t.kind",
+        c.pg_sql(),
+    );
+    // Read from a cursor whatever the query: a fork's copied entry is one hit (as locally),
+    // so a plain `LIMIT` could leave the page short.
+    let hits = confirmed(tx, &sql, &c, q, &matcher)?;
+    Ok(group_by_session(hits))
+}
+
+/// The text condition of the query (added to `c`), its matcher, and the score and body
+/// columns.
+fn candidates(q: &SearchOptions, c: &mut Where) -> Result<(Matcher, String, String)> {
+    let by_time = "0::float8".to_string();
+    Ok(match &q.query {
+        Query::Words { fts, terms } => {
+            c.and("t.tsv @@ (?::text)::tsquery", [text(tsquery(fts)?)]);
+            let score = format!(
+                "ts_rank(t.tsv, (${}::text)::tsquery)::float8",
+                c.values().len()
+            );
+            let terms = terms_regex(terms);
+            (Matcher::Words(terms), score, "left(t.body, 4000)".into())
+        }
+        Query::Literal(needle) => {
+            if let Some(words) = literal_words(needle) {
+                c.and("t.tsv @@ (?::text)::tsquery", [text(words)]);
+            }
+            c.and("strpos(t.body, ?) > 0", [text(needle.as_str())]);
+            // The literal's window starts before its first occurrence, which may lie past 4000.
+            let body = format!(
+                "substr(t.body, greatest(1, strpos(t.body, ${}) - 300), 4000)",
+                c.values().len()
+            );
+            (Matcher::Literal(needle.clone()), by_time, body)
+        }
+        Query::Regex(re) => {
+            let runs: Vec<String> = required_runs(re.as_str())
+                .iter()
+                .filter_map(|r| literal_words(r))
+                .collect();
+            if !runs.is_empty() {
+                c.and("t.tsv @@ (?::text)::tsquery", [text(runs.join(" & "))]);
+            }
+            (Matcher::Regex(re.clone()), by_time, "t.body".into())
+        }
+    })
+}
+
+/// `--in`, `--since`, `--until`, `--model`, `--session` and silent turns.
+fn filters(q: &SearchOptions, on: &On, c: &mut Where) {
+    if !q.kinds.is_empty() {
+        // Typed as the values bound (bigint): `t.kind` is a smallint.
+        let kinds = vec!["?::int8"; q.kinds.len()].join(", ");
+        c.and(
+            format!("t.kind IN ({kinds})"),
+            q.kinds.iter().map(|k| int(*k as i64)),
+        );
+    }
+    if let Some(t) = q.since_ms {
+        c.and("e.ts_ms >= ?", [int(t)]);
+    }
+    if let Some(t) = q.until_ms {
+        c.and("e.ts_ms < ?", [int(t)]);
+    }
+    if let Some(m) = &q.model {
+        // SQLite's `model LIKE '%' || ? || '%'`: no escape character, ASCII letters folded.
+        c.and(
+            "EXISTS (SELECT 1 FROM entries m WHERE m.source = s.source AND m.fid = s.fid
+                     AND translate(m.model, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')
+                         LIKE '%' || translate(?, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') || '%'
+                         ESCAPE '')",
+            [text(m.as_str())],
+        );
+    }
+    if let Some(fid) = q.file_id {
+        // The server's file ids are unique across sources (one identity column).
+        c.and("s.fid = ?", [int(fid)]);
+    }
+    if !on.include_silent {
+        c.and("NOT e.silent", []);
+    }
+}
+
+/// The first `limit` candidates the matcher confirms (and, with `--branch`, on their
+/// session's current path), each copied entry once, read from a cursor a batch at a time.
+fn confirmed(
+    tx: &mut Transaction,
+    sql: &str,
+    c: &Where,
+    q: &SearchOptions,
+    matcher: &Matcher,
+) -> Result<Vec<Hit>> {
+    let portal = tx.bind(sql, &server::params(c)).map_err(server_err)?;
+    let mut paths: HashMap<i64, HashSet<i64>> = HashMap::new();
+    let mut hits = OneHitPerCopy::default();
+    loop {
+        let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
+        for r in &rows {
+            if q.branch && !on_path(tx, &mut paths, r)? {
+                continue;
+            }
+            if let Some(h) = hit(r, matcher) {
+                let ts: Option<i64> = r.get(8);
+                let key = h.entry_id.clone().zip(ts).map(|(id, ts)| (id, ts, h.kind));
+                hits.add(h, key, r.get(15));
+                if hits.hits.len() >= q.limit {
+                    return Ok(hits.hits);
+                }
+            }
+        }
+        if rows.len() < BATCH as usize {
+            return Ok(hits.hits);
+        }
+    }
+}
+
+/// The leaf-to-root walk of `store::schema::ANCESTORS`, seqs only.
+const PATH_SEQS: &str = "
+WITH RECURSIVE walk(depth, seq, parent_id) AS (
+    SELECT 0::bigint, seq, parent_id FROM entries WHERE source = $1 AND fid = $2 AND seq = $3
+    UNION ALL
+    SELECT w.depth + 1, e.seq, e.parent_id
+    FROM walk w JOIN entries e
+      ON e.source = $1 AND e.fid = $2 AND e.id = w.parent_id AND NOT e.shadowed
+    WHERE w.parent_id <> '' AND w.depth < $4
+)
+SELECT seq FROM walk";
+
+/// Whether a candidate row's entry is on its session's current path (pi's default leaf's
+/// ancestors), each session's path read once.
+fn on_path(
+    tx: &mut Transaction,
+    paths: &mut HashMap<i64, HashSet<i64>>,
+    r: &postgres::Row,
+) -> Result<bool> {
+    let (source, fid, seq): (String, i64, i64) = (r.get(0), r.get(11), r.get(14));
+    if !paths.contains_key(&fid) {
+        let (leaf, entries): (Option<i64>, i64) = tx
+            .query_one(
+                "SELECT leaf_seq, entry_count FROM sessions WHERE source = $1 AND fid = $2",
+                &[&source, &fid],
+            )
+            .map(|r| (r.get(0), r.get(1)))
+            .map_err(server_err)?;
+        let seqs = match leaf {
+            Some(leaf) => tx
+                .query(PATH_SEQS, &[&source, &fid, &leaf, &entries])
+                .map_err(server_err)?
+                .iter()
+                .map(|r| r.get(0))
+                .collect(),
+            None => HashSet::new(),
+        };
+        if paths.len() >= 10_000 {
+            paths.clear();
+        }
+        paths.insert(fid, seqs);
+    }
+    Ok(paths.get(&fid).is_some_and(|s| s.contains(&seq)))
+}
+
+/// A result row as the local search's hit, with its snippet cut here; `None` when the text
+/// does not match after all (a regular expression's candidate).
+fn hit(r: &postgres::Row, matcher: &Matcher) -> Option<Hit> {
+    let body: &str = r.get(10);
+    let snippet = matcher.snippet(body)?;
+    let ts_ms: Option<i64> = r.get(8);
+    let name: Option<String> = r.get(12);
+    Some(Hit {
+        source: Some(r.get(0)),
+        path: r.get(1),
+        session_id: r.get(2),
+        cwd: r.get(3),
+        title: name.clone().or(r.get(13)).unwrap_or_default(),
+        session_name: name,
+        entry_id: r.get(4),
+        line: r.get(5),
+        kind: TextKind::from_bits(i64::from(r.get::<_, i16>(6))).name(),
+        role: r.get(7),
+        timestamp: ts_ms.map(js::iso),
+        // As locally: literal and regex hits rank newest first.
+        score: match matcher {
+            Matcher::Words(_) => r.get(9),
+            _ => ts_ms.unwrap_or(0) as f64,
+        },
+        snippet,
+        also_in: Vec::new(),
+        file_id: r.get(11),
+    })
+}
+
+/// The `tsquery` of the FTS5 expression `parse` wrote (quoted terms, `*` after a prefix, AND,
+/// OR, NOT and parentheses): each term the phrase of its words.
+///
+/// # Errors
+/// `Invalid` for a word too long for the server's index.
+fn tsquery(fts: &str) -> Result<String> {
+    let mut out = String::new();
+    let mut rest = fts;
+    while let Some(c) = rest.chars().next() {
+        if let Some(quoted) = rest.strip_prefix('"') {
+            // "..." with "" for a quote inside.
+            let mut text = String::new();
+            let mut end = 0;
+            let b = quoted.as_bytes();
+            while end < b.len() {
+                if b[end] == b'"' {
+                    if b.get(end + 1) == Some(&b'"') {
+                        text.push('"');
+                        end += 2;
+                        continue;
+                    }
+                    break;
+                }
+                let ch = quoted[end..].chars().next().unwrap_or_default();
+                text.push(ch);
+                end += ch.len_utf8();
+            }
+            rest = &quoted[(end + 1).min(quoted.len())..];
+            let prefix = rest.starts_with('*');
+            if prefix {
+                rest = &rest[1..];
+            }
+            if words(&text).any(|w| w.len() > 2047) {
+                return Err(Error::Invalid(
+                    "a word longer than 2047 bytes cannot be searched on the server; use --literal"
+                        .into(),
+                ));
+            }
+            out.push_str(&phrase(&text, prefix).unwrap_or_else(|| lexeme("")));
+            continue;
+        }
+        let word: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect();
+        match word.as_str() {
+            "AND" => out.push_str(" & "),
+            "OR" => out.push_str(" | "),
+            "NOT" => out.push_str(" & !"),
+            _ => {
+                if c == '(' || c == ')' {
+                    out.push(c);
+                }
+                rest = &rest[c.len_utf8()..];
+                continue;
+            }
+        }
+        rest = &rest[word.len()..];
+    }
+    Ok(out)
+}
+
+/// The words every text containing `needle` holds (as `query::search`'s literal plan): pieces
+/// between separators are whole words; the first is dropped when the needle starts inside a
+/// word (it may end a longer one), the last is a prefix when it ends inside one. ANDed rather
+/// than a phrase: positions past the server's limits (16,383, 256 per word) are not kept.
+fn literal_words(needle: &str) -> Option<String> {
+    let word_at = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    let starts_inside = word_at(needle.chars().next());
+    let ends_inside = word_at(needle.chars().next_back());
+    let all: Vec<String> = words(needle).map(|w| w.into_owned()).collect();
+    let usable = all.get(usize::from(starts_inside)..).unwrap_or_default();
+    if usable.is_empty() || usable.iter().any(|w| w.len() > 2047) {
+        return None;
+    }
+    let last = usable.len() - 1;
+    Some(
+        usable
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let l = lexeme(w);
+                if i == last && ends_inside {
+                    l + ":*"
+                } else {
+                    l
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" & "),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tsq(q: &str) -> String {
+        match pidx_core::query::search::parse(q, false).unwrap() {
+            Query::Words { fts, .. } => tsquery(&fts).unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_local_query_language_becomes_a_tsquery() {
+        assert_eq!(tsq("foo Bar"), "(('foo')) & (('bar'))");
+        assert_eq!(
+            tsq("\"exact phrase\" main.rs"),
+            "(('exact' <-> 'phrase')) & (('main' <-> 'rs'))"
+        );
+        assert_eq!(tsq("pre* -no"), "((('pre':*))) & !(('no'))");
+        assert_eq!(tsq("a OR b c"), "(('a') | ('b')) & (('c'))");
+        assert_eq!(tsq("say \"hi"), "(('say')) & (('hi'))");
+    }
+
+    #[test]
+    fn a_literal_needs_the_words_it_holds_whole() {
+        assert_eq!(literal_words("fn main("), Some("'main'".into()));
+        assert_eq!(literal_words(" fn main"), Some("'fn' & 'main':*".into()));
+        assert_eq!(
+            literal_words("src/main.rs:42"),
+            Some("'main' & 'rs' & '42':*".into())
+        );
+        assert_eq!(literal_words("okeni"), None);
+        assert_eq!(literal_words("->"), None);
+    }
+}

@@ -1,0 +1,290 @@
+//! `pidx --pg URL stats`: the local figures (`query::stats::Figures`) over every source's
+//! entries, grouped by source and every local dimension (`query::stats::Dim`: project, model,
+//! provider, session, tool, gateway agent and channel, day, week, month; periods in the `--tz`
+//! zone, UTC by default). Copies made by forks are counted once per source.
+
+use postgres::Transaction;
+
+use super::on as server;
+use crate::pg::server_err;
+use pidx_core::error::{Error, Result};
+use pidx_core::query::stats::{Figures, Row, StatsOptions, Zone, SERVER_DIMS};
+use pidx_core::store::filter::{int, text, Where};
+
+/// A local `StatsOptions` as the server's statement needs it.
+#[derive(Debug, Clone, Default)]
+struct PgStats {
+    pub by: Vec<String>,
+    pub source: Option<String>,
+    pub cwd: Option<String>,
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+    /// A PostgreSQL time zone name (`UTC`, `Europe/Paris`).
+    pub zone: String,
+    /// Whether the zone's days begin on a quarter hour (every named zone; a fixed offset may
+    /// not), so that the rollups can answer.
+    pub zone_on_quarters: bool,
+}
+
+fn dim_sql(dim: &str) -> Option<&'static str> {
+    Some(match dim {
+        "source" => "s.source",
+        "project" => "s.cwd",
+        "model" => {
+            "CASE WHEN e.input IS NULL AND e.role IS DISTINCT FROM 'assistant'
+                    THEN '(no model: user messages / tool results / compactions)'
+                  WHEN e.type = 'message' AND e.role = 'assistant'
+                    THEN coalesce(e.response_model, e.model, '?')
+                  WHEN e.type = 'usage' THEN coalesce(e.model, '?')
+                  ELSE 'tools/summaries' END"
+        }
+        "provider" => "coalesce(e.provider, '-')",
+        "session" => "s.path",
+        // The tool query's own column (`tool_sql`).
+        "tool" => "tool",
+        "agent" => "coalesce(s.agent_id, '-')",
+        "channel" => "coalesce(s.channel, '-')",
+        "day" => {
+            "coalesce(to_char(to_timestamp(e.ts_ms / 1000.0) AT TIME ZONE $1, 'YYYY-MM-DD'), '-')"
+        }
+        "week" => {
+            "coalesce(to_char(to_timestamp(e.ts_ms / 1000.0) AT TIME ZONE $1, 'IYYY-\"W\"IW'), '-')"
+        }
+        "month" => {
+            "coalesce(to_char(to_timestamp(e.ts_ms / 1000.0) AT TIME ZONE $1, 'YYYY-MM'), '-')"
+        }
+        _ => return None,
+    })
+}
+
+/// Figures per group, ordered by key, then the total when grouping (as the local `stats`),
+/// over every source's entries (or `source`'s).
+///
+/// # Errors
+/// `Invalid` for the machine's local zone, which the server cannot know; server errors.
+pub fn stats(tx: &mut Transaction, source: Option<&str>, o: &StatsOptions) -> Result<Vec<Row>> {
+    let (zone, zone_on_quarters) = match &o.zone {
+        Zone::Local => {
+            return Err(Error::Invalid(
+                "--tz local: the server does not know this machine's zone; name it (UTC, Europe/Paris, +02:00)".into(),
+            ))
+        }
+        Zone::Named(tz) => (tz.name().to_string(), true),
+        Zone::Fixed(off) => {
+            let secs = off.local_minus_utc();
+            let a = secs.abs();
+            let sign = if secs > 0 { '-' } else { '+' };
+            (
+                format!("UTC{sign}{:02}:{:02}:{:02}", a / 3600, a / 60 % 60, a % 60),
+                secs % 900 == 0,
+            )
+        }
+    };
+    let o = PgStats {
+        by: o.dims.iter().map(|d| d.name().to_string()).collect(),
+        source: source.map(str::to_string),
+        cwd: o.cwd.clone(),
+        since_ms: o.since_ms,
+        until_ms: o.until_ms,
+        zone,
+        zone_on_quarters,
+    };
+    stats_of(tx, &o)
+}
+
+fn stats_of(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
+    let mut keys = Vec::new();
+    for d in &o.by {
+        let sql = dim_sql(d).ok_or_else(|| {
+            Error::Invalid(format!(
+                "--by {d}: with --pg, group by one of {SERVER_DIMS}"
+            ))
+        })?;
+        keys.push(sql);
+    }
+    let mut c = Where::default();
+    // `$1`, the zone the period keys (`dim_sql`) are cut in.
+    c.and("?::text IS NOT NULL", [text(o.zone.as_str())]);
+    if let Some(s) = &o.source {
+        c.and("s.source = ?", [text(s.as_str())]);
+    }
+    if !o.by.iter().any(|d| d == "session") {
+        c.and("NOT e.dup", []);
+    }
+    if let Some(cwd) = &o.cwd {
+        server::cwd(&mut c, cwd);
+    }
+    if let Some(t) = o.since_ms {
+        c.and("e.ts_ms >= ?", [int(t)]);
+    }
+    if let Some(t) = o.until_ms {
+        c.and("e.ts_ms < ?", [int(t)]);
+    }
+    let sql = query_sql(o, &keys, &c.pg_sql());
+    let rows = tx.query(&sql, &server::params(&c)).map_err(server_err)?;
+    let n = keys.len();
+    let mut out: Vec<Row> = rows
+        .iter()
+        .map(|r| {
+            let key_order: Vec<String> = (0..n)
+                .map(|i| r.get::<_, Option<String>>(i).unwrap_or_else(|| "-".into()))
+                .collect();
+            let g = |i: usize| r.get::<_, i64>(n + i);
+            let mut f = Figures {
+                sessions: g(0),
+                user_messages: g(1),
+                assistant_messages: g(2),
+                tool_results: g(3),
+                tool_calls: g(4),
+                input: g(5),
+                output: g(6),
+                cache_read: g(7),
+                cache_write: g(8),
+                cost: r.get(n + 9),
+                tool_errors: g(10),
+                compactions: g(11),
+                active_days: g(12),
+                total_tokens: 0,
+            };
+            f.total_tokens = f.input + f.output + f.cache_read + f.cache_write;
+            Row {
+                key: o
+                    .by
+                    .iter()
+                    .map(|d| leak(d))
+                    .zip(key_order.iter().cloned())
+                    .collect(),
+                key_order,
+                figures: f,
+            }
+        })
+        .collect();
+    if n > 0 {
+        out.retain(|r| r.figures != Figures::default());
+    }
+    out.sort_by(|a, b| a.key_order.cmp(&b.key_order));
+    Ok(out)
+}
+
+/// The dimension names as the `&'static str` keys `Row` uses.
+fn leak(d: &str) -> &'static str {
+    [
+        "source", "project", "model", "provider", "session", "tool", "agent", "channel", "day",
+        "week", "month",
+    ]
+    .into_iter()
+    .find(|k| *k == d)
+    .unwrap_or("?")
+}
+
+/// The statement: the tool query, or the figures from the rollups when they answer (their
+/// model and provider keys stored), else from the entries.
+fn query_sql(o: &PgStats, keys: &[&str], where_: &str) -> String {
+    if o.by.iter().any(|d| d == "tool") {
+        tool_sql(keys, where_)
+    } else if rollups_answer(o) {
+        let keys: Vec<&str> = (o.by.iter().zip(keys))
+            .map(|(d, k)| match d.as_str() {
+                "model" => "e.model",
+                "provider" => "e.provider",
+                _ => k,
+            })
+            .collect();
+        figures_sql(&keys, where_, ROLLED)
+    } else {
+        figures_sql(keys, where_, ENTRIES)
+    }
+}
+
+/// The rollups' time grain (`migrations/pg/0003`): a quarter hour.
+const GRAIN_MS: i64 = 900_000;
+
+/// Whether the rollups give the exact answer (as `query::stats::rollups_answer`): range
+/// boundaries on quarter hours, a zone whose days begin on one, no tool grouping.
+fn rollups_answer(o: &PgStats) -> bool {
+    let aligned = |t: Option<i64>| t.is_none_or(|t| t.rem_euclid(GRAIN_MS) == 0);
+    o.zone_on_quarters && aligned(o.since_ms) && aligned(o.until_ms)
+}
+
+/// The figures' sums over `entries e`.
+const ENTRIES: &str = "FROM entries e JOIN sessions s ON s.source = e.source AND s.fid = e.fid";
+/// The figures' sums over `usage_rollup e` (the same filter columns: `dup`, `ts_ms`).
+const ROLLED: &str = "FROM usage_rollup e JOIN sessions s ON s.source = e.source AND s.fid = e.fid";
+
+/// The figures of `query::stats` grouped by `keys` (SQL expressions), over `where_`, from
+/// the entries or the rollups (`from`: [`ENTRIES`], [`ROLLED`]).
+fn figures_sql(keys: &[&str], where_: &str, from: &str) -> String {
+    let key_cols: Vec<String> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| format!("{k} AS k{i}"))
+        .collect();
+    let group: Vec<String> = (0..keys.len()).map(|i| format!("k{i}")).collect();
+    let sums = if from == ROLLED {
+        "coalesce(sum(e.user_msgs), 0)::bigint, coalesce(sum(e.assistant_msgs), 0)::bigint,
+         coalesce(sum(e.tool_results), 0)::bigint, coalesce(sum(e.tool_calls), 0)::bigint,
+         coalesce(sum(e.input), 0)::bigint, coalesce(sum(e.output), 0)::bigint,
+         coalesce(sum(e.cache_read), 0)::bigint, coalesce(sum(e.cache_write), 0)::bigint,
+         coalesce(sum(e.cost), 0)::float8, coalesce(sum(e.tool_errors), 0)::bigint,
+         coalesce(sum(e.compactions), 0)::bigint"
+    } else {
+        "count(*) FILTER (WHERE e.type = 'message' AND e.role = 'user'),
+         count(*) FILTER (WHERE e.type = 'message' AND e.role = 'assistant'),
+         count(*) FILTER (WHERE e.type = 'message' AND e.role = 'toolResult'),
+         coalesce(sum(e.tool_calls) FILTER (WHERE e.type = 'message' AND e.role = 'assistant'), 0)::bigint,
+         coalesce(sum(e.input), 0)::bigint, coalesce(sum(e.output), 0)::bigint,
+         coalesce(sum(e.cache_read), 0)::bigint, coalesce(sum(e.cache_write), 0)::bigint,
+         coalesce(sum(e.cost), 0)::float8,
+         count(*) FILTER (WHERE e.type = 'message' AND e.role = 'toolResult' AND e.is_error),
+         count(*) FILTER (WHERE e.type = 'compaction')"
+    };
+    format!(
+        "SELECT {} count(DISTINCT (e.source, e.fid)), {sums},
+           count(DISTINCT (to_timestamp(e.ts_ms / 1000.0) AT TIME ZONE $1)::date)
+         {from} WHERE {} {}",
+        key_cols.iter().map(|k| format!("{k},")).collect::<String>(),
+        where_,
+        if group.is_empty() {
+            String::new()
+        } else {
+            format!("GROUP BY {}", group.join(", "))
+        }
+    )
+}
+
+/// The local tool query (`query::stats::tool_sql`): per tool name, its calls (from the
+/// assistant messages' `tool_uses`) and its results and errors (from the tool results),
+/// sessions and active days; the other figures are zero. `keys` holds `tool` for the name.
+fn tool_sql(keys: &[&str], where_: &str) -> String {
+    let cols = |tool: &str| {
+        keys.iter()
+            .enumerate()
+            .map(|(i, k)| format!("{} AS k{i}", if *k == "tool" { tool } else { k }))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let group = (0..keys.len())
+        .map(|i| format!("k{i}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let day = "(to_timestamp(e.ts_ms / 1000.0) AT TIME ZONE $1)::date";
+    format!(
+        "SELECT {group}, count(DISTINCT (source, fid)), 0::bigint, 0::bigint,
+                sum(results)::bigint, sum(calls)::bigint, 0::bigint, 0::bigint, 0::bigint,
+                0::bigint, 0::float8, sum(errors)::bigint, 0::bigint, count(DISTINCT day)
+         FROM (
+             SELECT {}, e.source, e.fid, {day} AS day, 1 AS calls, 0 AS results, 0 AS errors
+             FROM tool_uses t
+             JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
+             JOIN sessions s ON s.source = e.source AND s.fid = e.fid
+             WHERE {where_}
+             UNION ALL
+             SELECT {}, e.source, e.fid, {day}, 0, 1, CASE WHEN e.is_error THEN 1 ELSE 0 END
+             FROM entries e JOIN sessions s ON s.source = e.source AND s.fid = e.fid
+             WHERE e.type = 'message' AND e.role = 'toolResult' AND {where_}
+         ) u
+         GROUP BY {group}",
+        cols("t.name"),
+        cols("coalesce(e.tool_name, '?')"),
+    )
+}

@@ -1,0 +1,50 @@
+//! pi's `getTree` on the team server (`tree_of` over the server's entry rows).
+
+use postgres::Transaction;
+
+use super::context::loadability;
+use super::resolve::key;
+use crate::pg::server_err;
+use pidx_core::error::{Error, Result};
+use pidx_core::query::resolve::Resolved;
+use pidx_core::query::tree::{tree_of, Node, Tree};
+
+/// pi's `getTree` of the session.
+///
+/// # Errors
+/// Server errors.
+pub fn tree(tx: &mut Transaction, s: &Resolved) -> Result<Tree> {
+    let (source, fid) = key(s);
+    if !loadability(tx, s)?.0 {
+        return Ok(Tree {
+            unopenable: true,
+            ..Tree::default()
+        });
+    }
+    let rows = tx
+        .query(
+            "SELECT seq, id, parent_id, type, role, ts, ts_ms, substr(text, 1, 400), label, target_id
+             FROM entries WHERE source = $1 AND fid = $2 ORDER BY seq",
+            &[&source, &fid],
+        )
+        .map_err(server_err)?;
+    tree_of(rows.iter().map(|r| {
+        Ok::<_, Error>((
+            Node {
+                seq: r.get(0),
+                id: r.get(1),
+                parent_id: r.get(2),
+                kind: r.get(3),
+                role: r.get(4),
+                ts: r.get(5),
+                ts_ms: r.get(6),
+                text: r.get(7),
+                label: None,
+                label_ts: None,
+                children: Vec::new(),
+            },
+            r.get(8),
+            r.get(9),
+        ))
+    }))
+}
