@@ -1,14 +1,22 @@
 //! Every `$ pidx ...` example in a `console` block of the README and of the docs pages runs as
-//! written against the sample corpus (a copy of `tests/fixtures/conformance/sessions` as pi's
-//! default sessions folder, `~` a temp home), and none of them is an error (exit 0 results or 1
-//! nothing found; never 2). Examples that do not return by themselves (`watch`, `mcp`, `serve`,
-//! the full-screen `pick`) are only parsed: their `--help` must work. Examples that need a team
-//! server or the network go in `shell` blocks instead (docs/team.md's run against a real
-//! server in `tests/it/pg.rs`). The README also stays short enough to read.
+//! written in a newcomer's home (a temp `~` holding a copy of `tests/fixtures/conformance/sessions`
+//! as pi's sessions folder, an agent gateway, a git repository `~/app` that two sessions edited,
+//! and a toy embedding model), and none of them is an error (exit 0 results or 1 nothing found;
+//! never 2). The lines a page shows under an example are its output: they must appear, in order,
+//! in what the command prints (stdout, then stderr), with `...` standing for any text and the temp
+//! home printed as `~`; a page leaves lines out freely. Examples that do not return by themselves
+//! run until they have printed what the page shows (`watch`, `serve`), or, when the page shows
+//! nothing under them (`mcp`, the full-screen `pick`), are only parsed: their `--help` must work.
+//! Examples that need a team server or the network go in `shell` blocks instead (docs/team.md's
+//! run against a real server in `tests/it/pg.rs`). The README also stays short enough to read.
 
 use crate::common;
+use crate::files::{git_commit, Session, T0};
 
+use std::io::Read;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The words of one shell command line, with quotes removed and a leading `~` expanded;
 /// `None` for a line this test cannot run faithfully (pipes, substitutions).
@@ -73,31 +81,82 @@ fn page(path: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
 }
 
-/// The `$ pidx ...` lines of a Markdown page's console blocks.
-fn examples(markdown: &str) -> Vec<String> {
+/// One `$ pidx ...` example: the command after `pidx`, and the lines the page shows under it.
+struct Example {
+    line: String,
+    shown: Vec<String>,
+}
+
+/// The `$ pidx ...` examples of a Markdown page's console blocks. A line under an example that
+/// does not start with `$ ` is part of what it prints, up to the next `$ ` line or the block's end.
+fn examples(markdown: &str) -> Vec<Example> {
     let mut inside = false;
-    let mut out = Vec::new();
+    let mut out: Vec<Example> = Vec::new();
+    let mut open = false;
     for line in markdown.lines() {
         if line.starts_with("```") {
             inside = !inside && line.starts_with("```console");
+            open = false;
             continue;
         }
-        if inside {
-            if let Some(cmd) = line.strip_prefix("$ pidx ") {
-                out.push(cmd.to_string());
-            }
+        if !inside {
+            continue;
+        }
+        if let Some(cmd) = line.strip_prefix("$ pidx ") {
+            out.push(Example {
+                line: cmd.to_string(),
+                shown: Vec::new(),
+            });
+            open = true;
+        } else if line.starts_with("$ ") {
+            open = false;
+        } else if open && !line.trim().is_empty() {
+            out.last_mut().unwrap().shown.push(line.to_string());
         }
     }
     out
 }
 
-/// Runs every console example of the page at `path` (at least `at_least` of them).
-fn every_example_runs_as_written(path: &str, at_least: usize) {
-    let (tmp, sessions) = common::conformance_copy();
-    let home = tmp.path().join("home");
+/// Whether `line` is what `pattern` shows: equal but for trailing spaces, `...` standing for
+/// any text (a line of `...` alone stands for lines left out, as any gap does).
+fn shows_line(pattern: &str, line: &str) -> bool {
+    let (pattern, line) = (pattern.trim_end(), line.trim_end());
+    let pieces: Vec<&str> = pattern.split("...").collect();
+    if pieces.len() == 1 {
+        return pattern == line;
+    }
+    let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
+    if !line.starts_with(first) || line.len() < first.len() + last.len() {
+        return false;
+    }
+    let mut rest = &line[first.len()..];
+    for piece in &pieces[1..pieces.len() - 1] {
+        match rest.find(piece) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => return false,
+        }
+    }
+    rest.ends_with(last)
+}
+
+/// The first line of `shown` that `printed` does not show in order, if any.
+fn missing<'a>(shown: &'a [String], printed: &str) -> Option<&'a str> {
+    let mut lines = printed.lines();
+    shown
+        .iter()
+        .filter(|s| s.trim() != "...")
+        .find(|s| !lines.by_ref().any(|l| shows_line(s, l)))
+        .map(|s| s.as_str())
+}
+
+/// A newcomer's home: pi's sessions (the sample corpus), an agent gateway, a git repository
+/// `~/app` that two sessions wrote and a person committed, and a toy embedding model in pidx's
+/// models folder. Returns the home and pi's agent folder.
+fn newcomer_home(tmp: &Path, sessions: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let home = tmp.join("home");
     let agent = home.join(".pi").join("agent");
     std::fs::create_dir_all(&agent).unwrap();
-    std::fs::rename(&sessions, agent.join("sessions")).unwrap();
+    std::fs::rename(sessions, agent.join("sessions")).unwrap();
     // A small agent gateway for the gateway examples: one agent with one transcript.
     let gw = home.join(".openclaw/agents/ops/sessions");
     std::fs::create_dir_all(&gw).unwrap();
@@ -108,42 +167,198 @@ fn every_example_runs_as_written(path: &str, at_least: usize) {
         r#"{"agent:ops:slack:channel:C1":{"sessionId":"crlf-0001","updatedAt":1,"chatType":"room"}}"#,
     )
     .unwrap();
+    git_project(&home.join("app"), &agent.join("sessions"));
+    toy_model(&home.join(".local/share/pidx/models/default"));
+    (home, agent)
+}
+
+/// `~/app`: a person's first commit, then one session writes `src/parse.rs` and another edits
+/// it, a person adds a line, and the second commit holds all of it.
+fn git_project(app: &Path, sessions: &Path) {
+    std::fs::create_dir_all(app).unwrap();
+    git2::Repository::init(app).unwrap();
+    std::fs::write(app.join("README.md"), "# app\n").unwrap();
+    git_commit(app, "start", T0 / 1000);
+    let cwd = app.to_string_lossy();
+    let mut a = Session::new("019b7a10-5c3e-7d2a-9f00-1a2b3c4d5e6f", &cwd, T0 + 60_000);
+    a.user("Write a parser for the config lines.");
+    a.write(
+        "src/parse.rs",
+        "pub fn parse(line: &str) -> Option<(&str, &str)> {\n    line.split_once('=')\n}\n",
+    );
+    let mut b = Session::new("019b7b42-8e1f-7c3b-a100-2b3c4d5e6f70", &cwd, T0 + 600_000);
+    b.user("Trim the keys and values the parser returns.");
+    b.edit(
+        "src/parse.rs",
+        "    line.split_once('=')\n",
+        "    let (k, v) = line.split_once('=')?;\n    Some((k.trim(), v.trim()))\n",
+    );
+    let text = std::fs::read_to_string(app.join("src/parse.rs")).unwrap();
+    std::fs::write(app.join("src/parse.rs"), format!("// Config lines.\n{text}")).unwrap();
+    git_commit(app, "parser: trim keys and values", T0 / 1000 + 900);
+    a.save(sessions, "app-parser-a");
+    b.save(sessions, "app-parser-b");
+}
+
+/// A static embedding model of letters (a WordPiece vocabulary of single letters and digits, so
+/// every word has tokens; each row made up from its token's number): enough for `sync --embed`
+/// and `similar` to run as written, not to mean anything.
+fn toy_model(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut tokens: Vec<String> = vec!["[UNK]".into()];
+    for c in ('a'..='z').chain('0'..='9') {
+        tokens.push(c.to_string());
+        tokens.push(format!("##{c}"));
+    }
+    let vocab: serde_json::Map<String, serde_json::Value> = tokens
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.clone(), i.into()))
+        .collect();
+    let tokenizer = serde_json::json!({"model": {"type": "WordPiece", "vocab": vocab,
+        "unk_token": "[UNK]", "continuing_subword_prefix": "##"},
+        "normalizer": {"lowercase": true}});
+    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
+    std::fs::write(dir.join("config.json"), r#"{"normalize": true}"#).unwrap();
+    let dim = 8;
+    let data: Vec<f32> = (0..tokens.len() * dim)
+        .map(|i| ((i * 7919 % 101) as f32 / 50.0) - 1.0)
+        .collect();
+    // safetensors: the header's length, a JSON header padded to 8 bytes, the F32 data.
+    let mut header = serde_json::json!({"embeddings": {"dtype": "F32",
+        "shape": [tokens.len(), dim], "data_offsets": [0, data.len() * 4]}})
+    .to_string()
+    .into_bytes();
+    while header.len() % 8 != 0 {
+        header.push(b' ');
+    }
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend(header);
+    bytes.extend(data.iter().flat_map(|v| v.to_le_bytes()));
+    std::fs::write(dir.join("model.safetensors"), bytes).unwrap();
+}
+
+/// Runs a command that does not return by itself until it has printed the lines `shown` (at
+/// most 60 s), then stops it with SIGTERM; returns what it printed (stdout, then stderr), the
+/// folder `home` written `~`.
+fn run_until_shown(cmd: &mut std::process::Command, shown: &[String], home: &str) -> String {
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let outs = [Arc::new(Mutex::new(String::new())), Arc::new(Mutex::new(String::new()))];
+    let mut readers = Vec::new();
+    let pipes: [Box<dyn Read + Send>; 2] = [
+        Box::new(child.stdout.take().unwrap()),
+        Box::new(child.stderr.take().unwrap()),
+    ];
+    for (mut pipe, out) in pipes.into_iter().zip(outs.iter().cloned()) {
+        readers.push(std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                out.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        }));
+    }
+    let printed = || {
+        format!("{}\n{}", outs[0].lock().unwrap(), outs[1].lock().unwrap()).replace(home, "~")
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while missing(shown, &printed()).is_some()
+        && Instant::now() < deadline
+        && child.try_wait().unwrap().is_none()
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = std::process::Command::new("kill")
+        .arg(child.id().to_string())
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for r in readers {
+        r.join().unwrap();
+    }
+    printed()
+}
+
+/// Runs every console example of the page at `path` (at least `at_least` of them), in order, in
+/// one newcomer's home.
+fn every_example_runs_as_written(path: &str, at_least: usize) {
+    let (tmp, sessions) = common::conformance_copy();
+    let (home, agent) = newcomer_home(tmp.path(), &sessions);
+    let home_text = home.to_string_lossy().into_owned();
     let examples = examples(&page(path));
     assert!(
         examples.len() >= at_least,
-        "{path} has its examples: {examples:?}"
+        "{path} has its examples: {:?}",
+        examples.iter().map(|e| &e.line).collect::<Vec<_>>()
     );
     let mut ran = 0;
-    for line in &examples {
+    let mut wrong = Vec::new();
+    for Example { line, shown } in &examples {
         let Some(args) = words(line, &home) else {
             continue;
         };
-        let long_running = args
+        let command = args
             .iter()
             .find(|a| !a.starts_with('-') && !a.contains('/'))
-            .is_some_and(|c| matches!(c.as_str(), "watch" | "mcp" | "pick" | "serve"));
-        let mut cmd = assert_cmd::Command::cargo_bin("pidx").unwrap();
+            .map_or("", |c| c.as_str());
+        let long_running = matches!(command, "watch" | "mcp" | "pick" | "serve");
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pidx"));
         cmd.current_dir(&home)
             .env("HOME", &home)
             .env("PI_CODING_AGENT_DIR", &agent)
-            .env("PIDX_DB", tmp.path().join("index.db"))
-            .env("PIDX_CONFIG", tmp.path().join("no-config.toml"))
+            .env_remove("PIDX_DB")
+            .env_remove("PIDX_CONFIG")
+            .env_remove("PIDX_MODEL")
+            .env_remove("PIDX_PG")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_DATA_HOME")
             .env_remove("PIDX_ROOTS")
             .env_remove("PI_CODING_AGENT_SESSION_DIR")
             .env("NO_COLOR", "1")
             .args(&args);
-        if long_running {
-            cmd.arg("--help");
+        let started = Instant::now();
+        let printed = if long_running && !shown.is_empty() {
+            run_until_shown(&mut cmd, shown, &home_text)
+        } else {
+            if long_running {
+                cmd.arg("--help");
+            }
+            let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+            let code = out.status.code();
+            assert!(
+                matches!(code, Some(0 | 1)),
+                "{path}: `pidx {line}` exited {code:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            format!(
+                "{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        };
+        let printed = printed.replace(&home_text, "~");
+        // Shown with --nocapture (and under a failure): what each example printed, and its time.
+        println!("$ pidx {line}   [{} ms]\n{printed}", started.elapsed().as_millis());
+        if let Some(line_missing) = missing(shown, &printed) {
+            wrong.push(format!(
+                "{path}: `pidx {line}` did not print\n  {line_missing}\nas the page shows; it printed:\n{printed}"
+            ));
         }
-        let out = cmd.output().unwrap();
-        let code = out.status.code();
-        assert!(
-            matches!(code, Some(0 | 1)),
-            "{path}: `pidx {line}` exited {code:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
         ran += 1;
     }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
     assert!(ran >= at_least, "{path}: ran {ran} examples");
 }
 
