@@ -194,7 +194,11 @@ fn git_project(app: &Path, sessions: &Path) {
         "    let (k, v) = line.split_once('=')?;\n    Some((k.trim(), v.trim()))\n",
     );
     let text = std::fs::read_to_string(app.join("src/parse.rs")).unwrap();
-    std::fs::write(app.join("src/parse.rs"), format!("// Config lines.\n{text}")).unwrap();
+    std::fs::write(
+        app.join("src/parse.rs"),
+        format!("// Config lines.\n{text}"),
+    )
+    .unwrap();
     git_commit(app, "parser: trim keys and values", T0 / 1000 + 900);
     a.save(sessions, "app-parser-a");
     b.save(sessions, "app-parser-b");
@@ -248,7 +252,10 @@ fn run_until_shown(cmd: &mut std::process::Command, shown: &[String], home: &str
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let outs = [Arc::new(Mutex::new(String::new())), Arc::new(Mutex::new(String::new()))];
+    let outs = [
+        Arc::new(Mutex::new(String::new())),
+        Arc::new(Mutex::new(String::new())),
+    ];
     let mut readers = Vec::new();
     let pipes: [Box<dyn Read + Send>; 2] = [
         Box::new(child.stdout.take().unwrap()),
@@ -261,13 +268,14 @@ fn run_until_shown(cmd: &mut std::process::Command, shown: &[String], home: &str
                 if n == 0 {
                     break;
                 }
-                out.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+                out.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
             }
         }));
     }
-    let printed = || {
-        format!("{}\n{}", outs[0].lock().unwrap(), outs[1].lock().unwrap()).replace(home, "~")
-    };
+    let printed =
+        || format!("{}\n{}", outs[0].lock().unwrap(), outs[1].lock().unwrap()).replace(home, "~");
     let deadline = Instant::now() + Duration::from_secs(60);
     while missing(shown, &printed()).is_some()
         && Instant::now() < deadline
@@ -350,7 +358,10 @@ fn every_example_runs_as_written(path: &str, at_least: usize) {
         };
         let printed = printed.replace(&home_text, "~");
         // Shown with --nocapture (and under a failure): what each example printed, and its time.
-        println!("$ pidx {line}   [{} ms]\n{printed}", started.elapsed().as_millis());
+        println!(
+            "$ pidx {line}   [{} ms]\n{printed}",
+            started.elapsed().as_millis()
+        );
         if let Some(line_missing) = missing(shown, &printed) {
             wrong.push(format!(
                 "{path}: `pidx {line}` did not print\n  {line_missing}\nas the page shows; it printed:\n{printed}"
@@ -381,6 +392,55 @@ fn every_example_of_the_other_docs_pages_runs_as_written() {
     ] {
         every_example_runs_as_written(path, at_least);
     }
+}
+
+/// The commands `pidx --help` lists (without clap's `help`).
+fn commands() -> Vec<String> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pidx"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let list = help
+        .split("Commands:\n")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    list.lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn every_command_has_help_examples_a_guide_section_and_a_readme_line() {
+    let commands = commands();
+    assert!(commands.len() >= 25, "{commands:?}");
+    let guide = page("docs/guide.md");
+    let headings: Vec<&str> = guide.lines().filter(|l| l.starts_with("## ")).collect();
+    let readme = page("README.md");
+    let mut missing = Vec::new();
+    for c in &commands {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pidx"))
+            .args([c.as_str(), "--help"])
+            .output()
+            .unwrap();
+        if !String::from_utf8_lossy(&out.stdout).contains("\nExamples:\n  pidx ") {
+            missing.push(format!("`pidx {c} --help` has no examples"));
+        }
+        let named = format!("`pidx {c}`");
+        if !headings.iter().any(|h| h.contains(&named)) {
+            missing.push(format!("docs/guide.md has no section {named}"));
+        }
+        if !readme.contains(&format!("pidx {c} ")) && !readme.contains(&named) {
+            missing.push(format!("README.md never shows pidx {c}"));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
 }
 
 #[test]
