@@ -11,7 +11,7 @@
 //! run against a real server in `tests/it/pg.rs`). The README also stays short enough to read.
 
 use crate::common;
-use crate::files::{git_commit, Session, T0};
+use crate::readme_home::newcomer_home;
 
 use std::io::Read;
 use std::path::Path;
@@ -147,99 +147,6 @@ fn missing<'a>(shown: &'a [String], printed: &str) -> Option<&'a str> {
         .filter(|s| s.trim() != "...")
         .find(|s| !lines.by_ref().any(|l| shows_line(s, l)))
         .map(|s| s.as_str())
-}
-
-/// A newcomer's home: pi's sessions (the sample corpus), an agent gateway, a git repository
-/// `~/app` that two sessions wrote and a person committed, and a toy embedding model in pidx's
-/// models folder. Returns the home and pi's agent folder.
-fn newcomer_home(tmp: &Path, sessions: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
-    let home = tmp.join("home");
-    let agent = home.join(".pi").join("agent");
-    std::fs::create_dir_all(&agent).unwrap();
-    std::fs::rename(sessions, agent.join("sessions")).unwrap();
-    // A small agent gateway for the gateway examples: one agent with one transcript.
-    let gw = home.join(".openclaw/agents/ops/sessions");
-    std::fs::create_dir_all(&gw).unwrap();
-    let src = agent.join("sessions/--home-user-handwritten--/crlf.jsonl");
-    std::fs::copy(&src, gw.join("crlf-0001.jsonl")).unwrap();
-    std::fs::write(
-        gw.join("sessions.json"),
-        r#"{"agent:ops:slack:channel:C1":{"sessionId":"crlf-0001","updatedAt":1,"chatType":"room"}}"#,
-    )
-    .unwrap();
-    git_project(&home.join("app"), &agent.join("sessions"));
-    toy_model(&home.join(".local/share/pidx/models/default"));
-    (home, agent)
-}
-
-/// `~/app`: a person's first commit, then one session writes `src/parse.rs` and another edits
-/// it, a person adds a line, and the second commit holds all of it.
-fn git_project(app: &Path, sessions: &Path) {
-    std::fs::create_dir_all(app).unwrap();
-    git2::Repository::init(app).unwrap();
-    std::fs::write(app.join("README.md"), "# app\n").unwrap();
-    git_commit(app, "start", T0 / 1000);
-    let cwd = app.to_string_lossy();
-    let mut a = Session::new("019b7a10-5c3e-7d2a-9f00-1a2b3c4d5e6f", &cwd, T0 + 60_000);
-    a.user("Write a parser for the config lines.");
-    a.write(
-        "src/parse.rs",
-        "pub fn parse(line: &str) -> Option<(&str, &str)> {\n    line.split_once('=')\n}\n",
-    );
-    let mut b = Session::new("019b7b42-8e1f-7c3b-a100-2b3c4d5e6f70", &cwd, T0 + 600_000);
-    b.user("Trim the keys and values the parser returns.");
-    b.edit(
-        "src/parse.rs",
-        "    line.split_once('=')\n",
-        "    let (k, v) = line.split_once('=')?;\n    Some((k.trim(), v.trim()))\n",
-    );
-    let text = std::fs::read_to_string(app.join("src/parse.rs")).unwrap();
-    std::fs::write(
-        app.join("src/parse.rs"),
-        format!("// Config lines.\n{text}"),
-    )
-    .unwrap();
-    git_commit(app, "parser: trim keys and values", T0 / 1000 + 900);
-    a.save(sessions, "app-parser-a");
-    b.save(sessions, "app-parser-b");
-}
-
-/// A static embedding model of letters (a WordPiece vocabulary of single letters and digits, so
-/// every word has tokens; each row made up from its token's number): enough for `sync --embed`
-/// and `similar` to run as written, not to mean anything.
-fn toy_model(dir: &Path) {
-    std::fs::create_dir_all(dir).unwrap();
-    let mut tokens: Vec<String> = vec!["[UNK]".into()];
-    for c in ('a'..='z').chain('0'..='9') {
-        tokens.push(c.to_string());
-        tokens.push(format!("##{c}"));
-    }
-    let vocab: serde_json::Map<String, serde_json::Value> = tokens
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.clone(), i.into()))
-        .collect();
-    let tokenizer = serde_json::json!({"model": {"type": "WordPiece", "vocab": vocab,
-        "unk_token": "[UNK]", "continuing_subword_prefix": "##"},
-        "normalizer": {"lowercase": true}});
-    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
-    std::fs::write(dir.join("config.json"), r#"{"normalize": true}"#).unwrap();
-    let dim = 8;
-    let data: Vec<f32> = (0..tokens.len() * dim)
-        .map(|i| ((i * 7919 % 101) as f32 / 50.0) - 1.0)
-        .collect();
-    // safetensors: the header's length, a JSON header padded to 8 bytes, the F32 data.
-    let mut header = serde_json::json!({"embeddings": {"dtype": "F32",
-        "shape": [tokens.len(), dim], "data_offsets": [0, data.len() * 4]}})
-    .to_string()
-    .into_bytes();
-    while header.len() % 8 != 0 {
-        header.push(b' ');
-    }
-    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
-    bytes.extend(header);
-    bytes.extend(data.iter().flat_map(|v| v.to_le_bytes()));
-    std::fs::write(dir.join("model.safetensors"), bytes).unwrap();
 }
 
 /// Runs a command that does not return by itself until it has printed the lines `shown` (at
