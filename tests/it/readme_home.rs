@@ -119,7 +119,7 @@ fn safetensors(tensors: &[(String, Vec<usize>, Vec<f32>)]) -> Vec<u8> {
         at = end;
     }
     let mut head = serde_json::Value::Object(header).to_string().into_bytes();
-    while head.len() % 8 != 0 {
+    while !head.len().is_multiple_of(8) {
         head.push(b' ');
     }
     let mut bytes = (head.len() as u64).to_le_bytes().to_vec();
