@@ -296,6 +296,7 @@ fn every_example_of_the_other_docs_pages_runs_as_written() {
         ("docs/search.md", 4),
         ("docs/mcp.md", 2),
         ("docs/gateways.md", 5),
+        ("docs/files.md", 4),
     ] {
         every_example_runs_as_written(path, at_least);
     }
