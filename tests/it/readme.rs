@@ -149,6 +149,33 @@ fn missing<'a>(shown: &'a [String], printed: &str) -> Option<&'a str> {
         .map(|s| s.as_str())
 }
 
+#[test]
+fn shown_lines_must_be_printed_in_order_with_dots_for_any_text() {
+    let printed = "92 files: 92 new in 0.13s\nwatcher: none\nroot: ~/.pi (tree)";
+    let shown = |lines: &[&str]| lines.iter().map(|l| l.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        missing(
+            &shown(&["92 files: ... in ...s", "root: ~/.pi (tree)"]),
+            printed
+        ),
+        None
+    );
+    assert_eq!(missing(&shown(&["...", "watcher: none   "]), printed), None);
+    assert_eq!(
+        missing(&shown(&["watcher: some"]), printed),
+        Some("watcher: some")
+    );
+    assert_eq!(
+        missing(&shown(&["root: ...", "watcher: none"]), printed),
+        Some("watcher: none")
+    );
+    assert_eq!(missing(&shown(&["92 files"]), printed), Some("92 files"));
+    assert_eq!(
+        missing(&shown(&["...s: 92 new"]), printed),
+        Some("...s: 92 new")
+    );
+}
+
 /// Runs a command that does not return by itself until it has printed the lines `shown` (at
 /// most 60 s), then stops it with SIGTERM; returns what it printed (stdout, then stderr), the
 /// folder `home` written `~`.
