@@ -304,7 +304,8 @@ pub enum Command {
     /// Find a session as you type (this project or all, by listing or full text), preview it,
     /// and resume it in pi with Enter. `?` lists the keys.
     #[command(
-        after_help = "Enter runs `pi --session PATH` in the session's directory (replacing pidx).\n\
+        after_help = "Examples:\n  pidx pick\n  pidx pick --all 'flaky test'\n  pidx pick --print 'flaky test'   # no screen: the best match's path\n\n\
+Enter runs `pi --session PATH` in the session's directory (replacing pidx).\n\
 Without a terminal, `--print QUERY` prints the best match's path.\n\
 Shell: pi --session \"$(pidx pick --print)\"\n\
 Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
@@ -313,6 +314,9 @@ Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     /// Serve the index to agents over the Model Context Protocol (stdio; read-only tools:
     /// search_sessions, list_sessions, get_session, get_context, get_tree, usage_stats,
     /// sql_query, file_history, blame). Set-up for Claude Code, Codex and Cursor: see docs/mcp.md.
+    #[command(
+        after_help = "Examples:\n  pidx mcp\n  claude mcp add pidx -- pidx mcp   # Claude Code\n  pi mcp add pidx -- pidx mcp       # pi 0.99 and newer (`pidx pi install` does it)"
+    )]
     Mcp,
     /// A read-only web application over the index: sessions, conversations, trees, search
     /// as you type, usage charts, live updates (127.0.0.1:7777 by default).
@@ -327,11 +331,17 @@ Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     )]
     Push(push::PushArgs),
     /// The team server's schema.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  pidx pg migrate --pg postgresql://postgres@db.example/pidx"
+    )]
     Pg(pg::PgCommand),
     /// People on the team server: a role of their own for each member (who may write only
     /// their own sources) and readers limited to chosen sources and projects.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  pidx team add-member alice --writes alice@laptop\n  pidx team members --admin postgresql://postgres@db.example/pidx\n  pidx team remove-member alice --admin postgresql://postgres@db.example/pidx"
+    )]
     Team(team::TeamCommand),
     /// The static embedding model that search by meaning uses: distil one from a
     /// sentence-transformer, or fetch a published one.
@@ -341,9 +351,15 @@ Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     )]
     Model(model::ModelCommand),
     /// The pi skill that teaches pi's agent to use pidx.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  pidx skill install\n  pidx skill install --project   # into this project's .pi/skills/\n  pidx skill show"
+    )]
     Skill(skill::SkillCommand),
     /// The pidx pi package: /history, /sessions, /related, /files inside pi and `--pidx-entry`.
-    #[command(subcommand)]
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  pidx pi install\n  pidx pi install --from integrations/pi --no-mcp\n  pidx pi uninstall --keep-mcp\n\nSee docs/pi-package.md."
+    )]
     Pi(pi::PiCommand),
 }

@@ -106,10 +106,25 @@ pub fn read_json(path: &Path) -> Value {
     )
 }
 
-/// A `pidx` command on a temp index.
+/// A `pidx` command on a temp index. Nothing of the person running the tests reaches it: `HOME`
+/// is a folder beside the index that does not exist (so no real `~/.pi`, `~/.config/pidx` or
+/// models folder is read, and a test that writes to its home must say which), and the variables
+/// that would name a config, a model, roots or a team server are unset. A test that needs a home
+/// of its own sets `HOME` again after this.
 pub fn pidx(db: &Path, root: &Path) -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("pidx").unwrap();
-    cmd.env_remove("PI_CODING_AGENT_DIR")
+    let home = db
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("no-home-of-the-test");
+    cmd.env("HOME", home)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("PIDX_CONFIG")
+        .env_remove("PIDX_MODEL")
+        .env_remove("PIDX_ROOTS")
+        .env_remove("PIDX_PG")
+        .env_remove("PI_CODING_AGENT_DIR")
         .env_remove("PI_CODING_AGENT_SESSION_DIR")
         .env("NO_COLOR", "1")
         .arg("--db")

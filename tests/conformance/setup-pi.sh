@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Install pi's real SessionManager (the conformance oracle) and print the
-# absolute path of its session-manager.js.
+# Install pi's package from npm and print the absolute path of its
+# dist/core/session-manager.js. Its SessionManager is the conformance oracle
+# (live.sh, regenerate.sh, generated.sh); benches/ and tests/openclaw/ use it too;
+# tests/pi-package/run.sh also runs pi's CLI from the same install
+# (dist/bundle/cli.js), for this version and for the newest release that
+# installs, each in a prefix of its own.
 #
-#   PIDX_PI_DIR   install prefix (default: <repo>/.oracle, git-ignored)
-#   PIDX_PI_VERSION  package version (default: 0.87.1, the newest that installs cleanly)
+#   PIDX_PI_DIR      install prefix (default: <repo>/.oracle, git-ignored)
+#   PIDX_PI_VERSION  package version (default: 0.87.1, the release the committed
+#                    goldens were recorded with; tests/pi-package/run.sh reads
+#                    this default from the `version=` line below, keep its form)
 #
 # Idempotent: nothing is downloaded when that version is already installed.
 # All npm chatter goes to stderr; stdout is only the path.

@@ -52,6 +52,11 @@ impl Session {
         id
     }
 
+    /// A user message, as the person typed it.
+    pub(crate) fn user(&mut self, text: &str) {
+        self.entry(json!({"role": "user", "content": text, "timestamp": self.t_ms}));
+    }
+
     /// An assistant message with one tool call; its result when `result` is `Some(is_error)`.
     pub(crate) fn call(&mut self, tool: &str, args: Value, result: Option<bool>) -> String {
         let call_id = format!("call_{}", self.n);
@@ -392,7 +397,7 @@ fn blame_of_a_rewritten_file_and_moved_lines() {
     assert_eq!(blamed(&v), ["b", "b", "b", "b", "-", "b", "b"], "{v}");
 }
 
-fn git_commit(dir: &Path, msg: &str, secs: i64) -> String {
+pub(crate) fn git_commit(dir: &Path, msg: &str, secs: i64) -> String {
     let repo = git2::Repository::open(dir).unwrap();
     let mut index = repo.index().unwrap();
     index

@@ -36,6 +36,7 @@ mod pi_package;
 mod pick;
 mod read_only;
 mod readme;
+mod readme_home;
 mod report;
 mod search;
 mod search_newest;

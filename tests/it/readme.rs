@@ -1,14 +1,22 @@
 //! Every `$ pidx ...` example in a `console` block of the README and of the docs pages runs as
-//! written against the sample corpus (a copy of `tests/fixtures/conformance/sessions` as pi's
-//! default sessions folder, `~` a temp home), and none of them is an error (exit 0 results or 1
-//! nothing found; never 2). Examples that do not return by themselves (`watch`, `mcp`, `serve`,
-//! the full-screen `pick`) are only parsed: their `--help` must work. Examples that need a team
-//! server or the network go in `shell` blocks instead (docs/team.md's run against a real
-//! server in `tests/it/pg.rs`). The README also stays short enough to read.
+//! written in a newcomer's home (a temp `~` holding a copy of `tests/fixtures/conformance/sessions`
+//! as pi's sessions folder, an agent gateway, a git repository `~/app` that two sessions edited,
+//! and a toy embedding model), and none of them is an error (exit 0 results or 1 nothing found;
+//! never 2). The lines a page shows under an example are its output: they must appear, in order,
+//! in what the command prints (stdout, then stderr), with `...` standing for any text and the temp
+//! home printed as `~`; a page leaves lines out freely. Examples that do not return by themselves
+//! run until they have printed what the page shows (`watch`, `serve`), or, when the page shows
+//! nothing under them (`mcp`, the full-screen `pick`), are only parsed: their `--help` must work.
+//! Examples that need a team server or the network go in `shell` blocks instead (docs/team.md's
+//! run against a real server in `tests/it/pg.rs`). The README also stays short enough to read.
 
 use crate::common;
+use crate::readme_home::newcomer_home;
 
+use std::io::Read;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The words of one shell command line, with quotes removed and a leading `~` expanded;
 /// `None` for a line this test cannot run faithfully (pipes, substitutions).
@@ -73,77 +81,229 @@ fn page(path: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()
 }
 
-/// The `$ pidx ...` lines of a Markdown page's console blocks.
-fn examples(markdown: &str) -> Vec<String> {
+/// One `$ pidx ...` example: the command after `pidx`, and the lines the page shows under it.
+struct Example {
+    line: String,
+    shown: Vec<String>,
+}
+
+/// The `$ pidx ...` examples of a Markdown page's console blocks. A line under an example that
+/// does not start with `$ ` is part of what it prints, up to the next `$ ` line or the block's end.
+fn examples(markdown: &str) -> Vec<Example> {
     let mut inside = false;
-    let mut out = Vec::new();
+    let mut out: Vec<Example> = Vec::new();
+    let mut open = false;
     for line in markdown.lines() {
         if line.starts_with("```") {
             inside = !inside && line.starts_with("```console");
+            open = false;
             continue;
         }
-        if inside {
-            if let Some(cmd) = line.strip_prefix("$ pidx ") {
-                out.push(cmd.to_string());
-            }
+        if !inside {
+            continue;
+        }
+        if let Some(cmd) = line.strip_prefix("$ pidx ") {
+            out.push(Example {
+                line: cmd.to_string(),
+                shown: Vec::new(),
+            });
+            open = true;
+        } else if line.starts_with("$ ") {
+            open = false;
+        } else if open && !line.trim().is_empty() {
+            out.last_mut().unwrap().shown.push(line.to_string());
         }
     }
     out
 }
 
-/// Runs every console example of the page at `path` (at least `at_least` of them).
+/// Whether `line` is what `pattern` shows: equal but for trailing spaces, `...` standing for
+/// any text (a line of `...` alone stands for lines left out, as any gap does).
+fn shows_line(pattern: &str, line: &str) -> bool {
+    let (pattern, line) = (pattern.trim_end(), line.trim_end());
+    let pieces: Vec<&str> = pattern.split("...").collect();
+    if pieces.len() == 1 {
+        return pattern == line;
+    }
+    let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
+    if !line.starts_with(first) || line.len() < first.len() + last.len() {
+        return false;
+    }
+    let mut rest = &line[first.len()..];
+    for piece in &pieces[1..pieces.len() - 1] {
+        match rest.find(piece) {
+            Some(at) => rest = &rest[at + piece.len()..],
+            None => return false,
+        }
+    }
+    rest.ends_with(last)
+}
+
+/// The first line of `shown` that `printed` does not show in order, if any.
+fn missing<'a>(shown: &'a [String], printed: &str) -> Option<&'a str> {
+    let mut lines = printed.lines();
+    shown
+        .iter()
+        .filter(|s| s.trim() != "...")
+        .find(|s| !lines.by_ref().any(|l| shows_line(s, l)))
+        .map(|s| s.as_str())
+}
+
+#[test]
+fn shown_lines_must_be_printed_in_order_with_dots_for_any_text() {
+    let printed = "92 files: 92 new in 0.13s\nwatcher: none\nroot: ~/.pi (tree)";
+    let shown = |lines: &[&str]| lines.iter().map(|l| l.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        missing(
+            &shown(&["92 files: ... in ...s", "root: ~/.pi (tree)"]),
+            printed
+        ),
+        None
+    );
+    assert_eq!(missing(&shown(&["...", "watcher: none   "]), printed), None);
+    assert_eq!(
+        missing(&shown(&["watcher: some"]), printed),
+        Some("watcher: some")
+    );
+    assert_eq!(
+        missing(&shown(&["root: ...", "watcher: none"]), printed),
+        Some("watcher: none")
+    );
+    assert_eq!(missing(&shown(&["92 files"]), printed), Some("92 files"));
+    assert_eq!(
+        missing(&shown(&["...s: 92 new"]), printed),
+        Some("...s: 92 new")
+    );
+}
+
+/// Runs a command that does not return by itself until it has printed the lines `shown` (at
+/// most 60 s), then stops it with SIGTERM; returns what it printed (stdout, then stderr), the
+/// folder `home` written `~`.
+fn run_until_shown(cmd: &mut std::process::Command, shown: &[String], home: &str) -> String {
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let outs = [
+        Arc::new(Mutex::new(String::new())),
+        Arc::new(Mutex::new(String::new())),
+    ];
+    let mut readers = Vec::new();
+    let pipes: [Box<dyn Read + Send>; 2] = [
+        Box::new(child.stdout.take().unwrap()),
+        Box::new(child.stderr.take().unwrap()),
+    ];
+    for (mut pipe, out) in pipes.into_iter().zip(outs.iter().cloned()) {
+        readers.push(std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = pipe.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                out.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        }));
+    }
+    let printed =
+        || format!("{}\n{}", outs[0].lock().unwrap(), outs[1].lock().unwrap()).replace(home, "~");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while missing(shown, &printed()).is_some()
+        && Instant::now() < deadline
+        && child.try_wait().unwrap().is_none()
+    {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = std::process::Command::new("kill")
+        .arg(child.id().to_string())
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for r in readers {
+        r.join().unwrap();
+    }
+    printed()
+}
+
+/// Runs every console example of the page at `path` (at least `at_least` of them), in order, in
+/// one newcomer's home.
 fn every_example_runs_as_written(path: &str, at_least: usize) {
     let (tmp, sessions) = common::conformance_copy();
-    let home = tmp.path().join("home");
-    let agent = home.join(".pi").join("agent");
-    std::fs::create_dir_all(&agent).unwrap();
-    std::fs::rename(&sessions, agent.join("sessions")).unwrap();
-    // A small agent gateway for the gateway examples: one agent with one transcript.
-    let gw = home.join(".openclaw/agents/ops/sessions");
-    std::fs::create_dir_all(&gw).unwrap();
-    let src = agent.join("sessions/--home-user-handwritten--/crlf.jsonl");
-    std::fs::copy(&src, gw.join("crlf-0001.jsonl")).unwrap();
-    std::fs::write(
-        gw.join("sessions.json"),
-        r#"{"agent:ops:slack:channel:C1":{"sessionId":"crlf-0001","updatedAt":1,"chatType":"room"}}"#,
-    )
-    .unwrap();
+    let (home, agent) = newcomer_home(tmp.path(), &sessions);
+    let home_text = home.to_string_lossy().into_owned();
     let examples = examples(&page(path));
     assert!(
         examples.len() >= at_least,
-        "{path} has its examples: {examples:?}"
+        "{path} has its examples: {:?}",
+        examples.iter().map(|e| &e.line).collect::<Vec<_>>()
     );
     let mut ran = 0;
-    for line in &examples {
+    let mut wrong = Vec::new();
+    for Example { line, shown } in &examples {
         let Some(args) = words(line, &home) else {
             continue;
         };
-        let long_running = args
+        let command = args
             .iter()
             .find(|a| !a.starts_with('-') && !a.contains('/'))
-            .is_some_and(|c| matches!(c.as_str(), "watch" | "mcp" | "pick" | "serve"));
-        let mut cmd = assert_cmd::Command::cargo_bin("pidx").unwrap();
+            .map_or("", |c| c.as_str());
+        let long_running = matches!(command, "watch" | "mcp" | "pick" | "serve");
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pidx"));
         cmd.current_dir(&home)
             .env("HOME", &home)
             .env("PI_CODING_AGENT_DIR", &agent)
-            .env("PIDX_DB", tmp.path().join("index.db"))
-            .env("PIDX_CONFIG", tmp.path().join("no-config.toml"))
+            .env_remove("PIDX_DB")
+            .env_remove("PIDX_CONFIG")
+            .env_remove("PIDX_MODEL")
+            .env_remove("PIDX_PG")
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_DATA_HOME")
             .env_remove("PIDX_ROOTS")
             .env_remove("PI_CODING_AGENT_SESSION_DIR")
             .env("NO_COLOR", "1")
             .args(&args);
-        if long_running {
-            cmd.arg("--help");
-        }
-        let out = cmd.output().unwrap();
-        let code = out.status.code();
-        assert!(
-            matches!(code, Some(0 | 1)),
-            "{path}: `pidx {line}` exited {code:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let started = Instant::now();
+        let printed = if long_running && !shown.is_empty() {
+            run_until_shown(&mut cmd, shown, &home_text)
+        } else {
+            if long_running {
+                cmd.arg("--help");
+            }
+            let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+            let code = out.status.code();
+            assert!(
+                matches!(code, Some(0 | 1)),
+                "{path}: `pidx {line}` exited {code:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            format!(
+                "{}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        };
+        let printed = printed.replace(&home_text, "~");
+        // Shown with --nocapture (and under a failure): what each example printed, and its time.
+        println!(
+            "$ pidx {line}   [{} ms]\n{printed}",
+            started.elapsed().as_millis()
         );
+        if let Some(line_missing) = missing(shown, &printed) {
+            wrong.push(format!(
+                "{path}: `pidx {line}` did not print\n  {line_missing}\nas the page shows; it printed:\n{printed}"
+            ));
+        }
         ran += 1;
     }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));
     assert!(ran >= at_least, "{path}: ran {ran} examples");
 }
 
@@ -163,9 +323,59 @@ fn every_example_of_the_other_docs_pages_runs_as_written() {
         ("docs/search.md", 4),
         ("docs/mcp.md", 2),
         ("docs/gateways.md", 5),
+        ("docs/files.md", 4),
     ] {
         every_example_runs_as_written(path, at_least);
     }
+}
+
+/// The commands `pidx --help` lists (without clap's `help`).
+fn commands() -> Vec<String> {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pidx"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let list = help
+        .split("Commands:\n")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    list.lines()
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn every_command_has_help_examples_a_guide_section_and_a_readme_line() {
+    let commands = commands();
+    assert!(commands.len() >= 25, "{commands:?}");
+    let guide = page("docs/guide.md");
+    let headings: Vec<&str> = guide.lines().filter(|l| l.starts_with("## ")).collect();
+    let readme = page("README.md");
+    let mut missing = Vec::new();
+    for c in &commands {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pidx"))
+            .args([c.as_str(), "--help"])
+            .output()
+            .unwrap();
+        if !String::from_utf8_lossy(&out.stdout).contains("\nExamples:\n  pidx ") {
+            missing.push(format!("`pidx {c} --help` has no examples"));
+        }
+        let named = format!("`pidx {c}`");
+        if !headings.iter().any(|h| h.contains(&named)) {
+            missing.push(format!("docs/guide.md has no section {named}"));
+        }
+        if !readme.contains(&format!("pidx {c} ")) && !readme.contains(&named) {
+            missing.push(format!("README.md never shows pidx {c}"));
+        }
+    }
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
 }
 
 #[test]
