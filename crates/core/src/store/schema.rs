@@ -1,7 +1,10 @@
-//! Schema facts shared by the writer and the queries, so each is written once: how full-text
-//! rows are keyed (in Rust and in SQL), pi's `modified` as an expression, the ancestor walk, and
+//! Schema facts shared by the writer and the queries, so each is written once: the entry
+//! columns (`ENTRY_FIELDS`), how full-text rows are keyed (in Rust and in SQL), pi's `modified` as an expression, the ancestor walk, and
 //! the usage sums `show` and `stats` both report.
 
+use rusqlite::types::{ToSql, ToSqlOutput, Value};
+
+use crate::pi::model::EntryRow;
 use crate::pi::paths::PathFacts;
 use crate::pi::text::TextKind;
 
@@ -116,4 +119,182 @@ pub fn path_facts(r: &rusqlite::Row) -> rusqlite::Result<PathFacts> {
         model: r.get(3)?,
         throws: r.get(4)?,
     })
+}
+
+/// How an entry field is typed (the team server's copy types it so).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    Int,
+    Text,
+    Bool,
+    Float,
+}
+
+/// One column of `entries` holding what an entry's line says.
+#[derive(Debug)]
+pub struct EntryField {
+    /// The column in the local index (`migrations/`).
+    pub name: &'static str,
+    /// The column on the team server (`migrations/pg/`; `offset` is a keyword there).
+    pub server: &'static str,
+    /// The local value as SQL over `entries e` (a huge text is read back whole).
+    pub sql: &'static str,
+    pub ty: FieldType,
+}
+
+const fn field(name: &'static str, sql: &'static str, ty: FieldType) -> EntryField {
+    EntryField {
+        name,
+        server: name,
+        sql,
+        ty,
+    }
+}
+
+/// The entry fields: the one list the local writer inserts ([`entry_values`], in this order),
+/// the team push reads back and the server's `entries` holds. The writer adds the file and what
+/// the index derives (`PATH_FACTS`, `text_kinds`); the server adds the flags later lines change
+/// (`shadowed`, `silent`) and the raw line.
+pub const ENTRY_FIELDS: [EntryField; 29] = {
+    use FieldType::{Bool, Float, Int, Text};
+    [
+        field("seq", "e.seq", Int),
+        field("line", "e.line", Int),
+        EntryField {
+            name: "offset",
+            server: "byte_offset",
+            sql: "e.offset",
+            ty: Int,
+        },
+        field("len", "e.len", Int),
+        field("id", "e.id", Text),
+        field("parent_id", "e.parent_id", Text),
+        field("type", "e.type", Text),
+        field("role", "e.role", Text),
+        field("ts", "e.ts", Text),
+        field("ts_ms", "e.ts_ms", Int),
+        field("first_kept", "e.first_kept", Text),
+        field("target_id", "e.target_id", Text),
+        field("label", "e.label", Text),
+        field("provider", "e.provider", Text),
+        field("model", "e.model", Text),
+        field("thinking", "e.thinking", Text),
+        field("response_model", "e.response_model", Text),
+        field("stop_reason", "e.stop_reason", Text),
+        field("input", "e.input", Int),
+        field("output", "e.output", Int),
+        field("cache_read", "e.cache_read", Int),
+        field("cache_write", "e.cache_write", Int),
+        field("cost", "e.cost", Float),
+        field("tool_calls", "e.tool_calls", Int),
+        field("is_error", "e.is_error", Bool),
+        field("text", ENTRY_TEXT, Text),
+        field("tool_name", "e.tool_name", Text),
+        field("exit_code", "e.exit_code", Int),
+        field("dup", "e.dup", Bool),
+    ]
+};
+
+/// The position of the entry field `name` in [`ENTRY_FIELDS`] (and in a row selected by their
+/// `sql`); `None` for a name that is not one.
+pub fn entry_field(name: &str) -> Option<usize> {
+    ENTRY_FIELDS.iter().position(|f| f.name == name)
+}
+
+/// `e`'s values for [`ENTRY_FIELDS`], each with its column's name, in the same order (a test
+/// holds the two lists together); `dup`: the entry is a fork's copy (`store::copies`).
+pub fn entry_values(e: &EntryRow, dup: bool) -> [(&'static str, ToSqlOutput<'_>); 29] {
+    fn v<T: ToSql + ?Sized>(x: &T) -> ToSqlOutput<'_> {
+        // Every type here (integers, floats, text, booleans, options) converts infallibly.
+        x.to_sql().unwrap_or(ToSqlOutput::Owned(Value::Null))
+    }
+    let u = e.usage;
+    let own = |x: Option<i64>| ToSqlOutput::Owned(x.map_or(Value::Null, Value::Integer));
+    [
+        ("seq", v(&e.seq)),
+        ("line", v(&e.line)),
+        ("offset", v(&e.offset)),
+        ("len", v(&e.len)),
+        ("id", v(&e.id)),
+        ("parent_id", v(&e.parent_id)),
+        ("type", v(&e.kind)),
+        ("role", v(&e.role)),
+        ("ts", v(&e.ts)),
+        ("ts_ms", v(&e.ts_ms)),
+        ("first_kept", v(&e.first_kept)),
+        ("target_id", v(&e.target_id)),
+        ("label", v(&e.label)),
+        ("provider", v(&e.provider)),
+        ("model", v(&e.model)),
+        ("thinking", v(&e.thinking)),
+        ("response_model", v(&e.response_model)),
+        ("stop_reason", v(&e.stop_reason)),
+        ("input", own(u.map(|u| u.input))),
+        ("output", own(u.map(|u| u.output))),
+        ("cache_read", own(u.map(|u| u.cache_read))),
+        ("cache_write", own(u.map(|u| u.cache_write))),
+        (
+            "cost",
+            ToSqlOutput::Owned(u.map_or(Value::Null, |u| Value::Real(u.cost))),
+        ),
+        ("tool_calls", v(&e.tool_calls)),
+        ("is_error", v(&e.is_error)),
+        ("text", v(&e.text)),
+        ("tool_name", v(&e.tool_name)),
+        ("exit_code", v(&e.exit_code)),
+        ("dup", ToSqlOutput::Owned(Value::Integer(i64::from(dup)))),
+    ]
+}
+
+/// The writer's `INSERT` of an entry: the file, [`ENTRY_FIELDS`], [`PATH_FACTS`] and the kinds
+/// of text the index holds for it, numbered in that order.
+pub fn entry_insert_sql() -> String {
+    let cols: Vec<&str> = std::iter::once("file_id")
+        .chain(ENTRY_FIELDS.iter().map(|f| f.name))
+        .chain(PATH_FACTS.split(", "))
+        .chain(["text_kinds"])
+        .collect();
+    let marks: Vec<String> = (1..=cols.len()).map(|i| format!("?{i}")).collect();
+    format!(
+        "INSERT INTO entries({}) VALUES ({})",
+        cols.join(", "),
+        marks.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod entry_field_tests {
+    use super::*;
+
+    #[test]
+    fn the_values_come_in_the_fields_order() {
+        let names: Vec<&str> = entry_values(&EntryRow::default(), false)
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
+        let fields: Vec<&str> = ENTRY_FIELDS.iter().map(|f| f.name).collect();
+        assert_eq!(names, fields);
+    }
+
+    #[test]
+    fn every_field_and_fact_is_a_column_of_the_local_index() {
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        crate::store::migrate::apply(&mut conn).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT name FROM pragma_table_info('entries')")
+            .unwrap();
+        let columns: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let sql = entry_insert_sql();
+        let inner = &sql[sql.find('(').unwrap() + 1..sql.find(')').unwrap()];
+        for col in inner.split(", ") {
+            assert!(columns.iter().any(|c| c == col), "{col} is not a column");
+        }
+        assert!(conn.prepare(&sql).is_ok());
+        assert_eq!(entry_field("offset"), Some(2));
+        assert_eq!(entry_field("no such"), None);
+    }
 }

@@ -7,13 +7,14 @@
 //! canonical copy).
 
 use std::io::Write as _;
+use std::sync::LazyLock;
 
 use postgres::{Client, Transaction};
 
 use super::server_err;
 use super::values::{copy_header, copy_row, copy_trailer, Ty, Val};
 use pidx_core::error::{Error, Result};
-use pidx_core::store::schema::{ENTRY_TEXT, FIRST_MESSAGE};
+use pidx_core::store::schema::{FieldType, ENTRY_FIELDS, FIRST_MESSAGE};
 
 /// The server's `sessions` columns and the SQLite expression each comes from (over `files f`,
 /// `roots r`, `sessions s` and the `gw_files g` view).
@@ -61,42 +62,27 @@ pub const SESSION_COLS: &[(&str, &str, Ty)] = &[
     ("thread_id", "g.thread_id", Ty::Text),
 ];
 
-/// The server's `entries` columns and their SQLite expressions (over `entries e`); `raw` comes
-/// last and is read from the JSONL by push.
-pub const ENTRY_COLS: &[(&str, &str, Ty)] = &[
-    ("seq", "e.seq", Ty::Int),
-    ("line", "e.line", Ty::Int),
-    ("byte_offset", "e.offset", Ty::Int),
-    ("len", "e.len", Ty::Int),
-    ("id", "e.id", Ty::Text),
-    ("parent_id", "e.parent_id", Ty::Text),
-    ("shadowed", "e.shadowed", Ty::Bool),
-    ("type", "e.type", Ty::Text),
-    ("role", "e.role", Ty::Text),
-    ("ts", "e.ts", Ty::Text),
-    ("ts_ms", "e.ts_ms", Ty::Int),
-    ("first_kept", "e.first_kept", Ty::Text),
-    ("target_id", "e.target_id", Ty::Text),
-    ("label", "e.label", Ty::Text),
-    ("provider", "e.provider", Ty::Text),
-    ("model", "e.model", Ty::Text),
-    ("thinking", "e.thinking", Ty::Text),
-    ("response_model", "e.response_model", Ty::Text),
-    ("stop_reason", "e.stop_reason", Ty::Text),
-    ("input", "e.input", Ty::Int),
-    ("output", "e.output", Ty::Int),
-    ("cache_read", "e.cache_read", Ty::Int),
-    ("cache_write", "e.cache_write", Ty::Int),
-    ("cost", "e.cost", Ty::Float),
-    ("tool_calls", "e.tool_calls", Ty::Int),
-    ("is_error", "e.is_error", Ty::Bool),
-    ("text", ENTRY_TEXT, Ty::Text),
-    ("tool_name", "e.tool_name", Ty::Text),
-    ("exit_code", "e.exit_code", Ty::Int),
-    ("dup", "e.dup", Ty::Bool),
-    ("silent", "e.silent", Ty::Bool),
-    ("raw", "NULL", Ty::Text),
-];
+/// The server's `entries` columns and their SQLite expressions (over `entries e`): the entry
+/// fields (`schema::ENTRY_FIELDS`, the one list) and the server's own; `raw` comes last and is
+/// read from the JSONL by push.
+pub static ENTRY_COLS: LazyLock<Vec<(&'static str, &'static str, Ty)>> = LazyLock::new(|| {
+    let ty = |t: FieldType| match t {
+        FieldType::Int => Ty::Int,
+        FieldType::Text => Ty::Text,
+        FieldType::Bool => Ty::Bool,
+        FieldType::Float => Ty::Float,
+    };
+    ENTRY_FIELDS
+        .iter()
+        .map(|f| (f.server, f.sql, ty(f.ty)))
+        .chain([
+            ("shadowed", "e.shadowed", Ty::Bool),
+            ("silent", "e.silent", Ty::Bool),
+            // The raw line, read from the session file by the push (last: it is not selected).
+            ("raw", "NULL", Ty::Text),
+        ])
+        .collect()
+});
 
 const TEXT_COLS: &[(&str, Ty)] = &[
     ("seq", Ty::Int),

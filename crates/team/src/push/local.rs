@@ -6,6 +6,7 @@
 //! the server can neither show nor find a secret.
 
 use std::fs::File;
+use std::sync::LazyLock;
 
 use rusqlite::Connection;
 
@@ -18,6 +19,7 @@ use pidx_core::pi::line::{parse_json, parse_line, Line};
 use pidx_core::pi::text::texts;
 use pidx_core::redact;
 use pidx_core::store::jsonl::read_at;
+use pidx_core::store::schema::entry_field;
 use pidx_core::store::Scope;
 
 /// One local transcript's summary and sync state.
@@ -188,6 +190,15 @@ pub fn rows(
     Ok(Some(rows))
 }
 
+/// Where the fields the push reads itself sit in a row of `ENTRY_COLS`' expressions.
+static SEQ: LazyLock<usize> = LazyLock::new(|| field("seq"));
+static OFFSET: LazyLock<usize> = LazyLock::new(|| field("offset"));
+static LEN: LazyLock<usize> = LazyLock::new(|| field("len"));
+
+fn field(name: &str) -> usize {
+    entry_field(name).unwrap_or_else(|| panic!("{name} is not an entry field"))
+}
+
 /// Entries after `after_seq` with their raw lines and full-text rows; `false` when a line read
 /// back is not what the index recorded.
 fn entries(
@@ -214,7 +225,7 @@ fn entries(
         if opts.redact {
             redact_entry(&mut row);
         }
-        let (seq, offset, len): (i64, i64, i64) = (r.get(0)?, r.get(2)?, r.get(3)?);
+        let (seq, offset, len): (i64, i64, i64) = (r.get(*SEQ)?, r.get(*OFFSET)?, r.get(*LEN)?);
         let bytes =
             read_at(&file, offset as u64, len as usize).map_err(|e| Error::io(&f.path, e))?;
         if bytes.len() != len as usize {
@@ -290,6 +301,7 @@ pub(super) fn redact_json(raw: &str) -> Option<String> {
 /// An entry row's free texts: its listing text and its label.
 fn redact_entry(row: &mut [Val]) {
     for (i, col) in ENTRY_COLS.iter().enumerate().take(row.len()) {
+        // By server name: every entry field keeps its local name there but `offset`.
         if let ("text" | "label", Val::Text(Some(text))) = (col.0, &mut row[i]) {
             *text = redacted(std::mem::take(text), true);
         }
@@ -324,4 +336,15 @@ fn flagged(conn: &Connection, file_id: i64, upto: i64, col: &str) -> Result<Vec<
         .query_map([file_id, upto], |r| r.get(0))?
         .collect::<rusqlite::Result<Vec<i64>>>()?;
     Ok(seqs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fields_the_push_reads_itself_are_entry_fields() {
+        assert_eq!((*SEQ, *OFFSET, *LEN), (0, 2, 3));
+        assert_eq!(ENTRY_COLS[*OFFSET].0, "byte_offset");
+    }
 }

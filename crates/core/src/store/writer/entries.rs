@@ -1,25 +1,19 @@
 //! Entry rows: each batch of folded entries with its path facts, fork-copy marks, tool uses and
 //! full-text rows, in the caller's write transaction.
 
-use rusqlite::{params, Connection, OptionalExtension, Statement};
+use rusqlite::{params, Connection, OptionalExtension, Statement, ToSql};
 
 use crate::pi::huge::{self, HUGE_TEXT};
 use crate::pi::model::{EntryRow, SessionState};
 use crate::pi::paths::{self, PathFacts};
 use crate::store::joints::{self, Joints};
-use crate::store::schema::{fts_rowid, path_facts, PATH_FACTS};
+use crate::store::schema::{entry_insert_sql, entry_values, fts_rowid, path_facts, PATH_FACTS};
 use crate::store::{big, copies};
 
 use super::Staged;
 
-const INSERT: &str = "INSERT INTO entries(file_id, seq, line, offset, len, id, parent_id, type,
-         role, ts, ts_ms, first_kept, target_id, label, provider, model, thinking,
-         response_model, stop_reason, input, output, cache_read, cache_write, cost, tool_calls,
-         is_error, text, depth, compaction_seq, thinking_seq, model_seq, throws_seq, text_kinds,
-         tool_name, exit_code, dup)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18,
-             ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35,
-             ?36)";
+/// The `INSERT` of an entry (`schema::entry_insert_sql`), made once.
+static INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(entry_insert_sql);
 
 /// Inserts a batch of entries with their path facts (parents looked up among the file's rows,
 /// this transaction's included). An id seen before in the same file shadows the earlier entry,
@@ -37,7 +31,7 @@ pub fn insert_entries(
     let mut shadow = tx.prepare_cached(
         "UPDATE entries SET shadowed = 1 WHERE file_id = ?1 AND id = ?2 AND shadowed = 0",
     )?;
-    let mut insert = tx.prepare_cached(INSERT)?;
+    let mut insert = tx.prepare_cached(&INSERT)?;
     let mut tool_use =
         tx.prepare_cached("INSERT INTO tool_uses(rid, file_id, name) VALUES (?1, ?2, ?3)")?;
     let mut direct = tx.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
@@ -197,47 +191,21 @@ fn insert_row(
     facts: &PathFacts,
     dup: bool,
 ) -> rusqlite::Result<usize> {
-    let u = e.usage;
     let text_kinds = e
         .texts
         .iter()
         .fold(0, |bits, (k, _)| bits | (1 << *k as i64));
-    insert.execute(params![
-        file_id,
-        e.seq,
-        e.line,
-        e.offset,
-        e.len,
-        e.id,
-        e.parent_id,
-        e.kind,
-        e.role,
-        e.ts,
-        e.ts_ms,
-        e.first_kept,
-        e.target_id,
-        e.label,
-        e.provider,
-        e.model,
-        e.thinking,
-        e.response_model,
-        e.stop_reason,
-        u.map(|u| u.input),
-        u.map(|u| u.output),
-        u.map(|u| u.cache_read),
-        u.map(|u| u.cache_write),
-        u.map(|u| u.cost),
-        e.tool_calls,
-        e.is_error,
-        e.text,
-        facts.depth,
-        facts.compaction,
-        facts.thinking,
-        facts.model,
-        facts.throws,
-        text_kinds,
-        e.tool_name,
-        e.exit_code,
-        dup
-    ])
+    let fields = entry_values(e, dup);
+    let facts: [&dyn ToSql; 5] = [
+        &facts.depth,
+        &facts.compaction,
+        &facts.thinking,
+        &facts.model,
+        &facts.throws,
+    ];
+    let values = std::iter::once(&file_id as &dyn ToSql)
+        .chain(fields.iter().map(|(_, v)| v as &dyn ToSql))
+        .chain(facts)
+        .chain([&text_kinds as &dyn ToSql]);
+    insert.execute(rusqlite::params_from_iter(values))
 }
