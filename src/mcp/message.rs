@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use crate::pi::shown::{read, Block, Content, Shown};
+
 /// A message's role and its text for a model; `max` bounds each tool output, thinking block and
 /// tool-call argument list (0: nothing is elided).
 pub fn render(raw: &str, max: usize) -> (String, String) {
@@ -11,102 +13,82 @@ pub fn render(raw: &str, max: usize) -> (String, String) {
     let Ok(v) = crate::pi::line::parse_json(raw) else {
         return ("unknown".into(), elide(raw, max, "message"));
     };
-    let role = str_of(&v, "role").unwrap_or("unknown").to_string();
-    let text = match role.as_str() {
-        "user" | "assistant" => blocks(v.get("content"), max),
-        "toolResult" => tool_result(&v, max),
-        "bashExecution" => bash(&v, max),
-        "custom" => {
-            let kind = str_of(&v, "customType").unwrap_or("custom");
-            format!("[{kind}]\n{}", blocks(v.get("content"), max))
+    let role = v.get("role").and_then(Value::as_str).unwrap_or("unknown");
+    let text = match read(&v) {
+        Shown::Said { content, .. } => blocks(&content, max),
+        Shown::ToolResult {
+            tool,
+            call_id,
+            failed,
+            content,
+        } => format!(
+            "[result of {tool} id={call_id}{}]\n{}",
+            if failed { " (error)" } else { "" },
+            elide(&blocks(&content, 0), max, "tool output")
+        ),
+        Shown::Bash {
+            command,
+            exit,
+            output,
+        } => format!(
+            "[user ran bash, exit code {}]\n$ {command}\n{}",
+            exit.map_or("?".into(), Value::to_string),
+            elide(output, max, "tool output")
+        ),
+        Shown::Custom { kind, content } => format!("[{kind}]\n{}", blocks(&content, max)),
+        Shown::BranchSummary { from, summary } => {
+            format!("[summary of a branch left at {from}]\n{summary}")
         }
-        "branchSummary" => format!(
-            "[summary of a branch left at {}]\n{}",
-            str_of(&v, "fromId").unwrap_or("?"),
-            str_of(&v, "summary").unwrap_or_default()
+        Shown::Compaction {
+            tokens_before,
+            summary,
+        } => format!(
+            "[summary of the conversation before a compaction of {} tokens]\n{summary}",
+            tokens_before.map_or("?".into(), Value::to_string)
         ),
-        "compactionSummary" => format!(
-            "[summary of the conversation before a compaction of {} tokens]\n{}",
-            v.get("tokensBefore").map_or("?".into(), Value::to_string),
-            str_of(&v, "summary").unwrap_or_default()
-        ),
-        "system" => blocks(v.get("content"), max),
-        _ => elide(raw, max, "message"),
+        Shown::Other(_) => elide(raw, max, "message"),
     };
-    (role, text)
-}
-
-fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
+    (role.to_string(), text)
 }
 
 /// A `content` string or array of blocks, one paragraph per block.
-fn blocks(content: Option<&Value>, max: usize) -> String {
+fn blocks(content: &Content, max: usize) -> String {
     match content {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(items)) => items
+        Content::Empty => String::new(),
+        Content::Text(s) => (*s).to_string(),
+        Content::Blocks(items) => items
             .iter()
             .map(|b| block(b, max))
             .filter(|s| !s.is_empty())
             .collect::<Vec<_>>()
             .join("\n\n"),
-        Some(other) => other.to_string(),
+        Content::Other(other) => other.to_string(),
     }
 }
 
-fn block(b: &Value, max: usize) -> String {
-    match str_of(b, "type") {
-        Some("text") => str_of(b, "text").unwrap_or_default().to_string(),
-        Some("thinking") => {
-            let t = str_of(b, "thinking").unwrap_or_default();
-            if t.is_empty() {
+fn block(b: &Block, max: usize) -> String {
+    match b {
+        Block::Text(t) => (*t).to_string(),
+        Block::Thinking("") => String::new(),
+        Block::Thinking(t) => format!("[thinking]\n{}", elide(t, max, "thinking")),
+        Block::ToolCall { name, id, args } => {
+            let args = if args.is_null() {
                 String::new()
             } else {
-                format!("[thinking]\n{}", elide(t, max, "thinking"))
-            }
-        }
-        Some("toolCall") => {
-            let args = b.get("arguments").map_or(String::new(), Value::to_string);
+                args.to_string()
+            };
             format!(
-                "[tool call {} id={}] {}",
-                str_of(b, "name").unwrap_or("?"),
-                str_of(b, "id").unwrap_or("?"),
+                "[tool call {name} id={id}] {}",
                 elide(&args, max, "argument")
             )
         }
-        Some("image") => {
-            let size = str_of(b, "data").map_or(0, str::len);
-            format!(
-                "[image {} elided: {size} characters of base64]",
-                str_of(b, "mimeType").unwrap_or("of unknown type")
-            )
-        }
-        _ => elide(&b.to_string(), max, "block"),
+        Block::Image { mime, data } => format!(
+            "[image {} elided: {} characters of base64]",
+            mime.unwrap_or("of unknown type"),
+            data.len()
+        ),
+        Block::Other(b) => elide(&b.to_string(), max, "block"),
     }
-}
-
-fn tool_result(v: &Value, max: usize) -> String {
-    let error = if v.get("isError").and_then(Value::as_bool) == Some(true) {
-        " (error)"
-    } else {
-        ""
-    };
-    format!(
-        "[result of {} id={}{error}]\n{}",
-        str_of(v, "toolName").unwrap_or("?"),
-        str_of(v, "toolCallId").unwrap_or("?"),
-        elide(&blocks(v.get("content"), 0), max, "tool output")
-    )
-}
-
-fn bash(v: &Value, max: usize) -> String {
-    let exit = v.get("exitCode").map_or("?".into(), Value::to_string);
-    format!(
-        "[user ran bash, exit code {exit}]\n$ {}\n{}",
-        str_of(v, "command").unwrap_or_default(),
-        elide(str_of(v, "output").unwrap_or_default(), max, "tool output")
-    )
 }
 
 /// `s` cut to about `max` characters (its head and its tail) with a marker saying how much of

@@ -11,7 +11,7 @@ use super::output::{age, block, one_line, plural, thousands, truncate, Out};
 use super::table::{self, cut, Column, Cut};
 use crate::pi::huge::{self, Huge};
 use crate::pi::line::Line;
-use crate::pi::text::readable_content;
+use crate::pi::shown::{read, Block, Content, Shown};
 use crate::query::context::{Context, ContextPlan};
 use crate::query::list::SessionInfo;
 use crate::query::show::SessionDetail;
@@ -380,29 +380,66 @@ fn parse_message(raw: String) -> (Value, Option<Huge>) {
 /// The readable text of one context message, in sections, each with the number of lines it
 /// shows at most (a tool's output and a command's show their first 40).
 fn message_text(msg: &Value) -> Vec<(String, Option<usize>)> {
-    let s = |k: &str| {
-        msg.get(k)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
-    match msg.get("role").and_then(Value::as_str).unwrap_or_default() {
-        "bashExecution" => vec![
-            (format!("$ {}", s("command")), None),
-            (s("output"), Some(40)),
+    match read(msg) {
+        Shown::Bash {
+            command, output, ..
+        } => vec![
+            (format!("$ {command}"), None),
+            (output.to_string(), Some(40)),
         ],
-        "compactionSummary" | "branchSummary" => vec![(s("summary"), None)],
+        Shown::Compaction { summary, .. } | Shown::BranchSummary { summary, .. } => {
+            vec![(summary.to_string(), None)]
+        }
         // A failed call's output often reads like any other ("Error: ..." is also what a
         // successful grep may print): pi's `isError` is said in so many words.
-        "toolResult" if msg.get("isError").and_then(Value::as_bool) == Some(true) => vec![
-            (format!("[{}] the call failed:", s("toolName")), None),
-            (readable_content(msg.get("content")), Some(40)),
+        Shown::ToolResult {
+            tool,
+            failed,
+            content,
+            ..
+        } => vec![
+            (
+                if failed {
+                    format!("[{tool}] the call failed:")
+                } else {
+                    format!("[{tool}]")
+                },
+                None,
+            ),
+            (readable(&content), Some(40)),
         ],
-        "toolResult" => vec![
-            (format!("[{}]", s("toolName")), None),
-            (readable_content(msg.get("content")), Some(40)),
-        ],
-        _ => vec![(readable_content(msg.get("content")), None)],
+        Shown::Said { content, .. } | Shown::Custom { content, .. } => {
+            vec![(readable(&content), None)]
+        }
+        Shown::Other(v) => vec![(readable(&Content::of(v.get("content"))), None)],
+    }
+}
+
+/// A message's content as a person reads it in a terminal: text, thinking marked, tool calls
+/// as `→ name(arguments)`, images as `[image]`, one block per line.
+fn readable(content: &Content) -> String {
+    match content {
+        Content::Text(s) => (*s).to_string(),
+        Content::Blocks(blocks) => blocks
+            .iter()
+            .map(|b| match b {
+                Block::Text(t) => (*t).to_string(),
+                Block::Thinking(t) => format!("(thinking) {t}"),
+                Block::ToolCall { name, args, .. } => {
+                    let args = if args.is_null() {
+                        String::new()
+                    } else {
+                        args.to_string()
+                    };
+                    format!("→ {name}({args})")
+                }
+                Block::Image { .. } => "[image]".to_string(),
+                Block::Other(_) => String::new(),
+            })
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Content::Empty | Content::Other(_) => String::new(),
     }
 }
 

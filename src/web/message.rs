@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::markdown;
 use super::Ctx;
+use crate::pi::shown::{read, Block, Content, Shown};
 
 /// Characters of one string shown inline; the rest is a link away.
 pub const MAX_TEXT: usize = 50_000;
@@ -48,80 +49,89 @@ pub fn render(ctx: &Ctx, raw: &str, at: &At) -> (String, Markup) {
         return ("unknown".into(), plain(ctx, raw, at, ""));
     };
     let role = str_of(&v, "role").unwrap_or("unknown").to_string();
-    let body = match role.as_str() {
-        "user" | "assistant" | "system" => html! {
-            @if let Some(m) = str_of(&v, "model") {
-                div.meta { (ctx.clean(str_of(&v, "provider").unwrap_or(""))) "/" (ctx.clean(m)) }
+    let body = match read(&v) {
+        Shown::Said {
+            content,
+            model,
+            error,
+            ..
+        } => html! {
+            @if let Some((provider, m)) = model {
+                div.meta { (ctx.clean(provider)) "/" (ctx.clean(m)) }
             }
-            (blocks(ctx, v.get("content"), at, "/content"))
-            @if let Some(e) = str_of(&v, "errorMessage") {
+            (blocks(ctx, &content, at, "/content"))
+            @if let Some(e) = error {
                 p.error { "error: " (ctx.clean(e)) }
             }
         },
-        "toolResult" => tool_result(ctx, &v, at),
-        "bashExecution" => html! {
-            div.meta { "the user ran bash, exit code " (v.get("exitCode").map_or("?".into(), Value::to_string)) }
-            pre.cmd { "$ " (ctx.clean(str_of(&v, "command").unwrap_or_default())) }
-            (folded(ctx, str_of(&v, "output").unwrap_or_default(), at, "/output", "output"))
+        Shown::ToolResult {
+            tool,
+            failed,
+            content,
+            ..
+        } => tool_result(ctx, tool, failed, &content, at),
+        Shown::Bash {
+            command,
+            exit,
+            output,
+        } => html! {
+            div.meta { "the user ran bash, exit code " (exit.map_or("?".into(), Value::to_string)) }
+            pre.cmd { "$ " (ctx.clean(command)) }
+            (folded(ctx, output, at, "/output", "output"))
         },
-        "custom" => html! {
-            div.meta { "custom: " (ctx.clean(str_of(&v, "customType").unwrap_or("custom"))) }
-            (blocks(ctx, v.get("content"), at, "/content"))
+        Shown::Custom { kind, content } => html! {
+            div.meta { "custom: " (ctx.clean(kind)) }
+            (blocks(ctx, &content, at, "/content"))
         },
-        "branchSummary" => html! {
-            div.meta { "summary of a branch left at " (ctx.clean(str_of(&v, "fromId").unwrap_or("?"))) }
-            (md(ctx, str_of(&v, "summary").unwrap_or_default(), at, "/summary"))
+        Shown::BranchSummary { from, summary } => html! {
+            div.meta { "summary of a branch left at " (ctx.clean(from)) }
+            (md(ctx, summary, at, "/summary"))
         },
-        "compactionSummary" => html! {
+        Shown::Compaction {
+            tokens_before,
+            summary,
+        } => html! {
             div.meta { "compaction: summary of the conversation before it ("
-                (v.get("tokensBefore").map_or("?".into(), Value::to_string)) " tokens)" }
-            (md(ctx, str_of(&v, "summary").unwrap_or_default(), at, "/summary"))
+                (tokens_before.map_or("?".into(), Value::to_string)) " tokens)" }
+            (md(ctx, summary, at, "/summary"))
         },
-        _ => plain(ctx, &v.to_string(), at, ""),
+        Shown::Other(v) => plain(ctx, &v.to_string(), at, ""),
     };
     (role, body)
 }
 
 /// A `content` string or array of blocks.
-fn blocks(ctx: &Ctx, content: Option<&Value>, at: &At, pointer: &str) -> Markup {
+fn blocks(ctx: &Ctx, content: &Content, at: &At, pointer: &str) -> Markup {
     match content {
-        None | Some(Value::Null) => html! {},
-        Some(Value::String(s)) => md(ctx, s, at, pointer),
-        Some(Value::Array(items)) => html! {
+        Content::Empty => html! {},
+        Content::Text(s) => md(ctx, s, at, pointer),
+        Content::Blocks(items) => html! {
             @for (i, b) in items.iter().enumerate() {
                 (block(ctx, b, at, &format!("{pointer}/{i}")))
             }
         },
-        Some(other) => plain(ctx, &other.to_string(), at, ""),
+        Content::Other(other) => plain(ctx, &other.to_string(), at, ""),
     }
 }
 
-fn block(ctx: &Ctx, b: &Value, at: &At, pointer: &str) -> Markup {
-    match str_of(b, "type") {
-        Some("text") => md(
-            ctx,
-            str_of(b, "text").unwrap_or_default(),
-            at,
-            &format!("{pointer}/text"),
-        ),
-        Some("thinking") => {
-            let t = str_of(b, "thinking").unwrap_or_default();
-            html! {
-                @if !t.trim().is_empty() {
-                    details.thinking { summary { "thinking" } (md(ctx, t, at, &format!("{pointer}/thinking"))) }
-                }
+fn block(ctx: &Ctx, b: &Block, at: &At, pointer: &str) -> Markup {
+    match b {
+        Block::Text(t) => md(ctx, t, at, &format!("{pointer}/text")),
+        Block::Thinking(t) => html! {
+            @if !t.trim().is_empty() {
+                details.thinking { summary { "thinking" } (md(ctx, t, at, &format!("{pointer}/thinking"))) }
             }
-        }
-        Some("toolCall") => tool_call(ctx, b, at, pointer),
-        Some("image") => image(b, at, pointer),
-        _ => plain(ctx, &b.to_string(), at, ""),
+        },
+        Block::ToolCall { name, args, .. } => tool_call(ctx, name, args, at, pointer),
+        Block::Image { mime, data } => image(*mime, data, at, pointer),
+        Block::Other(b) => plain(ctx, &b.to_string(), at, ""),
     }
 }
 
-fn image(b: &Value, at: &At, pointer: &str) -> Markup {
-    let mime = str_of(b, "mimeType").unwrap_or("?");
+fn image(mime: Option<&str>, data: &str, at: &At, pointer: &str) -> Markup {
+    let mime = mime.unwrap_or("?");
     html! {
-        @if super::session::RASTER.contains(&mime) && super::session::claims_truly(mime, str_of(b, "data").unwrap_or_default()) {
+        @if super::session::RASTER.contains(&mime) && super::session::claims_truly(mime, data) {
             img.shot src=(at.part("image", pointer)) alt="an image from the transcript" loading="lazy";
         } @else {
             p.meta { "[an image that is not the raster type it claims (" (super::controls(mime)) ") is not shown]" }
@@ -129,9 +139,7 @@ fn image(b: &Value, at: &At, pointer: &str) -> Markup {
     }
 }
 
-fn tool_call(ctx: &Ctx, b: &Value, at: &At, pointer: &str) -> Markup {
-    let name = str_of(b, "name").unwrap_or("?");
-    let args = b.get("arguments").unwrap_or(&Value::Null);
+fn tool_call(ctx: &Ctx, name: &str, args: &Value, at: &At, pointer: &str) -> Markup {
     let arg = |k: &str| str_of(args, k).unwrap_or_default();
     let p = |k: &str| format!("{pointer}/arguments/{k}");
     html! {
@@ -170,31 +178,25 @@ fn edit(ctx: &Ctx, args: &Value) -> Markup {
     }
 }
 
-fn tool_result(ctx: &Ctx, v: &Value, at: &At) -> Markup {
-    let failed = v.get("isError").and_then(Value::as_bool) == Some(true);
-    let mut text = String::new();
+fn tool_result(ctx: &Ctx, tool: &str, failed: bool, content: &Content, at: &At) -> Markup {
     let mut images = Vec::new();
-    if let Some(Value::Array(items)) = v.get("content") {
+    if let Content::Blocks(items) = content {
         for (i, b) in items.iter().enumerate() {
-            match str_of(b, "type") {
-                Some("text") => text.push_str(str_of(b, "text").unwrap_or_default()),
-                Some("image") => images.push(image(b, at, &format!("/content/{i}"))),
-                _ => {}
+            if let Block::Image { mime, data } = b {
+                images.push(image(*mime, data, at, &format!("/content/{i}")));
             }
         }
-    } else if let Some(s) = str_of(v, "content") {
-        text.push_str(s);
     }
-    let pointer = match v.get("content") {
-        Some(Value::Array(items)) if items.len() == 1 => "/content/0/text",
+    let pointer = match content {
+        Content::Blocks(items) if items.len() == 1 => "/content/0/text",
         _ => "",
     };
     html! {
         div.meta.error[failed] {
-            "result of " (ctx.clean(str_of(v, "toolName").unwrap_or("?")))
+            "result of " (ctx.clean(tool))
             @if failed { " (error)" }
         }
-        (folded(ctx, &text, at, pointer, "output"))
+        (folded(ctx, &content.text(), at, pointer, "output"))
         @for i in images { (i) }
     }
 }

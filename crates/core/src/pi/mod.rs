@@ -16,5 +16,6 @@ pub mod model;
 pub mod paths;
 pub mod picker;
 pub mod rawjson;
+pub mod shown;
 pub mod text;
 pub mod touches;

@@ -1,7 +1,6 @@
-//! The text of entries, three ways, each for its own use: `extract_text` is pi's
-//! `extractTextContent` (listings: first message, allMessagesText, the picker's search text);
-//! `texts` is what full-text search indexes, by kind; `readable_content` is what pidx shows a
-//! person in `context`.
+//! The text of entries, each way for its own use: `extract_text` is pi's `extractTextContent`
+//! (listings: first message, allMessagesText, the picker's search text); `texts` is what
+//! full-text search indexes, by kind. What a reader is shown of a message is `pi::shown`'s.
 //!
 //! What full-text search sees of an entry: its text split by kind (what the user typed, what
 //! the assistant said or thought, tool calls and results, bash runs, custom messages, summaries,
@@ -214,40 +213,6 @@ fn json_kind(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
-    }
-}
-
-/// What pidx shows a person of a message's `content` (not a pi function): text as is, thinking
-/// marked, tool calls as `→ name(arguments)`, images as `[image]`, one block per line.
-pub fn readable_content(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .map(|b| match b.get("type").and_then(Value::as_str) {
-                Some("text") => b
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                Some("thinking") => format!(
-                    "(thinking) {}",
-                    b.get("thinking")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                ),
-                Some("toolCall") => format!(
-                    "→ {}({})",
-                    b.get("name").and_then(Value::as_str).unwrap_or("?"),
-                    b.get("arguments").map(Value::to_string).unwrap_or_default()
-                ),
-                Some("image") => "[image]".to_string(),
-                _ => String::new(),
-            })
-            .filter(|t| !t.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
     }
 }
 
