@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
+use super::args::{ListArgs, SearchArgs, SessionArgs, SqlArgs, StatsArgs, TreeArgs};
 use super::page::{budget, fill_rows, row_offset};
-use super::tools::{ListArgs, SearchArgs, SessionArgs, SqlArgs, StatsArgs, TreeArgs};
 use crate::pi::layout::absolute;
 use crate::pi::text::TextKind;
 use crate::query::resolve::{resolve_session, Resolved};

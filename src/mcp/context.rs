@@ -9,9 +9,9 @@ use std::sync::atomic::AtomicBool;
 use serde_json::Value;
 
 use super::answer::{sentence, Answer, Call};
+use super::args::{ContextArgs, Format};
 use super::message;
 use super::page::budget;
-use super::tools::{ContextArgs, Format};
 use crate::query::context::page::{self, Cursor, Place};
 use crate::query::context::plan_context;
 

@@ -8,6 +8,7 @@
 //! NULL, and every string of the finished answer is redacted once more here.
 
 mod answer;
+mod args;
 mod context;
 mod files;
 mod message;

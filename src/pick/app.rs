@@ -6,13 +6,25 @@ use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use super::data::{Loaded, Part, Source};
-use super::enter::Choice;
 use super::keys::Action;
 use super::preview::{Preview, Previewer, Target};
 use super::rows::{self, SessionRow, Sort};
 use crate::query::list::SessionInfo;
 use crate::query::picker::{self, Compact, Memo};
 use crate::query::search::Hit;
+
+/// The session Enter picked, and how to resume it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    pub path: String,
+    pub cwd: String,
+    /// A gateway transcript's session key (pi cannot resume those).
+    pub gateway_key: Option<String>,
+    /// Resume in the current directory (the session's own is gone).
+    pub here: bool,
+    /// A full-text hit's entry, to resume at (`--pidx-entry`, when pi has the pidx package).
+    pub entry_id: Option<String>,
+}
 
 /// What the list shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

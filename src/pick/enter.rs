@@ -3,21 +3,8 @@
 
 use std::path::Path;
 
-use super::app::{App, Effect, Mode};
+use super::app::{App, Choice, Effect, Mode};
 use super::keys::Action;
-
-/// The session Enter picked, and how to resume it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Choice {
-    pub path: String,
-    pub cwd: String,
-    /// A gateway transcript's session key (pi cannot resume those).
-    pub gateway_key: Option<String>,
-    /// Resume in the current directory (the session's own is gone).
-    pub here: bool,
-    /// A full-text hit's entry, to resume at (`--pidx-entry`, when pi has the pidx package).
-    pub entry_id: Option<String>,
-}
 
 impl App {
     /// Enter: the selected session, unless its file is gone or its cwd needs a question.

@@ -22,8 +22,8 @@ use anyhow::{bail, Context as _, Result};
 use crate::app::env::Env;
 use crate::app::outcome::Found;
 use crate::query::{list, picker};
+use app::Choice;
 use app::{App, Effect};
-use enter::Choice;
 
 /// What `pidx pick` was asked (the command line's `pick` arguments, without clap).
 #[derive(Debug, Clone, Default)]

@@ -131,7 +131,7 @@ fn block(ctx: &Ctx, b: &Block, at: &At, pointer: &str) -> Markup {
 fn image(mime: Option<&str>, data: &str, at: &At, pointer: &str) -> Markup {
     let mime = mime.unwrap_or("?");
     html! {
-        @if super::session::RASTER.contains(&mime) && super::session::claims_truly(mime, data) {
+        @if super::raster::RASTER.contains(&mime) && super::raster::claims_truly(mime, data) {
             img.shot src=(at.part("image", pointer)) alt="an image from the transcript" loading="lazy";
         } @else {
             p.meta { "[an image that is not the raster type it claims (" (super::controls(mime)) ") is not shown]" }

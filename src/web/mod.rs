@@ -12,6 +12,7 @@ mod guard;
 mod markdown;
 mod message;
 mod page;
+mod raster;
 mod search;
 mod session;
 mod sessions;

@@ -2,5 +2,6 @@
 //! transcript reaches the page unescaped, nor any secret in it (the texts are redacted).
 
 pub mod data;
+mod escape;
 pub mod html;
 pub mod svg;

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use chrono::{Datelike, Days, Months, NaiveDate};
 
-use super::html::esc;
+use super::escape::esc;
 use crate::present::chart::next_period;
 use crate::query::stats::Dim;
 

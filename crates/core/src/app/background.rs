@@ -6,9 +6,9 @@
 //! sync has committed so far, with a note, until it is done.
 
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::env::Env;
 use crate::ingest::sync::Deferred;
 use crate::term::{plural, thousands};
 
@@ -25,13 +25,14 @@ pub fn first_answer_bytes() -> u64 {
         .unwrap_or(FIRST_ANSWER_BYTES)
 }
 
-/// Starts `pidx sync` on the same index and roots, detached from this terminal (its own
-/// process group: a Ctrl-C here does not stop it), and says so on stderr.
-pub fn sync_rest(env: &Env, deferred: &Deferred) {
+/// Starts `pidx sync` on the index `db` with the roots named on the command line, detached
+/// from this terminal (its own process group: a Ctrl-C here does not stop it), and says so on
+/// stderr.
+pub fn sync_rest(db: &Path, roots: &[PathBuf], deferred: &Deferred) {
     let exe = std::env::current_exe().unwrap_or_else(|_| "pidx".into());
     let mut cmd = Command::new(exe);
-    cmd.arg("--db").arg(&env.db);
-    for root in &env.global.roots {
+    cmd.arg("--db").arg(db);
+    for root in roots {
         cmd.arg("--root").arg(root);
     }
     cmd.arg("sync")

@@ -232,7 +232,7 @@ impl Env {
         report_errors(&plan.ingest(&mut store, SyncOptions::with_progress())?);
         drop(lock);
         if let Some(d) = &deferred {
-            super::background::sync_rest(self, d);
+            super::background::sync_rest(&self.db, &self.global.roots, d);
         }
         Ok((store, deferred))
     }

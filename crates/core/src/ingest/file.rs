@@ -9,8 +9,8 @@ use rusqlite::Connection;
 
 use super::discover::Found;
 use super::read::{Piece, Start};
-use super::sync::{Counted, BATCH_BYTES, BATCH_ROWS};
 use super::tail::Windows;
+use super::work::{Counted, BATCH_BYTES, BATCH_ROWS};
 use crate::error::{Error, Result};
 use crate::pi::model::SessionState;
 use crate::store::writer::{self, FileRow, WriteTx};

@@ -15,3 +15,4 @@ mod repo;
 pub mod sync;
 pub mod tail;
 pub mod watch;
+mod work;

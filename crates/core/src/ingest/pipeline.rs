@@ -12,7 +12,7 @@ use rusqlite::Connection;
 
 use super::file::{plan, FileJob, Group, Writing};
 use super::read::{read_file, Piece, Start};
-use super::sync::{BadLine, Counted, SyncOptions, SyncReport, Work, BATCH_BYTES};
+use super::work::{BadLine, Counted, SyncOptions, SyncReport, Work, BATCH_BYTES};
 use crate::error::{Error, Result};
 use crate::store::words::Vocabulary;
 use crate::store::writer;

@@ -8,8 +8,8 @@ use std::os::unix::fs::MetadataExt;
 
 use serde_json::Value;
 
-use super::sync::{BATCH_BYTES, BATCH_ROWS};
 use super::tail::{Chunk, LineReader, Windows};
+use super::work::{BATCH_BYTES, BATCH_ROWS};
 use crate::error::{Error, Result};
 use crate::pi::entry::LineOutcome;
 use crate::pi::line::{listing_segments, parse_line, Line};

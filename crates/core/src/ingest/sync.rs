@@ -7,107 +7,22 @@
 use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::pipeline::ingest_all;
 use super::read::{mtime_ms, mtime_ns};
+use super::work::Work;
+pub use super::work::{BadLine, SyncOptions, SyncReport};
 use crate::error::Result;
 use crate::ingest::discover::{self, discover, Found, Root};
 use crate::ingest::gateway;
 use crate::ingest::openclaw;
 use crate::pi::layout::project_dir_of;
 use crate::store::words;
-use crate::store::writer::{self, FileRow, Stamp, Stamps};
+use crate::store::writer::{self, Stamp, Stamps};
 use crate::store::Store;
-use crate::term::{plural, thousands};
-
-/// Lines per transaction are bounded by bytes and rows, so one huge file never holds a huge
-/// batch in memory and a crash loses at most one batch of work.
-pub(super) const BATCH_BYTES: usize = 8 << 20;
-pub(super) const BATCH_ROWS: usize = 20_000;
-
-/// How a sync reports progress.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SyncOptions {
-    /// Draw a progress bar on stderr (only when it is a terminal and the work is large).
-    pub progress: bool,
-    /// From this many bytes to read, the words table is filled from the full-text vocabulary
-    /// at the end instead of word by word (`None`: [`WORDS_FROM_VOCABULARY`]).
-    pub words_from_vocabulary: Option<u64>,
-}
-
-impl SyncOptions {
-    /// The defaults, with a progress bar.
-    pub fn with_progress() -> SyncOptions {
-        SyncOptions {
-            progress: true,
-            ..SyncOptions::default()
-        }
-    }
-}
-
-/// A skipped line, reported as `path:line: reason`.
-#[derive(Debug, Clone)]
-pub struct BadLine {
-    pub path: PathBuf,
-    pub line: i64,
-    pub reason: String,
-}
-
-/// What a sync did.
-#[derive(Debug, Default)]
-pub struct SyncReport {
-    pub new: usize,
-    pub changed: usize,
-    pub removed: usize,
-    pub unchanged: usize,
-    pub entries: i64,
-    pub bytes: u64,
-    pub bad: Vec<BadLine>,
-    /// Files or folders that could not be read (skipped; the rest was indexed).
-    pub errors: Vec<String>,
-    /// Things to fix that lost nothing (a gateway's malformed `sessions.json`).
-    pub warnings: Vec<String>,
-    pub elapsed: Duration,
-}
-
-impl SyncReport {
-    /// Whether the sync changed the index or has something to say.
-    pub fn changed_anything(&self) -> bool {
-        self.new + self.changed + self.removed > 0
-            || !self.errors.is_empty()
-            || !self.warnings.is_empty()
-    }
-
-    /// The one-line summary `pidx sync` prints.
-    pub fn summary(&self) -> String {
-        let files = self.new + self.changed + self.unchanged;
-        let mut s = format!(
-            "{} file{}: {} new, {} changed, {} removed, {} unchanged; {} entr{}, {} bad line{}, {:.1} MB read in {:.2}s",
-            thousands(files as i128),
-            plural(files),
-            thousands(self.new as i128),
-            thousands(self.changed as i128),
-            thousands(self.removed as i128),
-            thousands(self.unchanged as i128),
-            thousands(self.entries),
-            if self.entries == 1 { "y" } else { "ies" },
-            thousands(self.bad.len() as i128),
-            plural(self.bad.len()),
-            self.bytes as f64 / 1e6,
-            self.elapsed.as_secs_f64()
-        );
-        if !self.errors.is_empty() {
-            s.push_str(&format!(
-                "; {} unreadable",
-                thousands(self.errors.len() as i128)
-            ));
-        }
-        s
-    }
-}
 
 /// Brings the index up to date with `roots`.
 ///
@@ -321,9 +236,6 @@ pub fn id_of_name(name: &str) -> Option<String> {
     uuid::Uuid::try_parse(id).ok().map(|_| id.to_string())
 }
 
-/// A file to read, with its root and what the index held of it before this sync.
-pub(super) type Work = (i64, bool, Found, Option<FileRow>);
-
 /// Compares one root's files (or, for a watcher, its dirty folders) with the index: unchanged
 /// files are counted, changed and new ones queued, gone ones removed; a gateway's metadata
 /// files are brought up to date.
@@ -469,25 +381,4 @@ fn remove_gone(
     tx.commit()?;
     report.removed += gone.len();
     Ok(())
-}
-
-/// What one file added to the report (undone when its group rolls back).
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Counted {
-    pub(super) new: bool,
-    pub(super) entries: i64,
-    pub(super) bytes: u64,
-    pub(super) bad: usize,
-}
-
-impl Counted {
-    pub(super) fn apply(&self, report: &mut SyncReport, sign: i64) {
-        if self.new {
-            report.new = (report.new as i64 + sign) as usize;
-        } else {
-            report.changed = (report.changed as i64 + sign) as usize;
-        }
-        report.entries += sign * self.entries;
-        report.bytes = (report.bytes as i64 + sign * self.bytes as i64) as u64;
-    }
 }

@@ -6,11 +6,18 @@
 
 use std::cell::OnceCell;
 
-use super::memo::Prepared;
 use super::spill::{Spill, Stored};
-use crate::pi::picker::fuzzy::{fuzzy_resume, Resume};
+use crate::pi::picker::fuzzy::{fuzzy_resume, Resume, Word};
 use crate::pi::picker::{js_id, score_hay, word_score, Hay, Parsed, Tail, Token};
 use crate::query::list::SessionInfo;
+
+/// A typed word and what matching it needs: the letters a text must have, and the fuzzy
+/// word prepared once (`None` for a phrase).
+pub(super) struct Prepared<'t> {
+    pub token: &'t Token,
+    pub mask: u128,
+    pub fuzzy: Option<Word>,
+}
 
 /// Bytes of the text kept uncompressed: most typed words are matched within them.
 pub const HEAD: usize = 1024;

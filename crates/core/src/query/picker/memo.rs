@@ -3,7 +3,7 @@
 //! and where each fuzzy word's match ended in each session's text, so that a key that adds a
 //! character to a word reads on from there instead of from the start of every session's text.
 
-use super::compact::{letters, Compact};
+use super::compact::{letters, Compact, Prepared};
 use super::{parallel, scored_order};
 use crate::pi::js::js_trim;
 use crate::pi::picker::fuzzy::{Resume, Word};
@@ -33,14 +33,6 @@ struct Ends {
     /// When it was last typed (a [`Memo::tick`]).
     used: u64,
     by_session: Vec<Option<Resume>>,
-}
-
-/// A typed word and what matching it needs: the letters a text must have, and the fuzzy
-/// word prepared once (`None` for a phrase).
-pub(super) struct Prepared<'t> {
-    pub token: &'t Token,
-    pub mask: u128,
-    pub fuzzy: Option<Word>,
 }
 
 impl Memo {

@@ -11,13 +11,10 @@ use std::collections::BinaryHeap;
 use rusqlite::{CachedStatement, Connection, OptionalExtension};
 
 use super::one::One;
-use super::span::Span;
+use super::span::{RunBounds, Span};
 use super::{Candidate, SearchOptions};
 use crate::error::Result;
 use crate::store::Scope;
-
-/// A run's first rid, last rid and newest time.
-pub(super) type RunBounds = (i64, i64, Option<i64>);
 
 /// The candidates of one run, and the newest timestamp any of them can have (`None`: none has
 /// one; they sort after every timestamp).

@@ -17,6 +17,9 @@ use crate::error::Result;
 use crate::store::filter::{int, text, Where};
 use crate::store::Scope;
 
+/// A run's first rid, last rid and newest time.
+pub(super) type RunBounds = (i64, i64, Option<i64>);
+
 /// Up to this many rids (a session of a few hundred entries, or a few written together) a
 /// literal or regex search reads every text of its span instead of asking the full-text
 /// index: a few milliseconds (the 1 GB corpus: 6-7 ms for a 100-entry session, whatever the
@@ -162,7 +165,7 @@ impl Span {
     }
 
     /// The span's runs: first rid, last rid, newest time.
-    pub(super) fn runs(&self) -> Vec<super::newest::RunBounds> {
+    pub(super) fn runs(&self) -> Vec<RunBounds> {
         self.runs.iter().map(|r| (r.lo, r.hi, r.max_ts)).collect()
     }
 
