@@ -17,7 +17,10 @@ pub enum Opened {
         scope: Scope,
         unread: Vec<String>,
     },
-    Server(Box<dyn TeamServer>),
+    Server {
+        server: Box<dyn TeamServer>,
+        source: Option<String>,
+    },
 }
 
 impl Opened {
@@ -37,7 +40,7 @@ impl Opened {
                 scope: scope.clone(),
                 unread: unread.clone(),
             }),
-            Opened::Server(server) => server.reader(),
+            Opened::Server { server, source } => server.reader(source.clone()),
         }
     }
 
@@ -45,7 +48,7 @@ impl Opened {
     pub fn local(&self) -> Option<&Store> {
         match self {
             Opened::Local { store, .. } => Some(store),
-            Opened::Server(_) => None,
+            Opened::Server { .. } => None,
         }
     }
 }
@@ -68,7 +71,10 @@ impl Env {
                 .global
                 .team
                 .ok_or_else(|| anyhow::anyhow!("--pg: this build of pidx has no team tier"))?;
-            return Ok(Opened::Server(open(&url, self.global.source.clone())?));
+            return Ok(Opened::Server {
+                server: open(&url)?,
+                source: self.global.source.clone(),
+            });
         }
         let (store, scope, deferred) = self.open_fresh_first(first)?;
         Ok(Opened::Local {

@@ -99,14 +99,24 @@ pub trait TeamReads {
 }
 
 /// A connection to the team server, opened by the team crate (`app::Options::team`): one
-/// reader per answer.
-pub trait TeamServer {
-    /// The reader of one answer, in one read-only transaction ended by `Reader::finish`.
+/// reader per answer. Long-running servers keep a few between requests (`Send`).
+pub trait TeamServer: Send {
+    /// The reader of one answer, in one read-only transaction ended by `Reader::finish`, kept
+    /// to `source`'s sessions when one is given.
     ///
     /// # Errors
     /// Server errors.
-    fn reader(&mut self) -> Result<Reader<'_>>;
+    fn reader(&mut self, source: Option<String>) -> Result<Reader<'_>>;
+
+    /// Stops every later statement after `limit` (a web page's time limit).
+    ///
+    /// # Errors
+    /// Server errors.
+    fn time_limit(&mut self, limit: Duration) -> Result<()>;
+
+    /// Whether the server closed the connection (it is not used again).
+    fn is_closed(&self) -> bool;
 }
 
-/// Connects to the team server at a URL, kept to one source's sessions when one is given.
-pub type TeamOpener = fn(url: &str, source: Option<String>) -> anyhow::Result<Box<dyn TeamServer>>;
+/// Connects to the team server at a URL as a reader.
+pub type TeamOpener = fn(url: &str) -> anyhow::Result<Box<dyn TeamServer>>;

@@ -54,22 +54,30 @@ pub fn reader(client: &mut postgres::Client, source: Option<String>) -> Result<R
 ///
 /// # Errors
 /// Connection errors, or a server whose schema this pidx cannot read.
-pub fn open(url: &str, source: Option<String>) -> anyhow::Result<Box<dyn TeamServer>> {
+pub fn open(url: &str) -> anyhow::Result<Box<dyn TeamServer>> {
     Ok(Box::new(Server {
         client: crate::pg::connect_reader(url)?,
-        source,
     }))
 }
 
 /// A connection to the team server that opens a [`PgReads`] per answer.
 struct Server {
     client: postgres::Client,
-    source: Option<String>,
 }
 
 impl TeamServer for Server {
-    fn reader(&mut self) -> Result<Reader<'_>> {
-        reader(&mut self.client, self.source.clone())
+    fn reader(&mut self, source: Option<String>) -> Result<Reader<'_>> {
+        reader(&mut self.client, source)
+    }
+
+    fn time_limit(&mut self, limit: Duration) -> Result<()> {
+        self.client
+            .batch_execute(&format!("SET statement_timeout = {}", limit.as_millis()))
+            .map_err(server_err)
+    }
+
+    fn is_closed(&self) -> bool {
+        self.client.is_closed()
     }
 }
 
