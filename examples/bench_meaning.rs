@@ -266,4 +266,14 @@ fn speed(model: &StaticModel, corpus: &Path) {
             times.len()
         );
     }
+    let mut recall = 0.0;
+    for q in queries {
+        let v = model.embed(q).unwrap();
+        recall += search::codes_recall(&store.conn, &v, 10).unwrap();
+    }
+    println!(
+        "sign codes then int8: {:.2} of the exact scan's 10 best texts found ({} queries)",
+        recall / queries.len() as f64,
+        queries.len()
+    );
 }
