@@ -266,14 +266,41 @@ fn speed(model: &StaticModel, corpus: &Path) {
             times.len()
         );
     }
-    let mut recall = 0.0;
-    for q in queries {
-        let v = model.embed(q).unwrap();
-        recall += search::codes_recall(&store.conn, &v, 10).unwrap();
+    codes_against_exact(&store.conn, model, &queries);
+}
+
+/// The scan of every passage row (searches before migration 0025) against the codes and their
+/// exact re-ranking, side by side on the same index: time, and how many of the exact scan's 10
+/// best texts the codes find, for a few candidate counts (`query::search::meaning`
+/// takes 500).
+fn codes_against_exact(conn: &rusqlite::Connection, model: &StaticModel, queries: &[&str]) {
+    let vectors: Vec<Vec<f32>> = queries.iter().map(|q| model.embed(q).unwrap()).collect();
+    let timed = |f: &dyn Fn(&[f32]) -> Vec<i64>| {
+        let mut times = Vec::new();
+        let mut tops = Vec::new();
+        for _round in 0..2 {
+            tops.clear();
+            for v in &vectors {
+                let t = Instant::now();
+                tops.push(f(v));
+                times.push(t.elapsed().as_secs_f64() * 1000.0);
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        (times[times.len() / 2], tops)
+    };
+    let (ms, exact) = timed(&|v| search::exact_top(conn, v, 10).unwrap());
+    println!("top 10 by a scan of every passage row: p50 {ms:.1} ms");
+    for candidates in [250, 500, 1000, 2000] {
+        let (ms, got) = timed(&|v| search::codes_top(conn, v, 10, candidates).unwrap());
+        let found: usize = exact
+            .iter()
+            .zip(&got)
+            .map(|(e, g)| e.iter().filter(|r| g.contains(r)).count())
+            .sum();
+        println!(
+            "top 10 by codes, {candidates} scored exactly: p50 {ms:.1} ms, {:.2} of the exact 10 found",
+            found as f64 / (10 * exact.len()) as f64
+        );
     }
-    println!(
-        "sign codes then int8: {:.2} of the exact scan's 10 best texts found ({} queries)",
-        recall / queries.len() as f64,
-        queries.len()
-    );
 }

@@ -14,6 +14,9 @@ CREATE TABLE IF NOT EXISTS passage_codes (
     rowids  BLOB NOT NULL,      -- n full-text rowids, i64 little-endian
     codes   BLOB NOT NULL       -- n sign codes, each ceil(dims / 64) u64 little-endian
 );
+-- The codes are signs about the mean of the vectors (the first embedded batch's), not about
+-- zero: a static model's vectors share a large common part, which would set most bits alike.
+ALTER TABLE embed_model ADD COLUMN center BLOB;  -- f32 little-endian, one per dimension
 DELETE FROM passages;
 DELETE FROM embedded;
 DELETE FROM embed_model;

@@ -23,7 +23,7 @@ use crate::store::jsonl::read_at;
 use crate::store::schema::fts_rowid;
 
 mod codes;
-use codes::{compact_codes, Block};
+use codes::{center_for, compact_codes, Block};
 
 /// The kinds of text embedded: what people and the assistant said, summaries, custom messages
 /// and names; not thinking, tool calls and outputs or bash runs, which are mostly code and
@@ -143,6 +143,7 @@ fn embed_in_step(conn: &mut Connection, model: &StaticModel, report: &mut EmbedR
             }
         });
         let (mut after, mut in_flight, mut exhausted) = (0i64, 0, false);
+        let mut center: Option<Vec<f32>> = None;
         loop {
             // Two batches ahead: one being embedded, one waiting, while this thread writes.
             if in_flight < 2 && !exhausted {
@@ -164,7 +165,12 @@ fn embed_in_step(conn: &mut Connection, model: &StaticModel, report: &mut EmbedR
             let batch = embedded.recv().map_err(|_| gone())??;
             in_flight -= 1;
             let tx = conn.transaction()?;
-            write_batch(&tx, &batch, report)?;
+            if center.is_none() {
+                let vectors = batch.iter().flat_map(|e| &e.passages);
+                let first = vectors.map(|(_, scale, q)| (q.as_slice(), *scale));
+                center = Some(center_for(&tx, first, model.dim())?);
+            }
+            write_batch(&tx, &batch, center.as_deref().unwrap_or_default(), report)?;
             tx.commit()?;
         }
     })
@@ -223,15 +229,20 @@ fn embed_batch(model: &StaticModel, todo: &[Todo]) -> Result<Vec<Embedded>> {
 }
 
 /// Writes a batch's passages, their codes (in one block) and the entries' marks.
-fn write_batch(tx: &Connection, batch: &[Embedded], report: &mut EmbedReport) -> Result<()> {
+fn write_batch(
+    tx: &Connection,
+    batch: &[Embedded],
+    center: &[f32],
+    report: &mut EmbedReport,
+) -> Result<()> {
     let mut insert = tx.prepare_cached(
         "INSERT INTO passages(rid, kind, file_id, scale, vec) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     let mut done = tx.prepare_cached("INSERT OR IGNORE INTO embedded(rid) VALUES (?1)")?;
-    let mut block = Block::default();
+    let mut block = Block::about(center);
     for e in batch.iter().filter(|e| !e.skipped) {
         for (kind, scale, q) in &e.passages {
-            block.push(fts_rowid(e.rid, *kind), q);
+            block.push(fts_rowid(e.rid, *kind), q, *scale);
             insert.execute(params![e.rid, *kind as i64, e.file_id, scale, q])?;
         }
         done.execute([e.rid])?;

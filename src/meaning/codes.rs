@@ -9,14 +9,45 @@ pub fn words(dim: usize) -> usize {
     dim.div_ceil(64)
 }
 
-/// The code of an int8 vector (`ingest::embed::quantize`'s bytes).
-pub fn of_i8(v: &[u8]) -> Vec<u64> {
-    pack(v.iter().map(|b| (*b as i8) > 0), v.len())
+/// The code of an int8 vector (`ingest::embed::quantize`'s bytes, times `scale`) about
+/// `center` (a bit set where the component is above the center's; zeros when it is empty).
+pub fn of_i8(v: &[u8], scale: f32, center: &[f32]) -> Vec<u64> {
+    let at = |d: usize| center.get(d).copied().unwrap_or(0.0);
+    pack(
+        v.iter().enumerate().map(|(d, b)| (*b as i8) as f32 * scale > at(d)),
+        v.len(),
+    )
 }
 
-/// The code of a float vector.
-pub fn of_f32(v: &[f32]) -> Vec<u64> {
-    pack(v.iter().map(|x| *x > 0.0), v.len())
+/// The code of a float vector about `center`.
+pub fn of_f32(v: &[f32], center: &[f32]) -> Vec<u64> {
+    let at = |d: usize| center.get(d).copied().unwrap_or(0.0);
+    pack(v.iter().enumerate().map(|(d, x)| *x > at(d)), v.len())
+}
+
+/// The mean of `vectors` (int8 with their scales), what codes are taken about.
+pub fn mean<'a>(vectors: impl Iterator<Item = (&'a [u8], f32)>, dim: usize) -> Vec<f32> {
+    let mut sum = vec![0f64; dim];
+    let mut n = 0usize;
+    for (v, scale) in vectors {
+        for (s, b) in sum.iter_mut().zip(v) {
+            *s += ((*b as i8) as f32 * scale) as f64;
+        }
+        n += 1;
+    }
+    sum.iter().map(|s| (*s / n.max(1) as f64) as f32).collect()
+}
+
+/// A center as stored (f32 little-endian), and back.
+pub fn center_bytes(c: &[f32]) -> Vec<u8> {
+    c.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub fn center_of(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes(b.try_into().unwrap_or_default()))
+        .collect()
 }
 
 fn pack(bits: impl Iterator<Item = bool>, dim: usize) -> Vec<u64> {
@@ -85,7 +116,7 @@ mod tests {
         for i in [0, 64, 129] {
             b[i] = -b[i];
         }
-        let (ca, cb) = (of_f32(&a), of_f32(&b));
+        let (ca, cb) = (of_f32(&a, &[]), of_f32(&b, &[]));
         assert_eq!(ca.len(), 3);
         let mut bytes = Vec::new();
         to_bytes(&ca, &mut bytes);
@@ -94,6 +125,13 @@ mod tests {
         distances_any(&ca, &bytes, |at, d| got.push((at, d)));
         assert_eq!(got, [(0, 0), (1, 3)]);
         let q: Vec<u8> = a.iter().map(|x| (*x as i8 * 100) as u8).collect();
-        assert_eq!(of_i8(&q), ca);
+        assert_eq!(of_i8(&q, 0.01, &[]), ca);
+        // About a center: the signs of the differences.
+        let center = vec![0.5f32; 130];
+        let c = of_i8(&q, 0.01, &center);
+        assert_eq!(c, of_f32(&a, &center));
+        assert_eq!(c, ca, "1 > 0.5 and -1 < 0.5");
+        assert_eq!(of_f32(&[0.4, 0.6], &[0.5, 0.5]), [0b10]);
+        assert_eq!(center_of(&center_bytes(&[0.25, -1.0])), [0.25, -1.0]);
     }
 }

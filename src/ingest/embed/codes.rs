@@ -18,18 +18,30 @@ pub(crate) const BLOCK: usize = 4096;
 
 /// Codes waiting to be written, with their full-text rowids.
 #[derive(Default)]
-pub(crate) struct Block {
+pub(crate) struct Block<'c> {
+    center: &'c [f32],
     n: usize,
     rowids: Vec<u8>,
     codes: Vec<u8>,
 }
 
-impl Block {
-    /// Adds the code of int8 vector `vec`, a passage of full-text row `rowid`.
-    pub(crate) fn push(&mut self, rowid: i64, vec: &[u8]) {
+impl<'c> Block<'c> {
+    /// An empty block of codes about `center`.
+    pub(crate) fn about(center: &'c [f32]) -> Self {
+        Block {
+            center,
+            ..Block::default()
+        }
+    }
+
+    /// Adds the code of int8 vector `vec` (times `scale`), a passage of full-text row `rowid`.
+    pub(crate) fn push(&mut self, rowid: i64, vec: &[u8], scale: f64) {
         self.n += 1;
         self.rowids.extend_from_slice(&rowid.to_le_bytes());
-        codes::to_bytes(&codes::of_i8(vec), &mut self.codes);
+        codes::to_bytes(
+            &codes::of_i8(vec, scale as f32, self.center),
+            &mut self.codes,
+        );
     }
 
     /// Writes the codes: into the last block while it has room, else as a new block.
@@ -87,19 +99,53 @@ pub(crate) fn compact_codes(conn: &mut Connection) -> Result<bool> {
     let tx = conn.transaction()?;
     tx.execute("DELETE FROM passage_codes", [])?;
     {
-        let mut stmt = tx.prepare("SELECT rid, kind, vec FROM passages ORDER BY id")?;
+        let center = stored_center(&tx)?.unwrap_or_default();
+        let mut stmt = tx.prepare("SELECT rid, kind, scale, vec FROM passages ORDER BY id")?;
         let mut rows = stmt.query([])?;
-        let mut block = Block::default();
+        let mut block = Block::about(&center);
         while let Some(r) = rows.next()? {
             let rowid = fts_rowid(r.get(0)?, TextKind::from_bits(r.get(1)?));
-            let vec = r.get_ref(2)?.as_blob().map_err(rusqlite::Error::from)?;
-            block.push(rowid, vec);
+            let vec = r.get_ref(3)?.as_blob().map_err(rusqlite::Error::from)?;
+            block.push(rowid, vec, r.get(2)?);
             if block.n == BLOCK {
-                std::mem::take(&mut block).insert(&tx)?;
+                std::mem::replace(&mut block, Block::about(&center)).insert(&tx)?;
             }
         }
         block.insert(&tx)?;
     }
     tx.commit()?;
     Ok(true)
+}
+
+/// The center the index's codes are about (migration 0025), when one is recorded.
+///
+/// # Errors
+/// SQLite errors.
+pub(crate) fn stored_center(conn: &Connection) -> Result<Option<Vec<f32>>> {
+    let blob: Option<Option<Vec<u8>>> = conn
+        .query_row("SELECT center FROM embed_model", [], |r| r.get(0))
+        .optional()?;
+    Ok(blob.flatten().map(|b| codes::center_of(&b)))
+}
+
+/// The center for the codes of `first`, the first batch a pass writes: the index's, or else
+/// the mean of `first`'s vectors, recorded (a few thousand passages give the common part of
+/// a model's vectors as well as all of them would).
+///
+/// # Errors
+/// SQLite errors.
+pub(crate) fn center_for<'a>(
+    tx: &Connection,
+    first: impl Iterator<Item = (&'a [u8], f64)>,
+    dim: usize,
+) -> Result<Vec<f32>> {
+    if let Some(c) = stored_center(tx)? {
+        return Ok(c);
+    }
+    let c = codes::mean(first.map(|(v, s)| (v, s as f32)), dim);
+    tx.execute(
+        "UPDATE embed_model SET center = ?1",
+        [codes::center_bytes(&c)],
+    )?;
+    Ok(c)
 }

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use super::{confirm, group_by_session, one, span, Candidate, Hit, SearchOptions, Snippet};
 use crate::error::Result;
@@ -141,7 +141,13 @@ fn nearest_codes(
     q: &[f32],
     wanted: impl Fn(i64) -> bool,
 ) -> Result<Vec<(u32, i64)>> {
-    let code = codes::of_f32(q);
+    // The center the codes were taken about (migration 0025; `ingest::embed` records it).
+    let center: Option<Vec<u8>> = conn
+        .query_row("SELECT center FROM embed_model", [], |r| r.get(0))
+        .optional()?
+        .flatten();
+    let center = center.map(|c| codes::center_of(&c)).unwrap_or_default();
+    let code = codes::of_f32(q, &center);
     let mut near: Vec<(u32, i64)> = Vec::new();
     let mut stmt = conn.prepare_cached("SELECT rowids, codes FROM passage_codes")?;
     let mut rows = stmt.query([])?;
@@ -301,16 +307,16 @@ fn by_rank(mut hits: Vec<Hit>) -> Vec<Hit> {
     hits
 }
 
-/// The share of the `k` texts nearest to `q` by an exact scan of every passage that the code
-/// scan and its re-ranking also rank in their first `k`: what the sign codes lose, measured by
-/// examples/bench_meaning (not used by searches).
+/// The `k` texts nearest to `q` by an exact scan of every passage row, as searches did before
+/// the codes (migration 0025): examples/bench_meaning times it and measures what the codes
+/// lose against it. Not used by searches.
 ///
 /// # Errors
 /// Index errors.
 #[doc(hidden)]
-pub fn codes_recall(conn: &Connection, q: &[f32], k: usize) -> Result<f64> {
+pub fn exact_top(conn: &Connection, q: &[f32], k: usize) -> Result<Vec<i64>> {
     let mut all: Vec<(i64, f32)> = Vec::new();
-    let mut stmt = conn.prepare("SELECT rid, kind, scale, vec FROM passages")?;
+    let mut stmt = conn.prepare_cached("SELECT rid, kind, scale, vec FROM passages")?;
     let mut rows = stmt.query([])?;
     while let Some(r) = rows.next()? {
         let rowid = fts_rowid(r.get(0)?, TextKind::from_bits(r.get(1)?));
@@ -321,12 +327,18 @@ pub fn codes_recall(conn: &Connection, q: &[f32], k: usize) -> Result<f64> {
             _ => all.push((rowid, s)),
         }
     }
-    let exact: Vec<i64> = best_first(all).take(k).map(|x| x.0).collect();
+    Ok(best_first(all).take(k).map(|x| x.0).collect())
+}
+
+/// The `k` texts nearest to `q` as a search finds them (the codes, then `candidates` texts
+/// scored exactly), for examples/bench_meaning.
+///
+/// # Errors
+/// Index errors.
+#[doc(hidden)]
+pub fn codes_top(conn: &Connection, q: &[f32], k: usize, candidates: usize) -> Result<Vec<i64>> {
     let near = nearest_codes(conn, q, |_| true)?;
-    let approx: Vec<i64> = Reranked::new(conn, q, near, k)
-        .take(k)
-        .map(|x| x.map(|x| x.0))
-        .collect::<Result<_>>()?;
-    let found = exact.iter().filter(|r| approx.contains(r)).count();
-    Ok(found as f64 / exact.len().max(1) as f64)
+    let mut r = Reranked::new(conn, q, near, 0);
+    r.round = candidates;
+    r.take(k).map(|x| x.map(|x| x.0)).collect()
 }
