@@ -19,7 +19,9 @@ use crate::store::Store;
 pub fn load_model(flag: Option<&Path>) -> Result<Arc<StaticModel>> {
     let dir = crate::app::config::model_dir(flag)?;
     let stamp = stamp(&dir);
-    let mut cached = LOADED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut cached = LOADED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some((d, s, m)) = cached.as_ref() {
         if *d == dir && *s == stamp && stamp.is_some() {
             return Ok(Arc::clone(m));
@@ -31,7 +33,9 @@ pub fn load_model(flag: Option<&Path>) -> Result<Arc<StaticModel>> {
 }
 
 /// The model loaded last: its folder, its files' stamp, the model.
-static LOADED: Mutex<Option<(PathBuf, Option<Stamp>, Arc<StaticModel>)>> = Mutex::new(None);
+static LOADED: Mutex<Option<Loaded>> = Mutex::new(None);
+
+type Loaded = (PathBuf, Option<Stamp>, Arc<StaticModel>);
 
 /// Sizes and modification times of a model folder's files: a model made again in place (a
 /// new distillation) is loaded again.

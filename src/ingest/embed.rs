@@ -131,7 +131,11 @@ fn pending(conn: &Connection, after: i64) -> Result<Vec<Todo>> {
 /// of the next batches on a second thread while this one writes: the two halves cost about
 /// the same, and a laptop has a second core. Batches are committed in rid order, so an
 /// interrupted pass resumes where it stopped.
-fn embed_in_step(conn: &mut Connection, model: &StaticModel, report: &mut EmbedReport) -> Result<()> {
+fn embed_in_step(
+    conn: &mut Connection,
+    model: &StaticModel,
+    report: &mut EmbedReport,
+) -> Result<()> {
     std::thread::scope(|s| {
         let (to_embed, todo_rx) = mpsc::sync_channel::<Vec<Todo>>(1);
         let (embedded_tx, embedded) = mpsc::sync_channel::<Result<Vec<Embedded>>>(1);

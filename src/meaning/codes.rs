@@ -14,7 +14,9 @@ pub fn words(dim: usize) -> usize {
 pub fn of_i8(v: &[u8], scale: f32, center: &[f32]) -> Vec<u64> {
     let at = |d: usize| center.get(d).copied().unwrap_or(0.0);
     pack(
-        v.iter().enumerate().map(|(d, b)| (*b as i8) as f32 * scale > at(d)),
+        v.iter()
+            .enumerate()
+            .map(|(d, b)| (*b as i8) as f32 * scale > at(d)),
         v.len(),
     )
 }
@@ -97,7 +99,9 @@ pub fn distances_any(query: &[u64], bytes: &[u8], each: impl FnMut(usize, u32)) 
                 let d = code
                     .chunks_exact(8)
                     .zip(query)
-                    .map(|(w, q)| (u64::from_le_bytes(w.try_into().unwrap_or([0; 8])) ^ q).count_ones())
+                    .map(|(w, q)| {
+                        (u64::from_le_bytes(w.try_into().unwrap_or([0; 8])) ^ q).count_ones()
+                    })
                     .sum();
                 each(at, d);
             }
@@ -111,7 +115,9 @@ mod tests {
 
     #[test]
     fn codes_count_the_dimensions_whose_signs_differ() {
-        let a: Vec<f32> = (0..130).map(|i| if i % 3 == 0 { 1.0 } else { -1.0 }).collect();
+        let a: Vec<f32> = (0..130)
+            .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
+            .collect();
         let mut b = a.clone();
         for i in [0, 64, 129] {
             b[i] = -b[i];

@@ -67,7 +67,9 @@ impl WordPiece {
     /// model gives `[UNK]` no meaning worth averaging in).
     pub fn encode(&self, text: &str, out: &mut Vec<u32>) {
         let mut piece = String::new();
-        for_each_word(text, self.lowercase, |word| self.pieces(word, out, &mut piece));
+        for_each_word(text, self.lowercase, |word| {
+            self.pieces(word, out, &mut piece)
+        });
     }
 
     /// The pieces of one word, longest first; `piece` is a buffer kept across words.

@@ -170,7 +170,11 @@ fn codes_cover_passages(conn: &rusqlite::Connection) {
     for r in &live {
         assert!(coded.contains(r), "passage of text {r} has no code");
     }
-    assert!(n - live.len() <= live.len() / 4, "{n} codes, {} live", live.len());
+    assert!(
+        n - live.len() <= live.len() / 4,
+        "{n} codes, {} live",
+        live.len()
+    );
 }
 
 #[test]
@@ -558,14 +562,20 @@ fn the_mcp_server_loads_the_model_once() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let mut server = mcp(&db, &root, &copy);
-    assert_eq!(mcp_search(&mut server, 1, "the flaky sign-in test")[0], "auth");
+    assert_eq!(
+        mcp_search(&mut server, 1, "the flaky sign-in test")[0],
+        "auth"
+    );
 
     // The weights spoilt in place, their size and time kept: a process that read them again
     // would refuse them; the server answers from the model it loaded at its first search.
     let weights = copy.join("model.safetensors");
     let when = std::fs::metadata(&weights).unwrap().modified().unwrap();
     let len = std::fs::metadata(&weights).unwrap().len();
-    let f = std::fs::OpenOptions::new().write(true).open(&weights).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&weights)
+        .unwrap();
     std::io::Write::write_all(&mut &f, &vec![b'x'; len as usize]).unwrap();
     f.set_modified(when).unwrap();
     drop(f);

@@ -789,7 +789,12 @@ fn full_text_ranks_by_meaning_when_the_index_holds_vectors() {
     t.wait_text("[full text]");
     // No word of the query is in any session: only meaning finds the recipe, first.
     t.send(b"italian cooking");
-    let titles = ["kitchen notes", "parser work", "websocket", "deploy pipeline"];
+    let titles = [
+        "kitchen notes",
+        "parser work",
+        "websocket",
+        "deploy pipeline",
+    ];
     t.wait_for("the recipe's session first", |s| {
         s.contains("> italian cooking")
             && s.lines()

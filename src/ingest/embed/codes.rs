@@ -53,7 +53,14 @@ impl<'c> Block<'c> {
             .query_row(
                 "SELECT id, n, rowids, codes FROM passage_codes ORDER BY id DESC LIMIT 1",
                 [],
-                |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize, r.get(2)?, r.get(3)?)),
+                |r| {
+                    Ok((
+                        r.get(0)?,
+                        r.get::<_, i64>(1)? as usize,
+                        r.get(2)?,
+                        r.get(3)?,
+                    ))
+                },
             )
             .optional()?;
         match last {

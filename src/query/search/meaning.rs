@@ -77,6 +77,9 @@ pub fn search_meaning(
     Ok(group_by_session(hits))
 }
 
+/// Texts (full-text rowids) with their cosine to a query, best first.
+type Scored<'c> = Box<dyn Iterator<Item = Result<(i64, f32)>> + 'c>;
+
 /// The texts in `span` by their best passage's cosine to `q`, best first. Narrowed to one
 /// session, its passages are read and scored exactly; otherwise the sign codes of every
 /// passage (migration 0025) are scanned and the nearest are scored exactly ([`Reranked`]).
@@ -85,7 +88,7 @@ fn ranked<'c>(
     q: &[f32],
     opts: &SearchOptions,
     span: Option<&span::Span>,
-) -> Result<Box<dyn Iterator<Item = Result<(i64, f32)>> + 'c>> {
+) -> Result<Scored<'c>> {
     let kinds: Vec<i64> = opts.kinds.iter().map(|k| *k as i64).collect();
     let wanted = |rowid: i64| {
         (kinds.is_empty() || kinds.contains(&(rowid & 7))) && span.is_none_or(|s| s.holds(rowid))
