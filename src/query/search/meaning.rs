@@ -317,7 +317,7 @@ fn by_rank(mut hits: Vec<Hit>) -> Vec<Hit> {
 /// # Errors
 /// Index errors.
 #[doc(hidden)]
-pub fn exact_top(conn: &Connection, q: &[f32], k: usize) -> Result<Vec<i64>> {
+pub fn exact_top(conn: &Connection, q: &[f32], k: usize) -> Result<Vec<(i64, f32)>> {
     let mut all: Vec<(i64, f32)> = Vec::new();
     let mut stmt = conn.prepare_cached("SELECT rid, kind, scale, vec FROM passages")?;
     let mut rows = stmt.query([])?;
@@ -330,7 +330,7 @@ pub fn exact_top(conn: &Connection, q: &[f32], k: usize) -> Result<Vec<i64>> {
             _ => all.push((rowid, s)),
         }
     }
-    Ok(best_first(all).take(k).map(|x| x.0).collect())
+    Ok(best_first(all).take(k).collect())
 }
 
 /// The `k` texts nearest to `q` as a search finds them (the codes, then `candidates` texts
@@ -339,9 +339,14 @@ pub fn exact_top(conn: &Connection, q: &[f32], k: usize) -> Result<Vec<i64>> {
 /// # Errors
 /// Index errors.
 #[doc(hidden)]
-pub fn codes_top(conn: &Connection, q: &[f32], k: usize, candidates: usize) -> Result<Vec<i64>> {
+pub fn codes_top(
+    conn: &Connection,
+    q: &[f32],
+    k: usize,
+    candidates: usize,
+) -> Result<Vec<(i64, f32)>> {
     let near = nearest_codes(conn, q, |_| true)?;
     let mut r = Reranked::new(conn, q, near, 0);
     r.round = candidates;
-    r.take(k).map(|x| x.map(|x| x.0)).collect()
+    r.take(k).collect()
 }
