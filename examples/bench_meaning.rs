@@ -320,7 +320,10 @@ fn codes_against_exact(conn: &rusqlite::Connection, model: &StaticModel, queries
             .zip(&got)
             .map(|(e, g)| {
                 let tenth = e.last().map_or(f32::MIN, |x| x.1);
-                g.iter().filter(|x| x.1 >= tenth - 1e-6).count().min(e.len())
+                g.iter()
+                    .filter(|x| x.1 >= tenth - 1e-6)
+                    .count()
+                    .min(e.len())
             })
             .sum();
         println!(

@@ -127,36 +127,47 @@ fn pending(conn: &Connection, after: i64) -> Result<Vec<Todo>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// Reads, embeds and writes the pending entries a batch at a time, the reading and embedding
-/// of the next batches on a second thread while this one writes: the two halves cost about
-/// the same, and a laptop has a second core. Batches are committed in rid order, so an
-/// interrupted pass resumes where it stopped.
+/// Reads, embeds and writes the pending entries a batch at a time: batches are read back and
+/// embedded on one thread a core (the costly part: tokenizing and summing token rows), while
+/// this thread writes the batches they hand back. Batches may be written out of rid order;
+/// each marks its entries embedded in its own transaction, so an interrupted pass leaves
+/// whole batches undone, which the next pass finds (`PENDING`).
 fn embed_in_step(
     conn: &mut Connection,
     model: &StaticModel,
     report: &mut EmbedReport,
 ) -> Result<()> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
+    let (to_embed, todo_rx) = mpsc::sync_channel::<Vec<Todo>>(threads);
+    let todo_rx = std::sync::Mutex::new(todo_rx);
     std::thread::scope(|s| {
-        let (to_embed, todo_rx) = mpsc::sync_channel::<Vec<Todo>>(1);
-        let (embedded_tx, embedded) = mpsc::sync_channel::<Result<Vec<Embedded>>>(1);
-        s.spawn(move || {
-            for todo in todo_rx {
+        // Moved in, so that leaving this closure (at the end or on an error) drops it and the
+        // embedding threads stop before the scope waits for them.
+        let to_embed = to_embed;
+        let (embedded_tx, embedded) = mpsc::sync_channel::<Result<Vec<Embedded>>>(threads);
+        for _ in 0..threads {
+            let (todo_rx, embedded_tx) = (&todo_rx, embedded_tx.clone());
+            s.spawn(move || loop {
+                // The lock is held only to take a batch, not while embedding it.
+                let next = todo_rx.lock().map(|rx| rx.recv());
+                let Ok(Ok(todo)) = next else { break };
                 if embedded_tx.send(embed_batch(model, &todo)).is_err() {
                     break;
                 }
-            }
-        });
+            });
+        }
+        drop(embedded_tx);
         let (mut after, mut in_flight, mut exhausted) = (0i64, 0, false);
         let mut center: Option<Vec<f32>> = None;
         loop {
-            // Two batches ahead: one being embedded, one waiting, while this thread writes.
-            if in_flight < 2 && !exhausted {
+            // A batch for each embedding thread and one waiting, while this thread writes.
+            if in_flight < threads + 1 && !exhausted {
                 let todo = pending(conn, after)?;
                 match todo.last() {
                     Some(last) => {
                         after = last.rid;
                         in_flight += 1;
-                        // The embedding thread only ends when this sender is dropped.
+                        // The embedding threads end when this sender is dropped.
                         to_embed.send(todo).map_err(|_| gone())?;
                         continue;
                     }
