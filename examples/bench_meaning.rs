@@ -290,6 +290,9 @@ fn speed(model: &StaticModel, corpus: &Path) {
     codes_against_exact(&store.conn, model, &queries);
 }
 
+/// A way to find the 10 nearest texts (full-text rowid, cosine) to a query vector.
+type Top<'a> = dyn Fn(&[f32]) -> Vec<(i64, f32)> + 'a;
+
 /// The scan of every passage row (searches before migration 0025) against the codes and their
 /// exact re-ranking, side by side on the same index: time, and how many of the exact scan's 10
 /// best texts the codes find, for a few candidate counts (`query::search::meaning` takes 500).
@@ -297,7 +300,7 @@ fn speed(model: &StaticModel, corpus: &Path) {
 /// corpus repeats texts) counts as found.
 fn codes_against_exact(conn: &rusqlite::Connection, model: &StaticModel, queries: &[&str]) {
     let vectors: Vec<Vec<f32>> = queries.iter().map(|q| model.embed(q).unwrap()).collect();
-    let timed = |f: &dyn Fn(&[f32]) -> Vec<(i64, f32)>| {
+    let timed = |f: &Top| {
         let mut times = Vec::new();
         let mut tops = Vec::new();
         for _round in 0..2 {
