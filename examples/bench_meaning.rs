@@ -168,6 +168,20 @@ fn rss_peak_mb() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// User and system CPU time of this process so far, every thread (from /proc).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command's closing parenthesis; utime and stime are the 12th and 13th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    f.iter().sum::<f64>() / 100.0
+}
+
 fn dir_bytes(root: &Path) -> u64 {
     walkdir::WalkDir::new(root)
         .into_iter()
@@ -197,7 +211,9 @@ fn speed(model: &StaticModel, corpus: &Path) {
     let jsonl = dir_bytes(corpus);
     let before = db_bytes(&db, &store.conn);
     let rss_before = rss_peak_mb();
+    let cpu_before = cpu_seconds();
     let r = embed_pending(&mut store.conn, model).unwrap();
+    let cpu = cpu_seconds() - cpu_before;
     let after = db_bytes(&db, &store.conn);
     let sessions: i64 = store
         .conn
@@ -217,6 +233,11 @@ fn speed(model: &StaticModel, corpus: &Path) {
         r.seconds,
         r.bytes as f64 / 1e6 / r.seconds,
         jsonl as f64 / 1e6 / r.seconds
+    );
+    println!(
+        "embedding CPU: {cpu:.1} s on all threads = {:.1} MB of text per CPU second (the wall \
+         clock counts other programs' use of the cores too)",
+        r.bytes as f64 / 1e6 / cpu
     );
     println!(
         "index: {:.0} MB before, {:.0} MB after embedding: +{:.0} MB = {:.3}x the JSONL",
@@ -264,6 +285,53 @@ fn speed(model: &StaticModel, corpus: &Path) {
             p(0.5),
             p(0.95),
             times.len()
+        );
+    }
+    codes_against_exact(&store.conn, model, &queries);
+}
+
+/// A way to find the 10 nearest texts (full-text rowid, cosine) to a query vector.
+type Top<'a> = dyn Fn(&[f32]) -> Vec<(i64, f32)> + 'a;
+
+/// The scan of every passage row (searches before migration 0025) against the codes and their
+/// exact re-ranking, side by side on the same index: time, and how many of the exact scan's 10
+/// best texts the codes find, for a few candidate counts (`query::search::meaning` takes 500).
+/// A text the codes give instead of one of the exact 10 with the same score (the generated
+/// corpus repeats texts) counts as found.
+fn codes_against_exact(conn: &rusqlite::Connection, model: &StaticModel, queries: &[&str]) {
+    let vectors: Vec<Vec<f32>> = queries.iter().map(|q| model.embed(q).unwrap()).collect();
+    let timed = |f: &Top| {
+        let mut times = Vec::new();
+        let mut tops = Vec::new();
+        for _round in 0..2 {
+            tops.clear();
+            for v in &vectors {
+                let t = Instant::now();
+                tops.push(f(v));
+                times.push(t.elapsed().as_secs_f64() * 1000.0);
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        (times[times.len() / 2], tops)
+    };
+    let (ms, exact) = timed(&|v| search::exact_top(conn, v, 10).unwrap());
+    println!("top 10 by a scan of every passage row: p50 {ms:.1} ms");
+    for candidates in [250, 500, 1000, 2000] {
+        let (ms, got) = timed(&|v| search::codes_top(conn, v, 10, candidates).unwrap());
+        let found: usize = exact
+            .iter()
+            .zip(&got)
+            .map(|(e, g)| {
+                let tenth = e.last().map_or(f32::MIN, |x| x.1);
+                g.iter()
+                    .filter(|x| x.1 >= tenth - 1e-6)
+                    .count()
+                    .min(e.len())
+            })
+            .sum();
+        println!(
+            "top 10 by codes, {candidates} scored exactly: p50 {ms:.1} ms, {:.2} of the exact 10 found",
+            found as f64 / (10 * exact.len()) as f64
         );
     }
 }

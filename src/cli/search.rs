@@ -124,6 +124,7 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
         meaning: args.meaning,
         words_only: args.lexical || args.explain,
         model: args.embed_model.as_deref(),
+        quiet: false,
     };
     // By meaning (or fused with it) where the local index has embeddings; the team server
     // holds none, so it ranks by words.

@@ -42,7 +42,7 @@ pub fn run(env: &Env, args: &WatchArgs) -> Result<Found> {
     let opts = WatchOptions {
         poll: args.poll.map(|p| secs(p, "--poll")).transpose()?,
         reconcile_every: secs(args.reconcile_every, "--reconcile-every")?,
-        embed: crate::app::meaning::model_for_watch(args.embed)?.map(Arc::new),
+        embed: crate::app::meaning::model_for_watch(args.embed)?,
         ..WatchOptions::default()
     };
     // The handler goes in before the lock is taken: once `status` shows the watcher, a SIGTERM

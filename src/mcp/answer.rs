@@ -182,6 +182,7 @@ fn by_meaning(
         meaning: a.meaning,
         words_only: false,
         model: None,
+        quiet: false,
     };
     crate::app::meaning::ranked(&c.store.conn, &c.scope, opts, &how, c.stop)
         .map_err(|e| format!("{e:#}"))

@@ -130,7 +130,22 @@ impl Source {
     pub fn search(&self, query: &str, all: bool) -> Result<Vec<Hit>> {
         let mut opts = SearchOptions::everywhere(search::parse(query, false)?, HIT_LIMIT);
         opts.cwd = (!all).then(|| self.cwd.clone());
-        let mut hits = search::search(&self.store.conn, &self.scope, &opts)?;
+        // Words and meaning fused when the index holds vectors of a usable model: the choice
+        // `pidx search` makes (`app::meaning::ranked`), quiet on the picker's screen.
+        let how = crate::app::meaning::Ranking {
+            text: query,
+            meaning: false,
+            words_only: false,
+            model: None,
+            quiet: true,
+        };
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let ranked =
+            crate::app::meaning::ranked(&self.store.conn, &self.scope, &opts, &how, &stop)?;
+        let mut hits = match ranked {
+            Some(hits) => hits,
+            None => search::search(&self.store.conn, &self.scope, &opts)?,
+        };
         if let Some(only) = &self.only {
             hits.retain(|h| only.contains(&h.path));
         }

@@ -115,6 +115,7 @@ fn results(ctx: &Ctx, q: &SearchQuery) -> Result<Markup, Fail> {
         meaning: q.meaning,
         words_only: q.lexical,
         model: None,
+        quiet: false,
     };
     let ranked =
         match crate::app::meaning::ranked(&ctx.store.conn, &ctx.scope, &opts, &how, &ctx.stop) {

@@ -146,6 +146,37 @@ fn strays(conn: &rusqlite::Connection) -> i64 {
     .unwrap()
 }
 
+/// Every passage has its sign code (migration 0025), which a search scans first, and the dead
+/// codes of passages gone are at most a quarter of the live ones (then they are compacted).
+fn codes_cover_passages(conn: &rusqlite::Connection) {
+    let mut coded = std::collections::HashSet::new();
+    let mut n = 0;
+    let mut stmt = conn.prepare("SELECT rowids FROM passage_codes").unwrap();
+    let mut rows = stmt.query([]).unwrap();
+    while let Some(r) = rows.next().unwrap() {
+        let blob: Vec<u8> = r.get(0).unwrap();
+        for b in blob.chunks_exact(8) {
+            coded.insert(i64::from_le_bytes(b.try_into().unwrap()));
+            n += 1;
+        }
+    }
+    let live: Vec<i64> = conn
+        .prepare("SELECT rid * 8 + kind FROM passages")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for r in &live {
+        assert!(coded.contains(r), "passage of text {r} has no code");
+    }
+    assert!(
+        n - live.len() <= live.len() / 4,
+        "{n} codes, {} live",
+        live.len()
+    );
+}
+
 #[test]
 fn vectors_follow_append_rewrite_delete_and_fork() {
     let Some(m) = model("vectors_follow_append_rewrite_delete_and_fork") else {
@@ -158,7 +189,9 @@ fn vectors_follow_append_rewrite_delete_and_fork() {
     let mut store = pidx::store::Store::open(&tmp.path().join("i.db")).unwrap();
     let sync = |store: &mut pidx::store::Store| {
         resync(store, &root);
-        embed_pending(&mut store.conn, &model).unwrap()
+        let r = embed_pending(&mut store.conn, &model).unwrap();
+        codes_cover_passages(&store.conn);
+        r
     };
     let first = sync(&mut store);
     assert_eq!((first.entries, first.passages), (12, 12));
@@ -445,4 +478,115 @@ fn the_watcher_embeds_what_pi_appends() {
     write(&file(&root, "cook", 6), &more);
     wait_for("the appended entry embedded", || embedded(13));
     assert!(term(&mut child).success());
+}
+
+/// Starts `pidx mcp` on `db` and `root` with `PIDX_MODEL=model`, initialised.
+fn mcp(db: &Path, root: &Path, model: &Path) -> std::process::Child {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("pidx"))
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env("HOME", root.join("home"))
+        .env("PIDX_CONFIG", root.join("no-config.toml"))
+        .env("PIDX_MODEL", model)
+        .arg("--db")
+        .arg(db)
+        .arg("--root")
+        .arg(root)
+        .arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}});
+    mcp_call(&mut child, &init);
+    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    use std::io::Write;
+    writeln!(child.stdin.as_mut().unwrap(), "{done}").unwrap();
+    child
+}
+
+/// Sends request `msg` and reads lines until its answer.
+fn mcp_call(child: &mut std::process::Child, msg: &Value) -> Value {
+    use std::io::{BufRead, Write};
+    let stdin = child.stdin.as_mut().unwrap();
+    writeln!(stdin, "{msg}").unwrap();
+    stdin.flush().unwrap();
+    let mut out = std::io::BufReader::new(child.stdout.as_mut().unwrap());
+    loop {
+        // One byte at a time would be slow; a line at a time leaves nothing buffered behind
+        // (the server writes one answer per request and waits for the next).
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).unwrap() > 0, "the server ended");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == msg["id"] {
+            return v["result"].clone();
+        }
+    }
+}
+
+/// The session ids of a `search_sessions` answer, in order.
+fn mcp_search(child: &mut std::process::Child, id: u64, query: &str) -> Vec<String> {
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "search_sessions", "arguments": {"query": query, "meaning": true, "limit": 3}}});
+    let got = mcp_call(child, &call);
+    got["structuredContent"]["sessions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{got}"))
+        .iter()
+        .map(|s| s["sessionId"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn the_mcp_server_loads_the_model_once() {
+    let Some(m) = model("the_mcp_server_loads_the_model_once") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    corpus(&root);
+    let db = tmp.path().join("i.db");
+    // A copy: the test spoils it.
+    let copy = tmp.path().join("model");
+    std::fs::create_dir(&copy).unwrap();
+    for f in ["model.safetensors", "tokenizer.json", "config.json"] {
+        std::fs::copy(m.join(f), copy.join(f)).unwrap();
+    }
+    let out = pidx(&db, &root)
+        .env("HOME", root.join("home"))
+        .args(["sync", "--embed", "--embed-model"])
+        .arg(&copy)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut server = mcp(&db, &root, &copy);
+    assert_eq!(
+        mcp_search(&mut server, 1, "the flaky sign-in test")[0],
+        "auth"
+    );
+
+    // The weights spoilt in place, their size and time kept: a process that read them again
+    // would refuse them; the server answers from the model it loaded at its first search.
+    let weights = copy.join("model.safetensors");
+    let when = std::fs::metadata(&weights).unwrap().modified().unwrap();
+    let len = std::fs::metadata(&weights).unwrap().len();
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&weights)
+        .unwrap();
+    std::io::Write::write_all(&mut &f, &vec![b'x'; len as usize]).unwrap();
+    f.set_modified(when).unwrap();
+    drop(f);
+    let fresh = pidx(&db, &root)
+        .env("HOME", root.join("home"))
+        .env("PIDX_MODEL", &copy)
+        .args(["search", "flaky sign-in test", "--meaning"])
+        .output()
+        .unwrap();
+    assert_eq!(fresh.status.code(), Some(2), "a fresh load refuses it");
+    assert_eq!(mcp_search(&mut server, 2, "italian cooking")[0], "cook");
+    drop(server.stdin.take());
+    server.wait().unwrap();
 }

@@ -149,6 +149,9 @@ impl World {
             ("PIDX", pidx_bin().display().to_string()),
             ("ROOT", self.root.display().to_string()),
             ("DB", self.db.display().to_string()),
+            // The model search by meaning uses where the index holds vectors (made by
+            // tests/meaning/model.sh; without vectors it is never read).
+            ("PIDX_MODEL", meaning_model().display().to_string()),
         ]
     }
 
@@ -747,4 +750,58 @@ fn enter_on_a_hit_resumes_at_its_entry_only_when_pi_has_the_pidx_package() {
         ]
     );
     assert_eq!(t.wait_exit(), 0);
+}
+
+/// The distilled model the meaning tests use (tests/meaning/model.sh).
+fn meaning_model() -> PathBuf {
+    std::env::var_os("PIDX_TEST_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/meaning/.cache/model"))
+}
+
+#[test]
+fn full_text_ranks_by_meaning_when_the_index_holds_vectors() {
+    let model = meaning_model();
+    if !model.join("model.safetensors").is_file() {
+        eprintln!(
+            "SKIPPED pick::full_text_ranks_by_meaning_when_the_index_holds_vectors: no model at {} (run `bash tests/meaning/model.sh`)",
+            model.display()
+        );
+        return;
+    }
+    let w = World::new();
+    three_sessions(&w);
+    w.add(
+        &w.app,
+        &Spec {
+            id: "44444444-dddd-4000-8000-000000000004",
+            hours_ago: 4,
+            name: Some("kitchen notes"),
+            user: "Recipe for a tomato pasta sauce with garlic, basil and olive oil.",
+            assistant: "Simmer the sauce for twenty minutes and add salt.",
+        },
+    );
+    let out = w.pidx().arg("sync").arg("--embed").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut t = w.pick(&["--no-sync"], &w.app);
+    t.wait_text(&rows(3));
+    t.send(b"\x06"); // Ctrl-F: full text
+    t.wait_text("[full text]");
+    // No word of the query is in any session: only meaning finds the recipe, first.
+    t.send(b"italian cooking");
+    let titles = [
+        "kitchen notes",
+        "parser work",
+        "websocket",
+        "deploy pipeline",
+    ];
+    t.wait_for("the recipe's session first", |s| {
+        s.contains("> italian cooking")
+            && s.lines()
+                .skip(1)
+                .find_map(|l| titles.iter().find(|t| l.contains(*t)))
+                .is_some_and(|t| *t == "kitchen notes")
+    });
+    t.send(b"\x1b");
+    assert_eq!(t.wait_exit(), 1);
 }

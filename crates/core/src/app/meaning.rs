@@ -1,7 +1,8 @@
 //! What the front door does for search by meaning: load the model the user chose, embed after
 //! a sync, and say in one line why meaning is unavailable when it is.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use anyhow::Result;
 
@@ -9,13 +10,48 @@ use crate::ingest::embed::{embed_pending, indexed_model};
 use crate::meaning::StaticModel;
 use crate::store::Store;
 
-/// Loads the model (`flag`, else `$PIDX_MODEL`, the config's `model`, or the default).
+/// Loads the model (`flag`, else `$PIDX_MODEL`, the config's `model`, or the default), once
+/// a process while its files are unchanged: a long-running front door (`pidx mcp`, `pidx
+/// serve`) reads its 30 MB once, not at every search.
 ///
 /// # Errors
 /// One message naming the folder when it cannot be used.
-pub fn load_model(flag: Option<&Path>) -> Result<StaticModel> {
+pub fn load_model(flag: Option<&Path>) -> Result<Arc<StaticModel>> {
     let dir = crate::app::config::model_dir(flag)?;
-    Ok(StaticModel::load(&dir)?)
+    let stamp = stamp(&dir);
+    let mut cached = LOADED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((d, s, m)) = cached.as_ref() {
+        if *d == dir && *s == stamp && stamp.is_some() {
+            return Ok(Arc::clone(m));
+        }
+    }
+    let model = Arc::new(StaticModel::load(&dir)?);
+    *cached = Some((dir, stamp, Arc::clone(&model)));
+    Ok(model)
+}
+
+/// The model loaded last: its folder, its files' stamp, the model.
+static LOADED: Mutex<Option<Loaded>> = Mutex::new(None);
+
+type Loaded = (PathBuf, Option<Stamp>, Arc<StaticModel>);
+
+/// Sizes and modification times of a model folder's files: a model made again in place (a
+/// new distillation) is loaded again.
+type Stamp = Vec<(u64, std::time::SystemTime)>;
+
+fn stamp(dir: &Path) -> Option<Stamp> {
+    let of = |f: &str| {
+        let m = std::fs::metadata(dir.join(f)).ok()?;
+        Some((m.len(), m.modified().ok()?))
+    };
+    // config.json may be missing (then its defaults hold); the other two may not.
+    Some(vec![
+        of("model.safetensors")?,
+        of("tokenizer.json")?,
+        of("config.json").unwrap_or((0, std::time::UNIX_EPOCH)),
+    ])
 }
 
 /// After a sync, with the writer lock: embeds new texts when `asked` (`--embed`) or the config
@@ -62,7 +98,7 @@ pub fn embed_after_sync(store: &mut Store, asked: bool, flag: Option<&Path>) -> 
 ///
 /// # Errors
 /// The model's message when `--embed` was given; a config file that cannot be read.
-pub fn model_for_watch(asked: bool) -> Result<Option<StaticModel>> {
+pub fn model_for_watch(asked: bool) -> Result<Option<Arc<StaticModel>>> {
     if !asked && !crate::app::config::embed_on()? {
         return Ok(None);
     }
@@ -85,7 +121,13 @@ pub fn model_for_watch(asked: bool) -> Result<Option<StaticModel>> {
 pub fn model_for_ranking(
     store_conn: &rusqlite::Connection,
     flag: Option<&Path>,
-) -> Result<Option<StaticModel>> {
+    quiet: bool,
+) -> Result<Option<Arc<StaticModel>>> {
+    let say = |msg: &str| {
+        if !quiet {
+            crate::term::say(msg);
+        }
+    };
     let Some(indexed) = indexed_model(store_conn)? else {
         return Ok(None);
     };
@@ -97,14 +139,14 @@ pub fn model_for_ranking(
     match load_model(flag) {
         Ok(m) if m.id == indexed => Ok(Some(m)),
         Ok(m) => {
-            crate::term::say(&format!(
+            say(&format!(
                 "pidx: ranking by words only: the index's vectors are of model {indexed}, not {}; run `pidx sync --embed` to embed again",
                 m.id
             ));
             Ok(None)
         }
         Err(e) => {
-            crate::term::say(&format!("pidx: ranking by words only: {e}"));
+            say(&format!("pidx: ranking by words only: {e}"));
             Ok(None)
         }
     }
@@ -114,7 +156,10 @@ pub fn model_for_ranking(
 ///
 /// # Errors
 /// The model's message; nothing embedded; vectors of another model.
-pub fn model_for_meaning(conn: &rusqlite::Connection, flag: Option<&Path>) -> Result<StaticModel> {
+pub fn model_for_meaning(
+    conn: &rusqlite::Connection,
+    flag: Option<&Path>,
+) -> Result<Arc<StaticModel>> {
     let model = load_model(flag)?;
     match indexed_model(conn)? {
         Some(m) if m == model.id => Ok(model),
@@ -136,6 +181,9 @@ pub struct Ranking<'a> {
     pub words_only: bool,
     /// `--embed-model`.
     pub model: Option<&'a Path>,
+    /// Say nothing on stderr when words alone rank for want of a usable model (the picker
+    /// draws on the terminal; a note there would break its screen).
+    pub quiet: bool,
 }
 
 /// The hits of a search ranked by meaning (`--meaning`) or by words and meaning fused (the
@@ -169,7 +217,7 @@ pub fn ranked(
     if !words || how.words_only {
         return Ok(None);
     }
-    let Some(model) = model_for_ranking(conn, how.model)? else {
+    let Some(model) = model_for_ranking(conn, how.model, how.quiet)? else {
         return Ok(None);
     };
     Ok(Some(search_hybrid(

@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
+use std::sync::mpsc;
 use std::time::Instant;
 
 use rusqlite::{params, Connection, OptionalExtension};
@@ -19,6 +20,10 @@ use crate::pi::huge;
 use crate::pi::line::Line;
 use crate::pi::text::{texts, TextKind};
 use crate::store::jsonl::read_at;
+use crate::store::schema::fts_rowid;
+
+mod codes;
+use codes::{center_for, compact_codes, Block};
 
 /// The kinds of text embedded: what people and the assistant said, summaries, custom messages
 /// and names; not thinking, tool calls and outputs or bash runs, which are mostly code and
@@ -78,20 +83,16 @@ pub fn embed_pending(conn: &mut Connection, model: &StaticModel) -> Result<Embed
     let had = indexed_model(conn)?;
     if had.as_deref() != Some(model.id.as_str()) {
         let tx = conn.transaction()?;
-        tx.execute_batch("DELETE FROM passages; DELETE FROM embedded; DELETE FROM embed_model;")?;
+        tx.execute_batch(
+            "DELETE FROM passages; DELETE FROM passage_codes; DELETE FROM embedded;
+             DELETE FROM embed_model;",
+        )?;
         tx.execute("INSERT INTO embed_model(id) VALUES (?1)", [&model.id])?;
         tx.commit()?;
         report.replaced = had;
     }
-    let mut after = 0i64;
-    loop {
-        let todo = pending(conn, after)?;
-        let Some(last) = todo.last() else { break };
-        after = last.rid;
-        let tx = conn.transaction()?;
-        embed_batch(&tx, model, &todo, &mut report)?;
-        tx.commit()?;
-    }
+    embed_in_step(conn, model, &mut report)?;
+    compact_codes(conn)?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
 }
@@ -126,40 +127,145 @@ fn pending(conn: &Connection, after: i64) -> Result<Vec<Todo>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-fn embed_batch(
-    tx: &Connection,
+/// Reads, embeds and writes the pending entries a batch at a time: batches are read back and
+/// embedded on one thread a core (the costly part: tokenizing and summing token rows), while
+/// this thread writes the batches they hand back. Batches may be written out of rid order;
+/// each marks its entries embedded in its own transaction, so an interrupted pass leaves
+/// whole batches undone, which the next pass finds (`PENDING`).
+fn embed_in_step(
+    conn: &mut Connection,
     model: &StaticModel,
-    todo: &[Todo],
     report: &mut EmbedReport,
 ) -> Result<()> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
+    let (to_embed, todo_rx) = mpsc::sync_channel::<Vec<Todo>>(threads);
+    let todo_rx = std::sync::Mutex::new(todo_rx);
+    std::thread::scope(|s| {
+        // Moved in, so that leaving this closure (at the end or on an error) drops it and the
+        // embedding threads stop before the scope waits for them.
+        let to_embed = to_embed;
+        let (embedded_tx, embedded) = mpsc::sync_channel::<Result<Vec<Embedded>>>(threads);
+        for _ in 0..threads {
+            let (todo_rx, embedded_tx) = (&todo_rx, embedded_tx.clone());
+            s.spawn(move || loop {
+                // The lock is held only to take a batch, not while embedding it.
+                let next = todo_rx.lock().map(|rx| rx.recv());
+                let Ok(Ok(todo)) = next else { break };
+                if embedded_tx.send(embed_batch(model, &todo)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(embedded_tx);
+        let (mut after, mut in_flight, mut exhausted) = (0i64, 0, false);
+        let mut center: Option<Vec<f32>> = None;
+        loop {
+            // A batch for each embedding thread and one waiting, while this thread writes.
+            if in_flight < threads + 1 && !exhausted {
+                let todo = pending(conn, after)?;
+                match todo.last() {
+                    Some(last) => {
+                        after = last.rid;
+                        in_flight += 1;
+                        // The embedding threads end when this sender is dropped.
+                        to_embed.send(todo).map_err(|_| gone())?;
+                        continue;
+                    }
+                    None => exhausted = true,
+                }
+            }
+            if in_flight == 0 {
+                return Ok(());
+            }
+            let batch = embedded.recv().map_err(|_| gone())??;
+            in_flight -= 1;
+            let tx = conn.transaction()?;
+            if center.is_none() {
+                let vectors = batch.iter().flat_map(|e| &e.passages);
+                let first = vectors.map(|(_, scale, q)| (q.as_slice(), *scale));
+                center = Some(center_for(&tx, first, model.dim())?);
+            }
+            write_batch(&tx, &batch, center.as_deref().unwrap_or_default(), report)?;
+            tx.commit()?;
+        }
+    })
+}
+
+fn gone() -> Error {
+    Error::Invalid("the embedding thread stopped".into())
+}
+
+/// An entry's passages, embedded and quantised.
+struct Embedded {
+    rid: i64,
+    file_id: i64,
+    /// Its session file could not be opened: left for the sync that notices.
+    skipped: bool,
+    /// Bytes of text embedded.
+    bytes: u64,
+    passages: Vec<(TextKind, f64, Vec<u8>)>,
+}
+
+/// Reads back and embeds the texts of `todo`'s entries.
+fn embed_batch(model: &StaticModel, todo: &[Todo]) -> Result<Vec<Embedded>> {
     let mut files: HashMap<i64, Option<File>> = HashMap::new();
-    let mut insert = tx.prepare_cached(
-        "INSERT INTO passages(rid, kind, file_id, scale, vec) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?;
-    let mut done = tx.prepare_cached("INSERT OR IGNORE INTO embedded(rid) VALUES (?1)")?;
+    let mut out = Vec::with_capacity(todo.len());
     for t in todo {
+        let mut e = Embedded {
+            rid: t.rid,
+            file_id: t.file_id,
+            skipped: false,
+            bytes: 0,
+            passages: Vec::new(),
+        };
         let file = files
             .entry(t.file_id)
             .or_insert_with(|| File::open(&t.path).ok());
         // A file gone or changed since it was indexed: the next sync rewrites its entries.
-        let Some(file) = file else { continue };
+        let Some(file) = file else {
+            e.skipped = true;
+            out.push(e);
+            continue;
+        };
         let bytes =
             read_at(file, t.offset as u64, t.len as usize).map_err(|e| Error::io(&t.path, e))?;
         for (kind, text) in entry_texts(bytes) {
-            report.bytes += text.len() as u64;
+            e.bytes += text.len() as u64;
             for passage in passages(&text) {
-                let Some(v) = model.embed(passage) else {
-                    continue;
-                };
-                let (scale, q) = quantize(&v);
-                insert.execute(params![t.rid, kind as i64, t.file_id, scale, q])?;
-                report.passages += 1;
+                if let Some(v) = model.embed(passage) {
+                    let (scale, q) = quantize(&v);
+                    e.passages.push((kind, scale, q));
+                }
             }
         }
-        done.execute([t.rid])?;
-        report.entries += 1;
+        out.push(e);
     }
-    Ok(())
+    Ok(out)
+}
+
+/// Writes a batch's passages, their codes (in one block) and the entries' marks.
+fn write_batch(
+    tx: &Connection,
+    batch: &[Embedded],
+    center: &[f32],
+    report: &mut EmbedReport,
+) -> Result<()> {
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO passages(rid, kind, file_id, scale, vec) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    let mut done = tx.prepare_cached("INSERT OR IGNORE INTO embedded(rid) VALUES (?1)")?;
+    let mut block = Block::about(center);
+    for e in batch.iter().filter(|e| !e.skipped) {
+        for (kind, scale, q) in &e.passages {
+            block.push(fts_rowid(e.rid, *kind), q, *scale);
+            insert.execute(params![e.rid, *kind as i64, e.file_id, scale, q])?;
+        }
+        done.execute([e.rid])?;
+        report.entries += 1;
+        report.passages += e.passages.len() as u64;
+        report.bytes += e.bytes;
+    }
+    block.append_to(tx)
 }
 
 /// The embedded kinds of text of an entry's line, as ingest extracted them.

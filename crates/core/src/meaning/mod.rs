@@ -5,6 +5,7 @@
 //! vectors are `ingest::embed`'s and `query::search::meaning`'s.
 
 mod bert;
+pub mod codes;
 pub mod distill;
 pub mod fetch;
 pub mod model;

@@ -11,7 +11,8 @@ use unicode_normalization::UnicodeNormalization;
 
 /// A WordPiece vocabulary and its options.
 pub struct WordPiece {
-    vocab: HashMap<String, u32>,
+    /// foldhash, not SipHash: a lookup per word piece is most of embedding's time.
+    vocab: HashMap<String, u32, foldhash::fast::RandomState>,
     prefix: String,
     max_chars: usize,
     lowercase: bool,
@@ -28,7 +29,7 @@ impl WordPiece {
                 "its tokenizer is {kind:?}; pidx reads WordPiece tokenizers (BERT's)"
             ));
         }
-        let vocab: HashMap<String, u32> = model["vocab"]
+        let vocab: HashMap<String, u32, _> = model["vocab"]
             .as_object()
             .ok_or("tokenizer.json has no vocabulary")?
             .iter()
@@ -65,33 +66,38 @@ impl WordPiece {
     /// The token ids of `text`, without special tokens; unknown words are left out (a static
     /// model gives `[UNK]` no meaning worth averaging in).
     pub fn encode(&self, text: &str, out: &mut Vec<u32>) {
-        for word in words(text, self.lowercase) {
-            self.pieces(&word, out);
-        }
+        let mut piece = String::new();
+        for_each_word(text, self.lowercase, |word| {
+            self.pieces(word, out, &mut piece)
+        });
     }
 
-    fn pieces(&self, word: &str, out: &mut Vec<u32>) {
-        let chars: Vec<(usize, char)> = word.char_indices().collect();
-        if chars.len() > self.max_chars {
+    /// The pieces of one word, longest first; `piece` is a buffer kept across words.
+    fn pieces(&self, word: &str, out: &mut Vec<u32>, piece: &mut String) {
+        if word.len() > self.max_chars && word.chars().count() > self.max_chars {
+            return;
+        }
+        // Most words are in the vocabulary whole.
+        if let Some(&id) = self.vocab.get(word) {
+            out.push(id);
             return;
         }
         let mark = out.len();
         let mut start = 0;
-        let mut piece = String::new();
-        while start < chars.len() {
-            let mut end = chars.len();
+        while start < word.len() {
+            let mut end = word.len();
             let mut found = None;
             while end > start {
-                let a = chars[start].0;
-                let b = chars.get(end).map_or(word.len(), |c| c.0);
-                piece.clear();
-                if start > 0 {
-                    piece.push_str(&self.prefix);
-                }
-                piece.push_str(&word[a..b]);
-                if let Some(&id) = self.vocab.get(piece.as_str()) {
-                    found = Some(id);
-                    break;
+                if word.is_char_boundary(end) {
+                    piece.clear();
+                    if start > 0 {
+                        piece.push_str(&self.prefix);
+                    }
+                    piece.push_str(&word[start..end]);
+                    if let Some(&id) = self.vocab.get(piece.as_str()) {
+                        found = Some(id);
+                        break;
+                    }
                 }
                 end -= 1;
             }
@@ -109,21 +115,42 @@ impl WordPiece {
 /// BERT's basic tokenizer: the words and punctuation marks of `text`, normalised.
 pub fn words(text: &str, lowercase: bool) -> Vec<String> {
     let mut out = Vec::new();
+    for_each_word(text, lowercase, |w| out.push(w.to_string()));
+    out
+}
+
+/// [`words`] handed one at a time to `each`, from one buffer: no allocation a word, and ASCII
+/// (most of any transcript) without the Unicode tables.
+fn for_each_word(text: &str, lowercase: bool, mut each: impl FnMut(&str)) {
     let mut word = String::new();
-    let flush = |word: &mut String, out: &mut Vec<String>| {
+    let flush = |word: &mut String, each: &mut dyn FnMut(&str)| {
         if !word.is_empty() {
-            out.push(std::mem::take(word));
+            each(word);
+            word.clear();
         }
     };
+    let mut one = [0u8; 4];
     for c in text.chars() {
-        if c == '\0' || c == '\u{fffd}' || (c.is_control() && !c.is_whitespace()) {
+        if c.is_ascii() {
+            if c.is_ascii_alphanumeric() {
+                word.push(if lowercase { c.to_ascii_lowercase() } else { c });
+            } else if c.is_ascii_whitespace() || c == '\x0b' {
+                flush(&mut word, &mut each);
+            } else if c.is_ascii_punctuation() {
+                flush(&mut word, &mut each);
+                each(c.encode_utf8(&mut one));
+            }
+            // Other ASCII: control characters, dropped.
+            continue;
+        }
+        if c == '\u{fffd}' || (c.is_control() && !c.is_whitespace()) {
             continue;
         }
         if c.is_whitespace() {
-            flush(&mut word, &mut out);
+            flush(&mut word, &mut each);
         } else if is_cjk(c) || is_punctuation(c) {
-            flush(&mut word, &mut out);
-            out.push(c.to_string());
+            flush(&mut word, &mut each);
+            each(c.encode_utf8(&mut one));
         } else if lowercase {
             // Lowercase, then strip accents (NFD, marks dropped), as BertNormalizer does when
             // `strip_accents` is unset and `lowercase` is on.
@@ -138,8 +165,7 @@ pub fn words(text: &str, lowercase: bool) -> Vec<String> {
             word.push(c);
         }
     }
-    flush(&mut word, &mut out);
-    out
+    flush(&mut word, &mut each);
 }
 
 /// BERT's `_is_punctuation`: ASCII symbols count too, plus Unicode's punctuation blocks.

@@ -31,6 +31,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../../migrations/0022_touches.sql"),
     include_str!("../../../../migrations/0023_forgotten.sql"),
     include_str!("../../../../migrations/0024_meaning.sql"),
+    include_str!("../../../../migrations/0025_meaning_codes.sql"),
 ];
 
 /// The schema version this build writes.

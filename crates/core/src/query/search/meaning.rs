@@ -7,11 +7,12 @@
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use super::{confirm, group_by_session, one, span, Candidate, Hit, SearchOptions, Snippet};
 use crate::error::Result;
-use crate::meaning::StaticModel;
+use crate::meaning::{codes, StaticModel};
+use crate::pi::text::TextKind;
 use crate::store::schema::fts_rowid;
 use crate::store::Scope;
 
@@ -47,13 +48,13 @@ pub fn search_meaning(
     if span.as_ref().is_some_and(span::Span::is_empty) {
         return Ok(Vec::new());
     }
-    let scored = scan(conn, &q, opts, span.as_ref())?;
     let mut one = one::One::new(conn, scope, opts)?;
     let snippet = |text: &str| Some(Snippet::around(text, None));
     // Joined one at a time as `confirm` asks for them: it stops at the limit, so a search
     // joins a few dozen texts, not the whole oversampled window.
-    let joined = best_first(scored)
-        .map(|(rowid, score)| {
+    let joined = ranked(conn, &q, opts, span.as_ref())?
+        .map(|scored| {
+            let (rowid, score) = scored?;
             Ok(one.join(rowid, 0.0)?.map(|mut c| {
                 c.relevance = score as f64;
                 c
@@ -76,34 +77,47 @@ pub fn search_meaning(
     Ok(group_by_session(hits))
 }
 
-/// Every embedded text (full-text rowid) in `span` with its best passage's cosine to `q`, in
-/// index order. Narrowed to one session, only its passages are read.
-fn scan(
-    conn: &Connection,
+/// Texts (full-text rowids) with their cosine to a query, best first.
+type Scored<'c> = Box<dyn Iterator<Item = Result<(i64, f32)>> + 'c>;
+
+/// The texts in `span` by their best passage's cosine to `q`, best first. Narrowed to one
+/// session, its passages are read and scored exactly; otherwise the sign codes of every
+/// passage (migration 0025) are scanned and the nearest are scored exactly ([`Reranked`]).
+fn ranked<'c>(
+    conn: &'c Connection,
     q: &[f32],
     opts: &SearchOptions,
     span: Option<&span::Span>,
-) -> Result<Vec<(i64, f32)>> {
-    let (sql, arg) = match opts.file_id {
-        Some(f) => (
-            "SELECT rid, kind, scale, vec FROM passages WHERE file_id = ?1",
-            Some(f),
-        ),
-        None => ("SELECT rid, kind, scale, vec FROM passages", None),
-    };
+) -> Result<Scored<'c>> {
     let kinds: Vec<i64> = opts.kinds.iter().map(|k| *k as i64).collect();
-    let mut stmt = conn.prepare_cached(sql)?;
-    let mut rows = stmt.query(rusqlite::params_from_iter(arg))?;
+    let wanted = |rowid: i64| {
+        (kinds.is_empty() || kinds.contains(&(rowid & 7))) && span.is_none_or(|s| s.holds(rowid))
+    };
+    if let Some(file_id) = opts.file_id {
+        let scored = exact(conn, q, file_id, wanted)?;
+        return Ok(Box::new(best_first(scored).map(Ok)));
+    }
+    let near = nearest_codes(conn, q, wanted)?;
+    Ok(Box::new(Reranked::new(conn, q, near, opts.limit)))
+}
+
+/// Every text of session file `file_id` that `wanted` keeps, with its best passage's cosine to
+/// `q`, in index order.
+fn exact(
+    conn: &Connection,
+    q: &[f32],
+    file_id: i64,
+    wanted: impl Fn(i64) -> bool,
+) -> Result<Vec<(i64, f32)>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT rid, kind, scale, vec FROM passages WHERE file_id = ?1")?;
+    let mut rows = stmt.query([file_id])?;
     // A text's passages are consecutive rows (the embedding pass inserts them together and the
     // scan is in insertion order): its best passage is kept without a map.
     let mut best: Vec<(i64, f32)> = Vec::new();
     while let Some(r) = rows.next()? {
-        let (rid, kind): (i64, i64) = (r.get(0)?, r.get(1)?);
-        if !kinds.is_empty() && !kinds.contains(&kind) {
-            continue;
-        }
-        let rowid = fts_rowid(rid, crate::pi::text::TextKind::from_bits(kind));
-        if span.is_some_and(|s| !s.holds(rowid)) {
+        let rowid = fts_rowid(r.get(0)?, TextKind::from_bits(r.get(1)?));
+        if !wanted(rowid) {
             continue;
         }
         let scale: f64 = r.get(2)?;
@@ -117,27 +131,131 @@ fn scan(
     Ok(best)
 }
 
-/// `best` by score, best first; only the first [`TOP`] are sorted until more are read (the
-/// caller rarely reads past a few thousand of a few hundred thousand).
+/// `best` by score, best first.
 fn best_first(mut best: Vec<(i64, f32)>) -> impl Iterator<Item = (i64, f32)> {
-    fn order(a: &(i64, f32), b: &(i64, f32)) -> std::cmp::Ordering {
-        b.1.total_cmp(&a.1).then(b.0.cmp(&a.0))
-    }
-    let mut tail = Vec::new();
-    if best.len() > TOP {
-        best.select_nth_unstable_by(TOP, order);
-        tail = best.split_off(TOP);
-    }
-    best.sort_by(order);
-    let rest = std::iter::once_with(move || {
-        tail.sort_by(order);
-        tail
-    });
-    best.into_iter().chain(rest.flatten())
+    best.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
+    best.into_iter()
 }
 
-/// Texts sorted first out of a scan (the rest only after them).
-const TOP: usize = 5000;
+/// Every text `wanted` keeps with the Hamming distance of its nearest passage's sign code to
+/// `q`'s, in block order (a text's codes are consecutive, except a dead code's copies).
+fn nearest_codes(
+    conn: &Connection,
+    q: &[f32],
+    wanted: impl Fn(i64) -> bool,
+) -> Result<Vec<(u32, i64)>> {
+    // The center the codes were taken about (migration 0025; `ingest::embed` records it).
+    let center: Option<Vec<u8>> = conn
+        .query_row("SELECT center FROM embed_model", [], |r| r.get(0))
+        .optional()?
+        .flatten();
+    let center = center.map(|c| codes::center_of(&c)).unwrap_or_default();
+    let code = codes::of_f32(q, &center);
+    let mut near: Vec<(u32, i64)> = Vec::new();
+    let mut stmt = conn.prepare_cached("SELECT rowids, codes FROM passage_codes")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let rowids = r.get_ref(0)?.as_blob().map_err(rusqlite::Error::from)?;
+        let bits = r.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
+        codes::distances_any(&code, bits, |at, d| {
+            let Some(b) = rowids.get(at * 8..at * 8 + 8) else {
+                return;
+            };
+            let rowid = i64::from_le_bytes(b.try_into().unwrap_or_default());
+            match near.last_mut() {
+                Some(last) if last.1 == rowid => last.0 = last.0.min(d),
+                _ if wanted(rowid) => near.push((d, rowid)),
+                _ => {}
+            }
+        });
+    }
+    Ok(near)
+}
+
+/// Texts scored exactly in rounds, nearest codes first: each round takes the next
+/// [`CANDIDATES`] (or more) texts by code distance, scores their passages' int8 vectors and
+/// hands them out best first. A search stops after its limit, so one round nearly always
+/// serves it; filters that reject many texts ask for more rounds.
+struct Reranked<'c> {
+    conn: &'c Connection,
+    q: Vec<f32>,
+    near: Vec<(u32, i64)>,
+    taken: usize,
+    round: usize,
+    ready: std::vec::IntoIter<(i64, f32)>,
+    seen: std::collections::HashSet<i64>,
+}
+
+/// Texts scored exactly in a search's first round at least: the sign codes' order is rough,
+/// so the best texts by cosine are among the nearest few hundred by code, rarely the nearest
+/// few (examples/bench_meaning measures how often the exact top is missed).
+const CANDIDATES: usize = 500;
+
+impl<'c> Reranked<'c> {
+    fn new(conn: &'c Connection, q: &[f32], near: Vec<(u32, i64)>, limit: usize) -> Self {
+        Reranked {
+            conn,
+            q: q.to_vec(),
+            near,
+            taken: 0,
+            round: CANDIDATES.max(limit.saturating_mul(10)),
+            ready: Vec::new().into_iter(),
+            seen: std::collections::HashSet::new(),
+        }
+    }
+
+    /// The next round's texts, scored and sorted.
+    fn next_round(&mut self) -> Result<Vec<(i64, f32)>> {
+        let rest = &mut self.near[self.taken..];
+        let n = self.round.min(rest.len());
+        if n < rest.len() {
+            rest.select_nth_unstable(n);
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT scale, vec FROM passages WHERE rid = ?1 AND kind = ?2")?;
+        let mut out = Vec::with_capacity(n);
+        for &(_, rowid) in &rest[..n] {
+            if !self.seen.insert(rowid) {
+                continue;
+            }
+            let mut rows = stmt.query([rowid >> 3, rowid & 7])?;
+            let mut best = None::<f32>;
+            while let Some(r) = rows.next()? {
+                let scale: f64 = r.get(0)?;
+                let vec = r.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
+                let s = dot_i8(&self.q, vec) * scale as f32;
+                best = Some(best.map_or(s, |b| b.max(s)));
+            }
+            // No passage: a dead code (its entry rewritten or deleted since).
+            if let Some(s) = best {
+                out.push((rowid, s));
+            }
+        }
+        self.taken += n;
+        self.round = self.round.saturating_mul(2);
+        Ok(best_first(out).collect())
+    }
+}
+
+impl Iterator for Reranked<'_> {
+    type Item = Result<(i64, f32)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(x) = self.ready.next() {
+                return Some(Ok(x));
+            }
+            if self.taken >= self.near.len() {
+                return None;
+            }
+            match self.next_round() {
+                Ok(round) => self.ready = round.into_iter(),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}
 
 fn dot_i8(q: &[f32], v: &[u8]) -> f32 {
     q.iter().zip(v).map(|(a, b)| a * (*b as i8) as f32).sum()
@@ -190,4 +308,45 @@ pub(crate) fn fuse(words: Vec<Hit>, meaning: Vec<Hit>, limit: usize) -> Vec<Hit>
 fn by_rank(mut hits: Vec<Hit>) -> Vec<Hit> {
     hits.sort_by(|a, b| b.score.total_cmp(&a.score));
     hits
+}
+
+/// The `k` texts nearest to `q` by an exact scan of every passage row, as searches did before
+/// the codes (migration 0025): examples/bench_meaning times it and measures what the codes
+/// lose against it. Not used by searches.
+///
+/// # Errors
+/// Index errors.
+#[doc(hidden)]
+pub fn exact_top(conn: &Connection, q: &[f32], k: usize) -> Result<Vec<(i64, f32)>> {
+    let mut all: Vec<(i64, f32)> = Vec::new();
+    let mut stmt = conn.prepare_cached("SELECT rid, kind, scale, vec FROM passages")?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let rowid = fts_rowid(r.get(0)?, TextKind::from_bits(r.get(1)?));
+        let vec = r.get_ref(3)?.as_blob().map_err(rusqlite::Error::from)?;
+        let s = dot_i8(q, vec) * r.get::<_, f64>(2)? as f32;
+        match all.last_mut() {
+            Some(last) if last.0 == rowid => last.1 = last.1.max(s),
+            _ => all.push((rowid, s)),
+        }
+    }
+    Ok(best_first(all).take(k).collect())
+}
+
+/// The `k` texts nearest to `q` as a search finds them (the codes, then `candidates` texts
+/// scored exactly), for examples/bench_meaning.
+///
+/// # Errors
+/// Index errors.
+#[doc(hidden)]
+pub fn codes_top(
+    conn: &Connection,
+    q: &[f32],
+    k: usize,
+    candidates: usize,
+) -> Result<Vec<(i64, f32)>> {
+    let near = nearest_codes(conn, q, |_| true)?;
+    let mut r = Reranked::new(conn, q, near, 0);
+    r.round = candidates;
+    r.take(k).collect()
 }

@@ -32,7 +32,7 @@ use crate::store::filter::{int, placeholders, text, Where};
 use crate::store::jsonl::read_at;
 use crate::store::schema::{fts_entry_sql, fts_kind_sql, fts_rowid_sql, ANCESTORS, TITLE};
 use crate::store::Scope;
-pub use meaning::{search_hybrid, search_meaning};
+pub use meaning::{codes_top, exact_top, search_hybrid, search_meaning};
 pub use parse::{parse, Query};
 pub use required::required_runs;
 pub use snippet::{terms_regex, Snippet};
