@@ -44,7 +44,7 @@ fi
 echo >> "$out"
 echo '| engine | build s (wall) | MB of text/s | MB of JSONL/s | CPU s | MB of JSONL per CPU s | index MB | x JSONL | commits | peak RSS MB |' >> "$out"
 echo '|---|---|---|---|---|---|---|---|---|---|' >> "$out"
-for engine in ${ENGINES:-fts5 own tantivy}; do
+for engine in ${ENGINES:-fts5 own own-merged tantivy}; do
   # A build's pages are not in the cache of the next: each starts from the dump alone.
   /usr/bin/time -v "$bin" build --engine "$engine" --dir "$work" --batch-mb "$batch" --threads "$threads" \
     2> "$work/build-$engine.time" > "$work/build-$engine.json"

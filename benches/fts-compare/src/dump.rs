@@ -12,7 +12,7 @@ use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use memmap2::Mmap;
+use memmap2::{Mmap, UncheckedAdvice};
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{Map, Value};
 
@@ -212,6 +212,17 @@ impl Dump {
             rowid: self.rowids[i],
             jsonl_len: u32::from_le_bytes(m[at + 16..at + 20].try_into().unwrap()),
             text: std::str::from_utf8(&m[at + 24..at + 24 + len]).unwrap_or(""),
+        }
+    }
+
+    /// Drops the mapped pages of docs `from..to` from this process (a build is done with
+    /// them), so peak RSS counts the engine, not the dump.
+    pub fn forget(&self, from: usize, to: usize) {
+        let start = self.offsets[from] & !4095;
+        let end = self.offsets.get(to).copied().unwrap_or(self.map.len()) & !4095;
+        if end > start {
+            // SAFETY: a read-only file mapping: dropped pages are read again from the file.
+            let _ = unsafe { self.map.unchecked_advise_range(UncheckedAdvice::DontNeed, start, end - start) };
         }
     }
 

@@ -24,7 +24,7 @@ pub fn build(dump: &Dump, path: &Path, batch: u64) -> usize {
          INSERT INTO fts(fts, rank) VALUES ('hashsize', 33554432);",
     )
     .unwrap();
-    let (mut since, mut commits) = (0u64, 0usize);
+    let (mut since, mut commits, mut from) = (0u64, 0usize, 0usize);
     conn.execute_batch("BEGIN").unwrap();
     {
         let mut ins = conn.prepare("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").unwrap();
@@ -34,6 +34,8 @@ pub fn build(dump: &Dump, path: &Path, batch: u64) -> usize {
             since += doc.jsonl_len as u64;
             if since >= batch {
                 conn.execute_batch("COMMIT; BEGIN").unwrap();
+                dump.forget(from, i + 1);
+                from = i + 1;
                 commits += 1;
                 since = 0;
             }

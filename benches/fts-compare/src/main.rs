@@ -76,6 +76,12 @@ fn build(args: &[String], dir: &Path) {
             let p = dir.join("own.db");
             (p.clone(), own::build(&dump, &p, batch))
         }
+        "own-merged" => {
+            let p = dir.join("own-merged.db");
+            let (before, after) = own::merge(&dir.join("own.db"), &p, &dump);
+            eprintln!("own index merged: {before} blocks into {after}");
+            (p.clone(), 1)
+        }
         "fts5" => {
             let p = dir.join("fts5.db");
             (p.clone(), fts5::build(&dump, &p, batch))
@@ -157,7 +163,9 @@ fn query(args: &[String], dir: &Path) {
     eprintln!("brute force: {:.1} s", t.elapsed().as_secs_f64());
     let f = fts5::Engine::open(&db);
     let tv = dir.join("tantivy").exists().then(|| tant::Engine::open(&dir.join("tantivy")));
-    let ow = dir.join("own.db").exists().then(|| own::Engine::open(&dir.join("own.db")));
+    // The merged own index when there is one (run.sh builds it after the per-batch one).
+    let own_db = ["own-merged.db", "own.db"].map(|f| dir.join(f)).into_iter().find(|p| p.exists());
+    let ow = own_db.map(|p| own::Engine::open(&p));
     if let Some(tv) = &tv {
         eprintln!("tantivy segments: {}", tv.segments());
     }
@@ -201,7 +209,16 @@ fn query(args: &[String], dir: &Path) {
 /// The words a literal's or regex's candidates must hold, as one phrase each.
 fn elements(q: &Q) -> Vec<Vec<String>> {
     match &q.kind {
-        Kind::Literal(s) => vec![tok::words(s)],
+        Kind::Literal(s) => {
+            // A literal that ends inside a word (`src/main.rs:42` in `src/main.rs:421`) may end
+            // a longer word: its last word is left to the confirmation (pidx asks for it as a
+            // prefix).
+            let mut w = tok::words(s);
+            if w.len() > 1 && s.chars().last().is_some_and(char::is_alphanumeric) {
+                w.pop();
+            }
+            vec![w]
+        }
         Kind::Regex(_, els) => els.clone(),
         Kind::Ranked(els) => els.clone(),
     }

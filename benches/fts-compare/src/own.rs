@@ -102,6 +102,7 @@ pub fn build(dump: &Dump, path: &Path, batch: u64) -> usize {
             .unwrap();
             conn.execute_batch("COMMIT").unwrap();
             commits += 1;
+            dump.forget(first_doc, d + 1);
             first_doc = d + 1;
             dls.clear();
             since = 0;
@@ -150,16 +151,17 @@ fn flush(
             let mut prev = chunk[0];
             for (&d, &tf) in chunk.iter().zip(tfs) {
                 let dl = dls[d as usize - first_doc];
-                put(&mut docs, (d - prev) as u64);
-                put(&mut docs, tf as u64);
-                put(&mut docs, dl as u64);
-                prev = d;
-                max_ts = max_ts.max(dump.ts[d as usize]);
-                pts.push((tf, dl));
                 let from = at;
                 for _ in 0..tf {
                     get(&p.pos, &mut at);
                 }
+                put(&mut docs, (d - prev) as u64);
+                put(&mut docs, tf as u64);
+                put(&mut docs, dl as u64);
+                put(&mut docs, (at - from) as u64);
+                prev = d;
+                max_ts = max_ts.max(dump.ts[d as usize]);
+                pts.push((tf, dl));
                 pos.extend_from_slice(&p.pos[from..at]);
             }
             // The Pareto front: by frequency descending, each strictly shorter than all before.
@@ -178,6 +180,16 @@ fn flush(
     }
 }
 
+/// Positions from their varint deltas.
+fn positions(b: &[u8]) -> Vec<u32> {
+    let (mut at, mut p, mut out) = (0, 0u32, Vec::new());
+    while at < b.len() {
+        p += get(b, &mut at) as u32;
+        out.push(p);
+    }
+    out
+}
+
 /// A block's metadata.
 struct Meta {
     first: u32,
@@ -192,8 +204,10 @@ struct Block {
     docs: Vec<u32>,
     tfs: Vec<u32>,
     dls: Vec<u32>,
-    /// Each text's positions, when asked for.
-    pos: Option<Vec<Vec<u32>>>,
+    /// Where each text's positions start in `pos` (one more: the end).
+    pos_at: Vec<u32>,
+    /// The block's positions (varint deltas), when asked for.
+    pos: Option<Vec<u8>>,
 }
 
 struct Word {
@@ -260,12 +274,16 @@ impl Engine {
                 .query_row(params![w.id, first], |r| r.get(0))
                 .unwrap();
             let (mut at, mut d) = (0, first);
-            let mut blk = Block { docs: vec![], tfs: vec![], dls: vec![], pos: None };
+            let mut blk =
+                Block { docs: vec![], tfs: vec![], dls: vec![], pos_at: vec![0], pos: None };
+            let mut p = 0u32;
             while at < blob.len() {
                 d += get(&blob, &mut at) as u32;
                 blk.docs.push(d);
                 blk.tfs.push(get(&blob, &mut at) as u32);
                 blk.dls.push(get(&blob, &mut at) as u32);
+                p += get(&blob, &mut at) as u32;
+                blk.pos_at.push(p);
             }
             w.cache.insert(b, blk);
         }
@@ -277,21 +295,7 @@ impl Engine {
                 .unwrap()
                 .query_row(params![w.id, first], |r| r.get(0))
                 .unwrap();
-            let mut at = 0;
-            let all = blk
-                .tfs
-                .iter()
-                .map(|&tf| {
-                    let mut p = 0u32;
-                    (0..tf)
-                        .map(|_| {
-                            p += get(&blob, &mut at) as u32;
-                            p
-                        })
-                        .collect()
-                })
-                .collect();
-            blk.pos = Some(all);
+            blk.pos = Some(blob);
         }
     }
 
@@ -343,11 +347,12 @@ impl Engine {
             spans: &[Vec<usize>],
             wi: usize,
             d: u32,
-        ) -> Option<(u32, u32, Option<&'a Vec<u32>>)> {
+        ) -> Option<(u32, u32, Option<&'a [u8]>)> {
             for &ob in &spans[wi] {
                 let blk = &e.words[wi].cache[&ob];
                 if let Ok(i) = blk.docs.binary_search(&d) {
-                    return Some((blk.tfs[i], blk.dls[i], blk.pos.as_ref().map(|p| &p[i])));
+                    let at = blk.pos_at[i] as usize..blk.pos_at[i + 1] as usize;
+                    return Some((blk.tfs[i], blk.dls[i], blk.pos.as_ref().map(|p| &p[at])));
                 }
             }
             None
@@ -368,12 +373,15 @@ impl Engine {
                 let tf = if found.len() == 1 {
                     found[0].0 as f64
                 } else {
-                    let p0 = found[0].2.unwrap();
-                    p0.iter()
+                    let lists: Vec<Vec<u32>> =
+                        found.iter().map(|f| positions(f.2.unwrap())).collect();
+                    lists[0]
+                        .iter()
                         .filter(|&&p| {
-                            found[1..].iter().enumerate().all(|(j, f)| {
-                                f.2.unwrap().binary_search(&(p + 1 + j as u32)).is_ok()
-                            })
+                            lists[1..]
+                                .iter()
+                                .enumerate()
+                                .all(|(j, l)| l.binary_search(&(p + 1 + j as u32)).is_ok())
                         })
                         .count() as f64
                 };
@@ -460,4 +468,87 @@ impl Elems {
     fn driver(&self) -> usize {
         (0..self.words.len()).min_by_key(|&i| self.words[i].metas.len()).unwrap()
     }
+}
+
+/// Rewrites the index at `from` into a new database `to` with every word's blocks refilled to
+/// `BLOCK` texts, written in key order (what a background merge of the per-batch blocks, like
+/// FTS5's automerge, would leave). Returns the blocks before and after.
+pub fn merge(from: &Path, to: &Path, dump: &Dump) -> (usize, usize) {
+    let _ = std::fs::remove_file(to);
+    let src = Connection::open_with_flags(from, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let dst = Connection::open(to).unwrap();
+    dst.execute_batch(SCHEMA).unwrap();
+    dst.execute_batch("BEGIN").unwrap();
+    let q = format!("ATTACH '{}' AS src", from.display().to_string().replace('\'', "''"));
+    dst.execute_batch(&q).unwrap();
+    dst.execute_batch(
+        "INSERT INTO terms SELECT * FROM src.terms; INSERT INTO meta SELECT * FROM src.meta;",
+    )
+    .unwrap();
+    let mut st = src.prepare("SELECT term, first, docs, pos FROM post ORDER BY term, first").unwrap();
+    let mut rows = st.query([]).unwrap();
+    let mut ins = dst.prepare("INSERT INTO post VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)").unwrap();
+    let (mut before, mut after) = (0usize, 0usize);
+    // The current word's postings: (doc, tf, dl, positions as raw varint bytes).
+    let mut cur: Option<i64> = None;
+    let mut list: Vec<(u32, u32, u32, Vec<u8>)> = Vec::new();
+    let mut write = |term: i64, list: &mut Vec<(u32, u32, u32, Vec<u8>)>, after: &mut usize| {
+        for chunk in list.chunks(BLOCK) {
+            let (mut docs, mut pos, mut bound) = (Vec::new(), Vec::new(), Vec::new());
+            let mut prev = chunk[0].0;
+            let mut max_ts = NO_TS;
+            let mut pts: Vec<(u32, u32)> = Vec::new();
+            for (d, tf, dl, p) in chunk {
+                put(&mut docs, (d - prev) as u64);
+                put(&mut docs, *tf as u64);
+                put(&mut docs, *dl as u64);
+                put(&mut docs, p.len() as u64);
+                prev = *d;
+                pos.extend_from_slice(p);
+                max_ts = max_ts.max(dump.ts[*d as usize]);
+                pts.push((*tf, *dl));
+            }
+            pts.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            let mut shortest = u32::MAX;
+            for (tf, dl) in pts {
+                if dl < shortest {
+                    put(&mut bound, tf as u64);
+                    put(&mut bound, dl as u64);
+                    shortest = dl;
+                }
+            }
+            let last = chunk.last().unwrap().0;
+            ins.execute(params![term, chunk[0].0, last, max_ts, &bound, &docs, &pos]).unwrap();
+            *after += 1;
+        }
+        list.clear();
+    };
+    while let Some(r) = rows.next().unwrap() {
+        before += 1;
+        let term: i64 = r.get(0).unwrap();
+        let first: u32 = r.get(1).unwrap();
+        let docs: Vec<u8> = r.get(2).unwrap();
+        let pos: Vec<u8> = r.get(3).unwrap();
+        if cur != Some(term) {
+            if let Some(t) = cur {
+                write(t, &mut list, &mut after);
+            }
+            cur = Some(term);
+        }
+        let (mut at, mut pat, mut d) = (0, 0, first);
+        while at < docs.len() {
+            d += get(&docs, &mut at) as u32;
+            let tf = get(&docs, &mut at) as u32;
+            let dl = get(&docs, &mut at) as u32;
+            let from = pat;
+            pat += get(&docs, &mut at) as usize;
+            list.push((d, tf, dl, pos[from..pat].to_vec()));
+        }
+    }
+    if let Some(t) = cur {
+        write(t, &mut list, &mut after);
+    }
+    drop(ins);
+    dst.execute_batch("COMMIT; DETACH src; PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    (before, after)
 }

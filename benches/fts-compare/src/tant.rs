@@ -4,13 +4,12 @@
 
 use std::path::Path;
 
-use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, Occur, PhraseQuery, Query, TermQuery};
+use tantivy::query::{BooleanQuery, EnableScoring, Occur, PhraseQuery, Query, TermQuery};
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED,
 };
 use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
-use tantivy::{DocAddress, Index, IndexReader, IndexWriter, Searcher, TantivyDocument, Term};
+use tantivy::{Index, IndexReader, IndexWriter, TantivyDocument, Term};
 
 use crate::dump::Dump;
 use crate::rank::{blend, TopK};
@@ -78,7 +77,7 @@ pub fn build(dump: &Dump, dir: &Path, batch: u64, threads: usize, heap_mb: usize
     let index = Index::create_in_dir(dir, schema).expect("create tantivy index (dir not empty?)");
     index.tokenizers().register("pidx", PidxTokenizer::default());
     let mut w: IndexWriter = index.writer_with_num_threads(threads, heap_mb << 20).unwrap();
-    let (mut since, mut commits) = (0u64, 0usize);
+    let (mut since, mut commits, mut from) = (0u64, 0usize, 0usize);
     for i in 0..dump.len() {
         let doc = dump.doc(i);
         let mut td = TantivyDocument::default();
@@ -88,6 +87,8 @@ pub fn build(dump: &Dump, dir: &Path, batch: u64, threads: usize, heap_mb: usize
         since += doc.jsonl_len as u64;
         if since >= batch {
             w.commit().unwrap();
+            dump.forget(from, i + 1);
+            from = i + 1;
             commits += 1;
             since = 0;
         }
@@ -132,39 +133,38 @@ impl Engine {
         }
     }
 
-    fn doc_id(searcher: &Searcher, a: DocAddress) -> usize {
-        let col = searcher.segment_reader(a.segment_ord).fast_fields().u64("d").unwrap();
-        col.first(a.doc_id).unwrap_or(0) as usize
-    }
-
-    /// The best `k` blended: Tantivy's top k' by bm25 (block-max WAND where it applies), k'
-    /// doubled until the k'-th cannot reach the k-th best blended (blending lowers a score by
-    /// at most a third and never raises it).
+    /// The best `k` blended, exactly: Tantivy's pruning loop (block-max WAND where the query
+    /// allows it) with the k-th best blended score as its threshold (blending never raises a
+    /// score, so a text whose bm25 is below it cannot enter).
     pub fn ranked(&self, dump: &Dump, els: &[Vec<String>], k: usize, now: i64) -> Vec<usize> {
         let searcher = self.reader.searcher();
         let q = self.query(els);
-        let mut want = k * 5;
-        loop {
-            let got: Vec<(f32, DocAddress)> =
-                searcher.search(&*q, &TopDocs::with_limit(want)).unwrap();
-            let mut top = TopK::new(k);
-            for (s, a) in &got {
-                let d = Self::doc_id(&searcher, *a);
-                top.add(*s as f64 * blend(dump.ts[d], now), d);
-            }
-            let last = got.last().map_or(0.0, |g| g.0 as f64);
-            if got.len() < want || last < top.floor() {
-                return top.docs();
-            }
-            want *= 4;
+        let weight = q.weight(EnableScoring::enabled_from_searcher(&searcher)).unwrap();
+        let mut top = TopK::new(k);
+        for seg in searcher.segment_readers() {
+            let col = seg.fast_fields().u64("d").unwrap();
+            let start = if top.best.len() < k { f32::MIN } else { top.floor() as f32 };
+            weight
+                .for_each_pruning(start, seg, &mut |doc, score| {
+                    let d = col.first(doc).unwrap_or(0) as usize;
+                    top.add(score as f64 * blend(dump.ts[d], now), d);
+                    if top.best.len() < k {
+                        f32::MIN
+                    } else {
+                        // f32 rounding: a hair below, never above, the true floor.
+                        (top.floor() as f32).next_down()
+                    }
+                })
+                .unwrap();
         }
+        top.docs()
     }
 
     /// Every text holding the elements (doc ids).
     pub fn candidates(&self, els: &[Vec<String>]) -> Vec<usize> {
         let searcher = self.reader.searcher();
         let q = self.query(els);
-        let weight = q.weight(tantivy::query::EnableScoring::disabled_from_searcher(&searcher)).unwrap();
+        let weight = q.weight(EnableScoring::disabled_from_searcher(&searcher)).unwrap();
         let mut out = Vec::new();
         for seg in searcher.segment_readers() {
             let col = seg.fast_fields().u64("d").unwrap();
