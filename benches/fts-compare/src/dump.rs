@@ -188,7 +188,7 @@ impl Dump {
         let f = File::open(path).expect("open texts.bin (run extract first)");
         let map = unsafe { Mmap::map(&f).expect("map texts.bin") };
         let (mut offsets, mut rowids, mut ts) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut at, mut text_bytes) = (0usize, 0u64);
+        let (mut at, mut text_bytes, mut dropped) = (0usize, 0u64, 0usize);
         while at + 24 <= map.len() {
             offsets.push(at);
             rowids.push(i64::from_le_bytes(map[at..at + 8].try_into().unwrap()));
@@ -196,6 +196,14 @@ impl Dump {
             let len = u32::from_le_bytes(map[at + 20..at + 24].try_into().unwrap()) as usize;
             text_bytes += len as u64;
             at += 24 + len;
+            if at - dropped >= 64 << 20 {
+                // The scan has read these pages: drop them, so peak RSS counts the engine.
+                let end = at & !4095;
+                let _ = unsafe {
+                    map.unchecked_advise_range(UncheckedAdvice::DontNeed, dropped, end - dropped)
+                };
+                dropped = end;
+            }
         }
         Dump { map, offsets, rowids, ts, text_bytes }
     }

@@ -1,8 +1,10 @@
 //! A minimal inverted index of our own inside an SQLite file (issue 39, design 1).
 //!
-//! `terms(term, id, df)`; `post(term, first, last, max_ts, bound, docs, pos)`: a word's posting
-//! list cut into blocks of up to 128 texts, one row per block, keyed by (word, first doc) so a
-//! word's blocks are contiguous and in doc order. `docs` holds each text's doc delta, term
+//! `terms(term, id, df)`; `post(k, last, max_ts, bound, docs, pos)`: a word's posting list cut
+//! into blocks of up to 128 texts, one row per block, keyed by word id << 32 | first doc (a
+//! rowid: a table b-tree keeps rows of up to 4 KB in the page, where a WITHOUT ROWID table
+//! spills everything past 1 KB to a page of its own, which doubled the file), so a word's
+//! blocks are contiguous and in doc order. `docs` holds each text's doc delta, term
 //! frequency and length (varints), `pos` its positions (delta varints), `bound` the
 //! (frequency, length) pairs no other text of the block beats on both (the Pareto front: the
 //! block's exact maximum bm25 for any average length and idf), `max_ts` the newest time in
@@ -59,8 +61,8 @@ struct Post {
 const SCHEMA: &str = "
 PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;
 CREATE TABLE terms(term TEXT PRIMARY KEY, id INTEGER NOT NULL, df INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE post(term INTEGER, first INTEGER, last INTEGER, max_ts INTEGER, bound BLOB,
-                  docs BLOB, pos BLOB, PRIMARY KEY(term, first)) WITHOUT ROWID;
+CREATE TABLE post(k INTEGER PRIMARY KEY, last INTEGER, max_ts INTEGER, bound BLOB, docs BLOB,
+                  pos BLOB);
 CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER) WITHOUT ROWID;";
 
 /// Builds the index of `dump` in a new database `path`, one transaction per `batch` bytes of
@@ -126,7 +128,7 @@ fn flush(
     let mut find = conn.prepare_cached("SELECT id FROM terms WHERE term = ?1").unwrap();
     let mut bump = conn.prepare_cached("UPDATE terms SET df = df + ?2 WHERE term = ?1").unwrap();
     let mut add = conn.prepare_cached("INSERT INTO terms VALUES (?1, ?2, ?3)").unwrap();
-    let mut ins = conn.prepare_cached("INSERT INTO post VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)").unwrap();
+    let mut ins = conn.prepare_cached("INSERT INTO post VALUES (?1, ?2, ?3, ?4, ?5, ?6)").unwrap();
     let (mut docs, mut pos, mut bound) = (Vec::new(), Vec::new(), Vec::new());
     for (term, p) in terms {
         let n = p.docs.len() as i64;
@@ -174,8 +176,8 @@ fn flush(
                     shortest = dl;
                 }
             }
-            ins.execute(params![id, chunk[0], *chunk.last().unwrap(), max_ts, &bound, &docs, &pos])
-                .unwrap();
+            let k = (id << 32) | chunk[0] as i64;
+            ins.execute(params![k, *chunk.last().unwrap(), max_ts, &bound, &docs, &pos]).unwrap();
         }
     }
 }
@@ -244,11 +246,13 @@ impl Engine {
             .unwrap()?;
         let mut st = self
             .conn
-            .prepare_cached("SELECT first, last, max_ts, bound FROM post WHERE term = ?1")
+            .prepare_cached(
+                "SELECT k & 4294967295, last, max_ts, bound FROM post WHERE k BETWEEN ?1 AND ?2",
+            )
             .unwrap();
         let avgdl = self.avgdl;
         let metas = st
-            .query_map([id], |r| {
+            .query_map([id << 32, (id << 32) | 0xffff_ffff], |r| {
                 let b: Vec<u8> = r.get(3)?;
                 let (mut at, mut best) = (0, 0f64);
                 while at < b.len() {
@@ -269,9 +273,9 @@ impl Engine {
         if !w.cache.contains_key(&b) {
             let blob: Vec<u8> = self
                 .conn
-                .prepare_cached("SELECT docs FROM post WHERE term = ?1 AND first = ?2")
+                .prepare_cached("SELECT docs FROM post WHERE k = ?1")
                 .unwrap()
-                .query_row(params![w.id, first], |r| r.get(0))
+                .query_row([(w.id << 32) | first as i64], |r| r.get(0))
                 .unwrap();
             let (mut at, mut d) = (0, first);
             let mut blk =
@@ -291,9 +295,9 @@ impl Engine {
         if with_pos && blk.pos.is_none() {
             let blob: Vec<u8> = self
                 .conn
-                .prepare_cached("SELECT pos FROM post WHERE term = ?1 AND first = ?2")
+                .prepare_cached("SELECT pos FROM post WHERE k = ?1")
                 .unwrap()
-                .query_row(params![w.id, first], |r| r.get(0))
+                .query_row([(w.id << 32) | first as i64], |r| r.get(0))
                 .unwrap();
             blk.pos = Some(blob);
         }
@@ -485,9 +489,11 @@ pub fn merge(from: &Path, to: &Path, dump: &Dump) -> (usize, usize) {
         "INSERT INTO terms SELECT * FROM src.terms; INSERT INTO meta SELECT * FROM src.meta;",
     )
     .unwrap();
-    let mut st = src.prepare("SELECT term, first, docs, pos FROM post ORDER BY term, first").unwrap();
+    let mut st = src
+        .prepare("SELECT k >> 32, k & 4294967295, docs, pos FROM post ORDER BY k")
+        .unwrap();
     let mut rows = st.query([]).unwrap();
-    let mut ins = dst.prepare("INSERT INTO post VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)").unwrap();
+    let mut ins = dst.prepare("INSERT INTO post VALUES (?1, ?2, ?3, ?4, ?5, ?6)").unwrap();
     let (mut before, mut after) = (0usize, 0usize);
     // The current word's postings: (doc, tf, dl, positions as raw varint bytes).
     let mut cur: Option<i64> = None;
@@ -518,7 +524,8 @@ pub fn merge(from: &Path, to: &Path, dump: &Dump) -> (usize, usize) {
                 }
             }
             let last = chunk.last().unwrap().0;
-            ins.execute(params![term, chunk[0].0, last, max_ts, &bound, &docs, &pos]).unwrap();
+            let k = (term << 32) | chunk[0].0 as i64;
+            ins.execute(params![k, last, max_ts, &bound, &docs, &pos]).unwrap();
             *after += 1;
         }
         list.clear();
