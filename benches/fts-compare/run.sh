@@ -57,6 +57,25 @@ print(f"| {b['engine']} ({t} thread{'s' if t > 1 else ''}) | {b['secs']} | {b['t
 PY
   tail -1 "$out"
 done
+# Tantivy with fewer commits and with two writer threads (built aside: the query uses the above).
+if [ -z "${ENGINES:-}" ]; then
+  mkdir -p "$work/variant"
+  ln -sf "$work/texts.bin" "$work/variant/texts.bin"
+  cp "$work/jsonl_bytes" "$work/variant/"
+  for v in "64 1" "8 2" "64 2"; do
+    set -- $v
+    /usr/bin/time -v "$bin" build --engine tantivy --dir "$work/variant" --batch-mb "$1" --threads "$2" \
+      --heap-mb $((64 * $2)) 2> "$work/variant/build.time" > "$work/variant/build.json"
+    python3 - "$work/variant/build.json" "$(rss "$work/variant/build.time")" "$(cpu "$work/variant/build.time")" "$(cat "$work/jsonl_bytes")" >> "$out" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+cpu, jsonl = float(sys.argv[3]), float(sys.argv[4])
+print(f"| tantivy, {b['batch_mb']} MB commits, {b['threads']} threads | {b['secs']} | {b['text_mb_s']} | {b['jsonl_mb_s']} | {cpu} | {jsonl / 1e6 / cpu:.1f} | {b['size_mb']} | {b['size_x_jsonl']} | {b['commits']} | {sys.argv[2]} |")
+PY
+    tail -1 "$out"
+  done
+  rm -rf "$work/variant"
+fi
 echo >> "$out"
 # rg -l with the corpus in the page cache.
 rg -l -F zzzz-warm-the-cache "$corpus" > /dev/null || true

@@ -54,7 +54,8 @@ pub fn tokens(text: &str, mut f: impl FnMut(u32, &str, usize, usize)) {
         let word = &text[start..i];
         buf.clear();
         if ascii {
-            buf.extend(word.bytes().map(|b| b.to_ascii_lowercase() as char));
+            buf.push_str(word);
+            buf.make_ascii_lowercase();
         } else {
             for c in word.nfd().filter(|c| !is_combining_mark(*c)) {
                 buf.extend(c.to_lowercase());
