@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use crate::dump::Dump;
-use crate::rank::{self, blend, idf, tf_part, Kind, Q, TopK};
+use crate::rank::{self, blend, idf, tf_part, Kind, TopK, Q};
 
 /// The top `k` doc ids of each query, in the order of `qs`.
 pub fn answers(dump: &Dump, qs: &[Q], k: usize, now_ms: i64) -> Vec<Vec<usize>> {
@@ -27,7 +27,10 @@ pub fn answers(dump: &Dump, qs: &[Q], k: usize, now_ms: i64) -> Vec<Vec<usize>> 
     let mut accs: Vec<Option<Acc>> = qs
         .iter()
         .map(|q| match &q.kind {
-            Kind::Ranked(els) => Some(Acc { df: vec![0.0; els.len()], hits: Vec::new() }),
+            Kind::Ranked(els) => Some(Acc {
+                df: vec![0.0; els.len()],
+                hits: Vec::new(),
+            }),
             _ => None,
         })
         .collect();
@@ -47,7 +50,9 @@ pub fn answers(dump: &Dump, qs: &[Q], k: usize, now_ms: i64) -> Vec<Vec<usize>> 
         });
         total_tokens += dl;
         for (q, acc) in qs.iter().zip(accs.iter_mut()) {
-            let (Kind::Ranked(els), Some(acc)) = (&q.kind, acc) else { continue };
+            let (Kind::Ranked(els), Some(acc)) = (&q.kind, acc) else {
+                continue;
+            };
             let tfs: Vec<f64> = els
                 .iter()
                 .map(|el| {
@@ -83,19 +88,26 @@ pub fn answers(dump: &Dump, qs: &[Q], k: usize, now_ms: i64) -> Vec<Vec<usize>> 
                 let idfs: Vec<f64> = acc.df.iter().map(|&df| idf(n, df)).collect();
                 let mut top = TopK::new(k);
                 for (d, tfs, dl) in &acc.hits {
-                    let raw: f64 =
-                        tfs.iter().zip(&idfs).map(|(&tf, &i)| i * tf_part(tf, *dl, avgdl)).sum();
+                    let raw: f64 = tfs
+                        .iter()
+                        .zip(&idfs)
+                        .map(|(&tf, &i)| i * tf_part(tf, *dl, avgdl))
+                        .sum();
                     top.add(raw * blend(dump.ts[*d], now_ms), *d);
                 }
                 top.docs()
             }
             (Kind::Literal(s), _) => {
-                let all = order.get_or_insert_with(|| (0..dump.len()).collect()).clone();
+                let all = order
+                    .get_or_insert_with(|| (0..dump.len()).collect())
+                    .clone();
                 rank::newest_confirmed(dump, all, k, &|t: &str| t.contains(s.as_str()))
             }
             (Kind::Regex(re, _), _) => {
                 let re = regex::Regex::new(re).expect("regex");
-                let all = order.get_or_insert_with(|| (0..dump.len()).collect()).clone();
+                let all = order
+                    .get_or_insert_with(|| (0..dump.len()).collect())
+                    .clone();
                 rank::newest_confirmed(dump, all, k, &|t: &str| re.is_match(t))
             }
             _ => Vec::new(),

@@ -22,7 +22,8 @@ pub const NO_TS: i64 = i64::MIN;
 /// JSONL bytes of the corpus).
 pub fn extract(db: &Path, out: &Path) -> rusqlite::Result<(u64, u64, u64)> {
     let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-    let jsonl: i64 = conn.query_row("SELECT COALESCE(SUM(size), 0) FROM files", [], |r| r.get(0))?;
+    let jsonl: i64 =
+        conn.query_row("SELECT COALESCE(SUM(size), 0) FROM files", [], |r| r.get(0))?;
     let mut st = conn.prepare(
         "SELECT f.path, e.rid, e.offset, e.len, e.ts_ms, e.text_kinds FROM entries e
          JOIN files f ON f.id = e.file_id WHERE e.text_kinds != 0 ORDER BY e.rid",
@@ -106,11 +107,18 @@ fn texts(obj: &Map<String, Value>) -> Vec<(u8, String)> {
     let s = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
     match obj.get("type").and_then(Value::as_str) {
         Some("message") => {
-            let Some(Value::Object(m)) = obj.get("message") else { return out };
+            let Some(Value::Object(m)) = obj.get("message") else {
+                return out;
+            };
             match m.get("role").and_then(Value::as_str) {
                 Some("user") => content(m.get("content"), 0, &mut push),
                 Some("assistant") => {
-                    for b in m.get("content").and_then(Value::as_array).into_iter().flatten() {
+                    for b in m
+                        .get("content")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
                         match b.get("type").and_then(Value::as_str) {
                             Some("text") => s(b.get("text")).map(|t| push(1, &t)).unwrap_or(()),
                             Some("thinking") => {
@@ -205,7 +213,13 @@ impl Dump {
                 dropped = end;
             }
         }
-        Dump { map, offsets, rowids, ts, text_bytes }
+        Dump {
+            map,
+            offsets,
+            rowids,
+            ts,
+            text_bytes,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -230,7 +244,10 @@ impl Dump {
         let end = self.offsets.get(to).copied().unwrap_or(self.map.len()) & !4095;
         if end > start {
             // SAFETY: a read-only file mapping: dropped pages are read again from the file.
-            let _ = unsafe { self.map.unchecked_advise_range(UncheckedAdvice::DontNeed, start, end - start) };
+            let _ = unsafe {
+                self.map
+                    .unchecked_advise_range(UncheckedAdvice::DontNeed, start, end - start)
+            };
         }
     }
 

@@ -27,7 +27,9 @@ pub fn build(dump: &Dump, path: &Path, batch: u64) -> usize {
     let (mut since, mut commits, mut from) = (0u64, 0usize, 0usize);
     conn.execute_batch("BEGIN").unwrap();
     {
-        let mut ins = conn.prepare("INSERT INTO fts(rowid, body) VALUES (?1, ?2)").unwrap();
+        let mut ins = conn
+            .prepare("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")
+            .unwrap();
         for i in 0..dump.len() {
             let doc = dump.doc(i);
             ins.execute(params![doc.rowid, doc.text]).unwrap();
@@ -41,7 +43,8 @@ pub fn build(dump: &Dump, path: &Path, batch: u64) -> usize {
             }
         }
     }
-    conn.execute_batch("COMMIT; PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    conn.execute_batch("COMMIT; PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
     commits + 1
 }
 
@@ -51,7 +54,10 @@ pub struct Engine {
 
 /// FTS5 syntax of the elements, as pidx quotes them: `("w1") AND ("w2 w3")`.
 pub fn match_arg(els: &[Vec<String>]) -> String {
-    els.iter().map(|e| format!("(\"{}\")", e.join(" "))).collect::<Vec<_>>().join(" AND ")
+    els.iter()
+        .map(|e| format!("(\"{}\")", e.join(" ")))
+        .collect::<Vec<_>>()
+        .join(" AND ")
 }
 
 impl Engine {
@@ -70,11 +76,16 @@ impl Engine {
             )
             .unwrap();
         let matches: Vec<(i64, f64)> = st
-            .query_map(params![match_arg(els), window as i64], |r| Ok((r.get(0)?, r.get(1)?)))
+            .query_map(params![match_arg(els), window as i64], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
             .unwrap()
             .collect::<rusqlite::Result<_>>()
             .unwrap();
-        let mut join = self.conn.prepare_cached("SELECT ts_ms FROM entries WHERE rid = ?1").unwrap();
+        let mut join = self
+            .conn
+            .prepare_cached("SELECT ts_ms FROM entries WHERE rid = ?1")
+            .unwrap();
         let mut top = TopK::new(k);
         for (rowid, score) in matches {
             let raw = -score;
@@ -82,7 +93,9 @@ impl Engine {
                 break;
             }
             let ts: Option<i64> = join.query_row([rowid >> 3], |r| r.get(0)).unwrap_or(None);
-            let Some(d) = dump.doc_of(rowid) else { continue };
+            let Some(d) = dump.doc_of(rowid) else {
+                continue;
+            };
             let ts = ts.unwrap_or(crate::dump::NO_TS);
             top.add(raw * blend(ts, now), d);
         }
@@ -90,7 +103,10 @@ impl Engine {
     }
 
     pub fn candidates(&self, dump: &Dump, els: &[Vec<String>]) -> Vec<usize> {
-        let mut st = self.conn.prepare_cached("SELECT rowid FROM fts WHERE fts MATCH ?1").unwrap();
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT rowid FROM fts WHERE fts MATCH ?1")
+            .unwrap();
         st.query_map([match_arg(els)], |r| r.get::<_, i64>(0))
             .unwrap()
             .filter_map(|r| r.ok().and_then(|rowid| dump.doc_of(rowid)))

@@ -22,7 +22,9 @@ use dump::Dump;
 use rank::{Kind, Q};
 
 fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
 }
 
 fn dir_size(p: &Path) -> u64 {
@@ -62,7 +64,10 @@ fn build(args: &[String], dir: &Path) {
     let batch = arg(args, "--batch-mb").map_or(8, |v| v.parse::<u64>().unwrap()) << 20;
     let threads = arg(args, "--threads").map_or(1, |v| v.parse().unwrap());
     let heap = arg(args, "--heap-mb").map_or(64, |v| v.parse().unwrap());
-    let jsonl: f64 = std::fs::read_to_string(dir.join("jsonl_bytes")).unwrap().parse().unwrap();
+    let jsonl: f64 = std::fs::read_to_string(dir.join("jsonl_bytes"))
+        .unwrap()
+        .parse()
+        .unwrap();
     let dump = Dump::open(&dir.join("texts.bin"));
     let t = Instant::now();
     let (out, commits) = match engine.as_str() {
@@ -136,7 +141,11 @@ fn rg_ms(q: &Q, corpus: &str) -> Option<f64> {
     let mut ms = Vec::new();
     for _ in 0..3 {
         let t = Instant::now();
-        Command::new("rg").args(&a).stdout(std::process::Stdio::null()).status().ok()?;
+        Command::new("rg")
+            .args(&a)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .ok()?;
         ms.push(t.elapsed().as_secs_f64() * 1e3);
     }
     ms.sort_by(f64::total_cmp);
@@ -162,9 +171,15 @@ fn query(args: &[String], dir: &Path) {
     let want = brute::answers(&dump, &qs, k, now);
     eprintln!("brute force: {:.1} s", t.elapsed().as_secs_f64());
     let f = fts5::Engine::open(&db);
-    let tv = dir.join("tantivy").exists().then(|| tant::Engine::open(&dir.join("tantivy")));
+    let tv = dir
+        .join("tantivy")
+        .exists()
+        .then(|| tant::Engine::open(&dir.join("tantivy")));
     // The merged own index when there is one (run.sh builds it after the per-batch one).
-    let own_db = ["own-merged.db", "own.db"].map(|f| dir.join(f)).into_iter().find(|p| p.exists());
+    let own_db = ["own-merged.db", "own.db"]
+        .map(|f| dir.join(f))
+        .into_iter()
+        .find(|p| p.exists());
     let ow = own_db.map(|p| own::Engine::open(&p));
     if let Some(tv) = &tv {
         eprintln!("tantivy segments: {}", tv.segments());
@@ -180,8 +195,14 @@ fn query(args: &[String], dir: &Path) {
         let (a, b, c) = match &q.kind {
             Kind::Ranked(els) => (
                 cell(Some(timed(runs, || f.ranked(&dump, els, k, now)))),
-                cell(tv.as_ref().map(|e| timed(runs, || e.ranked(&dump, els, k, now)))),
-                cell(ow.as_ref().map(|e| timed(runs, || e.ranked(&dump, els, k, now)))),
+                cell(
+                    tv.as_ref()
+                        .map(|e| timed(runs, || e.ranked(&dump, els, k, now))),
+                ),
+                cell(
+                    ow.as_ref()
+                        .map(|e| timed(runs, || e.ranked(&dump, els, k, now))),
+                ),
             ),
             Kind::Literal(_) | Kind::Regex(_, _) => {
                 let els = elements(q);
@@ -192,13 +213,22 @@ fn query(args: &[String], dir: &Path) {
                 } else {
                     (
                         cell(Some(timed(runs, || newest(f.candidates(&dump, &els))))),
-                        cell(tv.as_ref().map(|e| timed(runs, || newest(e.candidates(&els))))),
-                        cell(ow.as_ref().map(|e| timed(runs, || newest(e.candidates(&els))))),
+                        cell(
+                            tv.as_ref()
+                                .map(|e| timed(runs, || newest(e.candidates(&els)))),
+                        ),
+                        cell(
+                            ow.as_ref()
+                                .map(|e| timed(runs, || newest(e.candidates(&els)))),
+                        ),
                     )
                 }
             }
         };
-        let rg = corpus.as_deref().and_then(|c| rg_ms(q, c)).map_or("-".into(), |m| format!("{m:.0}"));
+        let rg = corpus
+            .as_deref()
+            .and_then(|c| rg_ms(q, c))
+            .map_or("-".into(), |m| format!("{m:.0}"));
         println!(
             "| {} | `{}` | {} | {} | {} | {} | {}; {}; {} |",
             q.class, q.typed, a.0, b.0, c.0, rg, a.1, b.1, c.1
@@ -226,11 +256,99 @@ fn elements(q: &Q) -> Vec<Vec<String>> {
 
 fn confirm(dump: &Dump, q: &Q, cands: Vec<usize>, k: usize) -> Vec<usize> {
     match &q.kind {
-        Kind::Literal(s) => rank::newest_confirmed(dump, cands, k, &|t: &str| t.contains(s.as_str())),
+        Kind::Literal(s) => {
+            rank::newest_confirmed(dump, cands, k, &|t: &str| t.contains(s.as_str()))
+        }
         Kind::Regex(r, _) => {
             let re = regex::Regex::new(r).unwrap();
             rank::newest_confirmed(dump, cands, k, &|t: &str| re.is_match(t))
         }
         Kind::Ranked(_) => cands,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use crate::dump::{Dump, NO_TS};
+    use crate::rank::{Kind, Q};
+    use crate::{brute, own, tok};
+
+    /// A dump of `n` pseudo-random texts over a small vocabulary (some words common, some rare),
+    /// a tenth of them without a time.
+    fn dump(dir: &std::path::Path, n: usize) -> Dump {
+        let vocab = [
+            "the",
+            "borrow",
+            "checker",
+            "function",
+            "error",
+            "test",
+            "jalapeño",
+            "x",
+        ];
+        let mut f = std::fs::File::create(dir.join("texts.bin")).unwrap();
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        for i in 0..n {
+            let len = 1 + next() % 40;
+            // Zipf-ish: low indices far more often.
+            let words: Vec<&str> = (0..len)
+                .map(|_| vocab[(next() % 256).trailing_zeros().min(7) as usize])
+                .collect();
+            let text = words.join(if i % 3 == 0 { " " } else { ", " });
+            let ts = if i % 10 == 0 {
+                NO_TS
+            } else {
+                1_700_000_000_000 + (next() % 1000) as i64 * 3_600_000
+            };
+            f.write_all(&(i as i64 * 8).to_le_bytes()).unwrap();
+            f.write_all(&ts.to_le_bytes()).unwrap();
+            f.write_all(&100u32.to_le_bytes()).unwrap();
+            f.write_all(&(text.len() as u32).to_le_bytes()).unwrap();
+            f.write_all(text.as_bytes()).unwrap();
+        }
+        Dump::open(&dir.join("texts.bin"))
+    }
+
+    #[test]
+    fn the_own_index_ranks_as_brute_force_before_and_after_merging() {
+        let dir = std::env::temp_dir().join(format!("fts-compare-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let d = dump(&dir, 3000);
+        let ranked = |s: &'static str, els: &[&str]| Q {
+            class: s,
+            typed: s,
+            kind: Kind::Ranked(els.iter().map(|e| tok::words(e)).collect()),
+        };
+        let qs = vec![
+            ranked("common", &["the"]),
+            ranked("rare", &["jalapeño"]),
+            ranked("two", &["borrow", "checker"]),
+            ranked("three", &["the", "borrow", "error"]),
+            ranked("phrase", &["the borrow"]),
+        ];
+        let now = 1_700_000_000_000 + 2000 * 3_600_000;
+        let want = brute::answers(&d, &qs, 20, now);
+        // Batches of 1,000 bytes of "JSONL": many short blocks per word before the merge.
+        own::build(&d, &dir.join("own.db"), 1000);
+        own::merge(&dir.join("own.db"), &dir.join("merged.db"), &d);
+        for db in ["own.db", "merged.db"] {
+            let e = own::Engine::open(&dir.join(db));
+            for (q, want) in qs.iter().zip(&want) {
+                let Kind::Ranked(els) = &q.kind else {
+                    unreachable!()
+                };
+                assert!(!want.is_empty(), "{}: the corpus has matches", q.class);
+                assert_eq!(&e.ranked(&d, els, 20, now), want, "{db}: {}", q.class);
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -73,7 +73,8 @@ pub fn build(dump: &Dump, path: &Path, batch: u64) -> usize {
     conn.execute_batch(SCHEMA).unwrap();
     let mut map: FxHashMap<Box<str>, Post> = FxHashMap::default();
     let mut dls: Vec<u32> = Vec::new();
-    let (mut first_doc, mut since, mut commits, mut next_id, mut tokens) = (0usize, 0u64, 0, 0i64, 0u64);
+    let (mut first_doc, mut since, mut commits, mut next_id, mut tokens) =
+        (0usize, 0u64, 0, 0i64, 0u64);
     for d in 0..dump.len() {
         let doc = dump.doc(d);
         let mut dl = 0u32;
@@ -110,7 +111,8 @@ pub fn build(dump: &Dump, path: &Path, batch: u64) -> usize {
             since = 0;
         }
     }
-    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
     commits
 }
 
@@ -125,14 +127,26 @@ fn flush(
     conn.execute_batch("BEGIN").unwrap();
     let mut terms: Vec<(Box<str>, Post)> = map.drain().collect();
     terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let mut find = conn.prepare_cached("SELECT id FROM terms WHERE term = ?1").unwrap();
-    let mut bump = conn.prepare_cached("UPDATE terms SET df = df + ?2 WHERE term = ?1").unwrap();
-    let mut add = conn.prepare_cached("INSERT INTO terms VALUES (?1, ?2, ?3)").unwrap();
-    let mut ins = conn.prepare_cached("INSERT INTO post VALUES (?1, ?2, ?3, ?4, ?5, ?6)").unwrap();
+    let mut find = conn
+        .prepare_cached("SELECT id FROM terms WHERE term = ?1")
+        .unwrap();
+    let mut bump = conn
+        .prepare_cached("UPDATE terms SET df = df + ?2 WHERE term = ?1")
+        .unwrap();
+    let mut add = conn
+        .prepare_cached("INSERT INTO terms VALUES (?1, ?2, ?3)")
+        .unwrap();
+    let mut ins = conn
+        .prepare_cached("INSERT INTO post VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+        .unwrap();
     let (mut docs, mut pos, mut bound) = (Vec::new(), Vec::new(), Vec::new());
     for (term, p) in terms {
         let n = p.docs.len() as i64;
-        let id = match find.query_row([&*term], |r| r.get::<_, i64>(0)).optional().unwrap() {
+        let id = match find
+            .query_row([&*term], |r| r.get::<_, i64>(0))
+            .optional()
+            .unwrap()
+        {
             Some(id) => {
                 bump.execute(params![&*term, n]).unwrap();
                 id
@@ -177,7 +191,15 @@ fn flush(
                 }
             }
             let k = (id << 32) | chunk[0] as i64;
-            ins.execute(params![k, *chunk.last().unwrap(), max_ts, &bound, &docs, &pos]).unwrap();
+            ins.execute(params![
+                k,
+                *chunk.last().unwrap(),
+                max_ts,
+                &bound,
+                &docs,
+                &pos
+            ])
+            .unwrap();
         }
     }
 }
@@ -228,11 +250,17 @@ impl Engine {
     pub fn open(path: &Path) -> Engine {
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
         let get = |k: &str| -> f64 {
-            conn.query_row("SELECT value FROM meta WHERE key = ?1", [k], |r| r.get::<_, i64>(0))
-                .unwrap() as f64
+            conn.query_row("SELECT value FROM meta WHERE key = ?1", [k], |r| {
+                r.get::<_, i64>(0)
+            })
+            .unwrap() as f64
         };
         let (n, tokens) = (get("n"), get("tokens"));
-        Engine { conn, n, avgdl: tokens / n }
+        Engine {
+            conn,
+            n,
+            avgdl: tokens / n,
+        }
     }
 
     /// The word's id, df and block metadata; `None` when it is not indexed.
@@ -260,12 +288,24 @@ impl Engine {
                     let dl = get(&b, &mut at) as f64;
                     best = best.max(tf_part(tf, dl, avgdl));
                 }
-                Ok(Meta { first: r.get(0)?, last: r.get(1)?, max_ts: r.get(2)?, best })
+                Ok(Meta {
+                    first: r.get(0)?,
+                    last: r.get(1)?,
+                    max_ts: r.get(2)?,
+                    best,
+                })
             })
             .unwrap()
             .collect::<rusqlite::Result<Vec<_>>>()
             .unwrap();
-        Some((Word { id, metas, cache: HashMap::new() }, df as f64))
+        Some((
+            Word {
+                id,
+                metas,
+                cache: HashMap::new(),
+            },
+            df as f64,
+        ))
     }
 
     fn decode(&self, w: &mut Word, b: usize, with_pos: bool) {
@@ -278,8 +318,13 @@ impl Engine {
                 .query_row([(w.id << 32) | first as i64], |r| r.get(0))
                 .unwrap();
             let (mut at, mut d) = (0, first);
-            let mut blk =
-                Block { docs: vec![], tfs: vec![], dls: vec![], pos_at: vec![0], pos: None };
+            let mut blk = Block {
+                docs: vec![],
+                tfs: vec![],
+                dls: vec![],
+                pos_at: vec![0],
+                pos: None,
+            };
             let mut p = 0u32;
             while at < blob.len() {
                 d += get(&blob, &mut at) as u32;
@@ -320,18 +365,28 @@ impl Engine {
             let lead = idx.iter().min_by(|a, b| a.1.total_cmp(&b.1)).unwrap().0;
             // A phrase's document count is not stored: the rarest word's stands for it (the
             // order of a query of one phrase does not depend on it).
-            elems.push(Elem { words: idx.iter().map(|x| x.0).collect(), lead, idf: idf(self.n, min_df) });
+            elems.push(Elem {
+                words: idx.iter().map(|x| x.0).collect(),
+                lead,
+                idf: idf(self.n, min_df),
+            });
         }
         Some(Elems { words, elems })
     }
 
     /// The texts of driver block `b` matching every element: (doc, raw bm25).
     fn matches(&self, e: &mut Elems, driver: usize, b: usize) -> Vec<(u32, f64)> {
-        let (first, last) = (e.words[driver].metas[b].first, e.words[driver].metas[b].last);
+        let (first, last) = (
+            e.words[driver].metas[b].first,
+            e.words[driver].metas[b].last,
+        );
         // Decode every overlapping block of every word (with positions for phrases).
         let mut spans: Vec<Vec<usize>> = Vec::new();
         for (wi, w) in e.words.iter_mut().enumerate() {
-            let phrase = e.elems.iter().any(|el| el.words.len() > 1 && el.words.contains(&wi));
+            let phrase = e
+                .elems
+                .iter()
+                .any(|el| el.words.len() > 1 && el.words.contains(&wi));
             let from = w.metas.partition_point(|m| m.last < first);
             let mut bs = Vec::new();
             for ob in from..w.metas.len() {
@@ -401,7 +456,9 @@ impl Engine {
 
     /// The best `k` by bm25 blended with recency, exactly (block-max bounds).
     pub fn ranked(&self, dump: &Dump, els: &[Vec<String>], k: usize, now: i64) -> Vec<usize> {
-        let Some(mut e) = self.load(els) else { return Vec::new() };
+        let Some(mut e) = self.load(els) else {
+            return Vec::new();
+        };
         let driver = e.driver();
         let timeless = blend(NO_TS, now);
         // Each driver block's bound: every element's best overlapping block, times recency.
@@ -440,11 +497,17 @@ impl Engine {
 
     /// Every text matching all elements.
     pub fn candidates(&self, els: &[Vec<String>]) -> Vec<usize> {
-        let Some(mut e) = self.load(els) else { return Vec::new() };
+        let Some(mut e) = self.load(els) else {
+            return Vec::new();
+        };
         let driver = e.driver();
         let mut out = Vec::new();
         for b in 0..e.words[driver].metas.len() {
-            out.extend(self.matches(&mut e, driver, b).into_iter().map(|(d, _)| d as usize));
+            out.extend(
+                self.matches(&mut e, driver, b)
+                    .into_iter()
+                    .map(|(d, _)| d as usize),
+            );
             for w in &mut e.words {
                 // Blocks are visited in doc order: what was decoded before is rarely needed again.
                 if w.cache.len() > 64 {
@@ -470,7 +533,9 @@ struct Elems {
 impl Elems {
     /// The word with the fewest blocks: every match is in one of its blocks.
     fn driver(&self) -> usize {
-        (0..self.words.len()).min_by_key(|&i| self.words[i].metas.len()).unwrap()
+        (0..self.words.len())
+            .min_by_key(|&i| self.words[i].metas.len())
+            .unwrap()
     }
 }
 
@@ -483,7 +548,10 @@ pub fn merge(from: &Path, to: &Path, dump: &Dump) -> (usize, usize) {
     let dst = Connection::open(to).unwrap();
     dst.execute_batch(SCHEMA).unwrap();
     dst.execute_batch("BEGIN").unwrap();
-    let q = format!("ATTACH '{}' AS src", from.display().to_string().replace('\'', "''"));
+    let q = format!(
+        "ATTACH '{}' AS src",
+        from.display().to_string().replace('\'', "''")
+    );
     dst.execute_batch(&q).unwrap();
     dst.execute_batch(
         "INSERT INTO terms SELECT * FROM src.terms; INSERT INTO meta SELECT * FROM src.meta;",
@@ -493,7 +561,9 @@ pub fn merge(from: &Path, to: &Path, dump: &Dump) -> (usize, usize) {
         .prepare("SELECT k >> 32, k & 4294967295, docs, pos FROM post ORDER BY k")
         .unwrap();
     let mut rows = st.query([]).unwrap();
-    let mut ins = dst.prepare("INSERT INTO post VALUES (?1, ?2, ?3, ?4, ?5, ?6)").unwrap();
+    let mut ins = dst
+        .prepare("INSERT INTO post VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+        .unwrap();
     let (mut before, mut after) = (0usize, 0usize);
     // The current word's postings: (doc, tf, dl, positions as raw varint bytes).
     let mut cur: Option<i64> = None;
@@ -525,7 +595,8 @@ pub fn merge(from: &Path, to: &Path, dump: &Dump) -> (usize, usize) {
             }
             let last = chunk.last().unwrap().0;
             let k = (term << 32) | chunk[0].0 as i64;
-            ins.execute(params![k, last, max_ts, &bound, &docs, &pos]).unwrap();
+            ins.execute(params![k, last, max_ts, &bound, &docs, &pos])
+                .unwrap();
             *after += 1;
         }
         list.clear();
@@ -556,6 +627,7 @@ pub fn merge(from: &Path, to: &Path, dump: &Dump) -> (usize, usize) {
         write(t, &mut list, &mut after);
     }
     drop(ins);
-    dst.execute_batch("COMMIT; DETACH src; PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    dst.execute_batch("COMMIT; DETACH src; PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
     (before, after)
 }

@@ -29,9 +29,21 @@ pub fn queries() -> Vec<Q> {
     use crate::tok::words;
     let w = |s: &str| words(s);
     vec![
-        Q { class: "rare word", typed: "jalapeño", kind: Kind::Ranked(vec![w("jalapeño")]) },
-        Q { class: "mid word", typed: "borrow", kind: Kind::Ranked(vec![w("borrow")]) },
-        Q { class: "common word", typed: "function", kind: Kind::Ranked(vec![w("function")]) },
+        Q {
+            class: "rare word",
+            typed: "jalapeño",
+            kind: Kind::Ranked(vec![w("jalapeño")]),
+        },
+        Q {
+            class: "mid word",
+            typed: "borrow",
+            kind: Kind::Ranked(vec![w("borrow")]),
+        },
+        Q {
+            class: "common word",
+            typed: "function",
+            kind: Kind::Ranked(vec![w("function")]),
+        },
         Q {
             class: "two words",
             typed: "borrow lifetime",
@@ -42,7 +54,11 @@ pub fn queries() -> Vec<Q> {
             typed: "error function test",
             kind: Kind::Ranked(vec![w("error"), w("function"), w("test")]),
         },
-        Q { class: "phrase", typed: "\"the borrow\"", kind: Kind::Ranked(vec![w("the borrow")]) },
+        Q {
+            class: "phrase",
+            typed: "\"the borrow\"",
+            kind: Kind::Ranked(vec![w("the borrow")]),
+        },
         Q {
             class: "literal identifier",
             typed: "--literal parse_line",
@@ -109,7 +125,10 @@ pub struct TopK {
 
 impl TopK {
     pub fn new(k: usize) -> TopK {
-        TopK { k, best: Vec::new() }
+        TopK {
+            k,
+            best: Vec::new(),
+        }
     }
     pub fn floor(&self) -> f64 {
         if self.best.len() < self.k {
@@ -119,7 +138,9 @@ impl TopK {
         }
     }
     pub fn add(&mut self, score: f64, doc: usize) {
-        let at = self.best.partition_point(|&(s, d)| s > score || (s == score && d > doc));
+        let at = self
+            .best
+            .partition_point(|&(s, d)| s > score || (s == score && d > doc));
         if at < self.k {
             self.best.insert(at, (score, doc));
             self.best.truncate(self.k);

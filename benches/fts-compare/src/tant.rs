@@ -43,7 +43,10 @@ impl Tokenizer for PidxTokenizer {
             tk.position_length = 1;
             n += 1;
         });
-        Stream { tokens: &self.tokens[..n], at: 0 }
+        Stream {
+            tokens: &self.tokens[..n],
+            at: 0,
+        }
     }
 }
 
@@ -75,8 +78,12 @@ pub fn build(dump: &Dump, dir: &Path, batch: u64, threads: usize, heap_mb: usize
     std::fs::create_dir_all(dir).unwrap();
     let (schema, body, d) = schema();
     let index = Index::create_in_dir(dir, schema).expect("create tantivy index (dir not empty?)");
-    index.tokenizers().register("pidx", PidxTokenizer::default());
-    let mut w: IndexWriter = index.writer_with_num_threads(threads, heap_mb << 20).unwrap();
+    index
+        .tokenizers()
+        .register("pidx", PidxTokenizer::default());
+    let mut w: IndexWriter = index
+        .writer_with_num_threads(threads, heap_mb << 20)
+        .unwrap();
     let (mut since, mut commits, mut from) = (0u64, 0usize, 0usize);
     for i in 0..dump.len() {
         let doc = dump.doc(i);
@@ -107,10 +114,16 @@ pub struct Engine {
 impl Engine {
     pub fn open(dir: &Path) -> Engine {
         let index = Index::open_in_dir(dir).expect("open tantivy index");
-        index.tokenizers().register("pidx", PidxTokenizer::default());
+        index
+            .tokenizers()
+            .register("pidx", PidxTokenizer::default());
         let reader = index.reader().unwrap();
         let (_, body, _) = schema();
-        Engine { _index: index, reader, body }
+        Engine {
+            _index: index,
+            reader,
+            body,
+        }
     }
 
     pub fn segments(&self) -> usize {
@@ -119,9 +132,15 @@ impl Engine {
 
     fn query(&self, els: &[Vec<String>]) -> Box<dyn Query> {
         let one = |el: &Vec<String>| -> Box<dyn Query> {
-            let terms: Vec<Term> = el.iter().map(|w| Term::from_field_text(self.body, w)).collect();
+            let terms: Vec<Term> = el
+                .iter()
+                .map(|w| Term::from_field_text(self.body, w))
+                .collect();
             if terms.len() == 1 {
-                Box::new(TermQuery::new(terms[0].clone(), IndexRecordOption::WithFreqs))
+                Box::new(TermQuery::new(
+                    terms[0].clone(),
+                    IndexRecordOption::WithFreqs,
+                ))
             } else {
                 Box::new(PhraseQuery::new(terms))
             }
@@ -129,7 +148,9 @@ impl Engine {
         if els.len() == 1 {
             one(&els[0])
         } else {
-            Box::new(BooleanQuery::new(els.iter().map(|e| (Occur::Must, one(e))).collect()))
+            Box::new(BooleanQuery::new(
+                els.iter().map(|e| (Occur::Must, one(e))).collect(),
+            ))
         }
     }
 
@@ -139,11 +160,17 @@ impl Engine {
     pub fn ranked(&self, dump: &Dump, els: &[Vec<String>], k: usize, now: i64) -> Vec<usize> {
         let searcher = self.reader.searcher();
         let q = self.query(els);
-        let weight = q.weight(EnableScoring::enabled_from_searcher(&searcher)).unwrap();
+        let weight = q
+            .weight(EnableScoring::enabled_from_searcher(&searcher))
+            .unwrap();
         let mut top = TopK::new(k);
         for seg in searcher.segment_readers() {
             let col = seg.fast_fields().u64("d").unwrap();
-            let start = if top.best.len() < k { f32::MIN } else { top.floor() as f32 };
+            let start = if top.best.len() < k {
+                f32::MIN
+            } else {
+                top.floor() as f32
+            };
             weight
                 .for_each_pruning(start, seg, &mut |doc, score| {
                     let d = col.first(doc).unwrap_or(0) as usize;
@@ -164,7 +191,9 @@ impl Engine {
     pub fn candidates(&self, els: &[Vec<String>]) -> Vec<usize> {
         let searcher = self.reader.searcher();
         let q = self.query(els);
-        let weight = q.weight(EnableScoring::disabled_from_searcher(&searcher)).unwrap();
+        let weight = q
+            .weight(EnableScoring::disabled_from_searcher(&searcher))
+            .unwrap();
         let mut out = Vec::new();
         for seg in searcher.segment_readers() {
             let col = seg.fast_fields().u64("d").unwrap();

@@ -79,8 +79,9 @@ pub fn words(text: &str) -> Vec<String> {
 mod tests {
     #[test]
     fn like_unicode61() {
-        assert_eq!(super::words("Jalapeño parse_line src/main.rs:42 ÉTÉ"), [
-            "jalapeno", "parse", "line", "src", "main", "rs", "42", "ete"
-        ]);
+        assert_eq!(
+            super::words("Jalapeño parse_line src/main.rs:42 ÉTÉ"),
+            ["jalapeno", "parse", "line", "src", "main", "rs", "42", "ete"]
+        );
     }
 }
