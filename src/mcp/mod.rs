@@ -82,7 +82,8 @@ impl Server {
         &self,
         name: &str,
         args: Map<String, Value>,
-        (stop, begun): (&Arc<AtomicBool>, Instant),
+        stop: &Arc<AtomicBool>,
+        begun: Instant,
     ) -> answer::Answer {
         let note = self.fresh.freshen();
         let store = Store::open_read_only(&self.env.db).map_err(answer::sentence)?;
@@ -171,7 +172,7 @@ impl ServerHandler for Server {
         // The watchdog below sleeps from after this instant, so when it stops the call,
         // `begun.elapsed()` has reached the limit.
         let begun = Instant::now();
-        let job = tokio::task::spawn_blocking(move || server.answer(&name, args, (&flag, begun)));
+        let job = tokio::task::spawn_blocking(move || server.answer(&name, args, &flag, begun));
         // The time limit sets the same flag as a cancellation, so whatever the call is doing
         // (a query inside SQLite, reading lines back, paging messages) stops at its next check.
         let watchdog = {

@@ -311,7 +311,8 @@ pub fn spawn_sync(env: &Env, cwd: &str) -> Receiver<Synced> {
                         &mut store,
                         &roots,
                         SyncOptions::default(),
-                        (&project, threshold),
+                        &project,
+                        threshold,
                         &mut first_done,
                     )
                 });

@@ -234,7 +234,8 @@ fn the_pickers_first_sync_reads_this_project_first() {
         &mut store,
         &roots,
         Default::default(),
-        (&dirs, 0),
+        &dirs,
+        0,
         &mut |later| {
             // What another connection (the picker's) sees at this point: this project only.
             let dir_sql = dir.to_string_lossy().replace('\'', "''");
@@ -263,7 +264,8 @@ fn the_pickers_first_sync_reads_this_project_first() {
         &mut store,
         &roots,
         Default::default(),
-        (&dirs, 0),
+        &dirs,
+        0,
         &mut |_| called = true,
     )
     .unwrap();

@@ -214,7 +214,7 @@ impl Writing {
         };
         // What earlier pieces' inserts found tangled stays so.
         piece.state.tangled |= self.tangled;
-        writer::insert_entries((tx, staged), self.id, &mut batch.rows, &mut piece.state)?;
+        writer::insert_entries(tx, staged, self.id, &mut batch.rows, &mut piece.state)?;
         self.tangled = piece.state.tangled;
         if let Some(first_rid) = first_rid {
             writer::gateway::mark_silent(tx, self.id, first_rid)?;

@@ -88,7 +88,8 @@ type Queued = (usize, bool);
 pub(super) fn ingest_all(
     conn: &Connection,
     work: &[Work],
-    (opts, collect_words): (SyncOptions, bool),
+    opts: SyncOptions,
+    collect_words: bool,
     report: &mut SyncReport,
 ) -> Result<()> {
     let total: u64 = work

@@ -58,7 +58,8 @@ pub fn sync_first(
     store: &mut Store,
     roots: &[Root],
     opts: SyncOptions,
-    (dirs, threshold): (&HashSet<PathBuf>, u64),
+    dirs: &HashSet<PathBuf>,
+    threshold: u64,
     first_done: &mut dyn FnMut(&Deferred),
 ) -> Result<SyncReport> {
     let mut plan = plan(store, roots, None)?;
@@ -206,7 +207,7 @@ impl Plan {
         if bulk {
             words::mark_stale(&store.conn)?;
         }
-        ingest_all(&store.conn, &self.work, (opts, !bulk), &mut self.report)?;
+        ingest_all(&store.conn, &self.work, opts, !bulk, &mut self.report)?;
         if bulk {
             words::refill(&store.conn)?;
         }

@@ -128,13 +128,7 @@ pub fn watch(
                 full = true;
             }
             None => {
-                if gather(
-                    &rx,
-                    roots,
-                    (opts.debounce, opts.quiet),
-                    &mut dirty,
-                    &mut full,
-                ) {
+                if gather(&rx, roots, opts.debounce, opts.quiet, &mut dirty, &mut full) {
                     notice(Notice::Info(
                         "file events were lost (the kernel's event queue overflowed; if this repeats, raise fs.inotify.max_queued_events); checking every file".into(),
                     ));
@@ -192,7 +186,8 @@ pub fn watch(
 fn gather(
     rx: &mpsc::Receiver<(Instant, Event)>,
     roots: &[Root],
-    (debounce, quiet): (Duration, Duration),
+    debounce: Duration,
+    quiet: Duration,
     dirty: &mut HashSet<PathBuf>,
     full: &mut bool,
 ) -> bool {

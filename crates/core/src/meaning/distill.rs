@@ -55,7 +55,7 @@ pub fn distill(from: &Path, out: &Path, dims: usize, threads: usize) -> Result<D
         let w = ((1 + rank) as f32).ln();
         row.iter_mut().for_each(|v| *v *= w);
     }
-    write(out, &reduced, (vocab, dims), tok_bytes, from)?;
+    write(out, &reduced, vocab, dims, tok_bytes, from)?;
     Ok(Distilled {
         vocab,
         dims,
@@ -96,7 +96,8 @@ fn token_table(bert: &Bert, vocab: usize, (cls, sep): (u32, u32), threads: usize
 fn write(
     out: &Path,
     table: &[f32],
-    (vocab, dims): (usize, usize),
+    vocab: usize,
+    dims: usize,
     tokenizer: &[u8],
     from: &Path,
 ) -> Result<()> {

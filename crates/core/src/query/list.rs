@@ -196,7 +196,8 @@ fn info(conn: &Connection, r: &rusqlite::Row) -> rusqlite::Result<SessionInfo> {
 /// one of them (14 MB at 10k sessions) to print 50. Ties sort the same way in both steps.
 fn page(
     conn: &Connection,
-    (w, rows): (&Where, &str),
+    w: &Where,
+    rows: &str,
     order: &str,
     limit: &str,
 ) -> rusqlite::Result<Vec<SessionInfo>> {
@@ -223,7 +224,8 @@ fn page(
 /// then both orders by the file name (pi's collation), descending.
 fn every(
     conn: &Connection,
-    (w, rows): (&Where, &str),
+    w: &Where,
+    rows: &str,
     all: bool,
 ) -> rusqlite::Result<Vec<SessionInfo>> {
     let sql = format!(
@@ -298,10 +300,10 @@ pub fn list_sessions(
         Some(n) if n > 0 => {
             page_candidates(&mut w, n, rows);
             let limit = w.limit(Some(n));
-            page(conn, (&w, rows), order, limit)?
+            page(conn, &w, rows, order, limit)?
         }
         Some(_) => Vec::new(),
-        None => every(conn, (&w, rows), opts.cwd.is_none())?,
+        None => every(conn, &w, rows, opts.cwd.is_none())?,
     };
     if scope.has_gateway() {
         for info in &mut out {

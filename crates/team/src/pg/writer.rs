@@ -349,7 +349,8 @@ fn copy_tables(tx: &mut Transaction, source: &str, batch: &Batch, fids: &[i64]) 
         .collect();
     copy(
         tx,
-        (source, staged),
+        source,
+        staged,
         "sessions",
         &session_cols,
         sessions.iter().map(|(f, v)| (*f, v.as_slice())),
@@ -366,7 +367,7 @@ fn copy_tables(tx: &mut Transaction, source: &str, batch: &Batch, fids: &[i64]) 
     for (table, cols, of) in tables {
         let rows = (batch.files.iter().zip(fids))
             .flat_map(|((_, rows, _), fid)| of(rows).rows().map(move |r| (*fid, r)));
-        copy(tx, (source, staged), table, &cols, rows)?;
+        copy(tx, source, staged, table, &cols, rows)?;
     }
     Ok(())
 }
@@ -375,7 +376,8 @@ fn copy_tables(tx: &mut Transaction, source: &str, batch: &Batch, fids: &[i64]) 
 /// through a temporary table (see `copy_tables`).
 fn copy<'a>(
     tx: &mut Transaction,
-    (source, staged): (&str, bool),
+    source: &str,
+    staged: bool,
     table: &str,
     cols: &[&str],
     rows: impl Iterator<Item = (i64, &'a [Val])>,

@@ -74,7 +74,7 @@ pub fn attribute_lines(
         // The line pi reported is the first change of the call, only sure for a single one.
         let hint = r.line.filter(|_| r.changes.len() == 1);
         for c in r.changes {
-            undo(&mut view, c, (step, hint), &mut who);
+            undo(&mut view, c, step, hint, &mut who);
         }
     }
     who
@@ -145,7 +145,8 @@ fn claim(who: &mut [Option<usize>], now: Option<usize>, step: usize) {
 fn undo(
     view: &mut Vec<Line>,
     c: &Change,
-    (step, hint): (usize, Option<usize>),
+    step: usize,
+    hint: Option<usize>,
     who: &mut [Option<usize>],
 ) {
     let new = fuzzy_text(&c.new);
@@ -167,7 +168,7 @@ fn undo(
         .filter(|&i| !blank || i == 0 || joined.as_bytes()[i - 1] == b'\n')
         .take(CANDIDATES)
         .collect();
-    let Some(&at) = choose(&joined, &found, (&new, &old), hint) else {
+    let Some(&at) = choose(&joined, &found, &new, &old, hint) else {
         claim_moved(view, &old, &new, step, who);
         return;
     };
@@ -253,7 +254,8 @@ fn undo_deletion(view: &mut Vec<Line>, old: &str, hint: Option<usize>) {
 fn choose<'a>(
     joined: &str,
     found: &'a [usize],
-    (new, old): (&str, &str),
+    new: &str,
+    old: &str,
     hint: Option<usize>,
 ) -> Option<&'a usize> {
     if found.len() < 2 {

@@ -218,7 +218,10 @@ pub fn search_explained(
         }
         Ok(found)
     };
-    let from = (source.as_str(), arg.as_deref());
+    let from = Source {
+        sql: source.as_str(),
+        arg: arg.as_deref(),
+    };
     let every = || on_branch(candidates(conn, scope, opts, from, span)?);
     let now = chrono::Utc::now().timestamp_millis();
     // Literal and regex hits come newest first: full-text candidates are put in that order
@@ -238,7 +241,7 @@ pub fn search_explained(
         Query::Words { fts, terms } => {
             let window = opts.limit.saturating_mul(50).clamp(1000, i64::MAX as usize);
             let best = |matches| {
-                let found = ranked::best_of(conn, scope, opts, (matches, span), (now, opts.branch));
+                let found = ranked::best_of(conn, scope, opts, matches, span, now, opts.branch);
                 on_branch(found?)
             };
             let mut candidates = if let Some(span) = span {
@@ -436,15 +439,24 @@ fn every_text(rids: &str) -> String {
     )
 }
 
+/// Where a search's candidates come from: a full-text table expression and its MATCH argument
+/// (`None`: every text).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Source<'a> {
+    pub sql: &'a str,
+    pub arg: Option<&'a str>,
+}
+
 /// Every candidate of `source` (given its MATCH argument) that passes the filters: in one
 /// statement, or, in a span, only those in it, each joined alone.
 fn candidates(
     conn: &Connection,
     scope: &Scope,
     opts: &SearchOptions,
-    (source, arg): (&str, Option<&str>),
+    from: Source,
     span: Option<&span::Span>,
 ) -> Result<Vec<Candidate>> {
+    let Source { sql: source, arg } = from;
     if let Some(span) = span {
         let mut one = one::One::new(conn, scope, opts)?;
         let mut found = Vec::new();

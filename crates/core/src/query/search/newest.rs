@@ -98,9 +98,10 @@ impl<'c> Newest<'c> {
         conn: &'c Connection,
         scope: &Scope,
         opts: &SearchOptions,
-        (source, arg): (&str, Option<&str>),
+        from: super::Source,
         span: Option<&Span>,
     ) -> Result<Newest<'c>> {
+        let super::Source { sql: source, arg } = from;
         let runs = match span {
             _ if arg.is_some() => None,
             Some(span) => Some(span.runs()),

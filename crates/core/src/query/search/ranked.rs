@@ -56,8 +56,10 @@ pub(super) fn best_of(
     conn: &Connection,
     scope: &Scope,
     opts: &SearchOptions,
-    (matches, span): (Vec<(i64, f64)>, Option<&Span>),
-    (now_ms, keep_all): (i64, bool),
+    matches: Vec<(i64, f64)>,
+    span: Option<&Span>,
+    now_ms: i64,
+    keep_all: bool,
 ) -> Result<Vec<Candidate>> {
     let mut one = One::new(conn, scope, opts)?;
     // Every hit is older than `--until`, so none blends higher than an entry of that time.

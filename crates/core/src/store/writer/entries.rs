@@ -23,7 +23,8 @@ static INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(entry_inse
 /// # Errors
 /// SQLite errors.
 pub fn insert_entries(
-    (tx, staged): (&Connection, &mut Staged),
+    tx: &Connection,
+    staged: &mut Staged,
     file_id: i64,
     rows: &mut [EntryRow],
     state: &mut SessionState,
