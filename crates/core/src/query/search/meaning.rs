@@ -219,7 +219,8 @@ impl<'c> Reranked<'c> {
             if !self.seen.insert(rowid) {
                 continue;
             }
-            let mut rows = stmt.query([rowid >> 3, rowid & 7])?;
+            let (rid, kind) = crate::store::schema::fts_entry(rowid);
+            let mut rows = stmt.query([rid, kind as i64])?;
             let mut best = None::<f32>;
             while let Some(r) = rows.next()? {
                 let scale: f64 = r.get(0)?;
