@@ -137,7 +137,9 @@ fn tool_call(ctx: &Ctx, b: &Value, at: &At, pointer: &str) -> Markup {
     html! {
         div.call {
             div.meta { "tool call " b { (ctx.clean(name)) }
-                @if !arg("path").is_empty() {
+                // File history reads the local index (the team server keeps no touches).
+                @if !arg("path").is_empty() && ctx.server { " " code { (ctx.clean(arg("path"))) } }
+                @else if !arg("path").is_empty() {
                     " " a.file href=(super::files::url(arg("path"), at.url)) title="this file's history" { code { (ctx.clean(arg("path"))) } } } }
             @match name {
                 "bash" => pre.cmd { "$ " (ctx.clean(arg("command"))) },

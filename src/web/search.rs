@@ -12,6 +12,7 @@ use serde::Deserialize;
 use super::page::{self, enc, Nav};
 use super::{blocking, App, Ctx, Fail};
 use crate::query::search::{self, Hit, SearchOptions, Snippet};
+use crate::query::Reader;
 
 /// The kinds of text the page offers to search in (any list works in the address).
 const KIND_CHOICES: [(&str, &str); 6] = [
@@ -44,6 +45,8 @@ pub struct SearchQuery {
     kinds: Option<String>,
     /// Only sessions that used a model containing this (`--model`).
     model: Option<String>,
+    /// One machine of the team server.
+    source: Option<String>,
     frag: Option<String>,
 }
 
@@ -51,8 +54,9 @@ pub async fn page(
     State(app): State<Arc<App>>,
     Query(q): Query<SearchQuery>,
 ) -> Result<Html<String>, Fail> {
-    blocking(&app, move |ctx| {
-        let results = results(ctx, &q)?;
+    let source = q.source.clone().filter(|s| !s.is_empty());
+    blocking(&app, source, move |ctx, reader| {
+        let results = results(ctx, reader, &q)?;
         if q.frag.is_some() {
             return Ok(Html(results.into_string()));
         }
@@ -72,6 +76,7 @@ pub async fn page(
                     }
                     @if let Some(m) = &q.model { input type="hidden" name="model" value=(m); }
                     @if let Some(p) = &q.project { input type="hidden" name="project" value=(p); }
+                    @if let Some(s) = &q.source { input type="hidden" name="source" value=(s); }
                     button type="submit" { "search" }
                 }
                 div #results { (results) }
@@ -81,7 +86,7 @@ pub async fn page(
     .await
 }
 
-fn results(ctx: &Ctx, q: &SearchQuery) -> Result<Markup, Fail> {
+fn results(ctx: &Ctx, reader: &mut Reader, q: &SearchQuery) -> Result<Markup, Fail> {
     if q.q.trim().is_empty() {
         return Ok(html! { p.meta { "type to search every session" } });
     }
@@ -116,14 +121,23 @@ fn results(ctx: &Ctx, q: &SearchQuery) -> Result<Markup, Fail> {
         words_only: q.lexical,
         model: None,
     };
-    let ranked =
-        match crate::app::meaning::ranked(&ctx.store.conn, &ctx.scope, &opts, &how, &ctx.stop) {
-            Ok(r) => r,
-            Err(e) => return Ok(html! { p.error { (ctx.clean(&format!("{e:#}"))) } }),
-        };
+    let ranked = match reader {
+        Reader::Local { conn, scope, .. } => {
+            crate::app::meaning::ranked(conn, scope, &opts, &how, &ctx.stop)
+        }
+        // The team server holds no embeddings: it ranks by words.
+        _ if q.meaning => Err(anyhow::anyhow!(
+            "by meaning needs the local index's embeddings; the team server has none"
+        )),
+        _ => Ok(None),
+    };
+    let ranked = match ranked {
+        Ok(r) => r,
+        Err(e) => return Ok(html! { p.error { (ctx.clean(&format!("{e:#}"))) } }),
+    };
     let hits = match ranked {
         Some(hits) => hits,
-        None => search::search_explained(&ctx.store.conn, &ctx.scope, &opts, &ctx.stop)?.0,
+        None => search::run(reader, &opts, false, &ctx.stop)?.0,
     };
     // Grouped by session in the order sessions first appear (a session's hits rank together).
     let mut groups: Vec<(i64, Vec<&Hit>)> = Vec::new();
@@ -139,8 +153,8 @@ fn results(ctx: &Ctx, q: &SearchQuery) -> Result<Markup, Fail> {
         @for (_, group) in &groups {
             @let first = group[0];
             section.group {
-                h2 { a href=(page::session_url(&first.path)) { (ctx.clean(&crate::term::one_line_upto(&first.title, 120))) } }
-                p.meta { (ctx.clean(&first.cwd)) }
+                h2 { a href=(page::session_url(&first.path, first.source.as_deref())) { (ctx.clean(&crate::term::one_line_upto(&first.title, 120))) } }
+                p.meta { @if let Some(s) = &first.source { span.source { (ctx.clean(s)) } " · " } (ctx.clean(&first.cwd)) }
                 ul.hits {
                     @for h in group {
                         li { a.hit href=(hit_url(h)) {
@@ -156,7 +170,7 @@ fn results(ctx: &Ctx, q: &SearchQuery) -> Result<Markup, Fail> {
 }
 
 fn hit_url(h: &Hit) -> String {
-    let url = page::session_url(&h.path);
+    let url = page::session_url(&h.path, h.source.as_deref());
     match &h.entry_id {
         Some(id) => format!("{url}?entry={}#e-{}", enc(id), enc(id)),
         None => url,

@@ -9,9 +9,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 /// A server on a free port, stopped when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     /// What it printed: `http://ADDR/` (with `?token=...` off loopback).
     url: String,
     /// What it printed before the address.
@@ -25,7 +25,7 @@ impl Drop for Server {
     }
 }
 
-fn serve(root: &Path, db: &Path, args: &[&str]) -> Server {
+pub(crate) fn serve(root: &Path, db: &Path, args: &[&str]) -> Server {
     // pi's agent folder (what the resume command looks up): an empty one beside the index.
     let agent = db.with_file_name("pi-agent");
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("pidx"))
@@ -76,14 +76,14 @@ fn serve(root: &Path, db: &Path, args: &[&str]) -> Server {
 }
 
 /// An answer: status, headers (names lowercased) and body.
-struct Answer {
-    status: u16,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
     headers: Vec<(String, String)>,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k == name)
@@ -91,7 +91,7 @@ impl Answer {
     }
 }
 
-fn get(port: u16, path: &str, host: Option<&str>, extra: &[(&str, &str)]) -> Answer {
+pub(crate) fn get(port: u16, path: &str, host: Option<&str>, extra: &[(&str, &str)]) -> Answer {
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connecting");
     let host = host.map_or(format!("127.0.0.1:{port}"), str::to_string);
     let mut req = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
@@ -121,14 +121,14 @@ fn get(port: u16, path: &str, host: Option<&str>, extra: &[(&str, &str)]) -> Ans
     }
 }
 
-const FILE: &str = "2026-03-01T08-00-00-000Z_aaaaaaaa-0000-7000-8000-000000000001.jsonl";
+pub(crate) const FILE: &str = "2026-03-01T08-00-00-000Z_aaaaaaaa-0000-7000-8000-000000000001.jsonl";
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNg+M/AwB8ABQIBoObI1QAAAABJRU5ErkJggg==";
 const SVG: &str =
     "PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIG9ubG9hZD0iYWxlcnQoMSkiLz4=";
-const SECRET: &str = "ghp_Zx9Qw3Er7Ty1Ui5Op2As6Df0Gh4Jk8Lz3Xc7";
+pub(crate) const SECRET: &str = "ghp_Zx9Qw3Er7Ty1Ui5Op2As6Df0Gh4Jk8Lz3Xc7";
 
 /// One session with hostile text, a secret, a PNG and an SVG.
-fn corpus() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+pub(crate) fn corpus() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("sessions");
     let project = root.join("--home-u-a--");
