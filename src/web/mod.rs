@@ -9,6 +9,7 @@ mod assets;
 mod events;
 mod files;
 mod guard;
+mod highlight;
 mod index;
 mod markdown;
 mod message;
