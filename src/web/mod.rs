@@ -6,6 +6,7 @@
 //! are redacted unless `--no-redact`, and `guard` adds the CSP and checks the Host and the token.
 
 mod assets;
+mod bigjson;
 mod events;
 mod files;
 mod guard;

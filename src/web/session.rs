@@ -254,19 +254,25 @@ pub struct PartQuery {
 /// One string of a message, from a character on, as plain text (at most [`PART_CHARS`]).
 const PART_CHARS: usize = 1 << 20;
 
-/// A message's value at a JSON pointer, in the context at the leaf asked for.
-fn part(reader: &mut Reader, file: &str, q: &PartQuery) -> Result<Value, Fail> {
+/// The JSON text of one message in the context at the leaf asked for.
+fn raw_message(reader: &mut Reader, file: &str, q: &PartQuery) -> Result<String, Fail> {
     let session = resolve(reader, file)?;
     let leaf = q.leaf.as_deref().filter(|l| !l.is_empty());
     let plan = plan(reader, &session, leaf)?;
     if q.e >= plan.len() {
         return Err(Fail::NotFound("there is no such message".into()));
     }
-    let raw = plan.messages_at(q.e)?;
-    let raw = raw
-        .get(q.m)
-        .ok_or_else(|| Fail::NotFound("there is no such message".into()))?;
-    let mut v = crate::pi::line::parse_json(raw)
+    let mut raw = plan.messages_at(q.e)?;
+    if q.m >= raw.len() {
+        return Err(Fail::NotFound("there is no such message".into()));
+    }
+    Ok(raw.swap_remove(q.m))
+}
+
+/// A message's value at a JSON pointer.
+fn part(reader: &mut Reader, file: &str, q: &PartQuery) -> Result<Value, Fail> {
+    let raw = raw_message(reader, file, q)?;
+    let mut v = crate::pi::line::parse_json(&raw)
         .map_err(|_| Fail::NotFound("the message is not JSON".into()))?;
     v.pointer_mut(&q.p)
         .map(Value::take)
@@ -280,28 +286,32 @@ pub async fn text(
 ) -> Result<Response, Fail> {
     let (source, file) = split_seg(&app, &seg);
     blocking(&app, source, move |ctx, reader| {
-        let Value::String(s) = part(reader, &file, &q)? else {
-            return Err(Fail::NotFound("that part is not text".into()));
-        };
-        // Cleaned whole, as the page cleaned it before cutting: the same offsets, and no secret
-        // split across two pieces escapes redaction.
-        let s = ctx.clean(&s);
-        let start = s.char_indices().nth(q.from).map_or(s.len(), |(i, _)| i);
-        let rest = &s[start..];
-        let end = rest
+        let raw = raw_message(reader, &file, &q)?;
+        // Decoded from the message's text a piece at a time (a 100 MB string is never held
+        // twice), cut where the page cuts (`message::piece_end`: no secret split across two
+        // pieces) and cleaned piece by piece.
+        let lit = super::bigjson::string_at(&raw, &q.p)
+            .ok_or_else(|| Fail::NotFound("that part is not text".into()))?;
+        // A little before `from` too: a hand-made `from` inside a secret starts at the secret.
+        let back = q.from.min(4 << 10);
+        let (piece, more) =
+            super::bigjson::decode(lit, q.from - back, back + PART_CHARS + (32 << 10));
+        let asked = piece
             .char_indices()
-            .nth(PART_CHARS)
-            .map_or(rest.len(), |(i, _)| i);
-        let mut out = rest[..end].to_string();
-        if end < rest.len() {
+            .nth(back)
+            .map_or(piece.len(), |(i, _)| i);
+        let start = super::message::piece_start(&piece, asked);
+        let end = super::message::piece_end(&piece, start, PART_CHARS);
+        let mut out = ctx.clean(&piece[start..end]).into_owned();
+        if more || end < piece.len() {
             out.push_str(&format!(
-                "\n\n[… more: {}/text?leaf={}&e={}&m={}&p={}&from={}]",
-                format!("/s/{}", enc(&seg)),
+                "\n\n[… more: /s/{}/text?leaf={}&e={}&m={}&p={}&from={}]",
+                enc(&seg),
                 enc(q.leaf.as_deref().unwrap_or_default()),
                 q.e,
                 q.m,
                 enc(&q.p),
-                q.from + PART_CHARS
+                q.from - back + piece[..end].chars().count()
             ));
         }
         Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], out).into_response())

@@ -215,6 +215,94 @@ fn a_secret_across_the_cut_of_a_long_text_is_redacted_on_both_sides() {
         "nor its end: {}",
         rest.body
     );
+    // The page's own link starts after the secret, which the page showed redacted whole.
+    assert!(
+        page.body.contains("[redacted: github-token]"),
+        "{}",
+        page.body
+    );
+    let link = page
+        .body
+        .split("href=\"")
+        .find(|l| l.contains("/text?"))
+        .unwrap();
+    let link = link.split('"').next().unwrap().replace("&amp;", "&");
+    let rest = get(s.port, &link, None, &[]);
+    assert_eq!(rest.status, 200, "{link}");
+    assert_eq!(rest.body, " end", "{link}");
+}
+
+/// A message of one 3 MB line: the page parses it with its string cut, and the text pieces
+/// (a megabyte each, decoded straight from the line) add up to the string exactly.
+#[test]
+fn a_huge_string_is_read_back_whole_a_piece_at_a_time() {
+    let (_dir, root, db) = corpus();
+    let text: String = (0..120_000)
+        .map(|i| format!("line {i} \"q\" é😀\n"))
+        .collect();
+    let line = serde_json::json!({"type": "message", "id": "e4", "parentId": "e3", "timestamp": "2026-03-01T08:04:00.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": text}], "provider": "p", "model": "m",
+            "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0.0}}, "timestamp": 1772352240000u64}});
+    let path = root.join("--home-u-a--").join(FILE);
+    let mut all = std::fs::read_to_string(&path).unwrap();
+    all.push_str(&format!("{line}\n"));
+    std::fs::write(&path, all).unwrap();
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    // The first sync reads the big line in the background: wait for the session to be listed.
+    for _ in 0..300 {
+        if get(s.port, "/?all=true", None, &[]).body.contains(FILE) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let page = get(s.port, &format!("/s/{FILE}?from=3"), None, &[]);
+    assert_eq!(page.status, 200, "{}", page.body);
+    let at = page.body.find("line 0 ").unwrap_or(0);
+    assert!(
+        page.body.contains("line 0 \"q\" é😀"),
+        "the start is shown: {}",
+        &page.body[at..(at + 300).min(page.body.len())]
+    );
+    assert!(page
+        .body
+        .contains("the rest as plain text, a megabyte at a time"));
+    let link = page
+        .body
+        .split("href=\"")
+        .find(|l| l.contains("/text?"))
+        .unwrap();
+    let mut link = Some(link.split('"').next().unwrap().replace("&amp;", "&"));
+    let shown = page.body.split("line 1199").count();
+    assert!(shown <= 2, "only the start is on the page");
+    let from: usize = link
+        .as_deref()
+        .unwrap()
+        .rsplit("from=")
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut got: String = text.chars().take(from).collect();
+    let mut pieces = 0;
+    while let Some(l) = link.take() {
+        let piece = get(s.port, &l, None, &[]);
+        assert_eq!(piece.status, 200, "{l}");
+        pieces += 1;
+        match piece.body.rsplit_once("\n\n[… more: ") {
+            Some((body, next)) => {
+                got.push_str(body);
+                link = Some(next.trim_end_matches(']').to_string());
+            }
+            None => got.push_str(&piece.body),
+        }
+    }
+    assert!(pieces >= 3, "{pieces} pieces");
+    assert!(
+        got == text,
+        "the pieces add up to the string ({} of {} bytes)",
+        got.len(),
+        text.len()
+    );
 }
 
 #[test]
