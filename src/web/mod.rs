@@ -87,6 +87,7 @@ pub(crate) struct App {
 /// # Errors
 /// When the runtime cannot start or the address cannot be bound.
 pub fn run(env: Env, opts: Options) -> Result<bool> {
+    index::memory::few_arenas();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .max_blocking_threads(8)
         .enable_all()
@@ -249,7 +250,11 @@ pub(crate) async fn blocking<T: Send + 'static>(
     let app = Arc::clone(app);
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
-    let job = tokio::task::spawn_blocking(move || index::with_reader(&app, source, flag, f));
+    let job = tokio::task::spawn_blocking(move || {
+        let answer = index::with_reader(&app, source, flag, f);
+        index::memory::after_page();
+        answer
+    });
     let watchdog = tokio::spawn(async move {
         tokio::time::sleep(TIME_LIMIT).await;
         stop.store(true, Ordering::Relaxed);

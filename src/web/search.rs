@@ -5,7 +5,9 @@
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
-use axum::response::Html;
+use std::time::{Duration, Instant};
+
+use axum::response::{Html, IntoResponse, Response};
 use maud::{html, Markup};
 use serde::Deserialize;
 
@@ -53,14 +55,26 @@ pub struct SearchQuery {
 pub async fn page(
     State(app): State<Arc<App>>,
     Query(q): Query<SearchQuery>,
-) -> Result<Html<String>, Fail> {
+) -> Result<Response, Fail> {
     let source = q.source.clone().filter(|s| !s.is_empty());
     blocking(&app, source, move |ctx, reader| {
-        let results = results(ctx, reader, &q)?;
+        let started = Instant::now();
+        let mut engine = Duration::ZERO;
+        let results = results(ctx, reader, &q, &mut engine)?;
+        // How long the search engine took of the page's time (the benchmark reads it).
+        let timing = |all: Duration| {
+            format!(
+                "engine;dur={:.1}, page;dur={:.1}",
+                engine.as_secs_f64() * 1e3,
+                all.as_secs_f64() * 1e3
+            )
+        };
         if q.frag.is_some() {
-            return Ok(Html(results.into_string()));
+            let body = results.into_string();
+            let t = timing(started.elapsed());
+            return Ok(([("server-timing", t)], Html(body)).into_response());
         }
-        Ok(page::layout(
+        let html = page::layout(
             "search",
             Nav::Top("search"),
             html! {
@@ -81,12 +95,18 @@ pub async fn page(
                 }
                 div #results { (results) }
             },
-        ))
+        );
+        Ok(([("server-timing", timing(started.elapsed()))], html).into_response())
     })
     .await
 }
 
-fn results(ctx: &Ctx, reader: &mut Reader, q: &SearchQuery) -> Result<Markup, Fail> {
+fn results(
+    ctx: &Ctx,
+    reader: &mut Reader,
+    q: &SearchQuery,
+    engine: &mut Duration,
+) -> Result<Markup, Fail> {
     if q.q.trim().is_empty() {
         return Ok(html! { p.meta { "type to search every session" } });
     }
@@ -121,6 +141,7 @@ fn results(ctx: &Ctx, reader: &mut Reader, q: &SearchQuery) -> Result<Markup, Fa
         words_only: q.lexical,
         model: None,
     };
+    let started = Instant::now();
     let ranked = match reader {
         Reader::Local { conn, scope, .. } => {
             crate::app::meaning::ranked(conn, scope, &opts, &how, &ctx.stop)
@@ -139,6 +160,7 @@ fn results(ctx: &Ctx, reader: &mut Reader, q: &SearchQuery) -> Result<Markup, Fa
         Some(hits) => hits,
         None => search::run(reader, &opts, false, &ctx.stop)?.0,
     };
+    *engine = started.elapsed();
     // Grouped by session in the order sessions first appear (a session's hits rank together).
     let mut groups: Vec<(i64, Vec<&Hit>)> = Vec::new();
     for h in &hits {
