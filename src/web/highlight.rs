@@ -8,8 +8,9 @@ use std::fmt::Write as _;
 
 /// How one language looks to the lexer.
 pub struct Lang {
-    keywords: &'static [&'static str],
-    literals: &'static [&'static str],
+    /// Space-separated.
+    keywords: &'static str,
+    literals: &'static str,
     line_comments: &'static [&'static str],
     block_comment: Option<(&'static str, &'static str)>,
     quotes: &'static [char],
@@ -27,8 +28,8 @@ pub struct Lang {
 }
 
 const NONE: Lang = Lang {
-    keywords: &[],
-    literals: &[],
+    keywords: "",
+    literals: "",
     line_comments: &[],
     block_comment: None,
     quotes: &['"'],
@@ -43,13 +44,8 @@ const C_LIKE: &[&str] = &["//"];
 const C_BLOCK: Option<(&str, &str)> = Some(("/*", "*/"));
 
 const RUST: Lang = Lang {
-    keywords: &[
-        "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum",
-        "extern", "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
-        "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait", "type",
-        "unsafe", "use", "where", "while",
-    ],
-    literals: &["true", "false", "None", "Some", "Ok", "Err"],
+    keywords: "as async await break const continue crate dyn else enum extern fn for if impl in let loop match mod move mut pub ref return self Self static struct super trait type unsafe use where while",
+    literals: "true false None Some Ok Err",
     line_comments: C_LIKE,
     block_comment: C_BLOCK,
     char_quote: true,
@@ -57,13 +53,8 @@ const RUST: Lang = Lang {
 };
 
 const PYTHON: Lang = Lang {
-    keywords: &[
-        "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
-        "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
-        "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with",
-        "yield", "self",
-    ],
-    literals: &["True", "False", "None"],
+    keywords: "and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield self",
+    literals: "True False None",
     line_comments: &["#"],
     quotes: &['"', '\''],
     triple: true,
@@ -71,47 +62,8 @@ const PYTHON: Lang = Lang {
 };
 
 const JS: Lang = Lang {
-    keywords: &[
-        "async",
-        "await",
-        "break",
-        "case",
-        "catch",
-        "class",
-        "const",
-        "continue",
-        "default",
-        "delete",
-        "do",
-        "else",
-        "export",
-        "extends",
-        "finally",
-        "for",
-        "from",
-        "function",
-        "if",
-        "import",
-        "in",
-        "instanceof",
-        "interface",
-        "let",
-        "new",
-        "of",
-        "return",
-        "static",
-        "switch",
-        "this",
-        "throw",
-        "try",
-        "type",
-        "typeof",
-        "var",
-        "void",
-        "while",
-        "yield",
-    ],
-    literals: &["true", "false", "null", "undefined", "NaN"],
+    keywords: "async await break case catch class const continue default delete do else export extends finally for from function if import in instanceof interface let new of return static switch this throw try type typeof var void while yield",
+    literals: "true false null undefined NaN",
     line_comments: C_LIKE,
     block_comment: C_BLOCK,
     quotes: &['"', '\'', '`'],
@@ -119,33 +71,8 @@ const JS: Lang = Lang {
 };
 
 const GO: Lang = Lang {
-    keywords: &[
-        "break",
-        "case",
-        "chan",
-        "const",
-        "continue",
-        "default",
-        "defer",
-        "else",
-        "for",
-        "func",
-        "go",
-        "goto",
-        "if",
-        "import",
-        "interface",
-        "map",
-        "package",
-        "range",
-        "return",
-        "select",
-        "struct",
-        "switch",
-        "type",
-        "var",
-    ],
-    literals: &["true", "false", "nil", "iota"],
+    keywords: "break case chan const continue default defer else for func go goto if import interface map package range return select struct switch type var",
+    literals: "true false nil iota",
     line_comments: C_LIKE,
     block_comment: C_BLOCK,
     quotes: &['"', '`', '\''],
@@ -153,65 +80,8 @@ const GO: Lang = Lang {
 };
 
 const C: Lang = Lang {
-    keywords: &[
-        "auto",
-        "break",
-        "case",
-        "catch",
-        "class",
-        "const",
-        "continue",
-        "default",
-        "delete",
-        "do",
-        "else",
-        "enum",
-        "extends",
-        "extern",
-        "final",
-        "for",
-        "fun",
-        "goto",
-        "if",
-        "implements",
-        "import",
-        "include",
-        "namespace",
-        "new",
-        "override",
-        "package",
-        "private",
-        "protected",
-        "public",
-        "return",
-        "sizeof",
-        "static",
-        "struct",
-        "switch",
-        "template",
-        "this",
-        "throw",
-        "try",
-        "typedef",
-        "union",
-        "using",
-        "val",
-        "var",
-        "virtual",
-        "void",
-        "volatile",
-        "while",
-        "int",
-        "char",
-        "long",
-        "short",
-        "unsigned",
-        "float",
-        "double",
-        "bool",
-        "boolean",
-    ],
-    literals: &["true", "false", "null", "NULL", "nullptr"],
+    keywords: "auto break case catch class const continue default delete do else enum extends extern final for fun goto if implements import include namespace new override package private protected public return sizeof static struct switch template this throw try typedef union using val var virtual void volatile while int char long short unsigned float double bool boolean",
+    literals: "true false null NULL nullptr",
     line_comments: C_LIKE,
     block_comment: C_BLOCK,
     quotes: &['"', '\''],
@@ -219,11 +89,7 @@ const C: Lang = Lang {
 };
 
 const SHELL: Lang = Lang {
-    keywords: &[
-        "if", "then", "else", "elif", "fi", "for", "while", "until", "do", "done", "case", "esac",
-        "in", "function", "return", "export", "local", "set", "cd", "echo", "exit", "source",
-        "sudo",
-    ],
+    keywords: "if then else elif fi for while until do done case esac in function return export local set cd echo exit source sudo",
     line_comments: &["#"],
     quotes: &['"', '\''],
     dollar: true,
@@ -231,78 +97,27 @@ const SHELL: Lang = Lang {
 };
 
 const JSON: Lang = Lang {
-    literals: &["true", "false", "null"],
+    literals: "true false null",
     ..NONE
 };
 
 const TOML: Lang = Lang {
-    literals: &["true", "false"],
+    literals: "true false",
     line_comments: &["#"],
     quotes: &['"', '\''],
     ..NONE
 };
 
 const YAML: Lang = Lang {
-    literals: &["true", "false", "null", "yes", "no"],
+    literals: "true false null yes no",
     line_comments: &["#"],
     quotes: &['"', '\''],
     ..NONE
 };
 
 const SQL: Lang = Lang {
-    keywords: &[
-        "select",
-        "from",
-        "where",
-        "and",
-        "or",
-        "not",
-        "insert",
-        "into",
-        "values",
-        "update",
-        "set",
-        "delete",
-        "create",
-        "table",
-        "index",
-        "on",
-        "join",
-        "left",
-        "inner",
-        "outer",
-        "group",
-        "by",
-        "order",
-        "having",
-        "limit",
-        "offset",
-        "as",
-        "distinct",
-        "union",
-        "all",
-        "case",
-        "when",
-        "then",
-        "else",
-        "end",
-        "is",
-        "in",
-        "exists",
-        "primary",
-        "key",
-        "with",
-        "drop",
-        "alter",
-        "begin",
-        "commit",
-        "returning",
-        "like",
-        "between",
-        "desc",
-        "asc",
-    ],
-    literals: &["null", "true", "false"],
+    keywords: "select from where and or not insert into values update set delete create table index on join left inner outer group by order having limit offset as distinct union all case when then else end is in exists primary key with drop alter begin commit returning like between desc asc",
+    literals: "null true false",
     line_comments: &["--"],
     block_comment: C_BLOCK,
     quotes: &['\''],
@@ -438,12 +253,12 @@ impl Lexer<'_> {
             } else if ident_char(c) {
                 let len = rest.find(|c| !ident_char(c)).unwrap_or(rest.len());
                 let word = self.take(len);
-                let is = |list: &[&str]| {
-                    list.iter().any(|k| {
+                let is = |list: &str| {
+                    list.split(' ').any(|k| {
                         if lang.any_case {
                             k.eq_ignore_ascii_case(word)
                         } else {
-                            *k == word
+                            k == word
                         }
                     })
                 };
@@ -485,7 +300,7 @@ impl Lexer<'_> {
     /// The length of a string starting here (to its closing quote, or the line's end for an
     /// unclosed one, or the code's end for a triple-quoted one).
     fn string(&self, rest: &str, q: char) -> Option<usize> {
-        if !self.lang.quotes.contains(&q) && !(self.lang.char_quote && q == '\'') {
+        if !(self.lang.quotes.contains(&q) || self.lang.char_quote && q == '\'') {
             return None;
         }
         if self.lang.triple && (rest.starts_with("\"\"\"") || rest.starts_with("'''")) {

@@ -29,6 +29,11 @@ const KIND_CHOICES: [(&str, &str); 6] = [
 /// Hits a search shows.
 const HITS: usize = 100;
 
+/// Hits an answer given as you type shows (with a link to the best [`HITS`]): a words search
+/// ranks a window of 50 candidates a hit (at least 1,000), so fewer hits is less to rank while
+/// the query is still changing.
+const TYPING_HITS: usize = 20;
+
 #[derive(Deserialize, Default)]
 pub struct SearchQuery {
     #[serde(default)]
@@ -114,7 +119,8 @@ fn results(
         Ok(query) => query,
         Err(e) => return Ok(html! { p.error { (ctx.clean(&e.to_string())) } }),
     };
-    let mut opts = SearchOptions::everywhere(query, HITS);
+    let limit = if q.frag.is_some() { TYPING_HITS } else { HITS };
+    let mut opts = SearchOptions::everywhere(query, limit);
     for k in q
         .kinds
         .iter()
@@ -171,7 +177,8 @@ fn results(
     }
     Ok(html! {
         p.meta #count { (hits.len()) " hits in " (groups.len()) " sessions"
-            @if hits.len() == HITS { " · the best " (HITS) " shown: narrow the search for more" } }
+            @if hits.len() == limit && limit < HITS { " · the best " (limit) " · " a #all-hits href=(full_url(q)) { "the best " (HITS) } }
+            @else if hits.len() == limit { " · the best " (limit) " shown: narrow the search for more" } }
         @for (_, group) in &groups {
             @let first = group[0];
             section.group {
@@ -189,6 +196,31 @@ fn results(
             }
         }
     })
+}
+
+/// This search as a whole page (the best [`HITS`]).
+fn full_url(q: &SearchQuery) -> String {
+    let mut url = format!("/search?q={}", enc(&q.q));
+    for (k, v) in [
+        ("in", q.kinds.as_deref()),
+        ("model", q.model.as_deref()),
+        ("project", q.project.as_deref()),
+        ("source", q.source.as_deref()),
+    ] {
+        if let Some(v) = v.filter(|v| !v.is_empty()) {
+            url.push_str(&format!("&{k}={}", enc(v)));
+        }
+    }
+    for (k, on) in [
+        ("literal", q.literal),
+        ("meaning", q.meaning),
+        ("lexical", q.lexical),
+    ] {
+        if on {
+            url.push_str(&format!("&{k}=true"));
+        }
+    }
+    url
 }
 
 fn hit_url(h: &Hit) -> String {

@@ -105,10 +105,11 @@ fn projects(ctx: &Ctx, reader: &mut Reader, source: Option<&str>) -> Result<Html
     ))
 }
 
+/// Projects, and sources with their session counts.
+type Counts = (Vec<list::ProjectCount>, Vec<(String, i64)>);
+
 /// The team server's projects and sources (with their session counts), from its listing.
-fn server_projects(
-    reader: &mut Reader,
-) -> Result<(Vec<list::ProjectCount>, Vec<(String, i64)>), Fail> {
+fn server_projects(reader: &mut Reader) -> Result<Counts, Fail> {
     let (rows, _) = list::listing(reader, &ListOptions::default(), None, false)?;
     let mut projects: Vec<list::ProjectCount> = Vec::new();
     let mut at = std::collections::HashMap::new();
