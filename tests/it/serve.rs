@@ -455,6 +455,17 @@ fn search_takes_the_kinds_of_text_as_the_cli_does() {
     );
     assert!(search("&in=bash,tool").contains("0 hits in 0 sessions"));
     assert!(search("&in=nonsense").contains("is not a kind of text"));
+    // Every answer says how much of its time the engine took.
+    let a = get(s.port, "/search?frag=1&q=alert", None, &[]);
+    let timing = a.header("server-timing").unwrap_or_default().to_string();
+    let ms: Vec<f64> = timing
+        .split(", ")
+        .filter_map(|t| t.split_once(";dur=")?.1.parse().ok())
+        .collect();
+    assert!(
+        timing.starts_with("engine;dur=") && ms.len() == 2 && ms[0] <= ms[1],
+        "{timing}"
+    );
 }
 
 #[test]
