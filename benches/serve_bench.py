@@ -1,5 +1,26 @@
-"""The measurements of benches/serve.sh. Usage: serve_bench.py PIDX ROOT DB."""
-import http.client, re, socket, sqlite3, statistics, subprocess, sys, time, urllib.parse
+"""The measurements of benches/serve.sh. Usage: serve_bench.py PIDX ROOT DB, or
+serve_bench.py --write-line DIR MB (the session of one MB-megabyte message)."""
+import http.client, json, os, re, socket, sqlite3, statistics, subprocess, sys, time, urllib.parse
+
+LINE_FILE = "2026-01-02T00-00-00-000Z_0000000b-0000-7000-8000-00000000001e.jsonl"
+
+if sys.argv[1] == "--write-line":
+    folder, mb = sys.argv[2], int(sys.argv[3])
+    os.makedirs(folder, exist_ok=True)
+    para = "The parser reads one line at a time and keeps `offsets` of each entry; fixture %d.\n\n"
+    with open(os.path.join(folder, LINE_FILE), "w") as f:
+        f.write(json.dumps({"type": "session", "version": 3, "id": "0000000b-0000-7000-8000-00000000001e",
+                            "timestamp": "2026-01-02T00:00:00.000Z", "cwd": "/bench/huge-line"}) + "\n")
+        f.write('{"type":"message","id":"l1","parentId":null,"timestamp":"2026-01-02T00:01:00.000Z",'
+                '"message":{"role":"user","timestamp":1767312060000,"content":"')
+        written, n = 0, 0
+        while written < mb * 1_000_000:
+            chunk = json.dumps("".join(para % (n + i) for i in range(1000)))[1:-1]
+            f.write(chunk)
+            written += len(chunk)
+            n += 1000
+        f.write('"}}\n')
+    sys.exit(0)
 
 pidx, root, db = sys.argv[1:4]
 s = socket.socket()
@@ -79,22 +100,71 @@ try:
     rows.append(("search as you type, %d prefixes of %d words" % (len(ts), len(words)),
                  "%.1f ms p50, %.1f ms p95" % (p(ts, 0.5), p(ts, 0.95)), "p95 <= 50 ms"))
 
-    # RSS while paging through the long session from its first page to its last.
+    # RSS while paging through the long session from its first page to its last: every page
+    # while there are at most MOST_PAGES; past that the first ones, then pages spread evenly to
+    # the last (each page builds the whole context plan, so the sample is what memory sees).
+    MOST_PAGES = 200
     _, _, body = get(big)
-    pages, worst = 1, rss()[0]
+    pages, worst, page_ts = 1, rss()[0], []
     t0 = time.perf_counter()
+    sampled = big_entries > MOST_PAGES * 40
     while True:
         m = re.search(rb'data-frag="([^"]+)"', body)
         if not m:
             break
-        _, status, body = get(m.group(1).decode().replace("&amp;", "&"))
+        url = m.group(1).decode().replace("&amp;", "&")
+        if sampled and pages >= MOST_PAGES // 2:
+            step = max(1, (big_entries - pages * 40) // (MOST_PAGES // 2))
+            at = int(re.search(r"from=(\d+)", url).group(1))
+            url = re.sub(r"from=\d+", "from=%d" % min(big_entries, at + step), url)
+        t, status, body = get(url)
         assert status == 200
+        page_ts.append(t * 1000)
         pages += 1
         worst = max(worst, rss()[0])
     took = time.perf_counter() - t0
     now, peak = rss()
-    rows.append(("paging through that session (%d pages, %.1f s)" % (pages, took),
+    rows.append(("paging through that session (%d pages%s, %.1f s, %.0f ms a page median)"
+                 % (pages, ", sampled to its end" if sampled else "", took, statistics.median(page_ts) if page_ts else 0),
                  "RSS %d MB at most between pages, peak (VmHWM) %d MB" % (worst, peak), "<= 200 MB"))
+
+    # The long session's whole tree, a page of 3,000 rows at a time (every entry, where the
+    # conversation shows only the current context).
+    url, tree_pages, tree_worst, tree_ts = big + "/tree", 0, 0, []
+    while url:
+        t, status, body = get(url)
+        assert status == 200, status
+        tree_ts.append(t * 1000)
+        tree_pages += 1
+        tree_worst = max(tree_worst, rss()[0])
+        m = re.search(rb'href="([^"]+/tree\?from=\d+)">more entries', body)
+        url = m.group(1).decode() if m else None
+    rows.append(("that session's whole tree (%d pages of 3,000 rows)" % tree_pages,
+                 "%.0f ms a page median; RSS %d MB at most, peak (VmHWM) %d MB"
+                 % (statistics.median(tree_ts), tree_worst, rss()[1]), "<= 200 MB"))
+    worst = max(worst, tree_worst)
+
+    # A message of one huge line: its page (the start), then its text a megabyte at a time.
+    if ix.execute("SELECT 1 FROM files WHERE name = ?", (LINE_FILE,)).fetchone():
+        t, status, body = get("/s/" + LINE_FILE)
+        assert status == 200, status
+        first = t * 1000
+        chunks, ts, worst = 0, [], max(worst, rss()[0])
+        m = re.search(rb'href="([^"]+/text\?[^"]+)"', body)
+        link = m.group(1).decode().replace("&amp;", "&") if m else None
+        while link:
+            t, status, text = get(link)
+            assert status == 200, status
+            ts.append(t * 1000)
+            chunks += 1
+            worst = max(worst, rss()[0])
+            m = re.search(rb"\[\xe2\x80\xa6 more: ([^\]]+)\]$", text)
+            link = m.group(1).decode() if m else None
+        size = os.path.getsize(os.path.join(root, "--bench-huge-line--", LINE_FILE))
+        now, peak = rss()
+        rows.append(("a %d MB line: its page, then %d text pieces of 1 MB" % (size // 1_000_000, chunks),
+                     "page %.0f ms, a piece %.0f ms median; RSS %d MB at most, peak (VmHWM) %d MB"
+                     % (first, statistics.median(ts) if ts else 0, worst, peak), "<= 200 MB"))
 finally:
     server.terminate()
     server.wait()

@@ -133,6 +133,7 @@ fn reads_from_server(cmd: &Command) -> bool {
             | Command::Search(_)
             | Command::Stats(_)
             | Command::Sql(_)
+            | Command::Serve(_)
     )
 }
 
@@ -152,7 +153,7 @@ fn refuse_meaningless_flags(cli: &Cli) -> Result<()> {
             Command::Push(_) | Command::Pg(_) | Command::Watch(_) | Command::Forget(_)
         )
     {
-        anyhow::bail!("--pg: this command reads the local index only (with --pg: list, show, context, tree, search, stats, sql, push, forget, pg migrate)");
+        anyhow::bail!("--pg: this command reads the local index only (with --pg: list, show, context, tree, search, stats, sql, serve, push, forget, pg migrate)");
     }
     if cli.global.no_wait && cli.global.no_sync {
         anyhow::bail!(

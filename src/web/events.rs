@@ -39,7 +39,9 @@ pub async fn watch(app: Arc<App>) {
         let worker = Arc::clone(&app);
         let mut held = store.take();
         let joined = tokio::task::spawn_blocking(move || {
-            worker.fresh.freshen();
+            if let Some(fresh) = &worker.fresh {
+                fresh.freshen();
+            }
             if held.is_none() {
                 held = Store::open_read_only(&worker.env.db).ok();
             }

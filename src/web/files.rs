@@ -15,6 +15,7 @@ use super::page::{self, enc, Nav};
 use super::{blocking, App, Fail};
 use crate::query::files::list::{touches, FilesOptions};
 use crate::query::resolve::resolve_session;
+use crate::query::Reader;
 
 /// Touches a page shows.
 const ROWS: usize = 200;
@@ -38,14 +39,19 @@ pub async fn page(
     State(app): State<Arc<App>>,
     Query(q): Query<FilesQuery>,
 ) -> Result<Html<String>, Fail> {
-    blocking(&app, move |ctx| {
+    blocking(&app, None, move |ctx, reader| {
+        let Reader::Local { conn, scope, .. } = reader else {
+            return Err(Fail::Bad(
+                "a file's history reads the local index: the team server keeps no file touches".into(),
+            ));
+        };
         if q.path.trim().is_empty() {
             return Err(Fail::Bad("which file? /files?path=PATH".into()));
         }
         let mut path = q.path.clone();
         if let (false, Some(seg)) = (Path::new(&path).is_absolute(), &q.session) {
-            let session = resolve_session(&ctx.store.conn, &ctx.scope, seg)?;
-            let cwd: String = ctx.store.conn.query_row(
+            let session = resolve_session(conn, scope, seg)?;
+            let cwd: String = conn.query_row(
                 "SELECT cwd FROM sessions WHERE file_id = ?1",
                 [session.file_id],
                 |r| r.get(0),
@@ -61,7 +67,7 @@ pub async fn page(
             diffs: true,
             ..FilesOptions::default()
         };
-        let rows = touches(&ctx.store.conn, &opts)?;
+        let rows = touches(conn, &opts)?;
         Ok(page::layout(
             &crate::term::one_line_upto(&path, 60),
             Nav::Top("files"),
@@ -78,7 +84,7 @@ pub async fn page(
                                 tr {
                                     td { (r.by.ts_ms.map(|t| page::when(&crate::pi::js::iso(t))).unwrap_or_default()) }
                                     td { (ctx.clean(&r.by.kind)) " (" (ctx.clean(&r.tool)) ")" }
-                                    td { a href=(format!("{}?entry={}#e-{}", page::session_url(&r.by.session_path), enc(at), enc(at))) {
+                                    td { a href=(format!("{}?entry={}#e-{}", page::session_url(&r.by.session_path, None), enc(at), enc(at))) {
                                         code { (ctx.clean(&r.by.session)) } " " (ctx.clean(r.by.name.as_deref().unwrap_or_default())) } }
                                     td class=[(r.status.as_deref() == Some("error")).then_some("error")] { (r.status.as_deref().unwrap_or("-")) }
                                     td {

@@ -3,7 +3,9 @@
 //! and images become their alt text with the address as text (a page never loads what a
 //! transcript points at). pulldown-cmark escapes every text and attribute it writes.
 
-use pulldown_cmark::{html, CowStr, Event, Options, Parser, Tag, TagEnd};
+use pulldown_cmark::{html, CodeBlockKind, CowStr, Event, Options, Parser, Tag, TagEnd};
+
+use super::highlight;
 
 /// Whether a link target may be followed from a page.
 pub fn safe_link(url: &str) -> bool {
@@ -18,7 +20,39 @@ pub fn to_html(text: &str) -> String {
     let opts = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     // The kind of each open link: dropped ones lose their closing tag too.
     let mut links: Vec<bool> = Vec::new();
-    let events = Parser::new_ext(text, opts).filter_map(|ev| match ev {
+    // A fenced block of a language `highlight` knows: its text, coloured at its end.
+    let mut code: Option<(&'static highlight::Lang, String)> = None;
+    let events = Parser::new_ext(text, opts).flat_map(|ev| {
+        if let (Event::Text(t), Some((_, buf))) = (&ev, code.as_mut()) {
+            buf.push_str(t);
+            return [None, None];
+        }
+        if matches!(ev, Event::End(TagEnd::CodeBlock)) {
+            if let Some((lang, buf)) = code.take() {
+                // Our own markup: every byte of the code escaped by `highlight`.
+                let coloured = Event::Html(highlight::highlight(lang, &buf).into());
+                return [Some(coloured), Some(ev)];
+            }
+        }
+        [safe(ev, &mut links, &mut code), None]
+    });
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    html::push_html(&mut out, events.flatten());
+    out
+}
+
+/// One Markdown event as a page may show it: raw HTML as text, unsafe links as their text,
+/// images as text; a fenced block of a known language starts collecting its code.
+fn safe<'a>(
+    ev: Event<'a>,
+    links: &mut Vec<bool>,
+    code: &mut Option<(&'static highlight::Lang, String)>,
+) -> Option<Event<'a>> {
+    match ev {
+        Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(ref info))) => {
+            *code = highlight::lang(info).map(|l| (l, String::new()));
+            Some(ev)
+        }
         Event::Html(raw) | Event::InlineHtml(raw) => Some(Event::Text(raw)),
         Event::Start(Tag::Link {
             link_type,
@@ -41,10 +75,7 @@ pub fn to_html(text: &str) -> String {
         }
         Event::End(TagEnd::Image) => Some(Event::Text("]".into())),
         other => Some(other),
-    });
-    let mut out = String::with_capacity(text.len() + text.len() / 4);
-    html::push_html(&mut out, events);
-    out
+    }
 }
 
 #[cfg(test)]
@@ -63,8 +94,13 @@ mod tests {
     }
 
     #[test]
-    fn code_blocks_keep_their_language_as_a_class() {
+    fn code_blocks_keep_their_language_as_a_class_and_are_coloured() {
         let out = to_html("```rust\nfn main() {}\n```");
         assert!(out.contains("class=\"language-rust\""), "{out}");
+        assert!(out.contains("<span class=\"hl-k\">fn</span> main"), "{out}");
+        let out =
+            to_html("```python\n</code></pre><script>x()</script>\n```\n\n```nolang\n<b>\n```");
+        assert!(!out.contains("<script") && !out.contains("<b>"), "{out}");
+        assert_eq!(out.matches("</pre>").count(), 2, "{out}");
     }
 }

@@ -45,7 +45,9 @@ fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
 
 /// A message: its role and its body.
 pub fn render(ctx: &Ctx, raw: &str, at: &At) -> (String, Markup) {
-    let Ok(v) = crate::pi::line::parse_json(raw) else {
+    // A huge message parses with its long strings cut (a page shows their start only).
+    let shrunk = super::bigjson::shrink(raw);
+    let Ok(v) = crate::pi::line::parse_json(shrunk.as_deref().unwrap_or(raw)) else {
         return ("unknown".into(), plain(ctx, raw, at, ""));
     };
     let role = str_of(&v, "role").unwrap_or("unknown").to_string();
@@ -145,7 +147,9 @@ fn tool_call(ctx: &Ctx, name: &str, args: &Value, at: &At, pointer: &str) -> Mar
     html! {
         div.call {
             div.meta { "tool call " b { (ctx.clean(name)) }
-                @if !arg("path").is_empty() {
+                // File history reads the local index (the team server keeps no touches).
+                @if !arg("path").is_empty() && ctx.server { " " code { (ctx.clean(arg("path"))) } }
+                @else if !arg("path").is_empty() {
                     " " a.file href=(super::files::url(arg("path"), at.url)) title="this file's history" { code { (ctx.clean(arg("path"))) } } } }
             @match name {
                 "bash" => pre.cmd { "$ " (ctx.clean(arg("command"))) },
@@ -215,19 +219,63 @@ fn folded(ctx: &Ctx, text: &str, at: &At, pointer: &str, what: &str) -> Markup {
     }
 }
 
-/// `s` cut to [`MAX_TEXT`] characters, and the link to the rest when it was cut.
-fn cut<'a>(s: &'a str, at: &At, pointer: &str) -> (&'a str, Option<Markup>) {
-    let Some((i, _)) = s.char_indices().nth(MAX_TEXT) else {
-        return (s, None);
+/// Secrets are far shorter than this (bytes) on either side of a cut.
+const AROUND: usize = 16 << 10;
+
+/// Where a piece of `s` that starts at byte `from` and holds `n` characters ends (a byte
+/// index): after the `n`th character, moved past a secret the cut would split, so each piece is
+/// redacted whole on its own and no secret is shown half on each side.
+pub fn piece_end(s: &str, from: usize, n: usize) -> usize {
+    let Some((len, _)) = s[from..].char_indices().nth(n) else {
+        return s.len();
     };
+    let end = from + len;
+    let mut lo = end.saturating_sub(AROUND).max(from);
+    while !s.is_char_boundary(lo) {
+        lo += 1;
+    }
+    let mut hi = (end + AROUND).min(s.len());
+    while !s.is_char_boundary(hi) {
+        hi -= 1;
+    }
+    crate::redact::find(&s[lo..hi])
+        .iter()
+        .find(|f| lo + f.start < end && lo + f.end > end)
+        .map_or(end, |f| lo + f.end)
+}
+
+/// Where a piece asked to start at byte `at` of `s` starts: earlier, at the start of a secret
+/// that `at` would split (an address made by hand), else `at`.
+pub fn piece_start(s: &str, at: usize) -> usize {
+    let mut hi = (at + AROUND).min(s.len());
+    while !s.is_char_boundary(hi) {
+        hi -= 1;
+    }
+    crate::redact::find(&s[..hi])
+        .iter()
+        .find(|f| f.start < at && f.end > at)
+        .map_or(at, |f| f.start)
+}
+
+/// `s` (the whole string, or its start when `bigjson` cut it) cut to [`MAX_TEXT`] characters,
+/// and the link to the rest when it was cut.
+fn cut<'a>(s: &'a str, at: &At, pointer: &str) -> (&'a str, Option<Markup>) {
+    let i = piece_end(s, 0, MAX_TEXT);
+    if i == s.len() {
+        return (s, None);
+    }
     let rest = s.len() - i;
+    // A string `bigjson` cut is longer than this page knows.
+    let known = s.len() < super::bigjson::LIMIT / 2;
+    let from = s[..i].chars().count();
     let link = html! {
         p.more {
             @if pointer.is_empty() {
-                "… " (super::page::num(rest as i64)) " more bytes not shown"
+                "… " @if known { (super::page::num(rest as i64)) } @else { "many" } " more bytes not shown"
             } @else {
-                a href=(format!("{}&from={MAX_TEXT}", at.part("text", pointer))) {
-                    "… the rest (" (super::page::num(rest as i64)) " bytes) as plain text"
+                a href=(format!("{}&from={from}", at.part("text", pointer))) {
+                    @if known { "… the rest (" (super::page::num(rest as i64)) " bytes) as plain text" }
+                    @else { "… the rest as plain text, a megabyte at a time" }
                 }
             }
         }
@@ -235,19 +283,18 @@ fn cut<'a>(s: &'a str, at: &At, pointer: &str) -> (&'a str, Option<Markup>) {
     (&s[..i], Some(link))
 }
 
-// Both clean the whole string before cutting it, so a secret across the cut is still found;
-// the text endpoint pages through the same cleaned string, so its offsets match the link's.
+// Both cut before they clean (at a place no secret straddles, `piece_end`): the text endpoint
+// pages through the same string with the same cuts, so each piece is redacted as a whole.
 fn plain(ctx: &Ctx, s: &str, at: &At, pointer: &str) -> Markup {
-    let clean = ctx.clean(s);
-    let (shown, more) = cut(&clean, at, pointer);
-    html! { pre.text { (shown) } @if let Some(m) = more { (m) } }
+    let (shown, more) = cut(s, at, pointer);
+    html! { pre.text { (ctx.clean(shown)) } @if let Some(m) = more { (m) } }
 }
 
 fn md(ctx: &Ctx, s: &str, at: &At, pointer: &str) -> Markup {
-    let clean = ctx.clean(s);
-    let (shown, more) = cut(&clean, at, pointer);
+    let (shown, more) = cut(s, at, pointer);
+    let shown = ctx.clean(shown);
     html! {
-        div.md { (PreEscaped(markdown::to_html(shown))) }
+        div.md { (PreEscaped(markdown::to_html(&shown))) }
         @if let Some(m) = more { (m) }
     }
 }

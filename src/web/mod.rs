@@ -6,9 +6,12 @@
 //! are redacted unless `--no-redact`, and `guard` adds the CSP and checks the Host and the token.
 
 mod assets;
+mod bigjson;
 mod events;
 mod files;
 mod guard;
+mod highlight;
+mod index;
 mod markdown;
 mod message;
 mod page;
@@ -32,8 +35,7 @@ use axum::Router;
 
 use crate::app::fresh::Fresh;
 use crate::app::Env;
-use crate::store::Scope;
-use crate::store::Store;
+use crate::query::Reader;
 
 /// The longest one page may take before its query is stopped.
 const TIME_LIMIT: Duration = Duration::from_secs(10);
@@ -73,7 +75,9 @@ fn open_browser(url: &str) {
 /// What every request shares.
 pub(crate) struct App {
     env: Arc<Env>,
-    fresh: Fresh,
+    /// The local index's freshness (none on the team server).
+    fresh: Option<Fresh>,
+    index: index::Index,
     redact: bool,
     guard: guard::Guard,
     events: events::Events,
@@ -84,6 +88,7 @@ pub(crate) struct App {
 /// # Errors
 /// When the runtime cannot start or the address cannot be bound.
 pub fn run(env: Env, opts: Options) -> Result<bool> {
+    index::memory::few_arenas();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .max_blocking_threads(8)
         .enable_all()
@@ -104,14 +109,26 @@ pub fn run(env: Env, opts: Options) -> Result<bool> {
         if opts.open {
             open_browser(&guard.url(addr));
         }
+        let index = match env.global.pg_url() {
+            Some(url) => index::Index::Server {
+                url,
+                source: env.global.source.clone(),
+                idle: std::sync::Mutex::new(Vec::new()),
+            },
+            None => index::Index::Local,
+        };
         let app = Arc::new(App {
-            fresh: Fresh::new(Arc::clone(&env)),
+            fresh: (!index.is_server()).then(|| Fresh::new(Arc::clone(&env))),
+            index,
             env,
             redact: !opts.no_redact,
             guard,
             events: events::Events::new(),
         });
-        tokio::spawn(events::watch(Arc::clone(&app)));
+        // The team server is pushed to by other machines: no file events here to follow.
+        if !app.index.is_server() {
+            tokio::spawn(events::watch(Arc::clone(&app)));
+        }
         axum::serve(listener, router(app))
             .await
             .context("serving HTTP")
@@ -139,12 +156,13 @@ fn router(app: Arc<App>) -> Router {
         .with_state(app)
 }
 
-/// What a page's query works with: a read-only connection that stops at the time limit.
+/// What a page's query works with besides its reader: the stop flag the time limit sets, and
+/// how strings are shown.
 pub(crate) struct Ctx {
-    pub store: Store,
-    pub scope: Scope,
     pub stop: Arc<AtomicBool>,
     pub redact: bool,
+    /// The pages read the team server (sessions carry their source; no local-only views).
+    pub server: bool,
 }
 
 impl Ctx {
@@ -223,30 +241,20 @@ impl IntoResponse for Fail {
     }
 }
 
-/// Runs a page's query on a blocking thread: freshness first, then a read-only connection that
-/// SQLite stops at the time limit.
+/// Runs a page's query on a blocking thread with a reader of the index (`index`): the local
+/// one freshened first, or the team server's, limited to `source` when the page names one.
 pub(crate) async fn blocking<T: Send + 'static>(
     app: &Arc<App>,
-    f: impl FnOnce(&Ctx) -> Result<T, Fail> + Send + 'static,
+    source: Option<String>,
+    f: impl FnOnce(&Ctx, &mut Reader) -> Result<T, Fail> + Send + 'static,
 ) -> Result<T, Fail> {
     let app = Arc::clone(app);
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
     let job = tokio::task::spawn_blocking(move || {
-        app.fresh.freshen();
-        let store = Store::open_read_only(&app.env.db)?;
-        let watched = Arc::clone(&flag);
-        store
-            .conn
-            .progress_handler(10_000, Some(move || watched.load(Ordering::Relaxed)))?;
-        let scope = Scope::new(&store.conn, &app.env.roots)?;
-        let ctx = Ctx {
-            store,
-            scope,
-            stop: flag,
-            redact: app.redact,
-        };
-        f(&ctx)
+        let answer = index::with_reader(&app, source, flag, f);
+        index::memory::after_page();
+        answer
     });
     let watchdog = tokio::spawn(async move {
         tokio::time::sleep(TIME_LIMIT).await;
@@ -257,6 +265,15 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .unwrap_or_else(|e| Err(Fail::Internal(format!("the page failed inside pidx ({e})"))));
     watchdog.abort();
     result
+}
+
+/// A session's address segment as the pages write it (`page::session_seg`): the file name
+/// locally; `SOURCE/FILE` on the team server, where two machines may hold the same file name.
+pub(crate) fn split_seg(app: &App, seg: &str) -> (Option<String>, String) {
+    match seg.rsplit_once('/').filter(|_| app.index.is_server()) {
+        Some((source, file)) => (Some(source.to_string()), file.to_string()),
+        None => (None, seg.to_string()),
+    }
 }
 
 #[cfg(test)]

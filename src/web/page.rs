@@ -91,12 +91,23 @@ pub fn num(n: i64) -> String {
     crate::term::thousands(n)
 }
 
-/// The file name of a session path: its stable address in these pages.
-pub fn session_url(path: &str) -> String {
-    format!("/s/{}", enc(crate::query::handle::file_name(path)))
+/// The file name of a session path (on the team server after its source): its stable address
+/// in these pages.
+pub fn session_url(path: &str, source: Option<&str>) -> String {
+    format!("/s/{}", session_seg(path, source))
 }
 
-/// The file-name segment of a session's address (for `Nav::Session`).
-pub fn session_seg(path: &str) -> String {
-    enc(crate::query::handle::file_name(path))
+/// The segment of a session's address (for `Nav::Session`): `FILE`, or `SOURCE%2FFILE` on the
+/// team server (one path segment; `web::split_seg` reads it back).
+pub fn session_seg(path: &str, source: Option<&str>) -> String {
+    let file = enc(crate::query::handle::file_name(path));
+    match source {
+        Some(s) => format!("{}%2F{file}", enc(s)),
+        None => file,
+    }
+}
+
+/// `?source=NAME` (or `&`, after `sep`) for a page limited to one machine of the team server.
+pub fn source_param(sep: char, source: Option<&str>) -> String {
+    source.map_or(String::new(), |s| format!("{sep}source={}", enc(s)))
 }

@@ -5,13 +5,16 @@
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
-use axum::response::Html;
+use std::time::{Duration, Instant};
+
+use axum::response::{Html, IntoResponse, Response};
 use maud::{html, Markup};
 use serde::Deserialize;
 
 use super::page::{self, enc, Nav};
 use super::{blocking, App, Ctx, Fail};
 use crate::query::search::{self, Hit, SearchOptions, Snippet};
+use crate::query::Reader;
 
 /// The kinds of text the page offers to search in (any list works in the address).
 const KIND_CHOICES: [(&str, &str); 6] = [
@@ -25,6 +28,11 @@ const KIND_CHOICES: [(&str, &str); 6] = [
 
 /// Hits a search shows.
 const HITS: usize = 100;
+
+/// Hits an answer given as you type shows (with a link to the best [`HITS`]): a words search
+/// ranks a window of 50 candidates a hit (at least 1,000), so fewer hits is less to rank while
+/// the query is still changing.
+const TYPING_HITS: usize = 20;
 
 #[derive(Deserialize, Default)]
 pub struct SearchQuery {
@@ -44,19 +52,34 @@ pub struct SearchQuery {
     kinds: Option<String>,
     /// Only sessions that used a model containing this (`--model`).
     model: Option<String>,
+    /// One machine of the team server.
+    source: Option<String>,
     frag: Option<String>,
 }
 
 pub async fn page(
     State(app): State<Arc<App>>,
     Query(q): Query<SearchQuery>,
-) -> Result<Html<String>, Fail> {
-    blocking(&app, move |ctx| {
-        let results = results(ctx, &q)?;
+) -> Result<Response, Fail> {
+    let source = q.source.clone().filter(|s| !s.is_empty());
+    blocking(&app, source, move |ctx, reader| {
+        let started = Instant::now();
+        let mut engine = Duration::ZERO;
+        let results = results(ctx, reader, &q, &mut engine)?;
+        // How long the search engine took of the page's time (the benchmark reads it).
+        let timing = |all: Duration| {
+            format!(
+                "engine;dur={:.1}, page;dur={:.1}",
+                engine.as_secs_f64() * 1e3,
+                all.as_secs_f64() * 1e3
+            )
+        };
         if q.frag.is_some() {
-            return Ok(Html(results.into_string()));
+            let body = results.into_string();
+            let t = timing(started.elapsed());
+            return Ok(([("server-timing", t)], Html(body)).into_response());
         }
-        Ok(page::layout(
+        let html = page::layout(
             "search",
             Nav::Top("search"),
             html! {
@@ -72,16 +95,23 @@ pub async fn page(
                     }
                     @if let Some(m) = &q.model { input type="hidden" name="model" value=(m); }
                     @if let Some(p) = &q.project { input type="hidden" name="project" value=(p); }
+                    @if let Some(s) = &q.source { input type="hidden" name="source" value=(s); }
                     button type="submit" { "search" }
                 }
                 div #results { (results) }
             },
-        ))
+        );
+        Ok(([("server-timing", timing(started.elapsed()))], html).into_response())
     })
     .await
 }
 
-fn results(ctx: &Ctx, q: &SearchQuery) -> Result<Markup, Fail> {
+fn results(
+    ctx: &Ctx,
+    reader: &mut Reader,
+    q: &SearchQuery,
+    engine: &mut Duration,
+) -> Result<Markup, Fail> {
     if q.q.trim().is_empty() {
         return Ok(html! { p.meta { "type to search every session" } });
     }
@@ -89,7 +119,8 @@ fn results(ctx: &Ctx, q: &SearchQuery) -> Result<Markup, Fail> {
         Ok(query) => query,
         Err(e) => return Ok(html! { p.error { (ctx.clean(&e.to_string())) } }),
     };
-    let mut opts = SearchOptions::everywhere(query, HITS);
+    let limit = if q.frag.is_some() { TYPING_HITS } else { HITS };
+    let mut opts = SearchOptions::everywhere(query, limit);
     for k in q
         .kinds
         .iter()
@@ -117,15 +148,26 @@ fn results(ctx: &Ctx, q: &SearchQuery) -> Result<Markup, Fail> {
         model: None,
         quiet: false,
     };
-    let ranked =
-        match crate::app::meaning::ranked(&ctx.store.conn, &ctx.scope, &opts, &how, &ctx.stop) {
-            Ok(r) => r,
-            Err(e) => return Ok(html! { p.error { (ctx.clean(&format!("{e:#}"))) } }),
-        };
+    let started = Instant::now();
+    let ranked = match reader {
+        Reader::Local { conn, scope, .. } => {
+            crate::app::meaning::ranked(conn, scope, &opts, &how, &ctx.stop)
+        }
+        // The team server holds no embeddings: it ranks by words.
+        _ if q.meaning => Err(anyhow::anyhow!(
+            "by meaning needs the local index's embeddings; the team server has none"
+        )),
+        _ => Ok(None),
+    };
+    let ranked = match ranked {
+        Ok(r) => r,
+        Err(e) => return Ok(html! { p.error { (ctx.clean(&format!("{e:#}"))) } }),
+    };
     let hits = match ranked {
         Some(hits) => hits,
-        None => search::search_explained(&ctx.store.conn, &ctx.scope, &opts, &ctx.stop)?.0,
+        None => search::run(reader, &opts, false, &ctx.stop)?.0,
     };
+    *engine = started.elapsed();
     // Grouped by session in the order sessions first appear (a session's hits rank together).
     let mut groups: Vec<(i64, Vec<&Hit>)> = Vec::new();
     for h in &hits {
@@ -136,12 +178,13 @@ fn results(ctx: &Ctx, q: &SearchQuery) -> Result<Markup, Fail> {
     }
     Ok(html! {
         p.meta #count { (hits.len()) " hits in " (groups.len()) " sessions"
-            @if hits.len() == HITS { " · the best " (HITS) " shown: narrow the search for more" } }
+            @if hits.len() == limit && limit < HITS { " · the best " (limit) " · " a #all-hits href=(full_url(q)) { "the best " (HITS) } }
+            @else if hits.len() == limit { " · the best " (limit) " shown: narrow the search for more" } }
         @for (_, group) in &groups {
             @let first = group[0];
             section.group {
-                h2 { a href=(page::session_url(&first.path)) { (ctx.clean(&crate::term::one_line_upto(&first.title, 120))) } }
-                p.meta { (ctx.clean(&first.cwd)) }
+                h2 { a href=(page::session_url(&first.path, first.source.as_deref())) { (ctx.clean(&crate::term::one_line_upto(&first.title, 120))) } }
+                p.meta { @if let Some(s) = &first.source { span.source { (ctx.clean(s)) } " · " } (ctx.clean(&first.cwd)) }
                 ul.hits {
                     @for h in group {
                         li { a.hit href=(hit_url(h)) {
@@ -156,8 +199,33 @@ fn results(ctx: &Ctx, q: &SearchQuery) -> Result<Markup, Fail> {
     })
 }
 
+/// This search as a whole page (the best [`HITS`]).
+fn full_url(q: &SearchQuery) -> String {
+    let mut url = format!("/search?q={}", enc(&q.q));
+    for (k, v) in [
+        ("in", q.kinds.as_deref()),
+        ("model", q.model.as_deref()),
+        ("project", q.project.as_deref()),
+        ("source", q.source.as_deref()),
+    ] {
+        if let Some(v) = v.filter(|v| !v.is_empty()) {
+            url.push_str(&format!("&{k}={}", enc(v)));
+        }
+    }
+    for (k, on) in [
+        ("literal", q.literal),
+        ("meaning", q.meaning),
+        ("lexical", q.lexical),
+    ] {
+        if on {
+            url.push_str(&format!("&{k}=true"));
+        }
+    }
+    url
+}
+
 fn hit_url(h: &Hit) -> String {
-    let url = page::session_url(&h.path);
+    let url = page::session_url(&h.path, h.source.as_deref());
     match &h.entry_id {
         Some(id) => format!("{url}?entry={}#e-{}", enc(id), enc(id)),
         None => url,

@@ -18,9 +18,10 @@ use serde_json::Value;
 
 use super::message::{self, At};
 use super::page::{self, enc, Nav};
-use super::{blocking, App, Ctx, Fail};
-use crate::query::context::{plan_context, ContextPlan};
-use crate::query::resolve::{resolve_session, Resolved};
+use super::{blocking, split_seg, App, Ctx, Fail};
+use crate::query::context::{plan, ContextPlan};
+use crate::query::resolve::{resolve, Resolved};
+use crate::query::Reader;
 
 /// Context entries per page, and the message bytes a page stops after.
 const PAGE_ENTRIES: usize = 40;
@@ -40,10 +41,11 @@ pub async fn page(
     Path(seg): Path<String>,
     Query(q): Query<SessionQuery>,
 ) -> Result<Html<String>, Fail> {
-    blocking(&app, move |ctx| {
-        let session = resolve_session(&ctx.store.conn, &ctx.scope, &seg)?;
-        let leaf = leaf_for(ctx, &session, &q)?;
-        let plan = plan_context(&ctx.store.conn, &session, leaf.as_deref())?;
+    let (source, file) = split_seg(&app, &seg);
+    blocking(&app, source, move |ctx, reader| {
+        let session = resolve(reader, &file)?;
+        let leaf = leaf_for(reader, &session, &q)?;
+        let plan = plan(reader, &session, leaf.as_deref())?;
         let target = q.entry.as_deref();
         let from = match (q.from, target) {
             (Some(f), _) => f.min(plan.len()),
@@ -52,16 +54,17 @@ pub async fn page(
                 .map_or(0, |i| i.saturating_sub(2)),
             _ => 0,
         };
-        let url = page::session_url(&session.path);
+        let url = page::session_url(&session.path, session.source.as_deref());
         let body = messages(ctx, &plan, (&url, leaf.is_none()), from, target)?;
         if q.frag.is_some() {
             return Ok(Html(body.into_string()));
         }
         // Resuming in pi at the entry this page is open at: the hit, else the leaf shown.
         let at = target.or(leaf.as_deref().and(plan.leaf_id.as_deref()));
-        let header = header_of(ctx, &session, &plan, (leaf.is_some(), at))?;
-        let seg = page::session_seg(&session.path);
-        let title = ctx.clean(&title_of(ctx, &session)?).into_owned();
+        let d = crate::query::show::show(reader, &session)?;
+        let title = ctx.clean(&title_of(reader, &session, &d)?).into_owned();
+        let header = header_of(ctx, (&session, &d, &title), &plan, (leaf.is_some(), at));
+        let seg = page::session_seg(&session.path, session.source.as_deref());
         Ok(page::layout(
             &crate::term::one_line_upto(&title, 60),
             Nav::Session(&seg, "session"),
@@ -77,27 +80,40 @@ pub async fn page(
 }
 
 /// The leaf to show: the one asked for; for a hit off the current branch, the hit itself.
-fn leaf_for(ctx: &Ctx, session: &Resolved, q: &SessionQuery) -> Result<Option<String>, Fail> {
+fn leaf_for(
+    reader: &mut Reader,
+    session: &Resolved,
+    q: &SessionQuery,
+) -> Result<Option<String>, Fail> {
     if q.leaf.is_some() {
         return Ok(q.leaf.clone().filter(|l| !l.is_empty()));
     }
     let Some(target) = &q.entry else {
         return Ok(None);
     };
-    let current = plan_context(&ctx.store.conn, session, None)?;
+    let current = plan(reader, session, None)?;
     let on_branch = (0..current.len()).any(|i| current.entry_id(i) == Some(target.as_str()));
     Ok((!on_branch).then(|| target.clone()))
 }
 
-fn title_of(ctx: &Ctx, session: &Resolved) -> Result<String, Fail> {
-    let title: Option<String> = ctx.store.conn.query_row(
-        &format!(
-            "SELECT {} FROM sessions s WHERE s.file_id = ?1",
-            crate::store::schema::TITLE
-        ),
-        [session.file_id],
-        |r| r.get(0),
-    )?;
+/// The session's name, else its first message (the listing's title), else its file name.
+fn title_of(
+    reader: &mut Reader,
+    session: &Resolved,
+    d: &crate::query::show::SessionDetail,
+) -> Result<String, Fail> {
+    let title: Option<String> = match reader {
+        Reader::Local { conn, .. } => conn.query_row(
+            &format!(
+                "SELECT {} FROM sessions s WHERE s.file_id = ?1",
+                crate::store::schema::TITLE
+            ),
+            [session.file_id],
+            |r| r.get(0),
+        )?,
+        // The server's detail has the name; its first message would be a second query.
+        _ => d.name.clone(),
+    };
     Ok(title.unwrap_or_else(|| crate::query::handle::file_name(&session.path).to_string()))
 }
 
@@ -170,11 +186,10 @@ fn quote(s: &str) -> String {
 
 fn header_of(
     ctx: &Ctx,
-    session: &Resolved,
+    (session, d, title): (&Resolved, &crate::query::show::SessionDetail, &str),
     plan: &ContextPlan,
     (at_leaf, at): (bool, Option<&str>),
-) -> Result<Markup, Fail> {
-    let d = crate::query::show::show_session(&ctx.store.conn, session)?;
+) -> Markup {
     let mut resume = format!("cd {} && pi --session {}", quote(&d.cwd), quote(&d.path));
     // Only the pidx pi package teaches pi `--pidx-entry`; a plain pi resumes at the last entry.
     let package = crate::app::pi_agent::package_installed();
@@ -183,10 +198,12 @@ fn header_of(
     }
     let t = &d.stats.tokens;
     let model = plan.settings.model.as_ref().and_then(|(_, m)| m.clone());
-    Ok(html! {
+    let source = session.source.as_deref();
+    html! {
         header.session {
-            h1 { (ctx.clean(&title_of(ctx, session)?)) }
+            h1 { (title) }
             dl {
+                @if let Some(s) = source { dt { "source" } dd { a href=(format!("/?all=true&source={}", enc(s))) { (ctx.clean(s)) } } }
                 dt { "project" } dd { code { (ctx.clean(&d.cwd)) } }
                 dt { "session" } dd { code { (ctx.clean(&d.handle)) } " · " (ctx.clean(crate::query::handle::file_name(&d.path))) }
                 @if let Some(c) = &d.created { dt { "created" } dd { (page::when(c)) } }
@@ -204,7 +221,7 @@ fn header_of(
                     dt { "labels" } dd { @for (_, l) in &d.labels { span.label { (ctx.clean(l)) } " " } }
                 }
                 @if let Some(Value::String(p)) = &d.parent_session_path {
-                    dt { "parent" } dd { a href=(page::session_url(p)) { (ctx.clean(crate::query::handle::file_name(p))) } }
+                    dt { "parent" } dd { a href=(page::session_url(p, source)) { (ctx.clean(crate::query::handle::file_name(p))) } }
                 }
             }
             div.resume {
@@ -216,11 +233,11 @@ fn header_of(
             }
             @if at_leaf {
                 p.meta { "the context at leaf " code { (ctx.clean(plan.leaf_id.as_deref().unwrap_or("?"))) }
-                    " · " a href=(page::session_url(&session.path)) { "the current leaf" } }
+                    " · " a href=(page::session_url(&session.path, source)) { "the current leaf" } }
             }
             @if plan.settings.cycle { p.error { "the entries above this leaf form a cycle; the walk stopped where it repeated" } }
         }
-    })
+    }
 }
 
 #[derive(Deserialize)]
@@ -236,19 +253,25 @@ pub struct PartQuery {
 /// One string of a message, from a character on, as plain text (at most [`PART_CHARS`]).
 const PART_CHARS: usize = 1 << 20;
 
-/// A message's value at a JSON pointer, in the context at the leaf asked for.
-fn part(ctx: &Ctx, seg: &str, q: &PartQuery) -> Result<Value, Fail> {
-    let session = resolve_session(&ctx.store.conn, &ctx.scope, seg)?;
+/// The JSON text of one message in the context at the leaf asked for.
+fn raw_message(reader: &mut Reader, file: &str, q: &PartQuery) -> Result<String, Fail> {
+    let session = resolve(reader, file)?;
     let leaf = q.leaf.as_deref().filter(|l| !l.is_empty());
-    let plan = plan_context(&ctx.store.conn, &session, leaf)?;
+    let plan = plan(reader, &session, leaf)?;
     if q.e >= plan.len() {
         return Err(Fail::NotFound("there is no such message".into()));
     }
-    let raw = plan.messages_at(q.e)?;
-    let raw = raw
-        .get(q.m)
-        .ok_or_else(|| Fail::NotFound("there is no such message".into()))?;
-    let mut v = crate::pi::line::parse_json(raw)
+    let mut raw = plan.messages_at(q.e)?;
+    if q.m >= raw.len() {
+        return Err(Fail::NotFound("there is no such message".into()));
+    }
+    Ok(raw.swap_remove(q.m))
+}
+
+/// A message's value at a JSON pointer.
+fn part(reader: &mut Reader, file: &str, q: &PartQuery) -> Result<Value, Fail> {
+    let raw = raw_message(reader, file, q)?;
+    let mut v = crate::pi::line::parse_json(&raw)
         .map_err(|_| Fail::NotFound("the message is not JSON".into()))?;
     v.pointer_mut(&q.p)
         .map(Value::take)
@@ -260,29 +283,34 @@ pub async fn text(
     Path(seg): Path<String>,
     Query(q): Query<PartQuery>,
 ) -> Result<Response, Fail> {
-    blocking(&app, move |ctx| {
-        let Value::String(s) = part(ctx, &seg, &q)? else {
-            return Err(Fail::NotFound("that part is not text".into()));
-        };
-        // Cleaned whole, as the page cleaned it before cutting: the same offsets, and no secret
-        // split across two pieces escapes redaction.
-        let s = ctx.clean(&s);
-        let start = s.char_indices().nth(q.from).map_or(s.len(), |(i, _)| i);
-        let rest = &s[start..];
-        let end = rest
+    let (source, file) = split_seg(&app, &seg);
+    blocking(&app, source, move |ctx, reader| {
+        let raw = raw_message(reader, &file, &q)?;
+        // Decoded from the message's text a piece at a time (a 100 MB string is never held
+        // twice), cut where the page cuts (`message::piece_end`: no secret split across two
+        // pieces) and cleaned piece by piece.
+        let lit = super::bigjson::string_at(&raw, &q.p)
+            .ok_or_else(|| Fail::NotFound("that part is not text".into()))?;
+        // A little before `from` too: a hand-made `from` inside a secret starts at the secret.
+        let back = q.from.min(4 << 10);
+        let (piece, more) =
+            super::bigjson::decode(lit, q.from - back, back + PART_CHARS + (32 << 10));
+        let asked = piece
             .char_indices()
-            .nth(PART_CHARS)
-            .map_or(rest.len(), |(i, _)| i);
-        let mut out = rest[..end].to_string();
-        if end < rest.len() {
+            .nth(back)
+            .map_or(piece.len(), |(i, _)| i);
+        let start = super::message::piece_start(&piece, asked);
+        let end = super::message::piece_end(&piece, start, PART_CHARS);
+        let mut out = ctx.clean(&piece[start..end]).into_owned();
+        if more || end < piece.len() {
             out.push_str(&format!(
-                "\n\n[… more: {}/text?leaf={}&e={}&m={}&p={}&from={}]",
-                page::session_url(&seg),
+                "\n\n[… more: /s/{}/text?leaf={}&e={}&m={}&p={}&from={}]",
+                enc(&seg),
                 enc(q.leaf.as_deref().unwrap_or_default()),
                 q.e,
                 q.m,
                 enc(&q.p),
-                q.from + PART_CHARS
+                q.from - back + piece[..end].chars().count()
             ));
         }
         Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], out).into_response())
@@ -295,8 +323,9 @@ pub async fn image(
     Path(seg): Path<String>,
     Query(q): Query<PartQuery>,
 ) -> Result<Response, Fail> {
-    blocking(&app, move |ctx| {
-        let b = part(ctx, &seg, &q)?;
+    let (source, file) = split_seg(&app, &seg);
+    blocking(&app, source, move |_, reader| {
+        let b = part(reader, &file, &q)?;
         let mime = b
             .get("mimeType")
             .and_then(Value::as_str)

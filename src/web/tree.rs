@@ -11,9 +11,9 @@ use maud::html;
 use serde::Deserialize;
 
 use super::page::{self, enc, Nav};
-use super::{blocking, App, Fail};
-use crate::query::resolve::resolve_session;
-use crate::query::tree::{build_tree, walk_tree, Event, Tree};
+use super::{blocking, split_seg, App, Fail};
+use crate::query::resolve::resolve;
+use crate::query::tree::{tree, walk_tree, Event, Tree};
 
 /// Rows a page shows.
 const ROWS: usize = 3000;
@@ -57,11 +57,12 @@ pub async fn page(
     Path(seg): Path<String>,
     Query(q): Query<TreeQuery>,
 ) -> Result<Html<String>, Fail> {
-    blocking(&app, move |ctx| {
-        let session = resolve_session(&ctx.store.conn, &ctx.scope, &seg)?;
-        let tree = build_tree(&ctx.store.conn, &session)?;
+    let (source, file) = split_seg(&app, &seg);
+    blocking(&app, source, move |ctx, reader| {
+        let session = resolve(reader, &file)?;
+        let tree = tree(reader, &session)?;
         let on_path = current_path(&tree);
-        let url = page::session_url(&session.path);
+        let url = page::session_url(&session.path, session.source.as_deref());
         let mut siblings = vec![1usize; tree.nodes.len()];
         for n in &tree.nodes {
             for &c in &n.children {
@@ -89,7 +90,7 @@ pub async fn page(
                 indents.pop();
             }
         });
-        let seg = page::session_seg(&session.path);
+        let seg = page::session_seg(&session.path, session.source.as_deref());
         Ok(page::layout(
             "tree",
             Nav::Session(&seg, "tree"),

@@ -11,10 +11,10 @@ use serde::Deserialize;
 
 use super::page::{self, Nav};
 use super::{blocking, App, Ctx, Fail};
-use crate::query::stats::{stats, Dim, Figures, Row, StatsOptions, Zone};
+use crate::query::stats::{figures as stats, Dim, Figures, Row, StatsOptions, Zone};
 
-const DIMS: [&str; 8] = [
-    "day", "week", "month", "model", "project", "tool", "agent", "channel",
+const DIMS: [&str; 9] = [
+    "day", "week", "month", "model", "project", "tool", "agent", "channel", "source",
 ];
 const FIGURES: [&str; 4] = ["cost", "tokens", "sessions", "tool calls"];
 
@@ -25,6 +25,8 @@ const BARS: usize = 60;
 pub struct UsageQuery {
     by: Option<String>,
     figure: Option<String>,
+    /// One machine of the team server.
+    source: Option<String>,
 }
 
 fn figure(f: &Figures, which: &str) -> f64 {
@@ -48,24 +50,33 @@ pub async fn page(
     State(app): State<Arc<App>>,
     Query(q): Query<UsageQuery>,
 ) -> Result<Html<String>, Fail> {
-    blocking(&app, move |ctx| {
-        let by = q.by.as_deref().filter(|b| DIMS.contains(b)).unwrap_or("month");
+    let source = q.source.clone().filter(|s| !s.is_empty());
+    blocking(&app, source, move |ctx, reader| {
+        // Machines are the team server's (`pidx --pg URL stats --by source`).
+        let dims = &DIMS[..if ctx.server { DIMS.len() } else { DIMS.len() - 1 }];
+        let by = q.by.as_deref().filter(|b| dims.contains(b)).unwrap_or("month");
         let which = q.figure.as_deref().filter(|f| FIGURES.contains(f)).unwrap_or("cost");
-        let dim = Dim::parse(by).unwrap_or(Dim::Month);
+        let dim = Dim::parse_server(by).unwrap_or(Dim::Month);
         let opts = StatsOptions {
             dims: vec![dim],
             since_ms: None,
             until_ms: None,
             cwd: None,
-            zone: Zone::Local,
+            // The server cannot know this machine's zone: its periods are UTC's, as the CLI's.
+            zone: if ctx.server {
+                Zone::Named(chrono_tz::UTC)
+            } else {
+                Zone::Local
+            },
         };
-        let mut rows = stats(&ctx.store.conn, &ctx.scope, &opts)?;
+        let mut rows = stats(reader, &opts)?;
         // The total is `pidx stats` without --by (sessions counted once, not once a group).
         let overall = StatsOptions {
             dims: Vec::new(),
             ..opts
         };
-        let total = stats(&ctx.store.conn, &ctx.scope, &overall)?.pop();
+        let total = stats(reader, &overall)?.pop();
+        let src = page::source_param('&', q.source.as_deref());
         if !dim.is_time() {
             rows.sort_by(|a, b| figure(&b.figures, which).total_cmp(&figure(&a.figures, which)));
         }
@@ -74,10 +85,11 @@ pub async fn page(
             Nav::Top("usage"),
             html! {
                 h1 { "Usage" }
-                p.choices { "by: " @for d in DIMS {
-                    a href=(format!("/usage?by={d}&figure={}", page::enc(which))) class=[(d == by).then_some("here")] { (d) } " " } }
+                @if let Some(s) = &q.source { p.meta { "source " (ctx.clean(s)) " · " a href=(format!("/usage?by={by}&figure={}", page::enc(which))) { "every source" } } }
+                p.choices { "by: " @for d in dims {
+                    a href=(format!("/usage?by={d}&figure={}{src}", page::enc(which))) class=[(*d == by).then_some("here")] { (d) } " " } }
                 p.choices { "figure: " @for f in FIGURES {
-                    a href=(format!("/usage?by={by}&figure={}", page::enc(f))) class=[(f == which).then_some("here")] { (f) } " " } }
+                    a href=(format!("/usage?by={by}&figure={}{src}", page::enc(f))) class=[(f == which).then_some("here")] { (f) } " " } }
                 @if let Some(t) = &total {
                     p.meta { "total: " (shown(figure(&t.figures, "cost"), "cost")) " · " (page::num(t.figures.total_tokens)) " tokens · "
                         (page::num(t.figures.sessions)) " sessions · " (page::num(t.figures.tool_calls)) " tool calls (the figures of pidx stats --by " (by) ")" }

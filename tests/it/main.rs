@@ -45,6 +45,7 @@ mod search_top;
 mod search_words;
 mod secrets;
 mod serve;
+mod serve_pg;
 mod shape;
 mod skill;
 mod stats;

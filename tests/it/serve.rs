@@ -9,9 +9,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 /// A server on a free port, stopped when dropped.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     /// What it printed: `http://ADDR/` (with `?token=...` off loopback).
     url: String,
     /// What it printed before the address.
@@ -25,7 +25,7 @@ impl Drop for Server {
     }
 }
 
-fn serve(root: &Path, db: &Path, args: &[&str]) -> Server {
+pub(crate) fn serve(root: &Path, db: &Path, args: &[&str]) -> Server {
     // pi's agent folder (what the resume command looks up): an empty one beside the index.
     let agent = db.with_file_name("pi-agent");
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("pidx"))
@@ -76,14 +76,14 @@ fn serve(root: &Path, db: &Path, args: &[&str]) -> Server {
 }
 
 /// An answer: status, headers (names lowercased) and body.
-struct Answer {
-    status: u16,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
     headers: Vec<(String, String)>,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Answer {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(k, _)| k == name)
@@ -91,7 +91,7 @@ impl Answer {
     }
 }
 
-fn get(port: u16, path: &str, host: Option<&str>, extra: &[(&str, &str)]) -> Answer {
+pub(crate) fn get(port: u16, path: &str, host: Option<&str>, extra: &[(&str, &str)]) -> Answer {
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connecting");
     let host = host.map_or(format!("127.0.0.1:{port}"), str::to_string);
     let mut req = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
@@ -121,14 +121,14 @@ fn get(port: u16, path: &str, host: Option<&str>, extra: &[(&str, &str)]) -> Ans
     }
 }
 
-const FILE: &str = "2026-03-01T08-00-00-000Z_aaaaaaaa-0000-7000-8000-000000000001.jsonl";
+pub(crate) const FILE: &str = "2026-03-01T08-00-00-000Z_aaaaaaaa-0000-7000-8000-000000000001.jsonl";
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNg+M/AwB8ABQIBoObI1QAAAABJRU5ErkJggg==";
 const SVG: &str =
     "PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIG9ubG9hZD0iYWxlcnQoMSkiLz4=";
-const SECRET: &str = "ghp_Zx9Qw3Er7Ty1Ui5Op2As6Df0Gh4Jk8Lz3Xc7";
+pub(crate) const SECRET: &str = "ghp_Zx9Qw3Er7Ty1Ui5Op2As6Df0Gh4Jk8Lz3Xc7";
 
 /// One session with hostile text, a secret, a PNG and an SVG.
-fn corpus() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+pub(crate) fn corpus() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("sessions");
     let project = root.join("--home-u-a--");
@@ -214,6 +214,94 @@ fn a_secret_across_the_cut_of_a_long_text_is_redacted_on_both_sides() {
         !rest.body.contains(&SECRET[SECRET.len() - 12..]),
         "nor its end: {}",
         rest.body
+    );
+    // The page's own link starts after the secret, which the page showed redacted whole.
+    assert!(
+        page.body.contains("[redacted: github-token]"),
+        "{}",
+        page.body
+    );
+    let link = page
+        .body
+        .split("href=\"")
+        .find(|l| l.contains("/text?"))
+        .unwrap();
+    let link = link.split('"').next().unwrap().replace("&amp;", "&");
+    let rest = get(s.port, &link, None, &[]);
+    assert_eq!(rest.status, 200, "{link}");
+    assert_eq!(rest.body, " end", "{link}");
+}
+
+/// A message of one 3 MB line: the page parses it with its string cut, and the text pieces
+/// (a megabyte each, decoded straight from the line) add up to the string exactly.
+#[test]
+fn a_huge_string_is_read_back_whole_a_piece_at_a_time() {
+    let (_dir, root, db) = corpus();
+    let text: String = (0..120_000)
+        .map(|i| format!("line {i} \"q\" é😀\n"))
+        .collect();
+    let line = serde_json::json!({"type": "message", "id": "e4", "parentId": "e3", "timestamp": "2026-03-01T08:04:00.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": text}], "provider": "p", "model": "m",
+            "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0.0}}, "timestamp": 1772352240000u64}});
+    let path = root.join("--home-u-a--").join(FILE);
+    let mut all = std::fs::read_to_string(&path).unwrap();
+    all.push_str(&format!("{line}\n"));
+    std::fs::write(&path, all).unwrap();
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    // The first sync reads the big line in the background: wait for the session to be listed.
+    for _ in 0..300 {
+        if get(s.port, "/?all=true", None, &[]).body.contains(FILE) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let page = get(s.port, &format!("/s/{FILE}?from=3"), None, &[]);
+    assert_eq!(page.status, 200, "{}", page.body);
+    let at = page.body.find("line 0 ").unwrap_or(0);
+    assert!(
+        page.body.contains("line 0 \"q\" é😀"),
+        "the start is shown: {}",
+        &page.body[at..(at + 300).min(page.body.len())]
+    );
+    assert!(page
+        .body
+        .contains("the rest as plain text, a megabyte at a time"));
+    let link = page
+        .body
+        .split("href=\"")
+        .find(|l| l.contains("/text?"))
+        .unwrap();
+    let mut link = Some(link.split('"').next().unwrap().replace("&amp;", "&"));
+    let shown = page.body.split("line 1199").count();
+    assert!(shown <= 2, "only the start is on the page");
+    let from: usize = link
+        .as_deref()
+        .unwrap()
+        .rsplit("from=")
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut got: String = text.chars().take(from).collect();
+    let mut pieces = 0;
+    while let Some(l) = link.take() {
+        let piece = get(s.port, &l, None, &[]);
+        assert_eq!(piece.status, 200, "{l}");
+        pieces += 1;
+        match piece.body.rsplit_once("\n\n[… more: ") {
+            Some((body, next)) => {
+                got.push_str(body);
+                link = Some(next.trim_end_matches(']').to_string());
+            }
+            None => got.push_str(&piece.body),
+        }
+    }
+    assert!(pieces >= 3, "{pieces} pieces");
+    assert!(
+        got == text,
+        "the pieces add up to the string ({} of {} bytes)",
+        got.len(),
+        text.len()
     );
 }
 
@@ -367,6 +455,17 @@ fn search_takes_the_kinds_of_text_as_the_cli_does() {
     );
     assert!(search("&in=bash,tool").contains("0 hits in 0 sessions"));
     assert!(search("&in=nonsense").contains("is not a kind of text"));
+    // Every answer says how much of its time the engine took.
+    let a = get(s.port, "/search?frag=1&q=alert", None, &[]);
+    let timing = a.header("server-timing").unwrap_or_default().to_string();
+    let ms: Vec<f64> = timing
+        .split(", ")
+        .filter_map(|t| t.split_once(";dur=")?.1.parse().ok())
+        .collect();
+    assert!(
+        timing.starts_with("engine;dur=") && ms.len() == 2 && ms[0] <= ms[1],
+        "{timing}"
+    );
 }
 
 #[test]

@@ -1,0 +1,156 @@
+//! What a page reads: the local index (read-only, freshened first, stopped by SQLite's progress
+//! handler at the time limit) or the team server (`pidx --pg URL serve`: a small pool of
+//! read-only connections, each answer one `READ ONLY` transaction with the server's statement
+//! timeout at the time limit). Pages ask their questions through `query::Reader` either way;
+//! this is the only file of the web front door that opens either.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use super::{App, Ctx, Fail, TIME_LIMIT};
+use crate::app::reader::Opened;
+use crate::query::Reader;
+use crate::store::{Scope, Store};
+
+/// Connections to the team server kept between requests (more are opened while busy and
+/// closed after).
+const KEPT: usize = 4;
+
+/// Where the pages read.
+pub enum Index {
+    Local,
+    /// The team server's URL and idle connections; `source` (`--source`) limits every page to
+    /// one machine.
+    Server {
+        url: String,
+        source: Option<String>,
+        idle: Mutex<Vec<postgres::Client>>,
+    },
+}
+
+impl Index {
+    pub fn is_server(&self) -> bool {
+        matches!(self, Index::Server { .. })
+    }
+}
+
+/// A connection to the team server whose statements stop at the time limit.
+fn connect(url: &str) -> Result<postgres::Client, Fail> {
+    let mut client =
+        crate::store::pg::connect_reader(url).map_err(|e| Fail::Internal(format!("{e:#}")))?;
+    client
+        .batch_execute(&format!(
+            "SET statement_timeout = {}",
+            TIME_LIMIT.as_millis()
+        ))
+        .map_err(|e| Fail::Internal(format!("the team server: {e}")))?;
+    Ok(client)
+}
+
+/// Runs `f` with a reader of what the pages read; `source` is the machine a page asked for
+/// (on the team server; ignored locally, and `--source` wins over it).
+pub fn with_reader<T>(
+    app: &App,
+    source: Option<String>,
+    stop: Arc<AtomicBool>,
+    f: impl FnOnce(&Ctx, &mut Reader) -> Result<T, Fail>,
+) -> Result<T, Fail> {
+    let ctx = Ctx {
+        stop: Arc::clone(&stop),
+        redact: app.redact,
+        server: app.index.is_server(),
+    };
+    match &app.index {
+        Index::Local => {
+            if let Some(fresh) = &app.fresh {
+                fresh.freshen();
+            }
+            let store = Store::open_read_only(&app.env.db)?;
+            store
+                .conn
+                .progress_handler(10_000, Some(move || stop.load(Ordering::Relaxed)))?;
+            let scope = Scope::new(&store.conn, &app.env.roots)?;
+            let mut opened = Opened::Local {
+                store,
+                scope,
+                unread: Vec::new(),
+            };
+            let mut reader = opened.reader()?;
+            f(&ctx, &mut reader)
+        }
+        Index::Server {
+            url,
+            source: fixed,
+            idle,
+        } => {
+            let pooled = idle.lock().ok().and_then(|mut v| v.pop());
+            let mut client = match pooled {
+                Some(c) if !c.is_closed() => c,
+                _ => connect(url)?,
+            };
+            let source = fixed.clone().or(source.filter(|s| !s.is_empty()));
+            let answer = (|| {
+                let mut reader = Reader::server(&mut client, source)?;
+                let out = f(&ctx, &mut reader)?;
+                reader.finish()?;
+                Ok(out)
+            })();
+            // A connection whose answer failed is closed rather than trusted with the next.
+            if answer.is_ok() {
+                if let Ok(mut v) = idle.lock() {
+                    if v.len() < KEPT {
+                        v.push(client);
+                    }
+                }
+            }
+            answer
+        }
+    }
+}
+
+/// The resident memory above which a finished page hands freed memory back to the system.
+const TRIM_ABOVE: u64 = 96 << 20;
+
+/// glibc keeps what a page freed in the arena of the thread that ran it, one arena per blocking
+/// thread: a big tree on one thread and a huge line on another would each stay resident. At
+/// most two arenas, and after a page that left the process large, the free memory trimmed.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub mod memory {
+    use std::os::raw::c_int;
+
+    extern "C" {
+        fn mallopt(param: c_int, value: c_int) -> c_int;
+        fn malloc_trim(pad: usize) -> c_int;
+    }
+    const M_ARENA_MAX: c_int = -8;
+
+    /// Before any thread starts.
+    pub fn few_arenas() {
+        // SAFETY: glibc's documented tuning call, made before other threads allocate.
+        unsafe {
+            mallopt(M_ARENA_MAX, 2);
+        }
+    }
+
+    /// After a page: trims the heaps when the process is large (reading statm costs
+    /// microseconds; trimming only then keeps small pages quick).
+    pub fn after_page() {
+        let resident = std::fs::read_to_string("/proc/self/statm")
+            .ok()
+            .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .map_or(0, |pages| pages * 4096);
+        if resident > super::TRIM_ABOVE {
+            // SAFETY: returns free heap pages to the system; no pointer is touched.
+            unsafe {
+                malloc_trim(0);
+            }
+        }
+    }
+}
+
+/// Elsewhere the allocator is left as it is.
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub mod memory {
+    pub fn few_arenas() {}
+    pub fn after_page() {}
+}
