@@ -1,6 +1,6 @@
 //! What a page reads: the local index (read-only, freshened first, stopped by SQLite's progress
 //! handler at the time limit) or the team server (`pidx --pg URL serve`: a small pool of
-//! read-only connections, each answer one `READ ONLY` transaction with the server's statement
+//! read-only connections opened by the team crate (`query::TeamServer`), each answer one `READ ONLY` transaction with the server's statement
 //! timeout at the time limit). Pages ask their questions through `query::Reader` either way;
 //! this is the only file of the web front door that opens either.
 
@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use super::{App, Ctx, Fail, TIME_LIMIT};
 use crate::app::reader::Opened;
-use crate::query::Reader;
+use crate::query::{Reader, TeamOpener, TeamServer};
 use crate::store::{Scope, Store};
 
 /// Connections to the team server kept between requests (more are opened while busy and
@@ -23,8 +23,9 @@ pub enum Index {
     /// one machine.
     Server {
         url: String,
+        open: TeamOpener,
         source: Option<String>,
-        idle: Mutex<Vec<postgres::Client>>,
+        idle: Mutex<Vec<Box<dyn TeamServer>>>,
     },
 }
 
@@ -35,16 +36,12 @@ impl Index {
 }
 
 /// A connection to the team server whose statements stop at the time limit.
-fn connect(url: &str) -> Result<postgres::Client, Fail> {
-    let mut client =
-        crate::store::pg::connect_reader(url).map_err(|e| Fail::Internal(format!("{e:#}")))?;
-    client
-        .batch_execute(&format!(
-            "SET statement_timeout = {}",
-            TIME_LIMIT.as_millis()
-        ))
+fn connect(open: TeamOpener, url: &str) -> Result<Box<dyn TeamServer>, Fail> {
+    let mut server = open(url).map_err(|e| Fail::Internal(format!("{e:#}")))?;
+    server
+        .time_limit(TIME_LIMIT)
         .map_err(|e| Fail::Internal(format!("the team server: {e}")))?;
-    Ok(client)
+    Ok(server)
 }
 
 /// Runs `f` with a reader of what the pages read; `source` is the machine a page asked for
@@ -80,17 +77,18 @@ pub fn with_reader<T>(
         }
         Index::Server {
             url,
+            open,
             source: fixed,
             idle,
         } => {
             let pooled = idle.lock().ok().and_then(|mut v| v.pop());
             let mut client = match pooled {
                 Some(c) if !c.is_closed() => c,
-                _ => connect(url)?,
+                _ => connect(*open, url)?,
             };
             let source = fixed.clone().or(source.filter(|s| !s.is_empty()));
             let answer = (|| {
-                let mut reader = Reader::server(&mut client, source)?;
+                let mut reader = client.reader(source)?;
                 let out = f(&ctx, &mut reader)?;
                 reader.finish()?;
                 Ok(out)

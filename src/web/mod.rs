@@ -112,6 +112,10 @@ pub fn run(env: Env, opts: Options) -> Result<bool> {
         let index = match env.global.pg_url() {
             Some(url) => index::Index::Server {
                 url,
+                open: env
+                    .global
+                    .team
+                    .context("--pg: this build of pidx has no team tier")?,
                 source: env.global.source.clone(),
                 idle: std::sync::Mutex::new(Vec::new()),
             },
