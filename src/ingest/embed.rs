@@ -85,7 +85,7 @@ pub fn embed_pending(conn: &mut Connection, model: &StaticModel) -> Result<Embed
         let tx = conn.transaction()?;
         tx.execute_batch(
             "DELETE FROM passages; DELETE FROM passage_codes; DELETE FROM embedded;
-             DELETE FROM embed_model;",
+             DELETE FROM embed_model; DELETE FROM embed_center;",
         )?;
         tx.execute("INSERT INTO embed_model(id) VALUES (?1)", [&model.id])?;
         tx.commit()?;

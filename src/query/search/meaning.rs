@@ -146,9 +146,8 @@ fn nearest_codes(
 ) -> Result<Vec<(u32, i64)>> {
     // The center the codes were taken about (migration 0025; `ingest::embed` records it).
     let center: Option<Vec<u8>> = conn
-        .query_row("SELECT center FROM embed_model", [], |r| r.get(0))
-        .optional()?
-        .flatten();
+        .query_row("SELECT v FROM embed_center", [], |r| r.get(0))
+        .optional()?;
     let center = center.map(|c| codes::center_of(&c)).unwrap_or_default();
     let code = codes::of_f32(q, &center);
     let mut near: Vec<(u32, i64)> = Vec::new();
