@@ -1,7 +1,8 @@
-//! Search by meaning: the query embedded by the static model, every passage vector of the index
-//! (migration 0024) scored by cosine in one scan of the int8 vectors, each text ranked by its
-//! best passage, then joined through the same filters, copies and snippets as a words search
-//! (`One`, `confirm`). Hybrid ranking fuses the words ranking and the meaning ranking by
+//! Search by meaning: the query embedded by the static model; every passage's sign code
+//! (migration 0025) compared with the query's in one scan of the code blocks, the nearest texts
+//! then scored exactly by cosine over their passages' int8 vectors (migration 0024), each text
+//! ranked by its best passage, then joined through the same filters, copies and snippets as a
+//! words search (`One`, `confirm`). Hybrid ranking fuses the words ranking and the meaning ranking by
 //! reciprocal rank fusion, the words list weighted higher so an exact identifier stays first.
 
 use std::collections::HashMap;
