@@ -16,7 +16,11 @@ CREATE TABLE IF NOT EXISTS passage_codes (
 );
 -- The codes are signs about the mean of the vectors (the first embedded batch's), not about
 -- zero: a static model's vectors share a large common part, which would set most bits alike.
-ALTER TABLE embed_model ADD COLUMN center BLOB;  -- f32 little-endian, one per dimension
+-- A table of its own, not a column of embed_model: migrations run again over a newer schema.
+CREATE TABLE IF NOT EXISTS embed_center (
+    v  BLOB NOT NULL            -- f32 little-endian, one per dimension
+);
+DELETE FROM embed_center;
 DELETE FROM passages;
 DELETE FROM embedded;
 DELETE FROM embed_model;

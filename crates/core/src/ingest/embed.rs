@@ -1,8 +1,9 @@
 //! Embedding the index's texts for search by meaning: after a sync has committed, every entry
 //! not yet embedded has its user, assistant, summary, custom and name texts read back from its
 //! JSONL line, cut into passages of up to [`PASSAGE_WORDS`] words, embedded by the static model
-//! and stored as int8 vectors (migration 0024). Entries are taken by rid, so the pass resumes
-//! where an interrupted one stopped; a copied entry of a fork (`dup = 1`) is embedded once, in
+//! and stored as int8 vectors (migration 0024) with their sign codes (migration 0025,
+//! `codes.rs`). Entries are marked embedded batch by batch, so the pass resumes where an
+//! interrupted one left gaps; a copied entry of a fork (`dup = 1`) is embedded once, in
 //! its canonical session, and its copy is embedded when it becomes canonical. Vectors of
 //! another model are dropped first: the index holds one model's vectors only.
 
@@ -85,7 +86,7 @@ pub fn embed_pending(conn: &mut Connection, model: &StaticModel) -> Result<Embed
         let tx = conn.transaction()?;
         tx.execute_batch(
             "DELETE FROM passages; DELETE FROM passage_codes; DELETE FROM embedded;
-             DELETE FROM embed_model;",
+             DELETE FROM embed_model; DELETE FROM embed_center;",
         )?;
         tx.execute("INSERT INTO embed_model(id) VALUES (?1)", [&model.id])?;
         tx.commit()?;

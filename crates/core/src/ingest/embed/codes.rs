@@ -129,10 +129,10 @@ pub(crate) fn compact_codes(conn: &mut Connection) -> Result<bool> {
 /// # Errors
 /// SQLite errors.
 pub(crate) fn stored_center(conn: &Connection) -> Result<Option<Vec<f32>>> {
-    let blob: Option<Option<Vec<u8>>> = conn
-        .query_row("SELECT center FROM embed_model", [], |r| r.get(0))
+    let blob: Option<Vec<u8>> = conn
+        .query_row("SELECT v FROM embed_center", [], |r| r.get(0))
         .optional()?;
-    Ok(blob.flatten().map(|b| codes::center_of(&b)))
+    Ok(blob.map(|b| codes::center_of(&b)))
 }
 
 /// The center for the codes of `first`, the first batch a pass writes: the index's, or else
@@ -151,7 +151,7 @@ pub(crate) fn center_for<'a>(
     }
     let c = codes::mean(first.map(|(v, s)| (v, s as f32)), dim);
     tx.execute(
-        "UPDATE embed_model SET center = ?1",
+        "INSERT INTO embed_center(v) VALUES (?1)",
         [codes::center_bytes(&c)],
     )?;
     Ok(c)

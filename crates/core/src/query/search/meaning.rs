@@ -1,7 +1,8 @@
-//! Search by meaning: the query embedded by the static model, every passage vector of the index
-//! (migration 0024) scored by cosine in one scan of the int8 vectors, each text ranked by its
-//! best passage, then joined through the same filters, copies and snippets as a words search
-//! (`One`, `confirm`). Hybrid ranking fuses the words ranking and the meaning ranking by
+//! Search by meaning: the query embedded by the static model; every passage's sign code
+//! (migration 0025) compared with the query's in one scan of the code blocks, the nearest texts
+//! then scored exactly by cosine over their passages' int8 vectors (migration 0024), each text
+//! ranked by its best passage, then joined through the same filters, copies and snippets as a
+//! words search (`One`, `confirm`). Hybrid ranking fuses the words ranking and the meaning ranking by
 //! reciprocal rank fusion, the words list weighted higher so an exact identifier stays first.
 
 use std::collections::HashMap;
@@ -146,9 +147,8 @@ fn nearest_codes(
 ) -> Result<Vec<(u32, i64)>> {
     // The center the codes were taken about (migration 0025; `ingest::embed` records it).
     let center: Option<Vec<u8>> = conn
-        .query_row("SELECT center FROM embed_model", [], |r| r.get(0))
-        .optional()?
-        .flatten();
+        .query_row("SELECT v FROM embed_center", [], |r| r.get(0))
+        .optional()?;
     let center = center.map(|c| codes::center_of(&c)).unwrap_or_default();
     let code = codes::of_f32(q, &center);
     let mut near: Vec<(u32, i64)> = Vec::new();
