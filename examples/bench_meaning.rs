@@ -96,9 +96,9 @@ fn ranked(
     let stop = AtomicBool::new(false);
     let hits = match how {
         Rank::Words => search::search(conn, scope, &opts),
-        Rank::Meaning => search::search_meaning(conn, scope, &opts, (model, q), &stop),
+        Rank::Meaning => search::search_meaning(conn, scope, &opts, model, q, &stop),
         Rank::Hybrid if matches!(opts.query, search::Query::Words { .. }) => {
-            search::search_hybrid(conn, scope, &opts, (model, q), &stop)
+            search::search_hybrid(conn, scope, &opts, model, q, &stop)
         }
         Rank::Hybrid => search::search(conn, scope, &opts),
     }

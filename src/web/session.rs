@@ -55,7 +55,7 @@ pub async fn page(
             _ => 0,
         };
         let url = page::session_url(&session.path, session.source.as_deref());
-        let body = messages(ctx, &plan, (&url, leaf.is_none()), from, target)?;
+        let body = messages(ctx, &plan, &url, leaf.is_none(), from, target)?;
         if q.frag.is_some() {
             return Ok(Html(body.into_string()));
         }
@@ -63,7 +63,17 @@ pub async fn page(
         let at = target.or(leaf.as_deref().and(plan.leaf_id.as_deref()));
         let d = crate::query::show::show(reader, &session)?;
         let title = ctx.clean(&title_of(reader, &session, &d)?).into_owned();
-        let header = header_of(ctx, (&session, &d, &title), &plan, (leaf.is_some(), at));
+        let header = header_of(
+            ctx,
+            &Header {
+                session: &session,
+                detail: &d,
+                title: &title,
+                at_leaf: leaf.is_some(),
+                at,
+            },
+            &plan,
+        );
         let seg = page::session_seg(&session.path, session.source.as_deref());
         Ok(page::layout(
             &crate::term::one_line_upto(&title, 60),
@@ -121,7 +131,8 @@ fn title_of(
 fn messages(
     ctx: &Ctx,
     plan: &ContextPlan,
-    (url, live): (&str, bool),
+    url: &str,
+    live: bool,
     from: usize,
     target: Option<&str>,
 ) -> Result<Markup, Fail> {
@@ -184,12 +195,24 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-fn header_of(
-    ctx: &Ctx,
-    (session, d, title): (&Resolved, &crate::query::show::SessionDetail, &str),
-    plan: &ContextPlan,
-    (at_leaf, at): (bool, Option<&str>),
-) -> Markup {
+/// What a session page's header shows: the session, its details and title, and whether the
+/// page is the context at a leaf asked for (`at`: the entry a hit opened it at).
+struct Header<'a> {
+    session: &'a Resolved,
+    detail: &'a crate::query::show::SessionDetail,
+    title: &'a str,
+    at_leaf: bool,
+    at: Option<&'a str>,
+}
+
+fn header_of(ctx: &Ctx, h: &Header, plan: &ContextPlan) -> Markup {
+    let Header {
+        session,
+        detail: d,
+        title,
+        at_leaf,
+        at,
+    } = *h;
     let mut resume = format!("cd {} && pi --session {}", quote(&d.cwd), quote(&d.path));
     // Only the pidx pi package teaches pi `--pidx-entry`; a plain pi resumes at the last entry.
     let package = crate::app::pi_agent::package_installed();

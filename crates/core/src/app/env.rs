@@ -218,7 +218,7 @@ impl Env {
             first.filter(|_| plan.pending_bytes() >= super::background::first_answer_bytes());
         let deferred = match first {
             Some(First::Newest(batch, settled)) => {
-                newest_first(&mut store, &mut plan, (batch, settled))?
+                newest_first(&mut store, &mut plan, batch, settled)?
             }
             other => other
                 .and_then(|first| match first {
@@ -305,7 +305,7 @@ impl Env {
                 plural(left)
             ));
         };
-        match catch_up(&store.conn, &self.db, behind, !no_wait, (enough, waiting))? {
+        match catch_up(&store.conn, &self.db, behind, !no_wait, enough, waiting)? {
             Caught::Up => Ok(None),
             Caught::Lock(lock) => Ok(Some(lock)),
             Caught::Left(left) => {
@@ -427,7 +427,7 @@ impl Env {
             ));
         };
         Ok(
-            match catch_up(&store.conn, &self.db, behind, true, (|_: &Behind| Ok(false), waiting))? {
+            match catch_up(&store.conn, &self.db, behind, true, |_: &Behind| Ok(false), waiting)? {
                 Caught::Up => ForSync::Watched(holder.0.clone(), store),
                 Caught::Lock(lock) => ForSync::Writing(lock, store),
                 Caught::Left(left) => anyhow::bail!(
@@ -493,7 +493,8 @@ pub enum First<'a> {
 fn newest_first(
     store: &mut Store,
     plan: &mut crate::ingest::sync::Plan,
-    (mut batch, settled): (usize, &Settled<'_>),
+    mut batch: usize,
+    settled: &Settled<'_>,
 ) -> crate::Result<Option<Deferred>> {
     loop {
         report_errors(

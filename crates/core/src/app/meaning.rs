@@ -207,11 +207,7 @@ pub fn ranked(
         }
         let model = model_for_meaning(conn, how.model)?;
         return Ok(Some(search_meaning(
-            conn,
-            scope,
-            opts,
-            (&model, how.text),
-            stop,
+            conn, scope, opts, &model, how.text, stop,
         )?));
     }
     if !words || how.words_only {
@@ -221,10 +217,6 @@ pub fn ranked(
         return Ok(None);
     };
     Ok(Some(search_hybrid(
-        conn,
-        scope,
-        opts,
-        (&model, how.text),
-        stop,
+        conn, scope, opts, &model, how.text, stop,
     )?))
 }

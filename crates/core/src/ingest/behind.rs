@@ -146,7 +146,8 @@ pub fn catch_up(
     db: &Path,
     mut behind: Behind,
     wait: bool,
-    (mut enough, mut waiting): (impl FnMut(&Behind) -> Result<bool>, impl FnMut(usize)),
+    mut enough: impl FnMut(&Behind) -> Result<bool>,
+    mut waiting: impl FnMut(usize),
 ) -> Result<Caught> {
     let started = Instant::now();
     let mut last_commit = (data_version(conn)?, Instant::now());

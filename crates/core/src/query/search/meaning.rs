@@ -38,7 +38,8 @@ pub fn search_meaning(
     conn: &Connection,
     scope: &Scope,
     opts: &SearchOptions,
-    (model, query): (&StaticModel, &str),
+    model: &StaticModel,
+    query: &str,
     stop: &AtomicBool,
 ) -> Result<Vec<Hit>> {
     let _snapshot = crate::store::snapshot::Snapshot::begin(conn)?;
@@ -69,11 +70,13 @@ pub fn search_meaning(
         confirm(
             conn,
             candidates.into_iter().map(Ok),
-            (opts.limit, stop, None),
+            opts.limit,
+            stop,
+            None,
             snippet,
         )?
     } else {
-        confirm(conn, joined, (opts.limit, stop, None), snippet)?
+        confirm(conn, joined, opts.limit, stop, None, snippet)?
     };
     Ok(group_by_session(hits))
 }
@@ -92,7 +95,8 @@ fn ranked<'c>(
 ) -> Result<Scored<'c>> {
     let kinds: Vec<i64> = opts.kinds.iter().map(|k| *k as i64).collect();
     let wanted = |rowid: i64| {
-        (kinds.is_empty() || kinds.contains(&(rowid & 7))) && span.is_none_or(|s| s.holds(rowid))
+        (kinds.is_empty() || kinds.contains(&(crate::store::schema::fts_entry(rowid).1 as i64)))
+            && span.is_none_or(|s| s.holds(rowid))
     };
     if let Some(file_id) = opts.file_id {
         let scored = exact(conn, q, file_id, wanted)?;
@@ -271,13 +275,14 @@ pub fn search_hybrid(
     conn: &Connection,
     scope: &Scope,
     opts: &SearchOptions,
-    (model, query): (&StaticModel, &str),
+    model: &StaticModel,
+    query: &str,
     stop: &AtomicBool,
 ) -> Result<Vec<Hit>> {
     let mut wide = opts.clone();
     wide.limit = opts.limit.saturating_mul(3).max(50);
     let words = super::search_until(conn, scope, &wide, stop)?;
-    let meaning = search_meaning(conn, scope, &wide, (model, query), stop)?;
+    let meaning = search_meaning(conn, scope, &wide, model, query, stop)?;
     Ok(group_by_session(fuse(words, meaning, opts.limit)))
 }
 

@@ -261,7 +261,9 @@ pub fn search_explained(
             confirm(
                 conn,
                 candidates.into_iter().map(Ok),
-                (opts.limit, stop, None),
+                opts.limit,
+                stop,
+                None,
                 |text| {
                     shown(opts.redact, text, |text| {
                         // Redacted, a text may no longer hold the words that matched.
@@ -275,7 +277,7 @@ pub fn search_explained(
         Query::Literal(needle) => {
             let raw = literal::raw_prefilter(needle);
             let raw = raw.as_ref().map(|f| f as RawTest);
-            confirm(conn, newest()?, (opts.limit, stop, raw), |text| {
+            confirm(conn, newest()?, opts.limit, stop, raw, |text| {
                 shown(opts.redact, text, |text| {
                     text.find(needle.as_str())
                         .map(|at| Snippet::at(text, at, at + needle.len()))
@@ -285,7 +287,7 @@ pub fn search_explained(
         Query::Regex(re) => {
             let raw = required::raw_prefilter(re.as_str());
             let raw = raw.as_ref().map(|f| f as RawTest);
-            confirm(conn, newest()?, (opts.limit, stop, raw), |text| {
+            confirm(conn, newest()?, opts.limit, stop, raw, |text| {
                 shown(opts.redact, text, |text| regex_snippet(re, text))
             })?
         }
@@ -669,7 +671,9 @@ impl<'c> Sessions<'c> {
 fn confirm(
     conn: &Connection,
     candidates: impl IntoIterator<Item = Result<Candidate>>,
-    (limit, stop, raw): (usize, &AtomicBool, Option<RawTest>),
+    limit: usize,
+    stop: &AtomicBool,
+    raw: Option<RawTest>,
     matcher: impl Fn(&str) -> Option<Snippet>,
 ) -> Result<(Vec<Hit>, usize)> {
     let mut sessions = Sessions::new(conn)?;
