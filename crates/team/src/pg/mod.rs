@@ -1,7 +1,7 @@
 //! The team tier's PostgreSQL store: connecting (redacted errors, TLS), the schema
 //! (`migrate`), the per-source advisory lock, the one write path for `push` (`writer`), and
-//! per-member rights (`rights`). Queries against the server live beside the local ones
-//! (`pidx_core::query::*::server`); this module knows no pi semantics.
+//! per-member rights (`rights`). The server's answers to queries are `reads`'; this module
+//! knows no pi semantics.
 
 mod conn;
 pub mod migrate;
