@@ -22,7 +22,8 @@ pub fn render(raw: &str, max: usize) -> (String, String) {
             failed,
             content,
         } => format!(
-            "[result of {tool} id={call_id}{}]\n{}",
+            "[result of {} id={call_id}{}]\n{}",
+            tool.unwrap_or("?"),
             if failed { " (error)" } else { "" },
             elide(&blocks(&content, 0), max, "tool output")
         ),
@@ -72,11 +73,7 @@ fn block(b: &Block, max: usize) -> String {
         Block::Thinking("") => String::new(),
         Block::Thinking(t) => format!("[thinking]\n{}", elide(t, max, "thinking")),
         Block::ToolCall { name, id, args } => {
-            let args = if args.is_null() {
-                String::new()
-            } else {
-                args.to_string()
-            };
+            let args = args.map_or(String::new(), Value::to_string);
             format!(
                 "[tool call {name} id={id}] {}",
                 elide(&args, max, "argument")

@@ -400,9 +400,9 @@ fn message_text(msg: &Value) -> Vec<(String, Option<usize>)> {
         } => vec![
             (
                 if failed {
-                    format!("[{tool}] the call failed:")
+                    format!("[{}] the call failed:", tool.unwrap_or_default())
                 } else {
-                    format!("[{tool}]")
+                    format!("[{}]", tool.unwrap_or_default())
                 },
                 None,
             ),
@@ -426,12 +426,10 @@ fn readable(content: &Content) -> String {
                 Block::Text(t) => (*t).to_string(),
                 Block::Thinking(t) => format!("(thinking) {t}"),
                 Block::ToolCall { name, args, .. } => {
-                    let args = if args.is_null() {
-                        String::new()
-                    } else {
-                        args.to_string()
-                    };
-                    format!("→ {name}({args})")
+                    format!(
+                        "→ {name}({})",
+                        args.map(Value::to_string).unwrap_or_default()
+                    )
                 }
                 Block::Image { .. } => "[image]".to_string(),
                 Block::Other(_) => String::new(),

@@ -71,7 +71,7 @@ pub fn render(ctx: &Ctx, raw: &str, at: &At) -> (String, Markup) {
             failed,
             content,
             ..
-        } => tool_result(ctx, tool, failed, &content, at),
+        } => tool_result(ctx, tool.unwrap_or("?"), failed, &content, at),
         Shown::Bash {
             command,
             exit,
@@ -124,7 +124,9 @@ fn block(ctx: &Ctx, b: &Block, at: &At, pointer: &str) -> Markup {
                 details.thinking { summary { "thinking" } (md(ctx, t, at, &format!("{pointer}/thinking"))) }
             }
         },
-        Block::ToolCall { name, args, .. } => tool_call(ctx, name, args, at, pointer),
+        Block::ToolCall { name, args, .. } => {
+            tool_call(ctx, name, args.unwrap_or(&Value::Null), at, pointer)
+        }
         Block::Image { mime, data } => image(*mime, data, at, pointer),
         Block::Other(b) => plain(ctx, &b.to_string(), at, ""),
     }

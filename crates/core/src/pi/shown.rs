@@ -16,9 +16,10 @@ pub enum Shown<'a> {
         model: Option<(&'a str, &'a str)>,
         error: Option<&'a str>,
     },
-    /// A tool's result (`failed`: pi's `isError`).
+    /// A tool's result (`failed`: pi's `isError`); `tool` as written (each medium says a
+    /// missing name its own way).
     ToolResult {
-        tool: &'a str,
+        tool: Option<&'a str>,
         call_id: &'a str,
         failed: bool,
         content: Content<'a>,
@@ -58,10 +59,11 @@ pub enum Content<'a> {
 pub enum Block<'a> {
     Text(&'a str),
     Thinking(&'a str),
+    /// A tool call; `args` as written (`None`: no `arguments` member).
     ToolCall {
         name: &'a str,
         id: &'a str,
-        args: &'a Value,
+        args: Option<&'a Value>,
     },
     /// An image: its claimed type and its base64 data.
     Image {
@@ -88,7 +90,7 @@ pub fn read(v: &Value) -> Shown<'_> {
             error: str_of(v, "errorMessage"),
         },
         "toolResult" => Shown::ToolResult {
-            tool: str_of(v, "toolName").unwrap_or("?"),
+            tool: str_of(v, "toolName"),
             call_id: str_of(v, "toolCallId").unwrap_or("?"),
             failed: v.get("isError").and_then(Value::as_bool) == Some(true),
             content: content(),
@@ -150,7 +152,7 @@ impl<'a> Block<'a> {
             Some("toolCall") => Block::ToolCall {
                 name: str_of(b, "name").unwrap_or("?"),
                 id: str_of(b, "id").unwrap_or("?"),
-                args: b.get("arguments").unwrap_or(&Value::Null),
+                args: b.get("arguments"),
             },
             Some("image") => Block::Image {
                 mime: str_of(b, "mimeType"),
@@ -212,7 +214,7 @@ mod tests {
         };
         assert_eq!(
             (tool, failed, content.text().as_str()),
-            ("read", true, "xy")
+            (Some("read"), true, "xy")
         );
         assert!(matches!(read(&json!({"role": "x"})), Shown::Other(_)));
         assert!(matches!(
