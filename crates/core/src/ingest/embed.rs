@@ -16,7 +16,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::meaning::StaticModel;
+use crate::meaning::{Memo, StaticModel};
 use crate::pi::huge;
 use crate::pi::line::Line;
 use crate::pi::text::{texts, TextKind};
@@ -211,6 +211,7 @@ struct Embedded {
 fn embed_batch(model: &StaticModel, todo: &[Todo]) -> Result<Vec<Embedded>> {
     let mut files: HashMap<i64, Option<File>> = HashMap::new();
     let mut out = Vec::with_capacity(todo.len());
+    let mut memo = Memo::default();
     for t in todo {
         let mut e = Embedded {
             rid: t.rid,
@@ -233,7 +234,7 @@ fn embed_batch(model: &StaticModel, todo: &[Todo]) -> Result<Vec<Embedded>> {
         for (kind, text) in entry_texts(bytes) {
             e.bytes += text.len() as u64;
             for passage in passages(&text) {
-                if let Some(v) = model.embed(passage) {
+                if let Some(v) = model.embed_with(passage, &mut memo) {
                     let (scale, q) = quantize(&v);
                     e.passages.push((kind, scale, q));
                 }

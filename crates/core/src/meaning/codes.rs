@@ -12,13 +12,18 @@ pub fn words(dim: usize) -> usize {
 /// The code of an int8 vector (`ingest::embed::quantize`'s bytes, times `scale`) about
 /// `center` (a bit set where the component is above the center's; zeros when it is empty).
 pub fn of_i8(v: &[u8], scale: f32, center: &[f32]) -> Vec<u64> {
-    let at = |d: usize| center.get(d).copied().unwrap_or(0.0);
-    pack(
-        v.iter()
-            .enumerate()
-            .map(|(d, b)| (*b as i8) as f32 * scale > at(d)),
-        v.len(),
-    )
+    // A word's 64 bits at a time without a branch a bit: every passage the sync stores has
+    // its code made here, on the thread that writes.
+    let mut out = vec![0u64; words(v.len())];
+    for (w, (bytes, at)) in out.iter_mut().zip(v.chunks(64).zip((0..).step_by(64))) {
+        let mut bits = 0u64;
+        for (k, b) in bytes.iter().enumerate() {
+            let c = center.get(at + k).copied().unwrap_or(0.0);
+            bits |= u64::from((*b as i8) as f32 * scale > c) << k;
+        }
+        *w = bits;
+    }
+    out
 }
 
 /// The code of a float vector about `center`.

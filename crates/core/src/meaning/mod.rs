@@ -14,6 +14,7 @@ mod tensors;
 pub mod tokenize;
 
 pub use model::StaticModel;
+pub use tokenize::Memo;
 
 /// The folder name, under [`model::models_dir`], of the model used when none is named.
 pub const DEFAULT_NAME: &str = "default";

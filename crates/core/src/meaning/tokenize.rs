@@ -11,10 +11,12 @@ use unicode_normalization::UnicodeNormalization;
 
 /// A WordPiece vocabulary and its options.
 pub struct WordPiece {
-    /// foldhash, not SipHash: a lookup per word piece is most of embedding's time.
-    vocab: HashMap<String, u32, foldhash::fast::RandomState>,
+    vocab: Vocab,
     prefix: String,
     max_chars: usize,
+    /// The longest vocabulary piece in bytes (without the prefix): no longer candidate is
+    /// looked up, so an unknown word costs its length times this, not its length squared.
+    max_piece: usize,
     lowercase: bool,
 }
 
@@ -29,7 +31,7 @@ impl WordPiece {
                 "its tokenizer is {kind:?}; pidx reads WordPiece tokenizers (BERT's)"
             ));
         }
-        let vocab: HashMap<String, u32, _> = model["vocab"]
+        let vocab: Vec<(String, u32)> = model["vocab"]
             .as_object()
             .ok_or("tokenizer.json has no vocabulary")?
             .iter()
@@ -41,34 +43,66 @@ impl WordPiece {
             .to_string();
         let max_chars = model["max_input_chars_per_word"].as_u64().unwrap_or(100) as usize;
         let lowercase = json["normalizer"]["lowercase"].as_bool().unwrap_or(true);
+        let max_piece = vocab
+            .iter()
+            .map(|(k, _)| k.strip_prefix(prefix.as_str()).unwrap_or(k).len())
+            .max()
+            .unwrap_or(0);
+        let vocab = Vocab::new(vocab);
         Ok(WordPiece {
             vocab,
             prefix,
             max_chars,
+            max_piece,
             lowercase,
         })
     }
 
     /// The vocabulary size (largest id + 1).
     pub fn len(&self) -> usize {
-        self.vocab.values().max().map_or(0, |m| *m as usize + 1)
+        self.vocab.max_id.map_or(0, |m| m as usize + 1)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.vocab.is_empty()
+        self.vocab.max_id.is_none()
     }
 
     /// The id of token `t`.
     pub fn id(&self, t: &str) -> Option<u32> {
-        self.vocab.get(t).copied()
+        self.vocab.get(t)
     }
 
     /// The token ids of `text`, without special tokens; unknown words are left out (a static
     /// model gives `[UNK]` no meaning worth averaging in).
     pub fn encode(&self, text: &str, out: &mut Vec<u32>) {
+        self.encode_with(text, out, &mut Memo::default());
+    }
+
+    /// [`encode`](Self::encode) remembering in `memo` the pieces of the words that are not in
+    /// the vocabulary whole: such a word (an identifier, a path's part) costs a lookup a
+    /// candidate piece, a dozen or more, and most come back many times in a batch of texts.
+    pub fn encode_with(&self, text: &str, out: &mut Vec<u32>, memo: &mut Memo) {
         let mut piece = String::new();
         for_each_word(text, self.lowercase, |word| {
-            self.pieces(word, out, &mut piece)
+            // Most words are in the vocabulary whole.
+            if let Some(id) = self.vocab.get(word) {
+                out.push(id);
+                return;
+            }
+            if let Some(ids) = memo.words.get(word) {
+                out.extend_from_slice(ids);
+                return;
+            }
+            let mark = out.len();
+            self.pieces(word, out, &mut piece);
+            // A word too long to have pieces (a pasted blob) is not worth its memory.
+            if word.len() > self.max_chars {
+                return;
+            }
+            if memo.words.len() >= Memo::MAX_WORDS {
+                memo.words.clear();
+            }
+            memo.words.insert(word.into(), out[mark..].into());
         });
     }
 
@@ -77,15 +111,10 @@ impl WordPiece {
         if word.len() > self.max_chars && word.chars().count() > self.max_chars {
             return;
         }
-        // Most words are in the vocabulary whole.
-        if let Some(&id) = self.vocab.get(word) {
-            out.push(id);
-            return;
-        }
         let mark = out.len();
         let mut start = 0;
         while start < word.len() {
-            let mut end = word.len();
+            let mut end = word.len().min(start + self.max_piece);
             let mut found = None;
             while end > start {
                 if word.is_char_boundary(end) {
@@ -94,7 +123,7 @@ impl WordPiece {
                         piece.push_str(&self.prefix);
                     }
                     piece.push_str(&word[start..end]);
-                    if let Some(&id) = self.vocab.get(piece.as_str()) {
+                    if let Some(id) = self.vocab.get(piece) {
                         found = Some(id);
                         break;
                     }
@@ -112,6 +141,64 @@ impl WordPiece {
     }
 }
 
+/// A vocabulary keyed for speed: a lookup a word piece is most of embedding's time. A piece of
+/// up to 15 bytes (nearly every one) is a `u128` of its bytes and length, held in the table
+/// itself, so a lookup is one probe with no string to follow and compare; longer ones are
+/// strings. foldhash, not SipHash, for both.
+struct Vocab {
+    short: HashMap<u128, u32, foldhash::fast::RandomState>,
+    long: HashMap<Box<str>, u32, foldhash::fast::RandomState>,
+    max_id: Option<u32>,
+}
+
+impl Vocab {
+    fn new(pieces: Vec<(String, u32)>) -> Vocab {
+        let mut v = Vocab {
+            short: HashMap::default(),
+            long: HashMap::default(),
+            max_id: pieces.iter().map(|(_, id)| *id).max(),
+        };
+        for (piece, id) in pieces {
+            match Vocab::key(&piece) {
+                Some(k) => v.short.insert(k, id),
+                None => v.long.insert(piece.into(), id),
+            };
+        }
+        v
+    }
+
+    /// The bytes of a piece of up to 15 bytes, its length in the last byte.
+    fn key(piece: &str) -> Option<u128> {
+        let b = piece.as_bytes();
+        if b.len() > 15 {
+            return None;
+        }
+        let mut k = [0u8; 16];
+        k[..b.len()].copy_from_slice(b);
+        k[15] = b.len() as u8;
+        Some(u128::from_le_bytes(k))
+    }
+
+    fn get(&self, piece: &str) -> Option<u32> {
+        match Vocab::key(piece) {
+            Some(k) => self.short.get(&k).copied(),
+            None => self.long.get(piece).copied(),
+        }
+    }
+}
+
+/// The pieces of words not in a vocabulary, as [`WordPiece::encode_with`] found them; one a
+/// thread, kept across texts.
+#[derive(Default)]
+pub struct Memo {
+    words: HashMap<Box<str>, Box<[u32]>, foldhash::fast::RandomState>,
+}
+
+impl Memo {
+    /// Words remembered before the memo starts again (a few MB).
+    const MAX_WORDS: usize = 100_000;
+}
+
 /// BERT's basic tokenizer: the words and punctuation marks of `text`, normalised.
 pub fn words(text: &str, lowercase: bool) -> Vec<String> {
     let mut out = Vec::new();
@@ -119,9 +206,11 @@ pub fn words(text: &str, lowercase: bool) -> Vec<String> {
     out
 }
 
-/// [`words`] handed one at a time to `each`, from one buffer: no allocation a word, and ASCII
-/// (most of any transcript) without the Unicode tables.
+/// [`words`] handed one at a time to `each`: a run of ASCII letters and digits (most of any
+/// transcript) goes by bytes, and as a slice of `text` when it is a whole word already in lower
+/// case; other words are built in one buffer, so there is no allocation a word.
 fn for_each_word(text: &str, lowercase: bool, mut each: impl FnMut(&str)) {
+    let bytes = text.as_bytes();
     let mut word = String::new();
     let flush = |word: &mut String, each: &mut dyn FnMut(&str)| {
         if !word.is_empty() {
@@ -130,19 +219,45 @@ fn for_each_word(text: &str, lowercase: bool, mut each: impl FnMut(&str)) {
         }
     };
     let mut one = [0u8; 4];
-    for c in text.chars() {
-        if c.is_ascii() {
-            if c.is_ascii_alphanumeric() {
-                word.push(if lowercase { c.to_ascii_lowercase() } else { c });
-            } else if c.is_ascii_whitespace() || c == '\x0b' {
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b.is_ascii_alphanumeric() {
+            let start = i;
+            while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
+                i += 1;
+            }
+            let run = &text[start..i];
+            // What follows the run ends the word only if it is a space or punctuation: a letter
+            // that is not ASCII continues it, and a control character is dropped from it.
+            let ends =
+                |b: &u8| b.is_ascii_whitespace() || *b == b'\x0b' || b.is_ascii_punctuation();
+            let whole = word.is_empty() && bytes.get(i).is_none_or(ends);
+            let folded = !lowercase || !run.bytes().any(|b| b.is_ascii_uppercase());
+            if whole && folded {
+                each(run);
+            } else if lowercase {
+                word.extend(run.bytes().map(|b| b.to_ascii_lowercase() as char));
+            } else {
+                word.push_str(run);
+            }
+            continue;
+        }
+        if b.is_ascii() {
+            i += 1;
+            if b.is_ascii_whitespace() || b == b'\x0b' {
                 flush(&mut word, &mut each);
-            } else if c.is_ascii_punctuation() {
+            } else if b.is_ascii_punctuation() {
                 flush(&mut word, &mut each);
-                each(c.encode_utf8(&mut one));
+                each((b as char).encode_utf8(&mut one));
             }
             // Other ASCII: control characters, dropped.
             continue;
         }
+        let Some(c) = text[i..].chars().next() else {
+            break;
+        };
+        i += c.len_utf8();
         if c == '\u{fffd}' || (c.is_control() && !c.is_whitespace()) {
             continue;
         }
@@ -213,6 +328,13 @@ mod tests {
             words("Café, UNaffable中文!", true),
             ["cafe", ",", "unaffable", "中", "文", "!"]
         );
+    }
+
+    #[test]
+    fn ascii_runs_end_only_where_bert_ends_a_word() {
+        assert_eq!(words("ab\x01cd naïve ABC", true), ["abcd", "naive", "abc"]);
+        assert_eq!(words("ab\x01cd ABC", false), ["abcd", "ABC"]);
+        assert_eq!(words("x1,y2\u{b}z", true), ["x1", ",", "y2", "z"]);
     }
 
     #[test]
