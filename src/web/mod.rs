@@ -109,13 +109,10 @@ pub fn run(env: Env, opts: Options) -> Result<bool> {
         if opts.open {
             open_browser(&guard.url(addr));
         }
-        let index = match env.global.pg_url() {
-            Some(url) => index::Index::Server {
+        let index = match env.global.pg_team()? {
+            Some((url, open)) => index::Index::Server {
                 url,
-                open: env
-                    .global
-                    .team
-                    .context("--pg: this build of pidx has no team tier")?,
+                open,
                 source: env.global.source.clone(),
                 idle: std::sync::Mutex::new(Vec::new()),
             },

@@ -47,6 +47,20 @@ impl Options {
             .clone()
             .or_else(|| std::env::var("PIDX_PG").ok().filter(|v| !v.is_empty()))
     }
+
+    /// The team server `--pg` (or `PIDX_PG`) names and how to open it; `None` without one.
+    ///
+    /// # Errors
+    /// A URL was given to a build without the team crate's opener.
+    pub fn pg_team(&self) -> Result<Option<(String, crate::query::TeamOpener)>> {
+        let Some(url) = self.pg_url() else {
+            return Ok(None);
+        };
+        let open = self
+            .team
+            .ok_or_else(|| anyhow::anyhow!("--pg: this build of pidx has no team tier"))?;
+        Ok(Some((url, open)))
+    }
 }
 
 /// How long a query that needs no particular file waits for another writer (a sync that is

@@ -66,11 +66,7 @@ impl Env {
     /// # Errors
     /// Connection, index and sync errors.
     pub fn open_reader(&self, first: Option<First>) -> Result<Opened> {
-        if let Some(url) = self.global.pg_url() {
-            let open = self
-                .global
-                .team
-                .ok_or_else(|| anyhow::anyhow!("--pg: this build of pidx has no team tier"))?;
+        if let Some((url, open)) = self.global.pg_team()? {
             return Ok(Opened::Server {
                 server: open(&url)?,
                 source: self.global.source.clone(),
