@@ -252,6 +252,10 @@ pub(crate) async fn blocking<T: Send + 'static>(
     let app = Arc::clone(app);
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
+    // The server drops a request the browser gave up on (a later keystroke aborts the search
+    // before it, a page left): its query stops too, instead of holding a core the next one
+    // needs.
+    let _stop_if_dropped = StopOnDrop(Arc::clone(&stop));
     let job = tokio::task::spawn_blocking(move || {
         let answer = index::with_reader(&app, source, flag, f);
         index::memory::after_page();
@@ -268,6 +272,16 @@ pub(crate) async fn blocking<T: Send + 'static>(
     result
 }
 
+/// Sets its flag when dropped: at the end of a page's work, or when the request is dropped
+/// before it (the page's query sees the flag through SQLite's progress handler and stops).
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// A session's address segment as the pages write it (`page::session_seg`): the file name
 /// locally; `SOURCE/FILE` on the team server, where two machines may hold the same file name.
 pub(crate) fn split_seg(app: &App, seg: &str) -> (Option<String>, String) {
@@ -279,7 +293,34 @@ pub(crate) fn split_seg(app: &App, seg: &str) -> (Option<String>, String) {
 
 #[cfg(test)]
 mod tests {
-    use super::controls;
+    use super::{controls, StopOnDrop};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+
+    #[test]
+    fn a_request_dropped_before_its_answer_stops_its_query() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        rt.block_on(async move {
+            // What hyper does to the handler of a connection the browser closed: drop it.
+            let handler = tokio::spawn(async move {
+                let _guard = StopOnDrop(flag);
+                std::future::pending::<()>().await;
+            });
+            tokio::task::yield_now().await;
+            assert!(!stop.load(Ordering::Relaxed), "running: not stopped");
+            handler.abort();
+            assert!(handler.await.unwrap_err().is_cancelled());
+            assert!(
+                stop.load(Ordering::Relaxed),
+                "dropped: its query is told to stop"
+            );
+        });
+    }
 
     #[test]
     fn control_characters_become_symbols_and_text_stays() {

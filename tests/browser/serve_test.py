@@ -124,6 +124,16 @@ try:
     page.until("document.querySelectorAll('#results a.hit').length > 0")
     check(page.js("document.querySelector('#results mark').textContent.toLowerCase().includes('zanzibar')"),
           "search as you type highlights the match")
+    # A newer query aborts the request of the one before it (the server then stops its query).
+    page.js("window.ABORTED = 0; (f => { window.fetch = (u, o) => { if (o && o.signal) "
+            "o.signal.addEventListener('abort', () => window.ABORTED++); return f(u, o); }; })(window.fetch); true")
+    before = page.js("document.body.dataset.ready")
+    page.js("(f => { f.dispatchEvent(new Event('change')); f.dispatchEvent(new Event('change')); })"
+            "(document.querySelector('#search').form); true")
+    page.until("document.body.dataset.ready !== %s && document.querySelectorAll('#results a.hit').length > 0"
+               % json.dumps(before))
+    check(page.js("window.ABORTED") == 1, "a newer search aborts the older one still in flight (aborted: %r)"
+          % page.js("window.ABORTED"))
     page.js("document.querySelector('#results a.hit').click()")
     page.until("location.pathname.startsWith('/s/') && document.readyState === 'complete'")
     check(page.js("!!document.querySelector('article.hit#e-a0007') && document.querySelector('article.hit').innerText.includes('zanzibar')"),

@@ -8,20 +8,24 @@
     t.innerHTML = html;
     return t.content;
   }
-  function get(url) {
-    return fetch(url, { credentials: "same-origin" }).then(function (r) {
+  function get(url, signal) {
+    return fetch(url, { credentials: "same-origin", signal: signal }).then(function (r) {
       if (!r.ok) throw new Error("HTTP " + r.status);
       return r.text();
     });
   }
   // Filter or search as you type: the form's query, answered as a fragment into `target`.
   function asYouType(input, target) {
-    var form = input.form, seq = 0, timer = null;
+    var form = input.form, seq = 0, timer = null, inflight = null;
     function run() {
       var params = new URLSearchParams(new FormData(form));
       var url = form.getAttribute("action") + "?" + params.toString();
       var mine = ++seq;
-      get(url + "&frag=1").then(function (html) {
+      // The answer to an older query would be thrown away: stop it (the server stops its
+      // query when the request goes).
+      if (inflight) inflight.abort();
+      inflight = new AbortController();
+      get(url + "&frag=1", inflight.signal).then(function (html) {
         if (mine !== seq) return;
         target.replaceChildren(fragment(html));
         history.replaceState(null, "", url);
