@@ -64,6 +64,9 @@ fn build(args: &[String], dir: &Path) {
     let batch = arg(args, "--batch-mb").map_or(8, |v| v.parse::<u64>().unwrap()) << 20;
     let threads = arg(args, "--threads").map_or(1, |v| v.parse().unwrap());
     let heap = arg(args, "--heap-mb").map_or(64, |v| v.parse().unwrap());
+    // Tantivy's merges: segments of more documents than this are not merged again (default:
+    // Tantivy's own, 10 million).
+    let merge_cap: Option<usize> = arg(args, "--max-merge-docs").map(|v| v.parse().unwrap());
     let jsonl: f64 = std::fs::read_to_string(dir.join("jsonl_bytes"))
         .unwrap()
         .parse()
@@ -74,7 +77,7 @@ fn build(args: &[String], dir: &Path) {
         "tantivy" => {
             let p = dir.join("tantivy");
             let _ = std::fs::remove_dir_all(&p);
-            let c = tant::build(&dump, &p, batch, threads, heap);
+            let c = tant::build(&dump, &p, batch, threads, heap, merge_cap);
             (p, c)
         }
         "own" => {

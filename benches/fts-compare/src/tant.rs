@@ -74,7 +74,14 @@ fn schema() -> (Schema, Field, Field) {
 }
 
 /// Builds the index of `dump` in `dir`, committing every `batch` bytes of JSONL.
-pub fn build(dump: &Dump, dir: &Path, batch: u64, threads: usize, heap_mb: usize) -> usize {
+pub fn build(
+    dump: &Dump,
+    dir: &Path,
+    batch: u64,
+    threads: usize,
+    heap_mb: usize,
+    merge_cap: Option<usize>,
+) -> usize {
     std::fs::create_dir_all(dir).unwrap();
     let (schema, body, d) = schema();
     let index = Index::create_in_dir(dir, schema).expect("create tantivy index (dir not empty?)");
@@ -84,6 +91,11 @@ pub fn build(dump: &Dump, dir: &Path, batch: u64, threads: usize, heap_mb: usize
     let mut w: IndexWriter = index
         .writer_with_num_threads(threads, heap_mb << 20)
         .unwrap();
+    if let Some(cap) = merge_cap {
+        let mut policy = tantivy::merge_policy::LogMergePolicy::default();
+        policy.set_max_docs_before_merge(cap);
+        w.set_merge_policy(Box::new(policy));
+    }
     let (mut since, mut commits, mut from) = (0u64, 0usize, 0usize);
     for i in 0..dump.len() {
         let doc = dump.doc(i);
