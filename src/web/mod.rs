@@ -256,20 +256,20 @@ pub(crate) async fn blocking<T: Send + 'static>(
     // before it, a page left): its query stops too, instead of holding a core the next one
     // needs.
     let _stop_if_dropped = StopOnDrop(Arc::clone(&stop));
-    let job = tokio::task::spawn_blocking(move || {
+    let mut job = tokio::task::spawn_blocking(move || {
         let answer = index::with_reader(&app, source, flag, f);
         index::memory::after_page();
         answer
     });
-    let watchdog = tokio::spawn(async move {
-        tokio::time::sleep(TIME_LIMIT).await;
-        stop.store(true, Ordering::Relaxed);
-    });
-    let result = job
-        .await
-        .unwrap_or_else(|e| Err(Fail::Internal(format!("the page failed inside pidx ({e})"))));
-    watchdog.abort();
-    result
+    // Past the time limit the query is told to stop, and its answer (the stop) awaited.
+    let joined = match tokio::time::timeout(TIME_LIMIT, &mut job).await {
+        Ok(joined) => joined,
+        Err(_) => {
+            stop.store(true, Ordering::Relaxed);
+            job.await
+        }
+    };
+    joined.unwrap_or_else(|e| Err(Fail::Internal(format!("the page failed inside pidx ({e})"))))
 }
 
 /// Sets its flag when dropped: at the end of a page's work, or when the request is dropped

@@ -126,9 +126,7 @@ impl StaticModel {
                 let mut acc = [0f32; LANES];
                 for id in ids {
                     let start = *id as usize * self.dim + at;
-                    let Some(row) = self.emb.get(start..start + LANES) else {
-                        continue;
-                    };
+                    let row = &self.emb[start..start + LANES];
                     for (a, b) in acc.iter_mut().zip(row) {
                         *a += b;
                     }
