@@ -50,8 +50,27 @@ fn entries_in(db: &Path) -> i64 {
         .unwrap_or(0)
 }
 
-fn sync_cmd(db: &Path, root: &Path) -> Command {
+/// What a search finds in the full-text tables: the texts holding a word, the literal
+/// candidates of the joints index, and whether a first sync's aside build is still marked.
+fn full_text_in(db: &Path) -> (i64, i64, i64, i64) {
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let one = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+    (
+        one("SELECT count(*) FROM fts WHERE fts MATCH 'index'"),
+        one("SELECT count(*) FROM fts_docsize"),
+        one("SELECT count(*) FROM joints_docsize"),
+        one("SELECT count(*) FROM text_aside"),
+    )
+}
+
+/// `bulk`: every sync takes the big sync's path (full text built aside, `store::aside`).
+fn sync_cmd(db: &Path, root: &Path, bulk: bool) -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("pidx"));
+    if bulk {
+        cmd.env("PIDX_SYNC_BULK_BYTES", "0");
+    }
     cmd.env_remove("PI_CODING_AGENT_DIR")
         .env_remove("PI_CODING_AGENT_SESSION_DIR")
         .arg("--db")
@@ -66,18 +85,36 @@ fn sync_cmd(db: &Path, root: &Path) -> Command {
 
 #[test]
 fn sync_killed_at_any_point_then_resumed_equals_a_rebuild() {
+    killed_then_resumed(false);
+}
+
+/// The same with the first sync's full text built aside and copied in at its end: a kill
+/// before the copy leaves the mark, and the next sync starts the index over.
+#[test]
+fn a_first_sync_building_full_text_aside_killed_then_resumed_equals_a_rebuild() {
+    killed_then_resumed(true);
+}
+
+fn killed_then_resumed(bulk: bool) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sessions");
     corpus(&root);
     let before = common::fingerprint(&root);
 
     let reference = tmp.path().join("reference.db");
-    let status = sync_cmd(&reference, &root)
+    let status = sync_cmd(&reference, &root, bulk)
         .arg("--rebuild")
         .status()
         .unwrap();
     assert!(status.success());
     let expected = common::index_dump(&reference);
+    let expected_text = full_text_in(&reference);
+    assert_eq!(
+        expected_text.0,
+        45_000 + 119 * 300,
+        "every text holds `index`"
+    );
+    assert_eq!(expected_text.3, 0);
     let total = entries_in(&reference);
     assert_eq!(total, 45_000 + 119 * 300);
 
@@ -85,7 +122,7 @@ fn sync_killed_at_any_point_then_resumed_equals_a_rebuild() {
     let mut kills = Vec::new();
     for (n, target) in [1, total / 3, 2 * total / 3].into_iter().enumerate() {
         let db = tmp.path().join(format!("killed-{n}.db"));
-        let mut child = sync_cmd(&db, &root).spawn().unwrap();
+        let mut child = sync_cmd(&db, &root, bulk).spawn().unwrap();
         let deadline = Instant::now() + Duration::from_secs(120);
         let mut seen = 0;
         while seen < target && Instant::now() < deadline {
@@ -102,7 +139,7 @@ fn sync_killed_at_any_point_then_resumed_equals_a_rebuild() {
         kills.push((target, at_kill, finished_first));
         eprintln!("kill {n}: aimed at {target}, {at_kill} of {total} entries committed, finished first: {finished_first}");
 
-        let out = sync_cmd(&db, &root)
+        let out = sync_cmd(&db, &root, bulk)
             .stderr(Stdio::piped())
             .output()
             .unwrap();
@@ -115,6 +152,11 @@ fn sync_killed_at_any_point_then_resumed_equals_a_rebuild() {
             common::index_dump(&db),
             expected,
             "killed with {at_kill} of {total} entries committed"
+        );
+        assert_eq!(
+            full_text_in(&db),
+            expected_text,
+            "full text after a kill with {at_kill} of {total} entries committed"
         );
     }
     // The kills must have landed part-way, or the test proved nothing.

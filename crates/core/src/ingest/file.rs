@@ -38,6 +38,14 @@ impl<'c> Group<'c> {
         }
     }
 
+    /// Sends the full-text changes of each committed transaction to `aside` (`store::aside`).
+    pub(super) fn build_aside(
+        &mut self,
+        aside: std::sync::mpsc::SyncSender<Vec<crate::store::aside::Op>>,
+    ) {
+        self.tx.build_aside(aside);
+    }
+
     /// The connection for reads, inside the open transaction if any.
     pub(super) fn reader(&self) -> &'c Connection {
         self.tx.reader()
@@ -197,7 +205,7 @@ impl Writing {
     ) -> Result<()> {
         let (tx, staged) = group.tx.parts()?;
         if std::mem::take(&mut self.rewrite) && self.id != 0 {
-            writer::clear_file(tx, self.id)?;
+            writer::clear_file_staged(tx, Some(staged), self.id)?;
         }
         piece.row.id = self.id;
         self.id = writer::save_file(tx, &piece.row, now_ms())?;

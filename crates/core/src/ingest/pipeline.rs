@@ -90,6 +90,7 @@ pub(super) fn ingest_all(
     work: &[Work],
     opts: SyncOptions,
     collect_words: bool,
+    aside: Option<std::sync::mpsc::SyncSender<Vec<crate::store::aside::Op>>>,
     report: &mut SyncReport,
 ) -> Result<()> {
     let total: u64 = work
@@ -102,6 +103,9 @@ pub(super) fn ingest_all(
         .sum();
     let bar = progress_bar(opts.progress && total > 32 << 20, total);
     let mut group = Group::new(conn);
+    if let Some(aside) = aside {
+        group.build_aside(aside);
+    }
     let mut queue: VecDeque<Queued> = (0..work.len()).map(|i| (i, false)).collect();
     while !queue.is_empty() {
         let mut run = Run {

@@ -20,9 +20,9 @@ use crate::ingest::discover::{self, discover, Found, Root};
 use crate::ingest::gateway;
 use crate::ingest::openclaw;
 use crate::pi::layout::project_dir_of;
-use crate::store::words;
 use crate::store::writer::{self, Stamp, Stamps};
 use crate::store::Store;
+use crate::store::{aside, words};
 
 /// Brings the index up to date with `roots`.
 ///
@@ -119,6 +119,14 @@ pub fn plan(store: &mut Store, roots: &[Root], only: Option<&HashSet<PathBuf>>) 
     let started = Instant::now();
     let mut report = SyncReport::default();
     let mut work = Vec::new();
+    // A first sync stopped before its full text was copied in left entries without texts:
+    // this sync does it again from the start, every folder.
+    let only = if aside::interrupted(&store.conn)? {
+        store.start_over()?;
+        None
+    } else {
+        only
+    };
     for root in roots {
         plan_root(store, root, only, &mut report, &mut work)?;
     }
@@ -202,12 +210,25 @@ impl Plan {
         // GB of index) instead of gathering the words of every text as it reads (a quarter
         // more sync time): the table is marked stale first, so readers and a sync after a crash
         // know not to trust it until then.
-        let at = opts.words_from_vocabulary.unwrap_or(WORDS_FROM_VOCABULARY);
+        let at = opts
+            .words_from_vocabulary
+            .or_else(bulk_from_env)
+            .unwrap_or(WORDS_FROM_VOCABULARY);
         let bulk = self.pending_bytes() >= at || words::is_stale(&store.conn)?;
         if bulk {
             words::mark_stale(&store.conn)?;
         }
-        ingest_all(&store.conn, &self.work, opts, !bulk, &mut self.report)?;
+        // A big sync into empty full-text tables builds them on the second core.
+        let aside = if bulk && !self.work.is_empty() && aside::fits(&store.conn)? {
+            Some(aside::Aside::start(&store.conn, &store.path)?)
+        } else {
+            None
+        };
+        let to = aside.as_ref().and_then(aside::Aside::sender);
+        ingest_all(&store.conn, &self.work, opts, !bulk, to, &mut self.report)?;
+        if let Some(aside) = aside {
+            aside.finish(&store.conn)?;
+        }
         if bulk {
             words::refill(&store.conn)?;
         }
@@ -219,6 +240,12 @@ impl Plan {
 /// From this many bytes to read, a sync fills the words table from the full-text vocabulary
 /// once at its end instead of word by word (`store::words`).
 pub const WORDS_FROM_VOCABULARY: u64 = 64 << 20;
+
+/// `PIDX_SYNC_BULK_BYTES`: where a sync starts to count as big (bytes to read), in place of
+/// [`WORDS_FROM_VOCABULARY`]: the crash trials make a small corpus take the big sync's path.
+fn bulk_from_env() -> Option<u64> {
+    std::env::var("PIDX_SYNC_BULK_BYTES").ok()?.parse().ok()
+}
 
 fn pending_bytes(w: &Work) -> u64 {
     let size = w.2.meta.len();

@@ -32,6 +32,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../../migrations/0023_forgotten.sql"),
     include_str!("../../../../migrations/0024_meaning.sql"),
     include_str!("../../../../migrations/0025_meaning_codes.sql"),
+    include_str!("../../../../migrations/0026_text_aside.sql"),
 ];
 
 /// The schema version this build writes.

@@ -1,6 +1,7 @@
 //! The SQLite index: where it lives, how it is opened (pragmas, migrations, safety checks) and
 //! the writer lock. The one write path is `writer`; queries live in `crate::query`.
 
+pub mod aside;
 pub mod big;
 mod copies;
 pub mod filter;
@@ -199,6 +200,20 @@ impl Store {
         }
     }
 
+    /// Replaces the index with a new, empty one at the same path (a first sync that was
+    /// interrupted before its full text was in: `store::aside`).
+    ///
+    /// # Errors
+    /// As [`Store::destroy`] and [`Store::open`].
+    pub fn start_over(&mut self) -> Result<()> {
+        let path = self.path.clone();
+        let empty = Connection::open_in_memory().map_err(|e| Error::at_open(&path, e))?;
+        drop(std::mem::replace(&mut self.conn, empty));
+        Store::destroy(&path)?;
+        *self = Store::open(&path)?;
+        Ok(())
+    }
+
     fn configure(&mut self) -> Result<()> {
         register_collation(&self.conn)?;
         self.conn
@@ -332,7 +347,7 @@ fn wal_has_commits(path: &Path) -> bool {
 }
 
 fn remove_index_files(path: &Path) -> Result<()> {
-    for suffix in ["", "-wal", "-shm"] {
+    for suffix in ["", "-wal", "-shm", "-text"] {
         let mut p = path.as_os_str().to_owned();
         p.push(suffix);
         match std::fs::remove_file(&p) {

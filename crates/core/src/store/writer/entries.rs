@@ -6,6 +6,7 @@ use rusqlite::{params, Connection, OptionalExtension, Statement, ToSql};
 use crate::pi::huge::{self, HUGE_TEXT};
 use crate::pi::model::{EntryRow, SessionState};
 use crate::pi::paths::{self, PathFacts};
+use crate::store::aside::Op;
 use crate::store::joints::{self, Joints};
 use crate::store::schema::{entry_insert_sql, entry_values, fts_rowid, path_facts, PATH_FACTS};
 use crate::store::{big, copies};
@@ -85,6 +86,8 @@ pub fn insert_entries(
                     big::write(tx, rowid, file_id, &pieces)?;
                     from_big.push((rowid, rowid));
                 }
+            } else if let Some(ops) = staged.aside() {
+                ops.push(Op::Words(rowid, text));
             } else if text.len() >= HUGE_TEXT {
                 // Straight into the index: staged (`writer::Staged`), it would be held until the
                 // commit while the rest of the batch is written; one more FTS5 segment is
@@ -99,7 +102,10 @@ pub fn insert_entries(
         // The huge text is in `big_texts` now: let it go before FTS5 reads it back.
         drop((huge, big_text));
         for (rowid, id) in from_big {
-            big::index(tx, rowid, id)?;
+            match staged.aside() {
+                Some(ops) => ops.push(Op::Big(rowid, id)),
+                None => big::index(tx, rowid, id)?,
+            }
         }
     }
     run.write(tx, file_id)?;

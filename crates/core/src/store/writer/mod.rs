@@ -7,6 +7,9 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction, TransactionBe
 
 use crate::pi::model::{Listing, SessionState};
 use crate::pi::text::TextKind;
+use std::sync::mpsc::SyncSender;
+
+use crate::store::aside::Op;
 use crate::store::copies;
 
 mod entries;
@@ -49,6 +52,9 @@ pub struct WriteTx<'c> {
     conn: &'c Connection,
     tx: Option<Transaction<'c>>,
     staged: Staged,
+    /// Where each committed transaction's full-text changes go when the tables are built
+    /// aside (`store::aside`) instead of written here.
+    aside: Option<SyncSender<Vec<Op>>>,
 }
 
 /// The texts of a transaction's entries, waiting for its commit: FTS5 writes its pending terms
@@ -64,6 +70,9 @@ pub struct Staged {
     texts: Vec<(i64, String)>,
     /// Joints rows (`joints`, `store::joints`): rowid and the text's joints.
     joints: Vec<(i64, String)>,
+    /// The transaction's full-text changes in order, when the tables are built aside: every
+    /// change that would be written to them goes here instead.
+    aside: Option<Vec<Op>>,
 }
 
 impl<'c> WriteTx<'c> {
@@ -72,6 +81,20 @@ impl<'c> WriteTx<'c> {
             conn,
             tx: None,
             staged: Staged::default(),
+            aside: None,
+        }
+    }
+
+    /// Sends each committed transaction's full-text changes to `aside` from now on.
+    pub fn build_aside(&mut self, aside: SyncSender<Vec<Op>>) {
+        self.aside = Some(aside);
+        self.staged = self.fresh_staged();
+    }
+
+    fn fresh_staged(&self) -> Staged {
+        Staged {
+            aside: self.aside.as_ref().map(|_| Vec::new()),
+            ..Staged::default()
         }
     }
 
@@ -113,8 +136,14 @@ impl<'c> WriteTx<'c> {
     pub fn commit(&mut self) -> rusqlite::Result<()> {
         if let Some(tx) = self.tx.take() {
             // Taken whatever happens: a failed commit leaves nothing for the next transaction.
-            flush_texts(&tx, std::mem::take(&mut self.staged))?;
+            let fresh = self.fresh_staged();
+            let staged = std::mem::replace(&mut self.staged, fresh);
+            let aside = flush_texts(&tx, staged)?;
             tx.commit()?;
+            if let (Some(ops), Some(to)) = (aside, &self.aside) {
+                // A builder that stopped has its error, which the sync reports at its end.
+                let _ = to.send(ops);
+            }
         }
         Ok(())
     }
@@ -124,7 +153,8 @@ impl<'c> WriteTx<'c> {
     /// # Errors
     /// SQLite errors.
     pub fn rollback(&mut self) -> rusqlite::Result<()> {
-        self.staged = Staged::default();
+        let fresh = self.fresh_staged();
+        self.staged = fresh;
         match self.tx.take() {
             Some(tx) => tx.rollback(),
             None => Ok(()),
@@ -192,7 +222,16 @@ pub fn delete_file(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
 
 /// Drops everything ingested from a file, before it is read again from byte 0.
 pub fn clear_file(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
-    delete_texts(tx, file_id)?;
+    clear_file_staged(tx, None, file_id)
+}
+
+/// [`clear_file`] inside a [`WriteTx`], whose full-text changes may be built aside.
+pub fn clear_file_staged(
+    tx: &Connection,
+    staged: Option<&mut Staged>,
+    file_id: i64,
+) -> rusqlite::Result<()> {
+    delete_texts(tx, staged.and_then(|s| s.aside.as_mut()), file_id)?;
     copies::promote_others(tx, file_id)?;
     tx.execute("DELETE FROM tool_uses WHERE file_id = ?1", [file_id])?;
     touches::clear(tx, file_id)?;
@@ -318,6 +357,11 @@ pub fn insert_listing_texts(
 }
 
 impl Staged {
+    /// The transaction's changes to the full-text tables, when they are built aside.
+    pub fn aside(&mut self) -> Option<&mut Vec<Op>> {
+        self.aside.as_mut()
+    }
+
     /// Holds `text`, the text of full-text row `rowid`, for the commit.
     pub fn text(&mut self, rowid: i64, text: String) {
         self.texts.push((rowid, text));
@@ -330,22 +374,38 @@ impl Staged {
 }
 
 /// Inserts the staged texts into the full-text and joints indexes, each in rowid order
-/// (call last in the transaction). Each text is let go once inserted.
-fn flush_texts(conn: &Connection, staged: Staged) -> rusqlite::Result<()> {
+/// (call last in the transaction). Each text is let go once inserted. Built aside, they are
+/// added to the transaction's changes instead, which are returned.
+fn flush_texts(conn: &Connection, staged: Staged) -> rusqlite::Result<Option<Vec<Op>>> {
+    let mut aside = staged.aside;
     for (table, mut rows) in [("fts", staged.texts), ("joints", staged.joints)] {
         // Nearly in order already (an entry's rowids follow each other): a merge sort of runs.
         rows.sort_by_key(|(rowid, _)| *rowid);
+        if let Some(ops) = &mut aside {
+            let op = if table == "fts" {
+                Op::Words
+            } else {
+                Op::Joints
+            };
+            ops.extend(rows.into_iter().map(|(rowid, body)| op(rowid, body)));
+            continue;
+        }
         let mut insert =
             conn.prepare_cached(&format!("INSERT INTO {table}(rowid, body) VALUES (?1, ?2)"))?;
         for (rowid, body) in rows {
             insert.execute(params![rowid, body])?;
         }
     }
-    Ok(())
+    Ok(aside)
 }
 
-/// Removes a file's rows from the full-text and joints indexes.
-fn delete_texts(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
+/// Removes a file's rows from the full-text and joints indexes (adds their removal to `aside`
+/// when those are built aside).
+fn delete_texts(
+    tx: &Connection,
+    mut aside: Option<&mut Vec<Op>>,
+    file_id: i64,
+) -> rusqlite::Result<()> {
     let mut rows = tx.prepare_cached(
         "SELECT rid, text_kinds FROM entries WHERE file_id = ?1 AND text_kinds <> 0",
     )?;
@@ -361,8 +421,13 @@ fn delete_texts(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
             .filter(|k| bits & (1 << *k as i64) != 0)
         {
             let rowid = crate::store::schema::fts_rowid(rid, kind);
-            words.execute([rowid])?;
-            joints.execute([rowid])?;
+            match aside.as_deref_mut() {
+                Some(ops) => ops.push(Op::Delete(rowid)),
+                None => {
+                    words.execute([rowid])?;
+                    joints.execute([rowid])?;
+                }
+            }
             unknown.execute([rowid])?;
         }
     }

@@ -1,0 +1,5 @@
+-- 0026: a first sync builds its full-text indexes (`fts`, `joints`) aside, in a file of their
+-- own written by a thread of its own (src/store/aside.rs), and copies them in at its end. A row
+-- here while that is under way: until the copy commits (with the row's removal), the index has
+-- entries whose texts are not searchable, and a sync that finds the row starts the index over.
+CREATE TABLE IF NOT EXISTS text_aside (since_ms INTEGER NOT NULL);
