@@ -79,6 +79,7 @@ pub fn run(env: &Env, args: &SyncArgs, out: &mut Out) -> Result<Found> {
             "unchanged": report.unchanged, "entries": report.entries, "bytes": report.bytes,
             "badLines": report.bad.len(), "errors": report.errors, "warnings": report.warnings,
             "seconds": report.elapsed.as_secs_f64(), "watcher": watcher,
+            "fullTextAside": report.full_text_aside,
         });
         out.line(&j.to_string())?;
     } else if let Some(holder) = watcher {

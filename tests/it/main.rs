@@ -10,6 +10,7 @@ mod pg_support;
 #[path = "../../examples/bench_secrets/plant.rs"]
 mod plant;
 
+mod aside;
 mod changes;
 mod cli;
 mod conformance;

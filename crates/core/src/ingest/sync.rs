@@ -228,6 +228,7 @@ impl Plan {
         ingest_all(&store.conn, &self.work, opts, !bulk, to, &mut self.report)?;
         if let Some(aside) = aside {
             aside.finish(&store.conn)?;
+            self.report.full_text_aside = true;
         }
         if bulk {
             words::refill(&store.conn)?;

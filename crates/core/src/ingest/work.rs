@@ -56,6 +56,9 @@ pub struct SyncReport {
     pub errors: Vec<String>,
     /// Things to fix that lost nothing (a gateway's malformed `sessions.json`).
     pub warnings: Vec<String>,
+    /// Whether the full text was built aside on a thread of its own (a big first sync,
+    /// `store::aside`).
+    pub full_text_aside: bool,
     pub elapsed: Duration,
 }
 
