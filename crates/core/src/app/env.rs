@@ -243,7 +243,16 @@ impl Env {
                 .and_then(|dirs| plan.keep_only(&dirs))
                 .filter(|d| d.files > 0),
         };
-        report_errors(&plan.ingest(&mut store, SyncOptions::with_progress())?);
+        // With files left for the background sync, the full text of these is left for it to
+        // build with the rest (`store::aside`): an answer from the first files needs none.
+        let opts = SyncOptions {
+            hand_over: deferred.is_some(),
+            ..SyncOptions::with_progress()
+        };
+        report_errors(&plan.ingest(&mut store, opts)?);
+        if deferred.is_none() {
+            crate::ingest::sync::settle_full_text(&mut store)?;
+        }
         drop(lock);
         if let Some(d) = &deferred {
             super::background::sync_rest(&self.db, &self.global.roots, d);
@@ -511,11 +520,12 @@ fn newest_first(
     settled: &Settled<'_>,
 ) -> crate::Result<Option<Deferred>> {
     loop {
-        report_errors(
-            &plan
-                .take_newest(batch)
-                .ingest(store, SyncOptions::with_progress())?,
-        );
+        // Each round's full text waits aside for the last round or the background sync.
+        let opts = SyncOptions {
+            hand_over: true,
+            ..SyncOptions::with_progress()
+        };
+        report_errors(&plan.take_newest(batch).ingest(store, opts)?);
         let Some(next) = plan.newest_left_ms() else {
             return Ok(None);
         };

@@ -71,7 +71,14 @@ pub fn sync_first(
         // Nothing was left for later: one pass reads it all.
         return plan.ingest(store, opts);
     };
-    let first = plan.ingest(store, opts)?;
+    // The first files' full text is built with the rest's (`store::aside`).
+    let first = plan.ingest(
+        store,
+        SyncOptions {
+            hand_over: true,
+            ..opts
+        },
+    )?;
     first_done(&later);
     let mut rest = sync(store, roots, opts)?;
     rest.new += first.new;
@@ -121,7 +128,7 @@ pub fn plan(store: &mut Store, roots: &[Root], only: Option<&HashSet<PathBuf>>) 
     let mut work = Vec::new();
     // A first sync stopped before its full text was copied in left entries without texts:
     // this sync does it again from the start, every folder.
-    let only = if aside::interrupted(&store.conn)? {
+    let only = if aside::interrupted(&store.conn, &store.path)? {
         store.start_over()?;
         None
     } else {
@@ -218,24 +225,52 @@ impl Plan {
         if bulk {
             words::mark_stale(&store.conn)?;
         }
-        // A big sync into empty full-text tables builds them on the second core.
-        let aside = if bulk && !self.work.is_empty() && aside::fits(&store.conn)? {
+        // A big sync into empty full-text tables builds them on the second core; so does a
+        // first answer's, whose background sync goes on with it.
+        let aside = if aside::handed(&store.conn)? {
+            Some(aside::Aside::resume(&store.conn, &store.path)?)
+        } else if (bulk || opts.hand_over) && !self.work.is_empty() && aside::fits(&store.conn)? {
             Some(aside::Aside::start(&store.conn, &store.path)?)
         } else {
             None
         };
         let to = aside.as_ref().and_then(aside::Aside::sender);
         ingest_all(&store.conn, &self.work, opts, !bulk, to, &mut self.report)?;
+        let mut text_in = true;
         if let Some(aside) = aside {
-            aside.finish(&store.conn)?;
-            self.report.full_text_aside = true;
+            if opts.hand_over {
+                aside.hand_over(&store.conn)?;
+                text_in = false;
+            } else {
+                aside.finish(&store.conn)?;
+                self.report.full_text_aside = true;
+            }
         }
-        if bulk {
+        // The words of a full text still aside are filled once it is in (still marked stale).
+        if bulk && text_in {
             words::refill(&store.conn)?;
         }
         self.report.elapsed = self.started.elapsed();
         Ok(self.report)
     }
+}
+
+/// Copies in a full text the last sync handed over and left (a first answer that read every
+/// file after all, so no background sync goes on with it).
+///
+/// # Errors
+/// As [`sync`].
+pub fn settle_full_text(store: &mut Store) -> Result<()> {
+    if aside::handed(&store.conn)? {
+        let report = Plan {
+            started: Instant::now(),
+            report: SyncReport::default(),
+            work: Vec::new(),
+        }
+        .ingest(store, SyncOptions::default())?;
+        debug_assert!(report.full_text_aside);
+    }
+    Ok(())
 }
 
 /// From this many bytes to read, a sync fills the words table from the full-text vocabulary

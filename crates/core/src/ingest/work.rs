@@ -22,6 +22,10 @@ pub struct SyncOptions {
     /// From this many bytes to read, the words table is filled from the full-text vocabulary
     /// at the end instead of word by word (`None`: [`super::sync::WORDS_FROM_VOCABULARY`]).
     pub words_from_vocabulary: Option<u64>,
+    /// Leave a full text being built aside (`store::aside`) for the sync that follows (a
+    /// first answer's background sync) instead of copying it in: a first answer needs no
+    /// full text, and the sync of the rest then builds all of it on the second core.
+    pub hand_over: bool,
 }
 
 impl SyncOptions {

@@ -51,13 +51,32 @@ pub enum Op {
     Delete(i64),
 }
 
-/// Whether an interrupted aside build left the index without its full text (then the index
-/// is started over).
+/// Whether an interrupted aside build left index `db` without its full text (then the index
+/// is started over): a build under way, or one handed over whose file is gone.
 ///
 /// # Errors
 /// SQLite errors.
-pub fn interrupted(conn: &Connection) -> rusqlite::Result<bool> {
-    conn.prepare_cached("SELECT 1 FROM text_aside")?.exists([])
+pub fn interrupted(conn: &Connection, db: &Path) -> rusqlite::Result<bool> {
+    Ok(match mark(conn)? {
+        None => false,
+        Some(handed) => !handed || !path_of(db).exists(),
+    })
+}
+
+/// Whether the last sync handed its full text over to this one (`SyncOptions::hand_over`).
+///
+/// # Errors
+/// SQLite errors.
+pub fn handed(conn: &Connection) -> rusqlite::Result<bool> {
+    Ok(mark(conn)? == Some(true))
+}
+
+/// The mark, if any: whether its build was handed over.
+fn mark(conn: &Connection) -> rusqlite::Result<Option<bool>> {
+    use rusqlite::OptionalExtension;
+    conn.prepare_cached("SELECT handed <> 0 FROM text_aside")?
+        .query_row([], |r| r.get(0))
+        .optional()
 }
 
 /// Whether the full-text tables are empty, so they can be built aside.
@@ -124,10 +143,7 @@ impl Aside {
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             made.push((table, sql, settings));
         }
-        let out = Connection::open(&path).map_err(|e| Error::at_open(&path, e))?;
-        out.execute_batch(
-            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -8192;",
-        )?;
+        let out = open_file(&path)?;
         for (table, sql, settings) in made {
             out.execute_batch(&sql)?;
             for (k, v) in settings {
@@ -137,16 +153,32 @@ impl Aside {
                 )?;
             }
         }
+        conn.execute(
+            "INSERT INTO text_aside(since_ms) VALUES (?1)",
+            [chrono::Utc::now().timestamp_millis()],
+        )?;
+        Aside::spawn(out, db, path)
+    }
+
+    /// Goes on with the build the last sync handed over (its file, as it left it), marked as
+    /// under way again.
+    ///
+    /// # Errors
+    /// SQLite errors.
+    pub fn resume(conn: &Connection, db: &Path) -> Result<Aside> {
+        let path = path_of(db);
+        let out = open_file(&path)?;
+        conn.execute("UPDATE text_aside SET handed = 0", [])?;
+        Aside::spawn(out, db, path)
+    }
+
+    fn spawn(out: Connection, db: &Path, path: PathBuf) -> Result<Aside> {
         let main = Connection::open_with_flags(
             db,
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
         .map_err(|e| Error::at_open(db, e))?;
         main.busy_timeout(std::time::Duration::from_secs(10))?;
-        conn.execute(
-            "INSERT INTO text_aside(since_ms) VALUES (?1)",
-            [chrono::Utc::now().timestamp_millis()],
-        )?;
         let (sender, batches) = sync_channel(AHEAD);
         let thread = std::thread::Builder::new()
             .name("pidx-text".into())
@@ -172,6 +204,16 @@ impl Aside {
         self.stop()?;
         copy_in(conn, &self.path)?;
         remove(&self.path)
+    }
+
+    /// Waits for the builder and leaves its file for the next sync (`SyncOptions::hand_over`).
+    ///
+    /// # Errors
+    /// The builder's SQLite errors; SQLite errors.
+    pub fn hand_over(mut self, conn: &Connection) -> Result<()> {
+        self.stop()?;
+        conn.execute("UPDATE text_aside SET handed = 1", [])?;
+        Ok(())
     }
 
     /// Waits for the builder to stop; its error, if it failed.
@@ -312,6 +354,15 @@ fn copy_rows(conn: &Connection) -> Result<()> {
     }
     tx.execute("DELETE FROM text_aside", [])?;
     Ok(tx.commit()?)
+}
+
+/// The file built aside, opened for writing: a crash loses it anyway, so no journal.
+fn open_file(path: &Path) -> Result<Connection> {
+    let out = Connection::open(path).map_err(|e| Error::at_open(path, e))?;
+    out.execute_batch(
+        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -8192;",
+    )?;
+    Ok(out)
 }
 
 fn remove(path: &Path) -> Result<()> {
