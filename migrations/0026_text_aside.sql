@@ -6,5 +6,7 @@
 -- (a first answer's, before the background sync of the rest).
 CREATE TABLE IF NOT EXISTS text_aside (
     since_ms INTEGER NOT NULL,
-    handed   INTEGER NOT NULL DEFAULT 0
+    handed   INTEGER NOT NULL DEFAULT 0,
+    -- Files left the index while the build was aside: drop their texts before copying in.
+    orphans  INTEGER NOT NULL DEFAULT 0
 );

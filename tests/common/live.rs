@@ -167,7 +167,7 @@ pub fn assert_equals_rebuild(db: &Path, root: &Path) {
 /// For every word the full-text index of `words_from` knows: the (file, entry position, kind)
 /// rows of `db` that match it. Equal dumps mean both indexes answer every single-word search
 /// alike (rowids differ between indexes; what they point to must not).
-fn fts_dump(db: &Path, words_from: &Path) -> Vec<String> {
+pub fn fts_dump(db: &Path, words_from: &Path) -> Vec<String> {
     let open = |p: &Path| {
         rusqlite::Connection::open_with_flags(p, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .unwrap()

@@ -69,7 +69,10 @@ fn full_text_in(db: &Path) -> (i64, i64, i64, i64) {
 fn sync_cmd(db: &Path, root: &Path, bulk: bool) -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("pidx"));
     if bulk {
-        cmd.env("PIDX_SYNC_BULK_BYTES", "0");
+        // Every batch committed in the file built aside too: a kill then lands after some of
+        // its commits, and the next sync goes on from the last one.
+        cmd.env("PIDX_SYNC_BULK_BYTES", "0")
+            .env("PIDX_TEXT_COMMIT_BYTES", "1");
     }
     cmd.env_remove("PI_CODING_AGENT_DIR")
         .env_remove("PI_CODING_AGENT_SESSION_DIR")
@@ -89,7 +92,7 @@ fn sync_killed_at_any_point_then_resumed_equals_a_rebuild() {
 }
 
 /// The same with the first sync's full text built aside and copied in at its end: a kill
-/// before the copy leaves the mark, and the next sync starts the index over.
+/// before the copy leaves the mark, and the next sync goes on from the build's last commit.
 #[test]
 fn a_first_sync_building_full_text_aside_killed_then_resumed_equals_a_rebuild() {
     killed_then_resumed(true);
@@ -109,6 +112,7 @@ fn killed_then_resumed(bulk: bool) {
     assert!(status.success());
     let expected = common::index_dump(&reference);
     let expected_text = full_text_in(&reference);
+    let expected_words = common::live::fts_dump(&reference, &reference);
     assert_eq!(
         expected_text.0,
         45_000 + 119 * 300,
@@ -120,6 +124,7 @@ fn killed_then_resumed(bulk: bool) {
 
     // Kill once some entries are committed: early, a third in, two thirds in.
     let mut kills = Vec::new();
+    let mut went_on = 0;
     for (n, target) in [1, total / 3, 2 * total / 3].into_iter().enumerate() {
         let db = tmp.path().join(format!("killed-{n}.db"));
         let mut child = sync_cmd(&db, &root, bulk).spawn().unwrap();
@@ -148,6 +153,9 @@ fn killed_then_resumed(bulk: bool) {
             "the sync after the kill failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        let said = String::from_utf8_lossy(&out.stderr);
+        eprintln!("after kill {n}: {said}");
+        went_on += usize::from(said.contains("going on from where it was committed"));
         assert_eq!(
             common::index_dump(&db),
             expected,
@@ -158,6 +166,10 @@ fn killed_then_resumed(bulk: bool) {
             expected_text,
             "full text after a kill with {at_kill} of {total} entries committed"
         );
+        assert!(
+            common::live::fts_dump(&db, &reference) == expected_words,
+            "every word's texts after a kill with {at_kill} of {total} entries committed"
+        );
     }
     // The kills must have landed part-way, or the test proved nothing.
     assert!(
@@ -166,5 +178,8 @@ fn killed_then_resumed(bulk: bool) {
             .any(|&(_, at, done)| !done && at > 0 && at < total),
         "no kill landed mid-sync: {kills:?}"
     );
+    if bulk {
+        assert!(went_on > 0, "no sync went on from a build's last commit");
+    }
     assert_eq!(common::fingerprint(&root), before, "a session file changed");
 }

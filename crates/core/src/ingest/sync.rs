@@ -127,12 +127,25 @@ pub fn plan(store: &mut Store, roots: &[Root], only: Option<&HashSet<PathBuf>>) 
     let mut report = SyncReport::default();
     let mut work = Vec::new();
     // A first sync stopped before its full text was copied in left entries without texts:
-    // this sync does it again from the start, every folder.
-    let only = if aside::interrupted(&store.conn, &store.path)? {
-        store.start_over()?;
-        None
-    } else {
-        only
+    // this sync goes on from the build's last commit (the files past it are read again), or,
+    // when its file is lost, starts the index over.
+    let only = match aside::left(&store.conn)? {
+        aside::Left::Interrupted => {
+            match aside::recover(&store.conn, &store.path)? {
+                Some(again) => crate::term::say(&format!(
+                    "pidx: the last sync stopped while building the full text; going on from where it was committed ({again} file{} read again)",
+                    crate::term::plural(again)
+                )),
+                None => {
+                    crate::term::say(
+                        "pidx: the last sync stopped while building the full text, and what it built is lost; starting the index over",
+                    );
+                    store.start_over()?;
+                }
+            }
+            None
+        }
+        _ => only,
     };
     for root in roots {
         plan_root(store, root, only, &mut report, &mut work)?;
@@ -227,7 +240,7 @@ impl Plan {
         }
         // A big sync into empty full-text tables builds them on the second core; so does a
         // first answer's, whose background sync goes on with it.
-        let aside = if aside::handed(&store.conn)? {
+        let aside = if aside::left(&store.conn)? == aside::Left::HandedOver {
             Some(aside::Aside::resume(&store.conn, &store.path)?)
         } else if (bulk || opts.hand_over) && !self.work.is_empty() && aside::fits(&store.conn)? {
             Some(aside::Aside::start(&store.conn, &store.path)?)
@@ -261,7 +274,7 @@ impl Plan {
 /// # Errors
 /// As [`sync`].
 pub fn settle_full_text(store: &mut Store) -> Result<()> {
-    if aside::handed(&store.conn)? {
+    if aside::left(&store.conn)? == aside::Left::HandedOver {
         let report = Plan {
             started: Instant::now(),
             report: SyncReport::default(),

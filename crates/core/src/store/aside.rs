@@ -28,8 +28,16 @@ const TABLES: [&str; 2] = ["fts", "joints"];
 /// `BATCH_BYTES` of lines): memory stays bounded when the builder is the slower thread.
 const AHEAD: usize = 1;
 
-/// Text the builder writes in one transaction.
+/// Text the builder writes in one transaction (`PIDX_TEXT_COMMIT_BYTES` sets it: the crash
+/// trials commit every batch).
 const COMMIT_BYTES: usize = 16 << 20;
+
+fn commit_bytes() -> usize {
+    std::env::var("PIDX_TEXT_COMMIT_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(COMMIT_BYTES)
+}
 
 /// Data rows copied in one transaction (FTS5 pages of about 4 KB): the WAL stays near 80 MB
 /// instead of growing by the whole text index.
@@ -37,6 +45,14 @@ const COPY_ROWS: i64 = 20_000;
 
 /// FTS5's rowids of the averages and the structure record in `<table>_data`.
 const RECORDS: &str = "(1, 10)";
+
+/// One committed transaction's full-text changes, and the highest entry rid the index held
+/// once it committed: what the builder has committed up to, should a crash come.
+#[derive(Debug, Default)]
+pub struct Batch {
+    pub ops: Vec<Op>,
+    pub upto: i64,
+}
 
 /// One change to the full-text tables, in the order the writer made it.
 #[derive(Debug)]
@@ -51,32 +67,119 @@ pub enum Op {
     Delete(i64),
 }
 
-/// Whether an interrupted aside build left index `db` without its full text (then the index
-/// is started over): a build under way, or one handed over whose file is gone.
+/// What an earlier sync left of an aside build.
+#[derive(Debug, PartialEq)]
+pub enum Left {
+    Nothing,
+    /// Handed over complete (`SyncOptions::hand_over`): this sync goes on with it.
+    HandedOver,
+    /// Stopped part-way (killed, or the sync failed): [`recover`] it, or start the index over.
+    Interrupted,
+}
+
+/// What an earlier sync left of an aside build.
 ///
 /// # Errors
 /// SQLite errors.
-pub fn interrupted(conn: &Connection, db: &Path) -> rusqlite::Result<bool> {
-    Ok(match mark(conn)? {
-        None => false,
-        Some(handed) => !handed || !path_of(db).exists(),
+pub fn left(conn: &Connection) -> rusqlite::Result<Left> {
+    use rusqlite::OptionalExtension;
+    let handed: Option<bool> = conn
+        .prepare_cached("SELECT handed <> 0 FROM text_aside")?
+        .query_row([], |r| r.get(0))
+        .optional()?;
+    Ok(match handed {
+        None => Left::Nothing,
+        Some(true) => Left::HandedOver,
+        Some(false) => Left::Interrupted,
     })
 }
 
-/// Whether the last sync handed its full text over to this one (`SyncOptions::hand_over`).
+/// Marks that files left the index while a build is aside (`writer::delete_file`): their
+/// texts, already sent to the builder, are taken out of its tables before they are copied in.
+/// Nothing without a build.
 ///
 /// # Errors
 /// SQLite errors.
-pub fn handed(conn: &Connection) -> rusqlite::Result<bool> {
-    Ok(mark(conn)? == Some(true))
+pub fn note_removal(tx: &Connection) -> rusqlite::Result<()> {
+    tx.prepare_cached("UPDATE text_aside SET orphans = 1 WHERE orphans = 0")?
+        .execute([])
+        .map(drop)
 }
 
-/// The mark, if any: whether its build was handed over.
-fn mark(conn: &Connection) -> rusqlite::Result<Option<bool>> {
-    use rusqlite::OptionalExtension;
-    conn.prepare_cached("SELECT handed <> 0 FROM text_aside")?
-        .query_row([], |r| r.get(0))
-        .optional()
+/// Takes an interrupted build up where its file's last commit left it: the files with entries
+/// past that point (their texts are not all in the file) leave the index, to be read again by
+/// this sync, and the texts of entries no longer in the index leave the file; the build is
+/// then handed over to this sync. How many files will be read again; `None` when the file is
+/// missing, unsound or holds no commit (then the index must start over).
+///
+/// # Errors
+/// SQLite errors in the index.
+pub fn recover(conn: &Connection, db: &Path) -> Result<Option<usize>> {
+    let path = path_of(db);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let name = utf8(&path)?;
+    conn.execute("ATTACH DATABASE ?1 AS aside", [name])?;
+    let done = recover_attached(conn);
+    let detached = conn.execute_batch("DETACH DATABASE aside");
+    let again = done?;
+    detached?;
+    Ok(again)
+}
+
+fn recover_attached(conn: &Connection) -> Result<Option<usize>> {
+    let sound = conn
+        .query_row("PRAGMA aside.quick_check", [], |r| r.get::<_, String>(0))
+        .is_ok_and(|ok| ok == "ok");
+    let upto: Option<i64> = if sound {
+        conn.query_row("SELECT max(rid) FROM aside.aside_upto", [], |r| r.get(0))
+            .unwrap_or(None)
+    } else {
+        None
+    };
+    let Some(upto) = upto else {
+        return Ok(None);
+    };
+    drop_orphans(conn, Some(upto))?;
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+    let files: Vec<i64> = tx
+        .prepare("SELECT DISTINCT file_id FROM entries WHERE rid > ?1")?
+        .query_map([upto], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for &file in &files {
+        crate::store::writer::delete_file(&tx, file)?;
+    }
+    tx.execute("UPDATE text_aside SET handed = 1, orphans = 0", [])?;
+    tx.commit()?;
+    Ok(Some(files.len()))
+}
+
+/// Deletes from the attached build the texts of entries no longer in the index (and, given
+/// `past`, of entries after it): one transaction on the build's file.
+fn drop_orphans(conn: &Connection, past: Option<i64>) -> Result<()> {
+    let past = past.unwrap_or(i64::MAX);
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+    for table in TABLES {
+        let gone: Vec<i64> = tx
+            .prepare(&format!(
+                "SELECT id FROM aside.{table}_docsize d
+                  WHERE (d.id >> 3) > ?1
+                     OR NOT EXISTS (SELECT 1 FROM main.entries e WHERE e.rid = d.id >> 3)"
+            ))?
+            .query_map([past], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        let mut delete = tx.prepare(&format!("DELETE FROM aside.{table} WHERE rowid = ?1"))?;
+        for rowid in gone {
+            delete.execute([rowid])?;
+        }
+    }
+    Ok(tx.commit()?)
+}
+
+fn utf8(path: &Path) -> Result<&str> {
+    path.to_str()
+        .ok_or_else(|| Error::Invalid(format!("{}: not a UTF-8 path", path.display())))
 }
 
 /// Whether the full-text tables are empty, so they can be built aside.
@@ -110,7 +213,7 @@ pub fn path_of(db: &Path) -> PathBuf {
 /// A running aside build.
 pub struct Aside {
     path: PathBuf,
-    sender: Option<SyncSender<Vec<Op>>>,
+    sender: Option<SyncSender<Batch>>,
     thread: Option<JoinHandle<rusqlite::Result<()>>>,
 }
 
@@ -122,7 +225,7 @@ impl Aside {
     /// SQLite errors; I/O errors removing an old file.
     pub fn start(conn: &Connection, db: &Path) -> Result<Aside> {
         let path = path_of(db);
-        remove(&path)?;
+        remove_files(&path)?;
         let mut made = Vec::new();
         for table in TABLES {
             let sql: String = conn.query_row(
@@ -144,6 +247,7 @@ impl Aside {
             made.push((table, sql, settings));
         }
         let out = open_file(&path)?;
+        out.execute_batch("CREATE TABLE aside_upto(rid INTEGER NOT NULL)")?;
         for (table, sql, settings) in made {
             out.execute_batch(&sql)?;
             for (k, v) in settings {
@@ -192,7 +296,7 @@ impl Aside {
     }
 
     /// Where the writer sends each committed transaction's changes.
-    pub fn sender(&self) -> Option<SyncSender<Vec<Op>>> {
+    pub fn sender(&self) -> Option<SyncSender<Batch>> {
         self.sender.clone()
     }
 
@@ -203,7 +307,7 @@ impl Aside {
     pub fn finish(mut self, conn: &Connection) -> Result<()> {
         self.stop()?;
         copy_in(conn, &self.path)?;
-        remove(&self.path)
+        remove_files(&self.path)
     }
 
     /// Waits for the builder and leaves its file for the next sync (`SyncOptions::hand_over`).
@@ -228,11 +332,12 @@ impl Aside {
 }
 
 impl Drop for Aside {
-    /// An unfinished build (the sync failed) is given up: the mark stays for the next sync.
+    /// An unfinished build (the sync failed): the builder stops after what it was sent, and
+    /// the mark stays for the next sync.
     fn drop(&mut self) {
         if self.thread.is_some() {
+            // Kept: a sync after this one goes on from the file's last commit (`recover`).
             let _ = self.stop();
-            let _ = remove(&self.path);
         }
     }
 }
@@ -241,18 +346,20 @@ impl Drop for Aside {
 /// text. FTS5 writes a segment at every commit and merges them as they pile up; the index's
 /// own tables commit every batch (about 8 MB of lines) because a crash must keep what was
 /// committed, which a build that is started over anyway need not.
-fn build(out: &Connection, main: &Connection, batches: &Receiver<Vec<Op>>) -> rusqlite::Result<()> {
+fn build(out: &Connection, main: &Connection, batches: &Receiver<Batch>) -> rusqlite::Result<()> {
     let mut big = main.prepare("SELECT CAST(body AS TEXT) FROM big_texts WHERE id = ?1")?;
     let mut words = out.prepare("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
     let mut joints = out.prepare("INSERT INTO joints(rowid, body) VALUES (?1, ?2)")?;
     let mut gone_words = out.prepare("DELETE FROM fts WHERE rowid = ?1")?;
     let mut gone_joints = out.prepare("DELETE FROM joints WHERE rowid = ?1")?;
-    let mut open = 0usize;
-    while let Ok(ops) = batches.recv() {
-        if open == 0 {
+    let mut upto = out.prepare("INSERT OR REPLACE INTO aside_upto(rowid, rid) VALUES (1, ?1)")?;
+    let (mut open, mut in_tx, every) = (0usize, false, commit_bytes());
+    while let Ok(batch) = batches.recv() {
+        if !in_tx {
             out.execute_batch("BEGIN")?;
+            in_tx = true;
         }
-        for op in ops {
+        for op in batch.ops {
             match op {
                 Op::Words(rowid, text) => {
                     open += text.len();
@@ -285,12 +392,14 @@ fn build(out: &Connection, main: &Connection, batches: &Receiver<Vec<Op>>) -> ru
             // A prepared statement keeps its last text until it runs again.
             words.clear_bindings();
         }
-        if open >= COMMIT_BYTES {
+        // Committed with the batch's texts: what a recovery can trust the file to hold.
+        upto.execute([batch.upto])?;
+        if open >= every {
             out.execute_batch("COMMIT")?;
-            open = 0;
+            (open, in_tx) = (0, false);
         }
     }
-    if open > 0 {
+    if in_tx {
         out.execute_batch("COMMIT")?;
     }
     Ok(())
@@ -356,13 +465,25 @@ fn copy_rows(conn: &Connection) -> Result<()> {
     Ok(tx.commit()?)
 }
 
-/// The file built aside, opened for writing: a crash loses it anyway, so no journal.
+/// The file built aside, opened for writing, journaled as the index is: after a crash its last
+/// commit is whole, and [`recover`] goes on from there.
 fn open_file(path: &Path) -> Result<Connection> {
     let out = Connection::open(path).map_err(|e| Error::at_open(path, e))?;
     out.execute_batch(
-        "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA cache_size = -8192;",
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = -8192;
+         PRAGMA wal_autocheckpoint = 16384;",
     )?;
     Ok(out)
+}
+
+/// Removes the file built aside and its journal.
+fn remove_files(path: &Path) -> Result<()> {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        remove(Path::new(&p))?;
+    }
+    Ok(())
 }
 
 fn remove(path: &Path) -> Result<()> {

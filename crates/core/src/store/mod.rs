@@ -347,7 +347,7 @@ fn wal_has_commits(path: &Path) -> bool {
 }
 
 fn remove_index_files(path: &Path) -> Result<()> {
-    for suffix in ["", "-wal", "-shm", "-text"] {
+    for suffix in ["", "-wal", "-shm", "-text", "-text-wal", "-text-shm"] {
         let mut p = path.as_os_str().to_owned();
         p.push(suffix);
         match std::fs::remove_file(&p) {

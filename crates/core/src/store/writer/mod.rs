@@ -9,7 +9,7 @@ use crate::pi::model::{Listing, SessionState};
 use crate::pi::text::TextKind;
 use std::sync::mpsc::SyncSender;
 
-use crate::store::aside::Op;
+use crate::store::aside::{Batch, Op};
 use crate::store::copies;
 
 mod entries;
@@ -54,7 +54,7 @@ pub struct WriteTx<'c> {
     staged: Staged,
     /// Where each committed transaction's full-text changes go when the tables are built
     /// aside (`store::aside`) instead of written here.
-    aside: Option<SyncSender<Vec<Op>>>,
+    aside: Option<SyncSender<Batch>>,
 }
 
 /// The texts of a transaction's entries, waiting for its commit: FTS5 writes its pending terms
@@ -86,7 +86,7 @@ impl<'c> WriteTx<'c> {
     }
 
     /// Sends each committed transaction's full-text changes to `aside` from now on.
-    pub fn build_aside(&mut self, aside: SyncSender<Vec<Op>>) {
+    pub fn build_aside(&mut self, aside: SyncSender<Batch>) {
         self.aside = Some(aside);
         self.staged = self.fresh_staged();
     }
@@ -141,8 +141,13 @@ impl<'c> WriteTx<'c> {
             let aside = flush_texts(&tx, staged)?;
             tx.commit()?;
             if let (Some(ops), Some(to)) = (aside, &self.aside) {
+                let upto =
+                    self.conn
+                        .query_row("SELECT coalesce(max(rid), 0) FROM entries", [], |r| {
+                            r.get(0)
+                        })?;
                 // A builder that stopped has its error, which the sync reports at its end.
-                let _ = to.send(ops);
+                let _ = to.send(Batch { ops, upto });
             }
         }
         Ok(())
@@ -216,6 +221,7 @@ pub fn save_file(tx: &Connection, f: &FileRow, now_ms: i64) -> rusqlite::Result<
 /// Forgets a file that no longer exists (its session, entries and bad lines go with it).
 pub fn delete_file(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
     clear_file(tx, file_id)?;
+    crate::store::aside::note_removal(tx)?;
     tx.execute("DELETE FROM files WHERE id = ?1", [file_id])?;
     Ok(())
 }
