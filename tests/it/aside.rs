@@ -40,18 +40,15 @@ fn corpus(root: &Path) {
 /// Syncs `root` into `db`, every sync counting as big (`aside`) or none; whether the full
 /// text was built aside, as `sync --json` says.
 fn sync(db: &Path, root: &Path, big: bool) -> bool {
-    let out = common::pidx(db, root)
-        .env(
-            "PIDX_SYNC_BULK_BYTES",
-            if big { "0" } else { "1000000000000" },
-        )
-        .args(["--json", "sync"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::succeeded(
+        common::pidx(db, root)
+            .env(
+                "PIDX_SYNC_BULK_BYTES",
+                if big { "0" } else { "1000000000000" },
+            )
+            .args(["--json", "sync"])
+            .output()
+            .unwrap(),
     );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     report["fullTextAside"].as_bool().unwrap()

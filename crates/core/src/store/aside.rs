@@ -10,8 +10,14 @@
 //! Crash safety: the mark is committed before the first batch. Until the copy's last
 //! transaction commits, the index's own full-text tables stay as empty as FTS5 sees them (a
 //! segment is only read through the structure record, copied last), so readers find no text
-//! rather than a part of it, and a sync that finds the mark (the last one was killed or
-//! failed) starts the index over: `sync` after `kill -9` still equals a fresh build.
+//! rather than a part of it. The builder's file is journaled and each of its commits records
+//! the last entry it holds texts for; a sync that finds the mark of a killed or failed one
+//! goes on from there ([`recover`]: the files past it are read again), or starts the index
+//! over when the file is lost. Either way `sync` after `kill -9` equals a fresh build.
+//!
+//! A first answer (a few files read before the rest goes to a background sync) hands its
+//! build over instead of copying it in (`SyncOptions::hand_over`), and the background sync
+//! goes on with it.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
