@@ -242,7 +242,12 @@ impl Plan {
         // first answer's, whose background sync goes on with it.
         let aside = if aside::left(&store.conn)? == aside::Left::HandedOver {
             Some(aside::Aside::resume(&store.conn, &store.path)?)
-        } else if (bulk || opts.hand_over) && !self.work.is_empty() && aside::fits(&store.conn)? {
+        } else if (bulk || opts.hand_over)
+            && !self.work.is_empty()
+            // SQLite attaches the builder's file by a UTF-8 name.
+            && store.path.to_str().is_some()
+            && aside::fits(&store.conn)?
+        {
             Some(aside::Aside::start(&store.conn, &store.path)?)
         } else {
             None
