@@ -41,7 +41,7 @@ impl<'c> Group<'c> {
     /// Sends the full-text changes of each committed transaction to `aside` (`store::aside`).
     pub(super) fn build_aside(
         &mut self,
-        aside: std::sync::mpsc::SyncSender<crate::store::aside::Batch>,
+        aside: std::sync::mpsc::SyncSender<crate::store::writer::Batch>,
     ) {
         self.tx.build_aside(aside);
     }

@@ -90,7 +90,7 @@ pub(super) fn ingest_all(
     work: &[Work],
     opts: SyncOptions,
     collect_words: bool,
-    aside: Option<std::sync::mpsc::SyncSender<crate::store::aside::Batch>>,
+    aside: Option<std::sync::mpsc::SyncSender<crate::store::writer::Batch>>,
     report: &mut SyncReport,
 ) -> Result<()> {
     let total: u64 = work

@@ -26,6 +26,7 @@ use std::thread::JoinHandle;
 use rusqlite::{params, Connection, OpenFlags};
 
 use crate::error::{Error, Result};
+use crate::store::writer::{Batch, Op};
 
 /// The full-text tables built aside, in the order they are written.
 const TABLES: [&str; 2] = ["fts", "joints"];
@@ -52,27 +53,6 @@ const COPY_ROWS: i64 = 20_000;
 /// FTS5's rowids of the averages and the structure record in `<table>_data`.
 const RECORDS: &str = "(1, 10)";
 
-/// One committed transaction's full-text changes, and the highest entry rid the index held
-/// once it committed: what the builder has committed up to, should a crash come.
-#[derive(Debug, Default)]
-pub struct Batch {
-    pub ops: Vec<Op>,
-    pub upto: i64,
-}
-
-/// One change to the full-text tables, in the order the writer made it.
-#[derive(Debug)]
-pub enum Op {
-    /// A row of `fts`: rowid and text.
-    Words(i64, String),
-    /// A row of `joints`: rowid and the text's joints.
-    Joints(i64, String),
-    /// A row of `big_texts` (its id) indexed as `fts` row `rowid` (`store::big::index`).
-    Big(i64, i64),
-    /// Both tables' rows of this rowid deleted (a file read again from its start).
-    Delete(i64),
-}
-
 /// What an earlier sync left of an aside build.
 #[derive(Debug, PartialEq)]
 pub enum Left {
@@ -98,18 +78,6 @@ pub fn left(conn: &Connection) -> rusqlite::Result<Left> {
         Some(true) => Left::HandedOver,
         Some(false) => Left::Interrupted,
     })
-}
-
-/// Marks that files left the index while a build is aside (`writer::delete_file`): their
-/// texts, already sent to the builder, are taken out of its tables before they are copied in.
-/// Nothing without a build.
-///
-/// # Errors
-/// SQLite errors.
-pub fn note_removal(tx: &Connection) -> rusqlite::Result<()> {
-    tx.prepare_cached("UPDATE text_aside SET orphans = 1 WHERE orphans = 0")?
-        .execute([])
-        .map(drop)
 }
 
 /// Takes an interrupted build up where its file's last commit left it: the files with entries

@@ -6,12 +6,11 @@ use rusqlite::{params, Connection, OptionalExtension, Statement, ToSql};
 use crate::pi::huge::{self, HUGE_TEXT};
 use crate::pi::model::{EntryRow, SessionState};
 use crate::pi::paths::{self, PathFacts};
-use crate::store::aside::Op;
 use crate::store::joints::{self, Joints};
 use crate::store::schema::{entry_insert_sql, entry_values, fts_rowid, path_facts, PATH_FACTS};
 use crate::store::{big, copies};
 
-use super::Staged;
+use super::{Op, Staged};
 
 /// The `INSERT` of an entry (`schema::entry_insert_sql`), made once.
 static INSERT: std::sync::LazyLock<String> = std::sync::LazyLock::new(entry_insert_sql);

@@ -9,7 +9,6 @@ use crate::pi::model::{Listing, SessionState};
 use crate::pi::text::TextKind;
 use std::sync::mpsc::SyncSender;
 
-use crate::store::aside::{Batch, Op};
 use crate::store::copies;
 
 mod entries;
@@ -21,6 +20,27 @@ mod touches;
 pub use files::{file_by_id, file_by_path, stamps_of_root, Stamp, Stamps};
 
 pub use entries::insert_entries;
+
+/// One committed transaction's full-text changes, and the highest entry rid the index held
+/// once it committed: what the builder has committed up to, should a crash come.
+#[derive(Debug, Default)]
+pub struct Batch {
+    pub ops: Vec<Op>,
+    pub upto: i64,
+}
+
+/// One change to the full-text tables, in the order the writer made it.
+#[derive(Debug)]
+pub enum Op {
+    /// A row of `fts`: rowid and text.
+    Words(i64, String),
+    /// A row of `joints`: rowid and the text's joints.
+    Joints(i64, String),
+    /// A row of `big_texts` (its id) indexed as `fts` row `rowid` (`store::big::index`).
+    Big(i64, i64),
+    /// Both tables' rows of this rowid deleted (a file read again from its start).
+    Delete(i64),
+}
 
 /// The sync state of one JSONL file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -221,7 +241,10 @@ pub fn save_file(tx: &Connection, f: &FileRow, now_ms: i64) -> rusqlite::Result<
 /// Forgets a file that no longer exists (its session, entries and bad lines go with it).
 pub fn delete_file(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
     clear_file(tx, file_id)?;
-    crate::store::aside::note_removal(tx)?;
+    // While a first sync's full text is built aside (`store::aside`), the file's texts already
+    // sent there are taken out of it before it is copied in.
+    tx.prepare_cached("UPDATE text_aside SET orphans = 1 WHERE orphans = 0")?
+        .execute([])?;
     tx.execute("DELETE FROM files WHERE id = ?1", [file_id])?;
     Ok(())
 }
