@@ -27,6 +27,7 @@ use rusqlite::{params, Connection, OpenFlags};
 
 use crate::error::{Error, Result};
 use crate::store::writer::{Batch, Op};
+use crate::store::{aside_path, remove_db_files};
 
 /// The full-text tables built aside, in the order they are written.
 const TABLES: [&str; 2] = ["fts", "joints"];
@@ -89,7 +90,7 @@ pub fn left(conn: &Connection) -> rusqlite::Result<Left> {
 /// # Errors
 /// SQLite errors in the index.
 pub fn recover(conn: &Connection, db: &Path) -> Result<Option<usize>> {
-    let path = path_of(db);
+    let path = aside_path(db);
     if !path.exists() {
         return Ok(None);
     }
@@ -177,13 +178,6 @@ pub fn fits(conn: &Connection) -> rusqlite::Result<bool> {
     Ok(true)
 }
 
-/// Where the tables are built beside index `db`.
-pub fn path_of(db: &Path) -> PathBuf {
-    let mut p = db.as_os_str().to_owned();
-    p.push("-text");
-    PathBuf::from(p)
-}
-
 /// A running aside build.
 pub struct Aside {
     path: PathBuf,
@@ -198,8 +192,8 @@ impl Aside {
     /// # Errors
     /// SQLite errors; I/O errors removing an old file.
     pub fn start(conn: &Connection, db: &Path) -> Result<Aside> {
-        let path = path_of(db);
-        remove_files(&path)?;
+        let path = aside_path(db);
+        remove_db_files(&path)?;
         let mut made = Vec::new();
         for table in TABLES {
             let sql: String = conn.query_row(
@@ -244,7 +238,7 @@ impl Aside {
     /// # Errors
     /// SQLite errors.
     pub fn resume(conn: &Connection, db: &Path) -> Result<Aside> {
-        let path = path_of(db);
+        let path = aside_path(db);
         let out = open_file(&path)?;
         conn.execute("UPDATE text_aside SET handed = 0", [])?;
         Aside::spawn(out, db, path)
@@ -281,7 +275,7 @@ impl Aside {
     pub fn finish(mut self, conn: &Connection) -> Result<()> {
         self.stop()?;
         copy_in(conn, &self.path)?;
-        remove_files(&self.path)
+        remove_db_files(&self.path)
     }
 
     /// Waits for the builder and leaves its file for the next sync (`SyncOptions::hand_over`).
@@ -448,22 +442,4 @@ fn open_file(path: &Path) -> Result<Connection> {
          PRAGMA wal_autocheckpoint = 16384;",
     )?;
     Ok(out)
-}
-
-/// Removes the file built aside and its journal.
-fn remove_files(path: &Path) -> Result<()> {
-    for suffix in ["", "-wal", "-shm"] {
-        let mut p = path.as_os_str().to_owned();
-        p.push(suffix);
-        remove(Path::new(&p))?;
-    }
-    Ok(())
-}
-
-fn remove(path: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(Error::io(path.to_path_buf(), e)),
-    }
 }

@@ -364,8 +364,23 @@ fn untrack_sqlite_memory() {
     });
 }
 
+/// Removes index `path` with everything SQLite and a first sync keep beside it: its journals
+/// and the full text built aside ([`aside_path`]) with its own.
 fn remove_index_files(path: &Path) -> Result<()> {
-    for suffix in ["", "-wal", "-shm", "-text", "-text-wal", "-text-shm"] {
+    remove_db_files(path)?;
+    remove_db_files(&aside_path(path))
+}
+
+/// Where a first sync builds the full text beside index `db` (`store::aside`).
+pub fn aside_path(db: &Path) -> PathBuf {
+    let mut p = db.as_os_str().to_owned();
+    p.push("-text");
+    PathBuf::from(p)
+}
+
+/// Removes the SQLite database `path` and its WAL journal; a missing file is no error.
+pub(crate) fn remove_db_files(path: &Path) -> Result<()> {
+    for suffix in ["", "-wal", "-shm"] {
         let mut p = path.as_os_str().to_owned();
         p.push(suffix);
         match std::fs::remove_file(&p) {
