@@ -3,14 +3,12 @@
 //! measures it once, then asks whether the writer has caught up with what it saw: an answer
 //! from an index that is behind says so (exit 3) instead of passing for complete.
 
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension};
 
 use super::discover::{self, discover, Root};
-use super::read::mtime_ns;
 use crate::error::Result;
 use crate::store::{writer, WriterLock};
 
@@ -63,12 +61,12 @@ impl Behind {
             for f in found.into_iter().filter(kept) {
                 let path = f.path.to_string_lossy().into_owned();
                 let seen = Seen {
-                    ino: f.meta.ino() as i64,
-                    size: f.meta.len() as i64,
-                    mtime_ns: mtime_ns(&f.meta),
+                    ino: f.stat.ino as i64,
+                    size: f.stat.len as i64,
+                    mtime_ns: f.stat.mtime_ns,
                 };
                 let same = known.remove(&path).is_some_and(|p| {
-                    p.dev == f.meta.dev() as i64 && holds(p.ino, p.size, p.mtime_ns, seen)
+                    p.dev == f.stat.dev as i64 && holds(p.ino, p.size, p.mtime_ns, seen)
                 });
                 if !same && std::fs::File::open(&f.path).is_ok() {
                     files.push((path, Some(seen)));

@@ -9,12 +9,71 @@ use std::path::{Path, PathBuf};
 
 pub use crate::pi::layout::{Layout, Root};
 
-/// A session file found on disk, with its `stat`.
+/// A session file found on disk, with its `stat`. One is held per file to read for the whole
+/// of a sync (100,000 on a first sync of a large archive), so it keeps one path and the four
+/// `stat` fields pidx compares, not a `Metadata` and copies of the folder and name.
 pub struct Found {
     pub path: PathBuf,
-    pub dir: PathBuf,
-    pub name: String,
-    pub meta: Metadata,
+    /// `path`'s bytes up to here are the folder it was found in, as given.
+    dir_len: u32,
+    /// `path`'s bytes from here on are its file name.
+    name_at: u32,
+    pub stat: Stat,
+}
+
+impl Found {
+    fn new(dir: &Path, name: &str, stat: Stat) -> Found {
+        let path = dir.join(name);
+        let len = path.as_os_str().len();
+        let fit = |n: usize| u32::try_from(n).expect("a path is shorter than 4 GiB");
+        Found {
+            dir_len: fit(dir.as_os_str().len()),
+            name_at: fit(len - name.len()),
+            path,
+            stat,
+        }
+    }
+
+    /// The folder the file was found in.
+    pub fn dir(&self) -> &Path {
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = &self.path.as_os_str().as_bytes()[..self.dir_len as usize];
+        Path::new(std::ffi::OsStr::from_bytes(bytes))
+    }
+
+    /// The file's name (UTF-8: other names are not sessions).
+    pub fn name(&self) -> &str {
+        use std::os::unix::ffi::OsStrExt;
+        let name = &self.path.as_os_str().as_bytes()[self.name_at as usize..];
+        std::str::from_utf8(name).expect("made from a `str`")
+    }
+}
+
+/// What pidx compares of a file's `stat` to tell whether it changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    pub dev: u64,
+    pub ino: u64,
+    pub len: u64,
+    /// The exact mtime in nanoseconds since the epoch.
+    pub mtime_ns: i64,
+}
+
+impl Stat {
+    pub fn of(meta: &Metadata) -> Stat {
+        use std::os::unix::fs::MetadataExt;
+        Stat {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            mtime_ns: meta.mtime() * 1_000_000_000 + meta.mtime_nsec(),
+        }
+    }
+
+    /// The mtime as Node gives pi `stats.mtime`: `Math.round(mtimeMs)` (docs/pi-format.md §5.3).
+    pub fn mtime_ms(&self) -> i64 {
+        (self.mtime_ns + 500_000).div_euclid(1_000_000)
+    }
 }
 
 /// What discovery could not read (reported, then skipped).
@@ -150,12 +209,7 @@ fn scan_dir(dir: &Path, found: &mut Vec<Found>, errors: &mut Vec<DiscoverError>)
             _ => std::fs::metadata(&path),
         };
         match meta {
-            Ok(meta) if meta.is_file() => found.push(Found {
-                path,
-                dir: dir.to_path_buf(),
-                name,
-                meta,
-            }),
+            Ok(meta) if meta.is_file() => found.push(Found::new(dir, &name, Stat::of(&meta))),
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(error) => errors.push(DiscoverError { path, error }),

@@ -101,8 +101,8 @@ fn plan_start(
         id,
         root_id,
         path: found.path.to_string_lossy().into_owned(),
-        dir: found.dir.to_string_lossy().into_owned(),
-        name: found.name.clone(),
+        dir: found.dir().to_string_lossy().into_owned(),
+        name: found.name().to_string(),
         ..FileRow::default()
     };
     let Some(prev) = prev else {

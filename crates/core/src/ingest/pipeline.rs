@@ -96,8 +96,8 @@ pub(super) fn ingest_all(
     let total: u64 = work
         .iter()
         .map(|(_, _, f, p)| {
-            f.meta
-                .len()
+            f.stat
+                .len
                 .saturating_sub(p.as_ref().map_or(0, |p| p.offset as u64))
         })
         .sum();
@@ -200,7 +200,7 @@ impl Run<'_, '_> {
         let prev = if retried {
             writer::file_by_path(self.group.reader(), &found.path.to_string_lossy())?
         } else {
-            first_prev.clone()
+            first_prev.as_deref().cloned()
         };
         let job = FileJob {
             root_id: *root_id,

@@ -4,10 +4,10 @@
 //! Nothing here touches the index.
 
 use std::fs::File;
-use std::os::unix::fs::MetadataExt;
 
 use serde_json::Value;
 
+use super::discover::Stat;
 use super::tail::{Chunk, LineReader, Windows};
 use super::work::{BATCH_BYTES, BATCH_ROWS};
 use crate::error::{Error, Result};
@@ -148,11 +148,12 @@ fn piece(
     last: bool,
     bytes: u64,
 ) -> Piece {
-    row.dev = meta.dev() as i64;
-    row.ino = meta.ino() as i64;
-    row.size = if last { meta.len() as i64 } else { -1 };
-    row.mtime_ms = mtime_ms(meta);
-    row.mtime_ns = mtime_ns(meta);
+    let stat = Stat::of(meta);
+    row.dev = stat.dev as i64;
+    row.ino = stat.ino as i64;
+    row.size = if last { stat.len as i64 } else { -1 };
+    row.mtime_ms = stat.mtime_ms();
+    row.mtime_ns = stat.mtime_ns;
     row.head_hash = windows.head_hash();
     row.tail_hash = windows.tail_hash();
     row.bad_lines += batch.bad.len() as i64;
@@ -176,15 +177,4 @@ fn takes_fragment(buf: &[u8]) -> bool {
     }
     listing_segments(buf)
         .is_some_and(|segs| segs.iter().any(|s| matches!(parse_line(s), Line::Value(_))))
-}
-
-/// A file's mtime as Node gives pi `stats.mtime`: `Math.round(mtimeMs)` (docs/pi-format.md §5.3),
-/// so half a millisecond or more rounds up.
-pub(super) fn mtime_ms(meta: &std::fs::Metadata) -> i64 {
-    (mtime_ns(meta) + 500_000).div_euclid(1_000_000)
-}
-
-/// A file's exact mtime in nanoseconds since the epoch.
-pub(super) fn mtime_ns(meta: &std::fs::Metadata) -> i64 {
-    meta.mtime() * 1_000_000_000 + meta.mtime_nsec()
 }

@@ -5,14 +5,12 @@
 //! interrupted sync resumes exactly where it stopped.
 
 use std::collections::HashSet;
-use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use rusqlite::{Connection, TransactionBehavior};
 
 use super::pipeline::ingest_all;
-use super::read::{mtime_ms, mtime_ns};
 use super::work::Work;
 pub use super::work::{BadLine, SyncOptions, SyncReport};
 use crate::error::Result;
@@ -169,7 +167,7 @@ impl Plan {
             .work
             .iter()
             .filter(|w| wanted(&w.2))
-            .map(|w| w.2.dir.clone())
+            .map(|w| w.2.dir().to_path_buf())
             .collect();
         (!dirs.is_empty()).then_some(dirs)
     }
@@ -179,12 +177,12 @@ impl Plan {
     /// (`<time>_<uuid>.jsonl`): handles shown meanwhile must stay unique among the files left,
     /// so then everything is read now.
     pub fn keep_only(&mut self, dirs: &HashSet<PathBuf>) -> Option<Deferred> {
-        let outside = |w: &Work| !dirs.contains(&w.2.dir);
+        let outside = |w: &Work| !dirs.contains(w.2.dir());
         let mut ids = Vec::new();
         for w in self.work.iter().filter(|w| outside(w)) {
             // Files the index already holds keep their ids there.
             if w.3.is_none() {
-                ids.push(id_of_name(&w.2.name)?);
+                ids.push(id_of_name(w.2.name())?);
             }
         }
         ids.sort_unstable();
@@ -204,7 +202,7 @@ impl Plan {
     /// keeps the others, newest first.
     pub fn take_newest(&mut self, k: usize) -> Plan {
         self.work
-            .sort_by_key(|w| std::cmp::Reverse(super::read::mtime_ns(&w.2.meta)));
+            .sort_by_key(|w| std::cmp::Reverse(w.2.stat.mtime_ns));
         let rest = self.work.split_off(k.min(self.work.len()));
         Plan {
             started: self.started,
@@ -215,10 +213,7 @@ impl Plan {
 
     /// The mtime (ms) of the newest file still to read.
     pub fn newest_left_ms(&self) -> Option<i64> {
-        self.work
-            .iter()
-            .map(|w| super::read::mtime_ms(&w.2.meta))
-            .max()
+        self.work.iter().map(|w| w.2.stat.mtime_ms()).max()
     }
 
     /// Reads the planned files into the index.
@@ -302,9 +297,9 @@ fn bulk_from_env() -> Option<u64> {
 }
 
 fn pending_bytes(w: &Work) -> u64 {
-    let size = w.2.meta.len();
+    let size = w.2.stat.len;
     match &w.3 {
-        Some(prev) if prev.ino == w.2.meta.ino() as i64 && prev.size <= size as i64 => {
+        Some(prev) if prev.ino == w.2.stat.ino as i64 && prev.size <= size as i64 => {
             size.saturating_sub(u64::try_from(prev.offset).unwrap_or(0))
         }
         _ => size,
@@ -349,7 +344,7 @@ fn plan_root(
             report.unchanged += 1;
         } else {
             let prev = match prev {
-                Some(stamp) => writer::file_by_id(&store.conn, stamp.id)?,
+                Some(stamp) => writer::file_by_id(&store.conn, stamp.id)?.map(Box::new),
                 None => None,
             };
             work.push((root_id, root.layout.is_gateway(), f, prev));
@@ -404,7 +399,7 @@ fn discover_root(
     });
     let known = known?;
     let forgotten = crate::store::forgotten::paths(conn)?;
-    found.retain(|f| !openclaw::stores::is_in_store(&stores, &f.dir, &f.name));
+    found.retain(|f| !openclaw::stores::is_in_store(&stores, f.dir(), f.name()));
     let (copies, copy_errors) = discover::discover_dirs(&stores.dirs);
     found.extend(copies);
     // A forgotten session stays out of the index (`pidx forget`) until `forget --undo`.
@@ -439,11 +434,11 @@ fn openclaw_stores(
 
 fn is_unchanged(prev: Option<&Stamp>, f: &Found) -> bool {
     prev.is_some_and(|p| {
-        p.dev == f.meta.dev() as i64
-            && p.ino == f.meta.ino() as i64
-            && p.size == f.meta.len() as i64
-            && p.mtime_ms == mtime_ms(&f.meta)
-            && p.mtime_ns == mtime_ns(&f.meta)
+        p.dev == f.stat.dev as i64
+            && p.ino == f.stat.ino as i64
+            && p.size == f.stat.len as i64
+            && p.mtime_ms == f.stat.mtime_ms()
+            && p.mtime_ns == f.stat.mtime_ns
     })
 }
 

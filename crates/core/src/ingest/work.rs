@@ -123,5 +123,6 @@ impl Counted {
     }
 }
 
-/// A file to read, with its root and what the index held of it before this sync.
-pub(super) type Work = (i64, bool, Found, Option<FileRow>);
+/// A file to read, with its root and what the index held of it before this sync (boxed: a first
+/// sync holds one per file and has none).
+pub(super) type Work = (i64, bool, Found, Option<Box<FileRow>>);
