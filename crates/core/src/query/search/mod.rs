@@ -246,12 +246,19 @@ pub fn search_explained(
             };
             let mut candidates = if let Some(span) = span {
                 best(span::matches(conn, &source, Some(fts), span)?)?
-            } else {
+            } else if opts.branch {
+                // The branch filter comes after the join, so the window's candidates are all
+                // kept and filtered at once: exact while the window holds the best `limit`.
                 let top = best(ranked::window(conn, &source, fts, window)?)?;
                 if top.len() >= opts.limit {
                     top
                 } else {
                     every()?
+                }
+            } else {
+                match ranked::best_settled(conn, scope, opts, &source, fts, window, now)? {
+                    Some(top) => top,
+                    None => every()?,
                 }
             };
             let highlight = snippet::terms_regex(terms);
