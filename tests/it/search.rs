@@ -660,7 +660,7 @@ fn a_forks_copied_entries_are_one_hit() {
                 "u3",
                 Some("u2"),
                 "2026-01-02T00:00:03.000Z",
-                "the wombat_cache again",
+                "the wombat_cache again, and the flush after it was not enough for it",
             ),
         ]
         .join("\n")
@@ -704,6 +704,10 @@ fn a_forks_copied_entries_are_one_hit() {
             .iter()
             .any(|h| h["entryId"] == "u3" && h.get("alsoIn").is_none()));
     }
+    // u1's two copies rank first (u3 is longer) and are one hit: the second is u3.
+    let two = hits(&["wombat_cache", "--limit", "2"]);
+    let ids: Vec<&str> = two.iter().map(|h| h["entryId"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["u1", "u3"]);
     let fork_s = fork.to_string_lossy().into_owned();
     let alone = hits(&["wombat_cache", "--session", &fork_s]);
     assert_eq!(alone.len(), 2, "{alone:?}");

@@ -9,8 +9,6 @@
 //! would otherwise join thousands of old ones that rank between the k-th best and two thirds
 //! of it.
 
-use std::collections::HashSet;
-
 use rusqlite::Connection;
 
 use super::one::One;
@@ -73,13 +71,17 @@ pub(super) fn best_of(
 }
 
 /// The best matches of `source` (`rowid AS r, score`, its `MATCH ?` given `fts`) that pass the
-/// filters, as far as they can be among the `limit` best: the window of the `window` best
-/// matches, and when the window ends before the `limit` best are settled, the matches after
-/// it, best first, until they are. A common word on a large archive has many matches of
-/// nearly equal bm25 that blending reorders (`function`, 865,438 matches at 100,000 sessions:
-/// its top 20 were not all in the best 1,000); the second pass scores every match again, so
-/// only those words pay for it. `None` when the window holds fewer than `limit` candidates:
-/// the filters leave too few, and joining every match at once is cheaper.
+/// filters, as far as they can be among the `limit` best. Every match is scored in one FTS5
+/// pass (as a window of the best would be: bm25 needs every match before the best are
+/// known) and bounded by the recency weight of its run's newest entry (`span.rs`'s runs, one
+/// or a few per session file: a match blends no higher than that); they are joined in the
+/// order of that bound until no later one can reach the `limit` best. A window of the best
+/// 1,000 by bm25 alone was not enough for a common word on a large archive, whose many
+/// matches of nearly equal bm25 blending reorders (`function`, 865,438 matches at 100,000
+/// sessions: 14 of its top 20 were in its best 1,000), and taking them by bm25 until settled
+/// joined a quarter of them (`function` at 10,000 sessions: 22,113 of 88,643). `None` when
+/// the first `window` matches joined hold fewer than `limit` candidates: the filters leave
+/// too few, and joining every match at once is cheaper than one at a time.
 ///
 /// # Errors
 /// Index errors.
@@ -92,46 +94,40 @@ pub(super) fn best_settled(
     window: usize,
     now_ms: i64,
 ) -> Result<Option<Vec<Candidate>>> {
-    let first = self::window(conn, source, fts, window)?;
-    let full = first.len() >= window;
-    let last = first.last().map(|&(_, score)| score);
+    let runs = Span::whole(conn)?;
+    let timeless = blend(None, now_ms);
+    let mut matches: Vec<(f64, i64, f64)> = every_match(conn, source, fts)?
+        .into_iter()
+        .map(|(rowid, score)| {
+            // Without runs (not expected) a match's weight is bounded by 1.
+            let newest = runs.as_ref().and_then(|r| r.newest(rowid));
+            let cap = newest.map_or(1.0, |t| blend(t, now_ms).max(timeless));
+            (most(-score, cap), rowid, score)
+        })
+        .collect();
+    matches.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut best = Best::new(conn, scope, opts, None, now_ms, false)?;
-    let mut settled = !full;
-    for &(rowid, score) in &first {
-        if !best.take(rowid, score)? {
-            settled = true;
+    for (at, &(bound, rowid, score)) in matches.iter().enumerate() {
+        if at == window && best.found.len() < opts.limit {
+            return Ok(None);
+        }
+        if best.floor.below(bound) {
             break;
         }
+        best.join(rowid, score)?;
     }
-    if best.found.len() < opts.limit {
+    if best.found.len() < opts.limit && matches.len() > window {
         return Ok(None);
     }
-    if let (false, Some(last)) = (settled, last) {
-        // Ties with the window's last score may be on either side of its end.
-        let tied: HashSet<i64> = first
-            .iter()
-            .filter(|&&(_, score)| score == last)
-            .map(|&(rowid, _)| rowid)
-            .collect();
-        let mut rest = conn
-            .prepare(&format!(
-                "SELECT r, score FROM ({source}) WHERE score >= ?2 ORDER BY score"
-            ))
-            .map_err(|e| fts_error(&e))?;
-        let mut rows = rest
-            .query(rusqlite::params![fts, last])
-            .map_err(|e| fts_error(&e))?;
-        while let Some(row) = rows.next().map_err(|e| fts_error(&e))? {
-            let (rowid, score): (i64, f64) = (row.get(0)?, row.get(1)?);
-            if score == last && tied.contains(&rowid) {
-                continue;
-            }
-            if !best.take(rowid, score)? {
-                break;
-            }
-        }
-    }
     Ok(Some(best.found))
+}
+
+/// Every match of `source` with its score, in no order.
+fn every_match(conn: &Connection, source: &str, fts: &str) -> Result<Vec<(i64, f64)>> {
+    let mut all = conn.prepare(source).map_err(|e| fts_error(&e))?;
+    all.query_map([fts], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+        .map_err(|e| fts_error(&e))
 }
 
 /// Candidates taken best first, joined and kept while they can be among the `k` best.
@@ -181,11 +177,27 @@ impl<'c, 's> Best<'c, 's> {
                 return Ok(true);
             }
         }
+        self.join(rowid, score)?;
+        Ok(true)
+    }
+
+    /// Joins a match to its entry; kept when the filters let it through.
+    fn join(&mut self, rowid: i64, score: f64) -> Result<()> {
         if let Some(c) = self.one.join(rowid, score)? {
             self.floor.add(c.relevance * blend(c.ts_ms, self.now_ms));
             self.found.push(c);
         }
-        Ok(true)
+        Ok(())
+    }
+}
+
+/// The most relevance `raw` can blend to with a recency weight of at most `weight` (a negative
+/// relevance blends highest at the lowest weight, two thirds).
+fn most(raw: f64, weight: f64) -> f64 {
+    if raw >= 0.0 {
+        raw * weight
+    } else {
+        raw * 2.0 / 3.0
     }
 }
 
@@ -207,8 +219,15 @@ impl Floor {
         }
     }
 
+    /// Counts a candidate's blended relevance. An equal one already counted is not counted
+    /// again: a forked session's copy of an entry (same text, same time) blends the same and
+    /// is one hit with it (`OneHitPerCopy`), so counting both could settle the top with a hit
+    /// short; two other entries that blend exactly alike only make the floor lower (safe).
     fn add(&mut self, blended: f64) {
-        let at = self.best.partition_point(|&b| b >= blended);
+        let at = self.best.partition_point(|&b| b > blended);
+        if self.best.get(at) == Some(&blended) {
+            return;
+        }
         if at < self.k {
             self.best.insert(at, blended);
             self.best.truncate(self.k);
@@ -226,11 +245,11 @@ impl Floor {
     /// Whether one candidate of relevance `raw`, weighing at most `weight`, is certainly
     /// outside the `k` best.
     fn excludes_at(&self, raw: f64, weight: f64) -> bool {
-        let most = if raw >= 0.0 {
-            raw * weight
-        } else {
-            raw * 2.0 / 3.0
-        };
+        self.below(most(raw, weight))
+    }
+
+    /// Whether a candidate that blends to at most `most` is certainly outside the `k` best.
+    fn below(&self, most: f64) -> bool {
         self.best.len() >= self.k && self.best.last().is_some_and(|&kth| most < kth)
     }
 }
@@ -247,6 +266,10 @@ mod tests {
         f.add(3.0);
         f.add(4.0);
         assert_eq!(f.best, [5.0, 4.0]);
+        let mut copies = Floor::new(2, 1.0);
+        copies.add(5.0);
+        copies.add(5.0);
+        assert!(!copies.excludes(0.1), "a copy is one hit with its original");
         assert!(f.excludes(3.9));
         assert!(!f.excludes(4.0), "a tie may still win on its rowid");
         assert!(!f.excludes(4.5));
