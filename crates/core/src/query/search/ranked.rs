@@ -96,38 +96,40 @@ pub(super) fn best_settled(
 ) -> Result<Option<Vec<Candidate>>> {
     let runs = Span::whole(conn)?;
     let timeless = blend(None, now_ms);
-    let mut matches: Vec<(f64, i64, f64)> = every_match(conn, source, fts)?
-        .into_iter()
-        .map(|(rowid, score)| {
-            // Without runs (not expected) a match's weight is bounded by 1.
-            let newest = runs.as_ref().and_then(|r| r.newest(rowid));
-            let cap = newest.map_or(1.0, |t| blend(t, now_ms).max(timeless));
-            (most(-score, cap), rowid, score)
-        })
-        .collect();
-    matches.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut at = 0;
+    let mut matches: Vec<(f64, i64, f64)> = Vec::new();
+    let mut all = conn.prepare(source).map_err(|e| fts_error(&e))?;
+    let mut rows = all.query([fts]).map_err(|e| fts_error(&e))?;
+    while let Some(row) = rows.next().map_err(|e| fts_error(&e))? {
+        let (rowid, score): (i64, f64) = (row.get(0)?, row.get(1)?);
+        // Without runs (not expected) a match's weight is bounded by 1.
+        let newest = runs.as_ref().and_then(|r| r.newest_from(rowid, &mut at));
+        let cap = newest.map_or(1.0, |t| blend(t, now_ms).max(timeless));
+        matches.push((most(-score, cap), rowid, score));
+    }
+    // Best bound first; only the first `window` are sorted unless the top is not settled in
+    // them (sorting all 865,439 matches of `function` took 34 ms).
+    let order = |a: &(f64, i64, f64), b: &(f64, i64, f64)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    let head = window.min(matches.len());
+    if head < matches.len() {
+        matches.select_nth_unstable_by(head, order);
+    }
+    matches[..head].sort_unstable_by(order);
     let mut best = Best::new(conn, scope, opts, None, now_ms, false)?;
-    for (at, &(bound, rowid, score)) in matches.iter().enumerate() {
-        if at == window && best.found.len() < opts.limit {
-            return Ok(None);
+    for at in 0..matches.len() {
+        if at == head {
+            if best.found.len() < opts.limit {
+                return Ok(None);
+            }
+            matches[head..].sort_unstable_by(order);
         }
+        let (bound, rowid, score) = matches[at];
         if best.floor.below(bound) {
             break;
         }
         best.join(rowid, score)?;
     }
-    if best.found.len() < opts.limit && matches.len() > window {
-        return Ok(None);
-    }
     Ok(Some(best.found))
-}
-
-/// Every match of `source` with its score, in no order.
-fn every_match(conn: &Connection, source: &str, fts: &str) -> Result<Vec<(i64, f64)>> {
-    let mut all = conn.prepare(source).map_err(|e| fts_error(&e))?;
-    all.query_map([fts], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))
-        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-        .map_err(|e| fts_error(&e))
 }
 
 /// Candidates taken best first, joined and kept while they can be among the `k` best.

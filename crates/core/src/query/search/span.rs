@@ -164,6 +164,21 @@ impl Span {
         self.runs[..after].last().filter(|r| rid <= r.hi)
     }
 
+    /// [`Span::newest`] for rows asked in ascending order (a full-text query's own order),
+    /// walking the runs instead of searching them: `at` is where the last answer was found.
+    pub(super) fn newest_from(&self, rowid: i64, at: &mut usize) -> Option<Option<i64>> {
+        let rid = crate::store::schema::fts_entry(rowid).0;
+        // Every run before `at` ends before the last row asked; one that does not end before
+        // this row means it is out of order: start again.
+        if *at > 0 && self.runs.get(*at - 1).is_none_or(|r| r.hi >= rid) {
+            *at = 0;
+        }
+        while self.runs.get(*at).is_some_and(|r| r.hi < rid) {
+            *at += 1;
+        }
+        self.runs.get(*at).filter(|r| r.lo <= rid).map(|r| r.max_ts)
+    }
+
     /// The span's runs: first rid, last rid, newest time.
     pub(super) fn runs(&self) -> Vec<RunBounds> {
         self.runs.iter().map(|r| (r.lo, r.hi, r.max_ts)).collect()
@@ -269,6 +284,15 @@ mod tests {
         assert_eq!(span.newest(10 * 8), Some(None));
         assert_eq!(span.newest(30 * 8 + 7), Some(Some(9)));
         assert_eq!(span.newest(6 * 8), None);
+        // Walking gives what searching gives, in order and out of it.
+        let mut at = 0;
+        for rowid in (0..40 * 8).chain([30 * 8, 4 * 8, 10 * 8, 0, 39 * 8]) {
+            assert_eq!(
+                span.newest_from(rowid, &mut at),
+                span.newest(rowid),
+                "{rowid}"
+            );
+        }
         let empty = Span { runs: Vec::new() };
         assert!(empty.is_empty() && !empty.holds(0));
         assert_eq!(empty.within("rowid", false), " AND 0");
