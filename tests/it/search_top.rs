@@ -60,16 +60,27 @@ fn corpus(root: &Path, now_ms: i64) {
 fn expected(
     conn: &rusqlite::Connection,
     k: usize,
-    (since_ms, until_ms): (i64, i64),
+    range: (i64, i64),
     now_ms: i64,
 ) -> Option<BTreeSet<(String, i64)>> {
+    expected_where(conn, k, range, now_ms, "1")
+}
+
+/// [`expected`] among the entries `cond` (SQL over `e`) keeps.
+fn expected_where(
+    conn: &rusqlite::Connection,
+    k: usize,
+    (since_ms, until_ms): (i64, i64),
+    now_ms: i64,
+    cond: &str,
+) -> Option<BTreeSet<(String, i64)>> {
     let mut stmt = conn
-        .prepare(
+        .prepare(&format!(
             "SELECT m.score, e.ts_ms, f.path, e.line
              FROM (SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH 'zebrafish') m
              JOIN entries e ON e.rid = m.r >> 3 JOIN files f ON f.id = e.file_id
-             WHERE e.ts_ms >= ?1 AND e.ts_ms < ?2",
-        )
+             WHERE e.ts_ms >= ?1 AND e.ts_ms < ?2 AND {cond}"
+        ))
         .unwrap();
     let mut ranked: Vec<(f64, String, i64)> = stmt
         .query_map([since_ms, until_ms], |r| {
@@ -212,6 +223,86 @@ fn the_top_hits_are_exact_when_the_best_are_past_the_first_window() {
         }
         let got: BTreeSet<(String, i64)> = hits.into_iter().map(|h| (h.path, h.line)).collect();
         assert_eq!(got, want, "top {k}");
+        compared += 1;
+    }
+    assert!(compared >= 3, "only {compared} cases could be told apart");
+}
+
+/// One session: a root, then an abandoned branch of 100 messages of the last day (`x*`, lines 3
+/// to 102), then the current branch from the root: 1,100 of four words 100 to 199 days old and
+/// 300 of six words from the last three days (`c*`). Every message says "zebrafish" once.
+fn branched(root: &Path, now_ms: i64) {
+    let dir = root.join("--home-u-branch--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let id = "0000000b-0000-4000-8000-00000000b4a7";
+    let message = |entry: &str, parent: &str, age_ms: i64, fillers: usize| {
+        let mut words: Vec<String> = (0..fillers).map(|w| format!("filler{w}")).collect();
+        words.push("zebrafish".into());
+        format!(
+            r#"{{"type":"message","id":"{entry}","parentId":"{parent}","timestamp":"{}","message":{{"role":"user","content":"{}","timestamp":1}}}}"#,
+            pidx::pi::js::iso(now_ms - age_ms),
+            words.join(" ")
+        )
+    };
+    let mut lines = vec![
+        format!(
+            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/u/branch"}}"#
+        ),
+        r#"{"type":"message","id":"r","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"start","timestamp":1}}"#.to_string(),
+    ];
+    let mut parent = "r".to_string();
+    for n in 0..100i64 {
+        let entry = format!("x{n}");
+        lines.push(message(&entry, &parent, n * 600_000, 5));
+        parent = entry;
+    }
+    parent = "r".to_string();
+    for n in 0..1400i64 {
+        let entry = format!("c{n}");
+        let (age_ms, fillers) = if n % 14 < 11 {
+            (100 * DAY_MS + (n * 5_683_201) % (99 * DAY_MS), 3)
+        } else {
+            ((n * 1_731_113) % (3 * DAY_MS), 5)
+        };
+        lines.push(message(&entry, &parent, age_ms, fillers));
+        parent = entry;
+    }
+    std::fs::write(
+        dir.join(format!("2026-01-01T00-00-00-000Z_{id}.jsonl")),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_top_hits_on_the_current_branch_are_exact() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    branched(&root, now_ms);
+    let (store, scope) = common::indexed(&root, &tmp.path().join("index.db"));
+    let mut compared = 0;
+    for k in [1, 5, 20, 50] {
+        let mut opts = SearchOptions::everywhere(parse("zebrafish", false).unwrap(), k);
+        opts.branch = true;
+        let Some(want) =
+            expected_where(&store.conn, k, (i64::MIN, i64::MAX), now_ms, "e.line > 102")
+        else {
+            continue;
+        };
+        let hits = search(&store.conn, &scope, &opts).unwrap();
+        // The best on the branch are its new messages, past the best 1,000 by bm25.
+        for h in &hits {
+            let id = h.entry_id.as_deref().unwrap();
+            let n: i64 = id.strip_prefix('c').unwrap().parse().unwrap();
+            assert!(n % 14 >= 11, "top {k}: {id} is an old message");
+        }
+        let got: BTreeSet<(String, i64)> = hits.into_iter().map(|h| (h.path, h.line)).collect();
+        assert_eq!(got, want, "top {k}");
+        // Without --branch the abandoned branch's messages, newer still, lead.
+        opts.branch = false;
+        let all = search(&store.conn, &scope, &opts).unwrap();
+        assert!(all[0].entry_id.as_deref().unwrap().starts_with('x'));
         compared += 1;
     }
     assert!(compared >= 3, "only {compared} cases could be told apart");

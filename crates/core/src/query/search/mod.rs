@@ -240,21 +240,9 @@ pub fn search_explained(
         // match in its span at once.
         Query::Words { fts, terms } => {
             let window = opts.limit.saturating_mul(50).clamp(1000, i64::MAX as usize);
-            let best = |matches| {
-                let found = ranked::best_of(conn, scope, opts, matches, span, now, opts.branch);
-                on_branch(found?)
-            };
             let mut candidates = if let Some(span) = span {
-                best(span::matches(conn, &source, Some(fts), span)?)?
-            } else if opts.branch {
-                // The branch filter comes after the join, so the window's candidates are all
-                // kept and filtered at once: exact while the window holds the best `limit`.
-                let top = best(ranked::window(conn, &source, fts, window)?)?;
-                if top.len() >= opts.limit {
-                    top
-                } else {
-                    every()?
-                }
+                let matches = span::matches(conn, &source, Some(fts), span)?;
+                ranked::best_of(conn, scope, opts, matches, Some(span), now)?
             } else {
                 match ranked::best_settled(conn, scope, opts, &source, fts, window, now)? {
                     Some(top) => top,
@@ -574,24 +562,53 @@ fn fts_error(e: &rusqlite::Error) -> Error {
 
 /// Drops candidates that are not on their session's current path (pi's default leaf).
 fn keep_current_paths(conn: &Connection, candidates: &mut Vec<Candidate>) -> Result<()> {
-    let files: HashSet<i64> = candidates.iter().map(|c| c.file_id).collect();
-    let mut on_path: HashMap<i64, HashSet<i64>> = HashMap::new();
-    let mut leaf =
-        conn.prepare_cached("SELECT leaf_seq, entry_count FROM sessions WHERE file_id = ?1")?;
-    let mut walk = conn.prepare_cached(ANCESTORS)?;
-    for file in files {
-        let (leaf_seq, entries): (Option<i64>, i64) =
-            leaf.query_row([file], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        let seqs = match leaf_seq {
-            Some(seq) => walk
-                .query_map(rusqlite::params![file, seq, entries], |r| r.get(0))?
-                .collect::<rusqlite::Result<HashSet<i64>>>()?,
-            None => HashSet::new(),
-        };
-        on_path.insert(file, seqs);
+    let mut on_path = OnPath::new(conn);
+    let mut kept = Vec::with_capacity(candidates.len());
+    for c in candidates.drain(..) {
+        if on_path.holds(&c)? {
+            kept.push(c);
+        }
     }
-    candidates.retain(|c| on_path.get(&c.file_id).is_some_and(|s| s.contains(&c.seq)));
+    *candidates = kept;
     Ok(())
+}
+
+/// Whether candidates lie on their session's current branch (`--branch`): each session's path
+/// from its leaf is walked once, when a candidate of it is first asked about.
+struct OnPath<'c> {
+    conn: &'c Connection,
+    /// File id -> the entry positions (`seq`) on its current path.
+    paths: HashMap<i64, HashSet<i64>>,
+}
+
+impl<'c> OnPath<'c> {
+    fn new(conn: &'c Connection) -> Self {
+        OnPath {
+            conn,
+            paths: HashMap::new(),
+        }
+    }
+
+    /// # Errors
+    /// Index errors.
+    fn holds(&mut self, c: &Candidate) -> Result<bool> {
+        if !self.paths.contains_key(&c.file_id) {
+            let (leaf_seq, entries): (Option<i64>, i64) = self
+                .conn
+                .prepare_cached("SELECT leaf_seq, entry_count FROM sessions WHERE file_id = ?1")?
+                .query_row([c.file_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            let seqs = match leaf_seq {
+                Some(seq) => self
+                    .conn
+                    .prepare_cached(ANCESTORS)?
+                    .query_map(rusqlite::params![c.file_id, seq, entries], |r| r.get(0))?
+                    .collect::<rusqlite::Result<HashSet<i64>>>()?,
+                None => HashSet::new(),
+            };
+            self.paths.insert(c.file_id, seqs);
+        }
+        Ok(self.paths[&c.file_id].contains(&c.seq))
+    }
 }
 
 /// Relevance (bm25) blended with recency ([`ranked::blend`]).
