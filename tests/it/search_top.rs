@@ -151,41 +151,69 @@ fn is_new(n: usize) -> bool {
     n % 15 >= 11
 }
 
+/// Message `n`'s age and filler words in the crowded corpora: a new one of six words from the
+/// last three days, or an old one of four words 100 to 199 days old.
+fn crowd_shape(n: i64, new: bool) -> (i64, usize) {
+    if new {
+        ((n * 1_731_113) % (3 * DAY_MS), 5)
+    } else {
+        (100 * DAY_MS + (n * 5_683_201) % (99 * DAY_MS), 3)
+    }
+}
+
+/// A user message `entry` (child of `parent`, or a root) saying "zebrafish" after `fillers`
+/// filler words, `age_ms` old.
+fn zebrafish(
+    entry: &str,
+    parent: Option<&str>,
+    age_ms: i64,
+    fillers: usize,
+    now_ms: i64,
+) -> String {
+    let mut words: Vec<String> = (0..fillers).map(|w| format!("filler{w}")).collect();
+    words.push("zebrafish".into());
+    serde_json::json!({"type": "message", "id": entry, "parentId": parent,
+        "timestamp": pidx::pi::js::iso(now_ms - age_ms),
+        "message": {"role": "user", "content": words.join(" "), "timestamp": 1}})
+    .to_string()
+}
+
+/// Writes session `id` of `cwd` (its header, then `lines`) into `root`'s folder for `cwd`.
+fn write_session(root: &Path, folder: &str, cwd: &str, id: &str, lines: &[String]) {
+    let dir = root.join(folder);
+    std::fs::create_dir_all(&dir).unwrap();
+    let header = serde_json::json!({"type": "session", "version": 3, "id": id,
+        "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd});
+    std::fs::write(
+        dir.join(format!("2026-01-01T00-00-00-000Z_{id}.jsonl")),
+        format!("{header}\n{}\n", lines.join("\n")),
+    )
+    .unwrap();
+}
+
 /// 1,500 messages saying "zebrafish" once: 1,100 of four words 100 to 199 days old (the best
 /// 1,000 by bm25 are all among them) and 400 of six words from the last three days, whose
 /// recency lifts every one of them above the old ones once blended (bm25 0.88 against 1.05,
 /// weighed 0.98 against 0.70).
 fn crowded(root: &Path, now_ms: i64) {
-    let dir = root.join("--home-u-crowd--");
-    std::fs::create_dir_all(&dir).unwrap();
     for s in 0..60 {
-        let id = format!("{s:08}-0000-4000-8000-00000000c0de");
-        let mut lines = vec![format!(
-            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/u/crowd"}}"#
-        )];
-        let mut parent = "null".to_string();
+        let mut lines = Vec::new();
+        let mut parent: Option<String> = None;
         for m in 0..25 {
             let n = s * 25 + m;
-            let (age_ms, fillers) = if is_new(n) {
-                ((n as i64 * 1_731_113) % (3 * DAY_MS), 5)
-            } else {
-                (100 * DAY_MS + (n as i64 * 5_683_201) % (99 * DAY_MS), 3)
-            };
-            let mut words: Vec<String> = (0..fillers).map(|w| format!("filler{w}")).collect();
-            words.push("zebrafish".into());
+            let (age_ms, fillers) = crowd_shape(n as i64, is_new(n));
             let entry = format!("c{s}x{m}");
-            lines.push(format!(
-                r#"{{"type":"message","id":"{entry}","parentId":{parent},"timestamp":"{}","message":{{"role":"user","content":"{}","timestamp":1}}}}"#,
-                pidx::pi::js::iso(now_ms - age_ms),
-                words.join(" ")
+            lines.push(zebrafish(
+                &entry,
+                parent.as_deref(),
+                age_ms,
+                fillers,
+                now_ms,
             ));
-            parent = format!("\"{entry}\"");
+            parent = Some(entry);
         }
-        std::fs::write(
-            dir.join(format!("2026-01-01T00-00-00-000Z_{id}.jsonl")),
-            lines.join("\n") + "\n",
-        )
-        .unwrap();
+        let id = format!("{s:08}-0000-4000-8000-00000000c0de");
+        write_session(root, "--home-u-crowd--", "/home/u/crowd", &id, &lines);
     }
 }
 
@@ -232,46 +260,25 @@ fn the_top_hits_are_exact_when_the_best_are_past_the_first_window() {
 /// to 102), then the current branch from the root: 1,100 of four words 100 to 199 days old and
 /// 300 of six words from the last three days (`c*`). Every message says "zebrafish" once.
 fn branched(root: &Path, now_ms: i64) {
-    let dir = root.join("--home-u-branch--");
-    std::fs::create_dir_all(&dir).unwrap();
-    let id = "0000000b-0000-4000-8000-00000000b4a7";
-    let message = |entry: &str, parent: &str, age_ms: i64, fillers: usize| {
-        let mut words: Vec<String> = (0..fillers).map(|w| format!("filler{w}")).collect();
-        words.push("zebrafish".into());
-        format!(
-            r#"{{"type":"message","id":"{entry}","parentId":"{parent}","timestamp":"{}","message":{{"role":"user","content":"{}","timestamp":1}}}}"#,
-            pidx::pi::js::iso(now_ms - age_ms),
-            words.join(" ")
-        )
-    };
-    let mut lines = vec![
-        format!(
-            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/u/branch"}}"#
-        ),
-        r#"{"type":"message","id":"r","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"start","timestamp":1}}"#.to_string(),
-    ];
+    let start = serde_json::json!({"type": "message", "id": "r", "parentId": null,
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "message": {"role": "user", "content": "start", "timestamp": 1}});
+    let mut lines = vec![start.to_string()];
     let mut parent = "r".to_string();
     for n in 0..100i64 {
         let entry = format!("x{n}");
-        lines.push(message(&entry, &parent, n * 600_000, 5));
+        lines.push(zebrafish(&entry, Some(&parent), n * 600_000, 5, now_ms));
         parent = entry;
     }
     parent = "r".to_string();
     for n in 0..1400i64 {
         let entry = format!("c{n}");
-        let (age_ms, fillers) = if n % 14 < 11 {
-            (100 * DAY_MS + (n * 5_683_201) % (99 * DAY_MS), 3)
-        } else {
-            ((n * 1_731_113) % (3 * DAY_MS), 5)
-        };
-        lines.push(message(&entry, &parent, age_ms, fillers));
+        let (age_ms, fillers) = crowd_shape(n, n % 14 >= 11);
+        lines.push(zebrafish(&entry, Some(&parent), age_ms, fillers, now_ms));
         parent = entry;
     }
-    std::fs::write(
-        dir.join(format!("2026-01-01T00-00-00-000Z_{id}.jsonl")),
-        lines.join("\n") + "\n",
-    )
-    .unwrap();
+    let id = "0000000b-0000-4000-8000-00000000b4a7";
+    write_session(root, "--home-u-branch--", "/home/u/branch", id, &lines);
 }
 
 #[test]
