@@ -161,6 +161,9 @@ impl<'c> WriteTx<'c> {
             let aside = flush_texts(&tx, staged)?;
             tx.commit()?;
             if let (Some(ops), Some(to)) = (aside, &self.aside) {
+                // The index's highest entry row after this commit, which the builder records
+                // with its own commit (`aside::recover`): the rowid b-tree's last key, one
+                // descent a batch, where tracking it would touch every insert path.
                 let upto =
                     self.conn
                         .query_row("SELECT coalesce(max(rid), 0) FROM entries", [], |r| {
