@@ -23,7 +23,11 @@ pub struct Found {
 
 impl Found {
     fn new(dir: &Path, name: &str, stat: Stat) -> Found {
-        let path = dir.join(name);
+        // Sized exactly: `join` grows the folder's copy, leaving up to twice the path's length
+        // allocated (18 of 108 MB at the peak of a first sync of 100,000 small sessions).
+        let mut path = PathBuf::with_capacity(dir.as_os_str().len() + 1 + name.len());
+        path.push(dir);
+        path.push(name);
         let len = path.as_os_str().len();
         let fit = |n: usize| u32::try_from(n).expect("a path is shorter than 4 GiB");
         Found {
