@@ -105,6 +105,10 @@ pub(super) fn best_settled(
             if best.found.len() < opts.limit {
                 return Ok(None);
             }
+            // The selection left the best of the rest here: the rest is sorted only if needed.
+            if best.floor.below(matches[head].0) {
+                break;
+            }
             matches[head..].sort_unstable_by(order);
         }
         let (bound, rowid, score) = matches[at];
