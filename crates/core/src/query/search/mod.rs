@@ -235,9 +235,9 @@ pub fn search_explained(
         Ok(Box::new(newest::Newest::of(conn, scope, opts, from, span)?))
     };
     let (hits, read) = match &opts.query {
-        // Most relevant first: of a window of the best matches, only what can reach the top;
-        // every match when the filters leave too few of them. A narrowed search ranks every
-        // match in its span at once.
+        // Most relevant first: every match scored, and joined best bound first only while it
+        // can reach the top (`ranked.rs`); every match joined at once when the filters leave
+        // too few among the first `window`. A narrowed search ranks the matches in its span.
         Query::Words { fts, terms } => {
             let window = opts.limit.saturating_mul(50).clamp(1000, i64::MAX as usize);
             let mut candidates = if let Some(span) = span {
