@@ -2,14 +2,55 @@
 //! best of every match once blended with recency, the answer of joining and ranking all of
 //! them, also when the best are not among the 1000 best by bm25 alone.
 
-use crate::common;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use pidx::ingest::sync::{sync, SyncOptions};
+use pidx::pi::layout::{Layout, Root};
 use pidx::query::search::{parse, search, SearchOptions};
+use pidx::store::{Scope, Store};
 
 const DAY_MS: i64 = 86_400_000;
+
+/// The tree root `root` indexed into a new index `db`, with impact blocks (`store::impacts`)
+/// for every word in `min_texts` texts or more.
+fn indexed(root: &Path, db: &Path, min_texts: i64) -> (Store, Scope) {
+    let mut store = Store::open(db).unwrap();
+    let scope = resync(&mut store, root, min_texts, false);
+    (store, scope)
+}
+
+/// Syncs `root` into `store` again (`big`: as a sync that reads much).
+fn resync(store: &mut Store, root: &Path, min_texts: i64, big: bool) -> Scope {
+    let roots = vec![Root {
+        path: root.to_path_buf(),
+        layout: Layout::Tree,
+    }];
+    let opts = SyncOptions {
+        impact_min_texts: Some(min_texts),
+        words_from_vocabulary: big.then_some(0),
+        ..SyncOptions::default()
+    };
+    sync(store, &roots, opts).unwrap();
+    Scope::new(&store.conn, &roots).unwrap()
+}
+
+/// Each corpus is searched twice: "zebrafish" scored in every text (FTS5), and from its impact
+/// blocks (`blocked.rs`: the word is given blocks from one text on).
+const BOTH_WAYS: [(&str, i64); 2] = [("every text", i64::MAX), ("blocks", 1)];
+
+/// How many impact blocks "zebrafish" has: some exactly when they were asked for.
+fn blocks_of_zebrafish(store: &Store, min_texts: i64) {
+    let blocks: i64 = store
+        .conn
+        .query_row(
+            "SELECT count(*) FROM impact_blocks WHERE term = 'zebrafish'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(blocks > 1, min_texts == 1, "{blocks} blocks");
+}
 
 /// 60 sessions of 80 user messages of 0 to 60 filler words, written 0 to 199 days ago; about a
 /// quarter say "zebrafish" one to three times: some 1200 matches with spread-out bm25 scores
@@ -101,11 +142,18 @@ fn expected_where(
 
 #[test]
 fn the_top_hits_are_the_best_of_every_match() {
+    for (how, min_texts) in BOTH_WAYS {
+        the_top_hits_are_the_best_of_every_match_by(how, min_texts);
+    }
+}
+
+fn the_top_hits_are_the_best_of_every_match_by(how: &str, min_texts: i64) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sessions");
     let now_ms = chrono::Utc::now().timestamp_millis();
     corpus(&root, now_ms);
-    let (store, scope) = common::indexed(&root, &tmp.path().join("index.db"));
+    let (store, scope) = indexed(&root, &tmp.path().join("index.db"), min_texts);
+    blocks_of_zebrafish(&store, min_texts);
     let matches: i64 = store
         .conn
         .query_row(
@@ -139,7 +187,10 @@ fn the_top_hits_are_the_best_of_every_match() {
                 .into_iter()
                 .map(|h| (h.path, h.line))
                 .collect();
-            assert_eq!(got, want, "top {k}, days {since_days:?}..{until_days:?}");
+            assert_eq!(
+                got, want,
+                "{how}: top {k}, days {since_days:?}..{until_days:?}"
+            );
             compared += 1;
         }
     }
@@ -219,11 +270,18 @@ fn crowded(root: &Path, now_ms: i64) {
 
 #[test]
 fn the_top_hits_are_exact_when_the_best_are_past_the_first_window() {
+    for (how, min_texts) in BOTH_WAYS {
+        the_top_hits_are_exact_when_the_best_are_past_the_first_window_by(how, min_texts);
+    }
+}
+
+fn the_top_hits_are_exact_when_the_best_are_past_the_first_window_by(how: &str, min_texts: i64) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sessions");
     let now_ms = chrono::Utc::now().timestamp_millis();
     crowded(&root, now_ms);
-    let (store, scope) = common::indexed(&root, &tmp.path().join("index.db"));
+    let (store, scope) = indexed(&root, &tmp.path().join("index.db"), min_texts);
+    blocks_of_zebrafish(&store, min_texts);
     // The setting is what the test is about: the newest hit is not in the best 1,000 by bm25.
     let newest_in_window: i64 = store
         .conn
@@ -247,10 +305,10 @@ fn the_top_hits_are_exact_when_the_best_are_past_the_first_window() {
             let id = h.entry_id.as_deref().unwrap();
             let (s, m) = id[1..].split_once('x').unwrap();
             let n = s.parse::<usize>().unwrap() * 25 + m.parse::<usize>().unwrap();
-            assert!(is_new(n), "top {k}: {id} is an old message");
+            assert!(is_new(n), "{how}: top {k}: {id} is an old message");
         }
         let got: BTreeSet<(String, i64)> = hits.into_iter().map(|h| (h.path, h.line)).collect();
-        assert_eq!(got, want, "top {k}");
+        assert_eq!(got, want, "{how}: top {k}");
         compared += 1;
     }
     assert!(compared >= 3, "only {compared} cases could be told apart");
@@ -283,11 +341,18 @@ fn branched(root: &Path, now_ms: i64) {
 
 #[test]
 fn the_top_hits_on_the_current_branch_are_exact() {
+    for (how, min_texts) in BOTH_WAYS {
+        the_top_hits_on_the_current_branch_are_exact_by(how, min_texts);
+    }
+}
+
+fn the_top_hits_on_the_current_branch_are_exact_by(how: &str, min_texts: i64) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sessions");
     let now_ms = chrono::Utc::now().timestamp_millis();
     branched(&root, now_ms);
-    let (store, scope) = common::indexed(&root, &tmp.path().join("index.db"));
+    let (store, scope) = indexed(&root, &tmp.path().join("index.db"), min_texts);
+    blocks_of_zebrafish(&store, min_texts);
     let mut compared = 0;
     for k in [1, 5, 20, 50] {
         let mut opts = SearchOptions::everywhere(parse("zebrafish", false).unwrap(), k);
@@ -302,10 +367,10 @@ fn the_top_hits_on_the_current_branch_are_exact() {
         for h in &hits {
             let id = h.entry_id.as_deref().unwrap();
             let n: i64 = id.strip_prefix('c').unwrap().parse().unwrap();
-            assert!(n % 14 >= 11, "top {k}: {id} is an old message");
+            assert!(n % 14 >= 11, "{how}: top {k}: {id} is an old message");
         }
         let got: BTreeSet<(String, i64)> = hits.into_iter().map(|h| (h.path, h.line)).collect();
-        assert_eq!(got, want, "top {k}");
+        assert_eq!(got, want, "{how}: top {k}");
         // Without --branch the abandoned branch's messages, newer still, lead.
         opts.branch = false;
         let all = search(&store.conn, &scope, &opts).unwrap();
@@ -313,4 +378,179 @@ fn the_top_hits_on_the_current_branch_are_exact() {
         compared += 1;
     }
     assert!(compared >= 3, "only {compared} cases could be told apart");
+}
+
+/// The hits of "zebrafish" in `store` are the best of every match, for a few `k`, with FTS5's
+/// scores blended.
+fn assert_exact(store: &Store, scope: &Scope, now_ms: i64, what: &str) {
+    let mut compared = 0;
+    let mut fts5 = store
+        .conn
+        .prepare(
+            "SELECT m.score, e.ts_ms
+             FROM (SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH 'zebrafish') m
+             JOIN entries e ON e.rid = m.r >> 3 JOIN files f ON f.id = e.file_id
+             WHERE f.path = ?1 AND e.line = ?2",
+        )
+        .unwrap();
+    for k in [1, 5, 20] {
+        let Some(want) = expected(&store.conn, k, (i64::MIN, i64::MAX), now_ms) else {
+            continue;
+        };
+        let opts = SearchOptions::everywhere(parse("zebrafish", false).unwrap(), k);
+        let hits = search(&store.conn, scope, &opts).unwrap();
+        for h in &hits {
+            let (score, ts): (f64, i64) = fts5
+                .query_row(rusqlite::params![h.path, h.line], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+                .unwrap();
+            let age = (now_ms - ts).max(0) as f64 / DAY_MS as f64;
+            let blended = -score * (2.0 / 3.0 + 0.5f64.powf(age / 30.0) / 3.0);
+            // The search's clock is a few ms later: far below what a wrong count moves.
+            let off = (h.score - blended).abs() / blended;
+            assert!(
+                off < 1e-7,
+                "{what}: score {} against FTS5's {blended}",
+                h.score
+            );
+        }
+        let got: BTreeSet<(String, i64)> = hits.into_iter().map(|h| (h.path, h.line)).collect();
+        assert_eq!(got, want, "{what}: top {k}");
+        compared += 1;
+    }
+    assert!(
+        compared >= 2,
+        "{what}: only {compared} cases could be told apart"
+    );
+}
+
+/// `(through, counted)` of the impact blocks.
+fn impacts_state(store: &Store) -> (i64, bool) {
+    store
+        .conn
+        .query_row("SELECT through, counted FROM impacts", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap()
+}
+
+/// `n` messages saying "zebrafish" after one filler word, the last `n` minutes, chained from
+/// `parent`: newer and shorter than any of [`crowded`], so they lead its top.
+fn newest_lines(prefix: &str, parent: &str, n: i64, now_ms: i64) -> Vec<String> {
+    let mut parent = parent.to_string();
+    (0..n)
+        .map(|i| {
+            let entry = format!("{prefix}{i}");
+            let line = zebrafish(&entry, Some(&parent), i * 60_000, 1, now_ms);
+            parent = entry;
+            line
+        })
+        .collect()
+}
+
+/// Impact blocks stay exact as the index changes under them: the session holding the highest
+/// entry rows removed (the word's count of texts is then unknown, and the blocks end below the
+/// rows the index gives next), a new session taking those rows, texts appended past the blocks,
+/// and a big sync extending the blocks over them and counting again.
+#[test]
+fn impact_blocks_stay_exact_as_the_index_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    crowded(&root, now_ms);
+    // Texts without the word, so its idf (and every score) depends on how many hold it.
+    let others: Vec<String> = (0..4000)
+        .map(|i| {
+            serde_json::json!({"type": "message", "id": format!("o{i}"),
+                "parentId": (i > 0).then(|| format!("o{}", i - 1)),
+                "timestamp": "2026-01-01T00:00:00.000Z",
+                "message": {"role": "user", "content": format!("other words {i}"), "timestamp": 1}})
+            .to_string()
+        })
+        .collect();
+    let other = "0000000f-0000-4000-8000-00000000f00f";
+    write_session(&root, "--home-u-other--", "/home/u/other", other, &others);
+    let (mut store, mut scope) = indexed(&root, &tmp.path().join("index.db"), 1);
+    blocks_of_zebrafish(&store, 1);
+    assert_exact(&store, &scope, now_ms, "built");
+    let (built_through, counted) = impacts_state(&store);
+    assert!(counted);
+
+    let top: String = store
+        .conn
+        .query_row(
+            "SELECT f.path FROM entries e JOIN files f ON f.id = e.file_id ORDER BY e.rid DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    std::fs::remove_file(&top).unwrap();
+    scope = resync(&mut store, &root, 1, false);
+    let (through, counted) = impacts_state(&store);
+    assert!(
+        through < built_through,
+        "the blocks end below the rows given next"
+    );
+    assert!(!counted);
+    assert_exact(&store, &scope, now_ms, "a session removed");
+
+    let reused = "0000000e-0000-4000-8000-00000000f00d";
+    let mut lines = vec![zebrafish("n", None, 0, 1, now_ms)];
+    lines.extend(newest_lines("n", "n", 12, now_ms));
+    write_session(&root, "--home-u-new--", "/home/u/new", reused, &lines);
+    scope = resync(&mut store, &root, 1, false);
+    let lowest_new: i64 = store
+        .conn
+        .query_row(
+            "SELECT min(e.rid) * 8 FROM entries e JOIN sessions s ON s.file_id = e.file_id
+             WHERE s.session_id = ?1",
+            [reused],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        lowest_new < built_through,
+        "the new session took the removed one's rows"
+    );
+    assert_exact(
+        &store,
+        &scope,
+        now_ms,
+        "a new session on the removed one's rows",
+    );
+
+    let kept = root
+        .join("--home-u-crowd--")
+        .join("2026-01-01T00-00-00-000Z_00000003-0000-4000-8000-00000000c0de.jsonl");
+    let mut more = std::fs::read_to_string(&kept).unwrap();
+    more.push_str(&(newest_lines("a", "c3x24", 8, now_ms - 30_000).join("\n") + "\n"));
+    std::fs::write(&kept, more).unwrap();
+    scope = resync(&mut store, &root, 1, false);
+    assert_eq!(
+        impacts_state(&store).0,
+        through,
+        "small syncs leave the blocks as they are"
+    );
+    assert_exact(&store, &scope, now_ms, "texts appended past the blocks");
+
+    scope = resync(&mut store, &root, 1, true);
+    let (through, counted) = impacts_state(&store);
+    let end: i64 = store
+        .conn
+        .query_row("SELECT max(rid) * 8 + 7 FROM entries", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(through, end);
+    assert!(counted);
+    let (counted_texts, fts5_texts): (i64, i64) = store
+        .conn
+        .query_row(
+            "SELECT (SELECT texts FROM impact_terms WHERE term = 'zebrafish'),
+                    (SELECT count(*) FROM fts WHERE fts MATCH 'zebrafish')",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(counted_texts, fts5_texts);
+    assert_exact(&store, &scope, now_ms, "blocks extended by a big sync");
 }

@@ -480,7 +480,8 @@ async def check_secrets(s, planted):
         clean(f"sql_query {q!r}", v)
     v = await call_ok(s, "sql_query", query="SELECT count(*) AS n FROM entries e WHERE e.text LIKE '%ghp_%'")
     check(v.get("rows") == [{"n": 0}], f"sql_query cannot tell where a secret is: {v.get('rows')}")
-    for q in ("SELECT term FROM fts_vocab", "SELECT rowid FROM fts WHERE fts MATCH 'ghp'", "SELECT rev FROM words"):
+    for q in ("SELECT term FROM fts_vocab", "SELECT rowid FROM fts WHERE fts MATCH 'ghp'", "SELECT rev FROM words",
+              "SELECT term FROM impact_terms", "SELECT term FROM impact_blocks"):
         v, err = await call(s, "sql_query", query=q)
         check(v is None and err, f"sql_query refuses the full-text tables: {q!r}")
 

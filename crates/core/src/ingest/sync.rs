@@ -20,7 +20,7 @@ use crate::ingest::openclaw;
 use crate::pi::layout::project_dir_of;
 use crate::store::writer::{self, Stamp, Stamps};
 use crate::store::Store;
-use crate::store::{aside, words};
+use crate::store::{aside, impacts, words};
 
 /// Brings the index up to date with `roots`.
 ///
@@ -260,8 +260,19 @@ impl Plan {
             }
         }
         // The words of a full text still aside are filled once it is in (still marked stale).
-        if bulk && text_in {
-            words::refill(&store.conn)?;
+        // The frequent words' blocks, once the full text is in: built or extended (seconds per
+        // GB of JSONL on a big sync; nothing on most small ones).
+        if text_in {
+            let min_texts = opts
+                .impact_min_texts
+                .or_else(|| std::env::var("PIDX_IMPACT_MIN_TEXTS").ok()?.parse().ok())
+                .unwrap_or(impacts::MIN_TEXTS);
+            let frequent = if bulk {
+                Some(words::refill(&store.conn, min_texts)?)
+            } else {
+                None
+            };
+            impacts::update(&store.conn, frequent, min_texts)?;
         }
         self.report.elapsed = self.started.elapsed();
         Ok(self.report)

@@ -26,6 +26,9 @@ pub struct SyncOptions {
     /// first answer's background sync) instead of copying it in: a first answer needs no
     /// full text, and the sync of the rest then builds all of it on the second core.
     pub hand_over: bool,
+    /// Texts a word must be in to get impact blocks (`None`: `store::impacts::MIN_TEXTS`, or
+    /// `PIDX_IMPACT_MIN_TEXTS`): tests make small corpora use them.
+    pub impact_min_texts: Option<i64>,
 }
 
 impl SyncOptions {

@@ -50,7 +50,10 @@ const TEXT_COLUMNS: &[(&str, &str)] = &[
 /// Tables of the full-text indexes and their vocabulary (a secret's words are in them): not
 /// read at all when text is hidden.
 fn indexes_text(table: &str) -> bool {
-    table.starts_with("fts") || table.starts_with("joint") || table.starts_with("words")
+    table.starts_with("fts")
+        || table.starts_with("joint")
+        || table.starts_with("words")
+        || table.starts_with("impact_")
 }
 
 /// [`authorize`], with transcript text hidden: its columns read as NULL, the full-text
@@ -169,7 +172,7 @@ pub fn run_capped(conn: &Connection, sql: &str, limits: &Limits) -> Result<(Tabl
         conn.authorizer(Some(authorize))?;
     }
     let result = run_authorized(conn, sql, limits.skip, limits.cap).map_err(|e| match e {
-        Error::Refused(msg) if limits.hide_text => Error::Refused(format!("{msg}; here transcript text reads as NULL and the full-text tables (fts*, joints*, words*) cannot be read: search_sessions and get_context show text, with secrets redacted")),
+        Error::Refused(msg) if limits.hide_text => Error::Refused(format!("{msg}; here transcript text reads as NULL and the full-text tables (fts*, joints*, words*, impact_*) cannot be read: search_sessions and get_context show text, with secrets redacted")),
         Error::Interrupted => Error::TimeLimit {
             secs: limit.as_secs_f64(),
         },

@@ -6,6 +6,8 @@ pub mod big;
 mod copies;
 pub mod filter;
 pub mod forgotten;
+pub mod fts5;
+pub mod impacts;
 pub mod joints;
 pub mod jsonl;
 mod lock;
@@ -217,7 +219,7 @@ impl Store {
     }
 
     fn configure(&mut self) -> Result<()> {
-        register_collation(&self.conn)?;
+        register_extensions(&self.conn)?;
         self.conn
             .busy_timeout(std::time::Duration::from_secs(10))
             .map_err(|e| Error::at_open(&self.path, e))?;
@@ -328,7 +330,7 @@ fn open_read_only_conn(path: &Path, immutable: bool) -> Result<Store> {
     let conn = Connection::open_with_flags(&uri, flags).map_err(|e| Error::at_open(path, e))?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
     conn.execute_batch("PRAGMA query_only = ON;")?;
-    register_collation(&conn)?;
+    register_extensions(&conn)?;
     // SQLite opens lazily: read the schema now so a file it cannot open fails here.
     conn.query_row("SELECT count(*) FROM sqlite_schema", [], |r| {
         r.get::<_, i64>(0)
@@ -392,7 +394,9 @@ pub(crate) fn remove_db_files(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Registers pi's tie-break order (`pi::collate`) as the `pi` collation the schema uses.
-fn register_collation(conn: &Connection) -> rusqlite::Result<()> {
-    conn.create_collation("pi", crate::pi::collate::compare)
+/// Registers pi's tie-break order (`pi::collate`) as the `pi` collation the schema uses, and
+/// the FTS5 functions ranked search reads scores with (`fts5.rs`).
+fn register_extensions(conn: &Connection) -> rusqlite::Result<()> {
+    conn.create_collation("pi", crate::pi::collate::compare)?;
+    fts5::register(conn)
 }

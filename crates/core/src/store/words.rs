@@ -230,16 +230,19 @@ pub fn mark_stale(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 /// Adds every word of the full-text vocabulary (exactly the indexed words) and clears the
-/// stale mark, in one transaction: a walk of the whole index, about 2 s per GB of it.
+/// stale mark, in one transaction: a walk of the whole index, about 2 s per GB of it. Returns
+/// the words in `min_texts` texts or more, which the same walk counts (`impacts::update`
+/// needs them and would walk it again).
 ///
 /// # Errors
 /// SQLite errors.
-pub fn refill(conn: &Connection) -> rusqlite::Result<()> {
+pub fn refill(conn: &Connection, min_texts: i64) -> rusqlite::Result<Vec<String>> {
+    let mut frequent = Vec::new();
     let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
     {
         let mut insert =
             tx.prepare("INSERT INTO words(rev, flags) VALUES (?1, 0) ON CONFLICT(rev) DO NOTHING")?;
-        let mut vocabulary = tx.prepare("SELECT term FROM fts_vocab")?;
+        let mut vocabulary = tx.prepare("SELECT term, doc FROM fts_vocab")?;
         let mut terms = vocabulary.query([])?;
         // In chunks, each in key order: a chunk's inserts land near each other in the table,
         // and memory stays bounded whatever the vocabulary's size.
@@ -247,7 +250,11 @@ pub fn refill(conn: &Connection) -> rusqlite::Result<()> {
         loop {
             let term = terms.next()?;
             if let Some(row) = term {
-                chunk.push(reversed(row.get_ref(0)?.as_str()?));
+                let term = row.get_ref(0)?.as_str()?;
+                if row.get::<_, i64>(1)? >= min_texts {
+                    frequent.push(term.to_string());
+                }
+                chunk.push(reversed(term));
             }
             if chunk.len() == REMEMBER || (term.is_none() && !chunk.is_empty()) {
                 chunk.sort_unstable();
@@ -261,7 +268,8 @@ pub fn refill(conn: &Connection) -> rusqlite::Result<()> {
         }
     }
     tx.execute("DELETE FROM words_stale", [])?;
-    tx.commit()
+    tx.commit()?;
+    Ok(frequent)
 }
 
 /// What a lookup found.

@@ -4,6 +4,7 @@
 //! confirmed against the entry's own line in the JSONL, so literal search finds exactly what a
 //! plain scan finds.
 
+mod blocked;
 mod joined;
 mod literal;
 mod meaning;
@@ -244,9 +245,19 @@ pub fn search_explained(
                 let matches = span::matches(conn, &source, Some(fts), span)?;
                 ranked::best_of(conn, scope, opts, matches, Some(span), now)?
             } else {
-                match ranked::best_settled(conn, scope, opts, &source, fts, window, now)? {
+                let blocked = if parse::one_term(fts, terms) {
+                    blocked::best(conn, scope, opts, fts, now)?
+                } else {
+                    None
+                };
+                match blocked {
                     Some(top) => top,
-                    None => every()?,
+                    None => {
+                        match ranked::best_settled(conn, scope, opts, &source, fts, window, now)? {
+                            Some(top) => top,
+                            None => every()?,
+                        }
+                    }
                 }
             };
             let highlight = snippet::terms_regex(terms);

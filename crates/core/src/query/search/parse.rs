@@ -151,6 +151,12 @@ fn tokenize(input: &str) -> Vec<Token> {
     out
 }
 
+/// Whether a words query's FTS5 expression asks for its one term (a word or a phrase) and
+/// nothing else: no prefix, no alternative, no exclusion.
+pub(super) fn one_term(fts: &str, terms: &[String]) -> bool {
+    matches!(terms, [t] if fts == format!("({})", quoted(t)))
+}
+
 /// A string FTS5 reads as a literal phrase, whatever it contains.
 fn quoted(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))

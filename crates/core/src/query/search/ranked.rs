@@ -121,20 +121,20 @@ pub(super) fn best_settled(
 }
 
 /// Candidates taken best first, joined and kept while they can be among the `k` best.
-struct Best<'c, 's> {
+pub(super) struct Best<'c, 's> {
     one: One<'c>,
     /// With `--branch`: only candidates on their session's current branch count.
     on_path: Option<OnPath<'c>>,
-    floor: Floor,
+    pub(super) floor: Floor,
     span: Option<&'s Span>,
     now_ms: i64,
     /// The recency weight of a hit with no time.
     timeless: f64,
-    found: Vec<Candidate>,
+    pub(super) found: Vec<Candidate>,
 }
 
 impl<'c, 's> Best<'c, 's> {
-    fn new(
+    pub(super) fn new(
         conn: &'c Connection,
         scope: &Scope,
         opts: &SearchOptions,
@@ -173,7 +173,7 @@ impl<'c, 's> Best<'c, 's> {
     }
 
     /// Joins a match to its entry; kept when the filters let it through.
-    fn join(&mut self, rowid: i64, score: f64) -> Result<()> {
+    pub(super) fn join(&mut self, rowid: i64, score: f64) -> Result<()> {
         if let Some(c) = self.one.join(rowid, score)? {
             if let Some(on_path) = &mut self.on_path {
                 if !on_path.holds(&c)? {
@@ -189,7 +189,7 @@ impl<'c, 's> Best<'c, 's> {
 
 /// The most relevance `raw` can blend to with a recency weight of at most `weight` (a negative
 /// relevance blends highest at the lowest weight, two thirds).
-fn most(raw: f64, weight: f64) -> f64 {
+pub(super) fn most(raw: f64, weight: f64) -> f64 {
     if raw >= 0.0 {
         raw * weight
     } else {
@@ -198,7 +198,7 @@ fn most(raw: f64, weight: f64) -> f64 {
 }
 
 /// The `k` best blended relevances so far, to tell when no later candidate can join them.
-struct Floor {
+pub(super) struct Floor {
     k: usize,
     /// The highest recency weight a candidate can have ([`blend`] of the newest time the
     /// filters let through: 1 without `--until`).
@@ -245,7 +245,7 @@ impl Floor {
     }
 
     /// Whether a candidate that blends to at most `most` is certainly outside the `k` best.
-    fn below(&self, most: f64) -> bool {
+    pub(super) fn below(&self, most: f64) -> bool {
         self.best.len() >= self.k && self.best.last().is_some_and(|&kth| most < kth)
     }
 }

@@ -268,6 +268,7 @@ pub fn clear_file_staged(
     tx.execute("DELETE FROM tool_uses WHERE file_id = ?1", [file_id])?;
     touches::clear(tx, file_id)?;
     tx.execute("DELETE FROM entries WHERE file_id = ?1", [file_id])?;
+    super::impacts::after_removal(tx)?;
     tx.execute("DELETE FROM rid_runs WHERE file_id = ?1", [file_id])?;
     tx.execute("DELETE FROM big_texts WHERE file_id = ?1", [file_id])?;
     rollups::clear(tx, file_id)?;

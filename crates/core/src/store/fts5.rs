@@ -1,0 +1,336 @@
+//! What FTS5's `bm25()` computes, in pieces pidx can bound and reuse (`impacts.rs`), and the one
+//! FTS5 auxiliary function that gives the pieces: `pidx_tf_len(fts)`, a row's count of the
+//! query's matches and its length in tokens. `bm25()` recounts every match of the query in the
+//! whole table on each statement (for its idf) and looks each row's length up with a statement
+//! of its own; a search that scores a few rowid ranges of a common word can do neither per
+//! range.
+//!
+//! The arithmetic below is FTS5's (`fts5_aux.c`, `fts5Bm25Function`), in its order of
+//! operations, so a score here is bit for bit the one `bm25(fts)` returns (a test checks).
+
+use std::os::raw::{c_int, c_void};
+
+use rusqlite::{ffi, Connection};
+
+/// FTS5's bm25 parameters (`k1`, `b`).
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// The table-wide facts of a query's score: rows and tokens in the table, texts holding the
+/// term.
+#[derive(Debug, Clone, Copy)]
+pub struct Bm25 {
+    idf: f64,
+    avgdl: f64,
+}
+
+impl Bm25 {
+    /// For a one-term query matching `hits` of the table's `rows` texts of `tokens` tokens.
+    pub fn new(rows: i64, tokens: i64, hits: i64) -> Bm25 {
+        let (rows_f, hits_f) = (rows as f64, hits as f64);
+        let mut idf = ((rows_f - hits_f + 0.5) / (hits_f + 0.5)).ln();
+        if idf <= 0.0 {
+            idf = 1e-6;
+        }
+        Bm25 {
+            idf,
+            avgdl: tokens as f64 / rows as f64,
+        }
+    }
+
+    /// The mean text length the scores are computed with.
+    pub fn avgdl(&self) -> f64 {
+        self.avgdl
+    }
+
+    /// `bm25(fts)` of a text of `len` tokens holding the term `tf` times (negative: lower is
+    /// better, as FTS5 returns it).
+    pub fn score(&self, tf: i64, len: i64) -> f64 {
+        // FTS5 returns `-1.0 * (0.0 + idf * ...)`: the same bits for a positive product.
+        -(self.idf * impact(tf, len, self.avgdl))
+    }
+
+    /// The most `bm25` relevance (positive) a text of at most `impact` at mean length
+    /// `built_avgdl` can have now: the impact grows with the mean length, at most in proportion.
+    pub fn most(&self, impact: f64, built_avgdl: f64) -> f64 {
+        self.idf * impact * (self.avgdl / built_avgdl).max(1.0)
+    }
+}
+
+/// A text's share of its score before the idf: what bounds a block of texts (`impacts.rs`).
+pub fn impact(tf: i64, len: i64, avgdl: f64) -> f64 {
+    let (f, d) = (tf as f64, len as f64);
+    (f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl))
+}
+
+/// The rows and tokens of table `fts` (FTS5's averages record: two varints).
+///
+/// # Errors
+/// SQLite errors; `None` for an empty table.
+pub fn totals(conn: &Connection, table: &str) -> rusqlite::Result<Option<(i64, i64)>> {
+    let block: Option<Vec<u8>> = conn
+        .prepare_cached(&format!("SELECT block FROM {table}_data WHERE id = 1"))?
+        .query_row([], |r| r.get(0))
+        .map(Some)
+        .or_else(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => Ok(None),
+            e => Err(e),
+        })?;
+    let Some(block) = block else { return Ok(None) };
+    let mut at = 0;
+    let rows = varint(&block, &mut at);
+    let tokens = varint(&block, &mut at);
+    Ok(rows.zip(tokens).filter(|&(r, _)| r > 0))
+}
+
+/// SQLite's varint (big-endian groups of 7 bits, the ninth byte whole), read at `at`.
+pub fn varint(b: &[u8], at: &mut usize) -> Option<i64> {
+    let mut v: u64 = 0;
+    for i in 0..9 {
+        let c = *b.get(*at)?;
+        *at += 1;
+        if i == 8 {
+            return Some(((v << 8) | u64::from(c)) as i64);
+        }
+        v = (v << 7) | u64::from(c & 0x7f);
+        if c & 0x80 == 0 {
+            return Some(v as i64);
+        }
+    }
+    None
+}
+
+/// Packs a row's match count and length as `pidx_tf_len` returns them.
+pub fn unpack(v: i64) -> (i64, i64) {
+    (v >> 32, v & 0xffff_ffff)
+}
+
+/// Registers `pidx_tf_len(fts)`, `pidx_tf(fts)` and `pidx_term(fts)` on `conn`.
+///
+/// # Errors
+/// SQLite errors (an SQLite built without FTS5).
+pub fn register(conn: &Connection) -> rusqlite::Result<()> {
+    let api = fts5_api(conn)?;
+    type Aux = unsafe extern "C" fn(
+        *const ffi::Fts5ExtensionApi,
+        *mut ffi::Fts5Context,
+        *mut ffi::sqlite3_context,
+        c_int,
+        *mut *mut ffi::sqlite3_value,
+    );
+    let functions: [(&std::ffi::CStr, Aux); 3] = [
+        (c"pidx_tf_len", tf_len),
+        (c"pidx_tf", tf_only),
+        (c"pidx_term", term),
+    ];
+    for (name, f) in functions {
+        // SAFETY: `api` is the live FTS5 API of this connection (checked non-null and of a
+        // version with `xCreateFunction`); the name is NUL-terminated and static, and the
+        // function keeps no user data.
+        let rc = unsafe {
+            match (*api).xCreateFunction {
+                Some(create) => create(api, name.as_ptr(), std::ptr::null_mut(), Some(f), None),
+                None => ffi::SQLITE_ERROR,
+            }
+        };
+        check(conn, rc)?;
+    }
+    Ok(())
+}
+
+fn check(conn: &Connection, rc: c_int) -> rusqlite::Result<()> {
+    if rc == ffi::SQLITE_OK {
+        return Ok(());
+    }
+    // SAFETY: the connection's handle is valid while `conn` lives.
+    let msg = unsafe { std::ffi::CStr::from_ptr(ffi::sqlite3_errmsg(conn.handle())) };
+    Err(rusqlite::Error::SqliteFailure(
+        ffi::Error::new(rc),
+        Some(format!(
+            "registering pidx's FTS5 functions: {}",
+            msg.to_string_lossy()
+        )),
+    ))
+}
+
+/// The connection's `fts5_api` (SQLite's documented way: `SELECT fts5(?1)` with a pointer
+/// bound as "fts5_api_ptr").
+fn fts5_api(conn: &Connection) -> rusqlite::Result<*mut ffi::fts5_api> {
+    let mut api: *mut ffi::fts5_api = std::ptr::null_mut();
+    let mut stmt = std::ptr::null_mut();
+    // SAFETY: a statement prepared, stepped and finalized on this connection's valid handle;
+    // the bound pointer lives on this stack frame until the statement is finalized.
+    let rc = unsafe {
+        let db = conn.handle();
+        let rc = ffi::sqlite3_prepare_v2(
+            db,
+            c"SELECT fts5(?1)".as_ptr(),
+            -1,
+            &mut stmt,
+            std::ptr::null_mut(),
+        );
+        if rc == ffi::SQLITE_OK {
+            ffi::sqlite3_bind_pointer(
+                stmt,
+                1,
+                (&raw mut api).cast::<c_void>(),
+                c"fts5_api_ptr".as_ptr(),
+                None,
+            );
+            ffi::sqlite3_step(stmt);
+        }
+        ffi::sqlite3_finalize(stmt);
+        rc
+    };
+    check(conn, rc)?;
+    // SAFETY: non-null `api` points at FTS5's static API struct.
+    if api.is_null() || unsafe { (*api).iVersion } < 2 {
+        return Err(rusqlite::Error::SqliteFailure(
+            ffi::Error::new(ffi::SQLITE_ERROR),
+            Some("this SQLite has no FTS5 API".into()),
+        ));
+    }
+    Ok(api)
+}
+
+/// `pidx_tf_len(fts)`: the current row's instances of the query's phrases (for a one-term
+/// query: how often the term occurs) in the high 32 bits, its length in tokens in the low.
+unsafe extern "C" fn tf_len(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    _n: c_int,
+    _args: *mut *mut ffi::sqlite3_value,
+) {
+    let (mut tf, mut len): (c_int, c_int) = (0, 0);
+    // SAFETY: FTS5 calls this with its live extension API and context for the current row.
+    unsafe {
+        let (Some(inst_count), Some(column_size)) = ((*api).xInstCount, (*api).xColumnSize) else {
+            ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_ERROR);
+            return;
+        };
+        let mut rc = inst_count(fts, &mut tf);
+        if rc == ffi::SQLITE_OK {
+            rc = column_size(fts, -1, &mut len);
+        }
+        if rc == ffi::SQLITE_OK {
+            ffi::sqlite3_result_int64(ctx, (i64::from(tf) << 32) | i64::from(len.max(0)));
+        } else {
+            ffi::sqlite3_result_error_code(ctx, rc);
+        }
+    }
+}
+
+/// `pidx_tf(fts)`: the current row's instances of the query's phrases (no length: that is a
+/// lookup of its own per row, which a caller reading many rows does better in bulk).
+unsafe extern "C" fn tf_only(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    _n: c_int,
+    _args: *mut *mut ffi::sqlite3_value,
+) {
+    let mut tf: c_int = 0;
+    // SAFETY: FTS5 calls this with its live extension API and context for the current row.
+    unsafe {
+        let Some(inst_count) = (*api).xInstCount else {
+            ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_ERROR);
+            return;
+        };
+        match inst_count(fts, &mut tf) {
+            ffi::SQLITE_OK => ffi::sqlite3_result_int64(ctx, i64::from(tf)),
+            rc => ffi::sqlite3_result_error_code(ctx, rc),
+        }
+    }
+}
+
+/// `pidx_term(fts)`: the query's one term as the index holds it (folded by the tokenizer),
+/// when the query is one phrase of one token; else NULL.
+unsafe extern "C" fn term(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    _n: c_int,
+    _args: *mut *mut ffi::sqlite3_value,
+) {
+    // SAFETY: FTS5 calls this with its live extension API and context; the token it hands
+    // back stays valid during this call, and SQLite copies it (SQLITE_TRANSIENT).
+    unsafe {
+        let (Some(phrases), Some(size), Some(token)) =
+            ((*api).xPhraseCount, (*api).xPhraseSize, (*api).xQueryToken)
+        else {
+            ffi::sqlite3_result_null(ctx);
+            return;
+        };
+        if (*api).iVersion < 3 || phrases(fts) != 1 || size(fts, 0) != 1 {
+            ffi::sqlite3_result_null(ctx);
+            return;
+        }
+        let (mut text, mut len): (*const std::os::raw::c_char, c_int) = (std::ptr::null(), 0);
+        if token(fts, 0, 0, &mut text, &mut len) != ffi::SQLITE_OK || text.is_null() {
+            ffi::sqlite3_result_null(ctx);
+            return;
+        }
+        ffi::sqlite3_result_text(ctx, text, len, ffi::SQLITE_TRANSIENT());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_are_fts5s_bit_for_bit() {
+        let conn = Connection::open_in_memory().unwrap();
+        register(&conn).unwrap();
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE fts USING fts5(body, content = '', contentless_delete = 1,
+                 tokenize = 'unicode61 remove_diacritics 2');",
+        )
+        .unwrap();
+        let mut seed: u64 = 3;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (seed >> 33) % n
+        };
+        for rowid in 1..400 {
+            let words: Vec<&str> = (0..1 + next(40))
+                .map(|_| ["the", "fish", "swims", "Fïsh", "a", "deep"][next(6) as usize])
+                .collect();
+            conn.execute(
+                "INSERT INTO fts(rowid, body) VALUES (?1, ?2)",
+                rusqlite::params![rowid * 8 + 1, words.join(" ")],
+            )
+            .unwrap();
+        }
+        conn.execute("DELETE FROM fts WHERE rowid = ?1", [17])
+            .unwrap();
+        let (rows, tokens) = totals(&conn, "fts").unwrap().unwrap();
+        for term in ["fish", "the", "deep"] {
+            let hits: i64 = conn
+                .query_row("SELECT count(*) FROM fts WHERE fts MATCH ?1", [term], |r| {
+                    r.get(0)
+                })
+                .unwrap();
+            let bm = Bm25::new(rows, tokens, hits);
+            let mut stmt = conn
+                .prepare("SELECT pidx_tf_len(fts), bm25(fts) FROM fts WHERE fts MATCH ?1")
+                .unwrap();
+            let rows: Vec<(i64, f64)> = stmt
+                .query_map([term], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            assert_eq!(rows.len() as i64, hits);
+            for (packed, fts5) in rows {
+                let (tf, len) = unpack(packed);
+                assert!(tf >= 1 && len >= tf, "{term}: tf {tf}, len {len}");
+                assert_eq!(bm.score(tf, len).to_bits(), fts5.to_bits(), "{term}");
+                // The bound of a text's impact holds it.
+                assert!(bm.most(impact(tf, len, bm.avgdl()), bm.avgdl()) >= -fts5);
+            }
+        }
+    }
+}

@@ -1,0 +1,355 @@
+//! Impact blocks of the frequent words (`migrations/0027_impacts.sql`): for each word in at
+//! least [`MIN_TEXTS`] texts, its texts in rowid order in blocks of [`BLOCK`], each with the
+//! most a text of it scores before the idf and its newest entry's time. A ranked search of the
+//! word (`query/search/blocked.rs`) bounds each block by both and scores only the blocks that
+//! can still reach its top: FTS5 scores every text of a word before the best are known, half
+//! a microsecond each (`to`, in 246,403 of 401,443 texts: 145 ms).
+//!
+//! Built at the end of a sync: in full when the index has none yet or the sync was big (the
+//! words that became frequent join then), else extended over the texts added since, once
+//! they are [`EXTEND_AFTER`] rows or more; a search scores texts past the blocks one by one.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::fts5::{self, impact};
+
+/// Texts a word must be in to get blocks: below it, scoring every text is a few ms.
+pub const MIN_TEXTS: i64 = 20_000;
+
+/// Texts of a block.
+const BLOCK: usize = 128;
+
+/// Full-text rowids read per pass of a build (their lengths and times held in memory: 6 MB).
+const CHUNK: i64 = 1 << 20;
+
+/// Rowids past the blocks after which a sync extends them (4,096 entries' worth).
+const EXTEND_AFTER: i64 = 1 << 15;
+
+/// One block of a word's texts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Block {
+    pub first: i64,
+    pub last: i64,
+    /// The most `fts5::impact` of its texts, at the mean length [`Blocks::avgdl`].
+    pub impact: f64,
+    /// Its newest entry's time (ms), if any has one.
+    pub newest: Option<i64>,
+}
+
+/// A block's texts: (rowid, the word's count in it, its length in tokens), in rowid order.
+/// A text removed from the index since may still be among them (its entry is gone).
+///
+/// # Errors
+/// SQLite errors; a damaged list is `InvalidColumnType`.
+pub fn texts(conn: &Connection, term: &str, last: i64) -> rusqlite::Result<Vec<(i64, i64, i64)>> {
+    let list = conn
+        .prepare_cached("SELECT first, texts FROM impact_blocks WHERE term = ?1 AND last = ?2")?
+        .query_row(params![term, last], |r| {
+            let first: i64 = r.get(0)?;
+            Ok((first, r.get::<_, Vec<u8>>(1)?))
+        })
+        .map(|(first, list)| {
+            let mut out = Vec::with_capacity(BLOCK);
+            let (mut at, mut rowid) = (0, first);
+            while at < list.len() {
+                let (Some(delta), Some(tf), Some(len)) = (
+                    leb(&list, &mut at),
+                    leb(&list, &mut at),
+                    leb(&list, &mut at),
+                ) else {
+                    out.clear();
+                    break;
+                };
+                rowid += delta as i64;
+                out.push((rowid, tf as i64, len as i64));
+            }
+            out
+        })?;
+    Ok(list)
+}
+
+fn push_leb(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn leb(b: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let c = *b.get(*at)?;
+        *at += 1;
+        v |= u64::from(c & 0x7f) << shift;
+        if c & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// A word's blocks.
+#[derive(Debug, Clone)]
+pub struct Blocks {
+    /// Texts past this rowid are in no block yet.
+    pub through: i64,
+    /// The mean text length the impacts were computed at.
+    pub avgdl: f64,
+    /// How many texts up to `through` hold the word, when known (none left the index since).
+    pub texts: Option<i64>,
+    pub list: Vec<Block>,
+}
+
+/// The blocks of `term` (as the index holds it: `fts5`'s `pidx_term`) that begin at or before
+/// their end (`through`; texts of a block past it are not to be read from it); `None` when it
+/// has none.
+///
+/// # Errors
+/// SQLite errors.
+pub fn of_term(conn: &Connection, term: &str) -> rusqlite::Result<Option<Blocks>> {
+    let Some((through, avgdl, counted)) = built(conn)? else {
+        return Ok(None);
+    };
+    let texts: Option<i64> = if counted {
+        conn.prepare_cached("SELECT texts FROM impact_terms WHERE term = ?1")?
+            .query_row([term], |r| r.get(0))
+            .optional()?
+    } else {
+        None
+    };
+    let mut stmt = conn.prepare_cached(
+        "SELECT first, last, impact, newest FROM impact_blocks WHERE term = ?1 AND first <= ?2",
+    )?;
+    let list = stmt
+        .query_map(params![term, through], |r| {
+            Ok(Block {
+                first: r.get(0)?,
+                last: r.get(1)?,
+                impact: r.get(2)?,
+                newest: r.get(3)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((!list.is_empty()).then_some(Blocks {
+        through,
+        avgdl,
+        texts,
+        list,
+    }))
+}
+
+/// `(through, avgdl, counted)` once blocks are built.
+fn built(conn: &Connection) -> rusqlite::Result<Option<(i64, f64, bool)>> {
+    conn.prepare_cached("SELECT through, avgdl, counted FROM impacts")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()
+}
+
+/// After a file's entries left the index (in the caller's transaction): the words' counts of
+/// texts may have fallen (they are counted again when the blocks are next extended), and the
+/// entry rowids the index gives next start past its highest remaining one, so when that is
+/// below the blocks' end, texts with rowids the blocks cover may come: the blocks stop there.
+///
+/// # Errors
+/// SQLite errors.
+pub fn after_removal(tx: &Connection) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "UPDATE impacts SET counted = 0,
+             through = min(through, (SELECT coalesce(max(rid), 0) * 8 + 7 FROM entries))",
+    )?
+    .execute([])?;
+    Ok(())
+}
+
+/// Builds or extends the blocks after a sync, in one transaction. `frequent`: after a big sync
+/// (words may have become frequent), the words in `min_texts` texts or more ([`MIN_TEXTS`]
+/// unless a test asks for fewer), as the words table's refill found them.
+///
+/// # Errors
+/// SQLite errors.
+pub fn update(
+    conn: &Connection,
+    frequent: Option<Vec<String>>,
+    min_texts: i64,
+) -> rusqlite::Result<()> {
+    let big = frequent.is_some();
+    let end: i64 = conn.query_row(
+        "SELECT coalesce(max(rid), 0) * 8 + 7 FROM entries",
+        [],
+        |r| r.get(0),
+    )?;
+    let was = built(conn)?;
+    if let Some((through, _, _)) = was {
+        if !big && end - through < EXTEND_AFTER {
+            return Ok(());
+        }
+    }
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+    let avgdl = match was {
+        Some((_, avgdl, _)) => avgdl,
+        None => match fts5::totals(&tx, "fts")? {
+            Some((rows, tokens)) => tokens as f64 / rows as f64,
+            None => 1.0,
+        },
+    };
+    // Blocks past the end (their texts left the index) go; each word goes on after its last.
+    tx.execute(
+        "DELETE FROM impact_blocks WHERE last > (SELECT through FROM impacts)",
+        [],
+    )?;
+    let mut words: Vec<Word> = tx
+        .prepare(
+            "SELECT b.term, max(b.last), t.texts FROM impact_blocks b
+             LEFT JOIN impact_terms t ON t.term = b.term GROUP BY b.term",
+        )?
+        .query_map([], |r| {
+            let mut w = Word::new(r.get(0)?, r.get::<_, i64>(1)? + 1);
+            w.count = r.get::<_, Option<i64>>(2)?.unwrap_or(0);
+            Ok(w)
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    // Words that became frequent (all of them, the first time) are blocked from their first
+    // text.
+    let frequent = match frequent {
+        Some(terms) => terms,
+        None if was.is_none() => tx
+            .prepare("SELECT term FROM fts_vocab WHERE doc >= ?1")?
+            .query_map([min_texts], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?,
+        None => Vec::new(),
+    };
+    let known: std::collections::HashSet<String> = words.iter().map(|w| w.term.clone()).collect();
+    for term in frequent {
+        if !known.contains(&term) {
+            words.push(Word::new(term, 1));
+        }
+    }
+    build(&tx, &mut words, avgdl, end)?;
+    // A word blocked from its first text has counted them all; the others add what they
+    // read to their count, unless texts left the index since: then FTS5 counts them.
+    let counted = was.is_none_or(|(_, _, counted)| counted);
+    let mut count = tx.prepare("SELECT count(*) FROM fts WHERE fts MATCH ?1")?;
+    let mut save =
+        tx.prepare("INSERT OR REPLACE INTO impact_terms(term, texts) VALUES (?1, ?2)")?;
+    for w in &words {
+        let texts = if counted || w.started == 1 {
+            w.count
+        } else {
+            count.query_row([&w.quoted], |r| r.get(0))?
+        };
+        save.execute(params![w.term, texts])?;
+    }
+    drop((count, save));
+    tx.execute("DELETE FROM impacts", [])?;
+    tx.execute(
+        "INSERT INTO impacts(through, avgdl) VALUES (?1, ?2)",
+        params![end, avgdl],
+    )?;
+    tx.commit()
+}
+
+/// A word being blocked: where its next block starts, and that block so far.
+struct Word {
+    term: String,
+    /// Its MATCH argument.
+    quoted: String,
+    from: i64,
+    /// Where this update started it (1: at the first text).
+    started: i64,
+    /// Texts holding it through the last one read.
+    count: i64,
+    open: Option<Block>,
+    texts: usize,
+    /// The open block's list of texts ([`texts`]).
+    list: Vec<u8>,
+}
+
+impl Word {
+    fn new(term: String, from: i64) -> Word {
+        let quoted = format!("\"{}\"", term.replace('"', "\"\""));
+        Word {
+            term,
+            quoted,
+            from,
+            started: from,
+            count: 0,
+            open: None,
+            texts: 0,
+            list: Vec::new(),
+        }
+    }
+}
+
+/// Reads every text of `words` from their `from` through rowid `end`, a chunk of rowids at a
+/// time (the texts' lengths and times are read for the chunk in one pass each, not looked up
+/// per text), and writes their blocks.
+fn build(tx: &Connection, words: &mut [Word], avgdl: f64, end: i64) -> rusqlite::Result<()> {
+    let Some(start) = words.iter().map(|w| w.from).min() else {
+        return Ok(());
+    };
+    let mut texts = tx.prepare(
+        "SELECT rowid, pidx_tf(fts) FROM fts WHERE fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3",
+    )?;
+    let mut lengths = tx.prepare("SELECT id, sz FROM fts_docsize WHERE id BETWEEN ?1 AND ?2")?;
+    let mut times = tx.prepare("SELECT rid, ts_ms FROM entries WHERE rid BETWEEN ?1 AND ?2")?;
+    let mut insert = tx.prepare(
+        "INSERT OR REPLACE INTO impact_blocks(term, last, first, impact, newest, texts)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    let mut len = vec![0u32; CHUNK as usize];
+    let mut ts: Vec<Option<i64>> = vec![None; (CHUNK / 8) as usize];
+    let mut lo = start - start.rem_euclid(CHUNK);
+    while lo <= end {
+        let hi = (lo + CHUNK - 1).min(end);
+        len.fill(0);
+        let mut rows = lengths.query([lo, hi])?;
+        while let Some(r) = rows.next()? {
+            let id: i64 = r.get(0)?;
+            let sz = fts5::varint(r.get_ref(1)?.as_blob()?, &mut 0).unwrap_or(0);
+            len[(id - lo) as usize] = u32::try_from(sz).unwrap_or(u32::MAX);
+        }
+        ts.fill(None);
+        let mut rows = times.query([lo / 8, hi / 8])?;
+        while let Some(r) = rows.next()? {
+            ts[(r.get::<_, i64>(0)? - lo / 8) as usize] = r.get(1)?;
+        }
+        for w in words.iter_mut().filter(|w| w.from <= hi) {
+            let mut rows = texts.query(params![w.quoted, w.from.max(lo), hi])?;
+            while let Some(r) = rows.next()? {
+                let rowid: i64 = r.get(0)?;
+                let tf: i64 = r.get(1)?;
+                let at = (rowid - lo) as usize;
+                let text_impact = impact(tf, i64::from(len[at]), avgdl);
+                let time = ts[at / 8];
+                let b = w.open.get_or_insert(Block {
+                    first: rowid,
+                    last: rowid,
+                    impact: 0.0,
+                    newest: None,
+                });
+                push_leb(&mut w.list, (rowid - b.last) as u64);
+                push_leb(&mut w.list, tf as u64);
+                push_leb(&mut w.list, u64::from(len[at]));
+                b.last = rowid;
+                b.impact = b.impact.max(text_impact);
+                b.newest = b.newest.max(time);
+                w.texts += 1;
+                w.count += 1;
+                if w.texts == BLOCK {
+                    let b = w.open.take().expect("a block is open");
+                    insert.execute(params![w.term, b.last, b.first, b.impact, b.newest, w.list])?;
+                    w.list.clear();
+                    w.texts = 0;
+                }
+            }
+        }
+        lo += CHUNK;
+    }
+    for w in words.iter_mut() {
+        if let Some(b) = w.open.take() {
+            insert.execute(params![w.term, b.last, b.first, b.impact, b.newest, w.list])?;
+        }
+    }
+    Ok(())
+}
