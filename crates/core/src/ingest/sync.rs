@@ -256,6 +256,7 @@ impl Plan {
                 text_in = false;
             } else {
                 aside.finish(&store.conn)?;
+                store.reopen()?;
                 self.report.full_text_aside = true;
             }
         }

@@ -218,6 +218,19 @@ impl Store {
         Ok(())
     }
 
+    /// The index on a new connection. FTS5 keeps each table's structure record per connection
+    /// and reloads it only when another connection commits, so after the full text built aside
+    /// is copied in through this one (`aside.rs`), FTS5 here would go on reading the tables as
+    /// they were before (empty, once it had looked), and the words table's refill and the
+    /// impact blocks would find no words.
+    ///
+    /// # Errors
+    /// As [`Store::open`].
+    pub fn reopen(&mut self) -> Result<()> {
+        self.conn = Connection::open(&self.path).map_err(|e| Error::at_open(&self.path, e))?;
+        self.configure()
+    }
+
     fn configure(&mut self) -> Result<()> {
         register_extensions(&self.conn)?;
         self.conn
