@@ -201,6 +201,73 @@ pub fn fts_dump(db: &Path, words_from: &Path) -> Vec<String> {
     out
 }
 
+/// Checks the impact blocks of the index at `db` (`store::impacts`) against its full text and
+/// returns how many words have blocks: every text FTS5 finds for a blocked word, up to the
+/// blocks' end, is in one of its blocks with the same count of the word and length; a text of
+/// a block FTS5 no longer finds belongs to an entry that left the index; and the word's count
+/// of texts, when kept, is FTS5's.
+pub fn check_impact_blocks(db: &Path) -> usize {
+    use std::collections::BTreeMap;
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    pidx::store::fts5::register(&conn).unwrap();
+    let terms: Vec<String> = conn
+        .prepare("SELECT DISTINCT term FROM impact_blocks")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for term in &terms {
+        let blocks = pidx::store::impacts::of_term(&conn, term).unwrap().unwrap();
+        let mut listed: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
+        for b in &blocks.list {
+            for (rowid, tf, len) in pidx::store::impacts::texts(&conn, term, b.last).unwrap() {
+                assert!(
+                    rowid >= b.first && rowid <= b.last,
+                    "{term}: {rowid} outside its block"
+                );
+                listed.insert(rowid, (tf, len));
+            }
+        }
+        let phrase = format!("\"{}\"", term.replace('"', "\"\""));
+        let found: BTreeMap<i64, (i64, i64)> = conn
+            .prepare("SELECT rowid, pidx_tf_len(fts) FROM fts WHERE fts MATCH ?1 AND rowid <= ?2")
+            .unwrap()
+            .query_map(rusqlite::params![phrase, blocks.through], |r| {
+                Ok((r.get(0)?, pidx::store::fts5::unpack(r.get(1)?)))
+            })
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        for (rowid, facts) in &found {
+            assert_eq!(
+                listed.get(rowid),
+                Some(facts),
+                "{term}: text {rowid} in its blocks"
+            );
+        }
+        for rowid in listed.keys().filter(|r| !found.contains_key(r)) {
+            let entry: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM entries WHERE rid = ?1",
+                    [rowid >> 3],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(
+                entry, 0,
+                "{term}: text {rowid} of a block is gone but its entry is not"
+            );
+        }
+        if let Some(texts) = blocks.texts {
+            assert_eq!(texts, found.len() as i64, "{term}: its count of texts");
+        }
+    }
+    terms.len()
+}
+
 /// (file name, messageCount, firstMessage) of every listed session, from the index as it is.
 pub fn listed(db: &Path, root: &Path) -> Vec<(String, i64, String)> {
     let out = on(db, root, &["--no-sync", "--json", "list", "--all"])

@@ -51,8 +51,9 @@ fn entries_in(db: &Path) -> i64 {
 }
 
 /// What a search finds in the full-text tables: the texts holding a word, the literal
-/// candidates of the joints index, and whether a first sync's aside build is still marked.
-fn full_text_in(db: &Path) -> (i64, i64, i64, i64) {
+/// candidates of the joints index, whether a first sync's aside build is still marked, and the
+/// words literal search looks pieces of needles up in.
+fn full_text_in(db: &Path) -> (i64, i64, i64, i64, i64) {
     let conn =
         rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
             .unwrap();
@@ -62,6 +63,7 @@ fn full_text_in(db: &Path) -> (i64, i64, i64, i64) {
         one("SELECT count(*) FROM fts_docsize"),
         one("SELECT count(*) FROM joints_docsize"),
         one("SELECT count(*) FROM text_aside"),
+        one("SELECT count(*) FROM words"),
     )
 }
 
@@ -74,7 +76,10 @@ fn sync_cmd(db: &Path, root: &Path, bulk: bool) -> Command {
         cmd.env("PIDX_SYNC_BULK_BYTES", "0")
             .env("PIDX_TEXT_COMMIT_BYTES", "1");
     }
-    cmd.env_remove("PI_CODING_AGENT_DIR")
+    // Impact blocks for the words of every text (`some`, `words`, `to`, `index`): built at the
+    // sync's end, where a kill can land too.
+    cmd.env("PIDX_IMPACT_MIN_TEXTS", "1000")
+        .env_remove("PI_CODING_AGENT_DIR")
         .env_remove("PI_CODING_AGENT_SESSION_DIR")
         .arg("--db")
         .arg(db)
@@ -119,6 +124,7 @@ fn killed_then_resumed(bulk: bool) {
         "every text holds `index`"
     );
     assert_eq!(expected_text.3, 0);
+    assert!(common::live::check_impact_blocks(&reference) >= 4);
     let total = entries_in(&reference);
     assert_eq!(total, 45_000 + 119 * 300);
 
@@ -169,6 +175,11 @@ fn killed_then_resumed(bulk: bool) {
         assert!(
             common::live::fts_dump(&db, &reference) == expected_words,
             "every word's texts after a kill with {at_kill} of {total} entries committed"
+        );
+        assert_eq!(
+            common::live::check_impact_blocks(&db),
+            common::live::check_impact_blocks(&reference),
+            "words with impact blocks after a kill with {at_kill} of {total} entries committed"
         );
     }
     // The kills must have landed part-way, or the test proved nothing.

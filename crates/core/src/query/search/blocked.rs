@@ -1,11 +1,13 @@
 //! The best matches of a one-word query whose word has impact blocks (`store/impacts.rs`),
 //! exactly, without scoring every match: each block is bounded by the most its texts can
 //! score (its impact times the word's idf, allowing for the mean length's growth since) blended
-//! as its newest entry, and blocks are scored best bound first, their texts joined best bound
-//! first, until no bound left can reach the `limit` best. Scores are computed as FTS5's `bm25()`
-//! computes them, bit for bit (`store/fts5.rs`), from each text's count of the word and length;
-//! texts past the blocks are all scored. The answer is the one `ranked::best_settled` gives:
-//! on 10,000 sessions `to` (in 246,403 texts) scores 52 of its 1,926 blocks.
+//! as its newest entry. Blocks and texts are taken best bound first: a block's texts are scored
+//! from its list, a text at the top is bounded again by its own entry's time, and joined through
+//! the filters once that exact blended score is at the top, until no bound left can reach the
+//! `limit` best. Scores are computed as FTS5's `bm25()` computes them, bit for bit
+//! (`store/fts5.rs`); texts past the blocks are all scored. The answer is the one
+//! `ranked::best_settled` gives: on 10,000 sessions `to` (in 246,403 texts) reads 53 of its
+//! 1,926 blocks and joins 20 texts.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -18,7 +20,8 @@ use crate::error::Result;
 use crate::store::fts5::{self, Bm25};
 use crate::store::{impacts, Scope};
 
-/// Texts of one block (or of the texts past the blocks) with their scores.
+/// The word's texts in a rowid range (those past the blocks), each with its count of the word
+/// and its length.
 const TEXTS: &str =
     "SELECT rowid, pidx_tf_len(fts) FROM fts WHERE fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3";
 
