@@ -213,10 +213,21 @@ pub fn update(
     // text.
     let frequent = match frequent {
         Some(terms) => terms,
-        None if was.is_none() => tx
-            .prepare("SELECT term FROM fts_vocab WHERE doc >= ?1")?
-            .query_map([min_texts], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?,
+        None if was.is_none() => {
+            // An index from before the blocks (or a small first sync, which has no frequent
+            // word): whatever command synced is held up once, so say why.
+            let terms: Vec<String> = tx
+                .prepare("SELECT term FROM fts_vocab WHERE doc >= ?1")?
+                .query_map([min_texts], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            if !terms.is_empty() {
+                crate::term::say(&format!(
+                    "pidx: upgrading the index: ranking data for its {} most frequent words (once; about 5 s per GB of sessions)",
+                    terms.len()
+                ));
+            }
+            terms
+        }
         None => Vec::new(),
     };
     let known: std::collections::HashSet<String> = words.iter().map(|w| w.term.clone()).collect();
