@@ -57,6 +57,31 @@ impl Bm25 {
     }
 }
 
+/// Every text matching `fts`, a query of one phrase (or one word), with its `bm25(fts)` bit for
+/// bit, in one pass: `bm25()` itself first counts the phrase's matches in a pass of their own
+/// for its idf (for `"the borrow"`, matching the phrase twice over), where here the count is
+/// this pass's own rows.
+///
+/// # Errors
+/// SQLite errors (a query that is not one phrase is a caller's bug, not checked here).
+pub fn scores(conn: &Connection, fts: &str) -> rusqlite::Result<Vec<(i64, f64)>> {
+    let Some((rows, tokens)) = totals(conn, "fts")? else {
+        return Ok(Vec::new());
+    };
+    let texts: Vec<(i64, i64)> = conn
+        .prepare_cached("SELECT rowid, pidx_tf_len(fts) FROM fts WHERE fts MATCH ?1")?
+        .query_map([fts], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let bm = Bm25::new(rows, tokens, texts.len() as i64);
+    Ok(texts
+        .into_iter()
+        .map(|(rowid, packed)| {
+            let (tf, len) = unpack(packed);
+            (rowid, bm.score(tf, len))
+        })
+        .collect())
+}
+
 /// A text's share of its score before the idf: what bounds a block of texts (`impacts.rs`).
 pub fn impact(tf: i64, len: i64, avgdl: f64) -> f64 {
     let (f, d) = (tf as f64, len as f64);
@@ -308,26 +333,36 @@ mod tests {
         conn.execute("DELETE FROM fts WHERE rowid = ?1", [17])
             .unwrap();
         let (rows, tokens) = totals(&conn, "fts").unwrap().unwrap();
-        for term in ["fish", "the", "deep"] {
+        // Words, and phrases (whose count of matching texts `bm25()` makes in a pass of its
+        // own, and `scores` from its rows).
+        for term in ["fish", "the", "deep", "\"the fish\"", "\"fish swims deep\""] {
             let hits: i64 = conn
                 .query_row("SELECT count(*) FROM fts WHERE fts MATCH ?1", [term], |r| {
                     r.get(0)
                 })
                 .unwrap();
+            assert!(hits > 0, "{term}");
             let bm = Bm25::new(rows, tokens, hits);
+            let ours: std::collections::HashMap<i64, u64> = scores(&conn, term)
+                .unwrap()
+                .into_iter()
+                .map(|(r, s)| (r, s.to_bits()))
+                .collect();
             let mut stmt = conn
-                .prepare("SELECT pidx_tf_len(fts), bm25(fts) FROM fts WHERE fts MATCH ?1")
+                .prepare("SELECT rowid, pidx_tf_len(fts), bm25(fts) FROM fts WHERE fts MATCH ?1")
                 .unwrap();
-            let rows: Vec<(i64, f64)> = stmt
-                .query_map([term], |r| Ok((r.get(0)?, r.get(1)?)))
+            let found: Vec<(i64, i64, f64)> = stmt
+                .query_map([term], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
                 .unwrap()
                 .collect::<rusqlite::Result<_>>()
                 .unwrap();
-            assert_eq!(rows.len() as i64, hits);
-            for (packed, fts5) in rows {
+            assert_eq!(found.len() as i64, hits);
+            assert_eq!(ours.len() as i64, hits);
+            for (rowid, packed, fts5) in found {
                 let (tf, len) = unpack(packed);
                 assert!(tf >= 1 && len >= tf, "{term}: tf {tf}, len {len}");
                 assert_eq!(bm.score(tf, len).to_bits(), fts5.to_bits(), "{term}");
+                assert_eq!(ours[&rowid], fts5.to_bits(), "{term}: scores()");
                 // The bound of a text's impact holds it.
                 assert!(bm.most(impact(tf, len, bm.avgdl()), bm.avgdl()) >= -fts5);
             }

@@ -245,19 +245,19 @@ pub fn search_explained(
                 let matches = span::matches(conn, &source, Some(fts), span)?;
                 ranked::best_of(conn, scope, opts, matches, Some(span), now)?
             } else {
-                let blocked = if parse::one_term(fts, terms) {
+                // A frequent word from its impact blocks (`blocked.rs`), else every match scored.
+                let one = parse::one_term(fts, terms);
+                let blocked = if one {
                     blocked::best(conn, scope, opts, fts, now)?
                 } else {
                     None
                 };
+                // One word or phrase is scored in one pass (`fts5::scores`), else by `source`.
+                let scoring = (!one).then_some(source.as_str());
+                let ranked = || ranked::best_settled(conn, scope, opts, scoring, fts, window, now);
                 match blocked {
                     Some(top) => top,
-                    None => {
-                        match ranked::best_settled(conn, scope, opts, &source, fts, window, now)? {
-                            Some(top) => top,
-                            None => every()?,
-                        }
-                    }
+                    None => ranked()?.map_or_else(every, Ok)?,
                 }
             };
             let highlight = snippet::terms_regex(terms);

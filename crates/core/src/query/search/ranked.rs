@@ -14,7 +14,7 @@ use super::one::One;
 use super::span::Span;
 use super::{fts_error, Candidate, OnPath, SearchOptions};
 use crate::error::Result;
-use crate::store::Scope;
+use crate::store::{fts5, Scope};
 
 /// The recency weight of a hit: a hit loses up to a third of its relevance with age (half of
 /// that after 30 days); no timestamp counts as a year old.
@@ -54,7 +54,9 @@ pub(super) fn best_of(
 /// 1,000 by bm25 alone was not enough for a common word on a large archive, whose many
 /// matches of nearly equal bm25 blending reorders (`function`, 865,438 matches at 100,000
 /// sessions: 14 of its top 20 were in its best 1,000), and taking them by bm25 until settled
-/// joined a quarter of them (`function` at 10,000 sessions: 22,113 of 88,643). `None` when
+/// joined a quarter of them (`function` at 10,000 sessions: 22,113 of 88,643). `source` is
+/// `None` for a query of one word or phrase (no prefix, alternative or exclusion), scored in
+/// one pass by `fts5::scores` (the same scores). `None` when
 /// the first `window` matches joined hold fewer than `limit` candidates: the filters leave
 /// too few, and joining every match at once is cheaper than one at a time.
 ///
@@ -64,16 +66,21 @@ pub(super) fn best_settled(
     conn: &Connection,
     scope: &Scope,
     opts: &SearchOptions,
-    source: &str,
+    source: Option<&str>,
     fts: &str,
     window: usize,
     now_ms: i64,
 ) -> Result<Option<Vec<Candidate>>> {
-    let mut all = conn.prepare(source).map_err(|e| fts_error(&e))?;
-    let rows = all
-        .query_map([fts], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))
-        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
-        .map_err(|e| fts_error(&e))?;
+    let rows = if let Some(source) = source {
+        conn.prepare(source)
+            .and_then(|mut all| {
+                all.query_map([fts], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .map_err(|e| fts_error(&e))?
+    } else {
+        fts5::scores(conn, fts).map_err(|e| fts_error(&e))?
+    };
     // A few matches are joined best bm25 first (bounded by a weight of 1): reading every run
     // would cost more than joining them all (10,000 runs: 2-3 ms).
     let runs = if rows.len() > window {
