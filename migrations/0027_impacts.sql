@@ -26,5 +26,7 @@ CREATE TABLE IF NOT EXISTS impact_terms (
 CREATE TABLE IF NOT EXISTS impacts (
     through INTEGER NOT NULL,          -- every text up to this rowid is in its words' blocks
     avgdl   REAL NOT NULL,             -- the mean text length the impacts were computed at
-    counted INTEGER NOT NULL DEFAULT 1 -- 0: texts left the index since `impact_terms` was counted
+    counted INTEGER NOT NULL DEFAULT 1, -- 0: texts left the index since `impact_terms` was counted
+    scanned INTEGER NOT NULL DEFAULT 0  -- `through` when the vocabulary was last walked for
+                                        -- words that became frequent
 );

@@ -108,7 +108,13 @@ pub struct Blocks {
 /// # Errors
 /// SQLite errors.
 pub fn of_term(conn: &Connection, term: &str) -> rusqlite::Result<Option<Blocks>> {
-    let Some((through, avgdl, counted)) = built(conn)? else {
+    let Some(Built {
+        through,
+        avgdl,
+        counted,
+        ..
+    }) = built(conn)?
+    else {
         return Ok(None);
     };
     let texts: Option<i64> = if counted {
@@ -139,10 +145,25 @@ pub fn of_term(conn: &Connection, term: &str) -> rusqlite::Result<Option<Blocks>
     }))
 }
 
-/// `(through, avgdl, counted)` once blocks are built.
-fn built(conn: &Connection) -> rusqlite::Result<Option<(i64, f64, bool)>> {
-    conn.prepare_cached("SELECT through, avgdl, counted FROM impacts")?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+/// The `impacts` row, once blocks are built.
+#[derive(Debug, Clone, Copy)]
+struct Built {
+    through: i64,
+    avgdl: f64,
+    counted: bool,
+    scanned: i64,
+}
+
+fn built(conn: &Connection) -> rusqlite::Result<Option<Built>> {
+    conn.prepare_cached("SELECT through, avgdl, counted, scanned FROM impacts")?
+        .query_row([], |r| {
+            Ok(Built {
+                through: r.get(0)?,
+                avgdl: r.get(1)?,
+                counted: r.get(2)?,
+                scanned: r.get(3)?,
+            })
+        })
         .optional()
 }
 
@@ -164,7 +185,10 @@ pub fn after_removal(tx: &Connection) -> rusqlite::Result<()> {
 
 /// Builds or extends the blocks after a sync, in one transaction. `frequent`: after a big sync
 /// (words may have become frequent), the words in `min_texts` texts or more ([`MIN_TEXTS`]
-/// unless a test asks for fewer), as the words table's refill found them.
+/// unless a test asks for fewer), as the words table's refill found them. Otherwise the
+/// vocabulary is walked here when the index grew by a quarter (at least [`EXTEND_AFTER`]
+/// rowids) since the last walk, so an index that grows by small syncs blocks its new frequent
+/// words too, at a cost that shrinks as it grows.
 ///
 /// # Errors
 /// SQLite errors.
@@ -173,26 +197,33 @@ pub fn update(
     frequent: Option<Vec<String>>,
     min_texts: i64,
 ) -> rusqlite::Result<()> {
-    let big = frequent.is_some();
     let end: i64 = conn.query_row(
         "SELECT coalesce(max(rid), 0) * 8 + 7 FROM entries",
         [],
         |r| r.get(0),
     )?;
     let was = built(conn)?;
-    if let Some((through, _, _)) = was {
-        if !big && end - through < EXTEND_AFTER {
-            return Ok(());
-        }
+    let grown = was.is_none_or(|w| end - w.scanned >= EXTEND_AFTER.max(w.scanned / 4));
+    let extend = was.is_some_and(|w| end - w.through >= EXTEND_AFTER);
+    if frequent.is_none() && !grown && !extend {
+        return Ok(());
     }
-    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
-    let avgdl = match was {
-        Some((_, avgdl, _)) => avgdl,
-        None => match fts5::totals(&tx, "fts")? {
-            Some((rows, tokens)) => tokens as f64 / rows as f64,
-            None => 1.0,
-        },
+    // No text yet: nothing to block, and no mean length to compute impacts at.
+    let Some((rows, tokens)) = fts5::totals(conn, "fts")? else {
+        return Ok(());
     };
+    let mean = tokens as f64 / rows as f64;
+    // Impacts are computed at one mean length and bounded for its growth since (in proportion):
+    // once it moved by more than a quarter, every block is built again at the new one.
+    let rebuild = was.is_some_and(|w| !(0.8..=1.25).contains(&(mean / w.avgdl)));
+    let avgdl = match was {
+        Some(w) if !rebuild => w.avgdl,
+        _ => mean,
+    };
+    let tx = rusqlite::Transaction::new_unchecked(conn, rusqlite::TransactionBehavior::Immediate)?;
+    if rebuild {
+        tx.execute_batch("DELETE FROM impact_blocks; DELETE FROM impact_terms;")?;
+    }
     // Blocks past the end (their texts left the index) go; each word goes on after its last.
     tx.execute(
         "DELETE FROM impact_blocks WHERE last > (SELECT through FROM impacts)",
@@ -211,16 +242,17 @@ pub fn update(
         .collect::<rusqlite::Result<_>>()?;
     // Words that became frequent (all of them, the first time) are blocked from their first
     // text.
+    let scanned = frequent.is_some() || grown || rebuild;
     let frequent = match frequent {
         Some(terms) => terms,
-        None if was.is_none() => {
-            // An index from before the blocks (or a small first sync, which has no frequent
-            // word): whatever command synced is held up once, so say why.
+        None if scanned => {
             let terms: Vec<String> = tx
                 .prepare("SELECT term FROM fts_vocab WHERE doc >= ?1")?
                 .query_map([min_texts], |r| r.get(0))?
                 .collect::<rusqlite::Result<_>>()?;
-            if !terms.is_empty() {
+            // An index from before the blocks, or whose texts changed their mean length:
+            // whatever command synced is held up once, so say why.
+            if (was.is_none() || rebuild) && !terms.is_empty() {
                 crate::term::say(&format!(
                     "pidx: upgrading the index: ranking data for its {} most frequent words (once; about 5 s per GB of sessions)",
                     terms.len()
@@ -239,7 +271,7 @@ pub fn update(
     build(&tx, &mut words, avgdl, end)?;
     // A word blocked from its first text has counted them all; the others add what they
     // read to their count, unless texts left the index since: then FTS5 counts them.
-    let counted = was.is_none_or(|(_, _, counted)| counted);
+    let counted = rebuild || was.is_none_or(|w| w.counted);
     let mut count = tx.prepare("SELECT count(*) FROM fts WHERE fts MATCH ?1")?;
     let mut save =
         tx.prepare("INSERT OR REPLACE INTO impact_terms(term, texts) VALUES (?1, ?2)")?;
@@ -253,9 +285,13 @@ pub fn update(
     }
     drop((count, save));
     tx.execute("DELETE FROM impacts", [])?;
+    let scanned = match was {
+        Some(w) if !scanned => w.scanned,
+        _ => end,
+    };
     tx.execute(
-        "INSERT INTO impacts(through, avgdl) VALUES (?1, ?2)",
-        params![end, avgdl],
+        "INSERT INTO impacts(through, avgdl, scanned) VALUES (?1, ?2, ?3)",
+        params![end, avgdl, scanned],
     )?;
     tx.commit()
 }
