@@ -189,7 +189,7 @@ pub fn fts_dump(db: &Path, words_from: &Path) -> Vec<String> {
         .unwrap();
     let mut out = Vec::new();
     for w in words {
-        let phrase = format!("\"{}\"", w.replace('"', "\"\""));
+        let phrase = pidx::store::fts5::phrase(&w);
         let mut hits: Vec<String> = stmt
             .query_map([&phrase], |r| r.get(0))
             .unwrap()
@@ -231,7 +231,7 @@ pub fn check_impact_blocks(db: &Path) -> usize {
                 listed.insert(rowid, (tf, len));
             }
         }
-        let phrase = format!("\"{}\"", term.replace('"', "\"\""));
+        let phrase = pidx::store::fts5::phrase(term);
         let found: BTreeMap<i64, (i64, i64)> = conn
             .prepare("SELECT rowid, pidx_tf_len(fts) FROM fts WHERE fts MATCH ?1 AND rowid <= ?2")
             .unwrap()

@@ -82,6 +82,12 @@ pub fn scores(conn: &Connection, fts: &str) -> rusqlite::Result<Vec<(i64, f64)>>
         .collect())
 }
 
+/// A string FTS5 reads as one literal phrase, whatever it contains (a query's words, a term of
+/// the vocabulary).
+pub fn phrase(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
 /// A text's share of its score before the idf: what bounds a block of texts (`impacts.rs`).
 pub fn impact(tf: i64, len: i64, avgdl: f64) -> f64 {
     let (f, d) = (tf as f64, len as f64);

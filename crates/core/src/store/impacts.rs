@@ -314,7 +314,7 @@ struct Word {
 
 impl Word {
     fn new(term: String, from: i64) -> Word {
-        let quoted = format!("\"{}\"", term.replace('"', "\"\""));
+        let quoted = fts5::phrase(&term);
         Word {
             term,
             quoted,

@@ -10,6 +10,7 @@
 use regex::{Regex, RegexBuilder};
 
 use crate::error::{Error, Result};
+use crate::store::fts5::phrase;
 
 /// What a query asks for.
 #[derive(Debug, Clone)]
@@ -154,12 +155,7 @@ fn tokenize(input: &str) -> Vec<Token> {
 /// Whether a words query's FTS5 expression asks for its one term (a word or a phrase) and
 /// nothing else: no prefix, no alternative, no exclusion.
 pub(super) fn one_term(fts: &str, terms: &[String]) -> bool {
-    matches!(terms, [t] if fts == format!("({})", quoted(t)))
-}
-
-/// A string FTS5 reads as a literal phrase, whatever it contains.
-fn quoted(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
+    matches!(terms, [t] if fts == format!("({})", phrase(t)))
 }
 
 fn words_query(tokens: &[Token]) -> Query {
@@ -180,7 +176,7 @@ fn words_query(tokens: &[Token]) -> Query {
                 if !has_word(text) {
                     continue; // an excluded word-less term cannot be looked up
                 }
-                let mut fts = quoted(text);
+                let mut fts = phrase(text);
                 if *prefix {
                     fts.push('*');
                 }
