@@ -68,18 +68,28 @@ pub fn scores(conn: &Connection, fts: &str) -> rusqlite::Result<Vec<(i64, f64)>>
     let Some((rows, tokens)) = totals(conn, "fts")? else {
         return Ok(Vec::new());
     };
-    let texts: Vec<(i64, i64)> = conn
-        .prepare_cached("SELECT rowid, pidx_tf_len(fts) FROM fts WHERE fts MATCH ?1")?
-        .query_map([fts], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<rusqlite::Result<_>>()?;
+    let texts = matches(conn, fts, i64::MIN)?;
     let bm = Bm25::new(rows, tokens, texts.len() as i64);
     Ok(texts
         .into_iter()
-        .map(|(rowid, packed)| {
-            let (tf, len) = unpack(packed);
-            (rowid, bm.score(tf, len))
-        })
+        .map(|(rowid, tf, len)| (rowid, bm.score(tf, len)))
         .collect())
+}
+
+/// The texts matching `fts` past rowid `after`, each as (rowid, its count of the query's
+/// phrases, its length in tokens), through `pidx_tf_len`.
+///
+/// # Errors
+/// SQLite errors.
+pub fn matches(conn: &Connection, fts: &str, after: i64) -> rusqlite::Result<Vec<(i64, i64, i64)>> {
+    conn.prepare_cached(
+        "SELECT rowid, pidx_tf_len(fts) FROM fts WHERE fts MATCH ?1 AND rowid > ?2",
+    )?
+    .query_map(rusqlite::params![fts, after], |r| {
+        let (tf, len) = unpack(r.get(1)?);
+        Ok((r.get(0)?, tf, len))
+    })?
+    .collect()
 }
 
 /// A string FTS5 reads as one literal phrase, whatever it contains (a query's words, a term of

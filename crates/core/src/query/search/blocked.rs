@@ -12,18 +12,13 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension};
 
 use super::ranked::{blend, most, Best};
 use super::{fts_error, Candidate, SearchOptions};
 use crate::error::Result;
 use crate::store::fts5::{self, Bm25};
 use crate::store::{impacts, Scope};
-
-/// The word's texts in a rowid range (those past the blocks), each with its count of the word
-/// and its length.
-const TEXTS: &str =
-    "SELECT rowid, pidx_tf_len(fts) FROM fts WHERE fts MATCH ?1 AND rowid BETWEEN ?2 AND ?3";
 
 /// The best candidates of `fts` (a query of one word or phrase), or `None` when its term has
 /// no blocks (a rare word, a phrase of several words, an index built before them).
@@ -50,14 +45,8 @@ pub(super) fn best(
     let Some((rows, tokens)) = fts5::totals(conn, "fts")? else {
         return Ok(None);
     };
-    let mut texts = conn.prepare_cached(TEXTS)?;
     // Texts past the blocks: every one scored, bounded by the top weight.
-    let past: Vec<(i64, i64)> = texts
-        .query_map(params![fts, blocks.through + 1, i64::MAX], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
-        .and_then(|rows| rows.collect())
-        .map_err(|e| fts_error(&e))?;
+    let past = fts5::matches(conn, fts, blocks.through).map_err(|e| fts_error(&e))?;
     // bm25's idf counts every text holding the word (FTS5 counts them for each statement):
     // the blocks' count and those past them, or counted once here when texts left the index
     // since the blocks were counted.
@@ -69,17 +58,10 @@ pub(super) fn best(
             .map_err(|e| fts_error(&e))?,
     };
     let bm = Bm25::new(rows, tokens, hits);
-    let mut waiting = BinaryHeap::new();
-    for (rowid, packed) in past {
-        let (tf, len) = fts5::unpack(packed);
-        let score = bm.score(tf, len);
-        waiting.push(Text {
-            bound: most(-score, 1.0),
-            rowid,
-            score,
-            exact: false,
-        });
-    }
+    let mut waiting: BinaryHeap<Text> = past
+        .into_iter()
+        .map(|(rowid, tf, len)| Text::new(rowid, bm.score(tf, len), 1.0))
+        .collect();
     let timeless = blend(None, now_ms);
     // (bound, first rowid, last rowid, recency weight) of each block.
     let mut order: Vec<(f64, i64, i64, f64)> = blocks
@@ -125,13 +107,7 @@ pub(super) fn best(
                 // its texts are among the ones past the end, already waiting.
                 let block = impacts::texts(conn, &term, last)?;
                 for (rowid, tf, len) in block.into_iter().filter(|t| t.0 <= blocks.through) {
-                    let score = bm.score(tf, len);
-                    waiting.push(Text {
-                        bound: most(-score, weight),
-                        rowid,
-                        score,
-                        exact: false,
-                    });
+                    waiting.push(Text::new(rowid, bm.score(tf, len), weight));
                 }
             }
         }
@@ -147,6 +123,18 @@ struct Text {
     /// Whether `bound` is its blended relevance (its entry's time read), not a bound by its
     /// block's newest.
     exact: bool,
+}
+
+impl Text {
+    /// A text of bm25 `score`, bounded by a recency weight of at most `weight`.
+    fn new(rowid: i64, score: f64, weight: f64) -> Text {
+        Text {
+            bound: most(-score, weight),
+            rowid,
+            score,
+            exact: false,
+        }
+    }
 }
 
 impl PartialEq for Text {
