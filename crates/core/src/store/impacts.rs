@@ -5,9 +5,10 @@
 //! can still reach its top: FTS5 scores every text of a word before the best are known, half
 //! a microsecond each (`to`, in 246,403 of 401,443 texts: 145 ms).
 //!
-//! Built at the end of a sync: in full when the index has none yet or the sync was big (the
-//! words that became frequent join then), else extended over the texts added since, once
-//! they are [`EXTEND_AFTER`] rows or more; a search scores texts past the blocks one by one.
+//! Built at the end of a sync ([`update`]): extended over the texts added since once they are
+//! [`EXTEND_AFTER`] rows or more (a search scores texts past the blocks one by one); words that
+//! became frequent join after a big sync or once the index grew by a quarter; all are built
+//! again when the mean text length moved by more than a quarter.
 
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -42,30 +43,28 @@ pub struct Block {
 /// # Errors
 /// SQLite errors; a damaged list is `InvalidColumnType`.
 pub fn texts(conn: &Connection, term: &str, last: i64) -> rusqlite::Result<Vec<(i64, i64, i64)>> {
-    let list = conn
+    let (first, list): (i64, Vec<u8>) = conn
         .prepare_cached("SELECT first, texts FROM impact_blocks WHERE term = ?1 AND last = ?2")?
-        .query_row(params![term, last], |r| {
-            let first: i64 = r.get(0)?;
-            Ok((first, r.get::<_, Vec<u8>>(1)?))
-        })
-        .map(|(first, list)| {
-            let mut out = Vec::with_capacity(BLOCK);
-            let (mut at, mut rowid) = (0, first);
-            while at < list.len() {
-                let (Some(delta), Some(tf), Some(len)) = (
-                    leb(&list, &mut at),
-                    leb(&list, &mut at),
-                    leb(&list, &mut at),
-                ) else {
-                    out.clear();
-                    break;
-                };
-                rowid += delta as i64;
-                out.push((rowid, tf as i64, len as i64));
-            }
-            out
-        })?;
-    Ok(list)
+        .query_row(params![term, last], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let mut out = Vec::with_capacity(BLOCK);
+    let (mut at, mut rowid) = (0, first);
+    while at < list.len() {
+        let (Some(delta), Some(tf), Some(len)) = (
+            leb(&list, &mut at),
+            leb(&list, &mut at),
+            leb(&list, &mut at),
+        ) else {
+            // A damaged list would silently lose texts from the ranking: say so instead.
+            return Err(rusqlite::Error::InvalidColumnType(
+                1,
+                "impact_blocks.texts".into(),
+                rusqlite::types::Type::Blob,
+            ));
+        };
+        rowid += delta as i64;
+        out.push((rowid, tf as i64, len as i64));
+    }
+    Ok(out)
 }
 
 fn push_leb(out: &mut Vec<u8>, mut v: u64) {
@@ -399,4 +398,37 @@ fn build(tx: &Connection, words: &mut [Word], avgdl: f64, end: i64) -> rusqlite:
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_damaged_list_of_texts_is_an_error_not_fewer_texts() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(include_str!("../../../../migrations/0027_impacts.sql"))
+            .unwrap();
+        let mut list = Vec::new();
+        for (delta, tf, len) in [(0u64, 1u64, 300u64), (9, 2, 7), (70_000, 1, 1)] {
+            push_leb(&mut list, delta);
+            push_leb(&mut list, tf);
+            push_leb(&mut list, len);
+        }
+        let insert = |last: i64, list: &[u8]| {
+            conn.execute(
+                "INSERT INTO impact_blocks(term, last, first, impact, newest, texts)
+                 VALUES ('w', ?1, 100, 1.0, NULL, ?2)",
+                params![last, list],
+            )
+            .unwrap();
+        };
+        insert(70_109, &list);
+        assert_eq!(
+            texts(&conn, "w", 70_109).unwrap(),
+            [(100, 1, 300), (109, 2, 7), (70_109, 1, 1)]
+        );
+        insert(1, &list[..list.len() - 1]);
+        assert!(texts(&conn, "w", 1).is_err());
+    }
 }
