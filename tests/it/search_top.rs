@@ -452,6 +452,16 @@ fn newest_lines(prefix: &str, parent: &str, n: i64, now_ms: i64) -> Vec<String> 
         .collect()
 }
 
+/// `n` user messages `{prefix}0`, `{prefix}1`, ..., each the child of the one before.
+fn chain(prefix: &str, n: usize, text: impl Fn(usize) -> String) -> Vec<String> {
+    (0..n)
+        .map(|i| {
+            let parent = i.checked_sub(1).map(|p| format!("{prefix}{p}"));
+            common::live::user(&format!("{prefix}{i}"), parent.as_deref(), &text(i))
+        })
+        .collect()
+}
+
 /// Impact blocks stay exact as the index changes under them: the session holding the highest
 /// entry rows removed (the word's count of texts is then unknown, and the blocks end below the
 /// rows the index gives next), a new session taking those rows, texts appended past the blocks,
@@ -463,15 +473,7 @@ fn impact_blocks_stay_exact_as_the_index_changes() {
     let now_ms = chrono::Utc::now().timestamp_millis();
     crowded(&root, now_ms);
     // Texts without the word, so its idf (and every score) depends on how many hold it.
-    let others: Vec<String> = (0..4000)
-        .map(|i| {
-            serde_json::json!({"type": "message", "id": format!("o{i}"),
-                "parentId": (i > 0).then(|| format!("o{}", i - 1)),
-                "timestamp": "2026-01-01T00:00:00.000Z",
-                "message": {"role": "user", "content": format!("other words {i}"), "timestamp": 1}})
-            .to_string()
-        })
-        .collect();
+    let others = chain("o", 4000, |i| format!("other words {i}"));
     let other = "0000000f-0000-4000-8000-00000000f00f";
     write_session(&root, "--home-u-other--", "/home/u/other", other, &others);
     let (mut store, mut scope) = indexed(&root, &tmp.path().join("index.db"), 1);
@@ -559,15 +561,7 @@ fn impact_blocks_stay_exact_as_the_index_changes() {
 
     // A word that becomes frequent through small syncs gets blocks once the index has grown
     // by a quarter since its vocabulary was last walked.
-    let quokkas: Vec<String> = (0..4200)
-        .map(|i| {
-            serde_json::json!({"type": "message", "id": format!("q{i}"),
-                "parentId": (i > 0).then(|| format!("q{}", i - 1)),
-                "timestamp": "2026-01-01T00:00:00.000Z",
-                "message": {"role": "user", "content": format!("quokka {i}"), "timestamp": 1}})
-            .to_string()
-        })
-        .collect();
+    let quokkas = chain("q", 4200, |i| format!("quokka {i}"));
     let quokka = "0000000a-0000-4000-8000-0000000a0a0a";
     write_session(
         &root,
