@@ -266,7 +266,7 @@ impl Plan {
         if text_in {
             let min_texts = opts
                 .impact_min_texts
-                .or_else(|| std::env::var("PIDX_IMPACT_MIN_TEXTS").ok()?.parse().ok())
+                .or_else(impact_min_texts_from_env)
                 .unwrap_or(impacts::MIN_TEXTS);
             let frequent = if bulk {
                 Some(words::refill(&store.conn, min_texts)?)
@@ -306,6 +306,12 @@ pub const WORDS_FROM_VOCABULARY: u64 = 64 << 20;
 /// [`WORDS_FROM_VOCABULARY`]: the crash trials make a small corpus take the big sync's path.
 fn bulk_from_env() -> Option<u64> {
     std::env::var("PIDX_SYNC_BULK_BYTES").ok()?.parse().ok()
+}
+
+/// `PIDX_IMPACT_MIN_TEXTS`: the texts a word must be in to get impact blocks, in place of
+/// [`impacts::MIN_TEXTS`]: the crash trials give the words of a small corpus blocks.
+fn impact_min_texts_from_env() -> Option<i64> {
+    std::env::var("PIDX_IMPACT_MIN_TEXTS").ok()?.parse().ok()
 }
 
 fn pending_bytes(w: &Work) -> u64 {
