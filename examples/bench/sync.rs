@@ -9,18 +9,10 @@ use crate::run::{self, time_with_rss};
 use crate::{mb, ms, Bench, Row};
 
 pub fn remove_index(db: &Path) {
-    for suffix in [
-        "",
-        "-wal",
-        "-shm",
-        ".lock",
-        "-text",
-        "-text-wal",
-        "-text-shm",
-        "-text-journal",
-    ] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
-    }
+    // The index, its journals and the full text a first sync builds beside it, as pidx itself
+    // removes them; and the lock file, which pidx keeps.
+    let _ = pidx::store::Store::destroy(db);
+    let _ = std::fs::remove_file(format!("{}.lock", db.display()));
 }
 
 /// (first answer ms, full sync ms, peak RSS MB, what the sync row measured). By default two cold
