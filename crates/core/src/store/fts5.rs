@@ -68,7 +68,7 @@ pub fn scores(conn: &Connection, fts: &str) -> rusqlite::Result<Vec<(i64, f64)>>
     let Some((rows, tokens)) = totals(conn, "fts")? else {
         return Ok(Vec::new());
     };
-    let texts = matches(conn, fts, i64::MIN)?;
+    let texts = matches(conn, fts, None)?;
     let bm = Bm25::new(rows, tokens, texts.len() as i64);
     Ok(texts
         .into_iter()
@@ -76,20 +76,31 @@ pub fn scores(conn: &Connection, fts: &str) -> rusqlite::Result<Vec<(i64, f64)>>
         .collect())
 }
 
-/// The texts matching `fts` past rowid `after`, each as (rowid, its count of the query's
-/// phrases, its length in tokens), through `pidx_tf_len`.
+/// The texts matching `fts` (past rowid `after`, when given), each as (rowid, its count of the
+/// query's phrases, its length in tokens), through `pidx_tf_len`.
 ///
 /// # Errors
 /// SQLite errors.
-pub fn matches(conn: &Connection, fts: &str, after: i64) -> rusqlite::Result<Vec<(i64, i64, i64)>> {
-    conn.prepare_cached(
-        "SELECT rowid, pidx_tf_len(fts) FROM fts WHERE fts MATCH ?1 AND rowid > ?2",
-    )?
-    .query_map(rusqlite::params![fts, after], |r| {
+pub fn matches(
+    conn: &Connection,
+    fts: &str,
+    after: Option<i64>,
+) -> rusqlite::Result<Vec<(i64, i64, i64)>> {
+    let sql = match after {
+        Some(_) => "SELECT rowid, pidx_tf_len(fts) FROM fts WHERE fts MATCH ?1 AND rowid > ?2",
+        None => "SELECT rowid, pidx_tf_len(fts) FROM fts WHERE fts MATCH ?1",
+    };
+    let mut stmt = conn.prepare_cached(sql)?;
+    let row = |r: &rusqlite::Row| {
         let (tf, len) = unpack(r.get(1)?);
         Ok((r.get(0)?, tf, len))
-    })?
-    .collect()
+    };
+    match after {
+        Some(after) => stmt
+            .query_map(rusqlite::params![fts, after], row)?
+            .collect(),
+        None => stmt.query_map([fts], row)?.collect(),
+    }
 }
 
 /// A string FTS5 reads as one literal phrase, whatever it contains (a query's words, a term of

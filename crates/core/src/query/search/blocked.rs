@@ -46,7 +46,7 @@ pub(super) fn best(
         return Ok(None);
     };
     // Texts past the blocks: every one scored, bounded by the top weight.
-    let past = fts5::matches(conn, fts, blocks.through).map_err(|e| fts_error(&e))?;
+    let past = fts5::matches(conn, fts, Some(blocks.through)).map_err(|e| fts_error(&e))?;
     // bm25's idf counts every text holding the word (FTS5 counts them for each statement):
     // the blocks' count and those past them, or counted once here when texts left the index
     // since the blocks were counted.
