@@ -194,6 +194,18 @@ fn print_explain(env: &Env, e: &search::Explain, limit: usize, out: &mut Out) ->
         });
     out.line(&format!("plan:      {}", one_line(&e.plan.to_string())))?;
     out.line(&format!("span:      {span}"))?;
+    if let Some(b) = &e.blocks {
+        let then = if b.left_out {
+            ", then every match scored (the top needed texts they leave out)"
+        } else {
+            ""
+        };
+        out.line(&format!(
+            "ranking:   {} of the word's {} impact blocks read{then}",
+            crate::term::thousands(b.read as i64),
+            crate::term::thousands(b.of as i64)
+        ))?;
+    }
     out.line(&format!(
         "read back: {} candidate texts",
         crate::term::thousands(e.read as i64)

@@ -588,3 +588,59 @@ fn impact_blocks_stay_exact_as_the_index_changes() {
         "a word made frequent by a small sync",
     );
 }
+
+/// A frequent word's blocks list only the texts that can reach its top (the others raise its
+/// tail): a search is answered from them, and one whose top needs a text they leave out (here
+/// a limit of most of the matches) scores every match instead; both exactly.
+#[test]
+fn texts_left_out_of_the_blocks_are_ranked_when_the_top_needs_them() {
+    use pidx::query::search::search_explained;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    corpus(&root, now_ms);
+    let (store, scope) = indexed(&root, &tmp.path().join("index.db"), 1);
+    assert!(common::live::check_impact_blocks(&tmp.path().join("index.db")) >= 1);
+    let matches: i64 = store
+        .conn
+        .query_row(
+            "SELECT count(*) FROM fts WHERE fts MATCH 'zebrafish'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let matches = matches as usize;
+    let blocks = pidx::store::impacts::of_term(&store.conn, "zebrafish")
+        .unwrap()
+        .unwrap();
+    let listed: usize = blocks
+        .list
+        .iter()
+        .map(|b| {
+            pidx::store::impacts::texts(&store.conn, "zebrafish", b.last)
+                .unwrap()
+                .len()
+        })
+        .sum();
+    assert!(
+        listed < matches && blocks.tail.is_some(),
+        "{listed} of {matches} texts listed, tail {:?}",
+        blocks.tail
+    );
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut told = [false; 2];
+    for k in [5, 20, matches - 50] {
+        let Some(want) = expected(&store.conn, k, (i64::MIN, i64::MAX), now_ms) else {
+            continue;
+        };
+        let opts = SearchOptions::everywhere(parse("zebrafish", false).unwrap(), k);
+        let (hits, explain) = search_explained(&store.conn, &scope, &opts, &stop).unwrap();
+        let used = explain.blocks.expect("ranked from its blocks");
+        let needs_left_out = k > listed;
+        assert_eq!(used.left_out, needs_left_out, "top {k}: {used:?}");
+        told[usize::from(needs_left_out)] = true;
+        let got: BTreeSet<(String, i64)> = hits.into_iter().map(|h| (h.path, h.line)).collect();
+        assert_eq!(got, want, "top {k}");
+    }
+    assert_eq!(told, [true, true], "both ways compared");
+}

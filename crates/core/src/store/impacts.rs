@@ -9,6 +9,16 @@
 //! [`EXTEND_AFTER`] rows or more (a search scores texts past the blocks one by one); words that
 //! became frequent join after a big sync or once the index grew by a quarter; all are built
 //! again when the mean text length moved by more than a quarter.
+//!
+//! Only a word's texts that can reach the top of its search are listed (`migrations/
+//! 0028_impact_heads.sql`): one whose impact is below the word's cut ([`SHARE`] of the
+//! [`HEAD`]th best impact the build has seen) is left out and only raises the word's `tail`,
+//! the most any text left out scores. At 10,000 sessions that leaves out most of the texts of
+//! the most frequent words, which hold them once in a long text; a search that would need one
+//! of them ranks the word with FTS5 instead.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -19,6 +29,15 @@ pub const MIN_TEXTS: i64 = 20_000;
 
 /// Texts of a block.
 const BLOCK: usize = 128;
+
+/// The best impacts of a word the cut is taken from: a search's top is at most this long
+/// before it may need the texts left out.
+const HEAD: usize = 100;
+
+/// The share of the [`HEAD`]th best impact below which a text is left out: the lowest recency
+/// weight a search blends a relevance with (`query::search::ranked::blend`, two thirds), so
+/// that an old text of the head still outranks the most any text left out can score.
+const SHARE: f64 = 2.0 / 3.0;
 
 /// Full-text rowids read per pass of a build (their lengths and times held in memory: 6 MB).
 const CHUNK: i64 = 1 << 20;
@@ -97,6 +116,9 @@ pub struct Blocks {
     pub avgdl: f64,
     /// How many texts up to `through` hold the word, when known (none left the index since).
     pub texts: Option<i64>,
+    /// The most `fts5::impact` of its texts up to `through` left out of the blocks (`None`:
+    /// none was).
+    pub tail: Option<f64>,
     pub list: Vec<Block>,
 }
 
@@ -116,13 +138,14 @@ pub fn of_term(conn: &Connection, term: &str) -> rusqlite::Result<Option<Blocks>
     else {
         return Ok(None);
     };
-    let texts: Option<i64> = if counted {
-        conn.prepare_cached("SELECT texts FROM impact_terms WHERE term = ?1")?
-            .query_row([term], |r| r.get(0))
-            .optional()?
-    } else {
-        None
+    let Some((texts, tail)) = conn
+        .prepare_cached("SELECT texts, tail FROM impact_terms WHERE term = ?1")?
+        .query_row([term], |r| Ok((r.get::<_, i64>(0)?, r.get(1)?)))
+        .optional()?
+    else {
+        return Ok(None);
     };
+    let texts = counted.then_some(texts);
     let mut stmt = conn.prepare_cached(
         "SELECT first, last, impact, newest FROM impact_blocks WHERE term = ?1 AND first <= ?2",
     )?;
@@ -140,6 +163,7 @@ pub fn of_term(conn: &Connection, term: &str) -> rusqlite::Result<Option<Blocks>
         through,
         avgdl,
         texts,
+        tail,
         list,
     }))
 }
@@ -228,14 +252,23 @@ pub fn update(
         "DELETE FROM impact_blocks WHERE last > (SELECT through FROM impacts)",
         [],
     )?;
+    // A word goes on after the blocks' end when it counted every text up to there; after a
+    // removal (its count is taken again) after its last listed text, where a removed block's
+    // texts that stayed in the index are (the texts left out before it only raised its tail).
+    let going_on = was.filter(|w| w.counted && !rebuild).map(|w| w.through);
     let mut words: Vec<Word> = tx
         .prepare(
-            "SELECT b.term, max(b.last), t.texts FROM impact_blocks b
+            "SELECT b.term, max(b.last), t.texts, t.cut, t.tail FROM impact_blocks b
              LEFT JOIN impact_terms t ON t.term = b.term GROUP BY b.term",
         )?
         .query_map([], |r| {
-            let mut w = Word::new(r.get(0)?, r.get::<_, i64>(1)? + 1);
+            let from = going_on.unwrap_or(r.get::<_, i64>(1)?) + 1;
+            let mut w = Word::new(r.get(0)?, from);
             w.count = r.get::<_, Option<i64>>(2)?.unwrap_or(0);
+            w.cut = r.get::<_, Option<f64>>(3)?.unwrap_or(0.0);
+            w.tail = r.get(4)?;
+            // Its cut stays: the impacts that made it are not kept.
+            w.learning = false;
             Ok(w)
         })?
         .collect::<rusqlite::Result<_>>()?;
@@ -272,15 +305,16 @@ pub fn update(
     // read to their count, unless texts left the index since: then FTS5 counts them.
     let counted = rebuild || was.is_none_or(|w| w.counted);
     let mut count = tx.prepare("SELECT count(*) FROM fts WHERE fts MATCH ?1")?;
-    let mut save =
-        tx.prepare("INSERT OR REPLACE INTO impact_terms(term, texts) VALUES (?1, ?2)")?;
+    let mut save = tx.prepare(
+        "INSERT OR REPLACE INTO impact_terms(term, texts, cut, tail) VALUES (?1, ?2, ?3, ?4)",
+    )?;
     for w in &words {
         let texts = if counted || w.started == 1 {
             w.count
         } else {
             count.query_row([&w.quoted], |r| r.get(0))?
         };
-        save.execute(params![w.term, texts])?;
+        save.execute(params![w.term, texts, w.cut, w.tail])?;
     }
     drop((count, save));
     tx.execute("DELETE FROM impacts", [])?;
@@ -305,6 +339,16 @@ struct Word {
     started: i64,
     /// Texts holding it through the last one read.
     count: i64,
+    /// Texts of a lower impact are left out of its blocks.
+    cut: f64,
+    /// The most impact of a text left out.
+    tail: Option<f64>,
+    /// Whether the cut follows its best impacts as they are read (a word blocked from its
+    /// first text).
+    learning: bool,
+    /// Its [`HEAD`] best impacts so far (their bits: positive floats order as their bits do),
+    /// the lowest on top.
+    best: BinaryHeap<Reverse<u64>>,
     open: Option<Block>,
     texts: usize,
     /// The open block's list of texts ([`texts`]).
@@ -320,10 +364,32 @@ impl Word {
             from,
             started: from,
             count: 0,
+            cut: 0.0,
+            tail: None,
+            learning: true,
+            best: BinaryHeap::new(),
             open: None,
             texts: 0,
             list: Vec::new(),
         }
+    }
+
+    /// Whether a text of `impact` goes in its blocks (and, while it learns, into its best).
+    fn keeps(&mut self, impact: f64) -> bool {
+        if impact < self.cut {
+            return false;
+        }
+        if self.learning {
+            self.best.push(Reverse(impact.to_bits()));
+            if self.best.len() > HEAD {
+                self.best.pop();
+            }
+            if self.best.len() == HEAD {
+                let Reverse(lowest) = self.best.peek().expect("full");
+                self.cut = SHARE * f64::from_bits(*lowest);
+            }
+        }
+        true
     }
 }
 
@@ -367,6 +433,11 @@ fn build(tx: &Connection, words: &mut [Word], avgdl: f64, end: i64) -> rusqlite:
                 let tf: i64 = r.get(1)?;
                 let at = (rowid - lo) as usize;
                 let text_impact = impact(tf, i64::from(len[at]), avgdl);
+                w.count += 1;
+                if !w.keeps(text_impact) {
+                    w.tail = Some(w.tail.map_or(text_impact, |t| t.max(text_impact)));
+                    continue;
+                }
                 let time = ts[at / 8];
                 let b = w.open.get_or_insert(Block {
                     first: rowid,
@@ -381,7 +452,6 @@ fn build(tx: &Connection, words: &mut [Word], avgdl: f64, end: i64) -> rusqlite:
                 b.impact = b.impact.max(text_impact);
                 b.newest = b.newest.max(time);
                 w.texts += 1;
-                w.count += 1;
                 if w.texts == BLOCK {
                     let b = w.open.take().expect("a block is open");
                     insert.execute(params![w.term, b.last, b.first, b.impact, b.newest, w.list])?;

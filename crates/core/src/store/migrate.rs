@@ -34,6 +34,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../../migrations/0025_meaning_codes.sql"),
     include_str!("../../../../migrations/0026_text_aside.sql"),
     include_str!("../../../../migrations/0027_impacts.sql"),
+    include_str!("../../../../migrations/0028_impact_heads.sql"),
 ];
 
 /// The schema version this build writes.

@@ -13,6 +13,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use rusqlite::{Connection, OptionalExtension};
+use serde::Serialize;
 
 use super::ranked::{blend, most, Best};
 use super::{fts_error, Candidate, SearchOptions};
@@ -20,8 +21,24 @@ use crate::error::Result;
 use crate::store::fts5::{self, Bm25};
 use crate::store::{impacts, Scope};
 
-/// The best candidates of `fts` (a query of one word or phrase), or `None` when its term has
-/// no blocks (a rare word, a phrase of several words, an index built before them).
+/// How a search used a word's impact blocks (`search --explain`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BlocksRead {
+    /// Blocks whose texts were scored.
+    pub read: usize,
+    /// The word's blocks.
+    pub of: usize,
+    /// The top may have needed a text the blocks leave out, so every match was scored after
+    /// all.
+    pub left_out: bool,
+}
+
+/// The best candidates of `fts` (a query of one word or phrase) and how many blocks that read;
+/// `None` when its term has no blocks (a rare word, a phrase of several words, an index built
+/// before them). When the top may need a text its blocks leave out (the filters rejected most
+/// of their best texts, or a long limit), no candidates but `left_out`: every match is to be
+/// scored.
 ///
 /// # Errors
 /// Index errors.
@@ -31,7 +48,7 @@ pub(super) fn best(
     opts: &SearchOptions,
     fts: &str,
     now_ms: i64,
-) -> Result<Option<Vec<Candidate>>> {
+) -> Result<Option<(Option<Vec<Candidate>>, BlocksRead)>> {
     let term: Option<Option<String>> = conn
         .prepare_cached("SELECT pidx_term(fts) FROM fts WHERE fts MATCH ?1 LIMIT 1")
         .and_then(|mut s| s.query_row([fts], |r| r.get(0)).optional())
@@ -63,16 +80,26 @@ pub(super) fn best(
         .map(|(rowid, tf, len)| Text::new(rowid, bm.score(tf, len), 1.0))
         .collect();
     let timeless = blend(None, now_ms);
-    // (bound, first rowid, last rowid, recency weight) of each block.
-    let mut order: Vec<(f64, i64, i64, f64)> = blocks
+    // (bound, first rowid, last rowid, recency weight) of each block; the texts left out of
+    // them last of all, as a block of no rowids bounded by the newest weight.
+    let left_out = blocks
+        .tail
+        .map(|tail| (most(bm.most(tail, blocks.avgdl), 1.0), i64::MAX, None, 1.0));
+    let mut order: Vec<(f64, i64, Option<i64>, f64)> = blocks
         .list
         .iter()
         .map(|b| {
             let weight = blend(b.newest, now_ms).max(timeless);
             let bound = most(bm.most(b.impact, blocks.avgdl), weight);
-            (bound, b.first, b.last, weight)
+            (bound, b.first, Some(b.last), weight)
         })
+        .chain(left_out)
         .collect();
+    let mut read = BlocksRead {
+        read: 0,
+        of: blocks.list.len(),
+        left_out: false,
+    };
     order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut best = Best::new(conn, scope, opts, None, now_ms)?;
     let mut time = conn.prepare_cached("SELECT ts_ms FROM entries WHERE rid = ?1")?;
@@ -103,6 +130,11 @@ pub(super) fn best(
                 if best.floor.below(bound) {
                     break;
                 }
+                let Some(last) = last else {
+                    read.left_out = true;
+                    return Ok(Some((None, read)));
+                };
+                read.read += 1;
                 // A block may reach past the blocks' end (when a removal lowered it): those of
                 // its texts are among the ones past the end, already waiting.
                 let block = impacts::texts(conn, &term, last)?;
@@ -112,7 +144,7 @@ pub(super) fn best(
             }
         }
     }
-    Ok(Some(best.found))
+    Ok(Some((Some(best.found), read)))
 }
 
 /// A scored text waiting to be joined, best bound first (then the lower rowid).

@@ -33,6 +33,7 @@ use crate::store::filter::{int, placeholders, text, Where};
 use crate::store::jsonl::read_at;
 use crate::store::schema::{fts_entry_sql, fts_kind_sql, fts_rowid_sql, ANCESTORS, TITLE};
 use crate::store::Scope;
+pub use blocked::BlocksRead;
 pub use meaning::{codes_top, exact_top, search_hybrid, search_meaning};
 pub use parse::{parse, Query};
 pub use required::required_runs;
@@ -176,6 +177,8 @@ pub fn run(
 pub struct Explain {
     pub plan: Plan,
     pub span_rows: Option<i64>,
+    /// A frequent word ranked from its impact blocks: how many were read.
+    pub blocks: Option<blocked::BlocksRead>,
     pub read: usize,
     pub hits: usize,
 }
@@ -203,6 +206,7 @@ pub fn search_explained(
     let mut explain = Explain {
         plan: Plan::Nothing,
         span_rows: span.map(span::Span::rids),
+        blocks: None,
         read: 0,
         hits: 0,
     };
@@ -252,6 +256,10 @@ pub fn search_explained(
                 } else {
                     None
                 };
+                let blocked = blocked.and_then(|(top, read)| {
+                    explain.blocks = Some(read);
+                    top
+                });
                 // One word or phrase is scored in one pass (`fts5::scores`), else by `source`.
                 let scoring = (!one).then_some(source.as_str());
                 let ranked = || ranked::best_settled(conn, scope, opts, scoring, fts, window, now);
