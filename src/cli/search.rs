@@ -40,7 +40,8 @@ pub struct SearchArgs {
     #[arg(long, conflicts_with = "json")]
     pub jsonl: bool,
     /// Print how the search ran instead of its hits: the plan chosen (which index gives the
-    /// candidates, or a scan), the entry rows the filters leave, candidates read back, hits.
+    /// candidates, or a scan), the entry rows the filters leave, for a frequent word the impact
+    /// blocks read, candidates read back, hits.
     #[arg(long)]
     pub explain: bool,
     /// Rank by meaning only (embedding similarity; needs `pidx sync --embed`): finds what a
@@ -193,6 +194,13 @@ fn print_explain(env: &Env, e: &search::Explain, limit: usize, out: &mut Out) ->
             format!("{} entry rows the filters leave", crate::term::thousands(n))
         });
     out.line(&format!("plan:      {}", one_line(&e.plan.to_string())))?;
+    if let Some(looser) = &e.looser {
+        out.line(&format!(
+            "first:     fts MATCH {} (the plan without its costly prefixes; the plan's own candidates after {} of these)",
+            one_line(looser),
+            search::LOOSE_READS
+        ))?;
+    }
     out.line(&format!("span:      {span}"))?;
     if let Some(b) = &e.blocks {
         let then = if b.left_out {

@@ -273,3 +273,91 @@ fn literal_and_regex_hits_are_the_newest_whatever_the_runs() {
     store.conn.execute_batch("DELETE FROM rid_runs").unwrap();
     check(&store, &scope, &live, "no runs");
 }
+
+/// A literal or regex whose words end in a prefix that FTS5 pays much for (its words are in a
+/// quarter of the texts or more) takes its first candidates from the query without the prefix
+/// (`newest::Looser`), then, after `LOOSE_READS` of them, from the query itself: the hits are
+/// the newest matches either way, whether they are dense among the looser candidates or so
+/// rare that the query's own take over.
+#[test]
+fn needles_ending_in_a_costly_prefix_find_the_newest_hits() {
+    use pidx::query::search::{search_explained, LOOSE_READS};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let ends = ["ta", "d", "st", "ck"];
+    let mut live: Vec<Entry> = Vec::new();
+    for (f, file) in ["a", "b", "c", "d", "e"].into_iter().enumerate() {
+        let entries: Vec<Entry> = (0..120)
+            .map(|i| {
+                let n = f as i64 * 120 + i;
+                Entry {
+                    file: file.to_string(),
+                    id: format!("{file}-{n:03}"),
+                    minute: Some(n * 37 % 997),
+                    // "alpha" then a word starting with "be" in every text but every fifth.
+                    text: if n % 5 == 0 {
+                        format!("alpha gamma x{n}")
+                    } else {
+                        format!("alpha be{}{} x{n}", ends[n as usize % 4], n % 7)
+                    },
+                }
+            })
+            .collect();
+        write(&root, file, &entries);
+        live.extend(entries);
+    }
+    assert!(live.len() > 2 * LOOSE_READS);
+    let roots = vec![pidx::pi::layout::Root {
+        path: root.clone(),
+        layout: pidx::pi::layout::Layout::Tree,
+    }];
+    let mut store = Store::open(&tmp.path().join("index.db")).unwrap();
+    // Every word gets impact blocks: `be`'s words are then known to hold most texts.
+    let sync_opts = pidx::ingest::sync::SyncOptions {
+        impact_min_texts: Some(1),
+        ..Default::default()
+    };
+    pidx::ingest::sync::sync(&mut store, &roots, sync_opts).unwrap();
+    let scope = Scope::new(&store.conn, &roots).unwrap();
+    let rare = regex::Regex::new(r"alpha be\w+ x(7|77|377)\b").unwrap();
+    let some = regex::Regex::new(r"alpha be\w*6 ").unwrap();
+    type Test<'a> = (&'a str, bool, Box<dyn Fn(&str) -> bool>);
+    let queries: Vec<Test> = vec![
+        // Dense: nearly every looser candidate is a hit.
+        ("alpha be", true, Box::new(|t: &str| t.contains("alpha be"))),
+        // One in seven.
+        (
+            r"re:alpha be\w*6 ",
+            false,
+            Box::new(move |t: &str| some.is_match(t)),
+        ),
+        // Three: the query's own candidates take over.
+        (
+            r"re:alpha be\w+ x(7|77|377)\b",
+            false,
+            Box::new(move |t: &str| rare.is_match(t)),
+        ),
+    ];
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    for (query, literal, matches) in &queries {
+        for limit in [1, 5, 20, 1000] {
+            let opts = SearchOptions::everywhere(parse(query, *literal).unwrap(), limit);
+            let (hits, explain) = search_explained(&store.conn, &scope, &opts, &stop).unwrap();
+            assert!(
+                explain.looser.is_some(),
+                "{query}: no looser query for {:?}",
+                explain.plan
+            );
+            let got: Vec<String> = hits.into_iter().map(|h| h.entry_id.unwrap()).collect();
+            assert_eq!(
+                got,
+                expected(&live, matches, limit),
+                "{query} limit {limit}"
+            );
+        }
+    }
+    // A prefix whose words are few stays in the query.
+    let opts = SearchOptions::everywhere(parse("alpha gam", true).unwrap(), 5);
+    let (_, explain) = search_explained(&store.conn, &scope, &opts, &stop).unwrap();
+    assert!(explain.looser.is_none(), "{:?}", explain.looser);
+}

@@ -168,6 +168,20 @@ pub fn of_term(conn: &Connection, term: &str) -> rusqlite::Result<Option<Blocks>
     }))
 }
 
+/// How many texts hold the blocked words (those in [`MIN_TEXTS`] texts or more) that start with
+/// `prefix` (folded as the index folds words), counting a text once per such word: the bulk of
+/// what FTS5 reads to expand the prefix.
+///
+/// # Errors
+/// SQLite errors.
+pub fn texts_of_prefix(conn: &Connection, prefix: &str) -> rusqlite::Result<i64> {
+    conn.prepare_cached(
+        "SELECT coalesce(sum(texts), 0) FROM impact_terms
+         WHERE term >= ?1 AND term < ?1 || char(1114111)",
+    )?
+    .query_row([prefix.to_lowercase()], |r| r.get(0))
+}
+
 /// The `impacts` row, once blocks are built.
 #[derive(Debug, Clone, Copy)]
 struct Built {

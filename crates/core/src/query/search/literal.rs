@@ -156,6 +156,139 @@ fn alternatives(words: &[String], piece: &str, rest: &[&str], prefix: bool) -> S
         .join(" OR ")
 }
 
+/// Which prefixes FTS5 pays much for: those whose frequent words (`store::impacts`) hold a
+/// quarter of the index's texts or more between them. On the 1 GB corpus `line` (in 130,431 of
+/// 401,443 texts) costs 25 ms alone, where `main` (31,983) and `42` (none frequent) cost a few
+/// ms in their phrases, less than reading the looser query's extra candidates. A prefix whose
+/// words are each rare but many (`4`: 5,804 numbers) is missed: its query stays as it was.
+///
+/// # Errors
+/// Index errors.
+pub(super) fn costly_prefixes(conn: &Connection) -> Result<impl Fn(&str) -> bool + '_> {
+    let rows = crate::store::fts5::totals(conn, "fts")?.map_or(0, |(rows, _)| rows);
+    Ok(move |prefix: &str| {
+        rows > 0
+            && crate::store::impacts::texts_of_prefix(conn, prefix).is_ok_and(|n| n >= rows / 4)
+    })
+}
+
+/// `fts` (an expression of this module's or `required.rs`'s: phrases, a phrase's last word
+/// maybe a prefix, `AND` and `OR` with parentheses) without the prefixes `costly` says FTS5
+/// pays much for: a phrase ending in one loses that word, and one alone matches anything.
+/// Every text matching `fts` matches it. FTS5 builds a prefix's whole list of texts with their
+/// positions whatever else the query asks (`"parse l"*`: 273 ms on the 1 GB corpus, `"parse"`
+/// 1.6 ms), so a search takes its candidates from this first (`newest::Looser`). `None` when
+/// no prefix was dropped or nothing is left (or `fts` is not of that form).
+pub(super) fn loosened(fts: &str, costly: &dyn Fn(&str) -> bool) -> Option<String> {
+    let mut p = Loosening {
+        b: fts.as_bytes(),
+        at: 0,
+        costly,
+        dropped: false,
+    };
+    let loose = p.expr()?;
+    (p.at == fts.len() && p.dropped).then_some(())?;
+    match loose {
+        Loose::All => None,
+        Loose::Only(e) => Some(e),
+    }
+}
+
+/// What is left of an expression without its costly prefixes.
+enum Loose {
+    /// Every text.
+    All,
+    Only(String),
+}
+
+struct Loosening<'a> {
+    b: &'a [u8],
+    at: usize,
+    costly: &'a dyn Fn(&str) -> bool,
+    dropped: bool,
+}
+
+impl Loosening<'_> {
+    /// An expression: terms joined by one operator (`AND` or `OR`; mixing them needs
+    /// parentheses).
+    fn expr(&mut self) -> Option<Loose> {
+        let mut terms = vec![self.term()?];
+        let mut op: Option<&str> = None;
+        loop {
+            let rest = &self.b[self.at..];
+            let next = if rest.starts_with(b" AND ") {
+                "AND"
+            } else if rest.starts_with(b" OR ") {
+                "OR"
+            } else {
+                break;
+            };
+            if op.is_some_and(|o| o != next) {
+                return None;
+            }
+            op = Some(next);
+            self.at += next.len() + 2;
+            terms.push(self.term()?);
+        }
+        let kept: Vec<String> = match op {
+            Some("OR") if terms.iter().any(|t| matches!(t, Loose::All)) => return Some(Loose::All),
+            _ => terms
+                .into_iter()
+                .filter_map(|t| match t {
+                    Loose::All => None,
+                    Loose::Only(e) => Some(e),
+                })
+                .collect(),
+        };
+        Some(match kept.len() {
+            0 => Loose::All,
+            1 => Loose::Only(kept.into_iter().next().expect("one")),
+            _ => Loose::Only(kept.join(&format!(" {} ", op.expect("several terms")))),
+        })
+    }
+
+    /// A parenthesised expression, or a phrase maybe ending in a prefix.
+    fn term(&mut self) -> Option<Loose> {
+        let b = self.b;
+        if b.get(self.at) == Some(&b'(') {
+            self.at += 1;
+            let inner = self.expr()?;
+            (b.get(self.at) == Some(&b')')).then_some(())?;
+            self.at += 1;
+            return Some(match inner {
+                Loose::Only(e) => Loose::Only(format!("({e})")),
+                all => all,
+            });
+        }
+        (b.get(self.at) == Some(&b'"')).then_some(())?;
+        let start = self.at + 1;
+        let mut end = start;
+        // A phrase ends at a quote not doubled.
+        loop {
+            match b.get(end)? {
+                b'"' if b.get(end + 1) == Some(&b'"') => end += 2,
+                b'"' => break,
+                _ => end += 1,
+            }
+        }
+        let words = std::str::from_utf8(&b[start..end]).ok()?;
+        self.at = end + 1;
+        if b.get(self.at) != Some(&b'*') {
+            return Some(Loose::Only(format!("\"{words}\"")));
+        }
+        self.at += 1;
+        let (before, prefix) = match words.rsplit_once(' ') {
+            Some((before, prefix)) => (Some(before), prefix),
+            None => (None, words),
+        };
+        if !(self.costly)(prefix) {
+            return Some(Loose::Only(format!("\"{words}\"*")));
+        }
+        self.dropped = true;
+        Some(before.map_or(Loose::All, |before| Loose::Only(format!("\"{before}\""))))
+    }
+}
+
 /// A test on a candidate's raw JSONL line that says when its texts cannot contain `needle`,
 /// before the line is parsed (most candidates of a needle made of common words do not match).
 /// Only for needles of ASCII letters, `_` and spaces, which JSON writes as they are and which
@@ -177,7 +310,46 @@ pub fn raw_prefilter(needle: &str) -> Option<impl Fn(&[u8]) -> bool + '_> {
 
 #[cfg(test)]
 mod tests {
-    use super::raw_prefilter;
+    use super::{loosened, raw_prefilter};
+
+    #[test]
+    fn loosening_drops_the_prefixes_and_keeps_the_rest() {
+        let cases = [
+            (r#""src main rs 42"*"#, Some(r#""src main rs""#)),
+            (r#""fn m"* OR "nfn m"*"#, Some(r#""fn" OR "nfn""#)),
+            (
+                r#"("fn" OR "nfn") AND ("line"*)"#,
+                Some(r#"("fn" OR "nfn")"#),
+            ),
+            (
+                r#"("fn" OR "nfn") AND ("l"*) AND ("x y")"#,
+                Some(r#"("fn" OR "nfn") AND ("x y")"#),
+            ),
+            (
+                r#""parse l"* OR (("a" OR "b") AND "l"*)"#,
+                Some(r#""parse" OR (("a" OR "b"))"#),
+            ),
+            // A prefix alone, or in an OR: every text.
+            (r#""line"*"#, None),
+            (r#""fn" OR "li"*"#, None),
+            // Nothing to drop.
+            (r#""src main rs""#, None),
+            (r#"("fn") AND ("line")"#, None),
+            // Not of the form: left as it is.
+            (r#""a"* AND "b" OR "c""#, None),
+            (r#""a b"* junk"#, None),
+        ];
+        for (fts, want) in cases {
+            assert_eq!(loosened(fts, &|_| true).as_deref(), want, "{fts}");
+        }
+        // Only the prefixes said to be costly go.
+        let costly = |p: &str| p.len() < 3;
+        assert_eq!(
+            loosened(r#""fn m"* OR "nfn main"*"#, &costly).as_deref(),
+            Some(r#""fn" OR "nfn main"*"#)
+        );
+        assert_eq!(loosened(r#""src main rs 42x"*"#, &costly), None);
+    }
 
     #[test]
     fn the_raw_prefilter_never_rejects_a_line_whose_text_holds_the_needle() {

@@ -35,6 +35,7 @@ use crate::store::schema::{fts_entry_sql, fts_kind_sql, fts_rowid_sql, ANCESTORS
 use crate::store::Scope;
 pub use blocked::BlocksRead;
 pub use meaning::{codes_top, exact_top, search_hybrid, search_meaning};
+pub use newest::LOOSE_READS;
 pub use parse::{parse, Query};
 pub use required::required_runs;
 pub use snippet::{terms_regex, Snippet};
@@ -179,6 +180,9 @@ pub struct Explain {
     pub span_rows: Option<i64>,
     /// A frequent word ranked from its impact blocks: how many were read.
     pub blocks: Option<blocked::BlocksRead>,
+    /// The looser query the first candidates came from (the plan's without its costly
+    /// prefixes: `newest::Looser`).
+    pub looser: Option<String>,
     pub read: usize,
     pub hits: usize,
 }
@@ -207,6 +211,7 @@ pub fn search_explained(
         plan: Plan::Nothing,
         span_rows: span.map(span::Span::rids),
         blocks: None,
+        looser: None,
         read: 0,
         hits: 0,
     };
@@ -228,6 +233,14 @@ pub fn search_explained(
         arg: arg.as_deref(),
     };
     let every = || on_branch(candidates(conn, scope, opts, from, span)?);
+    // A prefix's candidates come from the query without it first (`newest::Looser`).
+    explain.looser = match &explain.plan {
+        Plan::Match { fts } if !opts.branch => {
+            literal::loosened(fts, &literal::costly_prefixes(conn)?)
+        }
+        _ => None,
+    };
+    let looser = explain.looser.as_deref();
     let now = chrono::Utc::now().timestamp_millis();
     // Literal and regex hits come newest first: full-text candidates are put in that order
     // run by run (`newest.rs`), a scan of every text too; `--branch` sorts them all.
@@ -236,6 +249,15 @@ pub fn search_explained(
             let mut all = every()?;
             newest_first(&mut all);
             return Ok(Box::new(all.into_iter().map(Ok)));
+        }
+        if let Some(looser) = looser {
+            let first = Source {
+                sql: from.sql,
+                arg: Some(looser),
+            };
+            let first = newest::Newest::of(conn, scope, opts, first, span)?;
+            let then = move || newest::Newest::of(conn, scope, opts, from, span);
+            return Ok(Box::new(newest::Looser::new(first, then)));
         }
         Ok(Box::new(newest::Newest::of(conn, scope, opts, from, span)?))
     };
