@@ -212,6 +212,7 @@ pub(super) struct Looser<'c, F> {
     last: Option<(Option<i64>, i64)>,
     then: Option<F>,
     rest: Option<Newest<'c>>,
+    failed: bool,
 }
 
 /// Candidates taken from the looser query before the query's own take over.
@@ -226,6 +227,7 @@ impl<'c, F: FnOnce() -> Result<Newest<'c>>> Looser<'c, F> {
             last: None,
             then: Some(then),
             rest: None,
+            failed: false,
         }
     }
 }
@@ -234,10 +236,18 @@ impl<'c, F: FnOnce() -> Result<Newest<'c>>> Iterator for Looser<'c, F> {
     type Item = Result<Candidate>;
 
     fn next(&mut self) -> Option<Result<Candidate>> {
+        if self.failed {
+            return None;
+        }
         if let Some(then) = self.then.take_if(|_| self.given >= LOOSE_READS) {
             match then() {
                 Ok(rest) => self.rest = Some(rest),
-                Err(e) => return Some(Err(e)),
+                Err(e) => {
+                    // Nothing after an error (the looser candidates would go on past where the
+                    // query's own take over).
+                    self.failed = true;
+                    return Some(Err(e));
+                }
             }
         }
         let Some(rest) = &mut self.rest else {
