@@ -41,16 +41,17 @@ fn resync(store: &mut Store, root: &Path, min_texts: i64, big: bool) -> Scope {
 /// blocks (`blocked.rs`: the word is given blocks from one text on).
 const BOTH_WAYS: [(&str, i64); 2] = [("every text", i64::MAX), ("blocks", 1)];
 
+/// The one number `sql` gives on `store`.
+fn count(store: &Store, sql: &str) -> i64 {
+    store.conn.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
 /// How many impact blocks "zebrafish" has: some exactly when they were asked for.
 fn blocks_of_zebrafish(store: &Store, min_texts: i64) {
-    let blocks: i64 = store
-        .conn
-        .query_row(
-            "SELECT count(*) FROM impact_blocks WHERE term = 'zebrafish'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let blocks = count(
+        store,
+        "SELECT count(*) FROM impact_blocks WHERE term = 'zebrafish'",
+    );
     assert_eq!(blocks > 1, min_texts == 1, "{blocks} blocks");
 }
 
@@ -156,14 +157,10 @@ fn the_top_hits_are_the_best_of_every_match_by(how: &str, min_texts: i64) {
     corpus(&root, now_ms);
     let (store, scope) = indexed(&root, &tmp.path().join("index.db"), min_texts);
     blocks_of_zebrafish(&store, min_texts);
-    let matches: i64 = store
-        .conn
-        .query_row(
-            "SELECT count(*) FROM fts WHERE fts MATCH 'zebrafish'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let matches = count(
+        &store,
+        "SELECT count(*) FROM fts WHERE fts MATCH 'zebrafish'",
+    );
     assert!(matches > 1000, "more matches than the window: {matches}");
     let mut compared = 0;
     // Days ago: since, until (the newest hits weigh less under an --until in the past).
@@ -571,14 +568,10 @@ fn impact_blocks_stay_exact_as_the_index_changes() {
         &quokkas,
     );
     scope = resync(&mut store, &root, 1, false);
-    let blocks: i64 = store
-        .conn
-        .query_row(
-            "SELECT count(*) FROM impact_blocks WHERE term = 'quokka'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let blocks = count(
+        &store,
+        "SELECT count(*) FROM impact_blocks WHERE term = 'quokka'",
+    );
     assert!(blocks >= 4200 / 128, "quokka: {blocks} blocks");
     assert!(common::live::check_impact_blocks(&tmp.path().join("index.db")) > 1);
     assert_exact(
@@ -601,15 +594,10 @@ fn texts_left_out_of_the_blocks_are_ranked_when_the_top_needs_them() {
     corpus(&root, now_ms);
     let (store, scope) = indexed(&root, &tmp.path().join("index.db"), 1);
     assert!(common::live::check_impact_blocks(&tmp.path().join("index.db")) >= 1);
-    let matches: i64 = store
-        .conn
-        .query_row(
-            "SELECT count(*) FROM fts WHERE fts MATCH 'zebrafish'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    let matches = matches as usize;
+    let matches = count(
+        &store,
+        "SELECT count(*) FROM fts WHERE fts MATCH 'zebrafish'",
+    ) as usize;
     let blocks = pidx::store::impacts::of_term(&store.conn, "zebrafish")
         .unwrap()
         .unwrap();
