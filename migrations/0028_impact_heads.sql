@@ -1,5 +1,5 @@
 -- 0028: only the texts of a frequent word that can reach the top of its search stay in its
--- impact blocks (src/store/impacts.rs). Most of a frequent word's texts hold it once in a long
+-- impact blocks (src/store/impacts.rs). Many of a frequent word's texts hold it once in a long
 -- text and can never be among its best: a text whose impact is below the word's `cut` (two
 -- thirds of its 100th best impact, as the build has seen them) is left out of the lists, and
 -- `tail` keeps the most any text left out scores, so a search that would need one of them

@@ -13,9 +13,10 @@
 //! Only a word's texts that can reach the top of its search are listed (`migrations/
 //! 0028_impact_heads.sql`): one whose impact is below the word's cut ([`SHARE`] of the
 //! [`HEAD`]th best impact the build has seen) is left out and only raises the word's `tail`,
-//! the most any text left out scores. At 10,000 sessions that leaves out most of the texts of
-//! the most frequent words, which hold them once in a long text; a search that would need one
-//! of them ranks the word with FTS5 instead.
+//! the most any text left out scores; a search that would need one of them ranks the word with
+//! FTS5 instead. At 10,000 sessions the lists keep about 47% of the blocked words' texts: a
+//! median 28% for words in 20,000 to 50,000 texts, 62% for those in 100,000 or more (their
+//! counts and lengths give most of their texts nearly the highest impact).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
