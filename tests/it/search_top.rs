@@ -114,6 +114,18 @@ fn expected(
 fn expected_where(
     conn: &rusqlite::Connection,
     k: usize,
+    range: (i64, i64),
+    now_ms: i64,
+    cond: &str,
+) -> Option<BTreeSet<(String, i64)>> {
+    expected_of(conn, "zebrafish", k, range, now_ms, cond)
+}
+
+/// [`expected_where`] for the FTS5 query `query`.
+fn expected_of(
+    conn: &rusqlite::Connection,
+    query: &str,
+    k: usize,
     (since_ms, until_ms): (i64, i64),
     now_ms: i64,
     cond: &str,
@@ -121,7 +133,7 @@ fn expected_where(
     let mut stmt = conn
         .prepare(&format!(
             "SELECT m.score, e.ts_ms, f.path, e.line
-             FROM (SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH 'zebrafish') m
+             FROM (SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH '{query}') m
              JOIN entries e ON e.rid = m.r >> 3 JOIN files f ON f.id = e.file_id
              WHERE e.ts_ms >= ?1 AND e.ts_ms < ?2 AND {cond}"
         ))
@@ -194,6 +206,61 @@ fn the_top_hits_are_the_best_of_every_match_by(how: &str, min_texts: i64) {
         }
     }
     assert!(compared >= 16, "only {compared} cases could be told apart");
+    // Several words, scored in one pass (`ranked::Scoring::EachPhrase`): each word's count of
+    // texts from its blocks (when it has them) or from FTS5.
+    let mut compared = 0;
+    for (query, fts) in [
+        ("zebrafish filler3", "zebrafish AND filler3"),
+        (
+            "filler1 zebrafish filler7",
+            "filler1 AND zebrafish AND filler7",
+        ),
+        (
+            r#"zebrafish "filler2 filler3""#,
+            r#"zebrafish AND "filler2 filler3""#,
+        ),
+    ] {
+        for k in [1, 5, 20, 50] {
+            let Some(want) = expected_of(&store.conn, fts, k, (i64::MIN, i64::MAX), now_ms, "1")
+            else {
+                continue;
+            };
+            let opts = SearchOptions::everywhere(parse(query, false).unwrap(), k);
+            let hits = search(&store.conn, &scope, &opts).unwrap();
+            // Each score is FTS5's bm25 blended (a wrong count of texts for a word's idf
+            // moves it by far more than the clock does).
+            for h in &hits {
+                let (score, ts): (f64, i64) = store
+                    .conn
+                    .query_row(
+                        &format!(
+                            "SELECT m.score, e.ts_ms FROM (SELECT rowid AS r, bm25(fts) AS score
+                             FROM fts WHERE fts MATCH '{fts}') m
+                             JOIN entries e ON e.rid = m.r >> 3 JOIN files f ON f.id = e.file_id
+                             WHERE f.path = ?1 AND e.line = ?2"
+                        ),
+                        rusqlite::params![h.path, h.line],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .unwrap();
+                let age = (now_ms - ts).max(0) as f64 / DAY_MS as f64;
+                let blended = -score * (2.0 / 3.0 + 0.5f64.powf(age / 30.0) / 3.0);
+                let off = (h.score - blended).abs() / blended;
+                assert!(
+                    off < 1e-5,
+                    "{how}: {query}: score {} against {blended}",
+                    h.score
+                );
+            }
+            let got: BTreeSet<(String, i64)> = hits.into_iter().map(|h| (h.path, h.line)).collect();
+            assert_eq!(got, want, "{how}: {query}, top {k}");
+            compared += 1;
+        }
+    }
+    assert!(
+        compared >= 8,
+        "only {compared} cases of several words could be told apart"
+    );
 }
 
 /// Whether message `n` of [`crowded`] is one of the new ones.
@@ -379,50 +446,56 @@ fn the_top_hits_on_the_current_branch_are_exact_by(how: &str, min_texts: i64) {
     assert!(compared >= 3, "only {compared} cases could be told apart");
 }
 
-/// The hits of "zebrafish" in `store` are the best of every match, for a few `k`, with FTS5's
-/// scores blended.
+/// The hits of "zebrafish", and of "filler0 zebrafish" (two words, each with its count of
+/// texts), in `store` are the best of every match, for a few `k`, with FTS5's scores blended.
 fn assert_exact(store: &Store, scope: &Scope, now_ms: i64, what: &str) {
-    let mut compared = 0;
-    let mut fts5 = store
-        .conn
-        .prepare(
-            "SELECT m.score, e.ts_ms
-             FROM (SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH 'zebrafish') m
-             JOIN entries e ON e.rid = m.r >> 3 JOIN files f ON f.id = e.file_id
-             WHERE f.path = ?1 AND e.line = ?2",
-        )
-        .unwrap();
-    for k in [1, 5, 20] {
-        let Some(want) = expected(&store.conn, k, (i64::MIN, i64::MAX), now_ms) else {
-            continue;
-        };
-        let opts = SearchOptions::everywhere(parse("zebrafish", false).unwrap(), k);
-        let hits = search(&store.conn, scope, &opts).unwrap();
-        for h in &hits {
-            let (score, ts): (f64, i64) = fts5
-                .query_row(rusqlite::params![h.path, h.line], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })
-                .unwrap();
-            let age = (now_ms - ts).max(0) as f64 / DAY_MS as f64;
-            let blended = -score * (2.0 / 3.0 + 0.5f64.powf(age / 30.0) / 3.0);
-            // The search's clock is up to a few seconds later (1e-8 of a score a second): far
-            // below what a wrong count of texts moves it (2% here).
-            let off = (h.score - blended).abs() / blended;
-            assert!(
-                off < 1e-5,
-                "{what}: score {} against FTS5's {blended}",
-                h.score
-            );
+    for (query, fts) in [
+        ("zebrafish", "zebrafish"),
+        ("filler0 zebrafish", "filler0 AND zebrafish"),
+    ] {
+        let mut compared = 0;
+        let mut fts5 = store
+            .conn
+            .prepare(&format!(
+                "SELECT m.score, e.ts_ms
+                 FROM (SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH '{fts}') m
+                 JOIN entries e ON e.rid = m.r >> 3 JOIN files f ON f.id = e.file_id
+                 WHERE f.path = ?1 AND e.line = ?2"
+            ))
+            .unwrap();
+        for k in [1, 5, 20] {
+            let Some(want) = expected_of(&store.conn, fts, k, (i64::MIN, i64::MAX), now_ms, "1")
+            else {
+                continue;
+            };
+            let opts = SearchOptions::everywhere(parse(query, false).unwrap(), k);
+            let hits = search(&store.conn, scope, &opts).unwrap();
+            for h in &hits {
+                let (score, ts): (f64, i64) = fts5
+                    .query_row(rusqlite::params![h.path, h.line], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })
+                    .unwrap();
+                let age = (now_ms - ts).max(0) as f64 / DAY_MS as f64;
+                let blended = -score * (2.0 / 3.0 + 0.5f64.powf(age / 30.0) / 3.0);
+                // The search's clock is up to a few seconds later (1e-8 of a score a second):
+                // far below what a wrong count of texts moves it (2% here).
+                let off = (h.score - blended).abs() / blended;
+                assert!(
+                    off < 1e-5,
+                    "{what}: {query}: score {} against FTS5's {blended}",
+                    h.score
+                );
+            }
+            let got: BTreeSet<(String, i64)> = hits.into_iter().map(|h| (h.path, h.line)).collect();
+            assert_eq!(got, want, "{what}: {query}: top {k}");
+            compared += 1;
         }
-        let got: BTreeSet<(String, i64)> = hits.into_iter().map(|h| (h.path, h.line)).collect();
-        assert_eq!(got, want, "{what}: top {k}");
-        compared += 1;
+        assert!(
+            compared >= 2,
+            "{what}: {query}: only {compared} cases could be told apart"
+        );
     }
-    assert!(
-        compared >= 2,
-        "{what}: only {compared} cases could be told apart"
-    );
 }
 
 /// `(through, counted)` of the impact blocks.
@@ -579,6 +652,22 @@ fn impact_blocks_stay_exact_as_the_index_changes() {
         &scope,
         now_ms,
         "a word made frequent by a small sync",
+    );
+
+    // Texts past blocks whose counts are kept: a word's count of texts is its blocks' and
+    // those past them.
+    let (through, counted) = impacts_state(&store);
+    assert!(counted);
+    let mut more = std::fs::read_to_string(&kept).unwrap();
+    more.push_str(&(newest_lines("p", "a7", 30, now_ms - 20_000).join("\n") + "\n"));
+    std::fs::write(&kept, more).unwrap();
+    scope = resync(&mut store, &root, 1, false);
+    assert_eq!(impacts_state(&store), (through, true));
+    assert_exact(
+        &store,
+        &scope,
+        now_ms,
+        "texts appended past blocks with their counts",
     );
 }
 

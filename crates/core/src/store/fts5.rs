@@ -57,6 +57,59 @@ impl Bm25 {
     }
 }
 
+/// bm25 of a query of several phrases ANDed: FTS5 sums each phrase's share, in the query's
+/// order, with each phrase's own idf (from the texts holding that phrase in the whole table).
+#[derive(Debug, Clone)]
+pub struct Bm25Sum {
+    each: Vec<Bm25>,
+}
+
+impl Bm25Sum {
+    /// For phrases held by `hits[i]` of the table's `rows` texts of `tokens` tokens.
+    pub fn new(rows: i64, tokens: i64, hits: &[i64]) -> Bm25Sum {
+        Bm25Sum {
+            each: hits.iter().map(|&h| Bm25::new(rows, tokens, h)).collect(),
+        }
+    }
+
+    /// `bm25(fts)` of a text of `len` tokens holding phrase `i` `tfs[i]` times.
+    pub fn score(&self, tfs: &[i64], len: i64) -> f64 {
+        let mut score = 0.0;
+        for (b, &tf) in self.each.iter().zip(tfs) {
+            score += b.idf * impact(tf, len, b.avgdl);
+        }
+        -score
+    }
+}
+
+/// The texts matching `fts`, a query of several phrases, each as (rowid, its count of each
+/// phrase in the query's order, its length in tokens), through `pidx_tfs_len`.
+///
+/// # Errors
+/// SQLite errors; a damaged answer of the function is `InvalidColumnType`.
+pub fn matches_each(conn: &Connection, fts: &str) -> rusqlite::Result<Vec<(i64, Vec<i64>, i64)>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT rowid, pidx_tfs_len(fts) FROM fts WHERE fts MATCH ?1")?;
+    let rows = stmt.query_map([fts], |r| {
+        let packed = r.get_ref(1)?.as_blob()?;
+        let mut at = 0;
+        let bad = || {
+            rusqlite::Error::InvalidColumnType(
+                1,
+                "pidx_tfs_len".into(),
+                rusqlite::types::Type::Blob,
+            )
+        };
+        let len = varint(packed, &mut at).ok_or_else(bad)?;
+        let mut tfs = Vec::new();
+        while at < packed.len() {
+            tfs.push(varint(packed, &mut at).ok_or_else(bad)?);
+        }
+        Ok((r.get(0)?, tfs, len))
+    })?;
+    rows.collect()
+}
+
 /// Every text matching `fts`, a query of one phrase (or one word), with its `bm25(fts)` bit for
 /// bit, in one pass: `bm25()` itself first counts the phrase's matches in a pass of their own
 /// for its idf (for `"the borrow"`, matching the phrase twice over), where here the count is
@@ -157,7 +210,8 @@ pub fn unpack(v: i64) -> (i64, i64) {
     (v >> 32, v & 0xffff_ffff)
 }
 
-/// Registers `pidx_tf_len(fts)`, `pidx_tf(fts)` and `pidx_term(fts)` on `conn`.
+/// Registers `pidx_tf_len(fts)`, `pidx_tf(fts)`, `pidx_term(fts)` and `pidx_tfs_len(fts)` on
+/// `conn`.
 ///
 /// # Errors
 /// SQLite errors (an SQLite built without FTS5).
@@ -170,10 +224,11 @@ pub fn register(conn: &Connection) -> rusqlite::Result<()> {
         c_int,
         *mut *mut ffi::sqlite3_value,
     );
-    let functions: [(&std::ffi::CStr, Aux); 3] = [
+    let functions: [(&std::ffi::CStr, Aux); 4] = [
         (c"pidx_tf_len", tf_len),
         (c"pidx_tf", tf_only),
         (c"pidx_term", term),
+        (c"pidx_tfs_len", tfs_len),
     ];
     for (name, f) in functions {
         // SAFETY: `api` is the live FTS5 API of this connection (checked non-null and of a
@@ -270,6 +325,85 @@ unsafe extern "C" fn tf_len(
         } else {
             ffi::sqlite3_result_error_code(ctx, rc);
         }
+    }
+}
+
+/// `pidx_tfs_len(fts)`: the current row's length in tokens, then its count of each of the
+/// query's phrases in their order, as varints in a blob. Each phrase's matches are walked on
+/// their own (`xPhraseFirst`), not merged into the row's instance array as `bm25()` and
+/// `pidx_tf_len` have FTS5 do.
+unsafe extern "C" fn tfs_len(
+    api: *const ffi::Fts5ExtensionApi,
+    fts: *mut ffi::Fts5Context,
+    ctx: *mut ffi::sqlite3_context,
+    _n: c_int,
+    _args: *mut *mut ffi::sqlite3_value,
+) {
+    // SAFETY: FTS5 calls this with its live extension API and context for the current row;
+    // the phrase iterator lives on this frame while it is walked, and SQLite copies the blob
+    // (SQLITE_TRANSIENT).
+    unsafe {
+        let (Some(phrases), Some(first), Some(next), Some(column_size)) = (
+            (*api).xPhraseCount,
+            (*api).xPhraseFirst,
+            (*api).xPhraseNext,
+            (*api).xColumnSize,
+        ) else {
+            ffi::sqlite3_result_error_code(ctx, ffi::SQLITE_ERROR);
+            return;
+        };
+        let mut len: c_int = 0;
+        let rc = column_size(fts, -1, &mut len);
+        if rc != ffi::SQLITE_OK {
+            ffi::sqlite3_result_error_code(ctx, rc);
+            return;
+        }
+        let mut out: Vec<u8> = Vec::with_capacity(16);
+        push_varint(&mut out, u64::try_from(len).unwrap_or(0));
+        for i in 0..phrases(fts) {
+            let mut iter = ffi::Fts5PhraseIter {
+                a: std::ptr::null(),
+                b: std::ptr::null(),
+            };
+            let (mut col, mut off): (c_int, c_int) = (0, 0);
+            let rc = first(fts, i, &mut iter, &mut col, &mut off);
+            if rc != ffi::SQLITE_OK {
+                ffi::sqlite3_result_error_code(ctx, rc);
+                return;
+            }
+            let mut tf: u64 = 0;
+            while col >= 0 {
+                tf += 1;
+                next(fts, &mut iter, &mut col, &mut off);
+            }
+            push_varint(&mut out, tf);
+        }
+        ffi::sqlite3_result_blob(
+            ctx,
+            out.as_ptr().cast::<c_void>(),
+            c_int::try_from(out.len()).unwrap_or(0),
+            ffi::SQLITE_TRANSIENT(),
+        );
+    }
+}
+
+/// `v` as a varint the way [`varint`] reads it.
+fn push_varint(out: &mut Vec<u8>, v: u64) {
+    // FTS5's varints: 7 bits a byte, the high bit set on all but the last, most significant
+    // first (as in its records).
+    let mut bytes = [0u8; 10];
+    let mut n = 0;
+    let mut v = v;
+    loop {
+        bytes[n] = (v & 0x7f) as u8;
+        n += 1;
+        v >>= 7;
+        if v == 0 {
+            break;
+        }
+    }
+    for i in (0..n).rev() {
+        out.push(bytes[i] | if i > 0 { 0x80 } else { 0 });
     }
 }
 
@@ -392,6 +526,53 @@ mod tests {
                 assert_eq!(ours[&rowid], fts5.to_bits(), "{term}: scores()");
                 // The bound of a text's impact holds it.
                 assert!(bm.most(impact(tf, len, bm.avgdl()), bm.avgdl()) >= -fts5);
+            }
+        }
+        // Several phrases ANDed: each phrase's count from `pidx_tfs_len`, its idf from the
+        // texts holding it in the whole table, summed in the query's order.
+        for phrases in [
+            &["fish", "the"][..],
+            &["deep", "\"the fish\"", "a"],
+            &["the", "the"],
+            &["swims", "fish"],
+        ] {
+            let query = phrases
+                .iter()
+                .map(|p| format!("({p})"))
+                .collect::<Vec<_>>()
+                .join(" AND ");
+            let hits: Vec<i64> = phrases
+                .iter()
+                .map(|p| {
+                    conn.query_row("SELECT count(*) FROM fts WHERE fts MATCH ?1", [p], |r| {
+                        r.get(0)
+                    })
+                    .unwrap()
+                })
+                .collect();
+            let bm = Bm25Sum::new(rows, tokens, &hits);
+            let ours: std::collections::HashMap<i64, (Vec<i64>, i64)> = matches_each(&conn, &query)
+                .unwrap()
+                .into_iter()
+                .map(|(r, tfs, len)| (r, (tfs, len)))
+                .collect();
+            let found: Vec<(i64, f64)> = conn
+                .prepare("SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH ?1")
+                .unwrap()
+                .query_map([&query], |r| Ok((r.get(0)?, r.get(1)?)))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            assert!(found.len() > 10, "{query}: {} matches", found.len());
+            assert_eq!(ours.len(), found.len(), "{query}");
+            for (rowid, fts5) in found {
+                let (tfs, len) = &ours[&rowid];
+                assert_eq!(tfs.len(), phrases.len());
+                assert!(
+                    tfs.iter().all(|&tf| tf >= 1 && tf <= *len),
+                    "{query}: {tfs:?}"
+                );
+                assert_eq!(bm.score(tfs, *len).to_bits(), fts5.to_bits(), "{query}");
             }
         }
     }

@@ -169,6 +169,20 @@ pub fn of_term(conn: &Connection, term: &str) -> rusqlite::Result<Option<Blocks>
     }))
 }
 
+/// How many texts up to the blocks' end hold `term`, and that end, when it has blocks and its
+/// count is kept (no text left the index since it was counted).
+///
+/// # Errors
+/// SQLite errors.
+pub fn texts_of(conn: &Connection, term: &str) -> rusqlite::Result<Option<(i64, i64)>> {
+    let Some(built) = built(conn)?.filter(|b| b.counted) else {
+        return Ok(None);
+    };
+    conn.prepare_cached("SELECT texts FROM impact_terms WHERE term = ?1")?
+        .query_row([term], |r| Ok((r.get(0)?, built.through)))
+        .optional()
+}
+
 /// How many texts hold the blocked words (those in [`MIN_TEXTS`] texts or more) that start with
 /// `prefix` (folded as the index folds words), counting a text once per such word: the bulk of
 /// what FTS5 reads to expand the prefix.

@@ -282,8 +282,14 @@ pub fn search_explained(
                     explain.blocks = Some(read);
                     top
                 });
-                // One word or phrase is scored in one pass (`fts5::scores`), else by `source`.
-                let scoring = (!one).then_some(source.as_str());
+                // One word or phrase, or several ANDed, are scored in one pass; anything else
+                // by `bm25()` through `source`.
+                let each = parse::each_term(fts, terms);
+                let scoring = match &each {
+                    _ if one => ranked::Scoring::OnePhrase,
+                    Some(phrases) => ranked::Scoring::EachPhrase(phrases),
+                    None => ranked::Scoring::Sql(source.as_str()),
+                };
                 let ranked = || ranked::best_settled(conn, scope, opts, scoring, fts, window, now);
                 match blocked {
                     Some(top) => top,

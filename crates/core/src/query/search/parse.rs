@@ -158,6 +158,18 @@ pub(super) fn one_term(fts: &str, terms: &[String]) -> bool {
     matches!(terms, [t] if fts == format!("({})", phrase(t)))
 }
 
+/// The FTS5 phrases of a words query that asks for each of its terms (two or more) and nothing
+/// else: no prefix, no alternative, no exclusion (`("the") AND ("function")`).
+pub(super) fn each_term(fts: &str, terms: &[String]) -> Option<Vec<String>> {
+    let phrases: Vec<String> = terms.iter().map(|t| phrase(t)).collect();
+    let all = phrases
+        .iter()
+        .map(|p| format!("({p})"))
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    (phrases.len() >= 2 && fts == all).then_some(phrases)
+}
+
 fn words_query(tokens: &[Token]) -> Query {
     // Positive terms: AND of OR-groups (`a OR b c` is `(a OR b) AND c`).
     let mut groups: Vec<Vec<String>> = Vec::new();

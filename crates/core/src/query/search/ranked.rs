@@ -8,13 +8,76 @@
 //! `--branch` a candidate counts only on its session's current branch (each session's path
 //! walked once, when first met).
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use super::one::One;
 use super::span::Span;
 use super::{fts_error, Candidate, OnPath, SearchOptions};
 use crate::error::Result;
-use crate::store::{fts5, Scope};
+use crate::store::{fts5, impacts, Scope};
+
+/// How a words query's matches get their bm25 scores.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Scoring<'a> {
+    /// `bm25()` through this statement (rows `r`, `score`).
+    Sql(&'a str),
+    /// One word or phrase (no prefix, alternative or exclusion): in one pass by
+    /// `fts5::scores`, its count of texts the pass's own.
+    OnePhrase,
+    /// Several words or phrases ANDed, these (FTS5 phrases, in the query's order): in one pass
+    /// by [`scores_each`].
+    EachPhrase(&'a [String]),
+}
+
+/// Every match of `fts`, the AND of `phrases`, with its `bm25(fts)` bit for bit, in one pass:
+/// each phrase's count in the text through `pidx_tfs_len` (walking its own matches, where
+/// `bm25()` has FTS5 merge every phrase's into one array per text), and each phrase's count
+/// of texts from a frequent word's impact blocks when kept, else counted by FTS5 once (where
+/// `bm25()` walks every phrase's texts at each statement).
+fn scores_each(conn: &Connection, fts: &str, phrases: &[String]) -> Result<Vec<(i64, f64)>> {
+    let Some((rows, tokens)) = fts5::totals(conn, "fts")? else {
+        return Ok(Vec::new());
+    };
+    let hits = phrases
+        .iter()
+        .map(|p| texts_holding(conn, p))
+        .collect::<Result<Vec<i64>>>()?;
+    let bm = fts5::Bm25Sum::new(rows, tokens, &hits);
+    Ok(fts5::matches_each(conn, fts)
+        .map_err(|e| fts_error(&e))?
+        .into_iter()
+        .map(|(rowid, tfs, len)| (rowid, bm.score(&tfs, len)))
+        .collect())
+}
+
+/// How many texts hold `phrase`: a frequent word's count kept with its impact blocks and the
+/// texts past them, else FTS5's count.
+fn texts_holding(conn: &Connection, phrase: &str) -> Result<i64> {
+    let count = |sql: &str, after: Option<i64>| -> Result<i64> {
+        let mut stmt = conn.prepare_cached(sql)?;
+        let n = match after {
+            Some(after) => stmt.query_row(rusqlite::params![phrase, after], |r| r.get(0)),
+            None => stmt.query_row([phrase], |r| r.get(0)),
+        };
+        n.map_err(|e| fts_error(&e))
+    };
+    let term: Option<String> = conn
+        .prepare_cached("SELECT pidx_term(fts) FROM fts WHERE fts MATCH ?1 LIMIT 1")?
+        .query_row([phrase], |r| r.get(0))
+        .optional()
+        .map_err(|e| fts_error(&e))?
+        .flatten();
+    if let Some(term) = term {
+        if let Some((texts, through)) = impacts::texts_of(conn, &term)? {
+            let past = count(
+                "SELECT count(*) FROM fts WHERE fts MATCH ?1 AND rowid > ?2",
+                Some(through),
+            )?;
+            return Ok(texts + past);
+        }
+    }
+    count("SELECT count(*) FROM fts WHERE fts MATCH ?1", None)
+}
 
 /// The recency weight of a hit: a hit loses up to a third of its relevance with age (half of
 /// that after 30 days); no timestamp counts as a year old.
@@ -54,9 +117,8 @@ pub(super) fn best_of(
 /// 1,000 by bm25 alone was not enough for a common word on a large archive, whose many
 /// matches of nearly equal bm25 blending reorders (`function`, 865,438 matches at 100,000
 /// sessions: 14 of its top 20 were in its best 1,000), and taking them by bm25 until settled
-/// joined a quarter of them (`function` at 10,000 sessions: 22,113 of 88,643). `source` is
-/// `None` for a query of one word or phrase (no prefix, alternative or exclusion), scored in
-/// one pass by `fts5::scores` (the same scores). `None` when
+/// joined a quarter of them (`function` at 10,000 sessions: 22,113 of 88,643). The scores come
+/// as `scoring` says (the same scores every way). `None` when
 /// the first `window` matches joined hold fewer than `limit` candidates: the filters leave
 /// too few, and joining every match at once is cheaper than one at a time.
 ///
@@ -66,20 +128,21 @@ pub(super) fn best_settled(
     conn: &Connection,
     scope: &Scope,
     opts: &SearchOptions,
-    source: Option<&str>,
+    scoring: Scoring,
     fts: &str,
     window: usize,
     now_ms: i64,
 ) -> Result<Option<Vec<Candidate>>> {
-    let rows = if let Some(source) = source {
-        conn.prepare(source)
+    let rows = match scoring {
+        Scoring::Sql(source) => conn
+            .prepare(source)
             .and_then(|mut all| {
                 all.query_map([fts], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?)))?
                     .collect::<rusqlite::Result<Vec<_>>>()
             })
-            .map_err(|e| fts_error(&e))?
-    } else {
-        fts5::scores(conn, fts).map_err(|e| fts_error(&e))?
+            .map_err(|e| fts_error(&e))?,
+        Scoring::OnePhrase => fts5::scores(conn, fts).map_err(|e| fts_error(&e))?,
+        Scoring::EachPhrase(phrases) => scores_each(conn, fts, phrases)?,
     };
     // A few matches are joined best bm25 first (bounded by a weight of 1): reading every run
     // would cost more than joining them all (10,000 runs: 2-3 ms).
