@@ -1,9 +1,10 @@
-//! What FTS5's `bm25()` computes, in pieces pidx can bound and reuse (`impacts.rs`), and the one
-//! FTS5 auxiliary function that gives the pieces: `pidx_tf_len(fts)`, a row's count of the
-//! query's matches and its length in tokens. `bm25()` recounts every match of the query in the
-//! whole table on each statement (for its idf) and looks each row's length up with a statement
-//! of its own; a search that scores a few rowid ranges of a common word can do neither per
-//! range.
+//! What FTS5's `bm25()` computes, in pieces pidx can bound and reuse (`impacts.rs`), and the
+//! FTS5 auxiliary functions that give the pieces: `pidx_tf_len(fts)`, a row's count of the
+//! query's matches and its length in tokens, and `pidx_tfs_len(fts)`, its count of each of the
+//! query's phrases and its length. `bm25()` recounts every match of each phrase in the whole
+//! table on each statement (for its idf) and merges the phrases' matches in each row into one
+//! array; a search that scores a few rowid ranges of a common word, or several words whose
+//! counts of texts it knows, need do neither.
 //!
 //! The arithmetic below is FTS5's (`fts5_aux.c`, `fts5Bm25Function`), in its order of
 //! operations, so a score here is bit for bit the one `bm25(fts)` returns (a test checks).
