@@ -227,31 +227,7 @@ fn the_top_hits_are_the_best_of_every_match_by(how: &str, min_texts: i64) {
             };
             let opts = SearchOptions::everywhere(parse(query, false).unwrap(), k);
             let hits = search(&store.conn, &scope, &opts).unwrap();
-            // Each score is FTS5's bm25 blended (a wrong count of texts for a word's idf
-            // moves it by far more than the clock does).
-            for h in &hits {
-                let (score, ts): (f64, i64) = store
-                    .conn
-                    .query_row(
-                        &format!(
-                            "SELECT m.score, e.ts_ms FROM (SELECT rowid AS r, bm25(fts) AS score
-                             FROM fts WHERE fts MATCH '{fts}') m
-                             JOIN entries e ON e.rid = m.r >> 3 JOIN files f ON f.id = e.file_id
-                             WHERE f.path = ?1 AND e.line = ?2"
-                        ),
-                        rusqlite::params![h.path, h.line],
-                        |r| Ok((r.get(0)?, r.get(1)?)),
-                    )
-                    .unwrap();
-                let age = (now_ms - ts).max(0) as f64 / DAY_MS as f64;
-                let blended = -score * (2.0 / 3.0 + 0.5f64.powf(age / 30.0) / 3.0);
-                let off = (h.score - blended).abs() / blended;
-                assert!(
-                    off < 1e-5,
-                    "{how}: {query}: score {} against {blended}",
-                    h.score
-                );
-            }
+            assert_scores(&store, fts, &hits, now_ms, &format!("{how}: {query}"));
             let got: BTreeSet<(String, i64)> = hits.into_iter().map(|h| (h.path, h.line)).collect();
             assert_eq!(got, want, "{how}: {query}, top {k}");
             compared += 1;
@@ -454,15 +430,6 @@ fn assert_exact(store: &Store, scope: &Scope, now_ms: i64, what: &str) {
         ("filler0 zebrafish", "filler0 AND zebrafish"),
     ] {
         let mut compared = 0;
-        let mut fts5 = store
-            .conn
-            .prepare(&format!(
-                "SELECT m.score, e.ts_ms
-                 FROM (SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH '{fts}') m
-                 JOIN entries e ON e.rid = m.r >> 3 JOIN files f ON f.id = e.file_id
-                 WHERE f.path = ?1 AND e.line = ?2"
-            ))
-            .unwrap();
         for k in [1, 5, 20] {
             let Some(want) = expected_of(&store.conn, fts, k, (i64::MIN, i64::MAX), now_ms, "1")
             else {
@@ -470,23 +437,7 @@ fn assert_exact(store: &Store, scope: &Scope, now_ms: i64, what: &str) {
             };
             let opts = SearchOptions::everywhere(parse(query, false).unwrap(), k);
             let hits = search(&store.conn, scope, &opts).unwrap();
-            for h in &hits {
-                let (score, ts): (f64, i64) = fts5
-                    .query_row(rusqlite::params![h.path, h.line], |r| {
-                        Ok((r.get(0)?, r.get(1)?))
-                    })
-                    .unwrap();
-                let age = (now_ms - ts).max(0) as f64 / DAY_MS as f64;
-                let blended = -score * (2.0 / 3.0 + 0.5f64.powf(age / 30.0) / 3.0);
-                // The search's clock is up to a few seconds later (1e-8 of a score a second):
-                // far below what a wrong count of texts moves it (2% here).
-                let off = (h.score - blended).abs() / blended;
-                assert!(
-                    off < 1e-5,
-                    "{what}: {query}: score {} against FTS5's {blended}",
-                    h.score
-                );
-            }
+            assert_scores(store, fts, &hits, now_ms, &format!("{what}: {query}"));
             let got: BTreeSet<(String, i64)> = hits.into_iter().map(|h| (h.path, h.line)).collect();
             assert_eq!(got, want, "{what}: {query}: top {k}");
             compared += 1;
@@ -494,6 +445,42 @@ fn assert_exact(store: &Store, scope: &Scope, now_ms: i64, what: &str) {
         assert!(
             compared >= 2,
             "{what}: {query}: only {compared} cases could be told apart"
+        );
+    }
+}
+
+/// Each hit's score is FTS5's `bm25()` for the query `fts`, blended with its entry's age.
+fn assert_scores(
+    store: &Store,
+    fts: &str,
+    hits: &[pidx::query::search::Hit],
+    now_ms: i64,
+    what: &str,
+) {
+    let mut fts5 = store
+        .conn
+        .prepare(&format!(
+            "SELECT m.score, e.ts_ms
+             FROM (SELECT rowid AS r, bm25(fts) AS score FROM fts WHERE fts MATCH '{fts}') m
+             JOIN entries e ON e.rid = m.r >> 3 JOIN files f ON f.id = e.file_id
+             WHERE f.path = ?1 AND e.line = ?2"
+        ))
+        .unwrap();
+    for h in hits {
+        let (score, ts): (f64, i64) = fts5
+            .query_row(rusqlite::params![h.path, h.line], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        let age = (now_ms - ts).max(0) as f64 / DAY_MS as f64;
+        let blended = -score * (2.0 / 3.0 + 0.5f64.powf(age / 30.0) / 3.0);
+        // The search's clock is up to a few seconds later (1e-8 of a score a second): far
+        // below what a wrong count of texts moves it (2% here).
+        let off = (h.score - blended).abs() / blended;
+        assert!(
+            off < 1e-5,
+            "{what}: score {} against FTS5's {blended}",
+            h.score
         );
     }
 }
