@@ -11,7 +11,7 @@
 
 use std::os::raw::{c_int, c_void};
 
-use rusqlite::{ffi, Connection};
+use rusqlite::{ffi, Connection, OptionalExtension};
 
 /// FTS5's bm25 parameters (`k1`, `b`).
 const K1: f64 = 1.2;
@@ -167,6 +167,18 @@ pub fn phrase(s: &str) -> String {
 pub fn impact(tf: i64, len: i64, avgdl: f64) -> f64 {
     let (f, d) = (tf as f64, len as f64);
     (f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * d / avgdl))
+}
+
+/// The one term of `fts`, a query of one phrase of one token, as the index holds it (folded by
+/// the tokenizer, through `pidx_term`); `None` for any other query, or when no text matches.
+///
+/// # Errors
+/// SQLite errors (a query FTS5 cannot parse among them).
+pub fn term_of(conn: &Connection, fts: &str) -> rusqlite::Result<Option<String>> {
+    conn.prepare_cached("SELECT pidx_term(fts) FROM fts WHERE fts MATCH ?1 LIMIT 1")?
+        .query_row([fts], |r| r.get(0))
+        .optional()
+        .map(Option::flatten)
 }
 
 /// The rows and tokens of table `fts` (FTS5's averages record: two varints).

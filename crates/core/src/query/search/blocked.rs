@@ -49,11 +49,7 @@ pub(super) fn best(
     fts: &str,
     now_ms: i64,
 ) -> Result<Option<(Option<Vec<Candidate>>, BlocksRead)>> {
-    let term: Option<Option<String>> = conn
-        .prepare_cached("SELECT pidx_term(fts) FROM fts WHERE fts MATCH ?1 LIMIT 1")
-        .and_then(|mut s| s.query_row([fts], |r| r.get(0)).optional())
-        .map_err(|e| fts_error(&e))?;
-    let Some(Some(term)) = term else {
+    let Some(term) = fts5::term_of(conn, fts).map_err(|e| fts_error(&e))? else {
         return Ok(None);
     };
     let Some(blocks) = impacts::of_term(conn, &term)? else {

@@ -8,7 +8,7 @@
 //! `--branch` a candidate counts only on its session's current branch (each session's path
 //! walked once, when first met).
 
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::Connection;
 
 use super::one::One;
 use super::span::Span;
@@ -61,13 +61,7 @@ fn texts_holding(conn: &Connection, phrase: &str) -> Result<i64> {
         };
         n.map_err(|e| fts_error(&e))
     };
-    let term: Option<String> = conn
-        .prepare_cached("SELECT pidx_term(fts) FROM fts WHERE fts MATCH ?1 LIMIT 1")?
-        .query_row([phrase], |r| r.get(0))
-        .optional()
-        .map_err(|e| fts_error(&e))?
-        .flatten();
-    if let Some(term) = term {
+    if let Some(term) = fts5::term_of(conn, phrase).map_err(|e| fts_error(&e))? {
         if let Some((texts, through)) = impacts::texts_of(conn, &term)? {
             let past = count(
                 "SELECT count(*) FROM fts WHERE fts MATCH ?1 AND rowid > ?2",
