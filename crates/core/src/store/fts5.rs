@@ -372,7 +372,7 @@ unsafe extern "C" fn tfs_len(
             return;
         }
         let mut out: Vec<u8> = Vec::with_capacity(16);
-        push_varint(&mut out, u64::try_from(len).unwrap_or(0));
+        push_varint(&mut out, u32::try_from(len).unwrap_or(0));
         for i in 0..phrases(fts) {
             let mut iter = ffi::Fts5PhraseIter {
                 a: std::ptr::null(),
@@ -384,7 +384,7 @@ unsafe extern "C" fn tfs_len(
                 ffi::sqlite3_result_error_code(ctx, rc);
                 return;
             }
-            let mut tf: u64 = 0;
+            let mut tf: u32 = 0;
             while col >= 0 {
                 tf += 1;
                 next(fts, &mut iter, &mut col, &mut off);
@@ -400,11 +400,12 @@ unsafe extern "C" fn tfs_len(
     }
 }
 
-/// `v` as a varint the way [`varint`] reads it.
-fn push_varint(out: &mut Vec<u8>, v: u64) {
+/// `v` as a varint the way [`varint`] reads it (a 32-bit count or length: at most five bytes,
+/// well inside the eight whose 7-bit groups `varint` reads before its full ninth byte).
+fn push_varint(out: &mut Vec<u8>, v: u32) {
     // FTS5's varints: 7 bits a byte, the high bit set on all but the last, most significant
     // first (as in its records).
-    let mut bytes = [0u8; 10];
+    let mut bytes = [0u8; 5];
     let mut n = 0;
     let mut v = v;
     loop {
