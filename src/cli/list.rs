@@ -66,8 +66,14 @@ pub fn run(env: &Env, args: &ListArgs, out: &mut Out) -> Result<Found> {
         ..opts.clone()
     };
     // A first page of every project: settled once its last row is newer than every file left.
+    let said = std::cell::Cell::new(false);
     let settled = |conn: &rusqlite::Connection, newest_left_ms: i64| -> crate::Result<bool> {
         if list::modified_after_mtime(conn)? {
+            if !said.replace(true) {
+                crate::term::say(
+                    "pidx: a session file holds messages newer than its modification time (copied with its time kept?), so no file's time bounds its messages: reading every session file before this first page",
+                );
+            }
             return Ok(false);
         }
         let rows = list::list_sessions(conn, &scoped(conn)?, &page)?;

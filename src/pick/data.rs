@@ -321,7 +321,7 @@ pub fn spawn_sync(env: &Env, cwd: &str) -> Receiver<Synced> {
                     Ok(r) => Synced::Ran {
                         changed: r.new + r.changed + r.removed > 0,
                         note: (!r.errors.is_empty())
-                            .then(|| format!("{} unreadable files skipped", r.errors.len())),
+                            .then(|| format!("{} files skipped", r.errors.len())),
                     },
                     Err(e) => Synced::Failed(e.to_string()),
                 }

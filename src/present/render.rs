@@ -590,6 +590,12 @@ pub fn status_lines(s: &Status) -> Vec<String> {
             lines.push(store_line(st));
         }
     }
+    for k in &s.skipped {
+        lines.push(format!(
+            "skipped: {}: {} (at {}; each sync tries it again)",
+            k.path, k.reason, k.at
+        ));
+    }
     if let Some(e) = &s.embedded {
         lines.push(format!(
             "meaning: {} of {} entries embedded ({} passages), model {}",

@@ -355,3 +355,124 @@ fn processes_creating_one_index_at_once_all_succeed() {
         }
     }
 }
+
+/// A `"message": null` line alone in its quarter hour, with no model near it: its facts are
+/// numbers (not NULL), so the rollups take it and the sync indexes every file. It once failed
+/// usage_rollup's NOT NULL columns and aborted the whole first sync; the conformance fixture
+/// `message-null.jsonl` missed it because its null shares a quarter hour with a user message.
+#[test]
+fn a_null_message_alone_in_its_quarter_hour_costs_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    let lone = |id: &str, ts: &str| {
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":null,"timestamp":"{ts}","message":null}}"#
+        )
+    };
+    write(
+        &root.join("--p--/null.jsonl"),
+        &[
+            HEADER.replace("ID", "nullonly"),
+            lone("n1", "2026-03-01T10:00:00.000Z"),
+        ],
+    );
+    write(
+        &root.join("--p--/good.jsonl"),
+        &[HEADER.replace("ID", "good"), user("g1", None, "fine")],
+    );
+    let db = tmp.path().join("i.db");
+    let out = on(&db, &root, &["sync"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(!err.contains("skipped"), "{err}");
+    assert_eq!(count(&db, "SELECT count(*) FROM files"), 2);
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 2);
+    // Appended later, into a quarter hour of its own again.
+    append(
+        &root.join("--p--/null.jsonl"),
+        &[lone("n2", "2026-03-02T10:00:00.000Z")],
+    );
+    let out = on(&db, &root, &["stats", "--all"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 3);
+    assert_eq!(
+        count(&db, "SELECT count(*) FROM usage_rollup WHERE user IS NULL"),
+        0
+    );
+    assert_equals_rebuild(&db, &root);
+}
+
+/// A file whose batch cannot be written (here a trigger planted in the index refuses one
+/// entry: any SQLite error of the file's own) is rolled back alone: reported by path, kept in
+/// `pidx status`, and every other file of its write group is indexed; exit 0. The next sync
+/// tries it again, and once it is indexed `status` forgets it.
+#[test]
+fn a_file_that_cannot_be_written_is_skipped_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    std::fs::create_dir_all(&root).unwrap();
+    let db = tmp.path().join("i.db");
+    assert!(on(&db, &root, &["sync"]).output().unwrap().status.success());
+    let plant = |sql: &str| {
+        rusqlite::Connection::open(&db)
+            .unwrap()
+            .execute_batch(sql)
+            .unwrap()
+    };
+    plant(
+        "CREATE TRIGGER planted BEFORE INSERT ON entries WHEN NEW.id = 'poison'
+         BEGIN SELECT RAISE(ABORT, 'planted refusal'); END;",
+    );
+    // Small files: they share one write group, so the refusal rolls the others back too and
+    // they must be done again.
+    for name in ["a", "b", "c"] {
+        let first = if name == "b" { "poison" } else { "ok1" };
+        write(
+            &root.join(format!("--p--/{name}.jsonl")),
+            &[
+                HEADER.replace("ID", name),
+                user(first, None, &format!("hello from {name}")),
+                user("ok2", Some(first), "second"),
+            ],
+        );
+    }
+    let bad = root.join("--p--/b.jsonl");
+    let out = on(&db, &root, &["sync"]).output().unwrap();
+    let (stdout, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{err}");
+    let said = format!("pidx: skipped {}: could not be indexed", bad.display());
+    assert!(
+        err.contains(&said) && err.contains("planted refusal"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "one line for the file: {err}");
+    assert!(stdout.contains("; 1 skipped"), "{stdout}");
+    let mut names: Vec<String> = listed(&db, &root).into_iter().map(|r| r.0).collect();
+    names.sort();
+    assert_eq!(names, ["--p--/a.jsonl", "--p--/c.jsonl"], "{err}");
+    assert_eq!(count(&db, "SELECT count(*) FROM entries"), 4);
+
+    let status = on(&db, &root, &["--json", "status"]).output().unwrap();
+    let status: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(status["skipped"][0]["path"], bad.display().to_string());
+    assert!(status["skipped"][0]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("planted refusal"));
+    let text = on(&db, &root, &["status"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains(&format!("skipped: {}", bad.display())));
+
+    plant("DROP TRIGGER planted");
+    let out = on(&db, &root, &["sync"]).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(listed(&db, &root).len(), 3);
+    assert_eq!(count(&db, "SELECT count(*) FROM skipped_files"), 0);
+    assert_equals_rebuild(&db, &root);
+}

@@ -184,8 +184,11 @@ fn a_session_shown_before_the_first_sync_is_done_is_the_complete_index_s() {
     assert!(note.contains("in the background"), "{note}");
 }
 
+/// A new file elsewhere whose name does not carry its session id (an import, a renamed file)
+/// is read with the first answer's own files, so handles shown meanwhile stay unique; the
+/// rest still waits for the background (it once made the first answer read everything).
 #[test]
-fn hand_named_files_elsewhere_are_read_before_answering() {
+fn hand_named_files_elsewhere_are_read_with_the_first_answer() {
     let (tmp, root) = common::pi_named_copy();
     let (dir, cwd) = biggest_project(&root);
     let other = root.join("--p-hand--");
@@ -195,7 +198,7 @@ fn hand_named_files_elsewhere_are_read_before_answering() {
     std::fs::write(other.join("notes.jsonl"), format!("{header}\n{user}\n")).unwrap();
     let db = tmp.path().join("hand.db");
     let (answer, note) = list(&db, &root, &cwd, true, "0");
-    assert!(!note.contains("background"), "{note}");
+    assert!(note.contains("in the background"), "{note}");
     let complete = tmp.path().join("complete.db");
     assert_eq!(
         answer,
@@ -208,6 +211,7 @@ fn hand_named_files_elsewhere_are_read_before_answering() {
         "read before answering"
     );
     assert!(dir.starts_with(&root));
+    finish_sync(&db, &root);
 }
 
 /// The picker's sync on a new index (`sync_first`): this project's folder is read and committed
@@ -270,4 +274,27 @@ fn the_pickers_first_sync_reads_this_project_first() {
     )
     .unwrap();
     assert!(!called);
+}
+
+/// A first page of every project (`list --all --limit N`) on a new index with a hand-named
+/// file among pi's: the page comes from the newest files and that one, and the rest is left to
+/// the background, with the same rows a complete index gives.
+#[test]
+fn a_first_page_with_hand_named_files_still_answers_first() {
+    let (tmp, root) = common::pi_named_copy();
+    let other = root.join("--p-hand--");
+    std::fs::create_dir_all(&other).unwrap();
+    let header = common::live::HEADER.replace("\"ID\"", "\"hand-named\"");
+    let user = common::live::user("u1", None, "hand");
+    std::fs::write(other.join("imported.jsonl"), format!("{header}\n{user}\n")).unwrap();
+    let args = ["--json", "list", "--all", "--limit", "3"];
+    let db = tmp.path().join("page.db");
+    let (answer, note) = first_answer(&db, &root, &args, "0");
+    assert!(note.contains("in the background"), "{note}");
+    let complete = tmp.path().join("complete.db");
+    assert_eq!(
+        answer,
+        first_answer(&complete, &root, &args, "1000000000000").0
+    );
+    finish_sync(&db, &root);
 }

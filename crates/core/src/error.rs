@@ -53,6 +53,10 @@ pub enum Error {
     /// A reader was told to stop (a cancelled or timed-out call) before it finished.
     #[error("stopped before it finished (cancelled or out of time)")]
     Stopped,
+    /// Code that handled one file panicked (a pidx bug that file's bytes trigger); the sync
+    /// caught it at the file's boundary.
+    #[error("pidx bug (please report it): {0}")]
+    Panicked(String),
 }
 
 fn more(count: usize, shown: usize) -> String {
@@ -114,6 +118,56 @@ impl Error {
             },
             e => e,
         }
+    }
+
+    /// Whether this error is one file's own (its bytes, or a pidx bug they trigger) rather than
+    /// the index's or the machine's: a sync then rolls back that file alone, reports it and
+    /// goes on with the rest. A full disk, a lock, a damaged or read-only index, memory or an
+    /// interrupt would fail every file alike: those stop the sync, as before.
+    pub fn is_one_files(&self) -> bool {
+        use rusqlite::ErrorCode as C;
+        match self {
+            Error::Io { .. } | Error::Panicked(_) => true,
+            Error::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => !matches!(
+                e.code,
+                C::DatabaseBusy
+                    | C::DatabaseLocked
+                    | C::OutOfMemory
+                    | C::ReadOnly
+                    | C::OperationInterrupted
+                    | C::SystemIoFailure
+                    | C::DatabaseCorrupt
+                    | C::DiskFull
+                    | C::CannotOpen
+                    | C::FileLockingProtocolFailed
+                    | C::SchemaChanged
+                    | C::ApiMisuse
+                    | C::NoLargeFileSupport
+                    | C::NotADatabase
+                    | C::PermissionDenied
+                    | C::AuthorizationForStatementDenied
+            ),
+            // A value that does not convert (a number out of range, text that is not UTF-8):
+            // the data's, not the index's.
+            Error::Sqlite(e) => !matches!(
+                e,
+                rusqlite::Error::SqliteSingleThreadedMode
+                    | rusqlite::Error::ExecuteReturnedResults
+                    | rusqlite::Error::InvalidQuery
+                    | rusqlite::Error::MultipleStatement
+            ),
+            _ => false,
+        }
+    }
+
+    /// The error a panic caught at a file's boundary becomes.
+    pub fn from_panic(payload: Box<dyn std::any::Any + Send>) -> Self {
+        let why = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".into());
+        Error::Panicked(why)
     }
 
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {

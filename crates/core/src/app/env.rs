@@ -237,10 +237,19 @@ impl Env {
             other => other
                 .and_then(|first| match first {
                     First::Dirs(dirs) => Some(dirs),
-                    First::Session(arg) => plan.dirs_where(|f| names_session(f, arg)),
+                    First::Session(arg) => {
+                        let dirs = plan.dirs_where(|f| names_session(f, arg));
+                        if dirs.is_none() {
+                            crate::term::say(&format!(
+                                "pidx: no new file's name carries {arg:?}: reading all {} MB of new and changed session files before answering",
+                                thousands((plan.pending_bytes() / 1_000_000) as i128)
+                            ));
+                        }
+                        dirs
+                    }
                     First::Newest(..) => None,
                 })
-                .and_then(|dirs| plan.keep_only(&dirs))
+                .map(|dirs| plan.keep_only(&dirs))
                 .filter(|d| d.files > 0),
         };
         // With files left for the background sync, the full text of these is left for it to
@@ -530,7 +539,7 @@ fn newest_first(
             return Ok(None);
         };
         if settled(&store.conn, next)? {
-            return Ok(plan.keep_only(&HashSet::new()).filter(|d| d.files > 0));
+            return Ok(Some(plan.keep_only(&HashSet::new())).filter(|d| d.files > 0));
         }
         batch = batch.saturating_mul(2).max(1);
     }
@@ -562,7 +571,7 @@ fn names_file(path: &std::path::Path, arg: &str) -> bool {
 
 pub fn report_errors(report: &SyncReport) {
     for e in &report.errors {
-        crate::term::say(&format!("pidx: skipped unreadable {e}"));
+        crate::term::say(&format!("pidx: skipped {e}"));
     }
     for w in &report.warnings {
         crate::term::say(&format!("pidx: warning: {w}"));

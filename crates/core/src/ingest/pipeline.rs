@@ -5,6 +5,7 @@
 //! transactions as a one-thread sync: crash safety and "equals a rebuild" do not change.
 
 use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use std::sync::{Condvar, Mutex};
 
@@ -77,11 +78,12 @@ enum Msg {
 /// rollback (it then starts from what the index holds now, not from before this sync).
 type Queued = (usize, bool);
 
-/// Reads every queued file in write groups. A file that cannot be read is reported and its
-/// group rolled back; the group's other files are read again.
+/// Reads every queued file in write groups. A file that cannot be read or written (an error of
+/// its own, `Error::is_one_files`, or a panic) is reported, noted and skipped, and its group
+/// rolled back; the group's other files are read again. One file never costs the others.
 ///
 /// # Errors
-/// Index errors (a file that cannot be read is not one).
+/// Index errors that every file would meet (a full disk, a lock, a damaged index).
 ///
 /// `collect_words`: gather the words of the texts for `store::words` as they are read (else the
 /// caller fills the table from the full-text vocabulary afterwards).
@@ -106,6 +108,10 @@ pub(super) fn ingest_all(
     if let Some(aside) = aside {
         group.build_aside(aside);
     }
+    let had_skipped = writer::skipped::any(group.reader())?;
+    if had_skipped {
+        writer::skipped::clear_gone(group.reader())?;
+    }
     let mut queue: VecDeque<Queued> = (0..work.len()).map(|i| (i, false)).collect();
     while !queue.is_empty() {
         let mut run = Run {
@@ -115,6 +121,7 @@ pub(super) fn ingest_all(
             report,
             bar: &bar,
             collect_words,
+            had_skipped,
         };
         run.pipeline()?;
     }
@@ -132,6 +139,9 @@ struct Run<'r, 'c> {
     report: &'r mut SyncReport,
     bar: &'r indicatif::ProgressBar,
     collect_words: bool,
+    /// Whether the index noted skipped files when the sync began (each file indexed whole
+    /// then clears its note).
+    had_skipped: bool,
 }
 
 impl Run<'_, '_> {
@@ -175,19 +185,26 @@ impl Run<'_, '_> {
             match msg {
                 Msg::Piece(piece) => {
                     let last = piece.last;
-                    writing.write(self.group, *piece, self.bar)?;
+                    let (group, bar) = (&mut *self.group, self.bar);
+                    let wrote =
+                        catch_unwind(AssertUnwindSafe(|| writing.write(group, *piece, bar)))
+                            .unwrap_or_else(|panic| Err(Error::from_panic(panic)));
+                    match wrote {
+                        Ok(()) => {}
+                        Err(e) if e.is_one_files() => {
+                            let i = queued.0;
+                            return self.skip(i, e, ahead);
+                        }
+                        Err(e) => return Err(e),
+                    }
                     written.update(|s| s.0 += 1);
                     if last {
                         let (queued, writing) = ahead.pop_front().expect("the file written");
-                        self.complete(queued.0, writing);
+                        self.complete(queued.0, writing)?;
                     }
                 }
-                Msg::Failed(i, Error::Io { path, source }) if i == queued.0 => {
-                    self.report
-                        .errors
-                        .push(format!("{}: {source}", path.display()));
-                    ahead.pop_front();
-                    return self.roll_back(ahead);
+                Msg::Failed(i, e) if i == queued.0 && e.is_one_files() => {
+                    return self.skip(i, e, ahead);
                 }
                 Msg::Failed(_, e) => return Err(e),
             }
@@ -216,9 +233,32 @@ impl Run<'_, '_> {
         })
     }
 
-    /// A file is written whole: its counts join the report and the open group.
-    fn complete(&mut self, i: usize, writing: Writing) {
+    /// A file that could not be read or written: reported by path and noted for `status`, and
+    /// its group rolled back (its partial rows share the open transaction with other files,
+    /// which are done again); the sync goes on without it. Each later sync tries it again.
+    fn skip(&mut self, i: usize, e: Error, mut ahead: VecDeque<(Queued, Writing)>) -> Result<()> {
+        ahead.pop_front();
+        let path = &self.work[i].2.path;
+        let reason = match e {
+            Error::Io { source, .. } => source.to_string(),
+            e => format!("could not be indexed: {e}"),
+        };
+        self.report
+            .errors
+            .push(format!("{}: {reason}", path.display()));
+        self.roll_back(ahead)?;
+        let now = chrono::Utc::now().timestamp_millis();
+        writer::skipped::note(self.group.reader(), &path.to_string_lossy(), &reason, now)?;
+        Ok(())
+    }
+
+    /// A file is written whole: its counts join the report and the open group, and a reason it
+    /// was once skipped goes.
+    fn complete(&mut self, i: usize, writing: Writing) -> Result<()> {
         let (_, _, found, _) = &self.work[i];
+        if self.had_skipped {
+            writer::skipped::clear(self.group.reader(), &found.path.to_string_lossy())?;
+        }
         let done = writing.done;
         let counted = Counted {
             new: self.work[i].3.is_none(),
@@ -235,6 +275,7 @@ impl Run<'_, '_> {
                 reason,
             }));
         self.group.members.push((i, counted));
+        Ok(())
     }
 
     /// After a file that could not be read: its partial rows share the open group with other
@@ -285,7 +326,14 @@ fn parse_jobs(
     };
     for job in jobs {
         let failed = match job {
-            Job::Read(i, start, path) => read_file(*start, &path, &mut send).err().map(|e| (i, e)),
+            // A panic here is this file's (its bytes found a bug): caught at its boundary, it
+            // is passed on like a read error, and the writer skips the file.
+            Job::Read(i, start, path) => {
+                catch_unwind(AssertUnwindSafe(|| read_file(*start, &path, &mut send)))
+                    .unwrap_or_else(|panic| Err(Error::from_panic(panic)))
+                    .err()
+                    .map(|e| (i, e))
+            }
             Job::Failed(i, e) => Some((i, e)),
         };
         if let Some((i, e)) = failed {

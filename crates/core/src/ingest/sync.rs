@@ -63,7 +63,6 @@ pub fn sync_first(
     let mut plan = plan(store, roots, None)?;
     let later = (plan.pending_bytes() >= threshold)
         .then(|| plan.keep_only(dirs))
-        .flatten()
         .filter(|later| later.files > 0);
     let Some(later) = later else {
         // Nothing was left for later: one pass reads it all.
@@ -172,29 +171,31 @@ impl Plan {
         (!dirs.is_empty()).then_some(dirs)
     }
 
-    /// Leaves the files outside `dirs` for later (the next sync reads them), unless a new
-    /// file among them has a name that does not carry a session id as pi names files
-    /// (`<time>_<uuid>.jsonl`): handles shown meanwhile must stay unique among the files left,
-    /// so then everything is read now.
-    pub fn keep_only(&mut self, dirs: &HashSet<PathBuf>) -> Option<Deferred> {
-        let outside = |w: &Work| !dirs.contains(w.2.dir());
+    /// Leaves the files outside `dirs` for later (the next sync reads them), except the new
+    /// ones whose names do not carry a session id as pi names files (`<time>_<uuid>.jsonl`:
+    /// imports, renamed files, links): handles shown meanwhile must stay unique among the
+    /// files left, and only a name tells a file's id unread, so those few are read now with
+    /// `dirs` (all of them once made a first answer read everything).
+    pub fn keep_only(&mut self, dirs: &HashSet<PathBuf>) -> Deferred {
         let mut ids = Vec::new();
-        for w in self.work.iter().filter(|w| outside(w)) {
-            // Files the index already holds keep their ids there.
-            if w.3.is_none() {
-                ids.push(id_of_name(w.2.name())?);
-            }
-        }
+        let (later, keep): (Vec<Work>, Vec<Work>) =
+            std::mem::take(&mut self.work).into_iter().partition(|w| {
+                if dirs.contains(w.2.dir()) {
+                    return false;
+                }
+                // Files the index already holds keep their ids there.
+                if w.3.is_some() {
+                    return true;
+                }
+                id_of_name(w.2.name()).map(|id| ids.push(id)).is_some()
+            });
         ids.sort_unstable();
-        let (later, keep): (Vec<Work>, Vec<Work>) = std::mem::take(&mut self.work)
-            .into_iter()
-            .partition(outside);
         self.work = keep;
-        Some(Deferred {
+        Deferred {
             files: later.len(),
             bytes: later.iter().map(pending_bytes).sum(),
             ids,
-        })
+        }
     }
 
     /// Moves the `k` files still to read with the newest mtimes into a plan of their own, which

@@ -59,7 +59,8 @@ pub struct SyncReport {
     pub entries: i64,
     pub bytes: u64,
     pub bad: Vec<BadLine>,
-    /// Files or folders that could not be read (skipped; the rest was indexed).
+    /// Files or folders skipped (the rest was indexed), as `path: reason`: they could not be
+    /// read, or their batch could not be written and was rolled back alone.
     pub errors: Vec<String>,
     /// Things to fix that lost nothing (a gateway's malformed `sessions.json`).
     pub warnings: Vec<String>,
@@ -97,7 +98,7 @@ impl SyncReport {
         );
         if !self.errors.is_empty() {
             s.push_str(&format!(
-                "; {} unreadable",
+                "; {} skipped",
                 thousands(self.errors.len() as i128)
             ));
         }

@@ -86,9 +86,49 @@ pub struct Status {
     /// not in an index built before them (migrations 0016, 0017), where literal search of
     /// identifiers with `_` reads more lines back.
     pub joints_indexed: bool,
+    /// Files the last syncs skipped and why (each sync tries them again).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<Skipped>,
     /// Search by meaning: what is embedded, when anything is (`pidx sync --embed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedded: Option<Embedded>,
+}
+
+/// A file a sync skipped (`migrations/0030_skipped_files.sql`).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Skipped {
+    pub path: String,
+    pub reason: String,
+    /// When the sync that skipped it ran (ISO 8601).
+    pub at: String,
+}
+
+/// The skipped files, by path.
+const SKIPPED: &str = "SELECT path, reason, at_ms FROM skipped_files ORDER BY path";
+
+/// The files the syncs skipped (none in an index too old to note them, read as it is).
+///
+/// # Errors
+/// Index errors.
+pub fn skipped(store: &Store) -> Result<Vec<Skipped>> {
+    let has = store.conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'skipped_files')",
+        [],
+        |r| r.get::<_, bool>(0),
+    )?;
+    if !has {
+        return Ok(Vec::new());
+    }
+    let mut stmt = store.conn.prepare(SKIPPED)?;
+    let rows = stmt.query_map([], |r| {
+        Ok(Skipped {
+            path: r.get(0)?,
+            reason: r.get(1)?,
+            at: crate::pi::js::iso(r.get(2)?),
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// How much of the index is embedded for search by meaning.
@@ -198,6 +238,7 @@ pub fn status(store: &Store, roots: &[Root]) -> Result<Status> {
         db_bytes,
         roots: out,
         writer: WriterLock::holder(&store.path).map(|h| h.0),
+        skipped: skipped(store)?,
         joints_indexed: !crate::store::joints::is_stale(&store.conn)?
             && !crate::store::joints::lacks_rights(&store.conn)?,
         embedded: embedded(store)?,

@@ -35,6 +35,8 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../../migrations/0026_text_aside.sql"),
     include_str!("../../../../migrations/0027_impacts.sql"),
     include_str!("../../../../migrations/0028_impact_heads.sql"),
+    include_str!("../../../../migrations/0029_facts_never_null.sql"),
+    include_str!("../../../../migrations/0030_skipped_files.sql"),
 ];
 
 /// The schema version this build writes.

@@ -15,6 +15,7 @@ mod entries;
 mod files;
 pub mod gateway;
 mod rollups;
+pub mod skipped;
 mod touches;
 
 pub use files::{file_by_id, file_by_path, stamps_of_root, Stamp, Stamps};
