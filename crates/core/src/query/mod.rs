@@ -11,6 +11,7 @@ mod reader;
 pub mod resolve;
 pub mod search;
 pub mod secrets;
+mod session_info;
 pub mod shape;
 pub mod show;
 pub mod similar;

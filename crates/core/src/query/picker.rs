@@ -16,7 +16,7 @@ use crate::pi::js::js_trim;
 use crate::pi::picker::fuzzy::{fuzzy_match, fuzzy_once, swap_letters_digits};
 use crate::pi::picker::{index_of, js_id, normalize, order, parse, score_hay, Hay, Parsed};
 pub use crate::pi::picker::{narrows, query_problem};
-use crate::query::list::SessionInfo;
+use crate::query::session_info::SessionInfo;
 
 pub use compact::Compact;
 pub use memo::{rank_memo, Memo};

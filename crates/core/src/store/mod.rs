@@ -386,6 +386,12 @@ fn remove_index_files(path: &Path) -> Result<()> {
     remove_db_files(&aside_path(path))
 }
 
+/// The record pidx keeps in each folder of JSONL copies of an OpenClaw store's transcripts
+/// (`ingest::openclaw::mirror` writes it); its presence is what marks a folder as copies, for
+/// the readers too (`query::context` shows a copy's tree as OpenClaw's). A file of pidx's own
+/// beside the index, so it is the store floor's name.
+pub const MIRROR_STATE: &str = ".pidx-mirror.json";
+
 /// Where a first sync builds the full text beside index `db` (`store::aside`).
 pub fn aside_path(db: &Path) -> PathBuf {
     let mut p = db.as_os_str().to_owned();

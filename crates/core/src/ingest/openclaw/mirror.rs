@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use super::{Reader, StoreInfo, Window};
 use crate::error::{Error, Result};
 
-/// The mirror's own record of what each copy holds (its presence marks a folder of copies).
-pub const STATE: &str = ".pidx-mirror.json";
+// The mirror's own record of what each copy holds (its presence marks a folder of copies).
+use crate::store::MIRROR_STATE as STATE;
 
 /// Reads whose immutable snapshot was overtaken by a writer are retried this many times.
 const ATTEMPTS: usize = 4;

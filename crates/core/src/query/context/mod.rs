@@ -395,7 +395,7 @@ pub fn plan_context(
 }
 
 /// Whether the file is pidx's copy of a transcript of an OpenClaw SQLite store: its folder is
-/// a folder of copies (`ingest::openclaw::mirror`), whichever root it was made for.
+/// a folder of copies (`store::MIRROR_STATE`), whichever root it was made for.
 fn is_store_copy(conn: &Connection, file_id: i64) -> Result<bool> {
     let dir: Option<String> = conn
         .prepare_cached("SELECT dir FROM files WHERE id = ?1")?
@@ -403,7 +403,7 @@ fn is_store_copy(conn: &Connection, file_id: i64) -> Result<bool> {
         .optional()?;
     Ok(dir.is_some_and(|d| {
         std::path::Path::new(&d)
-            .join(crate::ingest::openclaw::mirror::STATE)
+            .join(crate::store::MIRROR_STATE)
             .is_file()
     }))
 }

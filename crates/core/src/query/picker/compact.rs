@@ -9,7 +9,7 @@ use std::cell::OnceCell;
 use super::spill::{Spill, Stored};
 use crate::pi::picker::fuzzy::{fuzzy_resume, Resume, Word};
 use crate::pi::picker::{js_id, score_hay, word_score, Hay, Parsed, Tail, Token};
-use crate::query::list::SessionInfo;
+use crate::query::session_info::SessionInfo;
 
 /// A typed word and what matching it needs: the letters a text must have, and the fuzzy
 /// word prepared once (`None` for a phrase).

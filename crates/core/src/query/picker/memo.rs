@@ -234,7 +234,7 @@ impl<'t> Prepared<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::query::list::SessionInfo;
+    use crate::query::session_info::SessionInfo;
 
     #[test]
     fn remembered_words_rank_as_the_whole_query() {
