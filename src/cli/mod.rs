@@ -262,7 +262,7 @@ pub enum Command {
     /// Run one read-only SQL query against the index (views: v_sessions, v_entries,
     /// v_messages, v_usage, v_tool_calls, v_file_touches). Anything that would write is refused.
     #[command(
-        after_help = "Examples:\n  pidx sql \"SELECT model, sum(cost) FROM v_usage GROUP BY model ORDER BY 2 DESC\"\n  pidx sql --csv \"SELECT name, count(*) FROM v_tool_calls GROUP BY name\"\n  pidx sql \"PRAGMA table_info(v_usage)\""
+        after_help = "Examples:\n  pidx sql \"SELECT coalesce(model, '(no model)') AS model, round(sum(cost), 2) AS cost FROM v_usage GROUP BY 1 ORDER BY 2 DESC\"\n  pidx sql --csv \"SELECT name, count(*) FROM v_tool_calls GROUP BY name\"\n  pidx sql \"PRAGMA table_info(v_usage)\""
     )]
     Sql(sql::SqlArgs),
     /// A self-contained HTML report (or its data as JSON): cost and tokens over time, by model,

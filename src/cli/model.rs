@@ -50,8 +50,8 @@ pub fn run(cmd: &ModelCommand) -> Result<Found> {
             let made = distill::distill(from, &out, *dims, *threads)?;
             crate::term::say(&format!(
                 "pidx: distilled {} tokens x {} dims into {} in {:.1} s",
-                made.vocab,
-                made.dims,
+                crate::present::numbers::thousands(made.vocab),
+                crate::present::numbers::thousands(made.dims),
                 out.display(),
                 made.seconds
             ));

@@ -5,6 +5,7 @@ use clap::Args;
 
 use super::Found;
 use crate::app::env::Env;
+use crate::present::numbers::thousands;
 use crate::present::output::Out;
 use crate::team::pg;
 use crate::team::push::{default_source, push, PushOptions, PushReport};
@@ -57,22 +58,46 @@ pub fn run(env: &Env, args: &PushArgs, out: &mut Out) -> Result<Found> {
 /// One line: what the push sent.
 pub fn summary(r: &PushReport, took: std::time::Duration) -> String {
     let mut parts = vec![
-        format!("{} new", r.new),
-        format!("{} appended", r.appended),
-        format!("{} rewritten", r.rewritten),
-        format!("{} renamed or touched", r.summaries),
-        format!("{} deleted", r.deleted),
-        format!("{} unchanged", r.unchanged),
+        format!("{} new", thousands(r.new)),
+        format!("{} appended", thousands(r.appended)),
+        format!("{} rewritten", thousands(r.rewritten)),
+        format!("{} renamed or touched", thousands(r.summaries)),
+        format!("{} deleted", thousands(r.deleted)),
+        format!("{} unchanged", thousands(r.unchanged)),
     ];
     if r.skipped > 0 {
-        parts.push(format!("{} changed while reading (next push)", r.skipped));
+        parts.push(format!(
+            "{} changed while reading (next push)",
+            thousands(r.skipped)
+        ));
     }
     format!(
         "pushed {} as {}: {}; {} entries in {:.2} s",
-        r.changed(),
+        thousands(r.changed()),
         crate::term::one_line(&r.source),
         parts.join(", "),
-        r.entries,
+        thousands(r.entries),
         took.as_secs_f64()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_has_thousands_separators() {
+        let r = PushReport {
+            source: "u@box".into(),
+            new: 2_544,
+            entries: 158_025,
+            ..PushReport::default()
+        };
+        let line = summary(&r, std::time::Duration::from_millis(1500));
+        assert_eq!(
+            line,
+            "pushed 2,544 as u@box: 2,544 new, 0 appended, 0 rewritten, 0 renamed or touched, \
+             0 deleted, 0 unchanged; 158,025 entries in 1.50 s"
+        );
+    }
 }

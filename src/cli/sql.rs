@@ -102,7 +102,39 @@ fn text(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
+        Value::Number(n) => match n.as_f64().filter(|_| n.is_f64()) {
+            Some(f) => real(f),
+            None => n.to_string(),
+        },
         other => other.to_string(),
+    }
+}
+
+/// A REAL as the `sqlite3` shell prints it: 15 significant digits (`%!.15g`), so a sum of
+/// costs reads `623.3014275`, not the binary float's `623.3014274999999`. `--json` keeps the
+/// float as it is.
+fn real(f: f64) -> String {
+    if !f.is_finite() || f == 0.0 {
+        return format!("{f:?}");
+    }
+    let exp = f.abs().log10().floor() as i32;
+    if !(-4..15).contains(&exp) {
+        let s = format!("{f:.14e}");
+        let (mantissa, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+        return format!("{mantissa}e{e}");
+    }
+    let decimals = usize::try_from(14 - exp).unwrap_or(0);
+    let s = format!("{f:.decimals$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &s
+    };
+    if s.contains('.') {
+        s.to_string()
+    } else {
+        format!("{s}.0")
     }
 }
 
@@ -111,5 +143,26 @@ fn csv(s: &str) -> String {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::real;
+
+    #[test]
+    fn reals_read_as_the_sqlite3_shell_prints_them() {
+        for (f, s) in [
+            (623.3014274999999, "623.3014275"),
+            (0.1 + 0.2, "0.3"),
+            (3.0, "3.0"),
+            (-2.5, "-2.5"),
+            (1795.4048, "1795.4048"),
+            (0.000123, "0.000123"),
+            (1.5e-7, "1.5e-7"),
+            (0.0, "0.0"),
+        ] {
+            assert_eq!(real(f), s, "{f}");
+        }
     }
 }

@@ -9,6 +9,7 @@ use super::args::{GatewayArgs, ProjectArgs, RangeArgs, ZoneArgs};
 use super::Found;
 use crate::app::env::Env;
 use crate::present::chart;
+use crate::present::numbers::money;
 use crate::present::output::{one_line, one_line_upto, thousands, Out};
 use crate::present::table::{self, Column, Cut};
 use crate::query::stats::{self, Dim, Figures, Row, StatsOptions};
@@ -267,7 +268,7 @@ fn shown(dims: &[Dim]) -> Vec<usize> {
     }
 }
 
-/// The figures for people: thousands separators, cost in dollars.
+/// The figures for people: thousands separators, cost in dollars to the cent (`numbers`).
 fn human_values(f: &Figures) -> [String; 14] {
     let n = |v: i64| thousands(v);
     [
@@ -286,16 +287,6 @@ fn human_values(f: &Figures) -> [String; 14] {
         n(f.compactions),
         n(f.active_days),
     ]
-}
-
-/// `$1,234.5678`: cost with four decimals (single calls cost fractions of a cent).
-fn money(cost: f64) -> String {
-    let cents = (cost * 10_000.0).round() as i128;
-    format!(
-        "${}.{:04}",
-        thousands(cents / 10_000),
-        (cents % 10_000).abs()
-    )
 }
 
 /// The table, fitted to the terminal: key columns shrink first (sessions and text at their

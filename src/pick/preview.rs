@@ -8,6 +8,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 
 use rusqlite::Connection;
 
+use crate::present::numbers::{count, money, tokens};
 use crate::present::output::{block, one_line};
 use crate::present::render;
 use crate::query::context::{self, Context};
@@ -182,8 +183,10 @@ fn header(conn: &Connection, session: &Resolved) -> Vec<Line> {
     lines.push(field(
         "cost",
         &format!(
-            "${:.4} · {} tokens · {} messages",
-            d.stats.cost, d.stats.tokens.total, d.stats.total_messages
+            "{} · {} · {}",
+            money(d.stats.cost),
+            tokens(d.stats.tokens.total),
+            count(d.stats.total_messages, "message")
         ),
     ));
     lines.push(field("path", &d.path));

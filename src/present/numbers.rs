@@ -1,9 +1,21 @@
-//! Numbers for people: thousands separators and one money format (`$1,234.56`), used by the
-//! terminal chart and the HTML report (the separators are `term::thousands`). Machine output
-//! (JSON, CSV) never goes through here.
+//! Numbers for people, the one owner of how they read wherever pidx prints for a person (the
+//! terminal tables and lines of `stats`, `show`, `push`, the picker, the chart, the HTML report
+//! and the web pages): counts with thousands separators (`1,234,567`, `thousands`/`count`) and
+//! one money policy (`money`). Machine output (JSON, CSV) never goes through here.
+//!
+//! **Money** reads in dollars to the cent with separators, `$1,795.40`, everywhere a person
+//! reads it: pi records costs to many decimals, but a cost a person compares is cents, and one
+//! format means the same session reads the same in `stats`, `show` and the picker. A non-zero
+//! amount under half a cent reads `<$0.01`, so a cheap model is not mistaken for a free one.
+//! JSON keeps pi's recorded figure unrounded and CSV four decimals, for sums done elsewhere.
 
 use crate::term::plural;
-pub use crate::term::thousands;
+
+/// An integer with thousands separators: `1,234,567`. Any integer type (`usize` counts too;
+/// the digits themselves are `term::thousands`', which the core's own reports use).
+pub fn thousands(n: impl TryInto<i128>) -> String {
+    crate::term::thousands(n.try_into().unwrap_or(i128::MAX))
+}
 
 /// Dollars to the cent with separators: `$1,234.56`, `-$0.50`. Amounts that round to zero
 /// cents but are not zero show as `<$0.01`, so a cheap model is not mistaken for a free one.
@@ -17,6 +29,11 @@ pub fn money(v: f64) -> String {
     let cents = (v.abs() * 100.0).round() as i64;
     let sign = if v < 0.0 { "-" } else { "" };
     format!("{sign}${}.{:02}", thousands(cents / 100), cents % 100)
+}
+
+/// `n` tokens for people: `3,153,254 tokens`, `1 token`.
+pub fn tokens(n: i64) -> String {
+    count(n, "token")
 }
 
 /// `n` things, with separators and the plural when it is not one: `1 message`, `1,024 messages`.
@@ -52,5 +69,7 @@ mod tests {
         assert_eq!(count(1, "day"), "1 day");
         assert_eq!(count(1_024, "day"), "1,024 days");
         assert_eq!(percent(1.0, 0.0), "–");
+        assert_eq!(tokens(3_153_254), "3,153,254 tokens");
+        assert_eq!(money(1795.4048), "$1,795.40");
     }
 }

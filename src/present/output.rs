@@ -4,8 +4,9 @@
 
 use std::io::{self, IsTerminal, Write};
 
+pub use super::numbers::thousands;
 pub use crate::pi::picker::age;
-pub use crate::term::{block, one_line, one_line_upto, plural, thousands};
+pub use crate::term::{block, one_line, one_line_upto, plural};
 
 /// Where command output goes, remembering whether colour is allowed.
 pub struct Out {

@@ -7,6 +7,7 @@ use std::io;
 
 use serde_json::Value;
 
+use super::numbers::{money, tokens};
 use super::output::{age, block, one_line, plural, thousands, truncate, Out};
 use super::table::{self, cut, Column, Cut};
 use crate::pi::huge::{self, Huge};
@@ -179,18 +180,18 @@ fn detail_usage(out: &mut Out, d: &SessionDetail) -> io::Result<()> {
         "tokens",
         &format!(
             "{} total: {} in, {} out, {} cache read, {} cache write",
-            s.tokens.total,
-            s.tokens.input,
-            s.tokens.output,
-            s.tokens.cache_read,
-            s.tokens.cache_write
+            thousands(s.tokens.total),
+            thousands(s.tokens.input),
+            thousands(s.tokens.output),
+            thousands(s.tokens.cache_read),
+            thousands(s.tokens.cache_write)
         ),
     ))?;
-    out.line(&field("cost", &format!("${:.4}", s.cost)))?;
+    out.line(&field("cost", &money(s.cost)))?;
     for m in &d.models {
         out.line(&field(
             "  model",
-            &format!("{}: {} tokens, ${:.4}", m.model, m.tokens, m.cost),
+            &format!("{}: {}, {}", m.model, tokens(m.tokens), money(m.cost)),
         ))?;
     }
     Ok(())
@@ -599,7 +600,10 @@ pub fn status_lines(s: &Status) -> Vec<String> {
     if let Some(e) = &s.embedded {
         lines.push(format!(
             "meaning: {} of {} entries embedded ({} passages), model {}",
-            e.entries, e.of_entries, e.passages, e.model
+            thousands(e.entries),
+            thousands(e.of_entries),
+            thousands(e.passages),
+            e.model
         ));
     }
     if !s.joints_indexed {

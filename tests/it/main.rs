@@ -16,6 +16,7 @@ mod cli;
 mod conformance;
 mod context_paths;
 mod crash;
+mod daily;
 mod faults;
 mod files;
 mod files_doors;

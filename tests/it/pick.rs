@@ -332,6 +332,33 @@ fn keys_toggle_scope_mode_sort_named_preview_and_tree() {
 }
 
 #[test]
+fn the_preview_prints_money_to_the_cent_and_counts_with_separators() {
+    let w = World::new();
+    let file = w.add(
+        &w.app,
+        &Spec {
+            id: "22222222-aaaa-4000-8000-000000000001",
+            hours_ago: 1,
+            name: None,
+            user: "refactor the parser",
+            assistant: "done",
+        },
+    );
+    // The same session, at a cost and size a long day reaches.
+    let text = std::fs::read_to_string(&file).unwrap().replace(
+        r#""usage":{"input":10,"output":20,"cacheRead":0,"cacheWrite":0,"totalTokens":30,"cost":{"total":0.25}}"#,
+        r#""usage":{"input":3153234,"output":20,"cacheRead":0,"cacheWrite":0,"totalTokens":3153254,"cost":{"total":1795.4048}}"#,
+    );
+    assert!(text.contains("3153234"), "{text}");
+    std::fs::write(&file, text).unwrap();
+    w.sync();
+    let mut t = w.pick(&[], &w.app);
+    t.wait_text("$1,795.40 · 3,153,254 tokens · 2 messages");
+    t.send(b"\x1b");
+    assert_eq!(t.wait_exit(), 1);
+}
+
+#[test]
 fn print_writes_the_chosen_path_to_stdout() {
     let w = World::new();
     let [_, _, deploy] = three_sessions(&w);

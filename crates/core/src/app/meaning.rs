@@ -83,8 +83,8 @@ pub fn embed_after_sync(store: &mut Store, asked: bool, flag: Option<&Path>) -> 
         let mb = r.bytes as f64 / 1e6;
         crate::term::say(&format!(
             "pidx: embedded {} entries ({} passages, {:.1} MB of text) in {:.1} s ({:.1} MB/s)",
-            r.entries,
-            r.passages,
+            crate::term::thousands(r.entries as i128),
+            crate::term::thousands(r.passages as i128),
             mb,
             r.seconds,
             mb / r.seconds.max(1e-9)

@@ -1,0 +1,181 @@
+//! What a daily user trips over (issue 54): titles cut in a pipe, bare numbers, money printed
+//! three ways, `stats` rows that mislead, picker handles cut short, a silent `forget --list`.
+//! Each test drives the `pidx` binary on sessions written here, in a temp folder.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::common;
+
+/// A temp folder with a sessions root (pi's tree layout) and an index path beside it.
+pub(crate) struct Corpus {
+    _tmp: tempfile::TempDir,
+    pub root: PathBuf,
+    pub db: PathBuf,
+}
+
+impl Corpus {
+    pub fn new() -> Corpus {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("sessions");
+        std::fs::create_dir_all(&root).unwrap();
+        let db = tmp.path().join("index.db");
+        Corpus {
+            _tmp: tmp,
+            root,
+            db,
+        }
+    }
+
+    /// Writes session `id` (its header with `cwd`, when given, then `lines`) in `folder`.
+    pub fn session(&self, folder: &str, id: &str, cwd: Option<&str>, lines: &[String]) {
+        let dir = self.root.join(folder);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut header = json!({"type": "session", "version": 3, "id": id,
+            "timestamp": "2026-01-01T00:00:00.000Z"});
+        if let Some(cwd) = cwd {
+            header["cwd"] = json!(cwd);
+        }
+        std::fs::write(
+            dir.join(format!("2026-01-01T00-00-00-000Z_{id}.jsonl")),
+            format!("{header}\n{}\n", lines.join("\n")),
+        )
+        .unwrap();
+    }
+
+    pub fn pidx(&self) -> assert_cmd::Command {
+        common::pidx(&self.db, &self.root)
+    }
+
+    /// Runs `pidx ARGS` and returns its stdout, checking it succeeded.
+    pub fn out(&self, args: &[&str]) -> String {
+        let out = self.pidx().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "pidx {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+pub(crate) fn user(id: &str, parent: Option<&str>, text: &str) -> String {
+    json!({"type": "message", "id": id, "parentId": parent,
+        "timestamp": "2026-01-01T00:00:01.000Z",
+        "message": {"role": "user", "content": text, "timestamp": 1767225601000_i64}})
+    .to_string()
+}
+
+/// An assistant reply of `model` that used `tokens` input tokens and cost `cost`.
+pub(crate) fn assistant(id: &str, parent: &str, model: &str, tokens: i64, cost: f64) -> String {
+    json!({"type": "message", "id": id, "parentId": parent,
+        "timestamp": "2026-01-01T00:00:02.000Z",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": "done"}],
+            "provider": "anthropic", "model": model,
+            "usage": {"input": tokens, "output": 0, "cacheRead": 0, "cacheWrite": 0,
+                "totalTokens": tokens, "cost": {"total": cost}},
+            "stopReason": "stop", "timestamp": 1767225602000_i64}})
+    .to_string()
+}
+
+/// One expensive session: 3,153,254 tokens for $1,795.4048.
+fn expensive(c: &Corpus) {
+    c.session(
+        "--home-u-app--",
+        "019cb679-0000-7000-8000-000000000001",
+        Some("/home/u/app"),
+        &[
+            user("u1", None, "refactor the parser"),
+            assistant("a1", "u1", "claude-x", 3_153_254, 1795.4048),
+        ],
+    );
+}
+
+#[test]
+fn show_prints_tokens_with_separators_and_cost_to_the_cent() {
+    let c = Corpus::new();
+    expensive(&c);
+    let out = c.out(&["show", "019cb679"]);
+    assert!(
+        out.contains("3,153,254 total: 3,153,254 in, 0 out"),
+        "{out}"
+    );
+    assert!(out.contains("cost") && out.contains("$1,795.40\n"), "{out}");
+    assert!(
+        out.contains("claude-x: 3,153,254 tokens, $1,795.40"),
+        "{out}"
+    );
+}
+
+#[test]
+fn stats_prints_money_as_show_does() {
+    let c = Corpus::new();
+    expensive(&c);
+    let out = c.out(&["stats"]);
+    assert!(out.contains("$1,795.40"), "{out}");
+    assert!(!out.contains("$1,795.4048"), "{out}");
+    assert!(out.contains("3,153,254"), "{out}");
+}
+
+/// A tool result that recorded the usage of a model it called.
+fn tool_result_with_usage(id: &str, parent: &str) -> String {
+    json!({"type": "message", "id": id, "parentId": parent,
+        "timestamp": "2026-01-01T00:00:04.000Z",
+        "message": {"role": "toolResult", "toolCallId": "t1", "toolName": "ask",
+            "content": [{"type": "text", "text": "ok"}], "isError": false,
+            "usage": {"input": 7, "output": 3, "cacheRead": 0, "cacheWrite": 0,
+                "totalTokens": 10, "cost": {"total": 0.5}},
+            "timestamp": 1767225604000_i64}})
+    .to_string()
+}
+
+#[test]
+fn the_readme_sql_example_prints_no_float_noise_and_no_blank_model() {
+    let c = Corpus::new();
+    c.session(
+        "--home-u-app--",
+        "019cb679-0000-7000-8000-000000000006",
+        Some("/home/u/app"),
+        &[
+            user("u1", None, "go"),
+            assistant("a1", "u1", "claude-x", 10, 0.1),
+            assistant("a2", "a1", "claude-x", 10, 0.2),
+            tool_result_with_usage("t1", "a2"),
+        ],
+    );
+    // The README's example, as written there.
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with("$ pidx sql "))
+        .unwrap();
+    let query = line
+        .trim_start_matches("$ pidx sql ")
+        .trim()
+        .trim_matches('"');
+    let out = c.out(&["sql", query]);
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [vec!["(no", "model)", "0.5"], vec!["claude-x", "0.3"]],
+        "{out}"
+    );
+    // A sum a binary float cannot hold reads as sqlite3 prints it; JSON keeps the float.
+    let out = c.out(&[
+        "sql",
+        "SELECT sum(cost) AS s FROM v_usage WHERE model IS NOT NULL",
+    ]);
+    assert_eq!(out.lines().nth(1).map(str::trim), Some("0.3"), "{out}");
+    let json = c.out(&[
+        "--json",
+        "sql",
+        "SELECT sum(cost) AS s FROM v_usage WHERE model IS NOT NULL",
+    ]);
+    assert!(json.contains("0.30000000000000004"), "{json}");
+}
