@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::numbers::{money, tokens};
 use super::output::{age, block, one_line, plural, thousands, truncate, Out};
-use super::table::{self, cut, Column, Cut};
+use super::table::{self, Column, Cut};
 use crate::pi::huge::{self, Huge};
 use crate::pi::line::Line;
 use crate::pi::shown::{read, Block, Content, Shown};
@@ -25,7 +25,7 @@ fn now_ms() -> i64 {
 
 /// pi's picker row: name or first message, message count, age, handle (and cwd across
 /// projects), fitted to the terminal: the text column shrinks first, then the cwd (cut in the
-/// middle), never the handle.
+/// middle), never the handle; into a pipe, nothing is cut.
 pub fn session_table(
     out: &mut Out,
     sessions: &[SessionInfo],
@@ -82,19 +82,9 @@ pub fn session_table(
             row
         })
         .collect();
-    // Without a width (a pipe), the text column still stops at 60 characters, as before.
+    // Without a width (a pipe) nothing is cut: a script reads whole titles.
     let width = out.width;
     let shrink: Vec<usize> = std::iter::once(0).chain(4..cols.len()).collect();
-    let rows: Vec<Vec<String>> = match width {
-        Some(_) => rows,
-        None => rows
-            .into_iter()
-            .map(|mut r| {
-                r[0] = cut(&r[0], 60, Cut::End).into_owned();
-                r
-            })
-            .collect(),
-    };
     out.lines(table::render(&cols, &rows, width, &shrink))
 }
 

@@ -93,6 +93,22 @@ fn expensive(c: &Corpus) {
 }
 
 #[test]
+fn a_piped_listing_keeps_whole_titles() {
+    let c = Corpus::new();
+    let title = format!("a long first message{} that ends here", " word".repeat(30));
+    c.session(
+        "--home-u-app--",
+        "019cb679-0000-7000-8000-000000000002",
+        Some("/home/u/app"),
+        &[user("u1", None, &title)],
+    );
+    // assert_cmd's stdout is a pipe: nothing may be cut.
+    let out = c.out(&["list", "--all"]);
+    assert!(out.contains(title.trim()), "{out}");
+    assert!(!out.contains('…'), "{out}");
+}
+
+#[test]
 fn show_prints_tokens_with_separators_and_cost_to_the_cent() {
     let c = Corpus::new();
     expensive(&c);
