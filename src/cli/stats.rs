@@ -323,12 +323,14 @@ fn write_table(
         })
         .collect();
     let mut left_out = 0;
+    // Figures go before the title does; once none is left to drop, the title goes too.
+    let mut title_min = TITLE_MIN;
     loop {
         let mut cols: Vec<Column> = dims
             .iter()
             .map(|d| match d {
                 Dim::Project => Column::text(d.name(), Cut::Start, 12),
-                Dim::Session => Column::text(d.name(), Cut::End, handle_width.max(12)),
+                Dim::Session => Column::text(d.name(), Cut::End, handle_width + title_min),
                 _ => Column::text(d.name(), Cut::End, 12),
             })
             .collect();
@@ -348,6 +350,7 @@ fn write_table(
                 shown_cols.retain(|&i| i != drop);
                 left_out += 1;
             }
+            _ if !fits && title_min > 0 && dims.contains(&Dim::Session) => title_min = 0,
             _ => {
                 let table_rows = cells.iter().map(|(keys, vals)| {
                     keys.iter()
@@ -387,6 +390,8 @@ fn row_cells(
                         let label = labels.get(k).unwrap_or(k);
                         width.map_or_else(|| one_line(label), |w| one_line_upto(label, w))
                     }
+                    // Sessions whose header has no cwd: a row with no name reads as a glitch.
+                    Dim::Project if k.is_empty() => NO_CWD.to_string(),
                     _ => one_line(k),
                 })
                 .collect();
@@ -394,6 +399,14 @@ fn row_cells(
         })
         .collect()
 }
+
+/// The project of sessions whose header names no cwd.
+const NO_CWD: &str = "(no cwd)";
+
+/// How much of a session's title a table keeps beside its handle before it leaves out figures
+/// instead: a handle with one letter of title names nothing a person recognises. Only when
+/// every figure that can go has gone is the title cut shorter (never the handle).
+const TITLE_MIN: usize = 24;
 
 /// Figures left out first when a table does not fit: compactions, active days, cache writes,
 /// cache reads, tool errors, assistant and user messages.

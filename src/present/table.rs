@@ -84,7 +84,8 @@ pub fn layout<R: IntoIterator<Item = usize>>(
             if total(&widths) <= limit {
                 break;
             }
-            let floor = cols[i].min.max(cols[i].header.width());
+            // Shrinking never widens a column whose cells are narrower than its floor.
+            let floor = cols[i].min.max(cols[i].header.width()).min(widths[i]);
             widths[i] = widths[i].saturating_sub(total(&widths) - limit).max(floor);
         }
     }

@@ -134,6 +134,18 @@ fn stats_prints_money_as_show_does() {
     assert!(out.contains("3,153,254"), "{out}");
 }
 
+/// An entry of `kind` (a compaction or a branch summary) with `usage` when given.
+fn summary(kind: &str, id: &str, parent: &str, usage: Option<f64>) -> String {
+    let mut e = json!({"type": kind, "id": id, "parentId": parent,
+        "timestamp": "2026-01-01T00:00:03.000Z", "summary": "what happened",
+        "firstKeptEntryId": parent, "tokensBefore": 1000, "fromId": parent});
+    if let Some(cost) = usage {
+        e["usage"] = json!({"input": 100, "output": 10, "cacheRead": 0, "cacheWrite": 0,
+            "totalTokens": 110, "cost": {"total": cost}});
+    }
+    e.to_string()
+}
+
 /// A tool result that recorded the usage of a model it called.
 fn tool_result_with_usage(id: &str, parent: &str) -> String {
     json!({"type": "message", "id": id, "parentId": parent,
@@ -144,6 +156,159 @@ fn tool_result_with_usage(id: &str, parent: &str) -> String {
                 "totalTokens": 10, "cost": {"total": 0.5}},
             "timestamp": 1767225604000_i64}})
     .to_string()
+}
+
+/// `stats --by model --json --tz TZ` as (model, compactions, cost) rows.
+fn by_model(c: &Corpus, tz: &str) -> Vec<(String, i64, f64)> {
+    let args = ["stats", "--by", "model", "--json", "--tz", tz];
+    let v: serde_json::Value = serde_json::from_str(&c.out(&args)).unwrap();
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["key"]["model"].as_str().unwrap().to_string(),
+                r["compactions"].as_i64().unwrap(),
+                r["cost"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn stats_by_model_puts_everything_without_a_model_in_one_row() {
+    let c = Corpus::new();
+    c.session(
+        "--home-u-app--",
+        "019cb679-0000-7000-8000-000000000003",
+        Some("/home/u/app"),
+        &[
+            user("u1", None, "go"),
+            assistant("a1", "u1", "claude-x", 1000, 2.0),
+            tool_result_with_usage("t1", "a1"),
+            summary("compaction", "c1", "t1", None),
+            summary("compaction", "c2", "c1", Some(0.25)),
+            summary("branch_summary", "b1", "c2", Some(0.25)),
+        ],
+    );
+    let no_model = pidx::query::stats::NO_MODEL;
+    // From the rollups, then from the entries (an offset the quarter-hour rollups cannot
+    // answer).
+    for tz in ["UTC", "+00:07"] {
+        let rows = by_model(&c, tz);
+        assert_eq!(
+            rows,
+            vec![
+                ("claude-x".to_string(), 0, 2.0),
+                (no_model.to_string(), 2, 1.0),
+            ],
+            "{tz}"
+        );
+    }
+}
+
+#[test]
+fn stats_names_the_project_of_sessions_without_a_cwd() {
+    let c = Corpus::new();
+    c.session(
+        "--home-u-app--",
+        "019cb679-0000-7000-8000-000000000004",
+        None,
+        &[user("u1", None, "no cwd here")],
+    );
+    let out = c.out(&["stats", "--by", "project"]);
+    let row = out.lines().nth(1).unwrap_or_default();
+    assert!(row.starts_with("(no cwd)  "), "{out}");
+}
+
+#[test]
+fn stats_by_project_puts_the_costliest_first() {
+    let c = Corpus::new();
+    for (folder, id, cwd, cost) in [
+        (
+            "--a-cheap--",
+            "019cb679-0000-7000-8000-00000000000a",
+            "/a/cheap",
+            1.0,
+        ),
+        (
+            "--m-dear--",
+            "019cb679-0000-7000-8000-00000000000b",
+            "/m/dear",
+            5.0,
+        ),
+        (
+            "--z-mid--",
+            "019cb679-0000-7000-8000-00000000000c",
+            "/z/mid",
+            3.0,
+        ),
+    ] {
+        c.session(
+            folder,
+            id,
+            Some(cwd),
+            // Entry ids of their own: the same id and time in two files is a fork's copy.
+            &[
+                user(&format!("u{id}"), None, "hi"),
+                assistant(&format!("a{id}"), &format!("u{id}"), "m", 10, cost),
+            ],
+        );
+    }
+    let out = c.out(&["stats", "--by", "project"]);
+    let projects: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(projects, ["/m/dear", "/z/mid", "/a/cheap"], "{out}");
+    // Nested under a period, by the figure within each period.
+    let out = c.out(&["stats", "--by", "month,project", "--tz", "UTC"]);
+    let projects: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(projects, ["/m/dear", "/z/mid", "/a/cheap"], "{out}");
+}
+
+#[test]
+fn stats_by_session_keeps_a_readable_title_beside_a_long_handle() {
+    let c = Corpus::new();
+    // Ids that differ in their last characters only: handles of nearly the whole id.
+    for (i, title) in ["parse the config file", "write the release notes"]
+        .iter()
+        .enumerate()
+    {
+        c.session(
+            "--home-u-app--",
+            &format!("019cb679-0000-7000-8000-0000000000{i:02}"),
+            Some("/home/u/app"),
+            &[user("u1", None, title), assistant("a1", "u1", "m", 10, 1.0)],
+        );
+    }
+    let table = |columns: usize| {
+        let out = c
+            .pidx()
+            .args(["stats", "--by", "session"])
+            .env("COLUMNS", columns.to_string())
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // Figures are left out before the titles are cut.
+    let out = table(120);
+    assert!(out.contains("parse the config file"), "{out}");
+    assert!(out.contains("write the release notes"), "{out}");
+    assert!(out.lines().all(|l| l.chars().count() <= 120), "{out}");
+    // Narrower than that, the titles are cut, never the handles.
+    let out = table(90);
+    assert!(out.lines().all(|l| l.chars().count() <= 90), "{out}");
+    assert!(out.contains("parse"), "{out}");
+    for i in 0..2 {
+        let handle = format!("019cb679-0000-7000-8000-0000000000{i:02} ");
+        assert!(out.contains(&handle), "{out}");
+    }
 }
 
 #[test]

@@ -8,7 +8,7 @@ use postgres::Transaction;
 use super::on as server;
 use crate::pg::server_err;
 use pidx_core::error::{Error, Result};
-use pidx_core::query::stats::{Figures, Row, StatsOptions, Zone, SERVER_DIMS};
+use pidx_core::query::stats::{order, Figures, Row, StatsOptions, Zone, SERVER_DIMS};
 use pidx_core::store::filter::{int, text, Where};
 
 /// A local `StatsOptions` as the server's statement needs it.
@@ -31,12 +31,12 @@ fn dim_sql(dim: &str) -> Option<&'static str> {
         "source" => "s.source",
         "project" => "s.cwd",
         "model" => {
-            "CASE WHEN e.input IS NULL AND e.role IS DISTINCT FROM 'assistant'
-                    THEN '(no model: user messages / tool results / compactions)'
-                  WHEN e.type = 'message' AND e.role = 'assistant'
+            // One row for everything no model is named for (`query::stats::NO_MODEL`).
+            "CASE WHEN e.type = 'message' AND e.role = 'assistant'
                     THEN coalesce(e.response_model, e.model, '?')
-                  WHEN e.type = 'usage' THEN coalesce(e.model, '?')
-                  ELSE 'tools/summaries' END"
+                  WHEN e.type = 'usage' AND e.input IS NOT NULL
+                    THEN coalesce(e.model, '?')
+                  ELSE '(no model: user messages / tool results / compactions)' END"
         }
         "provider" => "coalesce(e.provider, '-')",
         "session" => "s.path",
@@ -162,7 +162,12 @@ fn stats_of(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
     if n > 0 {
         out.retain(|r| r.figures != Figures::default());
     }
-    out.sort_by(|a, b| a.key_order.cmp(&b.key_order));
+    // As the local `stats` orders them: periods by time, other keys by their figure.
+    let by_figure: Vec<bool> =
+        o.by.iter()
+            .map(|d| !matches!(d.as_str(), "day" | "week" | "month"))
+            .collect();
+    order(&mut out, &by_figure);
     Ok(out)
 }
 
@@ -185,7 +190,12 @@ fn query_sql(o: &PgStats, keys: &[&str], where_: &str) -> String {
     } else if rollups_answer(o) {
         let keys: Vec<&str> = (o.by.iter().zip(keys))
             .map(|(d, k)| match d.as_str() {
-                "model" => "e.model",
+                // The rollups' `tools/summaries` is the no-model row (`stats::model_key`).
+                "model" => {
+                    "CASE WHEN e.model = 'tools/summaries'
+                       THEN '(no model: user messages / tool results / compactions)'
+                       ELSE e.model END"
+                }
                 "provider" => "e.provider",
                 _ => k,
             })

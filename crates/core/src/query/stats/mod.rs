@@ -8,7 +8,8 @@
 //! `store::copies`), except when grouping by session: each session's figures are then pi's own
 //! `/session` numbers, which count every entry in the file.
 
-use std::collections::BTreeMap;
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::{Datelike, TimeZone};
 use rusqlite::functions::FunctionFlags;
@@ -100,12 +101,11 @@ impl Dim {
             Dim::Project => "s.cwd",
             Dim::Model => {
                 // NO_MODEL, spelled out: SQL constants cannot be formatted in.
-                "CASE WHEN e.input IS NULL AND e.role IS NOT 'assistant'
-                               THEN '(no model: user messages / tool results / compactions)'
-                             WHEN e.type = 'message' AND e.role = 'assistant'
+                "CASE WHEN e.type = 'message' AND e.role = 'assistant'
                                THEN coalesce(e.response_model, e.model, '?')
-                             WHEN e.type = 'usage' THEN coalesce(e.model, '?')
-                             ELSE 'tools/summaries' END"
+                             WHEN e.type = 'usage' AND e.input IS NOT NULL
+                               THEN coalesce(e.model, '?')
+                             ELSE '(no model: user messages / tool results / compactions)' END"
             }
             Dim::Provider => "CASE WHEN e.provider IS NULL THEN '-' ELSE e.provider END",
             Dim::Session => "f.path",
@@ -122,10 +122,26 @@ impl Dim {
     }
 }
 
-/// The `--by model` key of entries no model produced (user messages, tool results without
-/// usage, compactions, and entries that count toward sessions and active days only). It was
+/// The `--by model` key of everything no model is named for: user messages, tool results
+/// (and the usage some record), compactions and branch summaries (and the usage of the model
+/// that wrote them, which pi does not name), and entries that count toward sessions and active
+/// days only. One row: pi's `/session` splits summary usage into "Tools/summaries", but two
+/// rows of no model read as two somethings and each counted some of the compactions. It was
 /// `-`, which read as a model. No comma, so a naive CSV split still works.
 pub const NO_MODEL: &str = "(no model: user messages / tool results / compactions)";
+
+/// The `--by model` key of a rollup row: the rollups (migration 0009) store usage on tool
+/// results and summaries under `tools/summaries`, which is [`NO_MODEL`]'s row now.
+pub fn model_key(stored: &str) -> &str {
+    if stored == TOOLS_SUMMARIES {
+        NO_MODEL
+    } else {
+        stored
+    }
+}
+
+/// The key migration 0009 (and the team server's 0003) give usage no model is named for.
+pub const TOOLS_SUMMARIES: &str = "tools/summaries";
 
 /// A time zone for day, week and month boundaries.
 #[derive(Debug, Clone)]
@@ -312,14 +328,65 @@ pub fn stats_from_entries(
     Ok(finish(out, opts))
 }
 
-/// Drops empty groups (the total of nothing stays) and orders the rows by key.
+/// Drops empty groups (the total of nothing stays) and orders the rows ([`order`]).
 fn finish(mut out: Vec<Row>, opts: &StatsOptions) -> Vec<Row> {
     if opts.dims.is_empty() && out.len() == 1 && out[0].figures == Figures::default() {
         return out;
     }
     out.retain(|r| r.figures != Figures::default());
-    out.sort_by(|a, b| a.key_order.cmp(&b.key_order));
+    let by_figure: Vec<bool> = opts.dims.iter().map(|d| !d.is_time()).collect();
+    order(&mut out, &by_figure);
     out
+}
+
+/// Orders rows level by level: periods in time order, every other key (projects, models,
+/// sessions, tools ...) by its figure, highest first — what a person reading "where did it go"
+/// looks for at the top. A key's figure at a level is its whole group's (every row under the
+/// same keys so far): cost, then tokens, then tool calls, then sessions; ties by key.
+/// `by_figure[i]` says how level `i` is ordered. The team server orders its rows the same way.
+pub fn order(rows: &mut Vec<Row>, by_figure: &[bool]) {
+    let weights = level_weights(rows, by_figure);
+    let mut order: Vec<usize> = (0..rows.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (ka, kb) = (&rows[a].key_order, &rows[b].key_order);
+        (0..ka.len().max(kb.len()))
+            .map(|i| {
+                let by_weight = match (weights[a].get(i), weights[b].get(i)) {
+                    // Highest first.
+                    (Some(Some(x)), Some(Some(y))) => y.partial_cmp(x).unwrap_or(Ordering::Equal),
+                    _ => Ordering::Equal,
+                };
+                by_weight.then_with(|| ka.get(i).cmp(&kb.get(i)))
+            })
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
+    });
+    let mut slots: Vec<Option<Row>> = std::mem::take(rows).into_iter().map(Some).collect();
+    *rows = order.into_iter().filter_map(|i| slots[i].take()).collect();
+}
+
+/// What orders a key at a level: its group's cost, tokens, tool calls and sessions.
+type Weight = (f64, i64, i64, i64);
+
+/// Each row's weight at each level ordered by figure (`None` at levels ordered by key).
+fn level_weights(rows: &[Row], by_figure: &[bool]) -> Vec<Vec<Option<Weight>>> {
+    let mut sums: HashMap<&[String], Weight> = HashMap::new();
+    for r in rows {
+        for i in (0..r.key_order.len()).filter(|&i| by_figure.get(i) == Some(&true)) {
+            let s = sums.entry(&r.key_order[..=i]).or_default();
+            s.0 += r.figures.cost;
+            s.1 += r.figures.total_tokens;
+            s.2 += r.figures.tool_calls;
+            s.3 += r.figures.sessions;
+        }
+    }
+    rows.iter()
+        .map(|r| {
+            (0..r.key_order.len())
+                .map(|i| sums.get(&r.key_order[..=i]).copied())
+                .collect()
+        })
+        .collect()
 }
 
 /// The files counted: in scope and (with `--cwd`) in the project.

@@ -304,7 +304,7 @@ impl Sum<'_> {
                 Dim::Day => periods[0],
                 Dim::Week => periods[1],
                 Dim::Month => periods[2],
-                Dim::Model => self.names.id(text(r, 2)?),
+                Dim::Model => self.names.id(text(r, 2)?.map(super::model_key)),
                 Dim::Provider => self.names.id(text(r, 3)?),
                 Dim::Tool => self.names.id(tool),
                 _ => *per_file.next().unwrap_or(&NULL),
