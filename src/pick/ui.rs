@@ -18,14 +18,11 @@ use crate::query::list::SessionInfo;
 use crate::query::search::Hit;
 
 /// The id shown for a session: its handle as `pidx list` shows it (the shortest unique id
-/// prefix), or the id's first characters until that is looked up.
+/// prefix), or the whole id until that is looked up (a shorter prefix may name several).
 pub fn short_id(app: &App, s: &SessionInfo) -> String {
     match app.handles.get(&s.file_id) {
         Some(h) => one_line(h),
-        None => {
-            let id = s.id.as_ref().and_then(Value::as_str).unwrap_or("-");
-            one_line(id).chars().take(8).collect()
-        }
+        None => one_line(s.id.as_ref().and_then(Value::as_str).unwrap_or("-")),
     }
 }
 
@@ -166,8 +163,24 @@ fn sessions(frame: &mut Frame, app: &mut App, area: Rect, pal: &Palette) {
         app.offset = app.selected + 1 - height;
     }
     let list = app.sessions();
-    let visible = app.session_rows.iter().skip(app.offset).take(height);
-    let rows = visible.map(|r| {
+    let visible: Vec<_> = app
+        .session_rows
+        .iter()
+        .skip(app.offset)
+        .take(height)
+        .collect();
+    // Handles are never cut: the column is as wide as the widest one on screen.
+    let ids: Vec<String> = visible
+        .iter()
+        .map(|r| short_id(app, &list[r.index]))
+        .collect();
+    let id_width = ids
+        .iter()
+        .map(|h| h.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(8);
+    let rows = visible.iter().zip(ids).map(|(r, id)| {
         let s = &list[r.index];
         let indent = if r.depth > 0 {
             format!("{}└ ", "  ".repeat(r.depth - 1))
@@ -180,7 +193,7 @@ fn sessions(frame: &mut Frame, app: &mut App, area: Rect, pal: &Palette) {
         }
         let mut cells = vec![
             title,
-            Line::styled(short_id(app, s), pal.fg(Color::DarkGray)),
+            Line::styled(id, pal.fg(Color::DarkGray)),
             Line::from(s.message_count.to_string()).right_aligned(),
             Line::from(age(s.modified_ms, now)).right_aligned(),
         ];
@@ -191,7 +204,7 @@ fn sessions(frame: &mut Frame, app: &mut App, area: Rect, pal: &Palette) {
     });
     let mut widths = vec![
         Constraint::Fill(1),
-        Constraint::Length(10),
+        Constraint::Length(id_width as u16),
         Constraint::Length(5),
         Constraint::Length(4),
     ];

@@ -359,6 +359,35 @@ fn the_preview_prints_money_to_the_cent_and_counts_with_separators() {
 }
 
 #[test]
+fn handles_are_shown_whole_however_long() {
+    let w = World::new();
+    // Time-ordered ids that differ only in their last character: each handle is the whole id.
+    for (id, user) in [
+        ("019cb679-0000-7000-8000-00000000001a", "first of the pair"),
+        ("019cb679-0000-7000-8000-00000000001b", "second of the pair"),
+    ] {
+        w.add(
+            &w.app,
+            &Spec {
+                id,
+                hours_ago: 1,
+                name: None,
+                user,
+                assistant: "ok",
+            },
+        );
+    }
+    w.sync();
+    let mut t = w.pick(&[], &w.app);
+    t.wait_for("both handles whole", |s| {
+        s.contains("019cb679-0000-7000-8000-00000000001a")
+            && s.contains("019cb679-0000-7000-8000-00000000001b")
+    });
+    t.send(b"\x1b");
+    assert_eq!(t.wait_exit(), 1);
+}
+
+#[test]
 fn print_writes_the_chosen_path_to_stdout() {
     let w = World::new();
     let [_, _, deploy] = three_sessions(&w);
