@@ -193,11 +193,12 @@ fn print_explain(env: &Env, e: &search::Explain, limit: usize, out: &mut Out) ->
         .map_or("every entry row (no filter narrows it)".to_string(), |n| {
             format!("{} entry rows the filters leave", crate::term::thousands(n))
         });
-    out.line(&format!("plan:      {}", one_line(&e.plan.to_string())))?;
+    // Alternatives past the first few are counted, not listed (`--json` has them all).
+    out.line(&format!("plan:      {}", one_line(&e.plan.brief())))?;
     if let Some(looser) = &e.looser {
         out.line(&format!(
             "first:     fts MATCH {} (the plan without its costly prefixes; the plan's own candidates after {} of these)",
-            one_line(looser),
+            one_line(&search::brief_fts(looser)),
             search::LOOSE_READS
         ))?;
     }

@@ -312,6 +312,39 @@ fn stats_by_session_keeps_a_readable_title_beside_a_long_handle() {
 }
 
 #[test]
+fn explain_counts_the_junk_alternatives_instead_of_listing_them() {
+    let c = Corpus::new();
+    // Base64 pasted into a session: 80 fragments that happen to end with `fn`.
+    let junk: Vec<String> = (0..80)
+        .map(|i| format!("QmFz{:04}ZTY0fn", i * 37))
+        .collect();
+    c.session(
+        "--home-u-app--",
+        "019cb679-0000-7000-8000-000000000005",
+        Some("/home/u/app"),
+        &[
+            user("u1", None, &junk.join(" ")),
+            user("u2", Some("u1"), "then fn parse_line(input) was written"),
+        ],
+    );
+    let out = c.out(&["search", r"re:fn \w+_line", "--explain"]);
+    let plan = out.lines().find(|l| l.starts_with("plan:")).unwrap();
+    assert!(plan.contains(r#""fn" OR "#), "{out}");
+    assert!(plan.contains("… 77 more"), "{out}");
+    assert!(plan.len() < 200, "{out}");
+    assert!(out.contains("hits:      1 (limit 20)"), "{out}");
+    // The JSON keeps the whole plan.
+    let json: serde_json::Value =
+        serde_json::from_str(&c.out(&["--json", "search", r"re:fn \w+_line", "--explain"]))
+            .unwrap();
+    let fts = json["plan"]["fts"].as_str().unwrap();
+    assert!(
+        junk.iter().all(|j| fts.contains(&j.to_lowercase())),
+        "{fts}"
+    );
+}
+
+#[test]
 fn the_readme_sql_example_prints_no_float_noise_and_no_blank_model() {
     let c = Corpus::new();
     c.session(

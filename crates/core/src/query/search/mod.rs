@@ -391,6 +391,116 @@ impl std::fmt::Display for Plan {
     }
 }
 
+impl Plan {
+    /// The plan for a person: as [`Display`](std::fmt::Display) gives it, with each long run
+    /// of alternatives cut to its [`SHOWN_ALTERNATIVES`] shortest and a count of the rest
+    /// ([`brief_fts`]). `--json` keeps the whole expression.
+    pub fn brief(&self) -> String {
+        match self {
+            Plan::Words { fts } => format!("ranked words: fts MATCH {}", brief_fts(fts)),
+            Plan::Joints { fts } => {
+                format!("literal with punctuation: joints MATCH {}", brief_fts(fts))
+            }
+            Plan::Match { fts } => format!("required words: fts MATCH {}", brief_fts(fts)),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// Alternatives of a run [`brief_fts`] shows; the rest are counted.
+pub const SHOWN_ALTERNATIVES: usize = 4;
+
+/// An FTS5 expression of the planners (phrases, `*`, `AND`, `OR`, parentheses) with every run
+/// of more than [`SHOWN_ALTERNATIVES`] phrases joined by `OR` cut to its shortest ones and
+/// `OR … N more`: a word that can end inside a longer word (`fn` in `re:fn \w+_line`) is
+/// planned as every indexed word ending with it, which on a real corpus includes scores of
+/// base64 fragments. They are right to be in the plan (`xk9fn parse_line` matches) and useless
+/// to read.
+pub fn brief_fts(fts: &str) -> String {
+    let tokens = fts_tokens(fts);
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        // A run: phrase (OR phrase)*.
+        let mut run = vec![i];
+        if is_phrase(&tokens[i]) {
+            let mut j = i;
+            while j + 2 < tokens.len() && tokens[j + 1] == "OR" && is_phrase(&tokens[j + 2]) {
+                j += 2;
+                run.push(j);
+            }
+        }
+        if run.len() > SHOWN_ALTERNATIVES {
+            let mut shown: Vec<&str> = run.iter().map(|&k| tokens[k].as_str()).collect();
+            shown.sort_by_key(|t| (t.len(), *t));
+            let rest = run.len() - SHOWN_ALTERNATIVES;
+            shown.truncate(SHOWN_ALTERNATIVES);
+            out.push(format!("{} OR … {rest} more", shown.join(" OR ")));
+        } else {
+            out.extend(run.iter().flat_map(|&k| {
+                let or = (k > i).then(|| "OR".to_string());
+                or.into_iter().chain(std::iter::once(tokens[k].clone()))
+            }));
+        }
+        i = run.last().map_or(i, |&k| k) + 1;
+    }
+    out.join(" ").replace("( ", "(").replace(" )", ")")
+}
+
+/// The tokens of an FTS5 expression: quoted phrases (with a trailing `*`), parentheses and bare
+/// words (`AND`, `OR`, `NOT`, unquoted terms).
+fn fts_tokens(fts: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = fts.chars().peekable();
+    while let Some(&c) = chars.peek() {
+        match c {
+            c if c.is_whitespace() => {
+                chars.next();
+            }
+            '(' | ')' => {
+                out.push(c.to_string());
+                chars.next();
+            }
+            '"' => {
+                let mut t = String::from('"');
+                chars.next();
+                while let Some(c) = chars.next() {
+                    t.push(c);
+                    if c == '"' {
+                        if chars.peek() == Some(&'"') {
+                            t.push('"');
+                            chars.next();
+                        } else {
+                            break;
+                        }
+                    }
+                }
+                while chars.peek() == Some(&'*') {
+                    t.push('*');
+                    chars.next();
+                }
+                out.push(t);
+            }
+            _ => {
+                let mut t = String::new();
+                while let Some(&c) = chars.peek() {
+                    if c.is_whitespace() || c == '(' || c == ')' || c == '"' {
+                        break;
+                    }
+                    t.push(c);
+                    chars.next();
+                }
+                out.push(t);
+            }
+        }
+    }
+    out
+}
+
+fn is_phrase(t: &str) -> bool {
+    t.starts_with('"')
+}
+
 /// The plan for `query` within `span` (when there is one).
 ///
 /// # Errors
@@ -857,4 +967,28 @@ pub fn group_by_session(hits: Vec<Hit>) -> Vec<Hit> {
         .into_iter()
         .flat_map(|f| by_file.remove(&f).unwrap_or_default())
         .collect()
+}
+
+#[cfg(test)]
+mod brief_tests {
+    use super::brief_fts;
+
+    #[test]
+    fn long_runs_of_alternatives_are_cut_to_the_shortest_and_counted() {
+        let junk: Vec<String> = (0..80).map(|i| format!("\"xk{i:02}q9fn\"")).collect();
+        let fts = format!("({} OR \"fn\") AND (\"line\"*)", junk.join(" OR "));
+        assert_eq!(
+            brief_fts(&fts),
+            "(\"fn\" OR \"xk00q9fn\" OR \"xk01q9fn\" OR \"xk02q9fn\" OR … 77 more) AND (\"line\"*)"
+        );
+        // Short runs, quotes inside phrases and prefixes stay as they were.
+        for same in [
+            "(\"fn\") AND (\"line\"*)",
+            "\"a\" OR \"b\" OR \"c\" OR \"d\"",
+            "\"say \"\"hi\"\"\" OR \"parse line\"*",
+            "((\"x\" OR \"y\") AND \"z\"*) OR \"w\"",
+        ] {
+            assert_eq!(brief_fts(same), same);
+        }
+    }
 }
