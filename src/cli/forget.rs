@@ -45,7 +45,12 @@ pub struct ForgetArgs {
 pub fn run(env: &Env, args: &ForgetArgs, out: &mut Out) -> Result<Found> {
     if args.list {
         let store = crate::store::Store::open_read_only(&env.db)?;
-        return print(env, out, &forgotten::list(&store.conn)?);
+        let rows = forgotten::list(&store.conn)?;
+        if rows.is_empty() && !env.global.json {
+            // Exit 1 is "nothing found"; the line says it was asked and answered.
+            crate::term::say("pidx: no session is forgotten (`pidx forget SESSION` forgets one)");
+        }
+        return print(env, out, &rows);
     }
     if args.undo {
         return undo(env, args, out);

@@ -312,6 +312,20 @@ fn stats_by_session_keeps_a_readable_title_beside_a_long_handle() {
 }
 
 #[test]
+fn forget_list_with_nothing_forgotten_says_so_and_exits_1() {
+    let c = Corpus::new();
+    expensive(&c);
+    c.out(&["sync"]);
+    let out = c.pidx().args(["forget", "--list"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "pidx: no session is forgotten (`pidx forget SESSION` forgets one)\n"
+    );
+}
+
+#[test]
 fn explain_counts_the_junk_alternatives_instead_of_listing_them() {
     let c = Corpus::new();
     // Base64 pasted into a session: 80 fragments that happen to end with `fn`.
