@@ -72,16 +72,50 @@ struct Remote {
     summary_hash: i64,
 }
 
-/// The default source name: `user@host`.
+/// The default source name: `user@host`. The user is `$USER`, else `$LOGNAME` (cron and
+/// containers often set neither), else this process's entry in `/etc/passwd`, else
+/// `uid<N>`: never a word that reads like someone's name when no name was found.
 pub fn default_source() -> String {
-    let user = std::env::var("USER")
-        .or_else(|_| std::env::var("LOGNAME"))
-        .unwrap_or_else(|_| "user".into());
+    let uid = uid();
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    let user = user_name(|k| std::env::var(k).ok(), &passwd, uid);
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .map(|h| h.trim().to_string())
-        .unwrap_or_else(|_| "localhost".into());
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into());
     format!("{user}@{host}")
+}
+
+/// The user's name from the environment (`env`), else from `passwd` (the text of
+/// `/etc/passwd`) for `uid`, else `uid<N>` (`unknown-user` without a uid).
+fn user_name(env: impl Fn(&str) -> Option<String>, passwd: &str, uid: Option<u32>) -> String {
+    let named = |v: Option<String>| v.map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+    named(env("USER"))
+        .or_else(|| named(env("LOGNAME")))
+        .or_else(|| {
+            let uid = uid?.to_string();
+            passwd.lines().find_map(|l| {
+                let mut f = l.split(':');
+                let (name, _, id) = (f.next()?, f.next()?, f.next()?);
+                (id == uid && !name.is_empty()).then(|| name.to_string())
+            })
+        })
+        .unwrap_or_else(|| uid.map_or("unknown-user".into(), |u| format!("uid{u}")))
+}
+
+/// This process's user id: the owner of `/proc/self` (no libc call needed on Linux).
+fn uid() -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self").ok().map(|m| m.uid())
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
 }
 
 /// Pushes the transcripts of `scope` from the index `conn` to the server as `opts.source`.
@@ -276,4 +310,32 @@ fn tail_matches(path: &str, offset: i64, tail_hash: i64) -> Result<bool> {
     let bytes =
         read_at(&file, start as u64, (offset - start) as usize).map_err(|e| Error::io(path, e))?;
     Ok(bytes.len() as i64 == offset - start && hash(&bytes) == tail_hash)
+}
+
+#[cfg(test)]
+mod user_tests {
+    use super::user_name;
+
+    const PASSWD: &str = "root:x:0:0:root:/root:/bin/bash\nana:x:1000:1000::/home/ana:/bin/sh\n";
+
+    #[test]
+    fn the_user_comes_from_user_then_logname_then_passwd_then_the_uid() {
+        let env = |user: Option<&str>, logname: Option<&str>| {
+            let (user, logname) = (user.map(str::to_string), logname.map(str::to_string));
+            move |k: &str| match k {
+                "USER" => user.clone(),
+                "LOGNAME" => logname.clone(),
+                _ => None,
+            }
+        };
+        assert_eq!(
+            user_name(env(Some("bo"), Some("cy")), PASSWD, Some(1000)),
+            "bo"
+        );
+        assert_eq!(user_name(env(None, Some("cy")), PASSWD, Some(1000)), "cy");
+        assert_eq!(user_name(env(Some(""), None), PASSWD, Some(1000)), "ana");
+        assert_eq!(user_name(env(None, None), PASSWD, Some(0)), "root");
+        assert_eq!(user_name(env(None, None), PASSWD, Some(4242)), "uid4242");
+        assert_eq!(user_name(env(None, None), "", None), "unknown-user");
+    }
 }
