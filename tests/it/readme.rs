@@ -8,7 +8,8 @@
 //! run until they have printed what the page shows (`watch`, `serve`), or, when the page shows
 //! nothing under them (`mcp`, the full-screen `pick`), are only parsed: their `--help` must work.
 //! Examples that need a team server or the network go in `shell` blocks instead (docs/team.md's
-//! run against a real server in `tests/it/pg.rs`). The README also stays short enough to read.
+//! run against a real server in `tests/it/pg.rs`). Every docs page with a console example is
+//! run, found by reading `docs/`, not from a list. `pi` is a stand-in that succeeds. The README also stays short enough to read.
 
 use crate::common;
 use crate::readme_home::newcomer_home;
@@ -257,8 +258,14 @@ fn every_example_runs_as_written(path: &str, at_least: usize) {
             .map_or("", |c| c.as_str());
         let long_running = matches!(command, "watch" | "mcp" | "pick" | "serve");
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pidx"));
+        // The stand-in `pi` (`readme_home::fake_pi`) first.
+        let search_path = std::env::join_paths(std::iter::once(home.join("bin")).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))
+        .unwrap();
         cmd.current_dir(&home)
             .env("HOME", &home)
+            .env("PATH", search_path)
             .env("PI_CODING_AGENT_DIR", &agent)
             .env_remove("PIDX_DB")
             .env_remove("PIDX_CONFIG")
@@ -317,15 +324,50 @@ fn every_guide_example_runs_as_written() {
     every_example_runs_as_written("docs/guide.md", 40);
 }
 
+/// Every docs page (but the guide, run on its own) with a `$ pidx` line in a console block, and
+/// how many of them can run.
+fn pages_with_examples() -> Vec<(String, usize)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".md") || name == "guide.md" {
+            continue;
+        }
+        let path = format!("docs/{name}");
+        // The examples this test can run (not those with pipes or substitutions).
+        let n = examples(&page(&path))
+            .iter()
+            .filter(|e| words(&e.line, Path::new("/")).is_some())
+            .count();
+        if n > 0 {
+            out.push((path, n));
+        }
+    }
+    out.sort();
+    out
+}
+
 #[test]
 fn every_example_of_the_other_docs_pages_runs_as_written() {
-    for (path, at_least) in [
-        ("docs/search.md", 4),
-        ("docs/mcp.md", 2),
-        ("docs/gateways.md", 5),
-        ("docs/files.md", 4),
+    let pages = pages_with_examples();
+    let names: Vec<&str> = pages.iter().map(|(p, _)| p.as_str()).collect();
+    for known in [
+        "docs/files.md",
+        "docs/gateways.md",
+        "docs/mcp.md",
+        "docs/meaning.md",
+        "docs/pi-package.md",
+        "docs/search.md",
+        "docs/web.md",
     ] {
-        every_example_runs_as_written(path, at_least);
+        assert!(
+            names.contains(&known),
+            "{known} shows no example: {names:?}"
+        );
+    }
+    for (path, n) in &pages {
+        every_example_runs_as_written(path, *n);
     }
 }
 
@@ -483,4 +525,93 @@ fn every_relative_link_of_the_readme_and_docs_resolves() {
     }
     assert!(pages.len() >= 8, "{pages:?}");
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+/// The tools `pidx mcp` lists (`tools/list` over stdio, as a client asks), on an empty index.
+fn mcp_tools() -> Vec<String> {
+    use std::io::{BufRead, Write};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    std::fs::create_dir_all(&root).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pidx"))
+        .arg("--db")
+        .arg(tmp.path().join("index.db"))
+        .arg("--root")
+        .arg(&root)
+        .arg("mcp")
+        .env("HOME", tmp.path().join("home"))
+        .env_remove("PIDX_PG")
+        .env_remove("PIDX_CONFIG")
+        .env_remove("PIDX_ROOTS")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for msg in [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "readme-test", "version": "0"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}),
+    ] {
+        writeln!(stdin, "{msg}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let mut tools = Vec::new();
+    for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+        let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if v["id"] == 2 {
+            tools = v["result"]["tools"]
+                .as_array()
+                .unwrap_or_else(|| panic!("tools/list answered {v}"))
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_string())
+                .collect();
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    tools
+}
+
+#[test]
+fn docs_mcp_names_every_tool_the_server_lists() {
+    let tools = mcp_tools();
+    assert!(tools.len() >= 9, "{tools:?}");
+    let page = page("docs/mcp.md");
+    let unnamed: Vec<&String> = tools
+        .iter()
+        .filter(|t| !page.contains(&format!("| `{t}` |")))
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "docs/mcp.md's table of tools does not name {unnamed:?}"
+    );
+}
+
+#[test]
+fn every_source_path_docs_architecture_names_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = page("docs/architecture.md");
+    let paths: Vec<&str> = text
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|p| {
+            ["src/", "crates/", "tests/", "migrations/", "docs/"]
+                .iter()
+                .any(|top| p.starts_with(top))
+                && !p.contains(' ')
+        })
+        .collect();
+    assert!(paths.len() >= 20, "{paths:?}");
+    let missing: Vec<&&str> = paths.iter().filter(|p| !root.join(p).exists()).collect();
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md names paths that do not exist: {missing:?}"
+    );
 }

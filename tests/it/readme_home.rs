@@ -1,7 +1,8 @@
 //! The home the README test runs the docs' examples in: what a newcomer's machine holds after
 //! some use of pi (sessions, an agent gateway, a git project sessions edited) and stand-ins for
 //! the files pidx's meaning commands get from the network (a toy sentence-transformer and a toy
-//! static model, so `model distill`, `sync --embed` and `similar` run as written).
+//! static model, so `model distill`, `sync --embed` and `similar` run as written), a stand-in
+//! `pi` and the repository's pi package (so `pidx pi install` runs as written).
 
 use std::path::{Path, PathBuf};
 
@@ -28,7 +29,25 @@ pub(crate) fn newcomer_home(tmp: &Path, sessions: &Path) -> (PathBuf, PathBuf) {
     git_project(&home.join("app"), &agent.join("sessions"));
     toy_model(&home.join(".local/share/pidx/models/default"));
     toy_bert(&home.join("all-MiniLM-L6-v2"));
+    fake_pi(&home.join("bin"));
+    let package = Path::new(env!("CARGO_MANIFEST_DIR")).join("integrations/pi");
+    crate::common::copy_tree(&package, &home.join("integrations/pi"));
     (home, agent)
+}
+
+/// A stand-in for pi in `~/bin` (the test puts it first on PATH), so `pidx pi install` and
+/// `uninstall` run as written: it says it is pi 1.5.2 and does what it is told by succeeding.
+/// The real pi runs these in `tests/pi-package/run.sh`.
+fn fake_pi(bin: &Path) {
+    std::fs::create_dir_all(bin).unwrap();
+    let pi = bin.join("pi");
+    std::fs::write(
+        &pi,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 1.5.2; fi\nexit 0\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&pi, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// `~/app`: a person's first commit, then one session writes `src/parse.rs` and another edits
