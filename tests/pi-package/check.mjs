@@ -10,7 +10,8 @@
 // tools/list through pi's own MCP client (`pi mcp list --json`) when this pi has one.
 import { spawn, execFileSync } from "node:child_process";
 import { mkdirSync, renameSync, existsSync, readFileSync, writeFileSync, unlinkSync } from "node:fs";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
+import { startRegistry } from "./registry.mjs";
 
 const [piCli, pidxBin, repo] = process.argv.slice(2);
 const home = process.env.HOME;
@@ -375,6 +376,64 @@ async function main() {
   const mcpFile = join(process.env.PI_CODING_AGENT_DIR, "mcp.json");
   const mcpLeft = existsSync(mcpFile) && readFileSync(mcpFile, "utf8").includes('"pidx"');
   check(!after.includes("integrations/pi") && !mcpLeft, "`pidx pi uninstall` removes the package and the MCP server", after);
+
+  // The npm package (packaging/build.sh's tarballs), installed as a user would once it is
+  // published: `pi install npm:pidx` from a registry holding the packed tarballs, with no pidx
+  // on PATH and no PIDX_BIN, so /history can only answer through the binary npm brought.
+  const artifacts = process.env.PIDX_PACKAGE_OUT;
+  if (!artifacts) {
+    console.log("note  PIDX_PACKAGE_OUT is not set: the npm package check is skipped (tests/packaging/run.sh makes the tarballs)");
+    return;
+  }
+  const registry = await startRegistry(artifacts);
+  try {
+    await npmPackage(registry, projB, a, answerA1);
+  } finally {
+    await registry.close();
+  }
+}
+
+/** Runs a command without blocking this process (the registry answers from it). */
+function run(cmd, args, env) {
+  return new Promise((resolve) => {
+    const p = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    p.stdout.on("data", (d) => (out += d));
+    p.stderr.on("data", (d) => (out += d));
+    p.on("close", (code) => resolve({ code, out }));
+  });
+}
+
+async function npmPackage(registry, cwd, a, hit) {
+  const noPidx = process.env.PATH.split(delimiter)
+    .filter((d) => d && !existsSync(join(d, "pidx")))
+    .join(delimiter);
+  const env = { PATH: noPidx, PIDX_BIN: "", npm_config_registry: registry.url, npm_config_audit: "false", npm_config_fund: "false" };
+  const full = { ...process.env, ...env };
+  const installed = await run(process.execPath, [piCli, "install", "npm:pidx"], full);
+  check(installed.code === 0, `\`pi install npm:pidx\` installs the packed package (registry serving ${registry.names.join(", ")})`, installed.out.slice(-1500));
+  const listed = await run(process.execPath, [piCli, "list"], full);
+  check(listed.out.includes("npm:pidx"), "`pi list` shows npm:pidx", listed.out);
+  const binary = join(process.env.PI_CODING_AGENT_DIR, "npm/node_modules/@pidx/linux-x64/bin/pidx");
+  check(existsSync(binary), "npm installed the platform package beside it, with the binary", binary);
+  const pi = new Pi(cwd, base(), env);
+  const names = (await pi.command("get_commands")).commands.map((c) => c.name);
+  check(["history", "sessions", "related", "files", "skill:pidx"].every((n) => names.includes(n)), "pi loads the npm package without -e: /history, /sessions, /related, /files and the skill", names.join(" "));
+  const done = pi.prompt("/history flamingo");
+  let sel = await pi.ui("select", "the /history hits from the npm-installed pidx");
+  const option = sel.options.find((o) => o.includes("assistant:") && o.includes("fake answer"));
+  check(!!option, "/history answers through the npm package's own binary (no pidx on PATH, no PIDX_BIN)", JSON.stringify(sel.options));
+  pi.answer(sel, { value: option ?? sel.options[0] });
+  sel = await pi.ui("select", "what to do with the hit");
+  pi.answer(sel, { value: sel.options.find((o) => o.startsWith("Open")) });
+  await done;
+  const state = await pi.command("get_state");
+  const leaf = (await pi.command("get_entries")).leafId;
+  check(state.sessionFile === a.file && leaf === hit.id, "and opening the hit lands on its entry", `${state.sessionFile} ${leaf}`);
+  await pi.close();
+  const removed = await run(process.execPath, [piCli, "remove", "npm:pidx"], full);
+  const left = await run(process.execPath, [piCli, "list"], full);
+  check(removed.code === 0 && !left.out.includes("npm:pidx"), "`pi remove npm:pidx` removes it", removed.out + left.out);
 }
 
 main()
