@@ -46,14 +46,18 @@ exe=pidx
 # The archive's file times are the commit's, so the same commit packs the same bytes.
 export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
 
-echo "build.sh: cargo build --release --locked --bin pidx (target $target)" >&2
+# PIDX_PROFILE=dev packs a debug build: a quick check of the packaging itself, never a release.
+profile="${PIDX_PROFILE:-release}"
+profile_dir="$profile"
+[ "$profile" = dev ] && profile_dir=debug
+echo "build.sh: cargo build --profile $profile --locked --bin pidx (target $target)" >&2
 target_dir="${CARGO_TARGET_DIR:-$repo/target}"
 if [ "$target" = "$host" ] && [ -z "${PIDX_TARGET:-}" ]; then
-  cargo build --release --locked --quiet --bin pidx
-  bin="$target_dir/release/$exe"
+  cargo build --profile "$profile" --locked --quiet --bin pidx
+  bin="$target_dir/$profile_dir/$exe"
 else
-  cargo build --release --locked --quiet --bin pidx --target "$target"
-  bin="$target_dir/$target/release/$exe"
+  cargo build --profile "$profile" --locked --quiet --bin pidx --target "$target"
+  bin="$target_dir/$target/$profile_dir/$exe"
 fi
 
 stage="$(mktemp -d "${TMPDIR:-/tmp}/pidx-package-XXXXXX")"

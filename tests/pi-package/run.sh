@@ -11,6 +11,9 @@
 # Without node or npm, or when nothing can be installed, it prints a loud SKIPPED line and exits 0.
 #
 #   PIDX_PI_NEWEST=1.5.2   pin the "newest" version instead of asking npm
+#   PIDX_PACKAGE_OUT=DIR   packaging/build.sh's output: check.mjs then also installs the packed
+#                          npm package with `pi install npm:pidx` (from a throwaway registry of
+#                          those tarballs) and runs /history through the binary it brought
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
