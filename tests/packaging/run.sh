@@ -120,8 +120,8 @@ corpus="$repo/tests/fixtures/conformance/sessions"
 # The same commands through the launcher and straight through the archive's binary: the same
 # output and exit code, on a copy of the corpus each (pidx never writes sessions; copies keep
 # the two indexes apart).
-cp -r "$corpus" "$tmp/corpus-npm"
-cp -r "$corpus" "$tmp/corpus-archive"
+cp -rp "$corpus" "$tmp/corpus-npm"
+cp -rp "$corpus" "$tmp/corpus-archive"
 same=1
 for args in "list --all --json" "search flamingo --json" "search zzz-no-such-word --json" "stats --json" "show no-such-session"; do
   # shellcheck disable=SC2086
@@ -185,8 +185,12 @@ else
 fi
 
 # The README's Install section, from these artifacts.
-if PIDX_RELEASE_OUT="$out" cargo test --quiet --release --test it -- readme::install >"$tmp/readme.log" 2>&1; then
-  ok "the README's Install section runs from these artifacts (cargo test --release --test it -- readme::install)"
+# The release test binary is the one tests/conformance/generated.sh built; PIDX_PROFILE=dev (a
+# quick check of the packaging, see build.sh) uses the debug one.
+profile=--release
+[ "${PIDX_PROFILE:-release}" = dev ] && profile=--profile=dev
+if PIDX_RELEASE_OUT="$out" cargo test --quiet "$profile" --test it -- readme::install >"$tmp/readme.log" 2>&1; then
+  ok "the README's Install section runs from these artifacts (cargo test $profile --test it -- readme::install)"
 else
   fail "the README's Install section: $(tail -30 "$tmp/readme.log")"
 fi
