@@ -137,25 +137,40 @@ fn messages(
     target: Option<&str>,
 ) -> Result<Markup, Fail> {
     let leaf = plan.leaf_id.as_deref().unwrap_or_default();
-    let mut shown = Vec::new();
+    // (context entry, message in it, entry id, the message's JSON text, parsed).
+    let mut raws: Vec<(usize, usize, String, String, Option<Value>)> = Vec::new();
     let (mut i, mut bytes) = (from, 0usize);
     while i < plan.len() && i - from < PAGE_ENTRIES && bytes < PAGE_BYTES {
         if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(crate::Error::Stopped.into());
         }
         let id = plan.entry_id(i).unwrap_or_default();
-        for (m, raw) in plan.messages_at(i)?.iter().enumerate() {
+        for (m, raw) in plan.messages_at(i)?.into_iter().enumerate() {
             bytes += raw.len();
-            let at = At {
-                url,
-                leaf,
-                entry: i,
-                message: m,
-            };
-            let (role, body) = message::render(ctx, raw, &at);
-            shown.push((i, m, id.to_string(), role, body));
+            let v = message::parse(&raw);
+            raws.push((i, m, id.to_string(), raw, v));
         }
         i += 1;
+    }
+    // A result shown inside its call when the call is on this page before it.
+    let mut calls = std::collections::HashSet::new();
+    let mut results = message::Results::new();
+    for (e, m, _, _, v) in &raws {
+        let Some(v) = v else { continue };
+        calls.extend(message::call_ids(v));
+        if let Some(c) = message::call_id(v).filter(|c| calls.contains(c)) {
+            let at = At { url, leaf, entry: *e, message: *m };
+            results.insert(c, message::Paired { result: v, at });
+        }
+    }
+    let mut shown = Vec::new();
+    for (e, m, id, raw, v) in &raws {
+        if v.as_ref().and_then(message::call_id).is_some_and(|c| results.contains_key(c)) {
+            continue;
+        }
+        let at = At { url, leaf, entry: *e, message: *m };
+        let (role, body) = message::render(ctx, v.as_ref(), raw, &at, &results);
+        shown.push((*e, *m, id.as_str(), role, body));
     }
     let page_url = |n: usize| format!("{url}?leaf={}&from={n}", enc(leaf));
     Ok(html! {
@@ -164,9 +179,16 @@ fn messages(
         }
         @if plan.is_empty() { p.meta { "this session has no messages yet" } }
         @for (e, m, id, role, body) in &shown {
-            article class=(format!("msg {}{}", role_class(role), if target == Some(id.as_str()) { " hit" } else { "" }))
+            article class=(format!("msg {}{}", role_class(role), if target == Some(*id) { " hit" } else { "" }))
                 id=[(*m == 0).then(|| format!("e-{id}"))] data-entry=(e) {
-                div.role { (ctx.clean(role)) a.leaf href=(format!("{url}/tree#t-{}", enc(id))) title="this entry in the tree" { "⌥" } }
+                div.role {
+                    (ctx.clean(role))
+                    // Every entry's own address, the context pi would send at it, and its place
+                    // in the tree.
+                    a.perma href=(format!("{url}?entry={}#e-{}", enc(id), enc(id))) title="a link to this entry" { "#" }
+                    a.here href=(format!("{url}?leaf={}", enc(id))) title="the context at this entry" { "context" }
+                    a.leaf href=(format!("{url}/tree#t-{}", enc(id))) title="this entry in the tree" { "tree" }
+                }
                 (body)
             }
         }
