@@ -34,6 +34,8 @@ pub struct SessionQuery {
     from: Option<usize>,
     /// Only the messages and the link to the next page (what the script appends).
     frag: Option<String>,
+    /// The header and the messages without the frame: the list's pane on a wide screen.
+    pane: Option<String>,
 }
 
 pub async fn page(
@@ -75,15 +77,25 @@ pub async fn page(
             &plan,
         );
         let seg = page::session_seg(&session.path, session.source.as_deref());
+        let content = html! {
+            (header)
+            div #messages data-url=(url) data-leaf=(plan.leaf_id.as_deref().unwrap_or_default()) data-live=[leaf.is_none().then_some("1")] {
+                (body)
+            }
+        };
+        if q.pane.is_some() {
+            return Ok(Html(
+                html! {
+                    p.nav.panebar { a href=(url) { "open this session" } " · " a href=(format!("{url}/tree")) { "tree" } }
+                    (content)
+                }
+                .into_string(),
+            ));
+        }
         Ok(page::layout(
             &crate::term::one_line_upto(&title, 60),
             Nav::Session(&seg, "session"),
-            html! {
-                (header)
-                div #messages data-url=(url) data-leaf=(plan.leaf_id.as_deref().unwrap_or_default()) data-live=[leaf.is_none().then_some("1")] {
-                    (body)
-                }
-            },
+            content,
         ))
     })
     .await

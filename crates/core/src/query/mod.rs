@@ -5,6 +5,7 @@ pub mod context;
 pub mod files;
 pub mod handle;
 pub mod list;
+pub mod per_session;
 
 pub mod picker;
 mod reader;
