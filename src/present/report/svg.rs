@@ -306,13 +306,26 @@ fn x_axis(axis: &Axis) -> String {
         r#"<line class="base" x1="{LEFT}" x2="{:.1}" y1="{base}" y2="{base}"/>"#,
         W - RIGHT
     );
+    // A label is about 7.5 units a character at the axis' 13px: one that would run into the
+    // label before it is left out (its tick stays), so no two labels overlap.
+    let mut free_from = f64::MIN;
     for (at, label) in ticks(axis) {
         let x = LEFT + at * bw;
         let anchor = if x > W - 70.0 { "end" } else { "start" };
+        let width = label.chars().count() as f64 * 7.5 + 6.0;
+        let (from, to) = if anchor == "end" { (x - width, x) } else { (x, x + width) };
         let _ = write!(
             svg,
-            r#"<line class="tick" x1="{x:.2}" x2="{x:.2}" y1="{base}" y2="{:.1}"/><text class="axis tick-label" x="{:.2}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
-            base + 6.0,
+            r#"<line class="tick" x1="{x:.2}" x2="{x:.2}" y1="{base}" y2="{:.1}"/>"#,
+            base + 6.0
+        );
+        if from < free_from {
+            continue;
+        }
+        free_from = to;
+        let _ = write!(
+            svg,
+            r#"<text class="axis tick-label" x="{:.2}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
             if anchor == "end" { x - 2.0 } else { x + 2.0 },
             base + 20.0,
             esc(&label)

@@ -32,11 +32,12 @@
         document.body.dataset.ready = String(mine);
       }).catch(function () {});
     }
-    input.addEventListener("input", function () {
+    form.addEventListener("input", function (e) {
+      if (e.target !== input && e.target.type !== "search") return;
       clearTimeout(timer);
       timer = setTimeout(run, 120);
     });
-    form.addEventListener("change", function (e) { if (e.target !== input) run(); });
+    form.addEventListener("change", function (e) { if (e.target.type !== "search") run(); });
     return run;
   }
   var rerun = null;
@@ -146,11 +147,35 @@
     e.preventDefault();
   });
 
+  // The tree: a branch folds away with every row under it (the rows after it that are further
+  // in, or as far in but not the start of the next branch).
+  document.querySelectorAll("ul.tree button.fold").forEach(function (b) {
+    b.addEventListener("click", function () {
+      var li = b.parentNode, k = +li.dataset.indent, open = b.getAttribute("aria-expanded") === "true";
+      b.setAttribute("aria-expanded", open ? "false" : "true");
+      var hidden = 0;
+      for (var n = li.nextElementSibling; n; n = n.nextElementSibling) {
+        var d = +n.dataset.indent;
+        if (d < k || (d === k && n.querySelector(".branch"))) break;
+        n.classList.toggle("folded-away", open);
+        hidden++;
+      }
+      var c = li.querySelector(".count");
+      if (open) {
+        if (!c) { c = document.createElement("span"); c.className = "count"; li.appendChild(c); }
+        c.textContent = " (" + hidden + " folded)";
+      } else if (c) c.remove();
+    });
+  });
+
   // Live: new messages of the open session (at its current leaf), or a fresh listing.
   var messages = document.getElementById("messages");
   var live = messages && messages.dataset.live === "1";
   if ((live || rerun) && "EventSource" in window) {
     var events = new EventSource("/events");
+    // A page left (or kept in the back-forward cache) lets go of its stream: a browser holds
+    // six connections to a host, and streams left open would starve the next page.
+    window.addEventListener("pagehide", function () { events.close(); });
     events.addEventListener("change", function () {
       var end = document.getElementById("end");
       if (live && end && !loading) {
