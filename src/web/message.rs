@@ -242,16 +242,23 @@ fn block(ctx: &Ctx, b: &Block, at: &At, pointer: &str, how: &Said) -> Markup {
             },
             at,
         ),
-        Block::Image { mime, data } => image(*mime, data, at, pointer),
+        Block::Image { mime, data } => image(ctx, *mime, data, at, pointer),
         Block::Other(b) => plain(ctx, &b.to_string(), at, ""),
     }
 }
 
-fn image(mime: Option<&str>, data: &str, at: &At, pointer: &str) -> Markup {
+fn image(ctx: &Ctx, mime: Option<&str>, data: &str, at: &At, pointer: &str) -> Markup {
     let mime = mime.unwrap_or("?");
+    // An exported page holds its images (only base64 of the raster type they claim, checked
+    // above, so the address is data and nothing else).
+    let src = if ctx.export {
+        format!("data:{mime};base64,{}", data.trim())
+    } else {
+        at.part("image", pointer)
+    };
     html! {
         @if super::raster::RASTER.contains(&mime) && super::raster::claims_truly(mime, data) {
-            img.shot src=(at.part("image", pointer)) alt="an image from the transcript" loading="lazy";
+            img.shot src=(src) alt="an image from the transcript" loading="lazy";
         } @else {
             p.meta { "[an image that is not the raster type it claims (" (super::controls(mime)) ") is not shown]" }
         }
@@ -319,7 +326,7 @@ fn tool_call(ctx: &Ctx, c: &Call, at: &At) -> Markup {
             div.pair {
                 div.args {
                     // File history reads the local index (the team server keeps no touches).
-                    @if !path.is_empty() && !ctx.server {
+                    @if !path.is_empty() && !ctx.server && !ctx.export {
                         div.meta { a.file href=(super::files::url(path, at.url)) title="this file's history" { "history of " code { (ctx.clean(path)) } } }
                     }
                     @match c.name {
@@ -391,7 +398,7 @@ fn tool_result(ctx: &Ctx, tool: &str, failed: bool, content: &Content, at: &At) 
     if let Content::Blocks(items) = content {
         for (i, b) in items.iter().enumerate() {
             if let Block::Image { mime, data } = b {
-                images.push(image(*mime, data, at, &format!("/content/{i}")));
+                images.push(image(ctx, *mime, data, at, &format!("/content/{i}")));
             }
         }
     }
@@ -463,8 +470,9 @@ pub fn piece_start(s: &str, at: usize) -> usize {
 
 /// `s` (the whole string, or its start when `bigjson` cut it) cut to [`MAX_TEXT`] characters,
 /// and the link to the rest when it was cut.
-fn cut<'a>(s: &'a str, at: &At, pointer: &str) -> (&'a str, Option<Markup>) {
-    let i = piece_end(s, 0, MAX_TEXT);
+fn cut<'a>(ctx: &Ctx, s: &'a str, at: &At, pointer: &str) -> (&'a str, Option<Markup>) {
+    // An export is read without a server to ask for the rest: it holds all it has.
+    let i = if ctx.export { s.len() } else { piece_end(s, 0, MAX_TEXT) };
     if i == s.len() {
         return (s, None);
     }
@@ -490,13 +498,13 @@ fn cut<'a>(s: &'a str, at: &At, pointer: &str) -> (&'a str, Option<Markup>) {
 // Both cut before they clean (at a place no secret straddles, `piece_end`): the text endpoint
 // pages through the same string with the same cuts, so each piece is redacted as a whole.
 fn plain(ctx: &Ctx, s: &str, at: &At, pointer: &str) -> Markup {
-    let (shown, more) = cut(s, at, pointer);
+    let (shown, more) = cut(ctx, s, at, pointer);
     html! { pre.text { (ctx.clean(shown)) } @if let Some(m) = more { (m) } }
 }
 
 /// A person's text as typed: wrapped as written, escaped, its web addresses links.
 fn verbatim(ctx: &Ctx, s: &str, at: &At, pointer: &str) -> Markup {
-    let (shown, more) = cut(s, at, pointer);
+    let (shown, more) = cut(ctx, s, at, pointer);
     let shown = ctx.clean(shown);
     html! {
         pre.said { @for (link, t) in links(&shown) {
@@ -534,7 +542,7 @@ fn links(s: &str) -> Vec<(bool, &str)> {
 }
 
 fn md(ctx: &Ctx, s: &str, at: &At, pointer: &str) -> Markup {
-    let (shown, more) = cut(s, at, pointer);
+    let (shown, more) = cut(ctx, s, at, pointer);
     let shown = ctx.clean(shown);
     html! {
         div.md { (PreEscaped(markdown::to_html(&shown))) }

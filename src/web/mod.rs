@@ -8,6 +8,7 @@
 mod assets;
 mod bigjson;
 mod events;
+pub mod export;
 mod files;
 mod guard;
 mod highlight;
@@ -164,6 +165,8 @@ pub(crate) struct Ctx {
     pub redact: bool,
     /// The pages read the team server (sessions carry their source; no local-only views).
     pub server: bool,
+    /// A page written to a file (`pidx export`): images inside it, no link back to a server.
+    pub export: bool,
 }
 
 impl Ctx {

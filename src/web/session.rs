@@ -119,7 +119,7 @@ fn leaf_for(
 }
 
 /// The session's name, else its first message (the listing's title), else its file name.
-fn title_of(
+pub(super) fn title_of(
     reader: &mut Reader,
     session: &Resolved,
     d: &crate::query::show::SessionDetail,
@@ -150,7 +150,7 @@ fn messages(
 ) -> Result<Markup, Fail> {
     let leaf = plan.leaf_id.as_deref().unwrap_or_default();
     // (context entry, message in it, entry id, the message's JSON text, parsed).
-    let mut raws: Vec<(usize, usize, String, String, Option<Value>)> = Vec::new();
+    let mut raws: Vec<Raw> = Vec::new();
     let (mut i, mut bytes) = (from, 0usize);
     while i < plan.len() && i - from < PAGE_ENTRIES && bytes < PAGE_BYTES {
         if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -164,46 +164,14 @@ fn messages(
         }
         i += 1;
     }
-    // A result shown inside its call when the call is on this page before it.
-    let mut calls = std::collections::HashSet::new();
-    let mut results = message::Results::new();
-    for (e, m, _, _, v) in &raws {
-        let Some(v) = v else { continue };
-        calls.extend(message::call_ids(v));
-        if let Some(c) = message::call_id(v).filter(|c| calls.contains(c)) {
-            let at = At { url, leaf, entry: *e, message: *m };
-            results.insert(c, message::Paired { result: v, at });
-        }
-    }
-    let mut shown = Vec::new();
-    for (e, m, id, raw, v) in &raws {
-        if v.as_ref().and_then(message::call_id).is_some_and(|c| results.contains_key(c)) {
-            continue;
-        }
-        let at = At { url, leaf, entry: *e, message: *m };
-        let (role, body) = message::render(ctx, v.as_ref(), raw, &at, &results);
-        shown.push((*e, *m, id.as_str(), role, body));
-    }
+    let shown = articles(ctx, &raws, url, leaf, target);
     let page_url = |n: usize| format!("{url}?leaf={}&from={n}", enc(leaf));
     Ok(html! {
         @if from > 0 {
             p.nav { a.prev href=(page_url(from.saturating_sub(PAGE_ENTRIES))) { "↑ earlier messages" } }
         }
         @if plan.is_empty() { p.meta { "this session has no messages yet" } }
-        @for (e, m, id, role, body) in &shown {
-            article class=(format!("msg {}{}", role_class(role), if target == Some(*id) { " hit" } else { "" }))
-                id=[(*m == 0).then(|| format!("e-{id}"))] data-entry=(e) {
-                div.role {
-                    (ctx.clean(role))
-                    // Every entry's own address, the context pi would send at it, and its place
-                    // in the tree.
-                    a.perma href=(format!("{url}?entry={}#e-{}", enc(id), enc(id))) title="a link to this entry" { "#" }
-                    a.here href=(format!("{url}?leaf={}", enc(id))) title="the context at this entry" { "context" }
-                    a.leaf href=(format!("{url}/tree#t-{}", enc(id))) title="this entry in the tree" { "tree" }
-                }
-                (body)
-            }
-        }
+        (shown)
         @if i < plan.len() {
             p.nav { a.next href=(page_url(i)) data-frag=(format!("{}&frag=1", page_url(i))) { "more messages ↓" } }
         } @else {
@@ -211,6 +179,54 @@ fn messages(
             span #end data-next=(if live { format!("{url}?from={i}") } else { page_url(i) }) {}
         }
     })
+}
+
+/// One context message for a page: (context entry, message in it, entry id, JSON text, parsed).
+pub(super) type Raw = (usize, usize, String, String, Option<Value>);
+
+/// Messages as articles, each tool result inside the call that asked for it when the call is
+/// among them, before it.
+pub(super) fn articles(
+    ctx: &Ctx,
+    raws: &[Raw],
+    url: &str,
+    leaf: &str,
+    target: Option<&str>,
+) -> Markup {
+    let mut calls = std::collections::HashSet::new();
+    let mut results = message::Results::new();
+    for (e, m, _, _, v) in raws {
+        let Some(v) = v else { continue };
+        calls.extend(message::call_ids(v));
+        if let Some(c) = message::call_id(v).filter(|c| calls.contains(c)) {
+            let at = At { url, leaf, entry: *e, message: *m };
+            results.insert(c, message::Paired { result: v, at });
+        }
+    }
+    html! {
+        @for (e, m, id, raw, v) in raws {
+            @if !v.as_ref().and_then(message::call_id).is_some_and(|c| results.contains_key(c)) {
+                @let at = At { url, leaf, entry: *e, message: *m };
+                @let (role, body) = message::render(ctx, v.as_ref(), raw, &at, &results);
+                article class=(format!("msg {}{}", role_class(&role), if target == Some(id.as_str()) { " hit" } else { "" }))
+                    id=[(*m == 0).then(|| format!("e-{id}"))] data-entry=(e) {
+                    div.role {
+                        (ctx.clean(&role))
+                        // Every entry's own address, the context pi would send at it, and its
+                        // place in the tree (an export has no server to ask).
+                        @if ctx.export {
+                            a.perma href=(format!("#e-{}", enc(id))) title="a link to this entry" { "#" }
+                        } @else {
+                            a.perma href=(format!("{url}?entry={}#e-{}", enc(id), enc(id))) title="a link to this entry" { "#" }
+                            a.here href=(format!("{url}?leaf={}", enc(id))) title="the context at this entry" { "context" }
+                            a.leaf href=(format!("{url}/tree#t-{}", enc(id))) title="this entry in the tree" { "tree" }
+                        }
+                    }
+                    (body)
+                }
+            }
+        }
+    }
 }
 
 /// A CSS class for a role (anything else is `other`).

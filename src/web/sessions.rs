@@ -99,7 +99,7 @@ pub async fn page(
                     @if let Some(p) = &q.project { input type="hidden" name="project" value=(p); }
                     @if q.project.is_none() { input type="hidden" name="all" value="true"; }
                     @if let Some(s) = &q.source { input type="hidden" name="source" value=(s); }
-                    input #filter type="search" name="q" value=(q.q) placeholder="filter: words, \"phrases\", re:REGEX" autocomplete="off" autofocus;
+                    input #filter type="search" name="q" value=(q.q) placeholder="filter: words, \"phrases\", re:REGEX (press /)" autocomplete="off";
                     input #model type="search" name="model" value=(q.model.as_deref().unwrap_or_default()) placeholder="model" aria-label="model" autocomplete="off";
                     label { "from " input #since type="date" name="since" value=(q.since.as_deref().unwrap_or_default()); }
                     label { "to " input #until type="date" name="until" value=(q.until.as_deref().unwrap_or_default()); }
@@ -144,7 +144,7 @@ fn projects(ctx: &Ctx, reader: &mut Reader, source: Option<&str>) -> Result<Html
             }
             p { a href=(format!("/?all=true{src}")) { "every session of every project (" (page::num(total)) ")" } }
             // Narrows the rows in place (app.js); without the script the list is whole.
-            form.filter { input #pfilter type="search" placeholder="filter projects" aria-label="filter projects" autocomplete="off" autofocus; }
+            form.filter { input #pfilter type="search" placeholder="filter projects" aria-label="filter projects" autocomplete="off"; }
             table.rows #projects {
                 thead { tr { th { "project" } th.n { "sessions" } th { "latest" } } }
                 tbody {
