@@ -123,6 +123,16 @@ c.msg(assistant([{"type": "text", "text": "# A heading\n\nSome *emphasis* and `c
                   "arguments": {"path": "src/lib.rs", "oldText": "fn a() {}", "newText": "fn a() {}\nfn appended() {}"}}], model="claude-opus-4-5-20251101-with-a-very-long-model-name"))
 c.msg({"role": "toolResult", "toolCallId": "r1", "toolName": "read", "durationMs": 1234, "content": [{"type": "text", "text": "READ-RESULT-TEXT"}]})
 c.msg({"role": "toolResult", "toolCallId": "r2", "toolName": "edit", "durationMs": 40, "content": [{"type": "text", "text": "ok"}]})
-c.msg(assistant([{"type": "text", "text": "Done."}]))
+c.msg(assistant([{"type": "text", "text": "Done. PLANTED ghp_Zx9Qw3Er7Ty1Ui5Op2As6Df0Gh4Jk8Lz3Xc7"}]))
 write("--home-u-beta--", "2026-03-01T04-00-00-000Z_eeeeeeee-0000-7000-8000-000000000005.jsonl",
       "/home/u/beta", "eeeeeeee-0000-7000-8000-000000000005", c.entries)
+
+# 6. An older session, nine days before the others: the days between are quiet.
+c = Chain("o")
+c.msg({"role": "user", "content": "an older question"})
+c.msg(assistant([{"type": "text", "text": "an older answer"}], model="haiku"))
+for e in c.entries:
+    e["timestamp"] = e["timestamp"].replace("2026-03-01", "2026-02-20")
+    e["message"]["timestamp"] -= 9 * 86400000
+write("--home-u-beta--", "2026-02-20T09-00-00-000Z_ffffffff-0000-7000-8000-000000000006.jsonl",
+      "/home/u/beta", "ffffffff-0000-7000-8000-000000000006", c.entries)

@@ -256,6 +256,53 @@ try:
     page.dark(False)
     check(light == "rgb(255, 255, 255)" and dark not in (light, "rgba(0, 0, 0, 0)"), "dark mode from prefers-color-scheme (%s, %s)" % (light, dark))
 
+    # The tree as a tree: rails, the current path, branches that fold.
+    page.goto(base + "/s/%s/tree" % A)
+    check(page.js("document.querySelectorAll('ul.tree li.path').length === 9 && document.querySelectorAll('ul.tree li .rail').length === 12"),
+          "the tree draws rails and highlights the current path")
+    before = page.js("[...document.querySelectorAll('ul.tree li')].filter(l => l.offsetParent).length")
+    page.js("document.querySelector('#t-a0008 button.fold').click()")
+    after = page.js("[...document.querySelectorAll('ul.tree li')].filter(l => l.offsetParent).length")
+    check(before == 12 and after == 10 and page.js("document.querySelector('#t-a0008 .count').textContent.includes('2 folded')"),
+          "a branch folds away with what is under it (%d -> %d rows)" % (before, after))
+    page.js("document.querySelector('#t-a0008 button.fold').click()")
+    check(page.js("[...document.querySelectorAll('ul.tree li')].filter(l => l.offsetParent).length") == 12, "and unfolds again")
+
+    # Usage: the range and figures of `pidx stats`, every day drawn, the heatmap and top sessions.
+    out = subprocess.run([pidx, "--root", root, "--db", db, "--json", "stats", "--by", "day"], capture_output=True, text=True)
+    days = [r["key"]["day"] for r in json.loads(out.stdout)]
+    page.goto(base + "/usage?by=day")
+    got = page.js("[document.querySelector('#range .first').textContent, document.querySelector('#range .last').textContent, document.querySelectorAll('svg.chart rect.slot').length]")
+    check(got == [days[0], days[-1], 10] and len(days) == 2, "the usage range is stats's, each of its %r days a slot (%r)" % (days, got))
+    check(page.js("document.querySelectorAll('table.usage tbody tr').length === 10 && document.querySelectorAll('table.usage tbody tr.quiet').length === 8"),
+          "the table lists the quiet days too")
+    check(page.js("/\\d,\\d{3} tokens/.test(document.querySelector('#total').textContent)"), "the total has thousands separators")
+    check(page.js("document.querySelectorAll('svg.heat rect.cell').length === 168"), "a weekday x hour heatmap")
+    check(page.js("(t => t.length >= 3 && t[0].querySelector('a').textContent.includes('question number 0'))([...document.querySelectorAll('#top-sessions tbody tr')])"),
+          "the most expensive sessions, the dearest first")
+    page.goto(base + "/usage?by=model&figure=cost")
+    errors = page.js("Object.fromEntries([...document.querySelectorAll('table.usage tbody tr')].map(r => [r.cells[0].textContent, r.cells[5].textContent]))")
+    check(errors.get("sonnet") == "1", "the failed bash call counts for the model that made it (%r)" % errors)
+    check(page.js("(t => !!t && t.getBBox().x >= 0)([...document.querySelectorAll('svg.chart text.key')].find(t => t.textContent === 'claude-opus-4-5-20251101-with-a-very-long-model-name'))"),
+          "a long model name is whole in the chart")
+
+    # Export: a page that opens offline, holds its image, runs nothing, keeps no planted secret.
+    for name, args in (("a.html", [A]), ("new.html", [NEW]), ("new.md", [NEW, "--md"])):
+        subprocess.run([pidx, "--root", root, "--db", db, "export", *args, "-o", os.path.join(work, name)], check=True)
+    for name in ("new.html", "new.md"):
+        text = open(os.path.join(work, name)).read()
+        check("ghp_Zx9Qw3Er7Ty1Ui5Op2As6Df0Gh4Jk8Lz3Xc7" not in text and "PLANTED" in text, "the %s export holds no planted secret" % name)
+    page.send("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    page.errors = []
+    page.goto("file://" + os.path.join(work, "a.html"))
+    time.sleep(0.3)
+    page.pump()
+    check(not page.errors and page.js("document.querySelector('img.shot').complete && document.querySelector('img.shot').naturalWidth === 1"),
+          "the exported page opens offline with its image %s" % (page.errors or ""))
+    check(page.js("document.querySelectorAll('script').length === 0 && !!document.querySelector('details.call') && getComputedStyle(document.querySelector('article.msg.user')).borderLeftStyle === 'solid'"),
+          "the exported page has no script, its calls folded and its styles inside")
+    page.send("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+
     # Paging a long session as it scrolls.
     page.goto(base + "/s/" + LONG)
     first = page.js("document.querySelectorAll('article.msg').length")

@@ -17,6 +17,7 @@ mod conformance;
 mod context_paths;
 mod crash;
 mod faults;
+mod export;
 mod files;
 mod files_doors;
 mod first_answer;
