@@ -17,6 +17,7 @@ use crate::app::env::{Env, First};
 use crate::pi::shown::{read, Block, Content, Shown};
 use crate::query::context::{plan, ContextPlan};
 use crate::query::resolve::resolve;
+use crate::query::Reader;
 
 /// What to export and how.
 #[derive(Debug, Clone)]
@@ -37,33 +38,103 @@ pub struct Options {
 pub fn run(env: &Env, o: &Options) -> Result<bool> {
     let mut opened = env.open_reader(Some(First::Session(&o.session)))?;
     let mut reader = opened.reader()?;
-    let session = resolve(&mut reader, &o.session)?;
-    let plan = plan(&mut reader, &session, o.leaf.as_deref())?;
-    let d = crate::query::show::show(&mut reader, &session)?;
-    let title = super::session::title_of(&mut reader, &session, &d)
-        .map_err(|e| anyhow::anyhow!("{}", fail_text(e)))?;
     let ctx = Ctx {
         stop: Arc::new(AtomicBool::new(false)),
         redact: o.redact,
         server: false,
         export: true,
     };
-    let raws = raws(&plan).map_err(|e| anyhow::anyhow!("{}", fail_text(e)))?;
+    let text = render(&ctx, &mut reader, &o.session, o.leaf.as_deref(), o.markdown)
+        .map_err(|e| anyhow::anyhow!("{}", fail_text(e)))?;
     reader.finish()?;
-    let text = if o.markdown {
-        markdown(&ctx, &d, &title, &raws)
-    } else {
-        page(&ctx, &d, &title, &plan, &raws)
-    };
     match &o.output {
-        Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,
+        Some(path) => {
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?
+        }
         None => {
             let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes()).context("writing the export")?;
+            out.write_all(text.as_bytes())
+                .context("writing the export")?;
             out.flush().context("writing the export")?;
         }
     }
     Ok(true)
+}
+
+/// The export of `session` at `leaf` (the current one when `None`): a page, or Markdown.
+pub(super) fn render(
+    ctx: &Ctx,
+    reader: &mut Reader,
+    session: &str,
+    leaf: Option<&str>,
+    markdown: bool,
+) -> Result<String, Fail> {
+    let session = resolve(reader, session)?;
+    let plan = plan(reader, &session, leaf)?;
+    let d = crate::query::show::show(reader, &session)?;
+    let title = super::session::title_of(reader, &session, &d)?;
+    let raws = raws(&plan)?;
+    Ok(if markdown {
+        self::markdown(ctx, &d, &title, &raws)
+    } else {
+        page(ctx, &d, &title, &plan, &raws)
+    })
+}
+
+/// `/s/FILE/export?as=html|md[&leaf=ID]`: the export as a file to save, from a session's page.
+pub(crate) async fn download(
+    axum::extract::State(app): axum::extract::State<Arc<super::App>>,
+    axum::extract::Path(seg): axum::extract::Path<String>,
+    axum::extract::Query(q): axum::extract::Query<DownloadQuery>,
+) -> Result<axum::response::Response, Fail> {
+    use axum::response::IntoResponse as _;
+    let (source, file) = super::split_seg(&app, &seg);
+    super::blocking(&app, source, move |ctx, reader| {
+        let md = q.r#as.as_deref() == Some("md");
+        let ctx = Ctx {
+            stop: Arc::clone(&ctx.stop),
+            redact: ctx.redact,
+            server: ctx.server,
+            export: true,
+        };
+        let leaf = q.leaf.as_deref().filter(|l| !l.is_empty());
+        let text = render(&ctx, reader, &file, leaf, md)?;
+        // The name is the session's file name (ASCII in pi's layout; anything else becomes `_`).
+        let stem = crate::query::handle::file_name(&file)
+            .trim_end_matches(".jsonl")
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect::<String>();
+        let (kind, ext) = if md {
+            ("text/markdown; charset=utf-8", "md")
+        } else {
+            ("text/html; charset=utf-8", "html")
+        };
+        Ok((
+            [
+                (axum::http::header::CONTENT_TYPE, kind.to_string()),
+                (
+                    axum::http::header::CONTENT_DISPOSITION,
+                    format!("attachment; filename=\"{stem}.{ext}\""),
+                ),
+            ],
+            text,
+        )
+            .into_response())
+    })
+    .await
+}
+
+#[derive(serde::Deserialize)]
+pub(crate) struct DownloadQuery {
+    r#as: Option<String>,
+    leaf: Option<String>,
 }
 
 fn fail_text(f: Fail) -> String {
@@ -160,7 +231,11 @@ fn markdown(ctx: &Ctx, d: &crate::query::show::SessionDetail, title: &str, raws:
         c(&d.handle),
         super::page::num(d.stats.total_messages),
         super::page::money(d.stats.cost),
-        if ctx.redact { "- secrets redacted\n" } else { "" }
+        if ctx.redact {
+            "- secrets redacted\n"
+        } else {
+            ""
+        }
     );
     for (_, _, id, raw, v) in raws {
         let Some(v) = v else {
@@ -168,18 +243,32 @@ fn markdown(ctx: &Ctx, d: &crate::query::show::SessionDetail, title: &str, raws:
             continue;
         };
         match read(v) {
-            Shown::Said { role: "system", content, .. } => {
+            Shown::Said {
+                role: "system",
+                content,
+                ..
+            } => {
                 out.push_str("## system prompt\n\n");
                 md_content(&mut out, ctx, &content, true);
                 // pi 1.6 writes the prompt in `sections` (spec 2.5).
-                for (name, s) in v.get("sections").and_then(Value::as_object).into_iter().flatten() {
+                for (name, s) in v
+                    .get("sections")
+                    .and_then(Value::as_object)
+                    .into_iter()
+                    .flatten()
+                {
                     if let Some(s) = s.as_str() {
                         out.push_str(&format!("### {}\n\n", crate::term::one_line(&c(name))));
                         fenced(&mut out, "text", &c(s));
                     }
                 }
             }
-            Shown::Said { role, content, model, error } => {
+            Shown::Said {
+                role,
+                content,
+                model,
+                error,
+            } => {
                 out.push_str(&format!("## {role}"));
                 if let Some((_, m)) = model {
                     out.push_str(&format!(" · {}", c(m)));
@@ -190,7 +279,12 @@ fn markdown(ctx: &Ctx, d: &crate::query::show::SessionDetail, title: &str, raws:
                     out.push_str(&format!("> error: {}\n\n", crate::term::one_line(&c(e))));
                 }
             }
-            Shown::ToolResult { tool, failed, content, .. } => {
+            Shown::ToolResult {
+                tool,
+                failed,
+                content,
+                ..
+            } => {
                 out.push_str(&format!(
                     "**result of {}**{}\n\n",
                     c(tool.unwrap_or("?")),
@@ -198,7 +292,9 @@ fn markdown(ctx: &Ctx, d: &crate::query::show::SessionDetail, title: &str, raws:
                 ));
                 fenced(&mut out, "", &c(&content.text()));
             }
-            Shown::Bash { command, output, .. } => {
+            Shown::Bash {
+                command, output, ..
+            } => {
                 out.push_str("## the user ran bash\n\n");
                 fenced(&mut out, "sh", &c(command));
                 fenced(&mut out, "", &c(output));

@@ -78,13 +78,23 @@ pub fn call_ids(v: &Value) -> impl Iterator<Item = &str> {
 }
 
 /// A message: its role and its body. `raw` is shown as text when `v` did not parse.
-pub fn render(ctx: &Ctx, v: Option<&Value>, raw: &str, at: &At, results: &Results) -> (String, Markup) {
+pub fn render(
+    ctx: &Ctx,
+    v: Option<&Value>,
+    raw: &str,
+    at: &At,
+    results: &Results,
+) -> (String, Markup) {
     let Some(v) = v else {
         return ("unknown".into(), plain(ctx, raw, at, ""));
     };
     let role = str_of(v, "role").unwrap_or("unknown").to_string();
     let body = match read(v) {
-        Shown::Said { role: "system", content, .. } => system(ctx, v, &content, at),
+        Shown::Said {
+            role: "system",
+            content,
+            ..
+        } => system(ctx, v, &content, at),
         Shown::Said {
             role: said,
             content,
@@ -309,9 +319,9 @@ fn tool_call(ctx: &Ctx, c: &Call, at: &At) -> Markup {
     // its result is the best there is (it includes the rest of the model's answer).
     let took = c.result.and_then(|r| {
         let v = r.result;
-        v.get("durationMs").and_then(Value::as_i64).or_else(|| {
-            Some(v.get("timestamp").and_then(Value::as_i64)? - c.started?)
-        })
+        v.get("durationMs")
+            .and_then(Value::as_i64)
+            .or_else(|| Some(v.get("timestamp").and_then(Value::as_i64)? - c.started?))
     });
     let path = arg("path");
     html! {
@@ -472,7 +482,11 @@ pub fn piece_start(s: &str, at: usize) -> usize {
 /// and the link to the rest when it was cut.
 fn cut<'a>(ctx: &Ctx, s: &'a str, at: &At, pointer: &str) -> (&'a str, Option<Markup>) {
     // An export is read without a server to ask for the rest: it holds all it has.
-    let i = if ctx.export { s.len() } else { piece_end(s, 0, MAX_TEXT) };
+    let i = if ctx.export {
+        s.len()
+    } else {
+        piece_end(s, 0, MAX_TEXT)
+    };
     if i == s.len() {
         return (s, None);
     }
@@ -568,8 +582,14 @@ mod tests {
                 (false, " ok")
             ]
         );
-        assert_eq!(links("https:// alone"), vec![(false, "https://"), (false, " alone")]);
-        assert_eq!(links("javascript:x() no"), vec![(false, "javascript:x() no")]);
+        assert_eq!(
+            links("https:// alone"),
+            vec![(false, "https://"), (false, " alone")]
+        );
+        assert_eq!(
+            links("javascript:x() no"),
+            vec![(false, "javascript:x() no")]
+        );
     }
 
     #[test]

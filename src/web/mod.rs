@@ -145,6 +145,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/s/{session}/tree", get(tree::page))
         .route("/s/{session}/text", get(session::text))
         .route("/s/{session}/image", get(session::image))
+        .route("/s/{session}/export", get(export::download))
         .route("/search", get(search::page))
         .route("/files", get(files::page))
         .route("/usage", get(usage::page))

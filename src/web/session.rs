@@ -199,7 +199,12 @@ pub(super) fn articles(
         let Some(v) = v else { continue };
         calls.extend(message::call_ids(v));
         if let Some(c) = message::call_id(v).filter(|c| calls.contains(c)) {
-            let at = At { url, leaf, entry: *e, message: *m };
+            let at = At {
+                url,
+                leaf,
+                entry: *e,
+                message: *m,
+            };
             results.insert(c, message::Paired { result: v, at });
         }
     }
@@ -301,6 +306,12 @@ fn header_of(ctx: &Ctx, h: &Header, plan: &ContextPlan) -> Markup {
                 code #resume { (ctx.clean(&resume)) }
                 button #copy type="button" data-copy-from="resume" { "copy resume command" }
             }
+            @let url = page::session_url(&session.path, source);
+            @let leaf = if at_leaf { format!("&leaf={}", enc(plan.leaf_id.as_deref().unwrap_or_default())) } else { String::new() };
+            p.meta.export { "export this conversation: "
+                a href=(format!("{url}/export?as=html{leaf}")) download { "page" } " · "
+                a href=(format!("{url}/export?as=md{leaf}")) download { "Markdown" }
+                @if ctx.redact { " (secrets redacted)" } }
             @if at.is_some() && !package {
                 p.meta { "pi resumes this session at its last entry; " code { "pidx pi install" } " lets it resume at this one" }
             }

@@ -228,7 +228,9 @@ fn sessions(ctx: &Ctx, reader: &mut Reader, q: &ListQuery) -> Result<Markup, Fai
         found.retain(|s| {
             let f = fig(s.file_id);
             (model.is_empty()
-                || f.model.as_deref().is_some_and(|m| m.to_lowercase().contains(&model)))
+                || f.model
+                    .as_deref()
+                    .is_some_and(|m| m.to_lowercase().contains(&model)))
                 && (!q.errors || f.tool_errors > 0)
                 && since.is_none_or(|t| s.modified_ms >= t)
                 && until.is_none_or(|t| s.modified_ms < t)

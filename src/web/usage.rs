@@ -142,7 +142,10 @@ pub async fn page(
 
 /// What the local index adds: errors charged to the model that made the failed call (by
 /// model), messages by weekday and hour, and the most expensive sessions.
-type Extras = ([[i64; 24]; 7], Vec<crate::present::report::data::TopSession>);
+type Extras = (
+    [[i64; 24]; 7],
+    Vec<crate::present::report::data::TopSession>,
+);
 
 fn local_extras(
     conn: &rusqlite::Connection,

@@ -89,6 +89,10 @@ try:
              "/usage", "/usage?by=model&figure=tokens", "/usage?by=tool", "/?project=" + urllib.parse.quote('/home/u/evil"><img src=x onerror="window.PWNED=1">', safe="")]
     status, _, body = request(port, "/s/%s?pane=1" % EVIL)
     check(status == 200 and b"<script" not in body and b"&lt;script&gt;window.PWNED=1" in body, "a session in the list's pane is escaped as its page")
+    for what, path in (("Markdown", "/s/%s/export?as=md" % NEW), ("page", "/s/%s/export?as=html" % NEW), ("hostile page", "/s/%s/export?as=html" % EVIL)):
+        status, h, body = request(port, path)
+        check(status == 200 and h.get("content-disposition", "").startswith("attachment;") and b"ghp_Zx9Qw3Er7Ty1Ui5Op2As6Df0Gh4Jk8Lz3Xc7" not in body
+              and b"<script" not in body, "the session page's %s export downloads, redacted, with no script" % what)
     for p in pages:
         page.errors = []
         page.goto(base + p, timeout=60)

@@ -19,7 +19,11 @@ fn export(root: &Path, db: &Path, args: &[&str]) -> String {
         .args(args)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -32,7 +36,10 @@ fn an_exported_page_holds_its_images_runs_nothing_and_keeps_no_secret() {
         page.contains(r#"content="default-src 'none'; style-src 'unsafe-inline'; img-src data:""#),
         "the page's own policy loads nothing"
     );
-    assert!(!page.contains("<script"), "no script, and the transcript's is text");
+    assert!(
+        !page.contains("<script"),
+        "no script, and the transcript's is text"
+    );
     assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert!(!page.contains("href=\"javascript"));
     assert!(!page.contains(SECRET), "redacted by default");
@@ -56,5 +63,8 @@ fn markdown_fences_what_a_person_typed_and_redacts_by_default() {
     );
     assert!(!md.contains(SECRET), "{md}");
     let open = export(&root, &db, &["aaaaaaaa", "--md", "--no-redact"]);
-    assert!(open.contains(SECRET), "--no-redact keeps what the transcript says");
+    assert!(
+        open.contains(SECRET),
+        "--no-redact keeps what the transcript says"
+    );
 }

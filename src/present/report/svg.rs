@@ -313,7 +313,11 @@ fn x_axis(axis: &Axis) -> String {
         let x = LEFT + at * bw;
         let anchor = if x > W - 70.0 { "end" } else { "start" };
         let width = label.chars().count() as f64 * 7.5 + 6.0;
-        let (from, to) = if anchor == "end" { (x - width, x) } else { (x, x + width) };
+        let (from, to) = if anchor == "end" {
+            (x - width, x)
+        } else {
+            (x, x + width)
+        };
         let _ = write!(
             svg,
             r#"<line class="tick" x1="{x:.2}" x2="{x:.2}" y1="{base}" y2="{:.1}"/>"#,
