@@ -364,6 +364,49 @@ mod tests {
         ticks(&axis).into_iter().map(|(_, l)| l).collect()
     }
 
+    /// The extents of the axis' labels in drawing units, at the width `x_axis` reserves.
+    fn label_extents(svg: &str) -> Vec<(f64, f64)> {
+        let mut out = Vec::new();
+        for part in svg.split("<text ").skip(1) {
+            let num = |k: &str| -> f64 {
+                let at = part.find(k).unwrap() + k.len();
+                part[at..].split('"').next().unwrap().parse().unwrap()
+            };
+            let text = part.split('>').nth(1).unwrap().split('<').next().unwrap();
+            let w = text.chars().count() as f64 * 7.5;
+            let x = num("x=\"");
+            out.push(if part.contains("text-anchor=\"end\"") {
+                (x - w, x)
+            } else {
+                (x, x + w)
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn no_two_date_labels_overlap() {
+        for (unit, from, n) in [
+            (Dim::Day, "2026-03-01", 13),
+            (Dim::Day, "2025-12-20", 14),
+            (Dim::Week, "2025-10-06", 14),
+            (Dim::Day, "2026-01-01", 97),
+        ] {
+            let (starts, labels) = axis_of(unit, from, n);
+            let axis = Axis {
+                unit,
+                starts: &starts,
+                labels: &labels,
+            };
+            let mut boxes = label_extents(&x_axis(&axis));
+            assert!(boxes.len() >= 3, "{unit:?} {from} {n}: {boxes:?}");
+            boxes.sort_by(|a, b| a.0.total_cmp(&b.0));
+            for pair in boxes.windows(2) {
+                assert!(pair[0].1 <= pair[1].0, "{unit:?} {from} {n}: {boxes:?}");
+            }
+        }
+    }
+
     #[test]
     fn ticks_name_weeks_months_or_years_as_the_range_grows() {
         assert_eq!(
