@@ -42,8 +42,8 @@ try:
     def open_call():
         page.js("document.querySelectorAll('details.call').forEach(d => d.open = true); true")
     shot("list-two-panes", "/?all=true", 1400, then=open_first)
-    shot("conversation", "/s/" + NEW, 1100, then=open_call)
-    shot("conversation-branch", "/s/" + A, 1100)
+    shot("conversation", "/s/" + NEW, 1100, 1250, then=open_call)
+    shot("conversation-branch", "/s/" + A, 1100, 1100)
     shot("tree", "/s/%s/tree" % A, 1000, 420)
     shot("usage", "/usage?by=day", 1100, 1100)
     shot("list-400px", "/?all=true", 400, 760)

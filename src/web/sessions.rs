@@ -262,7 +262,7 @@ fn sessions(ctx: &Ctx, reader: &mut Reader, q: &ListQuery) -> Result<Markup, Fai
             @if total > ROWS { " · the first " (ROWS) " shown: type to narrow" }
         }
         table.rows.sessions {
-            thead { tr { th { "session" } @if source { th { "source" } } @if q.project.is_none() { th { "project" } }
+            thead { tr { th { "session" } @if source { th { "source" } } @if q.project.is_none() { th.cwd { "project" } }
                 @if gateway { th { "agent · channel" } }
                 th { "model" } th.n { "messages" } th.n { "cost" } th.n { "age" } th.handle { "handle" } } }
             tbody {

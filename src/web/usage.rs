@@ -118,7 +118,7 @@ pub async fn page(
                 @if let Some(t) = &total {
                     p.meta #total { "total: " (page::money(t.figures.cost)) " · " (page::num(t.figures.total_tokens)) " tokens · "
                         (page::num(t.figures.sessions)) " sessions · " (page::num(t.figures.tool_calls)) " tool calls · "
-                        (page::num(t.figures.tool_errors)) " errors (the figures of pidx stats)" }
+                        (crate::present::numbers::count(t.figures.tool_errors, "error")) " (the figures of pidx stats)" }
                 }
                 @if let Some(t) = &line {
                     @if let (Some(first), Some(last)) = (t.slots.first(), t.slots.last()) {
