@@ -288,10 +288,10 @@ fn header_of(ctx: &Ctx, h: &Header, plan: &ContextPlan) -> Markup {
                 @if let Some(m) = &d.modified { dt { "modified" } dd { (page::when(m)) } }
                 dt { "messages" } dd { (page::num(d.stats.total_messages)) " (" (page::num(d.stats.tool_calls)) " tool calls)" }
                 dt { "tokens" } dd { (page::num(t.total)) " (in " (page::num(t.input)) ", out " (page::num(t.output)) ", cache " (page::num(t.cache_read + t.cache_write)) ")" }
-                dt { "cost" } dd { (format!("${:.2}", d.stats.cost)) }
+                dt { "cost" } dd { (page::money(d.stats.cost)) }
                 @if !d.models.is_empty() {
                     dt { "models" } dd { @for (i, m) in d.models.iter().enumerate() {
-                        @if i > 0 { ", " } (ctx.clean(&m.model)) " " (format!("${:.2}", m.cost)) } }
+                        @if i > 0 { ", " } (ctx.clean(&m.model)) " " (page::money(m.cost)) } }
                 }
                 @if let Some(m) = model { dt { "model now" } dd { (ctx.clean(&m))
                     @if let Some(th) = &plan.settings.thinking_level { " · thinking " (ctx.clean(th)) } } }
