@@ -200,7 +200,7 @@ try:
     check(page.js("!!document.querySelector('article.msg.user img.shot') && !!document.querySelector('article.msg.assistant .md pre code.language-rust')"),
           "images inline, code blocks coloured")
     page.js("document.querySelector('article.msg:nth-of-type(3) a.here').click()")
-    page.until("location.search.includes('leaf=') && document.readyState === 'complete'")
+    page.until("location.search.includes('leaf=') && document.readyState === 'complete'", timeout=60)
     check(page.js("document.querySelectorAll('article.msg').length") == 3, "the context at an entry is one click away")
 
     # Lists: figures, filters, order, two panes and keys.
@@ -232,12 +232,12 @@ try:
           "j moves the selection down the list")
     page.key("k")
     page.key("Enter")
-    page.until("!!document.querySelector('#pane #messages article.msg')")
+    page.until("!!document.querySelector('#pane #messages article.msg')", timeout=60)
     check(page.js("location.pathname === '/' && (r => r.left > innerWidth / 3)(document.querySelector('#pane').getBoundingClientRect()) && "
                   "document.querySelector('#pane').innerText.includes(document.querySelector('#rows tbody tr.sel td.title').innerText.trim().slice(0, 20))"),
           "on a wide screen Enter opens the chosen session beside the list")
     page.key("t")
-    page.until("location.pathname.endsWith('/tree') && document.readyState === 'complete'")
+    page.until("location.pathname.endsWith('/tree') && document.readyState === 'complete'", timeout=60)
     check(True, "t opens the chosen session's tree")
     page.goto(base + "/s/" + A)
     page.key("/")
@@ -246,7 +246,7 @@ try:
     page.goto(base + "/?all=true")
     page.key("j")
     page.key("Enter")
-    page.until("location.pathname.startsWith('/s/') && document.readyState === 'complete'")
+    page.until("location.pathname.startsWith('/s/') && document.readyState === 'complete'", timeout=60)
     check(True, "on a narrow screen Enter opens the chosen session's page")
     page.goto(base + "/?all=true")
     page.key("/")
