@@ -83,6 +83,22 @@ try:
                        ("sessions page: every project, first 300 rows", "/?all=true")):
         ts = times(path)
         rows.append((what, "%.1f ms median, %.1f ms p95" % (statistics.median(ts), p(ts, 0.95)), "<= 30 ms"))
+    # The pages of issue 51: list filters and orders (they read every row and its figures),
+    # the usage page by each grouping, a session in the list's pane; each with its weight.
+    _, _, css = get(re.search(rb'href="(/assets/[^"]+\.css)"', get("/")[2]).group(1).decode())
+    _, _, js = get(re.search(rb'src="(/assets/[^"]+\.js)"', get("/")[2]).group(1).decode())
+    for what, path in (("sessions: every project ordered by cost", "/?all=true&sort=cost"),
+                       ("sessions: every project with failed tool calls", "/?all=true&errors=true"),
+                       ("sessions: every project, model filter", "/?all=true&model=opus"),
+                       ("usage by month (default)", "/usage"),
+                       ("usage by day", "/usage?by=day"),
+                       ("usage by model", "/usage?by=model"),
+                       ("usage by tool", "/usage?by=tool"),
+                       ("a session in the list's pane", big + "?pane=1")):
+        ts = times(path, 9)
+        weight = len(get(path)[2])
+        rows.append((what, "%.1f ms median, %.1f ms p95; %d KB HTML" % (statistics.median(ts), p(ts, 0.95), weight // 1024), "<= 100 ms"))
+    rows.append(("the stylesheet and the script (every page; cached a day)", "%d KB + %d KB" % (len(css) // 1024 + 1, len(js) // 1024 + 1), "-"))
     ts = times(big)
     rows.append(("first screen of a session of %s entries" % format(big_entries, ","),
                  "%.1f ms median, %.1f ms p95" % (statistics.median(ts), p(ts, 0.95)), "<= 150 ms"))

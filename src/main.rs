@@ -31,6 +31,16 @@ fn main() {
             };
             pidx::web::run(env, opts).map(Outcome::of)
         }
+        Door::Export(env, args) => {
+            let opts = pidx::web::export::Options {
+                session: args.session,
+                leaf: args.leaf,
+                markdown: args.md,
+                output: args.output,
+                redact: !args.no_redact,
+            };
+            pidx::web::export::run(&env, &opts).map(Outcome::of)
+        }
     });
     std::process::exit(pidx::app::outcome::exit_code(&result));
 }

@@ -240,6 +240,28 @@ pub struct ServeArgs {
     pub open: bool,
 }
 
+/// `pidx export SESSION --html|--md`.
+#[derive(Args, Debug, Clone)]
+pub struct ExportArgs {
+    /// A session file path, a full session id, or a unique id prefix.
+    pub session: String,
+    /// A self-contained HTML page (the default): no script, nothing loaded from anywhere.
+    #[arg(long, conflicts_with = "md")]
+    pub html: bool,
+    /// Markdown.
+    #[arg(long)]
+    pub md: bool,
+    /// The context at this entry instead of the current leaf.
+    #[arg(long, value_name = "ENTRY_ID")]
+    pub leaf: Option<String>,
+    /// Write to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+    /// Keep secrets as they are in the transcript (the export redacts them by default).
+    #[arg(long)]
+    pub no_redact: bool,
+}
+
 /// `pidx pick [QUERY]`.
 #[derive(Args, Debug, Clone)]
 pub struct PickArgs {

@@ -46,6 +46,8 @@ pub enum Door {
     Pick(Env, args::PickArgs),
     Mcp(Env),
     Serve(Env, args::ServeArgs),
+    /// One session as a page or Markdown, drawn as the web pages draw it.
+    Export(Env, args::ExportArgs),
 }
 
 /// Runs one command, or opens what another front door needs to run it.
@@ -73,6 +75,7 @@ pub fn run(cli: Cli) -> Result<Door> {
     match &cli.command {
         Command::Mcp => return Ok(Door::Mcp(env)),
         Command::Serve(args) => return Ok(Door::Serve(env, args.clone())),
+        Command::Export(args) => return Ok(Door::Export(env, args.clone())),
         Command::Pick(args) => return Ok(Door::Pick(env, args.clone())),
         _ => {}
     }
@@ -111,6 +114,7 @@ fn run_local(env: &Env, command: &Command) -> Result<Found> {
         Command::Team(cmd) => team::run(env, cmd, &mut out),
         Command::Mcp
         | Command::Serve(_)
+        | Command::Export(_)
         | Command::Pick(_)
         | Command::Skill(_)
         | Command::Pi(_)
@@ -134,6 +138,7 @@ fn reads_from_server(cmd: &Command) -> bool {
             | Command::Stats(_)
             | Command::Sql(_)
             | Command::Serve(_)
+            | Command::Export(_)
     )
 }
 
@@ -327,6 +332,12 @@ Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
         after_help = "Examples:\n  pidx serve\n  pidx serve --listen 127.0.0.1:8080\n  pidx serve --listen 0.0.0.0:7777          # needs the access token it prints\n  pidx serve --listen 0.0.0.0:7777 --token \"$TOKEN\"\n\nPages redact secrets unless --no-redact. See docs/web.md."
     )]
     Serve(args::ServeArgs),
+    /// One session (or the context at an entry) as a self-contained HTML page or as Markdown,
+    /// secrets redacted: a conversation to share.
+    #[command(
+        after_help = "Examples:\n  pidx export 019c4f > session.html\n  pidx export 019c4f --md -o session.md\n  pidx export 019c4f --leaf a1b2c3d4 --html -o branch.html\n\nThe page has no script and loads nothing; images are inside it. Secrets are redacted unless --no-redact."
+    )]
+    Export(args::ExportArgs),
     /// Send this machine's index to a team server (PostgreSQL): only what changed since the
     /// last push; transcripts rewritten or deleted here are replaced or removed there.
     #[command(

@@ -7,7 +7,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::Fail;
 
-const CSS: &str = include_str!("assets/app.css");
+pub(super) const CSS: &str = include_str!("assets/app.css");
 const JS: &str = include_str!("assets/app.js");
 
 pub const CSS_URL: &str = concat!("/assets/app-", env!("CARGO_PKG_VERSION"), ".css");

@@ -83,7 +83,8 @@ pub async fn page(
                                 @let at = r.by.entry_id.as_deref().unwrap_or_default();
                                 tr {
                                     td { (r.by.ts_ms.map(|t| page::when(&crate::pi::js::iso(t))).unwrap_or_default()) }
-                                    td { (ctx.clean(&r.by.kind)) " (" (ctx.clean(&r.tool)) ")" }
+                                    // `read (read)` said one thing twice: the tool only when it is not the kind.
+                                    td { (ctx.clean(&r.by.kind)) @if r.tool != r.by.kind { " (" (ctx.clean(&r.tool)) ")" } }
                                     td { a href=(format!("{}?entry={}#e-{}", page::session_url(&r.by.session_path, None), enc(at), enc(at))) {
                                         code { (ctx.clean(&r.by.session)) } " " (ctx.clean(r.by.name.as_deref().unwrap_or_default())) } }
                                     td class=[(r.status.as_deref() == Some("error")).then_some("error")] { (r.status.as_deref().unwrap_or("-")) }

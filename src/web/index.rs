@@ -56,6 +56,7 @@ pub fn with_reader<T>(
         stop: Arc::clone(&stop),
         redact: app.redact,
         server: app.index.is_server(),
+        export: false,
     };
     match &app.index {
         Index::Local => {

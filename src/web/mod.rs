@@ -8,6 +8,7 @@
 mod assets;
 mod bigjson;
 mod events;
+pub mod export;
 mod files;
 mod guard;
 mod highlight;
@@ -144,6 +145,7 @@ fn router(app: Arc<App>) -> Router {
         .route("/s/{session}/tree", get(tree::page))
         .route("/s/{session}/text", get(session::text))
         .route("/s/{session}/image", get(session::image))
+        .route("/s/{session}/export", get(export::download))
         .route("/search", get(search::page))
         .route("/files", get(files::page))
         .route("/usage", get(usage::page))
@@ -164,6 +166,8 @@ pub(crate) struct Ctx {
     pub redact: bool,
     /// The pages read the team server (sessions carry their source; no local-only views).
     pub server: bool,
+    /// A page written to a file (`pidx export`): images inside it, no link back to a server.
+    pub export: bool,
 }
 
 impl Ctx {

@@ -91,6 +91,11 @@ pub fn num(n: i64) -> String {
     crate::term::thousands(n)
 }
 
+/// Dollars as the command line writes them (`present::numbers::money`: `$1,234.56`).
+pub fn money(v: f64) -> String {
+    crate::present::numbers::money(v)
+}
+
 /// The file name of a session path (on the team server after its source): its stable address
 /// in these pages.
 pub fn session_url(path: &str, source: Option<&str>) -> String {

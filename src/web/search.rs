@@ -190,7 +190,7 @@ fn results(
                 ul.hits {
                     @for h in group {
                         li { a.hit href=(hit_url(h)) {
-                            span.kind { (h.kind) @if let Some(r) = &h.role { " · " (ctx.clean(r)) } }
+                            span.kind { (h.kind) @if let Some(r) = h.role.as_ref().filter(|r| r.as_str() != h.kind) { " · " (ctx.clean(r)) } }
                             @if let Some(t) = &h.timestamp { " " span.meta { (page::when(t)) } }
                             @if marks { " " span.by title="how this hit was found" { "by " (h.by.name()) @if let Some(s) = h.similarity { " " (format!("{s:.2}")) } } }
                             " " span.snippet { (marked(ctx, &h.snippet)) }

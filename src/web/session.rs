@@ -34,6 +34,8 @@ pub struct SessionQuery {
     from: Option<usize>,
     /// Only the messages and the link to the next page (what the script appends).
     frag: Option<String>,
+    /// The header and the messages without the frame: the list's pane on a wide screen.
+    pane: Option<String>,
 }
 
 pub async fn page(
@@ -75,15 +77,25 @@ pub async fn page(
             &plan,
         );
         let seg = page::session_seg(&session.path, session.source.as_deref());
+        let content = html! {
+            (header)
+            div #messages data-url=(url) data-leaf=(plan.leaf_id.as_deref().unwrap_or_default()) data-live=[leaf.is_none().then_some("1")] {
+                (body)
+            }
+        };
+        if q.pane.is_some() {
+            return Ok(Html(
+                html! {
+                    p.nav.panebar { a href=(url) { "open this session" } " · " a href=(format!("{url}/tree")) { "tree" } }
+                    (content)
+                }
+                .into_string(),
+            ));
+        }
         Ok(page::layout(
             &crate::term::one_line_upto(&title, 60),
             Nav::Session(&seg, "session"),
-            html! {
-                (header)
-                div #messages data-url=(url) data-leaf=(plan.leaf_id.as_deref().unwrap_or_default()) data-live=[leaf.is_none().then_some("1")] {
-                    (body)
-                }
-            },
+            content,
         ))
     })
     .await
@@ -107,7 +119,7 @@ fn leaf_for(
 }
 
 /// The session's name, else its first message (the listing's title), else its file name.
-fn title_of(
+pub(super) fn title_of(
     reader: &mut Reader,
     session: &Resolved,
     d: &crate::query::show::SessionDetail,
@@ -137,39 +149,29 @@ fn messages(
     target: Option<&str>,
 ) -> Result<Markup, Fail> {
     let leaf = plan.leaf_id.as_deref().unwrap_or_default();
-    let mut shown = Vec::new();
+    // (context entry, message in it, entry id, the message's JSON text, parsed).
+    let mut raws: Vec<Raw> = Vec::new();
     let (mut i, mut bytes) = (from, 0usize);
     while i < plan.len() && i - from < PAGE_ENTRIES && bytes < PAGE_BYTES {
         if ctx.stop.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(crate::Error::Stopped.into());
         }
         let id = plan.entry_id(i).unwrap_or_default();
-        for (m, raw) in plan.messages_at(i)?.iter().enumerate() {
+        for (m, raw) in plan.messages_at(i)?.into_iter().enumerate() {
             bytes += raw.len();
-            let at = At {
-                url,
-                leaf,
-                entry: i,
-                message: m,
-            };
-            let (role, body) = message::render(ctx, raw, &at);
-            shown.push((i, m, id.to_string(), role, body));
+            let v = message::parse(&raw);
+            raws.push((i, m, id.to_string(), raw, v));
         }
         i += 1;
     }
+    let shown = articles(ctx, &raws, url, leaf, target);
     let page_url = |n: usize| format!("{url}?leaf={}&from={n}", enc(leaf));
     Ok(html! {
         @if from > 0 {
             p.nav { a.prev href=(page_url(from.saturating_sub(PAGE_ENTRIES))) { "↑ earlier messages" } }
         }
         @if plan.is_empty() { p.meta { "this session has no messages yet" } }
-        @for (e, m, id, role, body) in &shown {
-            article class=(format!("msg {}{}", role_class(role), if target == Some(id.as_str()) { " hit" } else { "" }))
-                id=[(*m == 0).then(|| format!("e-{id}"))] data-entry=(e) {
-                div.role { (ctx.clean(role)) a.leaf href=(format!("{url}/tree#t-{}", enc(id))) title="this entry in the tree" { "⌥" } }
-                (body)
-            }
-        }
+        (shown)
         @if i < plan.len() {
             p.nav { a.next href=(page_url(i)) data-frag=(format!("{}&frag=1", page_url(i))) { "more messages ↓" } }
         } @else {
@@ -177,6 +179,59 @@ fn messages(
             span #end data-next=(if live { format!("{url}?from={i}") } else { page_url(i) }) {}
         }
     })
+}
+
+/// One context message for a page: (context entry, message in it, entry id, JSON text, parsed).
+pub(super) type Raw = (usize, usize, String, String, Option<Value>);
+
+/// Messages as articles, each tool result inside the call that asked for it when the call is
+/// among them, before it.
+pub(super) fn articles(
+    ctx: &Ctx,
+    raws: &[Raw],
+    url: &str,
+    leaf: &str,
+    target: Option<&str>,
+) -> Markup {
+    let mut calls = std::collections::HashSet::new();
+    let mut results = message::Results::new();
+    for (e, m, _, _, v) in raws {
+        let Some(v) = v else { continue };
+        calls.extend(message::call_ids(v));
+        if let Some(c) = message::call_id(v).filter(|c| calls.contains(c)) {
+            let at = At {
+                url,
+                leaf,
+                entry: *e,
+                message: *m,
+            };
+            results.insert(c, message::Paired { result: v, at });
+        }
+    }
+    html! {
+        @for (e, m, id, raw, v) in raws {
+            @if !v.as_ref().and_then(message::call_id).is_some_and(|c| results.contains_key(c)) {
+                @let at = At { url, leaf, entry: *e, message: *m };
+                @let (role, body) = message::render(ctx, v.as_ref(), raw, &at, &results);
+                article class=(format!("msg {}{}", role_class(&role), if target == Some(id.as_str()) { " hit" } else { "" }))
+                    id=[(*m == 0).then(|| format!("e-{id}"))] data-entry=(e) {
+                    div.role {
+                        (ctx.clean(&role))
+                        // Every entry's own address, the context pi would send at it, and its
+                        // place in the tree (an export has no server to ask).
+                        @if ctx.export {
+                            a.perma href=(format!("#e-{}", enc(id))) title="a link to this entry" { "#" }
+                        } @else {
+                            a.perma href=(format!("{url}?entry={}#e-{}", enc(id), enc(id))) title="a link to this entry" { "#" }
+                            a.here href=(format!("{url}?leaf={}", enc(id))) title="the context at this entry" { "context" }
+                            a.leaf href=(format!("{url}/tree#t-{}", enc(id))) title="this entry in the tree" { "tree" }
+                        }
+                    }
+                    (body)
+                }
+            }
+        }
+    }
 }
 
 /// A CSS class for a role (anything else is `other`).
@@ -233,10 +288,10 @@ fn header_of(ctx: &Ctx, h: &Header, plan: &ContextPlan) -> Markup {
                 @if let Some(m) = &d.modified { dt { "modified" } dd { (page::when(m)) } }
                 dt { "messages" } dd { (page::num(d.stats.total_messages)) " (" (page::num(d.stats.tool_calls)) " tool calls)" }
                 dt { "tokens" } dd { (page::num(t.total)) " (in " (page::num(t.input)) ", out " (page::num(t.output)) ", cache " (page::num(t.cache_read + t.cache_write)) ")" }
-                dt { "cost" } dd { (format!("${:.2}", d.stats.cost)) }
+                dt { "cost" } dd { (page::money(d.stats.cost)) }
                 @if !d.models.is_empty() {
                     dt { "models" } dd { @for (i, m) in d.models.iter().enumerate() {
-                        @if i > 0 { ", " } (ctx.clean(&m.model)) " " (format!("${:.2}", m.cost)) } }
+                        @if i > 0 { ", " } (ctx.clean(&m.model)) " " (page::money(m.cost)) } }
                 }
                 @if let Some(m) = model { dt { "model now" } dd { (ctx.clean(&m))
                     @if let Some(th) = &plan.settings.thinking_level { " · thinking " (ctx.clean(th)) } } }
@@ -251,6 +306,12 @@ fn header_of(ctx: &Ctx, h: &Header, plan: &ContextPlan) -> Markup {
                 code #resume { (ctx.clean(&resume)) }
                 button #copy type="button" data-copy-from="resume" { "copy resume command" }
             }
+            @let url = page::session_url(&session.path, source);
+            @let leaf = if at_leaf { format!("&leaf={}", enc(plan.leaf_id.as_deref().unwrap_or_default())) } else { String::new() };
+            p.meta.export { "export this conversation: "
+                a href=(format!("{url}/export?as=html{leaf}")) download { "page" } " · "
+                a href=(format!("{url}/export?as=md{leaf}")) download { "Markdown" }
+                @if ctx.redact { " (secrets redacted)" } }
             @if at.is_some() && !package {
                 p.meta { "pi resumes this session at its last entry; " code { "pidx pi install" } " lets it resume at this one" }
             }

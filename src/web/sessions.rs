@@ -12,6 +12,7 @@ use serde::Deserialize;
 use super::page::{self, enc, Nav};
 use super::{blocking, App, Ctx, Fail};
 use crate::query::list::{self, ListOptions};
+use crate::query::per_session::{self, SessionFigures};
 use crate::query::{handle, picker, Reader};
 
 /// Rows a page shows; typing narrows the rest.
@@ -26,7 +27,50 @@ pub struct ListQuery {
     q: String,
     /// One machine of the team server.
     source: Option<String>,
+    /// Only sessions whose most used model contains this (any case).
+    model: Option<String>,
+    /// Only sessions modified on or after / before the end of this day (`YYYY-MM-DD`, local).
+    since: Option<String>,
+    until: Option<String>,
+    /// Only sessions with a failed tool call.
+    #[serde(default)]
+    errors: bool,
+    /// `cost`, `messages` or `oldest` (default: pi's order, newest first).
+    sort: Option<String>,
     frag: Option<String>,
+}
+
+impl ListQuery {
+    /// Whether a filter or order of this page's own (beyond pi's picker) is asked for: then the
+    /// whole listing is read and each row's figures with it.
+    fn narrowed(&self) -> bool {
+        let set = |o: &Option<String>| o.as_deref().is_some_and(|s| !s.trim().is_empty());
+        set(&self.model) || set(&self.since) || set(&self.until) || self.errors || set(&self.sort)
+    }
+}
+
+/// The orders the page offers (`sort=`).
+const SORTS: [(&str, &str); 4] = [
+    ("", "newest"),
+    ("oldest", "oldest"),
+    ("cost", "cost"),
+    ("messages", "messages"),
+];
+
+/// Epoch ms of local midnight starting `day` (`YYYY-MM-DD`), `days` later.
+fn local_day(day: &str, days: i64) -> Result<Option<i64>, Fail> {
+    let day = day.trim();
+    if day.is_empty() {
+        return Ok(None);
+    }
+    let d = chrono::NaiveDate::parse_from_str(day, "%Y-%m-%d")
+        .map_err(|_| Fail::Bad(format!("{day:?} is not a day (YYYY-MM-DD)")))?
+        + chrono::Duration::days(days);
+    let t = d
+        .and_hms_opt(0, 0, 0)
+        .and_then(|t| t.and_local_timezone(chrono::Local).earliest())
+        .ok_or_else(|| Fail::Bad(format!("{day:?} has no midnight here")))?;
+    Ok(Some(t.timestamp_millis()))
 }
 
 pub async fn page(
@@ -55,10 +99,21 @@ pub async fn page(
                     @if let Some(p) = &q.project { input type="hidden" name="project" value=(p); }
                     @if q.project.is_none() { input type="hidden" name="all" value="true"; }
                     @if let Some(s) = &q.source { input type="hidden" name="source" value=(s); }
-                    input #filter type="search" name="q" value=(q.q) placeholder="filter: words, \"phrases\", re:REGEX" autocomplete="off" autofocus;
+                    input #filter type="search" name="q" value=(q.q) placeholder="filter: words, \"phrases\", re:REGEX (press /)" autocomplete="off";
+                    input #model type="search" name="model" value=(q.model.as_deref().unwrap_or_default()) placeholder="model" aria-label="model" autocomplete="off";
+                    label { "from " input #since type="date" name="since" value=(q.since.as_deref().unwrap_or_default()); }
+                    label { "to " input #until type="date" name="until" value=(q.until.as_deref().unwrap_or_default()); }
+                    label { input #errors type="checkbox" name="errors" value="true" checked[q.errors]; " failed tool calls" }
+                    select #sort name="sort" aria-label="order" {
+                        @for (v, label) in SORTS { option value=(v) selected[q.sort.as_deref().unwrap_or_default() == v] { (label) } }
+                    }
                     button type="submit" { "filter" }
                 }
-                div #rows { (rows) }
+                div.panes {
+                    div #rows { (rows) }
+                    // Wide screens open a session here, beside the list (app.js).
+                    section #pane aria-live="polite" { p.meta { "choose a session (j/k and Enter, / to filter)" } }
+                }
             },
         ))
     })
@@ -88,7 +143,9 @@ fn projects(ctx: &Ctx, reader: &mut Reader, source: Option<&str>) -> Result<Html
                 }
             }
             p { a href=(format!("/?all=true{src}")) { "every session of every project (" (page::num(total)) ")" } }
-            table.rows {
+            // Narrows the rows in place (app.js); without the script the list is whole.
+            form.filter { input #pfilter type="search" placeholder="filter projects" aria-label="filter projects" autocomplete="off"; }
+            table.rows #projects {
                 thead { tr { th { "project" } th.n { "sessions" } th { "latest" } } }
                 tbody {
                     @for p in &projects {
@@ -138,9 +195,11 @@ fn sessions(ctx: &Ctx, reader: &mut Reader, q: &ListQuery) -> Result<Markup, Fai
     if let Some(why) = picker::query_problem(query) {
         return Ok(html! { p.error { (ctx.clean(&why)) } });
     }
+    let since = local_day(q.since.as_deref().unwrap_or_default(), 0)?;
+    let until = local_day(q.until.as_deref().unwrap_or_default(), 1)?;
     // Every project without a filter: its first page only (pi's order through the listing
     // index); reading every row took 150 ms of 10,000 sessions.
-    let first_page = q.project.is_none() && query.is_empty();
+    let first_page = q.project.is_none() && query.is_empty() && !q.narrowed();
     let opts = ListOptions {
         cwd: q.project.clone(),
         limit: first_page.then_some(ROWS),
@@ -153,6 +212,36 @@ fn sessions(ctx: &Ctx, reader: &mut Reader, q: &ListQuery) -> Result<Markup, Fai
         (!query.is_empty()).then_some(query),
         ctx.redact,
     )?;
+    if !q.narrowed() {
+        found.truncate(ROWS);
+    }
+    let ids: Vec<i64> = found.iter().map(|s| s.file_id).collect();
+    let figures = match reader {
+        Reader::Local { conn, .. } => per_session::figures(conn, &ids)?,
+        // The team server's rows carry no rollups here: its lists show no figures.
+        _ => Default::default(),
+    };
+    let none = SessionFigures::default();
+    let fig = |id: i64| figures.get(&id).unwrap_or(&none);
+    if q.narrowed() {
+        let model = q.model.as_deref().unwrap_or_default().trim().to_lowercase();
+        found.retain(|s| {
+            let f = fig(s.file_id);
+            (model.is_empty()
+                || f.model
+                    .as_deref()
+                    .is_some_and(|m| m.to_lowercase().contains(&model)))
+                && (!q.errors || f.tool_errors > 0)
+                && since.is_none_or(|t| s.modified_ms >= t)
+                && until.is_none_or(|t| s.modified_ms < t)
+        });
+        match q.sort.as_deref().unwrap_or_default() {
+            "cost" => found.sort_by(|a, b| fig(b.file_id).cost.total_cmp(&fig(a.file_id).cost)),
+            "messages" => found.sort_by_key(|s| std::cmp::Reverse(s.message_count)),
+            "oldest" => found.reverse(),
+            _ => {}
+        }
+    }
     let total = found.len();
     found.truncate(ROWS);
     let handles = handle::handles_in(
@@ -168,16 +257,17 @@ fn sessions(ctx: &Ctx, reader: &mut Reader, q: &ListQuery) -> Result<Markup, Fai
     Ok(html! {
         p.meta #count {
             @if first_page { "the newest " (page::num(total as i64)) " sessions · type to filter them all" }
-            @else if query.is_empty() { (page::num(total as i64)) " sessions" }
+            @else if query.is_empty() && !q.narrowed() { (page::num(total as i64)) " sessions" }
             @else { (page::num(total as i64)) " of " (page::num(before as i64)) " sessions match" }
             @if total > ROWS { " · the first " (ROWS) " shown: type to narrow" }
         }
-        table.rows {
-            thead { tr { th { "session" } @if source { th { "source" } } @if q.project.is_none() { th { "project" } }
+        table.rows.sessions {
+            thead { tr { th { "session" } @if source { th { "source" } } @if q.project.is_none() { th.cwd { "project" } }
                 @if gateway { th { "agent · channel" } }
-                th { "handle" } th.n { "messages" } th { "modified" } } }
+                th { "model" } th.n { "messages" } th.n { "cost" } th.n { "age" } th.handle { "handle" } } }
             tbody {
                 @for s in &found {
+                    @let f = fig(s.file_id);
                     tr {
                         td.title { a href=(page::session_url(&s.path, s.source.as_deref())) { (ctx.clean(&crate::term::one_line_upto(s.title(), 120))) } }
                         @if source { td.source { @if let Some(m) = &s.source {
@@ -185,9 +275,11 @@ fn sessions(ctx: &Ctx, reader: &mut Reader, q: &ListQuery) -> Result<Markup, Fai
                         @if q.project.is_none() { td.cwd { (ctx.clean(&s.cwd)) } }
                         @if gateway { td { @if let Some(g) = &s.gateway {
                             (ctx.clean(&g.agent_id)) @if let Some(c) = &g.channel { " · " (ctx.clean(c)) } } } }
-                        td { code { (ctx.clean(handles.get(&s.file_id).map_or("", String::as_str))) } }
+                        td.model { (ctx.clean(f.model.as_deref().unwrap_or("-"))) }
                         td.n { (page::num(s.message_count)) }
-                        td { (page::ago(s.modified_ms)) }
+                        td.n.cost { (page::money(f.cost)) @if f.tool_errors > 0 { " " span.error title="failed tool calls" { "⚠" (f.tool_errors) } } }
+                        td.n.age { (page::ago(s.modified_ms)) }
+                        td.handle { code { (ctx.clean(handles.get(&s.file_id).map_or("", String::as_str))) } }
                     }
                 }
             }

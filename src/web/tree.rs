@@ -18,8 +18,14 @@ use crate::query::tree::{tree, walk_tree, Event, Tree};
 /// Rows a page shows.
 const ROWS: usize = 3000;
 
-/// Indents drawn (CSS classes `d0`..`d24`); deeper branches stay at the last.
-const DEEPEST: usize = 24;
+/// One row of the drawn tree: its node, how many branches in it is, the mark that starts a
+/// branch (`├─ `, `└─ `) and the rails to its left.
+struct Row {
+    node: usize,
+    indent: usize,
+    mark: Option<&'static str>,
+    rail: String,
+}
 
 #[derive(Deserialize, Default)]
 pub struct TreeQuery {
@@ -69,25 +75,38 @@ pub async fn page(
                 siblings[c] = n.children.len();
             }
         }
-        // (node, indent) in pi's order; the indent grows only below a node with siblings.
-        let mut rows: Vec<(usize, usize, Option<&str>)> = Vec::new();
-        let mut indents: Vec<usize> = Vec::new();
+        // Rows in pi's order: the indent grows only below a node with siblings, and each row
+        // carries the rails drawn to its left (`│` where a branch above goes on below it).
+        let mut rows: Vec<Row> = Vec::new();
+        let mut stack: Vec<(usize, Vec<bool>)> = Vec::new();
         let mut seen = 0usize;
         walk_tree(&tree, |ev| match ev {
             Event::Enter(i, depth, last) => {
-                let parent_indent = if depth == 0 { 0 } else { indents.last().copied().unwrap_or(0) };
+                let (parent_indent, mut rails) = match stack.last() {
+                    Some((indent, rails)) if depth > 0 => (*indent, rails.clone()),
+                    _ => (0, Vec::new()),
+                };
                 let branching = depth > 0 && siblings[i] > 1;
-                let indent = parent_indent + usize::from(branching);
-                indents.push(indent);
-                if seen >= q.from && rows.len() < ROWS {
-                    // The first entry of each branch, drawn as pi's /tree draws it.
-                    let mark = branching.then_some(if last { "└─ " } else { "├─ " });
-                    rows.push((i, indent, mark));
+                let rail = rails.iter().map(|more| if *more { "│  " } else { "   " }).collect::<String>();
+                if branching {
+                    rails.push(!last);
                 }
+                let own = rails.iter().map(|more| if *more { "│  " } else { "   " }).collect::<String>();
+                let indent = parent_indent + usize::from(branching);
+                if seen >= q.from && rows.len() < ROWS {
+                    rows.push(Row {
+                        node: i,
+                        indent,
+                        // The first entry of each branch, drawn as pi's /tree draws it.
+                        mark: branching.then_some(if last { "└─ " } else { "├─ " }),
+                        rail: if branching { rail } else { own.clone() },
+                    });
+                }
+                stack.push((indent, rails));
                 seen += 1;
             }
             Event::Leave(_) => {
-                indents.pop();
+                stack.pop();
             }
         });
         let seg = page::session_seg(&session.path, session.source.as_deref());
@@ -100,12 +119,15 @@ pub async fn page(
                 @if tree.unopenable { p.error { "pi cannot open this file (no session header with an id first), so it has no tree" } }
                 @if q.from > 0 { p.nav { a href=(format!("{url}/tree?from={}", q.from.saturating_sub(ROWS))) { "↑ earlier entries" } } }
                 ul.tree {
-                    @for (i, indent, mark) in &rows {
-                        @let n = &tree.nodes[*i];
+                    @for r in &rows {
+                        @let n = &tree.nodes[r.node];
                         @let id = n.id.as_deref().unwrap_or_default();
                         @let leaf = tree.leaf_seq == Some(n.seq);
-                        li id=(format!("t-{id}")) class=(format!("d{}{}", indent.min(&DEEPEST), if on_path[*i] { " path" } else { "" })) {
-                            @if let Some(m) = mark { span.branch { (m) } }
+                        li id=(format!("t-{id}")) class=[on_path[r.node].then_some("path")] data-indent=(r.indent) {
+                            span.rail { (r.rail) }
+                            @if let Some(m) = r.mark { span.branch { (m) } }
+                            // A branch folds away with everything under it (app.js).
+                            @if r.mark.is_some() { button.fold type="button" aria-expanded="true" title="fold this branch" { "▾" } }
                             a href=(format!("{url}?leaf={}", enc(id))) {
                                 @if leaf { span.star { "★ " } }
                                 span.kind { (ctx.clean(n.role.as_deref().or(n.kind.as_deref()).unwrap_or("?"))) }

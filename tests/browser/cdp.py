@@ -149,3 +149,18 @@ class Page:
         data = self.send("Page.captureScreenshot", {"format": "png"})["data"]
         with open(path, "wb") as f:
             f.write(base64.b64decode(data))
+
+    def key(self, key, code=None):
+        """A key pressed and released where the focus is (`j`, `Enter`, `/`)."""
+        text = key if len(key) == 1 else ("\r" if key == "Enter" else "")
+        for kind in ("keyDown", "keyUp"):
+            p = {"type": kind, "key": key, "code": code or ("Key" + key.upper() if len(key) == 1 and key.isalpha() else key)}
+            if kind == "keyDown" and text:
+                p["text"] = text
+            if key == "Enter":
+                p["windowsVirtualKeyCode"] = 13
+            self.send("Input.dispatchKeyEvent", p)
+
+    def dark(self, on):
+        """The page as a system in dark mode sees it (prefers-color-scheme)."""
+        self.send("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "dark" if on else "light"}]})

@@ -118,7 +118,10 @@ function measure(frame) {
       const bb = b.getBoundingClientRect(); return bb.width > 0 && bb.height > 0; });
     const slots = new Set(bars.map(b => b.getAttribute("x")));
     const lines = [...svg.querySelectorAll("path.line")].map(p => p.getBoundingClientRect().width);
-    r.charts[svg.id] = {width: Math.round(box.width), height: Math.round(box.height), right: Math.round(box.right),
+    // Date labels side by side must not overlap (their boxes as drawn).
+    const boxes = [...svg.querySelectorAll("text.tick-label")].map(t => t.getBoundingClientRect()).sort((a, b) => a.left - b.left);
+    const overlaps = boxes.filter((b, i) => i > 0 && b.left < boxes[i - 1].right - 0.5).length;
+    r.charts[svg.id] = {overlaps: overlaps, width: Math.round(box.width), height: Math.round(box.height), right: Math.round(box.right),
                         bars: bars.length, slots: slots.size, ticks: svg.querySelectorAll("text.tick-label").length,
                         line: Math.round(Math.max(0, ...lines))};
   }
@@ -168,6 +171,7 @@ for r in pages:
     # Quiet periods are gaps: bars stand in exactly the active slots, not squeezed side by side.
     for cid in ["cost-by-period", "tokens-by-period"]:
         assert r["charts"][cid]["slots"] == active, "%s: %s bars in %d slots, %d active" % (where, cid, r["charts"][cid]["slots"], active)
+        assert r["charts"][cid]["overlaps"] == 0, "%s: %s has %d overlapping date labels" % (where, cid, r["charts"][cid]["overlaps"])
         assert r["charts"][cid]["ticks"] >= 3, "%s: %s has %d date ticks" % (where, cid, r["charts"][cid]["ticks"])
     assert r["charts"]["cumulative-cost"]["line"] > r["clientWidth"] * 0.5, (where, r["charts"]["cumulative-cost"])
     assert r["charts"]["cost-by-model"]["bars"] >= 9 and r["charts"]["tools"]["bars"] >= 3, where

@@ -5,7 +5,11 @@
 # (tests/browser/cdp.py, over --remote-debugging-pipe) in tests/browser/serve_test.py: every page
 # loads with no console error, filter and search as you type, a hit opens at its entry, the tree
 # opens a leaf's context, a long session pages as it scrolls, an appended line shows up live,
-# no page overflows 800 or 1600 px, no payload runs (window.PWNED stays unset), the CSP header is
+# a conversation as it was (a person's text as typed, Markdown for the assistant, the system
+# prompt, thinking and tool calls folded to one line with their results inside), the lists'
+# figures, filters, order, two panes and keys, dark mode, the tree's rails and folding, the
+# usage range equal to `pidx stats`'s, exports that open offline with no planted secret, no page
+# overflows 400, 1000 or 1600 px, no payload runs (window.PWNED stays unset), the CSP header is
 # present, and the access rules hold (token off loopback, wrong token 401, foreign Host refused).
 # Installs Debian's chromium when it can (root + apt-get); otherwise prints SKIPPED.
 #   PIDX_KEEP_SERVE=DIR  keep the screenshots in DIR

@@ -109,3 +109,30 @@ c.msg({"role": "toolResult", "toolCallId": "b1", "toolName": "bash",
 c.msg(assistant([{"type": "text", "text": "big done"}]))
 write("--home-u-evil--", "2026-03-01T05-00-00-000Z_dddddddd-0000-7000-8000-000000000004.jsonl",
       hostile_cwd, "dddddddd-0000-7000-8000-000000000004", c.entries)
+
+# 5. A pi 1.6 session: its system prompt in `sections` (empty `content`), a pasted log a
+# Markdown reader would turn into a heading and emphasis, an address, and tool calls whose
+# results carry pi 1.x's `durationMs`.
+c = Chain("e")
+c.msg({"role": "system", "content": "", "sections": {"base": "You are pi, a coding agent. SYSTEM-SECTION-TEXT", "agentsMd": None},
+       "toolsAdded": [{"name": "read"}, {"name": "bash"}]})
+c.msg({"role": "user", "content": "build log\n=========\n# not a heading\n*not emphasis* and 2 * 3 * 4\n    indented line\nsee https://example.org/x?y=1."})
+c.msg(assistant([{"type": "text", "text": "# A heading\n\nSome *emphasis* and `code`."},
+                 {"type": "toolCall", "id": "r1", "name": "read", "arguments": {"path": "src/lib.rs"}},
+                 {"type": "toolCall", "id": "r2", "name": "edit",
+                  "arguments": {"path": "src/lib.rs", "oldText": "fn a() {}", "newText": "fn a() {}\nfn appended() {}"}}], model="claude-opus-4-5-20251101-with-a-very-long-model-name"))
+c.msg({"role": "toolResult", "toolCallId": "r1", "toolName": "read", "durationMs": 1234, "content": [{"type": "text", "text": "READ-RESULT-TEXT"}]})
+c.msg({"role": "toolResult", "toolCallId": "r2", "toolName": "edit", "durationMs": 40, "content": [{"type": "text", "text": "ok"}]})
+c.msg(assistant([{"type": "text", "text": "Done. PLANTED ghp_Zx9Qw3Er7Ty1Ui5Op2As6Df0Gh4Jk8Lz3Xc7"}]))
+write("--home-u-beta--", "2026-03-01T04-00-00-000Z_eeeeeeee-0000-7000-8000-000000000005.jsonl",
+      "/home/u/beta", "eeeeeeee-0000-7000-8000-000000000005", c.entries)
+
+# 6. An older session, nine days before the others: the days between are quiet.
+c = Chain("o")
+c.msg({"role": "user", "content": "an older question"})
+c.msg(assistant([{"type": "text", "text": "an older answer"}], model="haiku"))
+for e in c.entries:
+    e["timestamp"] = e["timestamp"].replace("2026-03-01", "2026-02-20")
+    e["message"]["timestamp"] -= 9 * 86400000
+write("--home-u-beta--", "2026-02-20T09-00-00-000Z_ffffffff-0000-7000-8000-000000000006.jsonl",
+      "/home/u/beta", "ffffffff-0000-7000-8000-000000000006", c.entries)

@@ -11,6 +11,7 @@ A = "2026-03-01T08-00-00-000Z_aaaaaaaa-0000-7000-8000-000000000001.jsonl"
 LONG = "2026-03-01T07-00-00-000Z_bbbbbbbb-0000-7000-8000-000000000002.jsonl"
 EVIL = "2026-03-01T06-00-00-000Z_cccccccc-0000-7000-8000-000000000003.jsonl"
 BIG = "2026-03-01T05-00-00-000Z_dddddddd-0000-7000-8000-000000000004.jsonl"
+NEW = "2026-03-01T04-00-00-000Z_eeeeeeee-0000-7000-8000-000000000005.jsonl"
 failures = []
 
 
@@ -84,8 +85,14 @@ try:
              "!document.querySelector('a[href^=\"javascript\" i], iframe, object, embed')")
 
     pages = ["/", "/?all=true", "/?project=%2Fhome%2Fu%2Falpha", "/s/" + A, "/s/%s/tree" % A, "/s/" + LONG,
-             "/s/" + EVIL, "/s/%s/tree" % EVIL, "/s/" + BIG, "/search?q=hostile-marker", "/search?q=zanzibar",
+             "/s/" + EVIL, "/s/%s/tree" % EVIL, "/s/" + NEW, "/?all=true&sort=cost&errors=true", "/s/" + BIG, "/search?q=hostile-marker", "/search?q=zanzibar",
              "/usage", "/usage?by=model&figure=tokens", "/usage?by=tool", "/?project=" + urllib.parse.quote('/home/u/evil"><img src=x onerror="window.PWNED=1">', safe="")]
+    status, _, body = request(port, "/s/%s?pane=1" % EVIL)
+    check(status == 200 and b"<script" not in body and b"&lt;script&gt;window.PWNED=1" in body, "a session in the list's pane is escaped as its page")
+    for what, path in (("Markdown", "/s/%s/export?as=md" % NEW), ("page", "/s/%s/export?as=html" % NEW), ("hostile page", "/s/%s/export?as=html" % EVIL)):
+        status, h, body = request(port, path)
+        check(status == 200 and h.get("content-disposition", "").startswith("attachment;") and b"ghp_Zx9Qw3Er7Ty1Ui5Op2As6Df0Gh4Jk8Lz3Xc7" not in body
+              and b"<script" not in body, "the session page's %s export downloads, redacted, with no script" % what)
     for p in pages:
         page.errors = []
         page.goto(base + p, timeout=60)
@@ -163,6 +170,143 @@ try:
     check("Another way." in text and "zanzibar" not in text and "Please fix" in text,
           "choosing a tree entry shows the context at that leaf")
 
+    # A conversation as it was typed.
+    page.width(1000)
+    page.goto(base + "/s/" + NEW)
+    user = "document.querySelector('article.msg.user')"
+    check(page.js(user + ".querySelector('pre.said').textContent.includes('build log\\n=========\\n# not a heading\\n*not emphasis* and 2 * 3 * 4\\n    indented line')"),
+          "a person's text is shown as typed, line for line")
+    check(page.js("!%s.querySelector('h1, h2, em, strong, pre code')" % user), "a person's text is not read as Markdown")
+    check(page.js(user + ".querySelector('a[href=\"https://example.org/x?y=1\"]').textContent === 'https://example.org/x?y=1'"),
+          "an address in a person's text is a link (without the full stop after it)")
+    check(page.js("!!document.querySelector('article.msg.assistant .md h1') && !!document.querySelector('article.msg.assistant .md em')"),
+          "an assistant's Markdown is rendered")
+    check(page.js("(d => !!d && !d.open && d.querySelector('summary').textContent.includes('system prompt') && d.textContent.includes('SYSTEM-SECTION-TEXT'))(document.querySelector('details.system'))"),
+          "a pi 1.6 system prompt (in sections, content empty) is shown, folded")
+    calls = page.js("[...document.querySelectorAll('details.call')].map(d => [d.open, d.querySelector('summary').textContent.replace(/\\s+/g, ' ').trim()])")
+    check(calls[:2] == [[False, "read src/lib.rs · ok · 1.2s"], [False, "edit src/lib.rs · ok · 40ms"]],
+          "tool calls are folded to one line: tool, path, status, duration (%r)" % calls[:2])
+    check(page.js("document.querySelector('details.call .result').textContent.includes('READ-RESULT-TEXT') && "
+                  "![...document.querySelectorAll('article.msg')].some(a => a.classList.contains('tool'))"),
+          "a tool's result is shown inside its call, not as a message of its own")
+    check(page.js("(d => d.querySelectorAll('.del').length === 0 && d.querySelectorAll('.add').length === 1 && d.querySelector('.add').textContent === '+fn appended() {}\\n')(document.querySelectorAll('details.call')[1].querySelector('pre.diff'))"),
+          "an edit that appends a line diffs as one added line")
+    check(page.js("[...document.querySelectorAll('article.msg')].every(a => a.querySelector('a.perma[href*=\"#e-\"]') && a.querySelector('a.here[href*=\"?leaf=\"]'))"),
+          "every message has a permalink and a link to the context at it")
+    page.goto(base + "/s/" + A)
+    check(page.js("(d => !!d && !d.open)(document.querySelector('details.thinking'))"), "thinking is folded")
+    check(page.js("(d => !!d && !d.open && d.classList.contains('failed') && d.querySelector('summary').textContent.includes('cargo test runner') && d.querySelector('summary').textContent.includes('error'))(document.querySelector('details.call'))"),
+          "a failed bash call says its command and its failure on its folded line")
+    check(page.js("!!document.querySelector('article.msg.user img.shot') && !!document.querySelector('article.msg.assistant .md pre code.language-rust')"),
+          "images inline, code blocks coloured")
+    page.js("document.querySelector('article.msg:nth-of-type(3) a.here').click()")
+    page.until("location.search.includes('leaf=') && document.readyState === 'complete'", timeout=60)
+    check(page.js("document.querySelectorAll('article.msg').length") == 3, "the context at an entry is one click away")
+
+    # Lists: figures, filters, order, two panes and keys.
+    page.goto(base + "/?all=true")
+    heads = page.js("[...document.querySelectorAll('#rows thead th')].map(t => t.textContent)")
+    check(all(h in heads for h in ("model", "messages", "cost", "age")), "the list shows model, messages, cost and age (%r)" % heads)
+    row = page.js("[...document.querySelectorAll('#rows tbody tr')].find(r => r.innerText.includes('Please fix')).innerText")
+    check("sonnet" in row and "$0.04" in row and "⚠1" in row, "a session's row has its model, cost and failures (%r)" % row)
+    page.goto(base + "/?all=true&errors=true")
+    check(page.js("document.querySelectorAll('#rows tbody tr').length === 1 && document.querySelector('#rows tbody tr').innerText.includes('Please fix')"),
+          "the failed-tool-calls filter leaves the one session with a failure")
+    page.goto(base + "/?all=true")
+    page.type("#model", "opus")
+    page.until("document.querySelectorAll('#rows tbody tr').length === 1")
+    check(page.js("document.querySelector('#rows tbody tr td.model').textContent.includes('very-long-model-name')"), "the model filter as you type")
+    page.goto(base + "/?all=true&sort=messages")
+    check(page.js("document.querySelector('#rows tbody tr').innerText.includes('question number 0')"), "ordered by messages, the longest first")
+    page.goto(base + "/?all=true&since=2099-01-01")
+    check(page.js("document.querySelectorAll('#rows tbody tr').length === 0"), "a date range with no session in it lists none")
+    page.goto(base + "/")
+    page.type("#pfilter", "beta")
+    check(page.js("[...document.querySelectorAll('#projects tbody tr')].filter(r => !r.hidden).map(r => r.innerText.trim().split(/\\s/)[0]).join() === '/home/u/beta'"),
+          "the projects page filters as you type")
+    page.width(1600)
+    page.goto(base + "/?all=true")
+    page.key("j")
+    page.key("j")
+    check(page.js("document.querySelectorAll('#rows tbody tr.sel').length === 1 && document.querySelector('#rows tbody tr.sel') === document.querySelectorAll('#rows tbody tr')[1]"),
+          "j moves the selection down the list")
+    page.key("k")
+    page.key("Enter")
+    page.until("!!document.querySelector('#pane #messages article.msg')", timeout=60)
+    check(page.js("location.pathname === '/' && (r => r.left > innerWidth / 3)(document.querySelector('#pane').getBoundingClientRect()) && "
+                  "document.querySelector('#pane').innerText.includes(document.querySelector('#rows tbody tr.sel td.title').innerText.trim().slice(0, 20))"),
+          "on a wide screen Enter opens the chosen session beside the list")
+    page.key("t")
+    page.until("location.pathname.endsWith('/tree') && document.readyState === 'complete'", timeout=60)
+    check(True, "t opens the chosen session's tree")
+    page.goto(base + "/s/" + A)
+    page.key("/")
+    check(page.js("location.pathname") == "/search" or page.js("document.activeElement.id") == "search", "/ goes to search")
+    page.width(800)
+    page.goto(base + "/?all=true")
+    page.key("j")
+    page.key("Enter")
+    page.until("location.pathname.startsWith('/s/') && document.readyState === 'complete'", timeout=60)
+    check(True, "on a narrow screen Enter opens the chosen session's page")
+    page.goto(base + "/?all=true")
+    page.key("/")
+    check(page.js("document.activeElement.id") == "filter", "/ focuses the filter")
+
+    # Dark mode follows the system.
+    page.goto(base + "/s/" + A)
+    light = page.js("getComputedStyle(document.body).backgroundColor")
+    page.dark(True)
+    dark = page.js("getComputedStyle(document.body).backgroundColor")
+    page.dark(False)
+    check(light == "rgb(255, 255, 255)" and dark not in (light, "rgba(0, 0, 0, 0)"), "dark mode from prefers-color-scheme (%s, %s)" % (light, dark))
+
+    # The tree as a tree: rails, the current path, branches that fold.
+    page.goto(base + "/s/%s/tree" % A)
+    check(page.js("document.querySelectorAll('ul.tree li.path').length === 9 && document.querySelectorAll('ul.tree li .rail').length === 12"),
+          "the tree draws rails and highlights the current path")
+    before = page.js("[...document.querySelectorAll('ul.tree li')].filter(l => l.offsetParent).length")
+    page.js("document.querySelector('#t-a0008 button.fold').click()")
+    after = page.js("[...document.querySelectorAll('ul.tree li')].filter(l => l.offsetParent).length")
+    check(before == 12 and after == 10 and page.js("document.querySelector('#t-a0008 .count').textContent.includes('2 folded')"),
+          "a branch folds away with what is under it (%d -> %d rows)" % (before, after))
+    page.js("document.querySelector('#t-a0008 button.fold').click()")
+    check(page.js("[...document.querySelectorAll('ul.tree li')].filter(l => l.offsetParent).length") == 12, "and unfolds again")
+
+    # Usage: the range and figures of `pidx stats`, every day drawn, the heatmap and top sessions.
+    out = subprocess.run([pidx, "--root", root, "--db", db, "--json", "stats", "--by", "day"], capture_output=True, text=True)
+    days = [r["key"]["day"] for r in json.loads(out.stdout)]
+    page.goto(base + "/usage?by=day")
+    got = page.js("[document.querySelector('#range .first').textContent, document.querySelector('#range .last').textContent, document.querySelectorAll('svg.chart rect.slot').length]")
+    check(got == [days[0], days[-1], 10] and len(days) == 2, "the usage range is stats's, each of its %r days a slot (%r)" % (days, got))
+    check(page.js("document.querySelectorAll('table.usage tbody tr').length === 10 && document.querySelectorAll('table.usage tbody tr.quiet').length === 8"),
+          "the table lists the quiet days too")
+    check(page.js("/\\d,\\d{3} tokens/.test(document.querySelector('#total').textContent)"), "the total has thousands separators")
+    check(page.js("document.querySelectorAll('svg.heat rect.cell').length === 168"), "a weekday x hour heatmap")
+    check(page.js("(t => t.length >= 3 && t[0].querySelector('a').textContent.includes('question number 0'))([...document.querySelectorAll('#top-sessions tbody tr')])"),
+          "the most expensive sessions, the dearest first")
+    page.goto(base + "/usage?by=model&figure=cost")
+    errors = page.js("Object.fromEntries([...document.querySelectorAll('table.usage tbody tr')].map(r => [r.cells[0].textContent, r.cells[5].textContent]))")
+    check(errors.get("sonnet") == "1", "the failed bash call counts for the model that made it (%r)" % errors)
+    check(page.js("(t => !!t && t.getBBox().x >= 0)([...document.querySelectorAll('svg.chart text.key')].find(t => t.textContent === 'claude-opus-4-5-20251101-with-a-very-long-model-name'))"),
+          "a long model name is whole in the chart")
+
+    # Export: a page that opens offline, holds its image, runs nothing, keeps no planted secret.
+    for name, args in (("a.html", [A]), ("new.html", [NEW]), ("new.md", [NEW, "--md"])):
+        subprocess.run([pidx, "--root", root, "--db", db, "export", *args, "-o", os.path.join(work, name)], check=True)
+    for name in ("new.html", "new.md"):
+        text = open(os.path.join(work, name)).read()
+        check("ghp_Zx9Qw3Er7Ty1Ui5Op2As6Df0Gh4Jk8Lz3Xc7" not in text and "PLANTED" in text, "the %s export holds no planted secret" % name)
+    page.send("Network.emulateNetworkConditions", {"offline": True, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+    page.errors = []
+    page.goto("file://" + os.path.join(work, "a.html"))
+    time.sleep(0.3)
+    page.pump()
+    check(not page.errors and page.js("document.querySelector('img.shot').complete && document.querySelector('img.shot').naturalWidth === 1"),
+          "the exported page opens offline with its image %s" % (page.errors or ""))
+    check(page.js("document.querySelectorAll('script').length === 0 && !!document.querySelector('details.call') && getComputedStyle(document.querySelector('article.msg.user')).borderLeftStyle === 'solid'"),
+          "the exported page has no script, its calls folded and its styles inside")
+    page.send("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+
     # Paging a long session as it scrolls.
     page.goto(base + "/s/" + LONG)
     first = page.js("document.querySelectorAll('article.msg').length")
@@ -194,9 +338,9 @@ try:
     keep = os.environ.get("PIDX_KEEP_SERVE")
     if keep:
         os.makedirs(keep, exist_ok=True)
-    for w in (800, 1600):
+    for w in (400, 1000, 1600):
         page.width(w)
-        for name, p in (("sessions", "/?all=true"), ("session", "/s/" + A), ("tree", "/s/%s/tree" % A),
+        for name, p in (("projects", "/"), ("sessions", "/?all=true"), ("session", "/s/" + A), ("session16", "/s/" + NEW), ("tree", "/s/%s/tree" % A),
                         ("hostile", "/s/" + EVIL), ("big", "/s/" + BIG), ("search", "/search?q=number"), ("usage", "/usage?by=day")):
             page.goto(base + p, timeout=60)
             time.sleep(0.2)

@@ -17,6 +17,7 @@ mod conformance;
 mod context_paths;
 mod crash;
 mod daily;
+mod export;
 mod faults;
 mod files;
 mod files_doors;

@@ -231,7 +231,7 @@ fn tools(rows: Vec<Row>) -> Vec<Tool> {
     out
 }
 
-fn top_sessions(
+pub(crate) fn top_sessions(
     conn: &Connection,
     zone: &Zone,
     mut rows: Vec<Row>,

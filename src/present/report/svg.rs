@@ -306,13 +306,30 @@ fn x_axis(axis: &Axis) -> String {
         r#"<line class="base" x1="{LEFT}" x2="{:.1}" y1="{base}" y2="{base}"/>"#,
         W - RIGHT
     );
+    // A label is about 7.5 units a character at the axis' 13px: one that would run into the
+    // label before it is left out (its tick stays), so no two labels overlap.
+    let mut free_from = f64::MIN;
     for (at, label) in ticks(axis) {
         let x = LEFT + at * bw;
         let anchor = if x > W - 70.0 { "end" } else { "start" };
+        let width = label.chars().count() as f64 * 7.5 + 6.0;
+        let (from, to) = if anchor == "end" {
+            (x - width, x)
+        } else {
+            (x, x + width)
+        };
         let _ = write!(
             svg,
-            r#"<line class="tick" x1="{x:.2}" x2="{x:.2}" y1="{base}" y2="{:.1}"/><text class="axis tick-label" x="{:.2}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
-            base + 6.0,
+            r#"<line class="tick" x1="{x:.2}" x2="{x:.2}" y1="{base}" y2="{:.1}"/>"#,
+            base + 6.0
+        );
+        if from < free_from {
+            continue;
+        }
+        free_from = to;
+        let _ = write!(
+            svg,
+            r#"<text class="axis tick-label" x="{:.2}" y="{:.1}" text-anchor="{anchor}">{}</text>"#,
             if anchor == "end" { x - 2.0 } else { x + 2.0 },
             base + 20.0,
             esc(&label)
@@ -345,6 +362,49 @@ mod tests {
             labels: &labels,
         };
         ticks(&axis).into_iter().map(|(_, l)| l).collect()
+    }
+
+    /// The extents of the axis' labels in drawing units, at the width `x_axis` reserves.
+    fn label_extents(svg: &str) -> Vec<(f64, f64)> {
+        let mut out = Vec::new();
+        for part in svg.split("<text ").skip(1) {
+            let num = |k: &str| -> f64 {
+                let at = part.find(k).unwrap() + k.len();
+                part[at..].split('"').next().unwrap().parse().unwrap()
+            };
+            let text = part.split('>').nth(1).unwrap().split('<').next().unwrap();
+            let w = text.chars().count() as f64 * 7.5;
+            let x = num("x=\"");
+            out.push(if part.contains("text-anchor=\"end\"") {
+                (x - w, x)
+            } else {
+                (x, x + w)
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn no_two_date_labels_overlap() {
+        for (unit, from, n) in [
+            (Dim::Day, "2026-03-01", 13),
+            (Dim::Day, "2025-12-20", 14),
+            (Dim::Week, "2025-10-06", 14),
+            (Dim::Day, "2026-01-01", 97),
+        ] {
+            let (starts, labels) = axis_of(unit, from, n);
+            let axis = Axis {
+                unit,
+                starts: &starts,
+                labels: &labels,
+            };
+            let mut boxes = label_extents(&x_axis(&axis));
+            assert!(boxes.len() >= 3, "{unit:?} {from} {n}: {boxes:?}");
+            boxes.sort_by(|a, b| a.0.total_cmp(&b.0));
+            for pair in boxes.windows(2) {
+                assert!(pair[0].1 <= pair[1].0, "{unit:?} {from} {n}: {boxes:?}");
+            }
+        }
     }
 
     #[test]

@@ -1,10 +1,12 @@
 //! Answers from the index. Each module owns its SQL, next to the function that runs it; none
 //! of them parses the corpus (context reads single lines back by their stored byte range).
 
+pub mod activity;
 pub mod context;
 pub mod files;
 pub mod handle;
 pub mod list;
+pub mod per_session;
 
 pub mod picker;
 mod reader;

@@ -170,6 +170,16 @@ impl Zone {
         chrono::FixedOffset::east_opt(secs).map(Zone::Fixed)
     }
 
+    /// The wall-clock time of an instant in this zone.
+    pub fn local(&self, ms: i64) -> Option<chrono::NaiveDateTime> {
+        let utc = chrono::Utc.timestamp_millis_opt(ms).single()?;
+        Some(match self {
+            Zone::Local => utc.with_timezone(&chrono::Local).naive_local(),
+            Zone::Named(tz) => utc.with_timezone(tz).naive_local(),
+            Zone::Fixed(off) => utc.with_timezone(off).naive_local(),
+        })
+    }
+
     /// The calendar date of an instant in this zone.
     pub fn date(&self, ms: i64) -> Option<chrono::NaiveDate> {
         let utc = chrono::Utc.timestamp_millis_opt(ms).single()?;
