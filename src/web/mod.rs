@@ -186,6 +186,35 @@ impl Ctx {
     }
 }
 
+/// The renderers a transcript's text goes through, for the fuzz targets (tests/fuzz), which check
+/// that no input makes live markup of them. Not part of pidx's interface.
+#[doc(hidden)]
+pub mod fuzzing {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    /// Markdown as a page shows it.
+    pub fn markdown(text: &str) -> String {
+        super::markdown::to_html(text)
+    }
+
+    /// A context message (pi's JSON, as `query::context` returns it) as a page shows it.
+    pub fn message(raw: &str, redact: bool) -> String {
+        let ctx = super::Ctx {
+            stop: Arc::new(AtomicBool::new(false)),
+            redact,
+            server: false,
+        };
+        let at = super::message::At {
+            url: "/s/x",
+            leaf: "l",
+            entry: 0,
+            message: 0,
+        };
+        super::message::render(&ctx, raw, &at).1.into_string()
+    }
+}
+
 /// C0 and C1 control characters (but newline and tab) as visible symbols.
 pub(crate) fn controls(s: &str) -> std::borrow::Cow<'_, str> {
     let bad = |c: char| (c.is_control() && c != '\n' && c != '\t') || c == '\u{7f}';
