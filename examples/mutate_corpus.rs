@@ -154,11 +154,32 @@ fn swap_value(v: &mut Value, rng: &mut Rng) {
 /// One line broken one way; returns what was done.
 fn break_line(line: &mut Vec<u8>, rng: &mut Rng) -> &'static str {
     let parsed: Option<Value> = serde_json::from_slice(line).ok();
-    match (rng.below(8), parsed) {
-        (0..=2, Some(mut v)) => {
+    match (rng.below(11), parsed) {
+        (0 | 1, Some(mut v)) => {
             swap_value(&mut v, rng);
             *line = v.to_string().into_bytes();
             "value swapped"
+        }
+        (8 | 9, Some(Value::Object(mut m))) if !m.is_empty() => {
+            // A field of the entry itself: its `message`, `type`, `id`, `timestamp` ...
+            let key = m.keys().nth(rng.below(m.len())).cloned().unwrap_or_default();
+            m.insert(key, replacement(rng));
+            *line = Value::Object(m).to_string().into_bytes();
+            "entry field swapped"
+        }
+        (10, Some(Value::Object(mut m))) => {
+            // A clock that jumped: the entry alone in its hour.
+            let ts = format!(
+                "20{:02}-{:02}-{:02}T{:02}:{:02}:00.000Z",
+                20 + rng.below(10),
+                1 + rng.below(12),
+                1 + rng.below(28),
+                rng.below(24),
+                rng.below(60)
+            );
+            m.insert("timestamp".into(), Value::from(ts));
+            *line = Value::Object(m).to_string().into_bytes();
+            "timestamp moved"
         }
         (3, Some(mut v)) => {
             let depth = [200, 5_000, 100_000][rng.below(3)];
@@ -226,8 +247,12 @@ fn break_file(bytes: &[u8], rng: &mut Rng) -> (Vec<u8>, Vec<String>) {
                 done.push(format!("lines {} and {} swapped", i + 1, j + 1));
             }
             _ => {
-                let what = break_line(&mut lines[i], rng);
-                done.push(format!("line {}: {what}", i + 1));
+                let mut what = vec![break_line(&mut lines[i], rng)];
+                // Two faults in one line meet conditions one alone does not.
+                if rng.below(3) == 0 {
+                    what.push(break_line(&mut lines[i], rng));
+                }
+                done.push(format!("line {}: {}", i + 1, what.join(", ")));
             }
         }
     }
@@ -240,7 +265,8 @@ fn break_file(bytes: &[u8], rng: &mut Rng) -> (Vec<u8>, Vec<String>) {
     (out, done)
 }
 
-/// Each indexed file's rows (sessions, entries, bad lines), ids of rows left out, by path.
+/// Each indexed file's rows (sessions, entries, bad lines), by path, without row ids and facts
+/// about other files.
 fn dump(db: &Path) -> Result<BTreeMap<String, Vec<String>>> {
     let conn =
         rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
@@ -251,7 +277,9 @@ fn dump(db: &Path) -> Result<BTreeMap<String, Vec<String>>> {
             .query_map([], |r| r.get(0))?
             .collect::<rusqlite::Result<Vec<String>>>()?
             .into_iter()
-            .filter(|c| !matches!(c.as_str(), "rid" | "file_id" | "root_id" | "synced_at"))
+            // `dup` marks an entry that another file holds too (a copied session): it depends
+            // on the other files by design.
+            .filter(|c| !matches!(c.as_str(), "rid" | "file_id" | "root_id" | "synced_at" | "dup"))
             .filter(|c| !(table != "entries" && c == "id"))
             .collect();
         let select: Vec<String> = columns
@@ -372,7 +400,14 @@ fn run_seed(a: &Args, files: &[(String, String, Vec<u8>)], seed: u64) -> Result<
     if !ok {
         println!("broken files:\n{}", notes.join("\n"));
         for path in lost.iter().take(5) {
+            let want = &clean[*path];
+            let got = mixed.get(*path).cloned().unwrap_or_default();
+            let cut = |s: &str| s.chars().take(400).collect::<String>();
+            let first = want.iter().find(|r| !got.contains(r));
+            let extra = got.iter().find(|r| !want.contains(r));
             println!("  lost or changed: {path}");
+            println!("    index of it alone has: {}", first.map_or("-".into(), |r| cut(r)));
+            println!("    index with broken files has: {}", extra.map_or("-".into(), |r| cut(r)));
         }
     }
     Ok(ok)
