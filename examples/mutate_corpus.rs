@@ -162,7 +162,11 @@ fn break_line(line: &mut Vec<u8>, rng: &mut Rng) -> &'static str {
         }
         (8 | 9, Some(Value::Object(mut m))) if !m.is_empty() => {
             // A field of the entry itself: its `message`, `type`, `id`, `timestamp` ...
-            let key = m.keys().nth(rng.below(m.len())).cloned().unwrap_or_default();
+            let key = m
+                .keys()
+                .nth(rng.below(m.len()))
+                .cloned()
+                .unwrap_or_default();
             m.insert(key, replacement(rng));
             *line = Value::Object(m).to_string().into_bytes();
             "entry field swapped"
@@ -279,7 +283,12 @@ fn dump(db: &Path) -> Result<BTreeMap<String, Vec<String>>> {
             .into_iter()
             // `dup` marks an entry that another file holds too (a copied session): it depends
             // on the other files by design.
-            .filter(|c| !matches!(c.as_str(), "rid" | "file_id" | "root_id" | "synced_at" | "dup"))
+            .filter(|c| {
+                !matches!(
+                    c.as_str(),
+                    "rid" | "file_id" | "root_id" | "synced_at" | "dup"
+                )
+            })
             .filter(|c| !(table != "entries" && c == "id"))
             .collect();
         let select: Vec<String> = columns
@@ -406,8 +415,14 @@ fn run_seed(a: &Args, files: &[(String, String, Vec<u8>)], seed: u64) -> Result<
             let first = want.iter().find(|r| !got.contains(r));
             let extra = got.iter().find(|r| !want.contains(r));
             println!("  lost or changed: {path}");
-            println!("    index of it alone has: {}", first.map_or("-".into(), |r| cut(r)));
-            println!("    index with broken files has: {}", extra.map_or("-".into(), |r| cut(r)));
+            println!(
+                "    index of it alone has: {}",
+                first.map_or("-".into(), |r| cut(r))
+            );
+            println!(
+                "    index with broken files has: {}",
+                extra.map_or("-".into(), |r| cut(r))
+            );
         }
     }
     Ok(ok)

@@ -28,6 +28,7 @@ mod fresh_answers;
 mod gateway;
 mod huge_lines;
 mod meaning;
+mod mutated;
 mod newcomer;
 mod openclaw;
 mod openclaw_cli;
