@@ -204,6 +204,7 @@ pub mod fuzzing {
             stop: Arc::new(AtomicBool::new(false)),
             redact,
             server: false,
+            export: false,
         };
         let at = super::message::At {
             url: "/s/x",
@@ -211,7 +212,11 @@ pub mod fuzzing {
             entry: 0,
             message: 0,
         };
-        super::message::render(&ctx, raw, &at).1.into_string()
+        let v = super::message::parse(raw);
+        let results = super::message::Results::new();
+        super::message::render(&ctx, v.as_ref(), raw, &at, &results)
+            .1
+            .into_string()
     }
 }
 
