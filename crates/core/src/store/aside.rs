@@ -363,6 +363,10 @@ fn build(out: &Connection, batches: &Receiver<Batch>) -> rusqlite::Result<()> {
         }
         // Committed with the batch's texts: what a recovery can trust the file to hold.
         upto.execute([batch.upto])?;
+        if let Some(done) = batch.done {
+            // The writer waits for a huge text (the receiver gone is no error here).
+            let _ = done.send(());
+        }
         if open >= every {
             out.execute_batch("COMMIT")?;
             (open, in_tx) = (0, false);
