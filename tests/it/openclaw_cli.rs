@@ -175,7 +175,7 @@ fn current_keys_subjects_and_chat_types_are_openclaws() {
                 (
                     k["sessionId"].clone(),
                     k["subject"].clone(),
-                    k["displayName"].clone(),
+                    k["shown"].clone(),
                     chat,
                 ),
             );
@@ -185,6 +185,68 @@ fn current_keys_subjects_and_chat_types_are_openclaws() {
     assert!(theirs
         .values()
         .any(|(_, subject, _, _)| subject == "#help-desk"));
+}
+
+/// The name of every session of a listed key, current or earlier, is the one OpenClaw's
+/// gateway lists the key by (`resolveGatewaySessionDisplayName`): dashboard chats, cron jobs,
+/// hooks and subagents keep theirs in the entry's `label` (and `session_windows.display_name`),
+/// not its `displayName`. `list` titles the row with it, `show` has it, `--query` finds it.
+#[test]
+fn names_are_the_ones_openclaws_gateway_shows_for_every_window_of_the_key() {
+    let g = Gateway::new();
+    let mut shown = BTreeMap::new();
+    for keys in oc()["keys"].as_object().unwrap().values() {
+        for k in keys.as_array().unwrap() {
+            shown.insert(k["key"].as_str().unwrap().to_string(), k["shown"].clone());
+        }
+    }
+    let listed = g.listed(&[]);
+    let mut earlier_named = Vec::new();
+    for (id, row) in &listed {
+        let gw = &row["gateway"];
+        let key = gw["sessionKey"].as_str().unwrap();
+        assert_eq!(gw["displayName"], shown[key], "{id} ({key})");
+        if gw["current"] == false && !shown[key].is_null() {
+            earlier_named.push(shown[key].clone());
+        }
+        let show = g.json(&["show", id]);
+        assert_eq!(show["gateway"]["displayName"], shown[key], "show {id}");
+    }
+    assert!(
+        earlier_named.contains(&"Trip planning".into()),
+        "{earlier_named:?}"
+    );
+    for name in [
+        "Trip planning",
+        "nightly backup",
+        "Gmail: Rechnung März",
+        "flight search",
+    ] {
+        assert!(
+            shown.values().any(|s| s == name),
+            "the fixture names {name}"
+        );
+    }
+    // the human listing titles the rows with them
+    let text = g.run(&["list", "--all"]);
+    for name in ["Trip planning", "Gmail: Rechnung März", "nightly backup"] {
+        assert!(text.contains(name), "{name} not in:\n{text}");
+    }
+    // a phrase only the name holds finds the key's sessions, the earlier window too
+    let rows = g.json(&["list", "--all", "-q", "\"Trip planning\""]);
+    let mut found: Vec<&str> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["gateway"]["sessionKey"].as_str().unwrap())
+        .collect();
+    found.dedup();
+    assert_eq!(
+        found,
+        ["agent:main:dashboard:7f0c2d9e-1b4a-4c1e-9a57-3d2f8e6b1c40"],
+        "{rows}"
+    );
+    assert_eq!(rows.as_array().unwrap().len(), 2, "both windows: {rows}");
 }
 
 #[test]

@@ -176,6 +176,28 @@ c1.finish();
 store.support["agent:support:cron:weekly-report"] = { sessionId: c1.id, updatedAt: clock };
 remember(c1, "agent:support:cron:weekly-report");
 
+// Keys whose name OpenClaw keeps in the entry's `label` (and copies into
+// session_windows.display_name), not its `displayName`: a dashboard chat (reset below, so its
+// name must reach an earlier window too), a cron job, a Gmail hook and a subagent; a dashboard
+// chat without a name (OpenClaw shows none); a group known only by its id (OpenClaw's compact
+// name) and an entry named by its gateway's `autoLabel`.
+const named = (agent, key, entry, ask, answer) => {
+  const c = Conv.start(agent);
+  c.turn(ask, answer);
+  c.finish();
+  store[agent][key] = { sessionId: c.id, updatedAt: clock, ...entry };
+  remember(c, key);
+  return c;
+};
+const TRIP = "agent:main:dashboard:7f0c2d9e-1b4a-4c1e-9a57-3d2f8e6b1c40";
+named("main", TRIP, { label: "Trip planning" }, "plan a weekend in Porto", "Day 1: Ribeira; day 2: Serralves.");
+named("main", "agent:main:dashboard:0b6e1f52-6a3c-4d7e-8f10-2c9a4b5d6e71", {}, "hello from the dashboard", "Hello!");
+named("ops", "agent:ops:cron:nightly-backup", { label: "nightly backup" }, "run the nightly backup", "Backup done: 12 GB.");
+named("main", "agent:main:hook:gmail:msg-18c2f", { label: "Gmail: Rechnung März" }, "new mail: Rechnung März", "Filed the invoice.");
+named("main", "agent:main:subagent:3c1d9a70-52be-4f0e-b6a1-9e8d7c6b5a42", { label: "flight search", spawnedBy: "agent:main:main" }, "find flights to Porto", "Three flights on Friday.");
+named("support", "agent:support:telegram:group:-100777", { chatType: "group" }, "anyone there?", "Yes.");
+named("support", "agent:support:dashboard:5d4c3b2a-1f0e-4a9b-8c7d-6e5f4a3b2c1d", { autoLabel: "Password help" }, "forgot my password", "Use the reset link.");
+
 for (const [agent, entries] of Object.entries(store)) {
   writeFileSync(join(STATE, "agents", agent, "sessions", "sessions.json"), JSON.stringify(entries, null, 2));
 }
@@ -214,6 +236,17 @@ await acc.persistSessionResetLifecycle({
 });
 await acc.appendTranscriptMessages({ agentId: "main", sessionKey: "agent:main:main", sessionId: m2 }, {
   cwd: CWD, messages: [say("fresh start after the reset: what's on today?"), reply("Nothing scheduled today.")],
+});
+
+// a reset of the named dashboard chat: its earlier window keeps the key, and so its name
+const trip = acc.loadSessionEntry({ agentId: "main", sessionKey: TRIP });
+const trip2 = randomUUID();
+await acc.persistSessionResetLifecycle({
+  agentId: "main", sessionKey: TRIP, storePath: agentDb(STATE, "main"),
+  nextEntry: { ...trip, sessionId: trip2, updatedAt: Date.now() }, workspaceDir: CWD,
+});
+await acc.appendTranscriptMessages({ agentId: "main", sessionKey: TRIP, sessionId: trip2 }, {
+  cwd: CWD, messages: [say("and a day trip to Braga?"), reply("Braga: Bom Jesus in the morning.")],
 });
 
 // more turns in the group and in the long ops session (both restored from cold storage)

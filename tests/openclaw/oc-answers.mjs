@@ -5,7 +5,9 @@
 // that is the oracle for it:
 //   - keys: listSessionEntriesReadOnly({agentId, storePath, projection: "list"}), what
 //     `openclaw sessions` lists: each key with its current sessionId and its entry's subject,
-//     displayName, chatType and channel. A deleted key (tombstoned) is not among them.
+//     displayName, chatType and channel, and `shown`: the name the gateway's session list
+//     gives it (resolveGatewaySessionDisplayName(key, entry)). A deleted key (tombstoned) is
+//     not among them.
 //   - context of every session window of a listed key, as OpenClaw builds it:
 //     scanSessionTranscriptTree -> selectSessionTranscriptTreePathNodes(tree, tree.leafId) ->
 //     normalizeSessionContextEntryBoundaries -> buildSessionContext (agent-core session.ts),
@@ -43,6 +45,7 @@ const selectPath = await ocFn("selectSessionTranscriptTreePathNodes", "transcrip
 const normalizeBoundaries = await ocFn("normalizeSessionContextEntryBoundaries", "session-entry-navigation-");
 const readContextMessages = await ocFn("readSessionTranscriptContextMessages", "session-accessor.sqlite-model-context-");
 const buildSessionContext = await agentCoreBuildSessionContext();
+const shownName = await ocFn("resolveGatewaySessionDisplayName", "session-utils-display-");
 
 /** agent-core's buildSessionContext(pathEntries) (dist/ has another one, pi's codec's). */
 async function agentCoreBuildSessionContext() {
@@ -92,6 +95,8 @@ for (const agent of readdirSync(join(STATE, "agents")).sort()) {
     sessionId: entry.sessionId,
     subject: entry.subject ?? null,
     displayName: entry.displayName ?? null,
+    // the name OpenClaw's gateway lists the key by (its session list rows' displayName)
+    shown: shownName(sessionKey, entry) ?? null,
     chatType: entry.chatType ?? null,
     channel: entry.channel ?? null,
   }));

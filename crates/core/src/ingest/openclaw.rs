@@ -7,6 +7,7 @@
 mod cold;
 pub mod mirror;
 pub mod stores;
+mod title;
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -324,12 +325,17 @@ impl Reader {
         let mut out = Vec::new();
         for row in rows {
             let (mut w, node_updated_at) = row.map_err(|e| self.err(e))?;
-            let entry = w.entry_json.as_deref().and_then(listed_entry).filter(|e| {
-                Some(e.updated_at) == node_updated_at.map(|u| u as f64)
-                    && !is_internal_key(&w.session_key)
-            });
+            let entry = w
+                .entry_json
+                .as_deref()
+                .and_then(|j| listed_entry(&w.session_key, j))
+                .filter(|e| {
+                    Some(e.updated_at) == node_updated_at.map(|u| u as f64)
+                        && !is_internal_key(&w.session_key)
+                });
             w.listed = entry.is_some();
-            // A listed key's chat facts are its entry's, as OpenClaw lists them.
+            // A listed key's chat facts are its entry's, as OpenClaw lists them, and its name
+            // the one OpenClaw's gateway shows (every window of the key, current or earlier).
             if let Some(e) = entry {
                 w.subject = e.subject;
                 w.display_name = e.display_name;
@@ -452,6 +458,7 @@ impl Reader {
 struct Listed {
     updated_at: f64,
     subject: Option<String>,
+    /// The name OpenClaw shows for the key (`title::shown_name`).
     display_name: Option<String>,
     chat_type: Option<String>,
 }
@@ -459,7 +466,7 @@ struct Listed {
 /// OpenClaw's `parseSqliteSessionEntryRecord` as its listing calls it: an entry is listed when it
 /// is a JSON object with a string `sessionId` and a number `updatedAt` (which must equal the
 /// node's `updated_at`, checked by the caller). A deleted key's tombstone (`{}`) is not.
-fn listed_entry(json: &str) -> Option<Listed> {
+fn listed_entry(key: &str, json: &str) -> Option<Listed> {
     let v: serde_json::Value = serde_json::from_str(json).ok()?;
     let o = v.as_object()?;
     o.get("sessionId")?.as_str()?;
@@ -467,7 +474,7 @@ fn listed_entry(json: &str) -> Option<Listed> {
     Some(Listed {
         updated_at: o.get("updatedAt")?.as_f64()?,
         subject: text("subject"),
-        display_name: text("displayName"),
+        display_name: title::shown_name(key, o),
         chat_type: text("chatType"),
     })
 }
@@ -508,7 +515,8 @@ mod tests {
 
     #[test]
     fn an_entry_is_listed_with_a_string_session_id_and_a_number_updated_at() {
-        let listed = |j: &str| listed_entry(j).map(|e| (e.updated_at, e.subject));
+        let listed =
+            |j: &str| listed_entry("agent:main:main", j).map(|e| (e.updated_at, e.subject));
         assert_eq!(
             listed(r##"{"sessionId":"s","updatedAt":5,"subject":"#help"}"##),
             Some((5.0, Some("#help".into())))

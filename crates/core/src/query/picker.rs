@@ -230,15 +230,8 @@ fn score(s: &SessionInfo, parsed: &Parsed) -> Option<f64> {
 /// `score` with the session's messages' text given apart.
 fn score_text(s: &SessionInfo, text: &str, parsed: &Parsed) -> Option<f64> {
     let id = js_id(s.id.as_ref());
-    let pieces = [
-        id.as_str(),
-        " ",
-        s.name.as_deref().unwrap_or(""),
-        " ",
-        text,
-        " ",
-        s.cwd.as_str(),
-    ];
+    let name = s.picker_name();
+    let pieces = [id.as_str(), " ", &name, " ", text, " ", s.cwd.as_str()];
     score_hay(
         &Hay {
             pieces: &pieces,

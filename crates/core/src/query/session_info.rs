@@ -86,16 +86,30 @@ impl SessionInfo {
         serde_json::to_value(self).unwrap_or(Value::Null)
     }
 
-    /// What pi's picker shows for a row: the name, else a gateway chat's display name or
-    /// subject (a group's title), else the first message.
-    pub fn title(&self) -> &str {
-        let shown = self
-            .gateway
+    /// A gateway chat's name: the one its gateway shows (for OpenClaw's store, what its
+    /// gateway's session list shows), else its subject (a group's title).
+    fn gateway_name(&self) -> Option<&str> {
+        self.gateway
             .as_ref()
-            .and_then(|g| g.display_name.as_deref().or(g.subject.as_deref()));
+            .and_then(|g| g.display_name.as_deref().or(g.subject.as_deref()))
+    }
+
+    /// What pi's picker shows for a row: the name, else a gateway chat's name, else the first
+    /// message.
+    pub fn title(&self) -> &str {
         self.name
             .as_deref()
-            .or(shown)
+            .or(self.gateway_name())
             .unwrap_or(&self.first_message)
+    }
+
+    /// The name `--query` matches (pi's `matchSession` reads `session.name`), with a gateway
+    /// chat's name after it: the chat is shown by that name, so typing it must find it. A pi
+    /// session's is its name alone, as in pi.
+    pub fn picker_name(&self) -> std::borrow::Cow<'_, str> {
+        match (self.name.as_deref(), self.gateway_name()) {
+            (Some(n), Some(g)) if n != g => format!("{n} {g}").into(),
+            (n, g) => n.or(g).unwrap_or("").into(),
+        }
     }
 }

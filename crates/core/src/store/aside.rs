@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
-use rusqlite::{params, Connection, OpenFlags};
+use rusqlite::{params, Connection};
 
 use crate::error::{Error, Result};
 use crate::store::writer::{Batch, Op};
@@ -245,16 +245,16 @@ impl Aside {
     }
 
     fn spawn(out: Connection, db: &Path, path: PathBuf) -> Result<Aside> {
-        let main = Connection::open_with_flags(
-            db,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|e| Error::at_open(db, e))?;
-        main.busy_timeout(std::time::Duration::from_secs(10))?;
+        // The index, for its huge texts: FTS5 reads one from `big_texts` in SQL, as the
+        // writer's own `big::index` does, so the only copy is SQLite's (read through a String
+        // and bound as a parameter, which SQLite copies, one was three: 365 MB at the peak of
+        // a first sync of a 100 MB text line and a 100 MB image line).
+        out.execute("ATTACH DATABASE ?1 AS idx", [utf8(db)?])?;
+        out.busy_timeout(std::time::Duration::from_secs(10))?;
         let (sender, batches) = sync_channel(AHEAD);
         let thread = std::thread::Builder::new()
             .name("pidx-text".into())
-            .spawn(move || build(&out, &main, &batches))
+            .spawn(move || build(&out, &batches))
             .map_err(|e| Error::io(path.clone(), e))?;
         Ok(Aside {
             path,
@@ -314,8 +314,7 @@ impl Drop for Aside {
 /// text. FTS5 writes a segment at every commit and merges them as they pile up; the index's
 /// own tables commit every batch (about 8 MB of lines) because a crash must keep what was
 /// committed, which a build that is started over anyway need not.
-fn build(out: &Connection, main: &Connection, batches: &Receiver<Batch>) -> rusqlite::Result<()> {
-    let mut big = main.prepare("SELECT CAST(body AS TEXT) FROM big_texts WHERE id = ?1")?;
+fn build(out: &Connection, batches: &Receiver<Batch>) -> rusqlite::Result<()> {
     let mut words = out.prepare("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
     let mut joints = out.prepare("INSERT INTO joints(rowid, body) VALUES (?1, ?2)")?;
     let mut gone_words = out.prepare("DELETE FROM fts WHERE rowid = ?1")?;
@@ -339,18 +338,20 @@ fn build(out: &Connection, main: &Connection, batches: &Receiver<Batch>) -> rusq
                 }
                 Op::Big(rowid, id) => {
                     // Committed before the batch was sent; a later batch may have removed it
-                    // (its file read again), and then deletes the row too.
-                    let text: Option<String> = big
-                        .query_row([id], |r| r.get(0))
-                        .map(Some)
-                        .or_else(|e| match e {
-                            rusqlite::Error::QueryReturnedNoRows => Ok(None),
-                            e => Err(e),
-                        })?;
-                    if let Some(text) = text {
-                        open += text.len();
-                        words.execute(params![rowid, text])?;
-                    }
+                    // (its file read again), and then deletes the row too. Its statement
+                    // commits alone: a read of the index inside the open transaction would keep
+                    // that snapshot (missing later batches' rows) until the commit. A commit
+                    // before the batch's end is safe: a recovery drops the texts past the last
+                    // entry `aside_upto` records.
+                    out.execute_batch("COMMIT")?;
+                    // Not a kept statement: it would hold the text it read.
+                    out.execute(
+                        "INSERT INTO main.fts(rowid, body)
+                         SELECT ?1, CAST(body AS TEXT) FROM idx.big_texts WHERE id = ?2",
+                        params![rowid, id],
+                    )?;
+                    out.execute_batch("BEGIN")?;
+                    open = 0;
                 }
                 Op::Delete(rowid) => {
                     gone_words.execute([rowid])?;
@@ -362,6 +363,10 @@ fn build(out: &Connection, main: &Connection, batches: &Receiver<Batch>) -> rusq
         }
         // Committed with the batch's texts: what a recovery can trust the file to hold.
         upto.execute([batch.upto])?;
+        if let Some(done) = batch.done {
+            // The writer waits for a huge text (the receiver gone is no error here).
+            let _ = done.send(());
+        }
         if open >= every {
             out.execute_batch("COMMIT")?;
             (open, in_tx) = (0, false);

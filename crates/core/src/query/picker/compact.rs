@@ -41,8 +41,8 @@ impl Compact {
         spill: Option<&mut Spill>,
     ) -> Compact {
         let id = js_id(s.id.as_ref());
-        let name = s.name.as_deref().unwrap_or("");
-        let whole = [id.as_str(), " ", name, " ", text, " ", s.cwd.as_str()].concat();
+        let name = s.picker_name();
+        let whole = [id.as_str(), " ", &name, " ", text, " ", s.cwd.as_str()].concat();
         let bits = presence(&whole);
         let mut cut = HEAD.min(whole.len());
         while !whole.is_char_boundary(cut) {

@@ -28,6 +28,8 @@ pub use entries::insert_entries;
 pub struct Batch {
     pub ops: Vec<Op>,
     pub upto: i64,
+    /// Told when the builder has applied the batch: a batch with a huge text is waited for.
+    pub done: Option<SyncSender<()>>,
 }
 
 /// One change to the full-text tables, in the order the writer made it.
@@ -170,8 +172,21 @@ impl<'c> WriteTx<'c> {
                         .query_row("SELECT coalesce(max(rid), 0) FROM entries", [], |r| {
                             r.get(0)
                         })?;
+                // A huge text is indexed before this commit returns, as it is in place: the
+                // parser reads the next huge line only once it is (pipeline::HUGE_PIECE), so
+                // two are never in memory at once.
+                let big = ops.iter().any(|op| matches!(op, Op::Big(..)));
+                let (done, applied) = std::sync::mpsc::sync_channel(1);
                 // A builder that stopped has its error, which the sync reports at its end.
-                let _ = to.send(Batch { ops, upto });
+                let sent = to.send(Batch {
+                    ops,
+                    upto,
+                    done: big.then_some(done),
+                });
+                if big && sent.is_ok() {
+                    // Err: the builder stopped (its error comes at the end).
+                    let _ = applied.recv();
+                }
             }
         }
         Ok(())
