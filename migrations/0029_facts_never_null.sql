@@ -5,8 +5,8 @@
 -- a file's failed write was isolated (src/ingest/pipeline.rs), aborted the whole sync. Each
 -- boolean fact is `coalesce`d to 0 and each key has a value, as the team server's
 -- `pidx_usage_facts` already does. `tool_facts` reads this view, so both are made again.
-DROP VIEW tool_facts;
-DROP VIEW usage_facts;
+DROP VIEW IF EXISTS tool_facts;
+DROP VIEW IF EXISTS usage_facts;
 
 CREATE VIEW usage_facts AS
 SELECT rid, file_id, seq, dup,

@@ -4,7 +4,7 @@
 -- outlives the sync's own output so `pidx status` and `pidx sync --verbose` can say why a
 -- session is missing. Each sync tries such a file again; the row goes once it is indexed or
 -- gone.
-CREATE TABLE skipped_files (
+CREATE TABLE IF NOT EXISTS skipped_files (
     path   TEXT PRIMARY KEY,
     reason TEXT NOT NULL,
     at_ms  INTEGER NOT NULL
