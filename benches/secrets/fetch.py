@@ -250,6 +250,11 @@ def gitleaks_cases(gitdir, commit, emit, manifest):
                     used = True
             if t[0] == "i" and t[1] in ("tps", "fps") and i + 1 < len(toks) and toks[i + 1][1] in ("=", ":="):
                 positive = t[1] == "tps"
+                # only a literal list (`[]string{...}`) or `append(tps, ...)`: a call such
+                # as `utils.GenerateSampleSecrets("name", ...)` has no literal cases
+                if toks[i + 2][0] == "i" and toks[i + 2][1] != "append":
+                    i += 2
+                    continue
                 j = i + 2
                 while j < len(toks) and toks[j][1] not in ("{", "("):
                     j += 1
