@@ -172,11 +172,10 @@ pub fn looks_generated(v: &str) -> bool {
     if v.starts_with('/') || v.starts_with('~') || v.contains("://") || v.contains("::") {
         return false;
     }
-    if v.split(['_', '-', '.', '/']).all(word_like) {
-        return false;
+    if v.len() >= 32 && v.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return true;
     }
-    let hex = v.len() >= 32 && v.bytes().all(|b| b.is_ascii_hexdigit());
-    hex || looks_random(v)
+    !v.split(['_', '-', '.', '/']).all(word_like) && looks_random(v)
 }
 
 /// One piece of an identifier (between `_`, `-`, `.`, `/`): its humps (split where a
@@ -187,7 +186,22 @@ fn word_like(w: &str) -> bool {
     if !w.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return false;
     }
+    // `m2m`, `b64`, `v1`: too short to tell; a longer piece has at most one lone letter
+    // (`x25519`), where a generated one (`8c1f9a2e`) has many.
+    if w.len() <= 4 {
+        return true;
+    }
     let b = w.as_bytes();
+    let lone = (0..b.len())
+        .filter(|&i| {
+            b[i].is_ascii_alphabetic()
+                && (i == 0 || b[i - 1].is_ascii_digit())
+                && (i + 1 == b.len() || b[i + 1].is_ascii_digit())
+        })
+        .count();
+    if lone > 1 {
+        return false;
+    }
     let mut start = 0;
     for i in 1..=b.len() {
         let cut = i == b.len()

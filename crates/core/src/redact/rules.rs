@@ -167,13 +167,13 @@ const RULE_TABLE: &[Rule] = &[
     },
     Rule {
         name: "url-password",
-        pattern: r#"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@'"<>\\]{1,64}:([^\s:/@'"<>\\]{1,128})@"#,
+        pattern: r#"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@'"`<>\\]{1,64}:([^\s:/@'"`<>\\]{1,128})@"#,
         group: 1,
         check: Check::Password,
     },
     Rule {
         name: "conn-password",
-        pattern: r#"(?i:\bpassword|(?:^|;)\s*pwd)\s*=\s*\\?['"]?([^\s'";&()\[\]{}\\,]{1,128})"#,
+        pattern: r#"(?i:\bpassword|(?:^|;)\s*pwd)\s*=\s*\\?['"]?([^\s'"`;&()\[\]{}\\,]{1,128})"#,
         group: 1,
         check: Check::Password,
     },

@@ -193,7 +193,7 @@ fn raw_json_holding_a_secret_is_seen_and_stays_json_when_redacted() {
 /// sources read by an agent) showed the rules once flagged (issue 49).
 const ORDINARY: &[&str] = &[
     // a keyword argument passed on under its own name (`_PAT` inside `sys_path`)
-    "        return cls(sys_path=sys_path,\n                   module_path=module_path)",
+    "        return cls(\n            sys_path=sys_path,\n            module_path=module_path)",
     "find_spec(fullname, sys_path=sys_path, target=None)",
     // a doctest's cookie of plain words
     ">>> print(C.output())\nSet-Cookie: fig=newton\nSet-Cookie: sugar=wafer",
@@ -236,7 +236,7 @@ const ANCHORED: &[(&str, &str, &str)] = &[
     ),
     (
         "db.password = \"Wq8#zL2!vR9$kT4m\"",
-        "assigned-secret",
+        "conn-password",
         "Wq8#zL2!vR9$kT4m",
     ),
     (
