@@ -114,3 +114,118 @@ pub fn looks_random(v: &str) -> bool {
     ];
     kinds.iter().filter(|&&k| k).count() >= 2 && bits_per_char(v) >= 3.0
 }
+
+/// Words that make a value an example rather than a secret wherever they stand in it
+/// (`secure%20password`, `my-secret-token`, `dummy_key_123`).
+const EXAMPLE_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "secret",
+    "example",
+    "dummy",
+    "sample",
+    "placeholder",
+    "changeme",
+    "redacted",
+    "insert",
+    "replace",
+    "fake",
+];
+
+fn holds_example_word(v: &str) -> bool {
+    let lower = v.to_ascii_lowercase();
+    EXAMPLE_WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// A password written next to its name or in a URL: not a placeholder or an example's word,
+/// and not a plain word or two (`alice-pw`, `guest`): a digit, a capital or a symbol in it,
+/// as a password rule demands.
+pub fn plausible_password(v: &str) -> bool {
+    if !not_a_placeholder(v) || holds_example_word(v) {
+        return false;
+    }
+    v.bytes().any(|b| {
+        b.is_ascii_digit()
+            || b.is_ascii_uppercase()
+            || !(b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    })
+}
+
+/// A cookie header's pairs (`a=1; b=2`): some value must look generated, as a session id
+/// does; `fig=newton` or `theme=dark` is no secret.
+pub fn cookie_holds_secret(v: &str) -> bool {
+    v.split(';').any(|pair| {
+        let value = pair.split_once('=').map_or("", |(_, v)| v.trim());
+        value.len() >= 12 && looks_random(value) && !holds_example_word(value)
+    })
+}
+
+/// A value assigned to a secret's name that looks generated: 12+ characters, random
+/// enough, not a placeholder or an example, and not an identifier, a dotted or `::` path, a
+/// file path, a URL or words joined by `_`, `-` or `.` (`self.secret_key`,
+/// `SecretKeyDerivation`, `token_type_hint`).
+pub fn looks_generated(v: &str) -> bool {
+    let v = v.trim_end_matches(['.', ':']);
+    if v.len() < 12 || !not_a_placeholder(v) || holds_example_word(v) {
+        return false;
+    }
+    if v.starts_with('/') || v.starts_with('~') || v.contains("://") || v.contains("::") {
+        return false;
+    }
+    if v.len() >= 32 && v.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return true;
+    }
+    !v.split(['_', '-', '.', '/']).all(word_like) && looks_random(v)
+}
+
+/// One piece of an identifier (between `_`, `-`, `.`, `/`): its humps (split where a
+/// capital follows a small letter and where letters meet digits) are numbers, single letters,
+/// short acronyms or pronounceable words (`x25519`, `EcPrivateKeyBin`, `HTTPServer`). A
+/// generated token has humps without a vowel (`Qx7vB2`: `Qx`, `v`, `B`...) almost always.
+fn word_like(w: &str) -> bool {
+    if !w.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return false;
+    }
+    // `m2m`, `b64`, `v1`: too short to tell; a longer piece has at most one lone letter
+    // (`x25519`), where a generated one (`8c1f9a2e`) has many.
+    if w.len() <= 4 {
+        return true;
+    }
+    let b = w.as_bytes();
+    let lone = (0..b.len())
+        .filter(|&i| {
+            b[i].is_ascii_alphabetic()
+                && (i == 0 || b[i - 1].is_ascii_digit())
+                && (i + 1 == b.len() || b[i + 1].is_ascii_digit())
+        })
+        .count();
+    if lone > 1 {
+        return false;
+    }
+    let mut start = 0;
+    for i in 1..=b.len() {
+        let cut = i == b.len()
+            || (b[i - 1].is_ascii_lowercase() && b[i].is_ascii_uppercase())
+            || (b[i - 1].is_ascii_digit() != b[i].is_ascii_digit());
+        if cut {
+            if !hump_is_word(&w[start..i]) {
+                return false;
+            }
+            start = i;
+        }
+    }
+    true
+}
+
+fn hump_is_word(h: &str) -> bool {
+    let vowel = |c: u8| {
+        matches!(
+            c.to_ascii_lowercase(),
+            b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
+        )
+    };
+    h.len() <= 1
+        || h.bytes().all(|c| c.is_ascii_digit())
+        || h.bytes().any(vowel)
+        || (h.len() <= 4 && h.bytes().all(|c| c.is_ascii_uppercase()))
+}

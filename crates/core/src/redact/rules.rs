@@ -13,7 +13,9 @@ use std::sync::LazyLock;
 
 use regex::{Regex, RegexSet};
 
-use super::entropy::{looks_random, not_a_placeholder, plausible_env_value};
+use super::entropy::{
+    cookie_holds_secret, looks_generated, looks_random, plausible_env_value, plausible_password,
+};
 use super::Finding;
 
 /// How a match is confirmed.
@@ -25,8 +27,15 @@ enum Check {
     Password,
     /// A value whose name says it is a secret: not a placeholder, path, number or word.
     EnvValue,
-    /// A bare value (a header's, an assignment's): it must look random.
+    /// A bare value (a header's): it must look random.
     Random,
+    /// 40 characters of base64 near "secret" or a key id: both cases and a digit, as AWS
+    /// writes them (a 40-character hex digest is not one).
+    AwsSecret,
+    /// A cookie header: some cookie's value must look random (`fig=newton` is a doctest's).
+    Cookie,
+    /// A value assigned to a secret's name: generated-looking, and not the name again.
+    Assigned,
 }
 
 struct Rule {
@@ -82,6 +91,14 @@ const RULE_TABLE: &[Rule] = &[
         group: 1,
         check: Check::Random,
     },
+    // No prefix marks the secret half of an AWS key pair: 40 characters of base64, found by
+    // the word "secret" right before it or by its key id a few lines above.
+    Rule {
+        name: "aws-secret-key",
+        pattern: r#"(?:(?i:secret)(?:[ _-]?(?i:access))?(?:[ _-]?(?i:key))?[^A-Za-z0-9/+\n]{1,6}|\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b[^\n]{0,60}(?:\n[^\n]{0,60}){0,3}?[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)"#,
+        group: 1,
+        check: Check::AwsSecret,
+    },
     Rule {
         name: "github-token",
         pattern: r"\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,255})\b",
@@ -90,7 +107,7 @@ const RULE_TABLE: &[Rule] = &[
     },
     Rule {
         name: "gitlab-token",
-        pattern: r"\bgl(?:pat|ptt|dt|rt|soat|cbt)-[A-Za-z0-9_-]{20,}",
+        pattern: r"\b(?:gl(?:pat|ptt|dt|rt|soat|cbt|ft|imt|agent|oas|ffct)-[A-Za-z0-9_-]{20,}|GR1348941[A-Za-z0-9_-]{20})",
         group: 0,
         check: Check::Format,
     },
@@ -102,7 +119,7 @@ const RULE_TABLE: &[Rule] = &[
     },
     Rule {
         name: "slack-webhook",
-        pattern: r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}",
+        pattern: r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{20,}",
         group: 0,
         check: Check::Format,
     },
@@ -132,7 +149,7 @@ const RULE_TABLE: &[Rule] = &[
     },
     Rule {
         name: "huggingface-token",
-        pattern: r"\bhf_[A-Za-z0-9]{34,}\b",
+        pattern: r"\b(?:hf_|api_org_)[A-Za-z0-9]{34,}\b",
         group: 0,
         check: Check::Random,
     },
@@ -144,26 +161,26 @@ const RULE_TABLE: &[Rule] = &[
     },
     Rule {
         name: "jwt",
-        pattern: r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*",
+        pattern: r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?",
         group: 0,
         check: Check::Format,
     },
     Rule {
         name: "url-password",
-        pattern: r#"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@'"<>\\]{1,64}:([^\s:/@'"<>\\]{1,128})@"#,
+        pattern: r#"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@'"`<>\\]{1,64}:([^\s:/@'"`<>\\]{1,128})@"#,
         group: 1,
         check: Check::Password,
     },
     Rule {
         name: "conn-password",
-        pattern: r#"(?i:\bpassword|(?:^|;)\s*pwd)\s*=\s*\\?['"]?([^\s'";&()\[\]{}\\]{1,128})"#,
+        pattern: r#"(?i:\bpassword|(?:^|;)\s*pwd)\s*=\s*\\?['"]?([^\s'"`;&()\[\]{}\\,]{1,128})"#,
         group: 1,
         check: Check::Password,
     },
     Rule {
         name: "env-secret",
-        pattern: r#"(?m)(?:^|\\n|[\s"'`])(?:export[ \t]+)?(?i:[A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|AUTH_?KEY|CREDENTIALS?|_PAT)[A-Z0-9_]*)=\\?['"]?([^\s'"\\#();]{6,})"#,
-        group: 1,
+        pattern: r#"(?m)(?:^|\\n|[\s"'`])(?:export[ \t]+)?([A-Z0-9_]*(?:SECRET|TOKEN|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY|AUTH_?KEY|CREDENTIALS?|_PAT\b)[A-Z0-9_]*)=\\?['"]?([^\s'"`\\#();,]{6,})"#,
+        group: 2,
         check: Check::EnvValue,
     },
     Rule {
@@ -176,13 +193,17 @@ const RULE_TABLE: &[Rule] = &[
         name: "cookie",
         pattern: r#"(?i:\b(?:set-)?cookie\s*:\s*|--cookie\s+\\?['"]?)([^\r\n'"\\]*=[^\r\n'"\\]{6,})"#,
         group: 1,
-        check: Check::Password,
+        check: Check::Cookie,
     },
+    // A value assigned to a name that says it is a secret, in any language's syntax
+    // (`name = v`, `name: v`, `name := v`, `"name": "v"`, `name => v`, `-name v` is left
+    // out): the value must look generated, so code (`token = next_token(src)`), words and
+    // identifiers are left alone.
     Rule {
         name: "assigned-secret",
-        pattern: r#"(?i:\b(?:api_?key|secret_?key|client_?secret|access_?token|auth_?token|refresh_?token|private_?key))\\?['"]?\s*[:=]\s*\\?['"]([^\s'"\\]{12,})\\?['"]"#,
-        group: 1,
-        check: Check::Random,
+        pattern: r#"(?i:([A-Za-z0-9_.-]*(?:secret|token|passw(?:or)?d|\bpwd|api_?key|apikey|access_?key|auth_?key|private_?key|credentials?)[A-Za-z0-9_-]*))\\?['"]?[ \t]{0,4}(?::=|=>|==|[:=])[ \t]{0,4}(?:\\?['"`])?([A-Za-z0-9+/_~-][^\s'"`\\,;(){}<>\[\]&|]{11,200})"#,
+        group: 2,
+        check: Check::Assigned,
     },
 ];
 
@@ -221,11 +242,22 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
         };
         let value = m.as_str();
         let after = &text[m.end()..];
+        // The name the value is assigned to, where the rule captures one.
+        let name = if rule.group > 1 {
+            caps.get(1).map_or("", |m| m.as_str())
+        } else {
+            ""
+        };
         let ok = match rule.check {
             Check::Format => !one_char_repeated(value),
-            Check::Password => not_a_placeholder(value) && !after.starts_with('('),
-            Check::EnvValue => plausible_env_value(value),
+            Check::Password => plausible_password(value) && !after.starts_with('('),
+            Check::EnvValue => plausible_env_value(value) && !value.eq_ignore_ascii_case(name),
             Check::Random => looks_random(value),
+            Check::AwsSecret => aws_secret(value),
+            Check::Cookie => cookie_holds_secret(value),
+            Check::Assigned => {
+                looks_generated(value) && !value.eq_ignore_ascii_case(name) && !code_follows(after)
+            }
         };
         if ok {
             emit(Finding {
@@ -235,6 +267,19 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             });
         }
     }
+}
+
+fn aws_secret(v: &str) -> bool {
+    v.bytes().any(|b| b.is_ascii_uppercase())
+        && v.bytes().any(|b| b.is_ascii_lowercase())
+        && v.bytes().any(|b| b.is_ascii_digit())
+        && looks_random(v)
+}
+
+/// The value is the start of an expression (`secret = base64.b64encode(...)`, `token =
+/// Token::new(...)`), not a literal.
+fn code_follows(after: &str) -> bool {
+    after.starts_with('(') || after.starts_with("::") || after.starts_with('[')
 }
 
 /// `ghp_xxxxxxxx…`: a format's prefix and a run of one character (its last 16 characters,

@@ -136,6 +136,17 @@ const NOT_FOUND: &[&str] = &[
     "let api_key = env::var(\"API_KEY\")?;",
     "ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
     "PASSWORD=[redacted: env-secret]",
+    // a secret's name given code, identifiers, paths or words, not a value
+    "let token_stream: TokenStream2 = input.parse()?;",
+    "secret_key = settings.SECRET_KEY_FALLBACKS",
+    "tokenizer: PreTrainedTokenizerFast,",
+    "tokens = tokenize.generate_tokens(readline)",
+    "access_token_url = \"https://github.com/login/oauth/access_token\"",
+    "password_hash = hashlib.sha256(password).hexdigest()",
+    "api_key: SecretKeyDerivationFunction,",
+    "token: Token::Ident(String::from(\"x\")),",
+    "auth_token = os.environ[\"AUTH_TOKEN\"]",
+    "SECRET_KEY = 'django-insecure-example-key-do-not-use'",
 ];
 
 #[test]
@@ -175,5 +186,74 @@ fn raw_json_holding_a_secret_is_seen_and_stays_json_when_redacted() {
         assert!(!out.contains(secret), "{out}");
         assert!(out.contains(&marker(rule)), "{out}");
         serde_json::from_str::<Value>(&out).unwrap();
+    }
+}
+
+/// Ordinary code and docs that a held-out corpus (the Python standard library and Rust crate
+/// sources read by an agent) showed the rules once flagged (issue 49).
+const ORDINARY: &[&str] = &[
+    // a keyword argument passed on under its own name (`_PAT` inside `sys_path`)
+    "        return cls(\n            sys_path=sys_path,\n            module_path=module_path)",
+    "find_spec(fullname, sys_path=sys_path, target=None)",
+    // a doctest's cookie of plain words
+    ">>> print(C.output())\nSet-Cookie: fig=newton\nSet-Cookie: sugar=wafer",
+    // a test's form data and a doc's example password
+    "data = 'username=user&password=secure%20password'",
+    "    conn = connect(\"db\", user=\"alice\", password=alice-pw)",
+    "The client logs in with `password=alice-pw` and gets a session.",
+];
+
+#[test]
+fn ordinary_code_and_docs_hold_no_secret() {
+    for text in ORDINARY {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+}
+
+/// Secrets written without a format's prefix, found by the word before them (issue 49): an
+/// AWS secret access key right after "secret" beside its key id, and generic values after
+/// `secret`, `token`, `password` or `api_key`.
+const ANCHORED: &[(&str, &str, &str)] = &[
+    (
+        "aws key AKIAZ7QW3RT5YU2OP4LK secret 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",
+        "aws-secret-key",
+        "9dKq2Lw8Vx3Nf7Rb1Tz6Hm4Pj0Yc5Gs2Ae8Uo1Xi",
+    ),
+    (
+        "id: ABIAS9L8MS5IPHTZPPUQ\nsecret: v2QPKHl7LcdVYsjaR4LgQiZ1zw3MAnMyiondXC63\n",
+        "aws-secret-key",
+        "v2QPKHl7LcdVYsjaR4LgQiZ1zw3MAnMyiondXC63",
+    ),
+    (
+        "mySecretString=Qx7vB2nL9kWm4Rt8Zp3Hs6Jd1Fc5Yg0E",
+        "assigned-secret",
+        "Qx7vB2nL9kWm4Rt8Zp3Hs6Jd1Fc5Yg0E",
+    ),
+    (
+        "api_token: 8c1f9a2e7b4d6053e9a1c7f2b8d4e6a0",
+        "assigned-secret",
+        "8c1f9a2e7b4d6053e9a1c7f2b8d4e6a0",
+    ),
+    (
+        "db.password = \"Wq8#zL2!vR9$kT4m\"",
+        "conn-password",
+        "Wq8#zL2!vR9$kT4m",
+    ),
+    (
+        "let apiKey = 'pk9Xa3Lm7Qe2Vt5Rw8Zn1Bc4';",
+        "assigned-secret",
+        "pk9Xa3Lm7Qe2Vt5Rw8Zn1Bc4",
+    ),
+];
+
+#[test]
+fn keyword_anchored_secrets_without_a_prefix_are_found() {
+    for (text, rule, secret) in ANCHORED {
+        let got: Vec<(&str, &str)> = find(text)
+            .iter()
+            .map(|f| (f.rule, &text[f.start..f.end]))
+            .filter(|(r, _)| *r != "aws-access-key")
+            .collect();
+        assert_eq!(got, vec![(*rule, *secret)], "in {text:?}");
     }
 }
