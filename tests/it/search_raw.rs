@@ -174,7 +174,8 @@ fn hits(store: &Store, scope: &Scope, opts: &SearchOptions) -> (Vec<String>, Pla
 fn check(store: &Store, scope: &Scope, at: &str) -> usize {
     let mut found = 0;
     let needles = ["=>>>", "->", "::<", "?;", "/*", "é", "=>>>=>>>"];
-    let filters: Vec<(&str, Box<dyn Fn(&mut SearchOptions)>)> = vec![
+    type Filter = Box<dyn Fn(&mut SearchOptions)>;
+    let filters: Vec<(&str, Filter)> = vec![
         ("none", Box::new(|_| {})),
         (
             "--since",
