@@ -245,6 +245,14 @@ fn print_explain(
             crate::term::thousands(b.of as i64)
         ))?;
     }
+    if let Some(r) = &e.raw {
+        out.line(&format!(
+            "raw:       {} runs' lines searched ({} bytes), {} of them skipped",
+            crate::term::thousands(r.runs as i64),
+            crate::term::thousands(r.bytes as i64),
+            crate::term::thousands(r.skipped as i64)
+        ))?;
+    }
     out.line(&format!(
         "read back: {} candidate texts",
         crate::term::thousands(e.read as i64)

@@ -44,6 +44,7 @@ mod readme_home;
 mod report;
 mod search;
 mod search_newest;
+mod search_raw;
 mod search_span;
 mod search_top;
 mod search_words;

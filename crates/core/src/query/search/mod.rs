@@ -12,6 +12,7 @@ mod newest;
 mod one;
 pub mod parse;
 mod ranked;
+mod raw;
 mod required;
 mod snippet;
 mod span;
@@ -40,6 +41,7 @@ pub use meaning::{
 };
 pub use newest::LOOSE_READS;
 pub use parse::{parse, Query};
+pub use raw::RawStats;
 pub use required::required_runs;
 pub use snippet::{terms_regex, Snippet};
 
@@ -213,6 +215,9 @@ pub struct Explain {
     /// The looser query the first candidates came from (the plan's without its costly
     /// prefixes: `newest::Looser`).
     pub looser: Option<String>,
+    /// A raw scan (`Plan::RawScan`): the runs whose bytes it tested and skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw: Option<RawStats>,
     pub read: usize,
     pub hits: usize,
 }
@@ -242,13 +247,14 @@ pub fn search_explained(
         span_rows: span.map(span::Span::rids),
         blocks: None,
         looser: None,
+        raw: None,
         read: 0,
         hits: 0,
     };
     if span.is_some_and(span::Span::is_empty) {
         return Ok((Vec::new(), explain));
     }
-    explain.plan = choose(conn, &opts.query, span)?;
+    explain.plan = choose(conn, &opts.query, span, opts.redact)?;
     let Some((source, arg)) = explain.plan.source(span) else {
         return Ok((Vec::new(), explain));
     };
@@ -272,6 +278,18 @@ pub fn search_explained(
     };
     let looser = explain.looser.as_deref();
     let now = chrono::Utc::now().timestamp_millis();
+    // A raw scan tests each run's bytes before its texts are listed (`raw.rs`).
+    let raw_stats = std::rc::Rc::new(std::cell::Cell::new(RawStats::default()));
+    let raw_needle = match (&explain.plan, &opts.query) {
+        (Plan::RawScan, Query::Literal(needle)) => raw::RawNeedle::of(needle),
+        _ => None,
+    };
+    let raw_runs = || -> Result<Option<raw::RawRuns>> {
+        raw_needle
+            .clone()
+            .map(|test| raw::RawRuns::new(conn, test, raw_stats.clone()))
+            .transpose()
+    };
     // Literal and regex hits come newest first: full-text candidates are put in that order
     // run by run (`newest.rs`), a scan of every text too; `--branch` sorts them all.
     let newest = || -> Result<Box<dyn Iterator<Item = Result<Candidate>> + '_>> {
@@ -285,11 +303,18 @@ pub fn search_explained(
                 sql: from.sql,
                 arg: Some(looser),
             };
-            let first = newest::Newest::of(conn, scope, opts, first, span)?;
-            let then = move || newest::Newest::of(conn, scope, opts, from, span);
+            let first = newest::Newest::of(conn, scope, opts, first, span, None)?;
+            let then = move || newest::Newest::of(conn, scope, opts, from, span, None);
             return Ok(Box::new(newest::Looser::new(first, then)));
         }
-        Ok(Box::new(newest::Newest::of(conn, scope, opts, from, span)?))
+        Ok(Box::new(newest::Newest::of(
+            conn,
+            scope,
+            opts,
+            from,
+            span,
+            raw_runs()?,
+        )?))
     };
     let (hits, read) = match &opts.query {
         // Most relevant first: every match scored, and joined best bound first only while it
@@ -348,7 +373,12 @@ pub fn search_explained(
         }
         Query::Literal(needle) => {
             let raw = literal::raw_prefilter(needle);
-            let raw = raw.as_ref().map(|f| f as RawTest);
+            let each_line = |line: &[u8]| raw_needle.as_ref().is_none_or(|t| t.may_hold(line));
+            let raw = match &raw {
+                Some(f) => Some(f as RawTest),
+                None if raw_needle.is_some() => Some(&each_line as RawTest),
+                None => None,
+            };
             confirm(conn, newest()?, opts.limit, stop, raw, |text| {
                 shown(opts.redact, text, |text| {
                     text.find(needle.as_str())
@@ -364,6 +394,9 @@ pub fn search_explained(
             })?
         }
     };
+    if explain.plan == Plan::RawScan {
+        explain.raw = Some(raw_stats.get());
+    }
     explain.read = read;
     explain.hits = hits.len();
     Ok((group_by_session(hits), explain))
@@ -398,6 +431,9 @@ pub enum Plan {
     ReadWhole,
     /// No word the index can use: every text in the span (or of the index) is read.
     Scan,
+    /// A literal no word of the index can narrow, found in the raw bytes of the session files
+    /// first: a run of texts is read only when its lines may spell it (`raw.rs`).
+    RawScan,
     /// No indexed word holds the needle: nothing can match.
     Nothing,
 }
@@ -416,6 +452,11 @@ impl std::fmt::Display for Plan {
                 "read whole: the narrowed span's texts (at most {READ_WHOLE_ROWS} entry rows)"
             ),
             Plan::Scan => write!(f, "scan: every text, no word of the index can narrow it"),
+            Plan::RawScan => write!(
+                f,
+                "raw scan: no word of the index can narrow it; each run's lines are searched for \
+                 the needle (raw or JSON-escaped) and only the texts of runs that may hold it are read"
+            ),
             Plan::Nothing => write!(f, "nothing: no indexed word can hold it"),
         }
     }
@@ -535,7 +576,12 @@ fn is_phrase(t: &str) -> bool {
 ///
 /// # Errors
 /// Index errors (the literal planners look words up).
-fn choose(conn: &Connection, query: &Query, span: Option<&span::Span>) -> Result<Plan> {
+fn choose(
+    conn: &Connection,
+    query: &Query,
+    span: Option<&span::Span>,
+    redact: bool,
+) -> Result<Plan> {
     let from_literal = |plan| match plan {
         literal::Plan::Match(fts) => Plan::Match { fts },
         literal::Plan::Nothing => Plan::Nothing,
@@ -555,7 +601,11 @@ fn choose(conn: &Connection, query: &Query, span: Option<&span::Span>) -> Result
             joined::Joined::Match(fts) => Plan::Joints { fts },
             joined::Joined::Nothing => Plan::Nothing,
             joined::Joined::Unusable => {
-                from_literal(literal::plan(conn, needle, span::lookups(span))?)
+                match from_literal(literal::plan(conn, needle, span::lookups(span))?) {
+                    // Redaction can write what the raw bytes do not hold (`[redacted: ...]`).
+                    Plan::Scan if !redact && raw::RawNeedle::of(needle).is_some() => Plan::RawScan,
+                    plan => plan,
+                }
             }
         },
         Query::Regex(re) => from_literal(required::plan(conn, re.as_str(), span::lookups(span))?),
@@ -577,7 +627,7 @@ impl Plan {
                 format!("SELECT rowid AS r, 0.0 AS score FROM fts WHERE fts MATCH ?{rowids}"),
                 Some(fts.clone()),
             )),
-            Plan::ReadWhole | Plan::Scan => {
+            Plan::ReadWhole | Plan::Scan | Plan::RawScan => {
                 Some((every_text(&span::within(span, "e2.rid", true)), None))
             }
             Plan::Nothing => None,

@@ -11,6 +11,7 @@ use std::collections::BinaryHeap;
 use rusqlite::{CachedStatement, Connection, OptionalExtension};
 
 use super::one::One;
+use super::raw::RawRuns;
 use super::span::{RunBounds, Span};
 use super::{Candidate, SearchOptions};
 use crate::error::Result;
@@ -68,6 +69,8 @@ pub(super) struct Newest<'c> {
     one: One<'c>,
     /// The rowids of every text of a rid range (`?1` to `?2`), for [`Rows::Texts`].
     texts: Option<CachedStatement<'c>>,
+    /// A test on the raw bytes of a run of texts: those it rejects are not listed.
+    raw: Option<RawRuns<'c>>,
 }
 
 impl<'c> Newest<'c> {
@@ -91,11 +94,13 @@ impl<'c> Newest<'c> {
             ready: BinaryHeap::new(),
             one: One::new(conn, scope, opts)?,
             texts: None,
+            raw: None,
         })
     }
 
     /// The candidates of `source` (for its MATCH argument `arg`; with none, a scan of every
-    /// text, read run by run) in `span`, newest first.
+    /// text, read run by run, skipping the runs whose bytes `raw` rejects) in `span`, newest
+    /// first.
     ///
     /// # Errors
     /// Index errors.
@@ -105,6 +110,7 @@ impl<'c> Newest<'c> {
         opts: &SearchOptions,
         from: super::Source,
         span: Option<&Span>,
+        raw: Option<RawRuns<'c>>,
     ) -> Result<Newest<'c>> {
         let super::Source { sql: source, arg } = from;
         let runs = match span {
@@ -117,7 +123,9 @@ impl<'c> Newest<'c> {
                 "SELECT r FROM ({})",
                 super::every_text(" AND e2.rid BETWEEN ?1 AND ?2")
             );
-            return Newest::over_runs(conn, scope, opts, runs, &texts);
+            let mut over = Newest::over_runs(conn, scope, opts, runs, &texts)?;
+            over.raw = raw;
+            return Ok(over);
         }
         let mut rowids = super::rowids_of(conn, source, arg)?;
         rowids.retain(|&r| span.is_none_or(|s| s.holds(r)));
@@ -152,10 +160,17 @@ impl<'c> Newest<'c> {
             ready: BinaryHeap::new(),
             one: One::new(conn, scope, opts)?,
             texts: Some(conn.prepare_cached(texts)?),
+            raw: None,
         })
     }
 
     fn join(&mut self, run: Run) -> Result<()> {
+        // A run whose bytes cannot hold the needle holds no hit: its texts are not listed.
+        if let (Rows::Texts(lo, hi), Some(raw)) = (&run.rows, &mut self.raw) {
+            if !raw.may_hold(*lo, *hi)? {
+                return Ok(());
+            }
+        }
         let rowids = match (run.rows, &mut self.texts) {
             (Rows::Found(rowids), _) => rowids,
             (Rows::Texts(lo, hi), Some(texts)) => texts
