@@ -474,10 +474,10 @@ fn usage_shows_the_figures_of_pidx_stats() {
     let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
     let by_day = get(s.port, "/usage?by=day&figure=sessions", None, &[]).body;
     assert!(
-        by_day.contains("<td class=\"cwd\">2026-03-01</td>"),
+        by_day.contains("<td class=\"key\">2026-03-01</td>"),
         "{by_day}"
     );
-    assert!(by_day.contains("<rect class=\"bar\""), "a bar is drawn");
+    assert!(by_day.contains("<rect class=\"bar slot\""), "a bar is drawn");
     let by_project = get(s.port, "/usage?by=project", None, &[]).body;
     assert!(by_project.contains("/home/u/a&lt;b&gt;"), "{by_project}");
     assert!(by_project.contains("total: $0.00"), "{by_project}");

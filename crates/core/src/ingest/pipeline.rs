@@ -246,6 +246,7 @@ impl Run<'_, '_> {
         self.report
             .errors
             .push(format!("{}: {reason}", path.display()));
+        self.report.skipped.push(path.clone());
         self.roll_back(ahead)?;
         let now = chrono::Utc::now().timestamp_millis();
         writer::skipped::note(self.group.reader(), &path.to_string_lossy(), &reason, now)?;

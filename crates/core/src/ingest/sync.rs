@@ -85,6 +85,7 @@ pub fn sync_first(
     rest.bytes += first.bytes;
     rest.bad.extend(first.bad);
     rest.errors.extend(first.errors);
+    rest.skipped.extend(first.skipped);
     rest.warnings.extend(first.warnings);
     Ok(rest)
 }

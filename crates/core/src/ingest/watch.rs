@@ -158,7 +158,21 @@ pub fn watch(
                 }
                 full = false;
                 dirty.clear();
-                backoff = Duration::ZERO;
+                // A file skipped for an error of its own is read again after a growing pause
+                // (the index may be fixed, or the error passing): no event may ever name it
+                // again.
+                backoff = if report.skipped.is_empty() {
+                    Duration::ZERO
+                } else {
+                    dirty.extend(
+                        report
+                            .skipped
+                            .iter()
+                            .filter_map(|p| p.parent())
+                            .map(PathBuf::from),
+                    );
+                    (backoff * 2).clamp(Duration::from_secs(1), Duration::from_secs(60))
+                };
                 if report.changed_anything() {
                     notice(Notice::Synced(&report));
                     embed_new(store, opts, &mut notice);

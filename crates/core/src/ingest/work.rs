@@ -62,6 +62,8 @@ pub struct SyncReport {
     /// Files or folders skipped (the rest was indexed), as `path: reason`: they could not be
     /// read, or their batch could not be written and was rolled back alone.
     pub errors: Vec<String>,
+    /// The session files among `errors`, which a watcher tries again.
+    pub skipped: Vec<PathBuf>,
     /// Things to fix that lost nothing (a gateway's malformed `sessions.json`).
     pub warnings: Vec<String>,
     /// Whether the full text was built aside on a thread of its own (a big first sync,
