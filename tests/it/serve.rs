@@ -477,7 +477,10 @@ fn usage_shows_the_figures_of_pidx_stats() {
         by_day.contains("<td class=\"key\">2026-03-01</td>"),
         "{by_day}"
     );
-    assert!(by_day.contains("<rect class=\"bar slot\""), "a bar is drawn");
+    assert!(
+        by_day.contains("<rect class=\"bar slot\""),
+        "a bar is drawn"
+    );
     let by_project = get(s.port, "/usage?by=project", None, &[]).body;
     assert!(by_project.contains("/home/u/a&lt;b&gt;"), "{by_project}");
     assert!(by_project.contains("total: $0.00"), "{by_project}");
