@@ -140,6 +140,7 @@ fn undo(env: &Env, args: &ForgetArgs, out: &mut Out) -> Result<Found> {
     }
     let report = sync(&mut store, &env.roots, SyncOptions::default())?;
     crate::app::env::report_errors(&report);
+    crate::app::meaning::embed_in_step(&mut store)?;
     crate::term::say(&format!(
         "pidx: {} session{} back in the index{}",
         back.len(),

@@ -41,12 +41,14 @@ pub struct SearchArgs {
     pub jsonl: bool,
     /// Print how the search ran instead of its hits: the plan chosen (which index gives the
     /// candidates, or a scan), the entry rows the filters leave, for a frequent word the impact
-    /// blocks read, candidates read back, hits.
+    /// blocks read, candidates read back, hits; then, when the index holds embeddings, the
+    /// meaning half: texts scored, how many reached the similarity floor, and the fused hits
+    /// by how they were found.
     #[arg(long)]
     pub explain: bool,
     /// Rank by meaning only (embedding similarity; needs `pidx sync --embed`): finds what a
     /// session was about in other words.
-    #[arg(long, conflicts_with_all = ["literal", "lexical", "explain"])]
+    #[arg(long, conflicts_with_all = ["literal", "lexical"])]
     pub meaning: bool,
     /// Rank by words only, even when the index holds embeddings (the default then fuses words
     /// and meaning).
@@ -123,7 +125,7 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
     let how = crate::app::meaning::Ranking {
         text: &args.query,
         meaning: args.meaning,
-        words_only: args.lexical || args.explain,
+        words_only: args.lexical,
         model: args.embed_model.as_deref(),
         quiet: false,
     };
@@ -131,16 +133,24 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
     // holds none, so it ranks by words.
     let by_meaning = match &reader {
         Reader::Local { conn, scope, .. } => {
-            crate::app::meaning::ranked(conn, scope, &opts, &how, &stop)?
+            crate::app::meaning::ranked_stats(conn, scope, &opts, &how, &stop)?
         }
         Reader::Server(_) if args.meaning => {
             bail!("--meaning needs the local index's embeddings; the team server has none (leave out --pg)")
         }
         Reader::Server(_) => None,
     };
-    let (mut hits, explain) = match by_meaning {
-        Some(hits) => (hits, None),
-        None => search::run(&mut reader, &opts, args.include_silent, &stop)?,
+    // `--explain` describes both halves: the words search's plan, then what meaning added.
+    let (mut hits, explain, meaning) = match by_meaning {
+        Some((hits, meaning)) if args.explain => {
+            let (_, explain) = search::run(&mut reader, &opts, args.include_silent, &stop)?;
+            (hits, explain, Some(meaning))
+        }
+        Some((hits, meaning)) => (hits, None, Some(meaning)),
+        None => {
+            let (hits, explain) = search::run(&mut reader, &opts, args.include_silent, &stop)?;
+            (hits, explain, None)
+        }
     };
     if env.global.redact {
         // Titles are cut to a width when printed: redacted whole first.
@@ -154,7 +164,7 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
     }
     if let Some(explain) = &explain {
         if args.explain {
-            print_explain(env, explain, args.limit, out)?;
+            print_explain(env, explain, meaning.as_ref(), &hits, args.limit, out)?;
             reader.finish()?;
             return Ok(true);
         }
@@ -162,7 +172,8 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
             crate::term::say(SCANNED);
         }
     }
-    print_hits(env, args, &hits, out, |hits| {
+    let marks = meaning.is_some();
+    print_hits(env, args, &hits, marks, out, |hits| {
         Ok(handle::handles_in(
             &mut reader,
             hits.iter().map(|h| handle::Session {
@@ -180,11 +191,30 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
 const SCANNED: &str = "pidx: no word of the index narrows this query, so every text was read (slow on a large index); a literal word in it, or --session, --cwd or --since, narrows it";
 
 /// `search --explain`: the plan and its counts.
-fn print_explain(env: &Env, e: &search::Explain, limit: usize, out: &mut Out) -> Result<()> {
+fn print_explain(
+    env: &Env,
+    e: &search::Explain,
+    meaning: Option<&crate::app::meaning::Meaning>,
+    fused: &[Hit],
+    limit: usize,
+    out: &mut Out,
+) -> Result<()> {
+    let count = |by: search::By| fused.iter().filter(|h| h.by == by).count();
+    let (words, by_meaning, both) = (
+        count(search::By::Words),
+        count(search::By::Meaning),
+        count(search::By::Both),
+    );
     if env.global.json {
         let mut v = serde_json::to_value(e)?;
         v["description"] = e.plan.to_string().into();
         v["limit"] = limit.into();
+        if let Some(m) = meaning {
+            v["meaning"] = serde_json::to_value(m)?;
+            v["fused"] = serde_json::json!({
+                "hits": fused.len(), "words": words, "meaning": by_meaning, "both": both,
+            });
+        }
         out.line(&v.to_string())?;
         return Ok(());
     }
@@ -227,7 +257,29 @@ fn print_explain(env: &Env, e: &search::Explain, limit: usize, out: &mut Out) ->
         "read back: {} candidate texts",
         crate::term::thousands(e.read as i64)
     ))?;
-    out.line(&format!("hits:      {} (limit {limit})", e.hits))?;
+    out.line(&format!("hits:      {} by words (limit {limit})", e.hits))?;
+    match meaning {
+        Some(m) => {
+            let s = &m.stats;
+            let best = s
+                .best
+                .map_or("none".to_string(), |b| format!("best {b:.2}"));
+            out.line(&format!(
+                "meaning:   model {}; {} texts scored, {} at or above the floor {:.2} ({best}); {} meaning hits",
+                one_line(&m.model),
+                crate::term::thousands(s.scored as i64),
+                crate::term::thousands(s.above_floor as i64),
+                s.floor,
+                s.hits
+            ))?;
+            out.line(&format!(
+                "fused:     {} hits: {words} by words, {by_meaning} by meaning, {both} by both",
+                fused.len()
+            ))?;
+        }
+        None => out
+            .line("meaning:   not used (--lexical, a literal or re: query, or nothing embedded)")?,
+    }
     Ok(())
 }
 
@@ -236,6 +288,7 @@ fn print_hits(
     env: &Env,
     args: &SearchArgs,
     hits: &[Hit],
+    marks: bool,
     out: &mut Out,
     handles: impl FnOnce(&[Hit]) -> Result<HashMap<i64, String>>,
 ) -> Result<()> {
@@ -249,7 +302,13 @@ fn print_hits(
         crate::term::say("pidx: no matches");
     } else {
         let handles = handles(hits)?;
-        render_hits(out, hits, &handles, chrono::Utc::now().timestamp_millis())?;
+        render_hits(
+            out,
+            hits,
+            &handles,
+            marks,
+            chrono::Utc::now().timestamp_millis(),
+        )?;
     }
     Ok(())
 }
@@ -258,6 +317,7 @@ fn render_hits(
     out: &mut Out,
     hits: &[Hit],
     handles: &HashMap<i64, String>,
+    marks: bool,
     now_ms: i64,
 ) -> std::io::Result<()> {
     let mut last_file = None;
@@ -282,8 +342,14 @@ fn render_hits(
             .and_then(crate::pi::js::parse_iso_ms)
             .map_or("?".to_string(), |t| crate::present::output::age(t, now_ms));
         let id = h.entry_id.as_deref().unwrap_or("-");
+        // How it was found, when meaning took part: a meaning hit holds none of the words.
+        let by = if marks {
+            by_mark(out, h)
+        } else {
+            String::new()
+        };
         out.line(&format!(
-            "  [{}] {} {}  {}",
+            "  [{}] {} {}  {by}{}",
             h.kind,
             when,
             one_line(id),
@@ -300,6 +366,17 @@ fn render_hits(
         }
     }
     Ok(())
+}
+
+/// `(words)`, `(meaning 0.42)` or `(words+meaning 0.42)`, dimmed, and a space.
+fn by_mark(out: &Out, h: &Hit) -> String {
+    let sim = h.similarity.map_or(String::new(), |s| format!(" {s:.2}"));
+    let mark = match h.by {
+        search::By::Words => "(words)".to_string(),
+        search::By::Meaning => format!("(meaning{sim})"),
+        search::By::Both => format!("(words+meaning{sim})"),
+    };
+    format!("{} ", out.paint("2", &mark))
 }
 
 /// The snippet on one line, matches highlighted when colour is on.

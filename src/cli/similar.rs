@@ -27,10 +27,15 @@ pub fn run(env: &Env, args: &SimilarArgs, out: &mut Out) -> Result<Found> {
     if env.global.json {
         out.json(&env.answer(&found))?;
     } else if found.is_empty() {
-        crate::term::say(
-            "pidx: no embedded session to compare with (is this one embedded? `pidx sync --embed`)",
-        );
+        crate::term::say(&format!(
+            "pidx: no session is similar enough (similarity {:.2} or more; is this one embedded? `pidx sync --embed`)",
+            similar::FLOOR
+        ));
     } else {
+        out.line(&format!(
+            "similarity: 1 the same, about 0 unrelated; only {:.2} or more is listed",
+            similar::FLOOR
+        ))?;
         for s in &found {
             let title = crate::present::output::truncate(&crate::term::one_line(&s.title), 70);
             out.line(&format!(

@@ -45,7 +45,8 @@ pub struct HitGroup {
     cwd: Value,
     session_name: Option<String>,
     /// `pidx search --json` rows without the four fields above: entryId, kind, role, time,
-    /// snippet, score.
+    /// snippet, score, and `by`: how the hit was found ("words", "meaning": none of the
+    /// query's words, similar in meaning above the floor, with its `similarity`; or "both").
     hits: Vec<Row>,
 }
 

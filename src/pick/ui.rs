@@ -264,8 +264,15 @@ fn snippet_line(h: &Hit, now: i64, pal: &Palette) -> Line<'static> {
         .as_deref()
         .and_then(crate::pi::js::parse_iso_ms)
         .map_or("?".to_string(), |t| age(t, now));
+    // A hit found by meaning holds none of the typed words: it says so.
+    let sim = h.similarity.map_or(String::new(), |s| format!(" {s:.2}"));
+    let by = match h.by {
+        crate::query::search::By::Words => String::new(),
+        crate::query::search::By::Meaning => format!("(meaning{sim}) "),
+        crate::query::search::By::Both => format!("(words+meaning{sim}) "),
+    };
     let mut spans = vec![Span::styled(
-        format!("  [{}] {when}  ", h.kind),
+        format!("  [{}] {when}  {by}", h.kind),
         pal.fg(Color::DarkGray),
     )];
     let s = &h.snippet;

@@ -163,6 +163,8 @@ fn results(
         Ok(r) => r,
         Err(e) => return Ok(html! { p.error { (ctx.clean(&format!("{e:#}"))) } }),
     };
+    // Each hit says how it was found when meaning took part.
+    let marks = ranked.is_some();
     let hits = match ranked {
         Some(hits) => hits,
         None => search::run(reader, &opts, false, &ctx.stop)?.0,
@@ -190,6 +192,7 @@ fn results(
                         li { a.hit href=(hit_url(h)) {
                             span.kind { (h.kind) @if let Some(r) = h.role.as_ref().filter(|r| r.as_str() != h.kind) { " · " (ctx.clean(r)) } }
                             @if let Some(t) = &h.timestamp { " " span.meta { (page::when(t)) } }
+                            @if marks { " " span.by title="how this hit was found" { "by " (h.by.name()) @if let Some(s) = h.similarity { " " (format!("{s:.2}")) } } }
                             " " span.snippet { (marked(ctx, &h.snippet)) }
                         } }
                     }

@@ -390,6 +390,7 @@ fn hybrid_finds_paraphrases_and_keeps_identifiers_first() {
     let (ids, _) = search(&db, &root, &m, &["parse_rfc3339_ts"]);
     assert_eq!(&ids[..2], ["ident", "ident"]);
     // Filters apply to meaning too.
+    // (What is left after the filter may be nothing: no other topic is close to sign-in tests.)
     let (ids, _) = search(
         &db,
         &root,
@@ -397,7 +398,17 @@ fn hybrid_finds_paraphrases_and_keeps_identifiers_first() {
         &["flaky sign-in test", "--meaning", "--since", "2026-01-03"],
     );
     assert!(
-        !ids.is_empty() && ids.iter().all(|s| !["auth", "db"].contains(&s.as_str())),
+        ids.iter().all(|s| !["auth", "db"].contains(&s.as_str())),
+        "{ids:?}"
+    );
+    let (ids, _) = search(
+        &db,
+        &root,
+        &m,
+        &["italian cooking", "--meaning", "--session", "cook"],
+    );
+    assert!(
+        !ids.is_empty() && ids.iter().all(|s| s == "cook"),
         "{ids:?}"
     );
     let (ids, _) = search(
@@ -406,24 +417,20 @@ fn hybrid_finds_paraphrases_and_keeps_identifiers_first() {
         &m,
         &["flaky sign-in test", "--meaning", "--session", "cook"],
     );
-    assert!(
-        !ids.is_empty() && ids.iter().all(|s| s == "cook"),
-        "{ids:?}"
-    );
-    // Similar sessions: the fork-free corpus has one per topic; the closest to itself is not listed.
+    assert!(ids.is_empty(), "the recipe is not about tests: {ids:?}");
+    // Similar sessions: the fork-free corpus has one per topic, so few (or none) clear the
+    // floor; the session itself is never listed.
     let out = pidx(&db, &root)
         .args(["similar", "db", "--json", "--limit", "3"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let listed = v["results"].as_array().or(v.as_array()).unwrap();
-    assert_eq!(listed.len(), 3);
-    assert!(listed.iter().all(|s| s["sessionId"] != "db"));
+    assert!(listed.len() <= 3);
+    assert!(listed
+        .iter()
+        .all(|s| s["sessionId"] != "db"
+            && s["score"].as_f64().unwrap() >= pidx::query::similar::FLOOR));
     // MCP: search_sessions by meaning.
     let call = |args: Value| {
         let msgs = [
@@ -589,4 +596,224 @@ fn the_mcp_server_loads_the_model_once() {
     assert_eq!(mcp_search(&mut server, 2, "italian cooking")[0], "cook");
     drop(server.stdin.take());
     server.wait().unwrap();
+}
+
+/// The fixture corpus synced and embedded with the real model: (tmp, root, db).
+fn embedded(m: &Path) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    corpus(&root);
+    let db = tmp.path().join("i.db");
+    let out = pidx(&db, &root)
+        .env("HOME", root.join("home"))
+        .args(["sync", "--embed", "--embed-model"])
+        .arg(m)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    (tmp, root, db)
+}
+
+/// `pidx search ARGS` with the model: exit code, stdout, stderr.
+fn run_search(db: &Path, root: &Path, m: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = pidx(db, root)
+        .env("HOME", root.join("home"))
+        .env("PIDX_MODEL", m)
+        .arg("search")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const NONSENSE: &str = "qwertyuiopasdf";
+
+#[test]
+fn nonsense_finds_nothing_at_the_cli_mcp_and_web_page() {
+    let Some(m) = model("nonsense_finds_nothing_at_the_cli_mcp_and_web_page") else {
+        return;
+    };
+    let (_tmp, root, db) = embedded(&m);
+    // The CLI, every ranking: no hit, exit 1.
+    for args in [
+        &[NONSENSE][..],
+        &[NONSENSE, "--meaning"][..],
+        &[NONSENSE, "--lexical"][..],
+    ] {
+        let (code, out, err) = run_search(&db, &root, &m, args);
+        assert_eq!(code, Some(1), "{args:?}: {out}{err}");
+        assert!(out.is_empty(), "{args:?}: {out}");
+        assert!(err.contains("no matches"), "{args:?}: {err}");
+        let (code, out, _) = run_search(&db, &root, &m, &[args, &["--json"]].concat());
+        assert_eq!((code, out.trim()), (Some(1), "[]"), "{args:?}");
+    }
+    // --explain says why: no word, and nothing at or above the floor.
+    let (_, out, _) = run_search(&db, &root, &m, &[NONSENSE, "--explain"]);
+    assert!(out.contains("hits:      0 by words"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "0 at or above the floor {:.2}",
+            pidx::query::search::FLOOR
+        )),
+        "{out}"
+    );
+    assert!(out.contains("fused:     0 hits"), "{out}");
+    // MCP: an empty answer.
+    let mut server = mcp(&db, &root, &m);
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "search_sessions", "arguments": {"query": NONSENSE}}});
+    let got = mcp_call(&mut server, &call);
+    assert_eq!(got["structuredContent"]["totalHits"], 0, "{got}");
+    assert_eq!(got["structuredContent"]["sessions"], json!([]), "{got}");
+    drop(server.stdin.take());
+    server.wait().unwrap();
+    // The web page: no hit. (The server finds the model through its config file.)
+    std::fs::write(
+        db.with_file_name("no-config.toml"),
+        format!("model = {:?}\n", m.display().to_string()),
+    )
+    .unwrap();
+    let s = crate::serve::serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    let page = crate::serve::get(s.port, &format!("/search?q={NONSENSE}"), None, &[]);
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("0 hits in 0 sessions"), "{}", page.body);
+    // A paraphrase on the same page is found by meaning, and says so.
+    let page = crate::serve::get(s.port, "/search?q=italian+cooking", None, &[]);
+    assert!(page.body.contains("by meaning"), "{}", page.body);
+}
+
+#[test]
+fn every_hit_says_how_it_was_found_and_meaning_hits_clear_the_floor() {
+    let Some(m) = model("every_hit_says_how_it_was_found_and_meaning_hits_clear_the_floor") else {
+        return;
+    };
+    let (_tmp, root, db) = embedded(&m);
+    let hits = |args: &[&str]| -> Vec<Value> {
+        let (_, out, err) = run_search(&db, &root, &m, &[args, &["--json"]].concat());
+        serde_json::from_str::<Value>(&out)
+            .unwrap_or_else(|e| panic!("{e}: {out}{err}"))
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let floor = f64::from(pidx::query::search::FLOOR);
+    // A paraphrase: no word matches, so every hit is by meaning, each at or above the floor.
+    let found = hits(&["italian cooking"]);
+    assert_eq!(found[0]["sessionId"], "cook", "{found:?}");
+    for h in &found {
+        assert_eq!(h["by"], "meaning", "{h}");
+        assert!(h["similarity"].as_f64().unwrap() >= floor, "{h}");
+    }
+    // Fewer texts than the limit clear the floor: the rest of the corpus is not listed.
+    assert!(found.len() < 12, "{found:?}");
+    // An identifier: found by its words (and meaning may agree): never by meaning alone first.
+    let found = hits(&["parse_rfc3339_ts"]);
+    assert_eq!(found[0]["sessionId"], "ident");
+    assert!(
+        ["words", "both"].contains(&found[0]["by"].as_str().unwrap()),
+        "{found:?}"
+    );
+    // Words only: every hit by words, no similarity.
+    for h in hits(&["sauce", "--lexical"]) {
+        assert_eq!(h["by"], "words", "{h}");
+        assert!(h.get("similarity").is_none(), "{h}");
+    }
+    // --meaning: every hit by meaning above the floor.
+    for h in hits(&["the database schema change", "--meaning"]) {
+        assert_eq!(h["by"], "meaning", "{h}");
+        assert!(h["similarity"].as_f64().unwrap() >= floor, "{h}");
+    }
+    // The terminal marks them.
+    let (code, out, _) = run_search(&db, &root, &m, &["italian cooking"]);
+    assert_eq!(code, Some(0));
+    assert!(out.contains("(meaning 0."), "{out}");
+    let (_, out, _) = run_search(&db, &root, &m, &["sauce"]);
+    assert!(out.contains("(words"), "{out}");
+    // --explain describes both halves.
+    let (_, out, _) = run_search(&db, &root, &m, &["sauce", "--explain"]);
+    assert!(
+        out.contains("plan:") && out.contains("meaning:   model") && out.contains("fused:"),
+        "{out}"
+    );
+}
+
+#[test]
+fn similar_prints_a_calibrated_score_and_keeps_to_the_floor() {
+    let Some(m) = model("similar_prints_a_calibrated_score_and_keeps_to_the_floor") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("root");
+    corpus(&root);
+    // A second session about sign-in tests, in other words: the one similar session to `auth`.
+    write(
+        &file(&root, "auth2", 9),
+        &lines("auth2", 9, "a2", &[
+            "The sign-in test is flaky again on the build server.",
+            "Logging in during the end-to-end test sometimes times out; I made the wait for the session longer.",
+        ]),
+    );
+    let db = tmp.path().join("i.db");
+    let out = pidx(&db, &root)
+        .env("HOME", root.join("home"))
+        .args(["sync", "--embed", "--embed-model"])
+        .arg(&m)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let out = pidx(&db, &root)
+        .args(["similar", "auth", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let listed = v.as_array().unwrap();
+    assert_eq!(listed[0]["sessionId"], "auth2", "{listed:?}");
+    let floor = pidx::query::similar::FLOOR;
+    for s in listed {
+        let score = s["score"].as_f64().unwrap();
+        assert!((floor..=1.0).contains(&score), "{s}");
+    }
+    // The recipe is not listed: plain cosines of session means put it near 0.9.
+    assert!(
+        listed.iter().all(|s| s["sessionId"] != "cook"),
+        "{listed:?}"
+    );
+    let out = pidx(&db, &root).args(["similar", "auth"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1 the same, about 0 unrelated"), "{text}");
+}
+
+#[test]
+fn forget_and_undo_keep_the_vectors_in_step() {
+    let Some(m) = model("forget_and_undo_keep_the_vectors_in_step") else {
+        return;
+    };
+    let (_tmp, root, db) = embedded(&m);
+    let conn = || rusqlite::Connection::open(&db).unwrap();
+    let cook = file(&root, "cook", 6);
+    assert_eq!(passages_of(&conn(), &cook), 2);
+    let run = |args: &[&str]| {
+        let out = pidx(&db, &root)
+            .env("HOME", root.join("home"))
+            .env("PIDX_MODEL", &m)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    };
+    run(&["forget", "cook"]);
+    assert_eq!(passages_of(&conn(), &cook), 0);
+    assert_eq!(strays(&conn()), 0);
+    let (code, _, _) = run_search(&db, &root, &m, &["italian cooking", "--meaning"]);
+    assert_eq!(code, Some(1), "a forgotten session is not found by meaning");
+    // Back, with its vectors, without `sync --embed`.
+    run(&["forget", "--undo"]);
+    assert_eq!(passages_of(&conn(), &cook), 2);
+    codes_cover_passages(&conn());
+    let (ids, _) = search(&db, &root, &m, &["italian cooking", "--meaning"]);
+    assert_eq!(ids.first().map(String::as_str), Some("cook"), "{ids:?}");
 }

@@ -861,3 +861,48 @@ fn full_text_ranks_by_meaning_when_the_index_holds_vectors() {
     t.send(b"\x1b");
     assert_eq!(t.wait_exit(), 1);
 }
+
+#[test]
+fn full_text_finds_nothing_for_nonsense_and_marks_meaning_hits() {
+    let model = meaning_model();
+    if !model.join("model.safetensors").is_file() {
+        eprintln!(
+            "SKIPPED pick::full_text_finds_nothing_for_nonsense_and_marks_meaning_hits: no model at {} (run `bash tests/meaning/model.sh`)",
+            model.display()
+        );
+        return;
+    }
+    let w = World::new();
+    three_sessions(&w);
+    w.add(
+        &w.app,
+        &Spec {
+            id: "44444444-dddd-4000-8000-000000000004",
+            hours_ago: 4,
+            name: Some("kitchen notes"),
+            user: "Recipe for a tomato pasta sauce with garlic, basil and olive oil.",
+            assistant: "Simmer the sauce for twenty minutes and add salt.",
+        },
+    );
+    let out = w.pidx().arg("sync").arg("--embed").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let mut t = w.pick(&["--no-sync"], &w.app);
+    t.wait_text(&rows(3));
+    t.send(b"\x06"); // Ctrl-F: full text
+    t.wait_text("[full text]");
+    // No word holds it and nothing is close enough in meaning: no row at all.
+    t.send(b"qwertyuiopasdf");
+    t.wait_for("no matches", |s| {
+        s.contains("> qwertyuiopasdf") && s.contains("no matches") && s.contains(&rows(0))
+    });
+    // A paraphrase: the recipe, marked as found by meaning.
+    for _ in 0.."qwertyuiopasdf".len() {
+        t.send(b"\x7f");
+    }
+    t.send(b"italian cooking");
+    t.wait_for("the recipe, by meaning", |s| {
+        s.contains("> italian cooking") && s.contains("kitchen notes") && s.contains("(meaning 0.")
+    });
+    t.send(b"\x1b");
+    assert_eq!(t.wait_exit(), 1);
+}

@@ -93,6 +93,44 @@ pub fn embed_after_sync(store: &mut Store, asked: bool, flag: Option<&Path>) -> 
     Ok(())
 }
 
+/// After a sync that brought sessions back (`forget --undo`): when the index holds vectors,
+/// embeds what is not embedded with the index's own model, so the sessions come back
+/// searchable by meaning as they were, not at the next `sync --embed`. A model that cannot be
+/// used (gone, or another one configured since) is a one-line note: the sessions are back
+/// either way.
+///
+/// # Errors
+/// Index errors.
+pub fn embed_in_step(store: &mut Store) -> Result<()> {
+    let Some(indexed) = indexed_model(&store.conn)? else {
+        return Ok(());
+    };
+    let model = match load_model(None) {
+        Ok(m) if m.id == indexed => m,
+        Ok(m) => {
+            crate::term::say(&format!(
+                "pidx: not embedding the sessions brought back: the index's vectors are of model {indexed}, not {}; run `pidx sync --embed`",
+                m.id
+            ));
+            return Ok(());
+        }
+        Err(e) => {
+            crate::term::say(&format!(
+                "pidx: not embedding the sessions brought back: {e}"
+            ));
+            return Ok(());
+        }
+    };
+    let r = embed_pending(&mut store.conn, &model)?;
+    if r.entries > 0 {
+        crate::term::say(&format!(
+            "pidx: embedded {} entries ({} passages) of the sessions brought back",
+            r.entries, r.passages
+        ));
+    }
+    Ok(())
+}
+
 /// The model a watcher embeds with: when `asked` (`--embed`) or the config says so; a model
 /// that cannot be loaded is an error when asked, a one-line warning otherwise.
 ///
@@ -199,16 +237,30 @@ pub fn ranked(
     how: &Ranking,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<Option<Vec<crate::query::search::Hit>>> {
-    use crate::query::search::{search_hybrid, search_meaning, Query};
+    Ok(ranked_stats(conn, scope, opts, how, stop)?.map(|(hits, _)| hits))
+}
+
+/// [`ranked`], with what the meaning half did (`search --explain` prints it).
+///
+/// # Errors
+/// As [`ranked`].
+pub fn ranked_stats(
+    conn: &rusqlite::Connection,
+    scope: &crate::store::Scope,
+    opts: &crate::query::search::SearchOptions,
+    how: &Ranking,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Option<(Vec<crate::query::search::Hit>, Meaning)>> {
+    use crate::query::search::{search_hybrid_stats, search_meaning_stats, Query};
     let words = matches!(opts.query, Query::Words { .. });
     if how.meaning {
         if !words {
             anyhow::bail!("--meaning ranks words by meaning: leave out --literal and re:");
         }
         let model = model_for_meaning(conn, how.model)?;
-        return Ok(Some(search_meaning(
-            conn, scope, opts, &model, how.text, stop,
-        )?));
+        let (hits, stats) = search_meaning_stats(conn, scope, opts, &model, how.text, stop)?;
+        let model = model.id.clone();
+        return Ok(Some((hits, Meaning { model, stats })));
     }
     if !words || how.words_only {
         return Ok(None);
@@ -216,7 +268,16 @@ pub fn ranked(
     let Some(model) = model_for_ranking(conn, how.model, how.quiet)? else {
         return Ok(None);
     };
-    Ok(Some(search_hybrid(
-        conn, scope, opts, &model, how.text, stop,
-    )?))
+    let (hits, stats) = search_hybrid_stats(conn, scope, opts, &model, how.text, stop)?;
+    let model = model.id.clone();
+    Ok(Some((hits, Meaning { model, stats })))
+}
+
+/// The meaning half of a search: the model it embedded the query with and what it did.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Meaning {
+    pub model: String,
+    #[serde(flatten)]
+    pub stats: crate::query::search::MeaningStats,
 }

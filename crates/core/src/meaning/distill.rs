@@ -129,7 +129,7 @@ fn write(
 
 /// The files of a model folder, or of a zip holding one (at its top or one folder down), by
 /// their names.
-fn source_files(from: &Path) -> std::result::Result<HashMap<String, Vec<u8>>, String> {
+pub(crate) fn source_files(from: &Path) -> std::result::Result<HashMap<String, Vec<u8>>, String> {
     const WANTED: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
     let mut out = HashMap::new();
     if from.is_dir() {

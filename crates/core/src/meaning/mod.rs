@@ -12,6 +12,7 @@ pub mod model;
 mod pca;
 mod tensors;
 pub mod tokenize;
+pub mod transformer;
 
 pub use model::StaticModel;
 pub use tokenize::Memo;

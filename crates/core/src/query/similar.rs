@@ -1,6 +1,9 @@
 //! `similar`: the sessions closest in meaning to one session. A session's vector is the mean of
 //! its passages' vectors (migration 0024), normalised; every other session's is built in the
-//! same scan of the passages and compared by cosine. Sessions outside the scope's roots are
+//! same scan of the passages and compared by the centered cosine searches use
+//! (`search::Scorer`: about 0 for unrelated sessions, 1 for the same), and kept only at or
+//! above the floor. Plain cosines of session means were all near 0.99: every mean leans the
+//! same way, so the number told nothing. Sessions outside the scope's roots are
 //! left out; a fork's copies of its parent's entries are embedded in the parent only
 //! (`ingest::embed`), so a fork is compared on what it added.
 
@@ -21,14 +24,18 @@ pub struct Similar {
     pub session_id: Option<String>,
     pub cwd: String,
     pub title: String,
-    /// Cosine of the two sessions' vectors.
+    /// The centered cosine of the two sessions' vectors: about 0 unrelated, 1 the same; never
+    /// below [`FLOOR`].
     pub score: f64,
     #[serde(skip)]
     pub file_id: i64,
 }
 
-/// Up to `limit` sessions closest to session file `file_id`, closest first; empty when it has
-/// no vector.
+/// The similarity a session must reach to be listed: the same floor as a meaning hit.
+pub const FLOOR: f64 = crate::query::search::FLOOR as f64;
+
+/// Up to `limit` sessions closest to session file `file_id`, closest first, at or above
+/// [`FLOOR`]; empty when it has no vector.
 ///
 /// # Errors
 /// Index errors.
@@ -55,13 +62,16 @@ pub fn similar(
         return Ok(Vec::new());
     };
     let allowed = files_in_scope(conn, scope)?;
+    let center = crate::query::search::center(conn)?;
     let mut scored: Vec<(i64, f64)> = sums
         .into_iter()
         .filter(|(f, _)| *f != file_id && allowed.contains_key(f))
         .map(|(f, v)| {
             let v = unit(v);
-            (f, me.iter().zip(&v).map(|(a, b)| (a * b) as f64).sum())
+            let s = crate::query::search::Scorer::of_vectors(&me, &v, &center);
+            (f, s as f64)
         })
+        .filter(|(_, s)| *s >= FLOOR)
         .collect();
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     Ok(scored

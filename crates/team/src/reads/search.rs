@@ -262,6 +262,8 @@ fn hit(r: &postgres::Row, matcher: &Matcher) -> Option<Hit> {
             Matcher::Words(_) => r.get(9),
             _ => ts_ms.unwrap_or(0) as f64,
         },
+        by: pidx_core::query::search::By::Words,
+        similarity: None,
         snippet,
         also_in: Vec::new(),
         file_id: r.get(11),

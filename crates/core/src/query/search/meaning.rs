@@ -4,7 +4,15 @@
 //! ranked by its best passage, then joined through the same filters, copies and snippets as a
 //! words search (`One`, `confirm`). Hybrid ranking fuses the words ranking and the meaning ranking by
 //! reciprocal rank fusion, the words list weighted higher so an exact identifier stays first.
+//!
+//! Scores are *centered* cosines ([`Scorer`]): query and passage are both taken relative to
+//! the index's mean vector (`embed_center`) before the cosine. A static model's vectors all
+//! lean the same way (every text is a mean of token rows), so plain cosines of unrelated texts
+//! are high and bunched (a nonsense word scored 0.3-0.5 against everything); centered, unrelated
+//! texts score near 0 and the [`FLOOR`] means the same for every query. A meaning hit is only
+//! ever one above the floor.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
@@ -26,6 +34,101 @@ const RRF_K: f64 = 60.0;
 /// 60), so identifiers and exact phrases keep their place (examples/bench_meaning measures it).
 const WORDS_WEIGHT: f64 = 1.5;
 
+/// The centered similarity a text must reach to be a meaning hit. Measured on real published
+/// transcripts (docs/meaning.md, "The floor"): below it, the nearest texts to nonsense and to
+/// queries about nothing in the index; above it, most texts a paraphrase was written about.
+pub const FLOOR: f32 = 0.30;
+
+/// What the meaning half of a search did (`search --explain`).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MeaningStats {
+    /// The floor a text had to reach.
+    pub floor: f32,
+    /// Texts scored exactly.
+    pub scored: usize,
+    /// Of those, how many reached the floor.
+    pub above_floor: usize,
+    /// The best similarity seen, above the floor or not.
+    pub best: Option<f32>,
+    /// Meaning hits kept (after filters, copies and the limit).
+    pub hits: usize,
+}
+
+impl MeaningStats {
+    fn saw(&mut self, s: f32) {
+        self.scored += 1;
+        if s >= FLOOR {
+            self.above_floor += 1;
+        }
+        self.best = Some(self.best.map_or(s, |b| b.max(s)));
+    }
+}
+
+/// A query's similarity to stored passages: the cosine of `q - c` and `v - c`, `c` the index's
+/// mean vector, computed from the dot products with the int8 vector (no centered copy stored).
+pub struct Scorer {
+    q: Vec<f32>,
+    c: Vec<f32>,
+    qc: f32,
+    cc: f32,
+    qn: f32,
+}
+
+impl Scorer {
+    /// The scorer of unit query vector `q` about `center` (empty: no centering, plain cosine).
+    pub fn new(q: &[f32], center: &[f32]) -> Scorer {
+        let c = if center.len() == q.len() {
+            center.to_vec()
+        } else {
+            vec![0.0; q.len()]
+        };
+        let qc = dot(q, &c);
+        let cc = dot(&c, &c);
+        let qq = dot(q, q);
+        Scorer {
+            q: q.to_vec(),
+            qn: (qq - 2.0 * qc + cc).max(1e-12).sqrt(),
+            c,
+            qc,
+            cc,
+        }
+    }
+
+    /// The similarity of a stored passage (its int8 components and scale).
+    pub fn score(&self, scale: f64, vec: &[u8]) -> f32 {
+        let scale = scale as f32;
+        let qv = dot_i8(&self.q, vec) * scale;
+        let cv = dot_i8(&self.c, vec) * scale;
+        let vv = vec.iter().map(|b| (*b as i8 as f32).powi(2)).sum::<f32>() * scale * scale;
+        let vn = (vv - 2.0 * cv + self.cc).max(1e-12).sqrt();
+        (qv - self.qc - cv + self.cc) / (self.qn * vn)
+    }
+
+    /// The similarity of two unit vectors, centered the same way (`similar`'s sessions).
+    pub fn of_vectors(a: &[f32], b: &[f32], center: &[f32]) -> f32 {
+        let s = Scorer::new(a, center);
+        let bc = dot(b, &s.c);
+        let bn = (dot(b, b) - 2.0 * bc + s.cc).max(1e-12).sqrt();
+        (dot(a, b) - s.qc - bc + s.cc) / (s.qn * bn)
+    }
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The index's mean vector (migration 0025), empty when nothing is embedded.
+///
+/// # Errors
+/// Index errors.
+pub fn center(conn: &Connection) -> Result<Vec<f32>> {
+    let center: Option<Vec<u8>> = conn
+        .query_row("SELECT v FROM embed_center", [], |r| r.get(0))
+        .optional()?;
+    Ok(center.map(|c| codes::center_of(&c)).unwrap_or_default())
+}
+
 /// With `--branch`, texts taken from the vector scan per hit asked for, before the branch
 /// filter thins them.
 const OVERSAMPLE: usize = 20;
@@ -42,6 +145,45 @@ pub fn search_meaning(
     query: &str,
     stop: &AtomicBool,
 ) -> Result<Vec<Hit>> {
+    Ok(search_meaning_stats(conn, scope, opts, model, query, stop)?.0)
+}
+
+/// [`search_meaning`], with what it did. Only texts at or above [`FLOOR`] are hits, each
+/// marked `By::Meaning` with its similarity.
+///
+/// # Errors
+/// As [`search_meaning`].
+pub fn search_meaning_stats(
+    conn: &Connection,
+    scope: &Scope,
+    opts: &SearchOptions,
+    model: &StaticModel,
+    query: &str,
+    stop: &AtomicBool,
+) -> Result<(Vec<Hit>, MeaningStats)> {
+    let stats = RefCell::new(MeaningStats {
+        floor: FLOOR,
+        ..MeaningStats::default()
+    });
+    let mut hits = meaning_hits(conn, scope, opts, model, query, stop, &stats)?;
+    for h in &mut hits {
+        h.by = super::By::Meaning;
+        h.similarity = Some(h.score);
+    }
+    let mut stats = stats.into_inner();
+    stats.hits = hits.len();
+    Ok((hits, stats))
+}
+
+fn meaning_hits(
+    conn: &Connection,
+    scope: &Scope,
+    opts: &SearchOptions,
+    model: &StaticModel,
+    query: &str,
+    stop: &AtomicBool,
+    stats: &RefCell<MeaningStats>,
+) -> Result<Vec<Hit>> {
     let _snapshot = crate::store::snapshot::Snapshot::begin(conn)?;
     let Some(q) = model.embed(query) else {
         return Ok(Vec::new());
@@ -54,7 +196,7 @@ pub fn search_meaning(
     let snippet = |text: &str| Some(Snippet::around(text, None));
     // Joined one at a time as `confirm` asks for them: it stops at the limit, so a search
     // joins a few dozen texts, not the whole oversampled window.
-    let joined = ranked(conn, &q, opts, span.as_ref())?
+    let joined = ranked(conn, &q, opts, span.as_ref(), stats)?
         .map(|scored| {
             let (rowid, score) = scored?;
             Ok(one.join(rowid, 0.0)?.map(|mut c| {
@@ -92,25 +234,33 @@ fn ranked<'c>(
     q: &[f32],
     opts: &SearchOptions,
     span: Option<&span::Span>,
+    stats: &'c RefCell<MeaningStats>,
 ) -> Result<Scored<'c>> {
+    let scorer = Scorer::new(q, &center(conn)?);
     let kinds: Vec<i64> = opts.kinds.iter().map(|k| *k as i64).collect();
     let wanted = |rowid: i64| {
         (kinds.is_empty() || kinds.contains(&(crate::store::schema::fts_entry(rowid).1 as i64)))
             && span.is_none_or(|s| s.holds(rowid))
     };
     if let Some(file_id) = opts.file_id {
-        let scored = exact(conn, q, file_id, wanted)?;
-        return Ok(Box::new(best_first(scored).map(Ok)));
+        let scored = exact(conn, &scorer, file_id, wanted)?;
+        let mut st = stats.borrow_mut();
+        scored.iter().for_each(|(_, s)| st.saw(*s));
+        return Ok(Box::new(
+            best_first(scored).take_while(|(_, s)| *s >= FLOOR).map(Ok),
+        ));
     }
-    let near = nearest_codes(conn, q, wanted)?;
-    Ok(Box::new(Reranked::new(conn, q, near, opts.limit)))
+    let near = nearest_codes(conn, q, &scorer.c, wanted)?;
+    let mut r = Reranked::new(conn, scorer, near, opts.limit);
+    r.stats = Some(stats);
+    Ok(Box::new(r))
 }
 
 /// Every text of session file `file_id` that `wanted` keeps, with its best passage's cosine to
 /// `q`, in index order.
 fn exact(
     conn: &Connection,
-    q: &[f32],
+    scorer: &Scorer,
     file_id: i64,
     wanted: impl Fn(i64) -> bool,
 ) -> Result<Vec<(i64, f32)>> {
@@ -127,7 +277,7 @@ fn exact(
         }
         let scale: f64 = r.get(2)?;
         let vec = r.get_ref(3)?.as_blob().map_err(rusqlite::Error::from)?;
-        let score = dot_i8(q, vec) * scale as f32;
+        let score = scorer.score(scale, vec);
         match best.last_mut() {
             Some(last) if last.0 == rowid => last.1 = last.1.max(score),
             _ => best.push((rowid, score)),
@@ -147,14 +297,11 @@ fn best_first(mut best: Vec<(i64, f32)>) -> impl Iterator<Item = (i64, f32)> {
 fn nearest_codes(
     conn: &Connection,
     q: &[f32],
+    center: &[f32],
     wanted: impl Fn(i64) -> bool,
 ) -> Result<Vec<(u32, i64)>> {
-    // The center the codes were taken about (migration 0025; `ingest::embed` records it).
-    let center: Option<Vec<u8>> = conn
-        .query_row("SELECT v FROM embed_center", [], |r| r.get(0))
-        .optional()?;
-    let center = center.map(|c| codes::center_of(&c)).unwrap_or_default();
-    let code = codes::of_f32(q, &center);
+    // The codes are taken about the index's center (migration 0025; `ingest::embed` records it).
+    let code = codes::of_f32(q, center);
     let mut near: Vec<(u32, i64)> = Vec::new();
     let mut stmt = conn.prepare_cached("SELECT rowids, codes FROM passage_codes")?;
     let mut rows = stmt.query([])?;
@@ -182,8 +329,11 @@ fn nearest_codes(
 /// serves it; filters that reject many texts ask for more rounds.
 struct Reranked<'c> {
     conn: &'c Connection,
-    q: Vec<f32>,
+    scorer: Scorer,
     near: Vec<(u32, i64)>,
+    /// Keep only texts at or above [`FLOOR`], counting what was scored; `None` (the
+    /// benchmark's exact-top comparisons) keeps every text.
+    stats: Option<&'c RefCell<MeaningStats>>,
     taken: usize,
     round: usize,
     ready: std::vec::IntoIter<(i64, f32)>,
@@ -196,11 +346,12 @@ struct Reranked<'c> {
 const CANDIDATES: usize = 500;
 
 impl<'c> Reranked<'c> {
-    fn new(conn: &'c Connection, q: &[f32], near: Vec<(u32, i64)>, limit: usize) -> Self {
+    fn new(conn: &'c Connection, scorer: Scorer, near: Vec<(u32, i64)>, limit: usize) -> Self {
         Reranked {
             conn,
-            q: q.to_vec(),
+            scorer,
             near,
+            stats: None,
             taken: 0,
             round: CANDIDATES.max(limit.saturating_mul(10)),
             ready: Vec::new().into_iter(),
@@ -229,7 +380,7 @@ impl<'c> Reranked<'c> {
             while let Some(r) = rows.next()? {
                 let scale: f64 = r.get(0)?;
                 let vec = r.get_ref(1)?.as_blob().map_err(rusqlite::Error::from)?;
-                let s = dot_i8(&self.q, vec) * scale as f32;
+                let s = self.scorer.score(scale, vec);
                 best = Some(best.map_or(s, |b| b.max(s)));
             }
             // No passage: a dead code (its entry rewritten or deleted since).
@@ -239,6 +390,16 @@ impl<'c> Reranked<'c> {
         }
         self.taken += n;
         self.round = self.round.saturating_mul(2);
+        if let Some(stats) = self.stats {
+            let mut st = stats.borrow_mut();
+            out.iter().for_each(|(_, s)| st.saw(*s));
+            out.retain(|(_, s)| *s >= FLOOR);
+            // Rounds go out by code distance: when a whole round is below the floor, the
+            // farther ones are too, or nearly (the codes only approximate the order).
+            if out.is_empty() {
+                self.taken = self.near.len();
+            }
+        }
         Ok(best_first(out).collect())
     }
 }
@@ -279,11 +440,26 @@ pub fn search_hybrid(
     query: &str,
     stop: &AtomicBool,
 ) -> Result<Vec<Hit>> {
+    Ok(search_hybrid_stats(conn, scope, opts, model, query, stop)?.0)
+}
+
+/// [`search_hybrid`], with what its meaning half did.
+///
+/// # Errors
+/// As the two searches.
+pub fn search_hybrid_stats(
+    conn: &Connection,
+    scope: &Scope,
+    opts: &SearchOptions,
+    model: &StaticModel,
+    query: &str,
+    stop: &AtomicBool,
+) -> Result<(Vec<Hit>, MeaningStats)> {
     let mut wide = opts.clone();
     wide.limit = opts.limit.saturating_mul(3).max(50);
     let words = super::search_until(conn, scope, &wide, stop)?;
-    let meaning = search_meaning(conn, scope, &wide, model, query, stop)?;
-    Ok(group_by_session(fuse(words, meaning, opts.limit)))
+    let (meaning, stats) = search_meaning_stats(conn, scope, &wide, model, query, stop)?;
+    Ok((group_by_session(fuse(words, meaning, opts.limit)), stats))
 }
 
 /// Reciprocal rank fusion of two hit lists (each in its own rank order), keeping `limit`.
@@ -295,7 +471,11 @@ pub(crate) fn fuse(words: Vec<Hit>, meaning: Vec<Hit>, limit: usize) -> Vec<Hit>
             let add = weight / (RRF_K + rank as f64 + 1.0);
             fused
                 .entry(key)
-                .and_modify(|(s, _)| *s += add)
+                .and_modify(|(s, h)| {
+                    *s += add;
+                    h.by = super::By::Both;
+                    h.similarity = hit.similarity;
+                })
                 .or_insert((add, hit));
         }
     }
@@ -324,13 +504,14 @@ fn by_rank(mut hits: Vec<Hit>) -> Vec<Hit> {
 /// Index errors.
 #[doc(hidden)]
 pub fn exact_top(conn: &Connection, q: &[f32], k: usize) -> Result<Vec<(i64, f32)>> {
+    let scorer = Scorer::new(q, &center(conn)?);
     let mut all: Vec<(i64, f32)> = Vec::new();
     let mut stmt = conn.prepare_cached("SELECT rid, kind, scale, vec FROM passages")?;
     let mut rows = stmt.query([])?;
     while let Some(r) = rows.next()? {
         let rowid = fts_rowid(r.get(0)?, TextKind::from_bits(r.get(1)?));
         let vec = r.get_ref(3)?.as_blob().map_err(rusqlite::Error::from)?;
-        let s = dot_i8(q, vec) * r.get::<_, f64>(2)? as f32;
+        let s = scorer.score(r.get::<_, f64>(2)?, vec);
         match all.last_mut() {
             Some(last) if last.0 == rowid => last.1 = last.1.max(s),
             _ => all.push((rowid, s)),
@@ -351,8 +532,9 @@ pub fn codes_top(
     k: usize,
     candidates: usize,
 ) -> Result<Vec<(i64, f32)>> {
-    let near = nearest_codes(conn, q, |_| true)?;
-    let mut r = Reranked::new(conn, q, near, 0);
+    let scorer = Scorer::new(q, &center(conn)?);
+    let near = nearest_codes(conn, q, &scorer.c, |_| true)?;
+    let mut r = Reranked::new(conn, scorer, near, 0);
     r.round = candidates;
     r.take(k).collect()
 }

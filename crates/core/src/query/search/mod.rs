@@ -35,7 +35,10 @@ use crate::store::jsonl::read_at;
 use crate::store::schema::{fts_entry_sql, fts_kind_sql, fts_rowid_sql, ANCESTORS, TITLE};
 use crate::store::Scope;
 pub use blocked::BlocksRead;
-pub use meaning::{codes_top, exact_top, search_hybrid, search_meaning};
+pub use meaning::{
+    center, codes_top, exact_top, search_hybrid, search_hybrid_stats, search_meaning,
+    search_meaning_stats, MeaningStats, Scorer, FLOOR,
+};
 pub use newest::LOOSE_READS;
 pub use parse::{parse, Query};
 pub use raw::RawStats;
@@ -99,6 +102,11 @@ pub struct Hit {
     pub role: Option<String>,
     pub timestamp: Option<String>,
     pub score: f64,
+    /// How the hit was found: by its words, by meaning (above the similarity floor), or both.
+    pub by: By,
+    /// Meaning's calibrated similarity (`meaning::Calibrated`), when meaning found it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub similarity: Option<f64>,
     pub snippet: Snippet,
     /// Other sessions holding this same entry (a fork or clone copies entries with their ids
     /// and times, docs/pi-format.md §1.4): one hit, as `stats` counts one entry.
@@ -109,6 +117,28 @@ pub struct Hit {
     /// The session's name, else its first user message (what pi's picker shows).
     #[serde(skip)]
     pub title: String,
+}
+
+/// How a hit was found. Every door shows it (JSON `"by"`, a mark in the terminal, MCP, the web
+/// page): a hit found by meaning alone holds none of the query's words, and a reader deciding
+/// whether "we ever did X" needs to know that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum By {
+    #[default]
+    Words,
+    Meaning,
+    Both,
+}
+
+impl By {
+    pub fn name(self) -> &'static str {
+        match self {
+            By::Words => "words",
+            By::Meaning => "meaning",
+            By::Both => "both",
+        }
+    }
 }
 
 /// A candidate text before it is confirmed and ranked. Only numbers: a literal or regex search
@@ -958,6 +988,8 @@ fn confirm(
             } else {
                 c.relevance
             },
+            by: By::Words,
+            similarity: None,
             snippet,
             also_in: Vec::new(),
             file_id: c.file_id,
