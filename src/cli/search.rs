@@ -257,7 +257,7 @@ fn print_explain(
         "read back: {} candidate texts",
         crate::term::thousands(e.read as i64)
     ))?;
-    out.line(&format!("hits:      {} by words (limit {limit})", e.hits))?;
+    out.line(&format!("hits:      {} (limit {limit})", e.hits))?;
     match meaning {
         Some(m) => {
             let s = &m.stats;

@@ -653,7 +653,7 @@ fn nonsense_finds_nothing_at_the_cli_mcp_and_web_page() {
     }
     // --explain says why: no word, and nothing at or above the floor.
     let (_, out, _) = run_search(&db, &root, &m, &[NONSENSE, "--explain"]);
-    assert!(out.contains("hits:      0 by words"), "{out}");
+    assert!(out.contains("hits:      0 (limit 20)"), "{out}");
     assert!(
         out.contains(&format!(
             "0 at or above the floor {:.2}",

@@ -118,6 +118,9 @@ def top_sessions(mode, q):
 
 
 modes = ['lexical', 'fused', 'meaning']
+# Computed from the other two, to compare fusions before building one: the words' sessions
+# first (in their order), then meaning's.
+derived = ['words-then-meaning', 'rrf-1.5']
 rows = []
 for qid, kind, lang, split, text, tset in queries:
     row = {'id': qid, 'kind': kind, 'lang': lang, 'split': split, 'query': text, 'targets': sorted(tset)}
@@ -127,18 +130,50 @@ for qid, kind, lang, split, text, tset in queries:
         row[m] = bool(set(order[:5]) & tset)
         row[m + '_rank'] = next((i + 1 for i, p in enumerate(order) if p in tset), None)
         row[m + '_by'] = collections.Counter(h.get('by', 'words') for h in hits[:10])
+    cascade = row['lexical_order'] + [p for p in row['meaning_order'] if p not in row['lexical_order']]
+    row['words-then-meaning'] = bool(set(cascade[:5]) & tset)
+    # Reciprocal rank fusion (k = 60, words weighted 1.5), as pidx fused before, by session.
+    rrf = collections.defaultdict(float)
+    for order, w in ((row['lexical_order'], 1.5), (row['meaning_order'], 1.0)):
+        for i, p in enumerate(order):
+            rrf[p] += w / (61 + i)
+    row['rrf-1.5'] = bool(set(sorted(rrf, key=lambda p: -rrf[p])[:5]) & tset)
     rows.append(row)
 
 print(f'corpus: {len(sessions)} sessions; queries: {len(queries)} ({sum(1 for q in queries if q[1] == "exact")} exact, chosen above)')
 for split in ['tune', 'test']:
     print(f'\n{split} half: recall@5 (found / queries)')
-    print(f'| kind | n | ' + ' | '.join(modes) + ' |')
-    print('|---|---|' + '---|' * len(modes))
+    print(f'| kind | n | ' + ' | '.join(modes + derived) + ' |')
+    print('|---|---|' + '---|' * len(modes + derived))
     for kind in ['en', 'other', 'exact']:
         sel = [r for r in rows if r['split'] == split and r['kind'] == kind]
         if not sel:
             continue
-        cells = [f'{sum(r[m] for r in sel) / len(sel):.2f} ({sum(r[m] for r in sel)}/{len(sel)})' for m in modes]
+        cells = [f'{sum(r[m] for r in sel) / len(sel):.2f} ({sum(r[m] for r in sel)}/{len(sel)})' for m in modes + derived]
         print(f'| {kind} | {len(sel)} | ' + ' | '.join(cells) + ' |')
+# Where the floor belongs: meaning's similarities with no floor, for each tuning query's
+# target (its best hit) and for queries about nothing in the corpus (its best hit at all).
+OFF_TOPIC = ['qwertyuiopasdf', 'zxcvbnm lkjhg', 'recipe for banana bread with walnuts',
+             'how to tune a classical guitar', 'the rules of cricket explained',
+             'knitting a wool scarf pattern', 'volcano eruption in Iceland', 'best hiking boots for winter']
+def sims(q):
+    env = dict(os.environ, PIDX_MEANING_FLOOR='-1')
+    r = subprocess.run([pidx, '--db', db, '--root', corpus, 'search', q, '--meaning', '--json', '--limit', '50'],
+                       capture_output=True, text=True, env=env)
+    return json.loads(r.stdout) if r.stdout.strip() else []
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float('nan')
+target_sims = []
+for r in rows:
+    if r['split'] != 'tune' or r['kind'] == 'exact':
+        continue
+    hs = [h['similarity'] for h in sims(r['query']) if os.path.realpath(h['path']) in set(r['targets'])]
+    if hs:
+        target_sims.append(max(hs))
+off = [max([h['similarity'] for h in sims(q)] or [float('-inf')]) for q in OFF_TOPIC]
+print(f'\nfloor calibration (tuning half, no floor): the best similarity of the target, when in the top 50: '
+      f'n={len(target_sims)}, p10 {pct(target_sims, .1):.3f}, p25 {pct(target_sims, .25):.3f}, median {pct(target_sims, .5):.3f}')
+print('best similarity of queries about nothing in the corpus: ' + ', '.join(f'{q!r} {v:.3f}' for q, v in zip(OFF_TOPIC, off)))
 if out_json:
     json.dump(rows, open(out_json, 'w'), indent=1, default=dict)

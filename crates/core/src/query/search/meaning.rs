@@ -2,8 +2,8 @@
 //! (migration 0025) compared with the query's in one scan of the code blocks, the nearest texts
 //! then scored exactly by cosine over their passages' int8 vectors (migration 0024), each text
 //! ranked by its best passage, then joined through the same filters, copies and snippets as a
-//! words search (`One`, `confirm`). Hybrid ranking fuses the words ranking and the meaning ranking by
-//! reciprocal rank fusion, the words list weighted higher so an exact identifier stays first.
+//! words search (`One`, `confirm`). Hybrid ranking puts what the words found first and adds
+//! what only meaning found after it ([`fuse`]).
 //!
 //! Scores are *centered* cosines ([`Scorer`]): query and passage are both taken relative to
 //! the index's mean vector (`embed_center`) before the cosine. A static model's vectors all
@@ -25,19 +25,23 @@ use crate::pi::text::TextKind;
 use crate::store::schema::fts_rowid;
 use crate::store::Scope;
 
-/// RRF's constant: ranks below ~60 differ little, so a text found by both lists beats one
-/// that is first in only one of them (Cormack et al., 2009, and every hybrid engine since).
-const RRF_K: f64 = 60.0;
-
-/// The words list's weight against meaning's 1.0: a text the words put first and meaning
-/// does not list still outranks meaning's first (1.5/61 > 1/61 + 1/(60+rank) for ranks past
-/// 60), so identifiers and exact phrases keep their place (examples/bench_meaning measures it).
-const WORDS_WEIGHT: f64 = 1.5;
-
 /// The centered similarity a text must reach to be a meaning hit. Measured on real published
 /// transcripts (docs/meaning.md, "The floor"): below it, the nearest texts to nonsense and to
 /// queries about nothing in the index; above it, most texts a paraphrase was written about.
 pub const FLOOR: f32 = 0.30;
+
+/// The floor in force: [`FLOOR`], unless `$PIDX_MEANING_FLOOR` sets another (what
+/// tests/meaning/real/eval.py uses to see the similarities below the floor when it measures
+/// where the floor should be; not a setting for users).
+pub fn floor() -> f32 {
+    static FLOOR_SET: std::sync::OnceLock<f32> = std::sync::OnceLock::new();
+    *FLOOR_SET.get_or_init(|| {
+        std::env::var("PIDX_MEANING_FLOOR")
+            .ok()
+            .and_then(|f| f.parse().ok())
+            .unwrap_or(FLOOR)
+    })
+}
 
 /// What the meaning half of a search did (`search --explain`).
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -58,7 +62,7 @@ pub struct MeaningStats {
 impl MeaningStats {
     fn saw(&mut self, s: f32) {
         self.scored += 1;
-        if s >= FLOOR {
+        if s >= floor() {
             self.above_floor += 1;
         }
         self.best = Some(self.best.map_or(s, |b| b.max(s)));
@@ -162,7 +166,7 @@ pub fn search_meaning_stats(
     stop: &AtomicBool,
 ) -> Result<(Vec<Hit>, MeaningStats)> {
     let stats = RefCell::new(MeaningStats {
-        floor: FLOOR,
+        floor: floor(),
         ..MeaningStats::default()
     });
     let mut hits = meaning_hits(conn, scope, opts, model, query, stop, &stats)?;
@@ -247,7 +251,9 @@ fn ranked<'c>(
         let mut st = stats.borrow_mut();
         scored.iter().for_each(|(_, s)| st.saw(*s));
         return Ok(Box::new(
-            best_first(scored).take_while(|(_, s)| *s >= FLOOR).map(Ok),
+            best_first(scored)
+                .take_while(|(_, s)| *s >= floor())
+                .map(Ok),
         ));
     }
     let near = nearest_codes(conn, q, &scorer.c, wanted)?;
@@ -393,7 +399,7 @@ impl<'c> Reranked<'c> {
         if let Some(stats) = self.stats {
             let mut st = stats.borrow_mut();
             out.iter().for_each(|(_, s)| st.saw(*s));
-            out.retain(|(_, s)| *s >= FLOOR);
+            out.retain(|(_, s)| *s >= floor());
             // Rounds go out by code distance: when a whole round is below the floor, the
             // farther ones are too, or nearly (the codes only approximate the order).
             if out.is_empty() {
@@ -427,8 +433,8 @@ fn dot_i8(q: &[f32], v: &[u8]) -> f32 {
     q.iter().zip(v).map(|(a, b)| a * (*b as i8) as f32).sum()
 }
 
-/// Words and meaning fused: each list asked for more than the limit, each text scored
-/// `Σ weight / (RRF_K + rank)`, best first, grouped by session as a words search is.
+/// Words and meaning fused ([`fuse`]): each list asked for more than the limit, grouped by
+/// session as a words search is.
 ///
 /// # Errors
 /// As the two searches.
@@ -462,32 +468,41 @@ pub fn search_hybrid_stats(
     Ok((group_by_session(fuse(words, meaning, opts.limit)), stats))
 }
 
-/// Reciprocal rank fusion of two hit lists (each in its own rank order), keeping `limit`.
+/// Words first, then meaning: the hits the words found, in the words' order, then the hits
+/// only meaning found (all at or above the floor), by similarity; `limit` of them. A text
+/// both found is marked `By::Both` where the words put it.
+///
+/// Why not a blend: measured on real transcripts (docs/meaning.md), reciprocal rank fusion let
+/// the words' weak matches push meaning's good ones out of the first five, and gave back half
+/// of what meaning alone found; and a words search needs every word of the query, so when it
+/// finds something, that is a strong match (an identifier, a phrase, the words the user
+/// remembers). When it finds nothing, which is what a description in other words gets, the
+/// ranking is meaning's own.
+///
+/// `score` stays in one order: above 1 for hits found by words, the similarity (at most 1)
+/// for hits found by meaning alone.
 pub(crate) fn fuse(words: Vec<Hit>, meaning: Vec<Hit>, limit: usize) -> Vec<Hit> {
-    let mut fused: HashMap<(String, i64, &'static str), (f64, Hit)> = HashMap::new();
-    for (list, weight) in [(by_rank(words), WORDS_WEIGHT), (by_rank(meaning), 1.0)] {
-        for (rank, hit) in list.into_iter().enumerate() {
-            let key = (hit.path.clone(), hit.line, hit.kind);
-            let add = weight / (RRF_K + rank as f64 + 1.0);
-            fused
-                .entry(key)
-                .and_modify(|(s, h)| {
-                    *s += add;
-                    h.by = super::By::Both;
-                    h.similarity = hit.similarity;
-                })
-                .or_insert((add, hit));
+    let key = |h: &Hit| (h.path.clone(), h.line, h.kind);
+    let mut by_meaning: HashMap<(String, i64, &'static str), Hit> =
+        meaning.iter().map(|h| (key(h), h.clone())).collect();
+    let mut out: Vec<Hit> = Vec::new();
+    let words = by_rank(words);
+    let n = words.len();
+    for (i, mut h) in words.into_iter().enumerate() {
+        if let Some(m) = by_meaning.remove(&key(&h)) {
+            h.by = super::By::Both;
+            h.similarity = m.similarity;
+        }
+        h.score = 1.0 + (n - i) as f64 / n as f64;
+        out.push(h);
+    }
+    for h in by_rank(meaning) {
+        if by_meaning.contains_key(&key(&h)) {
+            out.push(h);
         }
     }
-    let mut out: Vec<(f64, Hit)> = fused.into_values().collect();
-    out.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.line.cmp(&b.1.line)));
-    out.into_iter()
-        .take(limit)
-        .map(|(s, mut h)| {
-            h.score = s;
-            h
-        })
-        .collect()
+    out.truncate(limit);
+    out
 }
 
 /// Hits by score, best first: a search groups its hits by session, which is not a rank.
