@@ -25,9 +25,10 @@ use crate::pi::text::TextKind;
 use crate::store::schema::fts_rowid;
 use crate::store::Scope;
 
-/// The centered similarity a text must reach to be a meaning hit. Measured on real published
-/// transcripts (docs/meaning.md, "The floor"): below it, the nearest texts to nonsense and to
-/// queries about nothing in the index; above it, most texts a paraphrase was written about.
+/// The centered similarity a text must reach to be a meaning hit: unrelated texts score about
+/// 0, so a hit must be clearly on the query's side. A starting value: tests/meaning/real/eval.py
+/// prints the similarities of real targets and of queries about nothing in the corpus that it
+/// is to be fitted to (docs/meaning.md, "The real evaluation").
 pub const FLOOR: f32 = 0.30;
 
 /// The floor in force: [`FLOOR`], unless `$PIDX_MEANING_FLOOR` sets another (what
