@@ -261,17 +261,24 @@ fn print_explain(
     match meaning {
         Some(m) => {
             let s = &m.stats;
-            let best = s
-                .best
-                .map_or("none".to_string(), |b| format!("best {b:.2}"));
-            out.line(&format!(
-                "meaning:   model {}; {} texts scored, {} at or above the floor {:.2} ({best}); {} meaning hits",
-                one_line(&m.model),
-                crate::term::thousands(s.scored as i64),
-                crate::term::thousands(s.above_floor as i64),
-                s.floor,
-                s.hits
-            ))?;
+            if s.no_known_word {
+                out.line(&format!(
+                    "meaning:   model {}; not asked: no word of the query is one the model knows whole (spelling pieces alone mean nothing)",
+                    one_line(&m.model)
+                ))?;
+            } else {
+                let best = s
+                    .best
+                    .map_or("none".to_string(), |b| format!("best {b:.2}"));
+                out.line(&format!(
+                    "meaning:   model {}; {} texts scored, {} at or above the floor {:.2} ({best}); {} meaning hits",
+                    one_line(&m.model),
+                    crate::term::thousands(s.scored as i64),
+                    crate::term::thousands(s.above_floor as i64),
+                    s.floor,
+                    s.hits
+                ))?;
+            }
             out.line(&format!(
                 "fused:     {} hits: {words} by words, {by_meaning} by meaning, {both} by both",
                 fused.len()

@@ -86,6 +86,12 @@ impl StaticModel {
         self.dim
     }
 
+    /// Whether `text` holds a word the model knows whole ([`WordPiece::knows_a_word`]): a
+    /// query without one has no meaning to search by.
+    pub fn knows_a_word(&self, text: &str) -> bool {
+        self.tokenizer.knows_a_word(text)
+    }
+
     /// The vector of `text` (unit length when the model normalises); `None` when no token of
     /// it is known.
     pub fn embed(&self, text: &str) -> Option<Vec<f32>> {

@@ -72,6 +72,21 @@ impl WordPiece {
         self.vocab.get(t)
     }
 
+    /// Whether `text` holds a word this vocabulary has whole: a word of two or more letters
+    /// (or one letter of a script written without spaces, as CJK is), not only punctuation,
+    /// digits or the pieces WordPiece spells an unknown word with. A static model's vector of
+    /// a text with no such word is an average of spelling fragments; it lands near whatever
+    /// else is made of fragments (ids, hashes, base64) and means nothing.
+    pub fn knows_a_word(&self, text: &str) -> bool {
+        let mut known = false;
+        for_each_word(text, self.lowercase, |word| {
+            let letters = word.chars().filter(|c| c.is_alphabetic()).count();
+            let enough = letters >= 2 || (letters == 1 && !word.is_ascii());
+            known = known || (enough && self.vocab.get(word).is_some());
+        });
+        known
+    }
+
     /// The token ids of `text`, without special tokens; unknown words are left out (a static
     /// model gives `[UNK]` no meaning worth averaging in).
     pub fn encode(&self, text: &str, out: &mut Vec<u32>) {
@@ -342,6 +357,19 @@ mod tests {
         let mut ids = Vec::new();
         tiny().encode("Unaffable café. Flaky zzz", &mut ids);
         assert_eq!(ids, [1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn a_word_known_whole_is_what_gives_a_query_meaning() {
+        let wp = tiny();
+        // Spelled only with pieces, punctuation or unknown: nothing known whole.
+        assert!(!wp.knows_a_word("unaffable. zzz"));
+        assert!(!wp.knows_a_word("qwertyuiopasdf"));
+        assert!(!wp.knows_a_word(""));
+        // A whole word, in any case; one CJK character is a word.
+        assert!(wp.knows_a_word("zzz FLAKY"));
+        assert!(wp.knows_a_word("Café"));
+        assert!(wp.knows_a_word("中"));
     }
 
     #[test]

@@ -58,6 +58,9 @@ pub struct MeaningStats {
     pub best: Option<f32>,
     /// Meaning hits kept (after filters, copies and the limit).
     pub hits: usize,
+    /// The query holds no word the model knows whole, so meaning was not asked
+    /// ([`StaticModel::knows_a_word`]).
+    pub no_known_word: bool,
 }
 
 impl MeaningStats {
@@ -190,6 +193,10 @@ fn meaning_hits(
     stats: &RefCell<MeaningStats>,
 ) -> Result<Vec<Hit>> {
     let _snapshot = crate::store::snapshot::Snapshot::begin(conn)?;
+    if !model.knows_a_word(query) {
+        stats.borrow_mut().no_known_word = true;
+        return Ok(Vec::new());
+    }
     let Some(q) = model.embed(query) else {
         return Ok(Vec::new());
     };
