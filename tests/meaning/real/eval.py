@@ -6,8 +6,8 @@ of queries.tsv. A query finds its target when one of the target's sessions is am
 five distinct sessions of the hits.
 
 The exact-word queries are chosen here, not written: for each target, the first identifier-like
-word (holding _ - . or a digit, or in camelCase, 6 to 40 characters) of its messages that no
-other session's messages hold.
+whole word (holding _ - . or a digit, or in camelCase, 6 to 40 characters) of its messages that
+no other session file holds anywhere.
 
 Usage: eval.py PIDX DB CORPUS QUERIES [--json OUT]"""
 import collections, json, os, re, subprocess, sys
@@ -57,16 +57,23 @@ def targets(key):
     return {p for p, (rel, u, _) in sessions.items() if rel.startswith(folder + '/') and tuple(u[:2]) == sig}
 
 
-WORD = re.compile(r'[A-Za-z][A-Za-z0-9_.\-]{5,39}')
+# A whole token: not the tail of a longer run of letters, digits and joiners (a UUID's
+# `ea576-fe1b-...` inside `3ea576-fe1b-...` is no word anyone would search for, and a word
+# index rightly does not find it).
+WORD = re.compile(r'(?<![A-Za-z0-9_.\-])[A-Za-z][A-Za-z0-9_.\-]{5,39}(?![A-Za-z0-9_\-])')
 def identifier(w):
     return bool(re.search(r'[_\-.0-9]', w) or re.search(r'[a-z][A-Z]', w)) and not w.endswith(('.', '-'))
 
+# Who holds a word: anywhere in the file (tool output and all), since a search reads it all:
+# a word only the target's messages hold but other sessions' tool results also print is not
+# the target's alone.
 holders = collections.defaultdict(set)
-for p, (_, _, texts) in sessions.items():
-    for t in texts:
-        for w in WORD.findall(t):
-            if identifier(w):
-                holders[w.lower()].add(p)
+for p in sessions:
+    # JSON escapes (a backslash-n, an escaped quote) would glue their letter to the next word.
+    raw = re.sub(r'\\[nrtbf"\\/]', ' ', open(p, encoding='utf-8', errors='replace').read())
+    for w in set(WORD.findall(raw)):
+        if identifier(w):
+            holders[w.lower()].add(p)
 
 queries = []
 for line in open(queries_file, encoding='utf-8'):
