@@ -76,6 +76,11 @@ try:
         "SELECT f.path, count(*) FROM entries e JOIN files f ON f.id = e.file_id GROUP BY e.file_id ORDER BY 2 DESC LIMIT 1").fetchone()
     cwd = ix.execute("SELECT cwd, count(*) FROM sessions GROUP BY cwd ORDER BY 2 DESC LIMIT 1").fetchone()[0]
     big = "/s/" + urllib.parse.quote(big_path.rsplit("/", 1)[1])
+    # A session of median size, as most exports would be.
+    mid_path = ix.execute(
+        "SELECT f.path FROM entries e JOIN files f ON f.id = e.file_id GROUP BY e.file_id ORDER BY count(*) LIMIT 1 OFFSET (SELECT count(*) / 2 FROM files)").fetchone()[0]
+    mid = "/s/" + urllib.parse.quote(mid_path.rsplit("/", 1)[1])
+    hot = (ix.execute("SELECT path FROM touches GROUP BY path ORDER BY count(*) DESC LIMIT 1").fetchone() or ["/"])[0]
     corpus = "%s sessions, %s entries" % (format(n_sessions, ","), format(n_entries, ","))
 
     for what, path in (("sessions page: projects with counts", "/"),
@@ -94,7 +99,11 @@ try:
                        ("usage by day", "/usage?by=day"),
                        ("usage by model", "/usage?by=model"),
                        ("usage by tool", "/usage?by=tool"),
-                       ("a session in the list's pane", big + "?pane=1")):
+                       ("a session in the list's pane", big + "?pane=1"),
+                       ("search page, a common word (`function`)", "/search?q=function"),
+                       ("search page, a phrase", "/search?q=%22error+handling%22"),
+                       ("the history of the file touched most", "/files?path=" + urllib.parse.quote(hot, safe="")),
+                       ("a mid-size session's export as HTML", mid + "/export?as=html")):
         ts = times(path, 9)
         weight = len(get(path)[2])
         rows.append((what, "%.1f ms median, %.1f ms p95; %d KB HTML" % (statistics.median(ts), p(ts, 0.95), weight // 1024), "<= 100 ms"))
