@@ -189,10 +189,15 @@ fi
 # quick check of the packaging, see build.sh) uses the debug one.
 profile=--release
 [ "${PIDX_PROFILE:-release}" = dev ] && profile=--profile=dev
-if PIDX_RELEASE_OUT="$out" cargo test --quiet "$profile" --test it -- readme::install >"$tmp/readme.log" 2>&1; then
-  ok "the README's Install section runs from these artifacts (cargo test $profile --test it -- readme::install)"
+# cargo test passes when its filter matches nothing, and the test returns early with a SKIPPED
+# line when it lacks the artifacts: the log must name the test that runs the commands as passed
+# and say no SKIPPED (--nocapture shows it; in the passing run the test prints nothing).
+readme_test=readme::install_from_the_readme_with_the_built_artifacts
+if PIDX_RELEASE_OUT="$out" cargo test "$profile" --test it -- readme::install --nocapture >"$tmp/readme.log" 2>&1 \
+  && grep -qx "test $readme_test ... ok" "$tmp/readme.log" && ! grep -q SKIPPED "$tmp/readme.log"; then
+  ok "the README's Install section runs from these artifacts (cargo test $profile --test it -- readme::install: $(grep -o '[0-9]* passed' "$tmp/readme.log"))"
 else
-  fail "the README's Install section: $(tail -30 "$tmp/readme.log")"
+  fail "the README's Install section (no passing $readme_test, or a SKIPPED): $(tail -30 "$tmp/readme.log")"
 fi
 
 echo "tests/packaging: $failures failed, in $((SECONDS - started)) s"
