@@ -382,7 +382,7 @@ async function main() {
   // on PATH and no PIDX_BIN, so /history can only answer through the binary npm brought.
   const artifacts = process.env.PIDX_PACKAGE_OUT;
   if (!artifacts) {
-    console.log("note  PIDX_PACKAGE_OUT is not set: the npm package check is skipped (tests/packaging/run.sh makes the tarballs)");
+    console.log("SKIPPED: the npm package in pi (`pi install npm:pidx`, /history through its binary): PIDX_PACKAGE_OUT is not set (tests/packaging/run.sh makes the tarballs)");
     return;
   }
   const registry = await startRegistry(artifacts);
