@@ -22,6 +22,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         4,
         include_str!("../../../../migrations/pg/0004_member_rights.sql"),
     ),
+    (
+        5,
+        include_str!("../../../../migrations/pg/0005_text_lengths.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows.

@@ -89,6 +89,8 @@ const TEXT_COLS: &[(&str, Ty)] = &[
     ("kind", Ty::Int2),
     ("body", Ty::Text),
     ("tsv", Ty::Words),
+    // Its length in the local tokenizer's tokens, for bm25 (`reads/ranked.rs`).
+    ("ntok", Ty::Int4),
 ];
 const TOOL_COLS: &[(&str, Ty)] = &[("seq", Ty::Int), ("n", Ty::Int4), ("name", Ty::Text)];
 const LINE_COLS: &[(&str, Ty)] = &[("line", Ty::Int), ("text", Ty::Text), ("n", Ty::Int4)];

@@ -12,7 +12,7 @@ use rusqlite::Connection;
 
 use super::PushOptions;
 use crate::pg::values::Val;
-use crate::pg::words::TsVector;
+use crate::pg::words::{self, TsVector};
 use crate::pg::writer::{Change, FileRows, ENTRY_COLS, SESSION_COLS};
 use pidx_core::error::{Error, Result};
 use pidx_core::pi::line::{parse_json, parse_line, Line};
@@ -264,12 +264,14 @@ fn add_texts(line: &str, seq: i64, kinds: i64, redact: bool, rows: &mut FileRows
         if kinds & (1 << kind as i64) != 0 {
             let body = redacted(body, redact);
             let words = TsVector::of(&body);
+            let ntok = i32::try_from(words::words(&body).count()).unwrap_or(i32::MAX);
             rows.bytes += body.len() + 16;
             rows.texts.push(vec![
                 Val::Int(Some(seq)),
                 Val::Int2(Some(kind as i16)),
                 Val::Text(Some(body)),
                 Val::Words(words),
+                Val::Int4(Some(ntok)),
             ]);
         }
     }
