@@ -14,7 +14,7 @@ use pidx_core::query::context::ContextPlan;
 use pidx_core::query::handle::Session;
 use pidx_core::query::list::SessionInfo;
 use pidx_core::query::resolve::Resolved;
-use pidx_core::query::search::{Hit, SearchOptions};
+use pidx_core::query::search::{Hit, Query, SearchOptions};
 use pidx_core::query::show::SessionDetail;
 use pidx_core::query::sql::Table;
 use pidx_core::query::stats::{Row, StatsOptions};
@@ -25,6 +25,7 @@ pub mod context;
 pub mod handle;
 pub mod list;
 pub mod on;
+pub mod ranked;
 pub mod resolve;
 pub mod search;
 pub mod show;
@@ -129,7 +130,11 @@ impl TeamReads for PgReads<'_> {
             source: self.source.as_deref(),
             include_silent,
         };
-        search::search(&mut self.tx, &on, opts)
+        // Words rank as locally (`ranked.rs`); literals and regexes come newest first.
+        match &opts.query {
+            Query::Words { fts, terms } => ranked::search(&mut self.tx, &on, opts, fts, terms),
+            _ => search::search(&mut self.tx, &on, opts),
+        }
     }
 
     fn stats(&mut self, opts: &StatsOptions) -> Result<Vec<Row>> {

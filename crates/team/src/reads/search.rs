@@ -9,8 +9,8 @@
 //! ancestors, walked on the server as `store::schema::ANCESTORS`). Each hit names its source;
 //! hits come grouped by session, best session first, as locally.
 //!
-//! Differences from the local FTS5 search: hits rank by `ts_rank` then recency rather than
-//! bm25, and a literal that is a piece of a single word (inside it at both ends) has no word to
+//! Words are ranked as locally, by bm25 blended with recency (`ranked.rs`). A difference from
+//! the local FTS5 search: a literal that is a piece of a single word (inside it at both ends) has no word to
 //! look up, so it reads every text (the local index looks the piece up in its vocabulary).
 
 use std::collections::{HashMap, HashSet};
@@ -25,7 +25,7 @@ use pidx_core::error::{Error, Result};
 use pidx_core::pi::js;
 use pidx_core::pi::text::TextKind;
 use pidx_core::query::search::SearchOptions;
-use pidx_core::query::search::{group_by_session, required_runs, terms_regex, Hit, Query};
+use pidx_core::query::search::{group_by_session, required_runs, Hit, Query};
 use pidx_core::query::search::{OneHitPerCopy, Snippet};
 use pidx_core::store::filter::{int, text, Where};
 
@@ -38,8 +38,6 @@ pub struct On<'a> {
 
 /// How a candidate text is confirmed and its snippet cut.
 enum Matcher {
-    /// Ranked words: every candidate matches; the terms to mark.
-    Words(Option<Regex>),
     Literal(String),
     Regex(Regex),
 }
@@ -47,7 +45,6 @@ enum Matcher {
 impl Matcher {
     fn snippet(&self, body: &str) -> Option<Snippet> {
         match self {
-            Matcher::Words(terms) => Some(Snippet::around(body, terms.as_ref())),
             Matcher::Literal(n) => Some(match body.find(n.as_str()) {
                 Some(at) => Snippet::at(body, at, at + n.len()),
                 None => Snippet::around(body, None),
@@ -60,7 +57,7 @@ impl Matcher {
 /// Candidate texts read from the cursor at a time.
 const BATCH: i32 = 256;
 
-/// Runs the search, best first.
+/// Runs a literal or regex search, newest first (words: `ranked::search`).
 ///
 /// # Errors
 /// Server errors (a query PostgreSQL cannot parse is reported as such).
@@ -91,14 +88,10 @@ pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hi
 fn candidates(q: &SearchOptions, c: &mut Where) -> Result<(Matcher, String, String)> {
     let by_time = "0::float8".to_string();
     Ok(match &q.query {
-        Query::Words { fts, terms } => {
-            c.and("t.tsv @@ (?::text)::tsquery", [text(tsquery(fts)?)]);
-            let score = format!(
-                "ts_rank(t.tsv, (${}::text)::tsquery)::float8",
-                c.values().len()
-            );
-            let terms = terms_regex(terms);
-            (Matcher::Words(terms), score, "left(t.body, 4000)".into())
+        Query::Words { .. } => {
+            return Err(Error::Invalid(
+                "a words query is ranked by reads::ranked, not here".into(),
+            ))
         }
         Query::Literal(needle) => {
             if let Some(words) = literal_words(needle) {
@@ -126,7 +119,7 @@ fn candidates(q: &SearchOptions, c: &mut Where) -> Result<(Matcher, String, Stri
 }
 
 /// `--in`, `--since`, `--until`, `--model`, `--session` and silent turns.
-fn filters(q: &SearchOptions, on: &On, c: &mut Where) {
+pub(super) fn filters(q: &SearchOptions, on: &On, c: &mut Where) {
     if !q.kinds.is_empty() {
         // Typed as the values bound (bigint): `t.kind` is a smallint.
         let kinds = vec!["?::int8"; q.kinds.len()].join(", ");
@@ -175,7 +168,7 @@ fn confirmed(
     loop {
         let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
         for r in &rows {
-            if q.branch && !on_path(tx, &mut paths, r)? {
+            if q.branch && !on_path(tx, &mut paths, &r.get::<_, String>(0), r.get(11), r.get(14))? {
                 continue;
             }
             if let Some(h) = hit(r, matcher) {
@@ -207,12 +200,13 @@ SELECT seq FROM walk";
 
 /// Whether a candidate row's entry is on its session's current path (pi's default leaf's
 /// ancestors), each session's path read once.
-fn on_path(
+pub(super) fn on_path(
     tx: &mut Transaction,
     paths: &mut HashMap<i64, HashSet<i64>>,
-    r: &postgres::Row,
+    source: &str,
+    fid: i64,
+    seq: i64,
 ) -> Result<bool> {
-    let (source, fid, seq): (String, i64, i64) = (r.get(0), r.get(11), r.get(14));
     if !paths.contains_key(&fid) {
         let (leaf, entries): (Option<i64>, i64) = tx
             .query_one(
@@ -258,10 +252,7 @@ fn hit(r: &postgres::Row, matcher: &Matcher) -> Option<Hit> {
         role: r.get(7),
         timestamp: ts_ms.map(js::iso),
         // As locally: literal and regex hits rank newest first.
-        score: match matcher {
-            Matcher::Words(_) => r.get(9),
-            _ => ts_ms.unwrap_or(0) as f64,
-        },
+        score: ts_ms.unwrap_or(0) as f64,
         by: pidx_core::query::search::By::Words,
         similarity: None,
         snippet,
@@ -275,7 +266,7 @@ fn hit(r: &postgres::Row, matcher: &Matcher) -> Option<Hit> {
 ///
 /// # Errors
 /// `Invalid` for a word too long for the server's index.
-fn tsquery(fts: &str) -> Result<String> {
+pub(super) fn tsquery(fts: &str) -> Result<String> {
     let mut out = String::new();
     let mut rest = fts;
     while let Some(c) = rest.chars().next() {

@@ -75,7 +75,7 @@ fn texts_holding(conn: &Connection, phrase: &str) -> Result<i64> {
 
 /// The recency weight of a hit: a hit loses up to a third of its relevance with age (half of
 /// that after 30 days); no timestamp counts as a year old.
-pub(super) fn blend(ts_ms: Option<i64>, now_ms: i64) -> f64 {
+pub fn blend(ts_ms: Option<i64>, now_ms: i64) -> f64 {
     let age_days = ts_ms.map_or(365.0, |t| ((now_ms - t).max(0) as f64) / 86_400_000.0);
     2.0 / 3.0 + 0.5f64.powf(age_days / 30.0) / 3.0
 }

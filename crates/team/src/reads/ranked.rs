@@ -1,0 +1,428 @@
+//! `pidx --pg URL search WORDS`: the local ranking on the server's rows. The local index ranks
+//! a words query by FTS5's bm25 blended with recency (`query::search::ranked`); so does this,
+//! with the same pieces computed from what push stored:
+//!
+//! - a text's length in tokens: `entry_text.ntok`, counted at push by the tokenizer that split
+//!   its words (`pg::words`, FTS5's `unicode61 remove_diacritics 2` rule);
+//! - the table's rows and tokens (FTS5's averages record): `count(*)` and `sum(ntok)` of the
+//!   texts this reader sees, every source (or the one `--source` names) as one index;
+//! - each phrase's count of texts (its idf): the GIN index's count for one word; for a phrase of
+//!   several words, the texts holding all its words read back and the phrase found in their
+//!   tokens (the `tsvector` cannot say: it keeps positions up to 16,383 and 256 per word);
+//! - each candidate's count of each phrase: its body split again by that tokenizer.
+//!
+//! Scores are then `store::fts5::Bm25Sum`'s, the arithmetic `bm25(fts)` does, blended by
+//! `query::search::blend`, best first, later row first on a tie, and a fork's copy of an entry
+//! is one hit with it (`OneHitPerCopy`). What still differs is in docs/team.md.
+//!
+//! Every match is scored (no impact blocks on the server yet), and its body is read and split:
+//! the cost is measured in docs/team.md.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+
+use postgres::Transaction;
+
+use super::on as server;
+use super::search::{filters, on_path, tsquery, On};
+use crate::pg::server_err;
+use crate::pg::words::{lexeme, words};
+use pidx_core::error::Result;
+use pidx_core::pi::js;
+use pidx_core::pi::text::TextKind;
+use pidx_core::query::search::{blend, group_by_session, terms_regex, Hit, SearchOptions};
+use pidx_core::query::search::{OneHitPerCopy, Snippet};
+use pidx_core::store::filter::text;
+use pidx_core::store::fts5::Bm25Sum;
+
+/// Rows read from a cursor at a time.
+const BATCH: i32 = 512;
+
+/// One FTS5 phrase of the query: its words, the last a prefix when `prefix`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Phrase {
+    words: Vec<String>,
+    prefix: bool,
+}
+
+impl Phrase {
+    /// How many times the phrase starts in `tokens` (FTS5's instances: overlapping ones too).
+    fn count(&self, tokens: &[Cow<str>]) -> i64 {
+        let k = self.words.len();
+        if k == 0 || tokens.len() < k {
+            return 0;
+        }
+        let last = k - 1;
+        (0..=tokens.len() - k)
+            .filter(|&at| {
+                self.words.iter().enumerate().all(|(j, w)| {
+                    let t = &tokens[at + j];
+                    if self.prefix && j == last {
+                        t.starts_with(w.as_str())
+                    } else {
+                        t == w
+                    }
+                })
+            })
+            .count() as i64
+    }
+
+    /// Its words ANDed, without positions: every text holding the phrase, and a few more.
+    fn words_tsquery(&self) -> String {
+        let last = self.words.len().saturating_sub(1);
+        self.words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let l = lexeme(w);
+                if self.prefix && i == last {
+                    l + ":*"
+                } else {
+                    l
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" & ")
+    }
+}
+
+/// The phrases of the FTS5 expression `parse` wrote, in its order (bm25's), and whether the
+/// expression is only their AND (no `OR`, no `NOT`).
+pub(super) fn phrases(fts: &str) -> (Vec<Phrase>, bool) {
+    let mut out = Vec::new();
+    let mut and_only = true;
+    let mut rest = fts;
+    while let Some(c) = rest.chars().next() {
+        if let Some(quoted) = rest.strip_prefix('"') {
+            let mut body = String::new();
+            let b = quoted.as_bytes();
+            let mut end = 0;
+            while end < b.len() {
+                if b[end] == b'"' {
+                    if b.get(end + 1) == Some(&b'"') {
+                        body.push('"');
+                        end += 2;
+                        continue;
+                    }
+                    break;
+                }
+                let ch = quoted[end..].chars().next().unwrap_or_default();
+                body.push(ch);
+                end += ch.len_utf8();
+            }
+            rest = &quoted[(end + 1).min(quoted.len())..];
+            let prefix = rest.starts_with('*');
+            if prefix {
+                rest = &rest[1..];
+            }
+            let words: Vec<String> = words(&body).map(Cow::into_owned).collect();
+            if !words.is_empty() {
+                out.push(Phrase { words, prefix });
+            }
+            continue;
+        }
+        let word: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect();
+        if word == "OR" || word == "NOT" {
+            and_only = false;
+        }
+        rest = &rest[word.len().max(c.len_utf8())..];
+    }
+    (out, and_only)
+}
+
+/// A candidate, scored, without its body (read again for the hits shown).
+struct Scored {
+    relevance: f64,
+    source: String,
+    fid: i64,
+    seq: i64,
+    kind: i16,
+    path: String,
+    session_id: Option<String>,
+    cwd: String,
+    entry_id: Option<String>,
+    line: i64,
+    role: Option<String>,
+    ts_ms: Option<i64>,
+    name: Option<String>,
+    first_message: Option<String>,
+    dup: bool,
+    /// The entry's own time (what copies share) and its session's header time.
+    ts: Option<String>,
+    created_ms: Option<i64>,
+}
+
+/// Runs a words search, best first.
+///
+/// # Errors
+/// Server errors; a word too long for the server's index.
+pub fn search(
+    tx: &mut Transaction,
+    on: &On,
+    q: &SearchOptions,
+    fts: &str,
+    terms: &[String],
+) -> Result<Vec<Hit>> {
+    let exact = tsquery(fts)?;
+    let (phrases, and_only) = phrases(fts);
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    let Some(bm) = table_facts(tx, on.source, &phrases)? else {
+        return Ok(Vec::new());
+    };
+    let mut c = server::source(on.source);
+    if let Some(cwd) = &q.cwd {
+        server::cwd(&mut c, cwd);
+    }
+    // An AND of phrases is matched on its words and confirmed on the tokens (exact for every
+    // text); anything else by the tsquery's own phrase operator.
+    let matching = if and_only {
+        phrases
+            .iter()
+            .map(Phrase::words_tsquery)
+            .collect::<Vec<_>>()
+            .join(" & ")
+    } else {
+        exact
+    };
+    c.and("t.tsv @@ (?::text)::tsquery", [text(matching)]);
+    filters(q, on, &mut c);
+    let sql = format!(
+        "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
+                t.body, s.fid, s.name, s.first_message, e.seq, e.dup, e.ts, s.created_ms
+         FROM entry_text t
+         JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
+         JOIN sessions s ON s.source = t.source AND s.fid = t.fid
+         WHERE {}",
+        c.pg_sql(),
+    );
+    let portal = tx
+        .bind(sql.as_str(), &server::params(&c))
+        .map_err(server_err)?;
+    let mut scored = Vec::new();
+    loop {
+        let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
+        for r in &rows {
+            let body: &str = r.get(9);
+            let tokens: Vec<Cow<str>> = words(body).collect();
+            let tfs: Vec<i64> = phrases.iter().map(|p| p.count(&tokens)).collect();
+            if and_only && tfs.contains(&0) {
+                continue;
+            }
+            let ts_ms: Option<i64> = r.get(8);
+            let relevance = -bm.score(&tfs, tokens.len() as i64) * blend(ts_ms, now_ms);
+            scored.push(Scored {
+                relevance,
+                source: r.get(0),
+                path: r.get(1),
+                session_id: r.get(2),
+                cwd: r.get(3),
+                entry_id: r.get(4),
+                line: r.get(5),
+                kind: r.get(6),
+                role: r.get(7),
+                ts_ms,
+                fid: r.get(10),
+                name: r.get(11),
+                first_message: r.get(12),
+                seq: r.get(13),
+                dup: r.get(14),
+                ts: r.get(15),
+                created_ms: r.get(16),
+            });
+        }
+        if rows.len() < BATCH as usize {
+            break;
+        }
+    }
+    // Best first, then the later row (the local index's rowid: a later file, a later line).
+    scored.sort_by(|a, b| {
+        b.relevance
+            .total_cmp(&a.relevance)
+            .then((b.fid, b.seq, b.kind).cmp(&(a.fid, a.seq, a.kind)))
+    });
+    let highlight = terms_regex(terms);
+    let mut paths: HashMap<i64, HashSet<i64>> = HashMap::new();
+    let mut hits = OneHitPerCopy::default();
+    for s in scored {
+        if hits.hits.len() >= q.limit {
+            break;
+        }
+        if q.branch && !on_path(tx, &mut paths, &s.source, s.fid, s.seq)? {
+            continue;
+        }
+        let copy = s.dup || copied_from_elsewhere(tx, &s)?;
+        let body: String = tx
+            .query_one(
+                "SELECT body FROM entry_text WHERE source = $1 AND fid = $2 AND seq = $3 AND kind = $4",
+                &[&s.source, &s.fid, &s.seq, &s.kind],
+            )
+            .map_err(server_err)?
+            .get(0);
+        let kind = TextKind::from_bits(i64::from(s.kind)).name();
+        let key = s
+            .entry_id
+            .clone()
+            .zip(s.ts_ms)
+            .map(|(id, ts)| (id, ts, kind));
+        let hit = Hit {
+            source: Some(s.source),
+            path: s.path,
+            session_id: s.session_id,
+            cwd: s.cwd,
+            title: s.name.clone().or(s.first_message).unwrap_or_default(),
+            session_name: s.name,
+            entry_id: s.entry_id,
+            line: s.line,
+            kind,
+            role: s.role,
+            timestamp: s.ts_ms.map(js::iso),
+            score: s.relevance,
+            by: pidx_core::query::search::By::Words,
+            similarity: None,
+            snippet: Snippet::around(&body, highlight.as_ref()),
+            also_in: Vec::new(),
+            file_id: s.fid,
+        };
+        hits.add(hit, key, copy);
+    }
+    Ok(group_by_session(hits.hits))
+}
+
+/// Whether another source holds the same entry (id and time) in a session that comes first:
+/// the earliest header time, then the smallest path (`store::copies`, the local rule). Push
+/// marks copies within one source (`dup`); across sources only the server can tell.
+fn copied_from_elsewhere(tx: &mut Transaction, s: &Scored) -> Result<bool> {
+    let (Some(id), Some(ts)) = (&s.entry_id, &s.ts) else {
+        return Ok(false);
+    };
+    tx.query_one(
+        "SELECT EXISTS (
+             SELECT 1 FROM entries o
+             JOIN sessions os ON os.source = o.source AND os.fid = o.fid
+             WHERE o.source IN (SELECT name FROM sources WHERE name <> $1)
+               AND o.id = $2 AND o.ts = $3
+               AND (coalesce(os.created_ms, 9223372036854775807), os.path)
+                   < (coalesce($4::int8, 9223372036854775807), $5))",
+        &[&s.source, id, ts, &s.created_ms, &s.path],
+    )
+    .map(|r| r.get(0))
+    .map_err(server_err)
+}
+
+/// bm25's table-wide facts over the texts this reader sees (of `source` when given): rows,
+/// tokens and each phrase's count of texts. `None` when there is no text.
+fn table_facts(
+    tx: &mut Transaction,
+    source: Option<&str>,
+    phrases: &[Phrase],
+) -> Result<Option<Bm25Sum>> {
+    let only = if source.is_some() {
+        " AND t.source = $2"
+    } else {
+        ""
+    };
+    let (rows, tokens): (i64, i64) = {
+        let sql = format!(
+            "SELECT count(*), coalesce(sum(t.ntok), 0)::int8 FROM entry_text t WHERE true{}",
+            only.replace("$2", "$1")
+        );
+        let r = match source {
+            Some(s) => tx.query_one(sql.as_str(), &[&s]),
+            None => tx.query_one(sql.as_str(), &[]),
+        }
+        .map_err(server_err)?;
+        (r.get(0), r.get(1))
+    };
+    if rows == 0 {
+        return Ok(None);
+    }
+    let mut hits = Vec::with_capacity(phrases.len());
+    for p in phrases {
+        let q = p.words_tsquery();
+        if p.words.len() == 1 {
+            let sql = format!(
+                "SELECT count(*) FROM entry_text t WHERE t.tsv @@ ($1::text)::tsquery{only}"
+            );
+            let r = match source {
+                Some(s) => tx.query_one(sql.as_str(), &[&q, &s]),
+                None => tx.query_one(sql.as_str(), &[&q]),
+            }
+            .map_err(server_err)?;
+            hits.push(r.get::<_, i64>(0));
+            continue;
+        }
+        // Several words: the texts holding them all, the phrase looked for in their tokens.
+        let sql =
+            format!("SELECT t.body FROM entry_text t WHERE t.tsv @@ ($1::text)::tsquery{only}");
+        let portal = match source {
+            Some(s) => tx.bind(sql.as_str(), &[&q, &s]),
+            None => tx.bind(sql.as_str(), &[&q]),
+        }
+        .map_err(server_err)?;
+        let mut n = 0;
+        loop {
+            let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
+            for r in &rows {
+                let tokens: Vec<Cow<str>> = words(r.get(0)).collect();
+                n += i64::from(p.count(&tokens) > 0);
+            }
+            if rows.len() < BATCH as usize {
+                break;
+            }
+        }
+        hits.push(n);
+    }
+    Ok(Some(Bm25Sum::new(rows, tokens, &hits)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fts(q: &str) -> String {
+        match pidx_core::query::search::parse(q, false).unwrap() {
+            pidx_core::query::search::Query::Words { fts, .. } => fts,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn p(words: &[&str], prefix: bool) -> Phrase {
+        Phrase {
+            words: words.iter().map(|w| w.to_string()).collect(),
+            prefix,
+        }
+    }
+
+    #[test]
+    fn the_query_is_read_as_fts5_reads_it() {
+        assert_eq!(
+            phrases(&fts("foo Bar")),
+            (vec![p(&["foo"], false), p(&["bar"], false)], true)
+        );
+        assert_eq!(
+            phrases(&fts("\"error handling\" main.rs")),
+            (
+                vec![p(&["error", "handling"], false), p(&["main", "rs"], false)],
+                true
+            )
+        );
+        assert_eq!(phrases(&fts("pre*")), (vec![p(&["pre"], true)], true));
+        assert!(!phrases(&fts("a OR b")).1);
+        assert!(!phrases(&fts("a -b")).1);
+    }
+
+    #[test]
+    fn a_phrase_counts_every_place_it_starts() {
+        let tokens: Vec<Cow<str>> = words("a a a b; Parse-line parser").collect();
+        assert_eq!(p(&["a", "a"], false).count(&tokens), 2);
+        assert_eq!(p(&["a", "b"], false).count(&tokens), 1);
+        assert_eq!(p(&["pars"], true).count(&tokens), 2);
+        assert_eq!(p(&["parse", "line"], false).count(&tokens), 1);
+        assert_eq!(p(&["b", "a"], false).count(&tokens), 0);
+    }
+}
