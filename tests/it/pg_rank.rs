@@ -1,0 +1,118 @@
+//! `pidx --pg URL search WORDS` ranks as the local index does (issue 52): the conformance
+//! corpus pushed as two sources answers a words search with the top 20, in order and with the
+//! same scores, that `pidx search` gives on one index synced over both halves' session files.
+//! Plain `cargo test` reports it as ignored; tests/pg/run.sh runs it.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::common;
+use crate::pg_support::*;
+
+/// Project folders of the conformance corpus pushed as the second source (the first source
+/// holds the rest).
+const SECOND: &[&str] = &[
+    "--home-user-projects-pidx--",
+    "--home-user-ties--",
+    "--home-user-work-api-server--",
+    "--home-user-проект-sub dir--",
+    "--home-user-日本語-プロジェクト--",
+    "--srv-data-mnt-x.y--",
+];
+
+/// A copy of the corpus's `sessions` keeping only the folders `keep` accepts.
+fn half(keep: impl Fn(&str) -> bool) -> (tempfile::TempDir, PathBuf) {
+    let src = common::conformance_dir();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    common::copy_tree(&src.join("sessions"), &root);
+    for e in std::fs::read_dir(&root).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !keep(&name) {
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                std::fs::remove_dir_all(&p).unwrap();
+            } else {
+                std::fs::remove_file(&p).unwrap();
+            }
+        }
+    }
+    common::apply_mtimes(&src.join("mtimes.json"), &root);
+    (tmp, root)
+}
+
+/// Each hit as its session file (under its `sessions` folder), entry and kind, with its score.
+fn ranked(v: &Value) -> Vec<(String, f64)> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            let path = h["path"].as_str().unwrap();
+            let rel = path.rsplit_once("/sessions/").map_or(path, |(_, r)| r);
+            (
+                format!("{rel} {} {}", h["entryId"], h["kind"]),
+                h["score"].as_f64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
+fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
+    let s = server("rank");
+    let (a_tmp, a_root) = half(|n| !SECOND.contains(&n));
+    let (b_tmp, b_root) = half(|n| SECOND.contains(&n));
+    let (all_tmp, all_root) = common::conformance_copy();
+    for (tmp, root, source) in [(&a_tmp, &a_root, "first"), (&b_tmp, &b_root, "second")] {
+        let report = push(tmp.path(), root, &s.url, &["--source", source]);
+        assert!(report["new"].as_u64().unwrap() >= 30, "{report}");
+    }
+    let cases: &[&[&str]] = &[
+        &["the"],
+        &["answer"],
+        &["test"],
+        &["watcher"],
+        &["\"the tests\""],
+        &["\"answer 0\""],
+        &["parse header"],
+        &["the", "--cwd", "/home/user/projects/pidx"],
+        &["the", "--since", "2026-03-05"],
+        &["test", "--in", "assistant"],
+        &["pars*"],
+        &["answer OR test"],
+        &["the -test"],
+        &["the", "--branch"],
+        &["the", "--until", "2026-03-06"],
+    ];
+    let mut full = 0;
+    for case in cases {
+        let mut args = vec!["search", "--limit", "20"];
+        args.extend_from_slice(case);
+        let want = ranked(&json(pidx(all_tmp.path(), &all_root).args(&args)));
+        let got = ranked(&json(
+            pidx(a_tmp.path(), &a_root)
+                .args(["--pg", &s.url])
+                .args(&args),
+        ));
+        assert!(!want.is_empty(), "{args:?} finds nothing locally");
+        full += usize::from(want.len() == 20);
+        let names = |v: &[(String, f64)]| v.iter().map(|h| h.0.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            names(&got),
+            names(&want),
+            "{args:?}: the hits or their order differ"
+        );
+        for ((hit, g), (_, w)) in got.iter().zip(&want) {
+            // The two runs blend with recency a moment apart.
+            assert!(
+                (g - w).abs() <= 1e-6 * w.abs().max(1.0),
+                "{args:?}: {hit} scores {g} on the server, {w} locally"
+            );
+        }
+        eprintln!("{args:?}: {} hits, same order and scores", want.len());
+    }
+    assert!(full >= 3, "only {full} queries fill a top 20");
+}
