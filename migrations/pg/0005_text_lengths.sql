@@ -7,3 +7,32 @@
 -- next push sends every transcript again (as pg 0002 did).
 ALTER TABLE entry_text ADD COLUMN ntok int;
 UPDATE sessions SET ino = -1;
+
+-- bm25's table-wide facts, each source's count of texts and of their tokens, kept as push
+-- writes (statement triggers over the rows each statement inserts or deletes, as pg 0003's usage
+-- rollups): summing every text's length at each search took 150 ms at 1,000 sessions.
+ALTER TABLE sources ADD COLUMN texts bigint NOT NULL DEFAULT 0,
+                    ADD COLUMN tokens bigint NOT NULL DEFAULT 0;
+CREATE FUNCTION pidx_text_totals() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        UPDATE sources s SET texts = s.texts + d.n, tokens = s.tokens + d.t
+        FROM (SELECT source, count(*) AS n, coalesce(sum(ntok), 0) AS t
+              FROM new_rows GROUP BY source) d
+        WHERE s.name = d.source;
+    ELSE
+        UPDATE sources s SET texts = s.texts - d.n, tokens = s.tokens - d.t
+        FROM (SELECT source, count(*) AS n, coalesce(sum(ntok), 0) AS t
+              FROM old_rows GROUP BY source) d
+        WHERE s.name = d.source;
+    END IF;
+    RETURN NULL;
+END
+$f$;
+CREATE TRIGGER entry_text_totals_insert AFTER INSERT ON entry_text
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION pidx_text_totals();
+CREATE TRIGGER entry_text_totals_delete AFTER DELETE ON entry_text
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION pidx_text_totals();
+UPDATE sources s SET texts = d.n, tokens = d.t
+FROM (SELECT source, count(*) AS n, coalesce(sum(ntok), 0) AS t FROM entry_text GROUP BY source) d
+WHERE s.name = d.source;

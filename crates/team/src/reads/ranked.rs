@@ -4,8 +4,9 @@
 //!
 //! - a text's length in tokens: `entry_text.ntok`, counted at push by the tokenizer that split
 //!   its words (`pg::words`, FTS5's `unicode61 remove_diacritics 2` rule);
-//! - the table's rows and tokens (FTS5's averages record): `count(*)` and `sum(ntok)` of the
-//!   texts this reader sees, every source (or the one `--source` names) as one index;
+//! - the table's rows and tokens (FTS5's averages record): each source's count of texts and
+//!   sum of `ntok`, kept by triggers as push writes (pg 0005), summed over the sources this
+//!   reader sees (or the one `--source` names) as one index;
 //! - each phrase's count of texts (its idf): the GIN index's count for one word; for a phrase of
 //!   several words, the texts holding all its words read back and the phrase found in their
 //!   tokens (the `tsvector` cannot say: it keeps positions up to 16,383 and 256 per word);
@@ -191,30 +192,77 @@ pub fn search(
     };
     c.and("t.tsv @@ (?::text)::tsquery", [text(matching)]);
     filters(q, on, &mut c);
+    // Words alone (no phrase of several, no prefix): each match's count of each comes from
+    // its `tsvector`, which holds every position of a text of at most 16,383 tokens with fewer
+    // than 256 of that word, and its length from `ntok`; only other texts are read back.
+    let single: Option<Vec<String>> = phrases
+        .iter()
+        .map(|p| (p.words.len() == 1 && !p.prefix).then(|| p.words[0].clone()))
+        .collect();
+    let counts = match &single {
+        Some(_) => format!(
+            "t.ntok, ARRAY(SELECT (SELECT array_length(u.positions, 1) FROM unnest(t.tsv) u
+                                   WHERE u.lexeme = q.w)
+                           FROM unnest(${}::text[]) WITH ORDINALITY AS q(w, i) ORDER BY q.i)",
+            c.values().len() + 1
+        ),
+        None => "t.body, NULL::int4[]".into(),
+    };
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                t.body, s.fid, s.name, s.first_message, e.seq, e.dup, e.ts, s.created_ms
+                {counts}, s.fid, s.name, s.first_message, e.seq, e.dup, e.ts, s.created_ms
          FROM entry_text t
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
          WHERE {}",
         c.pg_sql(),
     );
-    let portal = tx
-        .bind(sql.as_str(), &server::params(&c))
-        .map_err(server_err)?;
+    let mut params = server::params(&c);
+    if let Some(words) = &single {
+        params.push(words);
+    }
+    let portal = tx.bind(sql.as_str(), &params).map_err(server_err)?;
     let mut scored = Vec::new();
     loop {
         let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
         for r in &rows {
-            let body: &str = r.get(9);
-            let tokens: Vec<Cow<str>> = words(body).collect();
-            let tfs: Vec<i64> = phrases.iter().map(|p| p.count(&tokens)).collect();
+            let kept = match &single {
+                Some(_) => {
+                    let ntok: Option<i32> = r.get(9);
+                    let tfs: Vec<Option<i32>> = r.get(10);
+                    ntok.filter(|&n| n <= 16_383)
+                        .zip(
+                            tfs.iter()
+                                .map(|t| t.filter(|&t| t < 256))
+                                .collect::<Option<Vec<i32>>>(),
+                        )
+                        .map(|(n, tfs)| (tfs.into_iter().map(i64::from).collect(), i64::from(n)))
+                }
+                None => None,
+            };
+            let (tfs, len): (Vec<i64>, i64) = match kept {
+                Some(k) => k,
+                None => {
+                    let read;
+                    let body: &str = match &single {
+                        Some(_) => {
+                            read = body_of(tx, r.get(0), r.get(11), r.get(14), r.get(6))?;
+                            &read
+                        }
+                        None => r.get(9),
+                    };
+                    let tokens: Vec<Cow<str>> = words(body).collect();
+                    (
+                        phrases.iter().map(|p| p.count(&tokens)).collect(),
+                        tokens.len() as i64,
+                    )
+                }
+            };
             if and_only && tfs.contains(&0) {
                 continue;
             }
             let ts_ms: Option<i64> = r.get(8);
-            let relevance = -bm.score(&tfs, tokens.len() as i64) * blend(ts_ms, now_ms);
+            let relevance = -bm.score(&tfs, len) * blend(ts_ms, now_ms);
             scored.push(Scored {
                 relevance,
                 source: r.get(0),
@@ -226,13 +274,13 @@ pub fn search(
                 kind: r.get(6),
                 role: r.get(7),
                 ts_ms,
-                fid: r.get(10),
-                name: r.get(11),
-                first_message: r.get(12),
-                seq: r.get(13),
-                dup: r.get(14),
-                ts: r.get(15),
-                created_ms: r.get(16),
+                fid: r.get(11),
+                name: r.get(12),
+                first_message: r.get(13),
+                seq: r.get(14),
+                dup: r.get(15),
+                ts: r.get(16),
+                created_ms: r.get(17),
             });
         }
         if rows.len() < BATCH as usize {
@@ -256,13 +304,7 @@ pub fn search(
             continue;
         }
         let copy = s.dup || copied_from_elsewhere(tx, &s)?;
-        let body: String = tx
-            .query_one(
-                "SELECT body FROM entry_text WHERE source = $1 AND fid = $2 AND seq = $3 AND kind = $4",
-                &[&s.source, &s.fid, &s.seq, &s.kind],
-            )
-            .map_err(server_err)?
-            .get(0);
+        let body = body_of(tx, &s.source, s.fid, s.seq, s.kind)?;
         let kind = TextKind::from_bits(i64::from(s.kind)).name();
         let key = s
             .entry_id
@@ -291,6 +333,16 @@ pub fn search(
         hits.add(hit, key, copy);
     }
     Ok(group_by_session(hits.hits))
+}
+
+/// The body of one text.
+fn body_of(tx: &mut Transaction, source: &str, fid: i64, seq: i64, kind: i16) -> Result<String> {
+    tx.query_one(
+        "SELECT body FROM entry_text WHERE source = $1 AND fid = $2 AND seq = $3 AND kind = $4",
+        &[&source, &fid, &seq, &kind],
+    )
+    .map(|r| r.get(0))
+    .map_err(server_err)
 }
 
 /// Whether another source holds the same entry (id and time) in a session that comes first:
@@ -326,16 +378,11 @@ fn table_facts(
     } else {
         ""
     };
+    // Kept per source by push (pg 0005's triggers); a limited reader sums the sources it sees.
     let (rows, tokens): (i64, i64) = {
-        let sql = format!(
-            "SELECT count(*), coalesce(sum(t.ntok), 0)::int8 FROM entry_text t WHERE true{}",
-            only.replace("$2", "$1")
-        );
-        let r = match source {
-            Some(s) => tx.query_one(sql.as_str(), &[&s]),
-            None => tx.query_one(sql.as_str(), &[]),
-        }
-        .map_err(server_err)?;
+        let sql = "SELECT coalesce(sum(texts), 0)::int8, coalesce(sum(tokens), 0)::int8
+                   FROM sources WHERE $1::text IS NULL OR name = $1";
+        let r = tx.query_one(sql, &[&source]).map_err(server_err)?;
         (r.get(0), r.get(1))
     };
     if rows == 0 {
