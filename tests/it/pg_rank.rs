@@ -59,6 +59,34 @@ fn ranked(v: &Value) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// A session whose one long answer (21,000 words, `the` and `zebra` 300 times each) is past
+/// what a server `tsvector` keeps positions for (16,383, 256 a word): its counts and length must
+/// come from its body.
+fn long_session(root: &std::path::Path) {
+    let dir = root.join("--home-user-long--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut text = String::new();
+    for i in 0..7_000 {
+        let w = match i % 70 {
+            0..=2 => "the zebra tests",
+            _ => "lorem ipsum dolor",
+        };
+        text.push_str(w);
+        text.push(' ');
+    }
+    let id = "0a1b2c3d-0000-7000-8000-00000000abcd";
+    let lines = [
+        format!(r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-03-06T10:00:00.000Z","cwd":"/home/user/long"}}"#),
+        r#"{"type":"message","id":"l0000001","parentId":null,"timestamp":"2026-03-06T10:00:01.000Z","message":{"role":"user","content":"the long one","timestamp":1772791201000}}"#.to_string(),
+        format!(r#"{{"type":"message","id":"l0000002","parentId":"l0000001","timestamp":"2026-03-06T10:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"provider":"p","model":"m","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"cost":{{"total":0.0}}}},"timestamp":1772791202000}}}}"#),
+    ];
+    std::fs::write(
+        dir.join(format!("2026-03-06T10-00-00-000Z_{id}.jsonl")),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+}
+
 #[test]
 #[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
 fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
@@ -66,6 +94,8 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
     let (a_tmp, a_root) = half(|n| !SECOND.contains(&n));
     let (b_tmp, b_root) = half(|n| SECOND.contains(&n));
     let (all_tmp, all_root) = common::conformance_copy();
+    long_session(&a_root);
+    long_session(&all_root);
     for (tmp, root, source) in [(&a_tmp, &a_root, "first"), (&b_tmp, &b_root, "second")] {
         let report = push(tmp.path(), root, &s.url, &["--source", source]);
         assert!(report["new"].as_u64().unwrap() >= 30, "{report}");
@@ -75,6 +105,9 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         &["answer"],
         &["test"],
         &["watcher"],
+        &["zebra"],
+        &["zebra tests"],
+        &["\"zebra tests\""],
         &["\"the tests\""],
         &["\"answer 0\""],
         &["parse header"],
