@@ -86,20 +86,18 @@ PY
 echo
 echo "| query | local | --pg, this pidx | top 20 vs local${PIDX_BENCH_OLD:+ | --pg, old | old top 20 vs local}|"
 echo "|---|---|---|---${PIDX_BENCH_OLD:+|---|---}|"
-for q in jalapeño function the '"the borrow"' 'parse line' 'function --cwd DIR' 'function --since 2026-03-01'; do
+cwd=$("${L[@]}" list --all --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["cwd"])')
+for q in jalapeño function the '"the borrow"' 'parse line' 'function|--cwd' 'function|--since 2026-09-01'; do
+  words=("${q%%|*}")
+  case "$q" in
+    *'|--cwd') words+=(--cwd "$cwd") ;;
+    *'|'*) read -r -a more <<<"${q#*|}"; words+=("${more[@]}") ;;
+  esac
   args=(search)
-  read -r -a words <<<"$q"
-  if [[ "$q" == *--cwd* ]]; then
-    cwd=$("${L[@]}" list --all --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["cwd"])')
-    words=(function --cwd "$cwd")
-  fi
-  [[ "$q" == '"the borrow"' ]] && words=('"the borrow"')
-  [[ "$q" == 'parse line' ]] && words=(parse line)
-  [[ "$q" == 'function --since 2026-03-01' ]] && words=(function --since 2026-03-01)
   args+=("${words[@]}" --limit 20)
   "${L[@]}" "${args[@]}" --json >"$W/local.json" || true
   "${S[@]}" "${args[@]}" --json >"$W/new.json" || true
-  row="| \`$q\` | $(median "${L[@]}" "${args[@]}") ms | $(median "${S[@]}" "${args[@]}") ms | $(compare "$W/local.json" "$W/new.json")"
+  row="| \`${words[*]}\` | $(median "${L[@]}" "${args[@]}") ms | $(median "${S[@]}" "${args[@]}") ms | $(compare "$W/local.json" "$W/new.json")"
   if [[ -n "${PIDX_BENCH_OLD:-}" ]]; then
     "${O[@]}" "${args[@]}" --json >"$W/old.json" || true
     row+=" | $(median "${O[@]}" "${args[@]}") ms | $(compare "$W/local.json" "$W/old.json")"
