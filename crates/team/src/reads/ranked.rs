@@ -10,7 +10,9 @@
 //! - each phrase's count of texts (its idf): the GIN index's count for one word; for a phrase of
 //!   several words, the texts holding all its words read back and the phrase found in their
 //!   tokens (the `tsvector` cannot say: it keeps positions up to 16,383 and 256 per word);
-//! - each candidate's count of each phrase: its body split again by that tokenizer.
+//! - each candidate's count of each phrase: its body split again by that tokenizer (reading the
+//!   bodies of a common word's 12,890 texts, 34 MB, took 150-200 ms on the server; its
+//!   `tsvector`'s positions through `unnest(tsvector)` took 1.0-1.1 s).
 //!
 //! Scores are then `store::fts5::Bm25Sum`'s, the arithmetic `bm25(fts)` does, blended by
 //! `query::search::blend`, best first, later row first on a tie, and a fork's copy of an entry
@@ -192,77 +194,30 @@ pub fn search(
     };
     c.and("t.tsv @@ (?::text)::tsquery", [text(matching)]);
     filters(q, on, &mut c);
-    // Words alone (no phrase of several, no prefix): each match's count of each comes from
-    // its `tsvector`, which holds every position of a text of at most 16,383 tokens with fewer
-    // than 256 of that word, and its length from `ntok`; only other texts are read back.
-    let single: Option<Vec<String>> = phrases
-        .iter()
-        .map(|p| (p.words.len() == 1 && !p.prefix).then(|| p.words[0].clone()))
-        .collect();
-    let counts = match &single {
-        Some(_) => format!(
-            "t.ntok, ARRAY(SELECT (SELECT array_length(u.positions, 1) FROM unnest(t.tsv) u
-                                   WHERE u.lexeme = q.w)
-                           FROM unnest(${}::text[]) WITH ORDINALITY AS q(w, i) ORDER BY q.i)",
-            c.values().len() + 1
-        ),
-        None => "t.body, NULL::int4[]".into(),
-    };
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                {counts}, s.fid, s.name, s.first_message, e.seq, e.dup, e.ts, s.created_ms
+                t.body, s.fid, s.name, s.first_message, e.seq, e.dup, e.ts, s.created_ms
          FROM entry_text t
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
          WHERE {}",
         c.pg_sql(),
     );
-    let mut params = server::params(&c);
-    if let Some(words) = &single {
-        params.push(words);
-    }
-    let portal = tx.bind(sql.as_str(), &params).map_err(server_err)?;
+    let portal = tx
+        .bind(sql.as_str(), &server::params(&c))
+        .map_err(server_err)?;
     let mut scored = Vec::new();
     loop {
         let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
         for r in &rows {
-            let kept = match &single {
-                Some(_) => {
-                    let ntok: Option<i32> = r.get(9);
-                    let tfs: Vec<Option<i32>> = r.get(10);
-                    ntok.filter(|&n| n <= 16_383)
-                        .zip(
-                            tfs.iter()
-                                .map(|t| t.filter(|&t| t < 256))
-                                .collect::<Option<Vec<i32>>>(),
-                        )
-                        .map(|(n, tfs)| (tfs.into_iter().map(i64::from).collect(), i64::from(n)))
-                }
-                None => None,
-            };
-            let (tfs, len): (Vec<i64>, i64) = match kept {
-                Some(k) => k,
-                None => {
-                    let read;
-                    let body: &str = match &single {
-                        Some(_) => {
-                            read = body_of(tx, r.get(0), r.get(11), r.get(14), r.get(6))?;
-                            &read
-                        }
-                        None => r.get(9),
-                    };
-                    let tokens: Vec<Cow<str>> = words(body).collect();
-                    (
-                        phrases.iter().map(|p| p.count(&tokens)).collect(),
-                        tokens.len() as i64,
-                    )
-                }
-            };
+            let body: &str = r.get(9);
+            let tokens: Vec<Cow<str>> = words(body).collect();
+            let tfs: Vec<i64> = phrases.iter().map(|p| p.count(&tokens)).collect();
             if and_only && tfs.contains(&0) {
                 continue;
             }
             let ts_ms: Option<i64> = r.get(8);
-            let relevance = -bm.score(&tfs, len) * blend(ts_ms, now_ms);
+            let relevance = -bm.score(&tfs, tokens.len() as i64) * blend(ts_ms, now_ms);
             scored.push(Scored {
                 relevance,
                 source: r.get(0),
@@ -274,13 +229,13 @@ pub fn search(
                 kind: r.get(6),
                 role: r.get(7),
                 ts_ms,
-                fid: r.get(11),
-                name: r.get(12),
-                first_message: r.get(13),
-                seq: r.get(14),
-                dup: r.get(15),
-                ts: r.get(16),
-                created_ms: r.get(17),
+                fid: r.get(10),
+                name: r.get(11),
+                first_message: r.get(12),
+                seq: r.get(13),
+                dup: r.get(14),
+                ts: r.get(15),
+                created_ms: r.get(16),
             });
         }
         if rows.len() < BATCH as usize {
@@ -294,6 +249,7 @@ pub fn search(
             .then((b.fid, b.seq, b.kind).cmp(&(a.fid, a.seq, a.kind)))
     });
     let highlight = terms_regex(terms);
+    let copies = Copies::new(tx)?;
     let mut paths: HashMap<i64, HashSet<i64>> = HashMap::new();
     let mut hits = OneHitPerCopy::default();
     for s in scored {
@@ -303,8 +259,14 @@ pub fn search(
         if q.branch && !on_path(tx, &mut paths, &s.source, s.fid, s.seq)? {
             continue;
         }
-        let copy = s.dup || copied_from_elsewhere(tx, &s)?;
-        let body = body_of(tx, &s.source, s.fid, s.seq, s.kind)?;
+        let copy = s.dup || copies.elsewhere(tx, &s)?;
+        let body: String = tx
+            .query_one(
+                "SELECT body FROM entry_text WHERE source = $1 AND fid = $2 AND seq = $3 AND kind = $4",
+                &[&s.source, &s.fid, &s.seq, &s.kind],
+            )
+            .map_err(server_err)?
+            .get(0);
         let kind = TextKind::from_bits(i64::from(s.kind)).name();
         let key = s
             .entry_id
@@ -335,35 +297,43 @@ pub fn search(
     Ok(group_by_session(hits.hits))
 }
 
-/// The body of one text.
-fn body_of(tx: &mut Transaction, source: &str, fid: i64, seq: i64, kind: i16) -> Result<String> {
-    tx.query_one(
-        "SELECT body FROM entry_text WHERE source = $1 AND fid = $2 AND seq = $3 AND kind = $4",
-        &[&source, &fid, &seq, &kind],
-    )
-    .map(|r| r.get(0))
-    .map_err(server_err)
-}
-
 /// Whether another source holds the same entry (id and time) in a session that comes first:
 /// the earliest header time, then the smallest path (`store::copies`, the local rule). Push
-/// marks copies within one source (`dup`); across sources only the server can tell.
-fn copied_from_elsewhere(tx: &mut Transaction, s: &Scored) -> Result<bool> {
-    let (Some(id), Some(ts)) = (&s.entry_id, &s.ts) else {
-        return Ok(false);
-    };
-    tx.query_one(
-        "SELECT EXISTS (
-             SELECT 1 FROM entries o
-             JOIN sessions os ON os.source = o.source AND os.fid = o.fid
-             WHERE o.source IN (SELECT name FROM sources WHERE name <> $1)
-               AND o.id = $2 AND o.ts = $3
-               AND (coalesce(os.created_ms, 9223372036854775807), os.path)
-                   < (coalesce($4::int8, 9223372036854775807), $5))",
-        &[&s.source, id, ts, &s.created_ms, &s.path],
-    )
-    .map(|r| r.get(0))
-    .map_err(server_err)
+/// marks copies within one source (`dup`); across sources only the server can tell. The
+/// statement is planned once; with one source there is nothing to look up.
+struct Copies(Option<postgres::Statement>);
+
+impl Copies {
+    fn new(tx: &mut Transaction) -> Result<Copies> {
+        let sources: i64 = tx
+            .query_one("SELECT count(*) FROM sources", &[])
+            .map_err(server_err)?
+            .get(0);
+        if sources < 2 {
+            return Ok(Copies(None));
+        }
+        let stmt = tx
+            .prepare(
+                "SELECT EXISTS (
+                     SELECT 1 FROM entries o
+                     JOIN sessions os ON os.source = o.source AND os.fid = o.fid
+                     WHERE o.source IN (SELECT name FROM sources WHERE name <> $1)
+                       AND o.id = $2 AND o.ts = $3
+                       AND (coalesce(os.created_ms, 9223372036854775807), os.path)
+                           < (coalesce($4::int8, 9223372036854775807), $5))",
+            )
+            .map_err(server_err)?;
+        Ok(Copies(Some(stmt)))
+    }
+
+    fn elsewhere(&self, tx: &mut Transaction, s: &Scored) -> Result<bool> {
+        let (Some(stmt), Some(id), Some(ts)) = (&self.0, &s.entry_id, &s.ts) else {
+            return Ok(false);
+        };
+        tx.query_one(stmt, &[&s.source, id, ts, &s.created_ms, &s.path])
+            .map(|r| r.get(0))
+            .map_err(server_err)
+    }
 }
 
 /// bm25's table-wide facts over the texts this reader sees (of `source` when given): rows,
