@@ -168,6 +168,7 @@ fn append_rewrite_and_delete_move_only_what_changed() {
         .unwrap()
         .get(0);
     assert_eq!(server_entries, 40 * 3 + 41 + 9);
+    text_totals_hold(&mut s.admin);
     let tmp2 = tempfile::tempdir().unwrap();
     let fresh = server("changes_fresh");
     let mut fresh_admin = fresh.admin;

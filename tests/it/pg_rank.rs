@@ -90,7 +90,7 @@ fn long_session(root: &std::path::Path) {
 #[test]
 #[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
 fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
-    let s = server("rank");
+    let mut s = server("rank");
     let (a_tmp, a_root) = half(|n| !SECOND.contains(&n));
     let (b_tmp, b_root) = half(|n| SECOND.contains(&n));
     let (all_tmp, all_root) = common::conformance_copy();
@@ -100,6 +100,7 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         let report = push(tmp.path(), root, &s.url, &["--source", source]);
         assert!(report["new"].as_u64().unwrap() >= 30, "{report}");
     }
+    text_totals_hold(&mut s.admin);
     let cases: &[&[&str]] = &[
         &["the"],
         &["answer"],

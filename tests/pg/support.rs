@@ -101,7 +101,32 @@ pub fn dump(admin: &mut postgres::Client) -> String {
              FROM {table} t JOIN sessions s ON s.source = t.source AND s.fid = t.fid"
         )));
     }
+    // bm25's totals kept by triggers (pg 0005), each source's as its texts are now.
+    out.push_str(&q(
+        "SELECT string_agg(name || ' ' || texts || ' ' || tokens, E'\\n' ORDER BY name) FROM sources",
+    ));
     out
+}
+/// Each source's kept totals of texts and tokens are its texts' count and summed lengths.
+pub fn text_totals_hold(admin: &mut postgres::Client) {
+    let kept: Vec<(String, i64, i64)> = admin
+        .query("SELECT name, texts, tokens FROM sources ORDER BY name", &[])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    let now: Vec<(String, i64, i64)> = admin
+        .query(
+            "SELECT name, count(t.source), coalesce(sum(t.ntok), 0)::int8
+             FROM sources LEFT JOIN entry_text t ON t.source = name GROUP BY name ORDER BY name",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect();
+    assert_eq!(kept, now, "kept totals of texts and tokens");
+    assert!(kept.iter().all(|k| k.1 > 0 && k.2 > 0), "{kept:?}");
 }
 pub fn without_source(v: &Value) -> Value {
     let mut v = v.clone();
