@@ -298,3 +298,37 @@ fn a_first_page_with_hand_named_files_still_answers_first() {
     );
     finish_sync(&db, &root);
 }
+
+#[test]
+fn a_first_page_that_file_times_cannot_settle_says_it_read_everything() {
+    // Every file touched now, as a copy without its times leaves them: no file's time is
+    // older than the sessions listed, so the newest-first rounds read to the end.
+    let (tmp, root) = common::pi_named_copy();
+    let now = std::time::SystemTime::now();
+    for f in walkdir::WalkDir::new(&root)
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        if f.file_type().is_file() {
+            let file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(f.path())
+                .unwrap();
+            file.set_modified(now).unwrap();
+        }
+    }
+    let args = ["--json", "list", "--all", "--limit", "3"];
+    let db = tmp.path().join("page.db");
+    let (answer, note) = first_answer(&db, &root, &args, "0");
+    assert!(
+        note.contains("modification times did not tell which sessions are newest"),
+        "{note}"
+    );
+    assert!(!note.contains("in the background"), "{note}");
+    let complete = tmp.path().join("complete.db");
+    assert_eq!(
+        answer,
+        first_answer(&complete, &root, &args, "1000000000000").0
+    );
+    assert_equals_rebuild(&db, &root);
+}

@@ -528,6 +528,8 @@ fn newest_first(
     mut batch: usize,
     settled: &Settled<'_>,
 ) -> crate::Result<Option<Deferred>> {
+    let pending = plan.pending_bytes();
+    let mut rounds = 0;
     loop {
         // Each round's full text waits aside for the last round or the background sync.
         let opts = SyncOptions {
@@ -535,7 +537,17 @@ fn newest_first(
             ..SyncOptions::with_progress()
         };
         report_errors(&plan.take_newest(batch).ingest(store, opts)?);
+        rounds += 1;
         let Some(next) = plan.newest_left_ms() else {
+            // Read to the end without the first page settling: the files' times did not
+            // tell which sessions are newest. Never silent (a copy without its times kept
+            // makes every file look new).
+            if rounds > 1 {
+                crate::term::say(&format!(
+                    "pidx: the files' modification times did not tell which sessions are newest (files copied or restored without their times?), so all {} MB of new session files were read before this first page",
+                    thousands((pending / 1_000_000) as i128)
+                ));
+            }
             return Ok(None);
         };
         if settled(&store.conn, next)? {
