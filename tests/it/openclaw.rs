@@ -146,6 +146,44 @@ fn an_unknown_schema_is_refused_in_one_line_naming_it() {
 }
 
 #[test]
+fn a_damaged_stores_own_values_reach_the_error_as_one_clean_line() {
+    // What the fuzzer found (tests/fixtures/fuzz/openclaw/role-with-control-bytes): a role and
+    // a version text holding line breaks and escape sequences.
+    let (_tmp, root) = state_copy();
+    let db = db_of(&agents(&root)[0]);
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute(
+            "UPDATE schema_meta SET role = ?1",
+            ["gate\nway\u{1b}[31m red\u{7}"],
+        )
+        .unwrap();
+        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE")
+            .unwrap();
+    }
+    let err = Reader::open(&db).err().expect("refused").to_string();
+    assert!(err.contains("not an agent store"), "{err}");
+    assert!(
+        !err.chars().any(|c| c.is_control()),
+        "a control character survived: {err:?}"
+    );
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute(
+            "UPDATE schema_meta SET role = 'agent', schema_version = 31, app_version = ?1",
+            ["2027\n\u{1b}]0;title\u{7}"],
+        )
+        .unwrap();
+    }
+    let err = Reader::open(&db).err().expect("refused").to_string();
+    assert!(err.contains("schema 31"), "{err}");
+    assert!(
+        !err.chars().any(|c| c.is_control()),
+        "a control character survived: {err:?}"
+    );
+}
+
+#[test]
 fn a_file_that_is_not_an_openclaw_store_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join(DB_NAME);

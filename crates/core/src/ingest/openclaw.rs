@@ -190,7 +190,14 @@ impl Reader {
     /// # Errors
     /// `Invalid` for a file that is not an OpenClaw agent store or has an unsupported schema.
     pub fn info(&self) -> Result<StoreInfo> {
-        let bad = |why: String| Error::Invalid(format!("{}: {why}", self.path.display()));
+        // A damaged store's values (its role, its version text) reach the message: one line,
+        // no control characters, whatever the file holds.
+        let bad = |why: String| {
+            Error::Invalid(crate::term::one_line(&format!(
+                "{}: {why}",
+                self.path.display()
+            )))
+        };
         let meta = self
             .conn
             .query_row(
@@ -214,10 +221,14 @@ impl Reader {
             ));
         };
         if role != "agent" {
+            let role = crate::term::one_line_upto(&role, 40);
             return Err(bad(format!("an OpenClaw {role} store, not an agent store")));
         }
         if !SUPPORTED.contains(&version) {
-            let by = app_version.as_deref().unwrap_or("an unknown OpenClaw");
+            let by = crate::term::one_line_upto(
+                app_version.as_deref().unwrap_or("an unknown OpenClaw"),
+                60,
+            );
             let hint = if version > *SUPPORTED.end() {
                 "a newer pidx may read it"
             } else {
