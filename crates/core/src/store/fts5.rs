@@ -160,7 +160,10 @@ pub fn matches(
 /// A string FTS5 reads as one literal phrase, whatever it contains (a query's words, a term of
 /// the vocabulary).
 pub fn phrase(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
+    // FTS5 reads a query up to its first NUL ("unterminated string"); the tokenizer splits words
+    // at a NUL as at a space, so a space keeps the phrase the same (a query from MCP or the web
+    // can hold one; a command line cannot).
+    format!("\"{}\"", s.replace('"', "\"\"").replace('\0', " "))
 }
 
 /// A text's share of its score before the idf: what bounds a block of texts (`impacts.rs`).
@@ -478,6 +481,24 @@ unsafe extern "C" fn term(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_phrase_with_a_nul_is_the_phrase_split_there() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch(
+            "CREATE VIRTUAL TABLE t USING fts5(body, tokenize = 'unicode61 remove_diacritics 2');
+             INSERT INTO t(body) VALUES ('hello wor ld'), ('hello world');",
+        )
+        .unwrap();
+        let n: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM t WHERE t MATCH ?1",
+                [phrase("wor\0ld")],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(n, 1);
+    }
 
     #[test]
     fn scores_are_fts5s_bit_for_bit() {
