@@ -27,7 +27,7 @@ use std::collections::{HashMap, HashSet};
 use postgres::Transaction;
 
 use super::on as server;
-use super::search::{filters, on_path, tsquery, On};
+use super::search::{filters, on_path, quoted_term, tsquery, On};
 use crate::pg::server_err;
 use crate::pg::words::{lexeme, words};
 use pidx_core::error::Result;
@@ -97,27 +97,8 @@ pub(super) fn phrases(fts: &str) -> (Vec<Phrase>, bool) {
     let mut rest = fts;
     while let Some(c) = rest.chars().next() {
         if let Some(quoted) = rest.strip_prefix('"') {
-            let mut body = String::new();
-            let b = quoted.as_bytes();
-            let mut end = 0;
-            while end < b.len() {
-                if b[end] == b'"' {
-                    if b.get(end + 1) == Some(&b'"') {
-                        body.push('"');
-                        end += 2;
-                        continue;
-                    }
-                    break;
-                }
-                let ch = quoted[end..].chars().next().unwrap_or_default();
-                body.push(ch);
-                end += ch.len_utf8();
-            }
-            rest = &quoted[(end + 1).min(quoted.len())..];
-            let prefix = rest.starts_with('*');
-            if prefix {
-                rest = &rest[1..];
-            }
+            let (body, prefix, after) = quoted_term(quoted);
+            rest = after;
             let words: Vec<String> = words(&body).map(Cow::into_owned).collect();
             if !words.is_empty() {
                 out.push(Phrase { words, prefix });

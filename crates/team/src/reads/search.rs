@@ -261,6 +261,33 @@ fn hit(r: &postgres::Row, matcher: &Matcher) -> Option<Hit> {
     })
 }
 
+/// One quoted term of an FTS5 expression `parse` wrote, `quoted` starting after its opening
+/// quote (`"..."` with `""` for a quote inside, `*` after a prefix): its text, whether it is a
+/// prefix, and the expression after it.
+pub(super) fn quoted_term(quoted: &str) -> (String, bool, &str) {
+    let mut text = String::new();
+    let mut end = 0;
+    let b = quoted.as_bytes();
+    while end < b.len() {
+        if b[end] == b'"' {
+            if b.get(end + 1) == Some(&b'"') {
+                text.push('"');
+                end += 2;
+                continue;
+            }
+            break;
+        }
+        let ch = quoted[end..].chars().next().unwrap_or_default();
+        text.push(ch);
+        end += ch.len_utf8();
+    }
+    let rest = &quoted[(end + 1).min(quoted.len())..];
+    match rest.strip_prefix('*') {
+        Some(rest) => (text, true, rest),
+        None => (text, false, rest),
+    }
+}
+
 /// The `tsquery` of the FTS5 expression `parse` wrote (quoted terms, `*` after a prefix, AND,
 /// OR, NOT and parentheses): each term the phrase of its words.
 ///
@@ -271,28 +298,8 @@ pub(super) fn tsquery(fts: &str) -> Result<String> {
     let mut rest = fts;
     while let Some(c) = rest.chars().next() {
         if let Some(quoted) = rest.strip_prefix('"') {
-            // "..." with "" for a quote inside.
-            let mut text = String::new();
-            let mut end = 0;
-            let b = quoted.as_bytes();
-            while end < b.len() {
-                if b[end] == b'"' {
-                    if b.get(end + 1) == Some(&b'"') {
-                        text.push('"');
-                        end += 2;
-                        continue;
-                    }
-                    break;
-                }
-                let ch = quoted[end..].chars().next().unwrap_or_default();
-                text.push(ch);
-                end += ch.len_utf8();
-            }
-            rest = &quoted[(end + 1).min(quoted.len())..];
-            let prefix = rest.starts_with('*');
-            if prefix {
-                rest = &rest[1..];
-            }
+            let (text, prefix, after) = quoted_term(quoted);
+            rest = after;
             if words(&text).any(|w| w.len() > 2047) {
                 return Err(Error::Invalid(
                     "a word longer than 2047 bytes cannot be searched on the server; use --literal"
