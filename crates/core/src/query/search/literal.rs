@@ -73,17 +73,11 @@ fn ends_inside(needle: &str) -> bool {
 /// Words that follow each other in the text, as one FTS5 phrase; the last one a prefix when
 /// the needle ends inside a word.
 fn phrase_of<'a>(words: impl Iterator<Item = &'a str>, prefix: bool) -> String {
-    // A NUL ends FTS5's query early; the tokenizer splits at it as at a space (`fts5::phrase`).
-    let joined = words
-        .collect::<Vec<_>>()
-        .join(" ")
-        .replace('"', "\"\"")
-        .replace('\0', " ");
+    let mut phrase = crate::store::fts5::phrase(&words.collect::<Vec<_>>().join(" "));
     if prefix {
-        format!("\"{joined}\"*")
-    } else {
-        format!("\"{joined}\"")
+        phrase.push('*');
     }
+    phrase
 }
 
 /// Which lookups of the words table a plan may make.
