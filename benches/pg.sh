@@ -33,7 +33,7 @@ if [[ -z "${PIDX_BENCH_PG:-}" ]]; then
 else
   trap 'rm -rf "$W"' EXIT
 fi
-now() { date +%s.%N; }
+source benches/timing.sh
 secs() { echo "$2 - $1" | bc; }
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u +%F), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$T/examples/gen_corpus" --out "$W/sessions" --sessions "$SESSIONS" --bytes "$SIZE" --seed 1 >/dev/null
@@ -77,14 +77,6 @@ if [[ -n "${PIDX_BENCH_OLD:-}" ]]; then
     "$PIDX_BENCH_OLD" --db "$W/index.db" --root "$W/sessions" --no-sync push --pg "$OLD_PG" --source "bench-$i" >/dev/null
   done
 fi
-median() {
-  local times=() a b
-  for _ in 1 2 3 4 5; do
-    a=$(now); "$@" >/dev/null 2>&1 || true; b=$(now)
-    times+=("$(echo "($b - $a) * 1000" | bc)")
-  done
-  printf '%s\n' "${times[@]}" | sort -n | sed -n 3p | xargs printf '%.0f'
-}
 Q=("$T/pidx" --pg "$PIDX_BENCH_PG")
 total=$("${Q[@]}" sql "SELECT count(*) FROM sessions" --json | tr -dc '0-9')
 echo

@@ -28,7 +28,7 @@ pg_start
 trap 'pg_stop; rm -rf "$W"' EXIT
 URL="postgresql:///pidx?host=$PG_TMP&port=$PG_PORT&user=pidx_writer"
 OLD_URL="postgresql:///pidx_old?host=$PG_TMP&port=$PG_PORT&user=pidx_writer"
-now() { date +%s.%N; }
+source benches/timing.sh
 echo "machine: $(nproc) cores, $(date -u +%F), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$T/examples/gen_corpus" --out "$W/all/sessions" --sessions "$SESSIONS" --bytes "$SIZE" --seed 1 >/dev/null
 mkdir -p "$W/a/sessions" "$W/b/sessions"
@@ -59,14 +59,6 @@ if [[ -n "${PIDX_BENCH_OLD:-}" ]]; then
 fi
 size() { "$BIN/psql" -h "$PG_TMP" -p "$PG_PORT" -U postgres -d "$1" -Atc "SELECT pg_size_pretty(pg_total_relation_size('entry_text'))"; }
 echo "entry_text on the server: $(size pidx) with this pidx${PIDX_BENCH_OLD:+, $(size pidx_old) with $PIDX_BENCH_OLD}"
-median() {
-  local times=() a b
-  for _ in 1 2 3 4 5; do
-    a=$(now); "$@" >/dev/null 2>&1 || true; b=$(now)
-    times+=("$(echo "($b - $a) * 1000" | bc)")
-  done
-  printf '%s\n' "${times[@]}" | sort -n | sed -n 3p | xargs printf '%.0f'
-}
 L=("$T/pidx" --db "$W/all/index.db" --root "$W/all/sessions" --no-sync)
 S=("$T/pidx" --db "$W/a/index.db" --root "$W/a/sessions" --no-sync --pg "$URL")
 O=("${PIDX_BENCH_OLD:-false}" --db "$W/a/index.db" --root "$W/a/sessions" --no-sync --pg "$OLD_URL")
