@@ -122,20 +122,24 @@ fn an_immutable_read_does_not_hold_when_the_store_changes_under_it() {
     assert!(!reader.finish());
 }
 
+/// Changes a store copy's `schema_meta` with `sql` and leaves it checkpointed, without a
+/// write-ahead log, for `Reader::open`.
+fn set_meta(db: &Path, sql: &str, params: impl rusqlite::Params) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.execute(sql, params).unwrap();
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE")
+        .unwrap();
+}
+
 #[test]
 fn an_unknown_schema_is_refused_in_one_line_naming_it() {
     let (_tmp, root) = state_copy();
     let db = db_of(&agents(&root)[0]);
-    {
-        let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.execute(
-            "UPDATE schema_meta SET schema_version = 31, app_version = '2027.3.1'",
-            [],
-        )
-        .unwrap();
-        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE")
-            .unwrap();
-    }
+    set_meta(
+        &db,
+        "UPDATE schema_meta SET schema_version = 31, app_version = '2027.3.1'",
+        [],
+    );
     let err = Reader::open(&db)
         .err()
         .expect("schema 31 must be refused")
@@ -151,30 +155,22 @@ fn a_damaged_stores_own_values_reach_the_error_as_one_clean_line() {
     // a version text holding line breaks and escape sequences.
     let (_tmp, root) = state_copy();
     let db = db_of(&agents(&root)[0]);
-    {
-        let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.execute(
-            "UPDATE schema_meta SET role = ?1",
-            ["gate\nway\u{1b}[31m red\u{7}"],
-        )
-        .unwrap();
-        conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode = DELETE")
-            .unwrap();
-    }
+    set_meta(
+        &db,
+        "UPDATE schema_meta SET role = ?1",
+        ["gate\nway\u{1b}[31m red\u{7}"],
+    );
     let err = Reader::open(&db).err().expect("refused").to_string();
     assert!(err.contains("not an agent store"), "{err}");
     assert!(
         !err.chars().any(|c| c.is_control()),
         "a control character survived: {err:?}"
     );
-    {
-        let conn = rusqlite::Connection::open(&db).unwrap();
-        conn.execute(
-            "UPDATE schema_meta SET role = 'agent', schema_version = 31, app_version = ?1",
-            ["2027\n\u{1b}]0;title\u{7}"],
-        )
-        .unwrap();
-    }
+    set_meta(
+        &db,
+        "UPDATE schema_meta SET role = 'agent', schema_version = 31, app_version = ?1",
+        ["2027\n\u{1b}]0;title\u{7}"],
+    );
     let err = Reader::open(&db).err().expect("refused").to_string();
     assert!(err.contains("schema 31"), "{err}");
     assert!(
