@@ -184,6 +184,16 @@ impl Ctx {
             std::borrow::Cow::Owned(o) => std::borrow::Cow::Owned(controls(&o).into_owned()),
         }
     }
+
+    /// A transcript string as one line of a cell `width` columns wide, [`Ctx::clean`]ed
+    /// before it is cut to the width, so a secret across the cut is redacted whole. A long
+    /// text is first cut at a place no secret straddles (`message::piece_end`): a title can be
+    /// the megabytes of a first message, and redacting all of it to show a line cost a list of
+    /// the oldest sessions 400 ms.
+    pub fn line(&self, s: &str, width: usize) -> String {
+        let piece = &s[..message::piece_end(s, 0, width.saturating_mul(8))];
+        crate::term::one_line_upto(&self.clean(piece), width)
+    }
 }
 
 /// The renderers a transcript's text goes through, for the fuzz targets (tests/fuzz), which check

@@ -27,6 +27,7 @@ mod forget;
 mod fresh_answers;
 mod gateway;
 mod huge_lines;
+mod list_narrowed;
 mod meaning;
 mod mutated;
 mod newcomer;

@@ -190,6 +190,43 @@ fn pages_carry_the_csp_and_show_transcripts_escaped_and_redacted() {
 }
 
 #[test]
+fn a_secret_across_a_title_s_cut_is_redacted_in_every_list() {
+    let (_dir, root, db) = corpus();
+    // A first message whose secret straddles the 120 characters a list shows of a title.
+    let title = format!("{} {SECRET} end", "t".repeat(100));
+    let file = "2026-03-02T08-00-00-000Z_aaaaaaaa-0000-7000-8000-000000000002.jsonl";
+    let lines = [
+        serde_json::json!({"type": "session", "version": 3, "id": "aaaaaaaa-0000-7000-8000-000000000002", "timestamp": "2026-03-02T08:00:00.000Z", "cwd": "/home/u/b"}),
+        serde_json::json!({"type": "message", "id": "e1", "parentId": null, "timestamp": "2026-03-02T08:01:00.000Z",
+            "message": {"role": "user", "timestamp": 1772438460000u64, "content": title}}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::create_dir_all(root.join("--home-u-b--")).unwrap();
+    std::fs::write(root.join("--home-u-b--").join(file), text).unwrap();
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    // pi's order, each order and filter of the page's own, and a typed filter.
+    for list in [
+        "/?all=true",
+        "/?project=%2Fhome%2Fu%2Fb",
+        "/?all=true&sort=cost",
+        "/?all=true&sort=oldest&since=2026-01-01",
+        "/?all=true&q=tttt",
+    ] {
+        let page = get(s.port, list, None, &[]);
+        assert!(
+            page.status == 200 && page.body.contains(file),
+            "{list}: {}",
+            page.body
+        );
+        assert!(
+            !page.body.contains(&SECRET[..8]),
+            "{list} shows the secret's start: {}",
+            page.body
+        );
+    }
+}
+
+#[test]
 fn a_secret_across_the_cut_of_a_long_text_is_redacted_on_both_sides() {
     let (_dir, root, db) = corpus();
     let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);

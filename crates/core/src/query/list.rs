@@ -192,16 +192,10 @@ pub fn list_sessions(
         // whole rows in it is a seek each (41 against 19 ms for 10,000 sessions in file order).
         w.and("+s.state = 1", []);
     }
-    let order = match &opts.cwd {
-        // listAll(): pre-sorted by the fractional mtimeMs desc, then basename desc; the sort by
-        // modified is stable.
-        None => "modified DESC, f.mtime_ns DESC, f.name COLLATE pi DESC",
-        // list(cwd): pre-sorted by file name desc.
-        Some(cwd) => {
-            cwd_filter(scope, cwd, &mut w);
-            "modified DESC, f.name COLLATE pi DESC"
-        }
-    };
+    if let Some(cwd) = &opts.cwd {
+        cwd_filter(scope, cwd, &mut w);
+    }
+    let order = pi_order(opts);
     let rows = rows_of(scope, opts);
     let mut out = match opts.limit {
         Some(n) if n > 0 => {
@@ -220,6 +214,136 @@ pub fn list_sessions(
     if opts.with_text {
         for info in &mut out {
             info.all_messages_text = Some(all_messages_text(conn, info.file_id)?);
+        }
+    }
+    Ok(out)
+}
+
+/// pi's order of a listing over `sessions s JOIN files f`, by the alias `modified`.
+fn pi_order(opts: &ListOptions) -> &'static str {
+    match opts.cwd {
+        // listAll(): pre-sorted by the fractional mtimeMs desc, then basename desc; the sort by
+        // modified is stable.
+        None => "modified DESC, f.mtime_ns DESC, f.name COLLATE pi DESC",
+        // list(cwd): pre-sorted by file name desc.
+        Some(_) => "modified DESC, f.name COLLATE pi DESC",
+    }
+}
+
+/// A listing narrowed by what pidx keeps of each session beside pi's row (its figures,
+/// `session_figures`) and ordered by them: the sessions page's own filters and orders.
+#[derive(Debug, Clone, Default)]
+pub struct Narrow {
+    /// Only sessions whose most used model contains this, in any case (of ASCII letters:
+    /// SQLite's `lower`; model names are ASCII).
+    pub model: Option<String>,
+    /// Only sessions modified at or after / before these (epoch ms).
+    pub since_ms: Option<i64>,
+    pub until_ms: Option<i64>,
+    /// Only sessions with a failed tool call.
+    pub errors: bool,
+    pub order: NarrowOrder,
+}
+
+/// The orders a [`Narrow`] offers; each keeps pi's order among equals.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum NarrowOrder {
+    /// pi's order.
+    #[default]
+    Newest,
+    /// pi's order reversed.
+    Oldest,
+    /// The most expensive first.
+    Cost,
+    /// The most messages first.
+    Messages,
+}
+
+/// The sessions of the listing `opts` names (one project or every one; `limit` and
+/// `with_text` are not used) that pass `narrow`, as file ids in its order, and how many the
+/// listing holds before it. Reads narrow columns only, in one query: the page then reads its
+/// own rows whole ([`sessions_by_id`]).
+///
+/// # Errors
+/// Index errors only.
+pub fn narrowed(
+    conn: &Connection,
+    scope: &Scope,
+    opts: &ListOptions,
+    narrow: &Narrow,
+) -> rusqlite::Result<(Vec<i64>, usize)> {
+    let rows = format!(
+        "{} LEFT JOIN session_figures g ON g.file_id = s.file_id",
+        rows_of(scope, opts)
+    );
+    let mut w = project_files(scope, opts.cwd.as_deref());
+    w.and("+s.state = 1", []);
+    let before: i64 = conn
+        .prepare_cached(&format!("SELECT count(*) FROM {rows} WHERE {}", w.sql()))?
+        .query_row(w.params(), |r| r.get(0))?;
+    if let Some(m) = narrow
+        .model
+        .as_deref()
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+    {
+        w.and("instr(lower(g.model), ?) > 0", [text(m.to_lowercase())]);
+    }
+    if narrow.errors {
+        w.and("g.tool_errors > 0", []);
+    }
+    if let Some(t) = narrow.since_ms {
+        w.and(format!("{MODIFIED} >= ?"), [int(t)]);
+    }
+    if let Some(t) = narrow.until_ms {
+        w.and(format!("{MODIFIED} < ?"), [int(t)]);
+    }
+    let pi = pi_order(opts);
+    let order = match narrow.order {
+        NarrowOrder::Newest => pi.to_string(),
+        NarrowOrder::Oldest => pi.replace(" DESC", " ASC"),
+        NarrowOrder::Cost => format!("coalesce(g.cost, 0) DESC, {pi}"),
+        NarrowOrder::Messages => format!("s.message_count DESC, {pi}"),
+    };
+    let sql = format!(
+        "SELECT s.file_id, {MODIFIED} AS modified FROM {rows} WHERE {} ORDER BY {order}",
+        w.sql()
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let ids = stmt.query_map(w.params(), |r| r.get(0))?;
+    Ok((
+        ids.collect::<rusqlite::Result<_>>()?,
+        usize::try_from(before).unwrap_or(0),
+    ))
+}
+
+/// The listing rows of the sessions `file_ids`, in that order (ids not listed are left out),
+/// with their gateway metadata as [`list_sessions`] gives it, for showing their titles: a huge
+/// first message is its first `huge::TITLE_CHARS` characters, as the session row keeps it,
+/// not read whole from `big_texts` (100 MB to show a line of it).
+///
+/// # Errors
+/// Index errors only.
+pub fn sessions_by_id(
+    conn: &Connection,
+    scope: &Scope,
+    file_ids: &[i64],
+) -> rusqlite::Result<Vec<SessionInfo>> {
+    let ids = serde_json::to_string(file_ids).unwrap_or_else(|_| "[]".into());
+    let sql = format!(
+        "SELECT {} FROM {EVERY_SESSION}
+         WHERE s.file_id IN (SELECT value FROM json_each(?1)) AND s.state = 1",
+        INFO.replace("{modified}", MODIFIED)
+            .replace("s.first_message_line", "NULL")
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut found: std::collections::HashMap<i64, SessionInfo> = stmt
+        .query_map([ids], |r| info(conn, r).map(|s| (s.file_id, s)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut out: Vec<SessionInfo> = file_ids.iter().filter_map(|id| found.remove(id)).collect();
+    if scope.has_gateway() {
+        for info in &mut out {
+            add_gateway(conn, info, scope.include_silent)?;
         }
     }
     Ok(out)
