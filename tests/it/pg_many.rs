@@ -123,7 +123,7 @@ impl Machine {
         } else {
             format!("\"{}\"", id(i - 1))
         };
-        let message = if i % 2 == 0 {
+        let message = if i.is_multiple_of(2) {
             format!(r#"{{"role":"user","content":"{MARKER} question {i}","timestamp":{i}}}"#)
         } else {
             format!(
@@ -362,14 +362,23 @@ fn ten_sources_push_at_once_while_twenty_readers_see_whole_pushes_or_none() {
                 st.lock().unwrap().push(m.sync_and_answer());
                 run(&mut m.push(url), m.tmp.path());
                 if n < AGAIN {
-                    m.change(4, 8, 2);
+                    let (new, grown) = (4, 2);
+                    m.change(new, 8, grown);
                     st.lock().unwrap().push(m.sync_and_answer());
                     let (mut a, mut b) = (m.push(url), m.push(url));
                     let (scratch_a, scratch_b) = (m.tmp.path(), m.tmp.path());
-                    std::thread::scope(|both| {
-                        both.spawn(|| run(&mut a, scratch_a));
-                        both.spawn(|| run(&mut b, scratch_b));
+                    let reports = std::thread::scope(|both| {
+                        let a = both.spawn(|| parse(&run(&mut a, scratch_a)));
+                        let b = both.spawn(|| parse(&run(&mut b, scratch_b)));
+                        [a.join().unwrap(), b.join().unwrap()]
                     });
+                    // Between them they sent the change once.
+                    let sum = |k: &str| reports.iter().map(|r| r[k].as_u64().unwrap()).sum::<u64>();
+                    assert_eq!(
+                        (sum("new"), sum("appended")),
+                        (new as u64, grown as u64),
+                        "{reports:?}"
+                    );
                 }
             });
         }
