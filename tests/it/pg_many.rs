@@ -344,6 +344,14 @@ fn ten_sources_push_at_once_while_twenty_readers_see_whole_pushes_or_none() {
     let first_round = started.elapsed();
 
     let stop = Arc::new(AtomicBool::new(false));
+    // Stops the readers however this test ends: a failed push must not leave them reading.
+    struct Stop(Arc<AtomicBool>);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+    let stopping = Stop(stop.clone());
     let readers: Vec<_> = (0..READERS)
         .map(|n| {
             let (url, stop) = (s.url.clone(), stop.clone());
@@ -358,9 +366,16 @@ fn ten_sources_push_at_once_while_twenty_readers_see_whole_pushes_or_none() {
         for (n, (m, st)) in machines.iter_mut().zip(&states).enumerate() {
             let url = &s.url;
             scope.spawn(move || {
-                m.change(8, 8, 3);
+                let (new, grown) = (8, 3);
+                m.change(new, 8, grown);
                 st.lock().unwrap().push(m.sync_and_answer());
-                run(&mut m.push(url), m.tmp.path());
+                let report = parse(&run(&mut m.push(url), m.tmp.path()));
+                // Incremental: the new sessions, and only the new entries of the grown ones.
+                assert_eq!(
+                    (report["new"].as_u64(), report["appended"].as_u64()),
+                    (Some(new as u64), Some(grown as u64)),
+                    "{report}"
+                );
                 if n < AGAIN {
                     let (new, grown) = (4, 2);
                     m.change(new, 8, grown);
@@ -384,7 +399,7 @@ fn ten_sources_push_at_once_while_twenty_readers_see_whole_pushes_or_none() {
         }
     });
     let pushing = pushes.elapsed();
-    stop.store(true, Ordering::SeqCst);
+    drop(stopping);
     let seen: Vec<Seen> = readers.into_iter().map(|r| r.join().unwrap()).collect();
 
     let states: Vec<Vec<Answer>> = states.iter().map(|s| s.lock().unwrap().clone()).collect();
