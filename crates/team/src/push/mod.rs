@@ -349,3 +349,73 @@ mod user_tests {
         assert_eq!(user_name(env(None, None), "", None), "unknown-user");
     }
 }
+
+#[cfg(test)]
+mod change_tests {
+    use super::{change_for, hash, Change, LocalFile, Remote, WINDOW};
+    use crate::pg::values::Val;
+    use crate::pg::writer::SESSION_COLS;
+
+    /// The index's record of `path` synced over its first `bytes` (`lines` lines).
+    fn local(path: &str, bytes: &[u8], lines: i64) -> LocalFile {
+        let head = &bytes[..bytes.len().min(WINDOW)];
+        let tail = &bytes[bytes.len().saturating_sub(WINDOW)..];
+        LocalFile {
+            file_id: 1,
+            path: path.into(),
+            root: "/r".into(),
+            ino: 7,
+            offset: bytes.len() as i64,
+            head_hash: hash(head),
+            lines,
+            leaf_seq: Some(lines - 1),
+            session: SESSION_COLS
+                .iter()
+                .map(|c| Val::Int((c.0 == "tail_hash").then(|| hash(tail))))
+                .collect(),
+            summary_hash: 0,
+        }
+    }
+
+    /// What the server keeps of the same sync.
+    fn remote(f: &LocalFile) -> Remote {
+        Remote {
+            fid: 1,
+            root: f.root.clone(),
+            ino: f.ino,
+            head_hash: f.head_hash,
+            tail_hash: f.tail_hash(),
+            offset: f.offset,
+            lines: f.lines,
+            leaf_seq: f.leaf_seq,
+            summary_hash: f.summary_hash,
+        }
+    }
+
+    #[test]
+    fn an_append_to_a_file_shorter_than_the_head_window_is_sent_as_an_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let path_str = path.to_str().unwrap();
+        let before = b"{\"type\":\"session\"}\n{\"a\":1}\n".to_vec();
+        let sent = remote(&local(path_str, &before, 2));
+        for (grown, want) in [
+            (
+                [before.as_slice(), b"{\"b\":2}\n"].concat(),
+                Change::Append {
+                    after_seq: 1,
+                    from_line: 2,
+                },
+            ),
+            // The bytes the server has were edited: everything again.
+            (
+                b"{\"type\":\"session\"}\n{\"a\":9}\n{\"b\":2}\n".to_vec(),
+                Change::Full,
+            ),
+        ] {
+            std::fs::write(&path, &grown).unwrap();
+            let now = local(path_str, &grown, 3);
+            assert_eq!(change_for(&now, Some(&sent)).unwrap(), Some(want));
+        }
+    }
+}
