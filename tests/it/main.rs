@@ -36,6 +36,7 @@ mod openclaw_cli;
 mod openclaw_watch;
 mod overflow;
 mod pg;
+mod pg_many;
 mod pg_rank;
 mod pg_reads;
 mod pi_package;

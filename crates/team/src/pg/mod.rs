@@ -68,12 +68,17 @@ pub fn connect_reader(url: &str) -> Result<Client> {
 }
 
 /// A `READ ONLY` transaction: the server refuses any write inside it, whatever the role may do.
+/// `REPEATABLE READ`: an answer is several statements (a listing and its handles, a search's
+/// totals and its matches), and under the default `READ COMMITTED` a push committing between
+/// them would give an answer made of two states of the server; one snapshot makes it one
+/// state. A read-only transaction at this level never fails to serialize.
 ///
 /// # Errors
 /// Server errors.
 pub fn read_only(client: &mut Client) -> Result<postgres::Transaction<'_>> {
     client
         .build_transaction()
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
         .read_only(true)
         .start()
         .map_err(server_err)

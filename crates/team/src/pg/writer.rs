@@ -1,6 +1,6 @@
 //! The one write path to the server (`pidx push`): transcripts' changes in batches, each batch
-//! one transaction, so a push killed at any point leaves every transcript as it was before or
-//! after, and the next push completes it. A batch is a handful of statements whatever its size:
+//! a savepoint of the push's one transaction (`push::push`), so readers see a push whole or not
+//! at all, and a push killed at any point leaves the server as it was. A batch is a handful of statements whatever its size:
 //! file ids reserved from the sequence up front, removals by `fid = ANY(...)`, rows by binary
 //! `COPY`, and one re-ranking of the copies made by forks (the SQLite rule of `store::copies`,
 //! per source: the session with the earliest header time, then the smallest path, holds the
@@ -9,7 +9,7 @@
 use std::io::Write as _;
 use std::sync::LazyLock;
 
-use postgres::{Client, Transaction};
+use postgres::{Client, GenericClient, Transaction};
 
 use super::server_err;
 use super::values::{copy_header, copy_row, copy_trailer, Ty, Val};
@@ -221,11 +221,12 @@ impl Batch {
     }
 }
 
-/// Writes a batch in one transaction.
+/// Writes a batch in one transaction (a savepoint when `client` is already in one: a push's
+/// batches are one transaction, `push::push`).
 ///
 /// # Errors
 /// Server errors (the transaction is rolled back: the server keeps the previous state).
-pub fn write_batch(client: &mut Client, source: &str, batch: &Batch) -> Result<()> {
+pub fn write_batch(client: &mut impl GenericClient, source: &str, batch: &Batch) -> Result<()> {
     if batch.is_empty() {
         return Ok(());
     }
@@ -281,7 +282,10 @@ pub fn write_batch(client: &mut Client, source: &str, batch: &Batch) -> Result<(
 /// Statistics that still describe a (nearly) empty table after a large `COPY` make the
 /// re-ranking's join scan the table per row (minutes for a first push into an empty
 /// database): when this batch added more entries than the table's estimate holds, entries and
-/// sessions are analysed first (a sample; allowed inside the transaction).
+/// sessions are analysed first (a sample; allowed inside the transaction). `SKIP_LOCKED`: the
+/// lock ANALYZE takes is held to the end of the push's transaction, so another source's push
+/// already analysing would make this one wait for its whole push; its fresh statistics (written
+/// in place, seen at once) serve this one too.
 fn refresh_statistics(tx: &mut Transaction, batch: &Batch) -> Result<()> {
     let added: usize = batch
         .files
@@ -296,7 +300,7 @@ fn refresh_statistics(tx: &mut Transaction, batch: &Batch) -> Result<()> {
         .map_err(server_err)?
         .get(0);
     if f64::from(estimate) < added as f64 {
-        tx.batch_execute("ANALYZE entries, sessions")
+        tx.batch_execute("ANALYZE (SKIP_LOCKED) entries, sessions")
             .map_err(server_err)?;
     }
     Ok(())

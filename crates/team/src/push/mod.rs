@@ -2,7 +2,7 @@
 //! transcript, the sync state it was sent (inode, offset, head and tail hashes, last entry);
 //! comparing it with the local `files` row says what to send: nothing, the summary, the new
 //! entries (an append: the server's tail window still matches the file), or everything (a
-//! rewrite). Changes go in batches, each one server transaction (`pg::writer`), under a
+//! rewrite). Changes go in batches (`pg::writer`), all in one server transaction, under a
 //! per-source advisory lock; transcripts gone from this machine are removed. Secrets are
 //! redacted before anything leaves (`local`), unless `PushOptions::redact` is off.
 
@@ -12,7 +12,7 @@ pub mod worker;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 
-use postgres::Client;
+use postgres::{Client, Transaction};
 use rusqlite::Connection;
 
 use crate::pg::writer::{self, Batch, Change};
@@ -122,7 +122,7 @@ fn uid() -> Option<u32> {
 /// `waiting` is called when another push of the same source holds its lock.
 ///
 /// # Errors
-/// Server and index errors. Transcripts already sent stay sent; the next push goes on.
+/// Server and index errors. The server keeps what it held before; the next push sends it all.
 pub fn push(
     conn: &Connection,
     scope: &Scope,
@@ -146,8 +146,13 @@ pub fn push(
         )
         .map_err(server_err)?;
     lock_source(client, &opts.source, waiting)?;
-    let mut remote = remote_state(client, &opts.source)?;
     session_settings(client)?;
+    // The whole push is one transaction, its batches savepoints in it: a reader sees all of a
+    // push or none of it. Committed batch by batch, readers saw a source with part of a push's
+    // new sessions (tests/it/pg_many.rs, issue 52). A push killed or failed at any point still
+    // leaves the server as it was; the next push sends everything again.
+    let mut tx = client.transaction().map_err(server_err)?;
+    let mut remote = remote_state(&mut tx, &opts.source)?;
     let files = local::files(conn, scope)?;
     let mut batch = Batch::default();
     for f in &files {
@@ -169,11 +174,11 @@ pub fn push(
         }
         batch.add(old.map(|r| r.fid), rows, change);
         if batch.full() {
-            writer::write_batch(client, &opts.source, &std::mem::take(&mut batch))?;
+            writer::write_batch(&mut tx, &opts.source, &std::mem::take(&mut batch))?;
         }
     }
     delete_gone(
-        client,
+        &mut tx,
         scope,
         &files,
         &remote,
@@ -181,22 +186,23 @@ pub fn push(
         &mut batch,
         &mut report,
     )?;
-    writer::write_batch(client, &opts.source, &batch)?;
+    writer::write_batch(&mut tx, &opts.source, &batch)?;
+    tx.execute(
+        "UPDATE sources SET last_push = now(), pidx = $2 WHERE name = $1",
+        &[&opts.source, &env!("CARGO_PKG_VERSION")],
+    )
+    .map_err(server_err)?;
+    tx.commit().map_err(server_err)?;
     if report.changed() > 0 {
         // Words written since the last flush wait in the GIN index's pending list, which every
         // search reads through; merge them now rather than on the first searches. Only the
-        // index's owner may: another writer role leaves it to autovacuum.
+        // index's owner may: another writer role leaves it to autovacuum. After the commit: a
+        // failure inside the push's transaction would undo the push.
         let _ = client.execute(
             "SELECT gin_clean_pending_list('entry_text_words'::regclass)",
             &[],
         );
     }
-    client
-        .execute(
-            "UPDATE sources SET last_push = now(), pidx = $2 WHERE name = $1",
-            &[&opts.source, &env!("CARGO_PKG_VERSION")],
-        )
-        .map_err(server_err)?;
     client
         .execute("SELECT pg_advisory_unlock_all()", &[])
         .map_err(server_err)?;
@@ -205,7 +211,7 @@ pub fn push(
 
 /// Transcripts the server holds under these roots that this machine no longer has.
 fn delete_gone(
-    client: &mut Client,
+    client: &mut Transaction,
     scope: &Scope,
     files: &[LocalFile],
     remote: &HashMap<String, Remote>,
@@ -248,7 +254,7 @@ fn session_settings(client: &mut Client) -> Result<()> {
         .map_err(server_err)
 }
 
-fn remote_state(client: &mut Client, source: &str) -> Result<HashMap<String, Remote>> {
+fn remote_state(client: &mut Transaction, source: &str) -> Result<HashMap<String, Remote>> {
     let rows = client
         .query(
             "SELECT path, fid, root, ino, head_hash, tail_hash, byte_offset, lines, leaf_seq,
@@ -283,7 +289,11 @@ fn change_for(f: &LocalFile, remote: Option<&Remote>) -> Result<Option<Change>> 
     let Some(r) = remote else {
         return Ok(Some(Change::Full));
     };
-    let same_file = r.ino == f.ino && r.head_hash == f.head_hash;
+    // The head hash covers the first `WINDOW` bytes, so a file shorter than that has a head
+    // that grows with it: its old head is the prefix the tail check below reads (found by
+    // tests/it/pg_many.rs: every append to a small transcript was sent as a rewrite).
+    let same_head = r.head_hash == f.head_hash || r.offset < WINDOW as i64;
+    let same_file = r.ino == f.ino && same_head;
     let grown = f.offset >= r.offset && f.lines >= r.lines && f.leaf_seq >= r.leaf_seq;
     if !same_file || !grown {
         return Ok(Some(Change::Full));
@@ -337,5 +347,75 @@ mod user_tests {
         assert_eq!(user_name(env(None, None), PASSWD, Some(0)), "root");
         assert_eq!(user_name(env(None, None), PASSWD, Some(4242)), "uid4242");
         assert_eq!(user_name(env(None, None), "", None), "unknown-user");
+    }
+}
+
+#[cfg(test)]
+mod change_tests {
+    use super::{change_for, hash, Change, LocalFile, Remote, WINDOW};
+    use crate::pg::values::Val;
+    use crate::pg::writer::SESSION_COLS;
+
+    /// The index's record of `path` synced over its first `bytes` (`lines` lines).
+    fn local(path: &str, bytes: &[u8], lines: i64) -> LocalFile {
+        let head = &bytes[..bytes.len().min(WINDOW)];
+        let tail = &bytes[bytes.len().saturating_sub(WINDOW)..];
+        LocalFile {
+            file_id: 1,
+            path: path.into(),
+            root: "/r".into(),
+            ino: 7,
+            offset: bytes.len() as i64,
+            head_hash: hash(head),
+            lines,
+            leaf_seq: Some(lines - 1),
+            session: SESSION_COLS
+                .iter()
+                .map(|c| Val::Int((c.0 == "tail_hash").then(|| hash(tail))))
+                .collect(),
+            summary_hash: 0,
+        }
+    }
+
+    /// What the server keeps of the same sync.
+    fn remote(f: &LocalFile) -> Remote {
+        Remote {
+            fid: 1,
+            root: f.root.clone(),
+            ino: f.ino,
+            head_hash: f.head_hash,
+            tail_hash: f.tail_hash(),
+            offset: f.offset,
+            lines: f.lines,
+            leaf_seq: f.leaf_seq,
+            summary_hash: f.summary_hash,
+        }
+    }
+
+    #[test]
+    fn an_append_to_a_file_shorter_than_the_head_window_is_sent_as_an_append() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let path_str = path.to_str().unwrap();
+        let before = b"{\"type\":\"session\"}\n{\"a\":1}\n".to_vec();
+        let sent = remote(&local(path_str, &before, 2));
+        for (grown, want) in [
+            (
+                [before.as_slice(), b"{\"b\":2}\n"].concat(),
+                Change::Append {
+                    after_seq: 1,
+                    from_line: 2,
+                },
+            ),
+            // The bytes the server has were edited: everything again.
+            (
+                b"{\"type\":\"session\"}\n{\"a\":9}\n{\"b\":2}\n".to_vec(),
+                Change::Full,
+            ),
+        ] {
+            std::fs::write(&path, &grown).unwrap();
+            let now = local(path_str, &grown, 3);
+            assert_eq!(change_for(&now, Some(&sent)).unwrap(), Some(want));
+        }
     }
 }
