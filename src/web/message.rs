@@ -236,7 +236,7 @@ fn block(ctx: &Ctx, b: &Block, at: &At, pointer: &str, how: &Said) -> Markup {
         Block::Thinking(t) => html! {
             @if !t.trim().is_empty() {
                 details.thinking {
-                    summary { "thinking · " span.first { (ctx.clean(&crate::term::one_line_upto(t.trim(), 100))) } }
+                    summary { "thinking · " span.first { (ctx.line(t.trim(), 100)) } }
                     (md(ctx, t, at, &format!("{pointer}/thinking")))
                 }
             }
@@ -284,13 +284,12 @@ struct Call<'a, 'p> {
     started: Option<i64>,
 }
 
-/// What a call is about in one line: its path, command or pattern.
-fn call_subject(args: &Value) -> String {
-    let s = ["path", "command", "file_path", "pattern", "url", "query"]
+/// What a call is about: its path, command or pattern (a line of it is shown, `Ctx::line`).
+fn call_subject(args: &Value) -> &str {
+    ["path", "command", "file_path", "pattern", "url", "query"]
         .iter()
         .find_map(|k| str_of(args, k).filter(|s| !s.is_empty()))
-        .unwrap_or_default();
-    crate::term::one_line_upto(s, 90)
+        .unwrap_or_default()
 }
 
 /// A duration as the CLI says it: `850ms`, `4.2s`, `3m 10s`.
@@ -329,7 +328,7 @@ fn tool_call(ctx: &Ctx, c: &Call, at: &At) -> Markup {
             summary {
                 span.tool { (ctx.clean(c.name)) }
                 @let subject = call_subject(c.args);
-                @if !subject.is_empty() { " " code.subject { (ctx.clean(&subject)) } }
+                @if !subject.is_empty() { " " code.subject { (ctx.line(subject, 90)) } }
                 " · " span.status { (status) }
                 @if let Some(ms) = took { " · " span.took { (duration(ms)) } }
             }

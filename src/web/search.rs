@@ -185,7 +185,7 @@ fn results(
         @for (_, group) in &groups {
             @let first = group[0];
             section.group {
-                h2 { a href=(page::session_url(&first.path, first.source.as_deref())) { (ctx.clean(&crate::term::one_line_upto(&first.title, 120))) } }
+                h2 { a href=(page::session_url(&first.path, first.source.as_deref())) { (ctx.line(&first.title, 120)) } }
                 p.meta { @if let Some(s) = &first.source { span.source { (ctx.clean(s)) } " · " } (ctx.clean(&first.cwd)) }
                 ul.hits {
                     @for h in group {

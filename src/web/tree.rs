@@ -132,7 +132,7 @@ pub async fn page(
                                 @if leaf { span.star { "★ " } }
                                 span.kind { (ctx.clean(n.role.as_deref().or(n.kind.as_deref()).unwrap_or("?"))) }
                                 " "
-                                span.text { (ctx.clean(&crate::term::one_line_upto(n.text.as_deref().unwrap_or_default(), 140))) }
+                                span.text { (ctx.line(n.text.as_deref().unwrap_or_default(), 140)) }
                             }
                             @if let Some(l) = &n.label { " " span.label { (ctx.clean(l)) } }
                         }

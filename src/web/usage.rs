@@ -297,7 +297,7 @@ fn top_table(ctx: &Ctx, top: &[crate::present::report::data::TopSession]) -> Mar
             tbody {
                 @for s in top {
                     tr {
-                        td.title { a href=(page::session_url(&s.path, None)) { (ctx.clean(&crate::term::one_line_upto(if s.title.is_empty() { &s.id } else { &s.title }, 100))) } }
+                        td.title { a href=(page::session_url(&s.path, None)) { (ctx.line(if s.title.is_empty() { &s.id } else { &s.title }, 100)) } }
                         td.cwd { (ctx.clean(&s.cwd)) }
                         td.n { (page::money(s.figures.cost)) }
                         td.n { (page::num(s.figures.total_tokens)) }

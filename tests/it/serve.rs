@@ -190,38 +190,51 @@ fn pages_carry_the_csp_and_show_transcripts_escaped_and_redacted() {
 }
 
 #[test]
-fn a_secret_across_a_title_s_cut_is_redacted_in_every_list() {
+fn a_secret_across_a_line_s_cut_is_redacted_wherever_a_line_is_shown() {
     let (_dir, root, db) = corpus();
-    // A first message whose secret straddles the 120 characters a list shows of a title.
-    let title = format!("{} {SECRET} end", "t".repeat(100));
+    // A title, a thinking block's first line and a command whose secret straddles the
+    // characters a page shows of them (120, 100 and 90).
+    let title = format!("{}{SECRET} end", "tiger ".repeat(17));
     let file = "2026-03-02T08-00-00-000Z_aaaaaaaa-0000-7000-8000-000000000002.jsonl";
     let lines = [
         serde_json::json!({"type": "session", "version": 3, "id": "aaaaaaaa-0000-7000-8000-000000000002", "timestamp": "2026-03-02T08:00:00.000Z", "cwd": "/home/u/b"}),
         serde_json::json!({"type": "message", "id": "e1", "parentId": null, "timestamp": "2026-03-02T08:01:00.000Z",
             "message": {"role": "user", "timestamp": 1772438460000u64, "content": title}}),
+        serde_json::json!({"type": "message", "id": "e2", "parentId": "e1", "timestamp": "2026-03-02T08:02:00.000Z",
+            "message": {"role": "assistant", "timestamp": 1772438520000u64, "provider": "p", "model": "m",
+                "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2, "cost": {"total": 0.5}},
+                "content": [
+                    {"type": "thinking", "thinking": format!("{} {SECRET} more", "k".repeat(95))},
+                    {"type": "toolCall", "id": "c1", "name": "bash",
+                     "arguments": {"command": format!("echo {} {SECRET}", "y".repeat(80))}}]}}),
     ];
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::create_dir_all(root.join("--home-u-b--")).unwrap();
     std::fs::write(root.join("--home-u-b--").join(file), text).unwrap();
     let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
-    // pi's order, each order and filter of the page's own, and a typed filter.
-    for list in [
+    // pi's order, each order and filter of the list's own, a typed filter, the session, its
+    // tree, a search and the usage page's most expensive sessions.
+    for page in [
         "/?all=true",
         "/?project=%2Fhome%2Fu%2Fb",
         "/?all=true&sort=cost",
         "/?all=true&sort=oldest&since=2026-01-01",
-        "/?all=true&q=tttt",
+        "/?all=true&q=tiger",
+        &format!("/s/{file}"),
+        &format!("/s/{file}/tree"),
+        "/search?q=tiger",
+        "/usage",
     ] {
-        let page = get(s.port, list, None, &[]);
+        let got = get(s.port, page, None, &[]);
         assert!(
-            page.status == 200 && page.body.contains(file),
-            "{list}: {}",
-            page.body
+            got.status == 200 && got.body.contains("tiger tiger"),
+            "{page}: {}",
+            got.body
         );
         assert!(
-            !page.body.contains(&SECRET[..8]),
-            "{list} shows the secret's start: {}",
-            page.body
+            !got.body.contains(&SECRET[..5]),
+            "{page} shows the secret's start: {}",
+            got.body
         );
     }
 }
