@@ -162,19 +162,26 @@ fn local_extras(
         }
     }
     let grid = crate::query::activity::week_hours(conn, zone)?;
-    let by_session = crate::query::stats::stats(
-        conn,
-        scope,
-        &StatsOptions {
-            dims: vec![Dim::Session],
-            since_ms: None,
-            until_ms: None,
-            cwd: None,
-            zone: zone.clone(),
-        },
-    )?;
-    let mut top = crate::present::report::data::top_sessions(conn, zone, by_session)?;
-    top.truncate(TOP);
+    // `stats --by session`'s first rows by cost, from the figures kept a session: the table
+    // shows cost, tokens and tool calls, which is what these rows carry (the other figures
+    // stay zero).
+    let by_session = crate::query::per_session::most_expensive(conn, scope, TOP)?
+        .into_iter()
+        .map(|(path, f)| Row {
+            key: [("session", path.clone())].into(),
+            key_order: vec![path],
+            figures: Figures {
+                sessions: 1,
+                assistant_messages: f.assistant,
+                tool_calls: f.tool_calls,
+                tool_errors: f.tool_errors,
+                total_tokens: f.tokens,
+                cost: f.cost,
+                ..Figures::default()
+            },
+        })
+        .collect();
+    let top = crate::present::report::data::top_sessions(conn, zone, by_session)?;
     Ok((grid, top))
 }
 

@@ -162,26 +162,29 @@ pub fn assert_rollups_agree(store: &Store, scope: &Scope, when: &str) -> usize {
 
 /// Asserts each session's figures row (`session_figures`, kept at ingest) equals the figures
 /// summed afresh from its entries' facts: cost, failed calls, assistant messages, and the model
-/// of most assistant messages (ties to the first in binary order, none without one).
+/// tokens, tool calls, and the model of most assistant messages (ties to the first in binary order, none without one).
 pub fn assert_figures_agree(store: &Store, when: &str) {
-    type Fig = (Option<String>, f64, i64, i64);
+    type Fig = (Option<String>, f64, i64, i64, i64, i64);
     let mut fresh: std::collections::BTreeMap<i64, Fig> = Default::default();
     let mut most: std::collections::HashMap<i64, i64> = Default::default();
     let mut stmt = store
         .conn
         .prepare(
-            "SELECT file_id, model, sum(assistant), sum(cost), sum(tool_errors) FROM usage_facts
-             GROUP BY file_id, model ORDER BY file_id, model",
+            "SELECT file_id, model, sum(assistant), sum(cost), sum(tool_errors),
+                    sum(input + output + cache_read + cache_write), sum(tool_calls)
+             FROM usage_facts GROUP BY file_id, model ORDER BY file_id, model",
         )
         .unwrap();
     let mut rows = stmt.query([]).unwrap();
     while let Some(r) = rows.next().unwrap() {
         let (id, model, assistant): (i64, String, i64) =
             (r.get(0).unwrap(), r.get(1).unwrap(), r.get(2).unwrap());
-        let f = fresh.entry(id).or_insert((None, 0.0, 0, 0));
+        let f = fresh.entry(id).or_insert((None, 0.0, 0, 0, 0, 0));
         f.1 += r.get::<_, f64>(3).unwrap();
         f.2 += r.get::<_, i64>(4).unwrap();
         f.3 += assistant;
+        f.4 += r.get::<_, i64>(5).unwrap();
+        f.5 += r.get::<_, i64>(6).unwrap();
         let best = most.entry(id).or_insert(0);
         if assistant > *best {
             *best = assistant;
@@ -190,11 +193,24 @@ pub fn assert_figures_agree(store: &Store, when: &str) {
     }
     let mut stmt = store
         .conn
-        .prepare("SELECT file_id, model, cost, tool_errors, assistant FROM session_figures ORDER BY file_id")
+        .prepare(
+            "SELECT file_id, model, cost, tool_errors, assistant, tokens, tool_calls
+             FROM session_figures ORDER BY file_id",
+        )
         .unwrap();
     let stored: std::collections::BTreeMap<i64, Fig> = stmt
         .query_map([], |r| {
-            Ok((r.get(0)?, (r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+            Ok((
+                r.get(0)?,
+                (
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ),
+            ))
         })
         .unwrap()
         .collect::<rusqlite::Result<_>>()
@@ -208,7 +224,7 @@ pub fn assert_figures_agree(store: &Store, when: &str) {
         let s = &stored[id];
         let close = (s.1 - f.1).abs() <= 1e-9 * f.1.abs().max(1.0);
         assert!(
-            close && (s.0.as_ref(), s.2, s.3) == (f.0.as_ref(), f.2, f.3),
+            close && (s.0.as_ref(), s.2, s.3, s.4, s.5) == (f.0.as_ref(), f.2, f.3, f.4, f.5),
             "session_figures of file {id} {when}: stored {s:?}, from the entries {f:?}"
         );
     }

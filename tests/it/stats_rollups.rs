@@ -252,3 +252,46 @@ fn one_project_counts_the_sessions_list_gives_for_it() {
         assert!(!seen.is_empty() || o.since_ms.is_some());
     }
 }
+
+#[test]
+fn the_most_expensive_sessions_are_the_first_of_stats_by_session() {
+    use pidx::query::per_session::most_expensive;
+    use pidx::query::stats::{Dim, StatsOptions, Zone};
+    let (tmp, root) = common::conformance_copy();
+    let (store, scope) = common::indexed(&root, &tmp.path().join("i.db"));
+    let mut by_session = stats(
+        &store.conn,
+        &scope,
+        &StatsOptions {
+            dims: vec![Dim::Session],
+            since_ms: None,
+            until_ms: None,
+            cwd: None,
+            zone: Zone::Local,
+        },
+    )
+    .unwrap();
+    // The usage page's and the report's order: by cost, stable over `stats`'s own order.
+    by_session.sort_by(|a, b| b.figures.cost.total_cmp(&a.figures.cost));
+    let costly = by_session.iter().filter(|r| r.figures.cost > 0.0).count();
+    assert!(costly > 10, "{costly} sessions with a cost");
+    for n in [1, 10, by_session.len() + 5] {
+        let top = most_expensive(&store.conn, &scope, n).unwrap();
+        let want: Vec<_> = by_session.iter().take(n).collect();
+        assert_eq!(top.len(), want.len(), "top {n}");
+        for ((path, f), r) in top.iter().zip(&want) {
+            assert_eq!(Some(path), r.key_order.first(), "top {n}");
+            assert!((f.cost - r.figures.cost).abs() <= 1e-9 * r.figures.cost.max(1.0));
+            assert_eq!(
+                (f.tokens, f.tool_calls, f.tool_errors, f.assistant),
+                (
+                    r.figures.total_tokens,
+                    r.figures.tool_calls,
+                    r.figures.tool_errors,
+                    r.figures.assistant_messages
+                ),
+                "{path}"
+            );
+        }
+    }
+}

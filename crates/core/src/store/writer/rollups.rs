@@ -45,11 +45,13 @@ ON CONFLICT DO UPDATE SET
 /// A session's figures (`migrations/0031_session_figures.sql`) summed again from its usage
 /// rollups: a few rows a file, read through their unique key.
 const FIGURES: &str = "
-INSERT OR REPLACE INTO session_figures(file_id, model, cost, tool_errors, assistant)
+INSERT OR REPLACE INTO session_figures(file_id, model, cost, tool_errors, assistant, tokens,
+                                       tool_calls)
 SELECT ?1,
        (SELECT m.model FROM usage_rollup m WHERE m.file_id = ?1 GROUP BY m.model
         HAVING sum(m.assistant) > 0 ORDER BY sum(m.assistant) DESC, m.model LIMIT 1),
-       sum(cost), sum(tool_errors), sum(assistant)
+       sum(cost), sum(tool_errors), sum(assistant),
+       sum(input) + sum(output) + sum(cache_read) + sum(cache_write), sum(tool_calls)
 FROM usage_rollup WHERE file_id = ?1 HAVING count(*) > 0";
 
 /// Adds a batch of new entries of `file_id` (those with `seq >= from_seq`) to the rollups, in
@@ -85,19 +87,24 @@ pub fn clear(tx: &Connection, file_id: i64) -> rusqlite::Result<()> {
 mod tests {
     use super::*;
 
-    type Figures = (i64, Option<String>, f64, i64, i64);
+    type Figures = (i64, Option<String>, f64, i64, i64, i64, i64);
 
     #[test]
     fn figures_sum_each_session_and_name_its_most_used_model() -> rusqlite::Result<()> {
         let conn = Connection::open_in_memory()?;
         conn.execute_batch(
-            "CREATE TABLE usage_rollup(file_id, t, model, provider, dup, assistant, cost, tool_errors);
-             CREATE TABLE session_figures(file_id PRIMARY KEY, model, cost, tool_errors, assistant);
+            "CREATE TABLE usage_rollup(file_id, t, model, provider, dup, assistant, cost, tool_errors,
+                                        input, output, cache_read, cache_write, tool_calls);
+             CREATE TABLE session_figures(file_id PRIMARY KEY, model, cost, tool_errors, assistant,
+                                          tokens, tool_calls);
              INSERT INTO usage_rollup VALUES
-               (1, 0, 'opus', 'a', 0, 3, 1.5, 0), (1, 900000, 'opus', 'a', 1, 1, 0.5, 1),
-               (1, 0, 'haiku', 'a', 0, 2, 0.25, 0), (1, 0, '(no model)', '-', 0, 0, 0.0, 2),
-               (2, 0, 'gpt', 'o', 0, 2, 0.1, 0), (2, 0, 'abc', 'o', 0, 2, 0.1, 0),
-               (3, 0, '(no model)', '-', 0, 0, 0.0, 1);",
+               (1, 0, 'opus', 'a', 0, 3, 1.5, 0, 1, 2, 3, 4, 5),
+               (1, 900000, 'opus', 'a', 1, 1, 0.5, 1, 10, 0, 0, 0, 1),
+               (1, 0, 'haiku', 'a', 0, 2, 0.25, 0, 0, 0, 0, 0, 0),
+               (1, 0, '(no model)', '-', 0, 0, 0.0, 2, 0, 0, 0, 0, 0),
+               (2, 0, 'gpt', 'o', 0, 2, 0.1, 0, 0, 0, 0, 0, 0),
+               (2, 0, 'abc', 'o', 0, 2, 0.1, 0, 0, 0, 0, 0, 0),
+               (3, 0, '(no model)', '-', 0, 0, 0.0, 1, 0, 0, 0, 0, 0);",
         )?;
         for id in 1..=4 {
             conn.execute(FIGURES, [id])?;
@@ -105,18 +112,26 @@ mod tests {
         let mut stmt = conn.prepare("SELECT * FROM session_figures ORDER BY file_id")?;
         let rows: Vec<Figures> = stmt
             .query_map([], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ))
             })?
             .collect::<rusqlite::Result<_>>()?;
         assert_eq!(
             rows,
             [
                 // Copies (dup 1) count: the figures are the session's own page's.
-                (1, Some("opus".into()), 2.25, 3, 6),
+                (1, Some("opus".into()), 2.25, 3, 6, 20, 6),
                 // A tie goes to the first model in binary order.
-                (2, Some("abc".into()), 0.2, 0, 4),
+                (2, Some("abc".into()), 0.2, 0, 4, 0, 0),
                 // No assistant message: no model.
-                (3, None, 0.0, 1, 0),
+                (3, None, 0.0, 1, 0, 0, 0),
                 // File 4 has no rollups, so no row.
             ]
         );
