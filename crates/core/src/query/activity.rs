@@ -33,7 +33,8 @@ pub fn week_hours(conn: &Connection, zone: &Zone) -> rusqlite::Result<[[i64; 24]
 }
 
 /// Failed tool results by the model of the assistant message before each (the `stats --by
-/// model` key). Failures are few; each finds its assistant through `entries_by_seq`.
+/// model` key). Failures are few: found through their partial index (migration 0032), each
+/// finds its assistant through `entries_by_seq`.
 const ERRORS_BY_MODEL: &str = "
 SELECT coalesce(a.response_model, a.model, '?'), count(*)
 FROM entries r

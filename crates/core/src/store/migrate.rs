@@ -38,6 +38,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../../migrations/0029_facts_never_null.sql"),
     include_str!("../../../../migrations/0030_skipped_files.sql"),
     include_str!("../../../../migrations/0031_session_figures.sql"),
+    include_str!("../../../../migrations/0032_failed_results.sql"),
 ];
 
 /// The schema version this build writes.
