@@ -14,7 +14,7 @@ use serde::Deserialize;
 use super::page::{self, Nav};
 use super::{blocking, App, Ctx, Fail};
 use crate::present::chart::{timeline, Bounds};
-use crate::query::stats::{figures as stats, Dim, Figures, Row, StatsOptions, Zone};
+use crate::query::stats::{figures as stats, stats_each, Dim, Figures, Row, StatsOptions, Zone};
 use crate::query::Reader;
 
 const DIMS: [&str; 9] = [
@@ -79,13 +79,23 @@ pub async fn page(
             cwd: None,
             zone: zone.clone(),
         };
-        let mut rows = stats(reader, &opts)?;
-        // The total is `pidx stats` without --by (sessions counted once, not once a group).
-        let overall = StatsOptions {
-            dims: Vec::new(),
-            ..opts
+        // The total is `pidx stats` without --by (sessions counted once, not once a group);
+        // locally both come from one read of the rollups.
+        let (mut rows, total) = match reader {
+            Reader::Local { conn, scope, .. } => {
+                let mut each = stats_each(conn, scope, &opts, &[vec![dim], Vec::new()])?;
+                let total = each.pop().and_then(|mut t| t.pop());
+                (each.pop().unwrap_or_default(), total)
+            }
+            _ => {
+                let rows = stats(reader, &opts)?;
+                let overall = StatsOptions {
+                    dims: Vec::new(),
+                    ..opts
+                };
+                (rows, stats(reader, &overall)?.pop())
+            }
         };
-        let total = stats(reader, &overall)?.pop();
         let extra = match reader {
             Reader::Local { conn, scope, .. } => Some(local_extras(conn, scope, &zone, dim, &mut rows)?),
             _ => None,

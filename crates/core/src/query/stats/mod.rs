@@ -310,6 +310,42 @@ pub fn stats(conn: &Connection, scope: &Scope, opts: &StatsOptions) -> Result<Ve
     Ok(finish(rolled::stats(conn, scope, opts)?, opts))
 }
 
+/// [`stats`] of `opts` grouped by each of `groupings` (its own `dims` are not used), as many
+/// calls of it would answer, reading the rollup rows once when the groupings read the same
+/// rows (the usage page: a grouping and the total).
+///
+/// # Errors
+/// Index errors.
+pub fn stats_each(
+    conn: &Connection,
+    scope: &Scope,
+    opts: &StatsOptions,
+    groupings: &[Vec<Dim>],
+) -> Result<Vec<Vec<Row>>> {
+    let with = |g: &Vec<Dim>| StatsOptions {
+        dims: g.clone(),
+        ..opts.clone()
+    };
+    // The rollup a grouping reads (tool or usage) and the copies it counts (per session, all).
+    let rows_of = |g: &Vec<Dim>| (g.contains(&Dim::Tool), g.contains(&Dim::Session));
+    let one_read = rollups_answer(opts)
+        && groupings
+            .iter()
+            .all(|g| rows_of(g) == groupings.first().map(rows_of).unwrap_or_default());
+    if !one_read {
+        return groupings
+            .iter()
+            .map(|g| stats(conn, scope, &with(g)))
+            .collect();
+    }
+    let dims: Vec<&[Dim]> = groupings.iter().map(Vec::as_slice).collect();
+    Ok(rolled::stats_each(conn, scope, opts, &dims)?
+        .into_iter()
+        .zip(groupings)
+        .map(|(rows, g)| finish(rows, &with(g)))
+        .collect())
+}
+
 /// [`stats`] summed from the entries themselves, never the rollups: what `stats` does when the
 /// rollups cannot answer exactly, and the reference the tests hold the rollups to.
 ///

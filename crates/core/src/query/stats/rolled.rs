@@ -104,25 +104,59 @@ struct Sum<'a> {
 /// # Errors
 /// Index errors.
 pub(super) fn stats(conn: &Connection, scope: &Scope, opts: &StatsOptions) -> Result<Vec<Row>> {
-    let mut sum = Sum {
-        dims: &opts.dims,
-        files: HashMap::new(),
-        names: Names::default(),
-        periods: Periods {
-            zone: &opts.zone,
-            seen: HashMap::new(),
-            last: (NULL, [NULL; 3]),
-        },
-        groups: HashMap::new(),
-        sums: Vec::new(),
-        key: Vec::with_capacity(opts.dims.len()),
-        last: None,
-        last_key: Vec::new(),
+    Ok(stats_each(conn, scope, opts, &[&opts.dims])?
+        .pop()
+        .unwrap_or_default())
+}
+
+/// [`stats`] of `opts` grouped by each of `groupings` in turn, from one read of the rollup
+/// rows (a page showing a grouping and its total read them twice). The groupings must read
+/// the same rows: the same rollup (all with a tool or none) and the same copies (all per
+/// session or none); `stats_each` in `mod.rs` checks.
+///
+/// # Errors
+/// Index errors.
+pub(super) fn stats_each(
+    conn: &Connection,
+    scope: &Scope,
+    opts: &StatsOptions,
+    groupings: &[&[Dim]],
+) -> Result<Vec<Vec<Row>>> {
+    let Some(first) = groupings.first() else {
+        return Ok(Vec::new());
     };
-    sum.read_files(conn, scope, opts)?;
-    let source = Source::of(&opts.dims);
+    let mut sums: Vec<Sum> = groupings
+        .iter()
+        .map(|dims| Sum {
+            dims,
+            files: HashMap::new(),
+            names: Names::default(),
+            periods: Periods {
+                zone: &opts.zone,
+                seen: HashMap::new(),
+                last: (NULL, [NULL; 3]),
+            },
+            groups: HashMap::new(),
+            sums: Vec::new(),
+            key: Vec::with_capacity(dims.len()),
+            last: None,
+            last_key: Vec::new(),
+        })
+        .collect();
+    for i in 0..sums.len() {
+        // A grouping with no key of a file's own (a period, a model, the total) needs only
+        // which files are in scope: the first grouping's, not a second read of 10,000 rows.
+        if i > 0 && !sums[i].dims.iter().any(|d| per_file(*d)) {
+            let ids: Vec<i64> = sums[0].files.keys().copied().collect();
+            sums[i].files = ids.into_iter().map(|id| (id, Vec::new())).collect();
+        } else {
+            sums[i].read_files(conn, scope, opts)?;
+        }
+    }
+    let files = &sums[0].files;
+    let source = Source::of(first);
     let (whole, slivers) = split(opts.since_ms, opts.until_ms);
-    let mut w = row_filter(&opts.dims, whole);
+    let mut w = row_filter(first, whole);
     // One project's (or gateway filter's) files are sought in the rollups' key index instead of
     // every rollup row being read and most dropped (`stats --cwd` of a 7-session project of
     // 10,000: every one of 40,000 rows read for 30 of them).
@@ -130,8 +164,8 @@ pub(super) fn stats(conn: &Connection, scope: &Scope, opts: &StatsOptions) -> Re
     // order can differ in its last digit.
     let narrowed = opts.cwd.is_some() || scope.narrows();
     let mut order = "";
-    if narrowed && sum.files.len() <= MAX_SOUGHT_FILES {
-        let ids: Vec<String> = sum.files.keys().map(i64::to_string).collect();
+    if narrowed && files.len() <= MAX_SOUGHT_FILES {
+        let ids: Vec<String> = files.keys().map(i64::to_string).collect();
         w.and(format!("e.file_id IN ({})", ids.join(", ")), []);
         order = " ORDER BY e.rowid";
     }
@@ -141,10 +175,10 @@ pub(super) fn stats(conn: &Connection, scope: &Scope, opts: &StatsOptions) -> Re
         source.rollup,
         w.sql()
     );
-    sum.read(conn, &sql, &w, source)?;
+    read(&mut sums, conn, &sql, &w, source)?;
     for (quarter, range) in slivers {
         let mut w = Where::after([int(quarter)]);
-        row_conditions(&mut w, &opts.dims, range);
+        row_conditions(&mut w, first, range);
         let sql = format!(
             "SELECT {} FROM {} WHERE rid IN (
                  SELECT e.rid FROM entries e
@@ -154,9 +188,46 @@ pub(super) fn stats(conn: &Connection, scope: &Scope, opts: &StatsOptions) -> Re
             source.rollup,
             w.sql()
         );
-        sum.read(conn, &sql, &w, source)?;
+        read(&mut sums, conn, &sql, &w, source)?;
     }
-    Ok(sum.rows())
+    Ok(sums.into_iter().map(Sum::rows).collect())
+}
+
+/// Adds every row `sql` gives (the columns of `source`) to each of `sums`.
+fn read(sums: &mut [Sum], conn: &Connection, sql: &str, w: &Where, source: Source) -> Result<()> {
+    let mut stmt = conn.prepare(sql)?;
+    let mut rows = stmt.query(w.params())?;
+    while let Some(r) = rows.next()? {
+        let (f, tool) = if source.tools {
+            let f = Figures {
+                tool_calls: r.get(5)?,
+                tool_results: r.get(6)?,
+                tool_errors: r.get(7)?,
+                ..Figures::default()
+            };
+            (f, text(r, 4)?)
+        } else {
+            let f = Figures {
+                user_messages: r.get(4)?,
+                assistant_messages: r.get(5)?,
+                tool_results: r.get(6)?,
+                tool_calls: r.get(7)?,
+                input: r.get(8)?,
+                output: r.get(9)?,
+                cache_read: r.get(10)?,
+                cache_write: r.get(11)?,
+                cost: r.get(12)?,
+                tool_errors: r.get(13)?,
+                compactions: r.get(14)?,
+                ..Figures::default()
+            };
+            (f, None)
+        };
+        for sum in sums.iter_mut() {
+            sum.add(r, tool, &f)?;
+        }
+    }
+    Ok(())
 }
 
 /// Where the figures come from: a rollup table, or the facts view it sums, read as the same
@@ -252,40 +323,6 @@ impl Sum<'_> {
                 .map(|i| Ok(self.names.id(text(r, i + 1)?)))
                 .collect::<Result<Vec<Code>>>()?;
             self.files.insert(r.get(0)?, keys);
-        }
-        Ok(())
-    }
-
-    /// Adds every row `sql` gives (the columns of `source`).
-    fn read(&mut self, conn: &Connection, sql: &str, w: &Where, source: Source) -> Result<()> {
-        let mut stmt = conn.prepare(sql)?;
-        let mut rows = stmt.query(w.params())?;
-        while let Some(r) = rows.next()? {
-            if source.tools {
-                let f = Figures {
-                    tool_calls: r.get(5)?,
-                    tool_results: r.get(6)?,
-                    tool_errors: r.get(7)?,
-                    ..Figures::default()
-                };
-                self.add(r, text(r, 4)?, &f)?;
-            } else {
-                let f = Figures {
-                    user_messages: r.get(4)?,
-                    assistant_messages: r.get(5)?,
-                    tool_results: r.get(6)?,
-                    tool_calls: r.get(7)?,
-                    input: r.get(8)?,
-                    output: r.get(9)?,
-                    cache_read: r.get(10)?,
-                    cache_write: r.get(11)?,
-                    cost: r.get(12)?,
-                    tool_errors: r.get(13)?,
-                    compactions: r.get(14)?,
-                    ..Figures::default()
-                };
-                self.add(r, None, &f)?;
-            }
         }
         Ok(())
     }
