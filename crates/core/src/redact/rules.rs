@@ -14,7 +14,8 @@ use std::sync::LazyLock;
 use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
 use super::entropy::{
-    cookie_holds_secret, looks_generated, looks_random, plausible_env_value, plausible_password,
+    cookie_holds_secret, letters_only, looks_generated, looks_random, plausible_env_value,
+    plausible_password, reads_as_words,
 };
 use super::Finding;
 
@@ -28,10 +29,15 @@ enum Check {
     PrivateKey,
     /// A password next to its name or in a URL: anything but a placeholder.
     Password,
+    /// A password after `password =`: also not a bare identifier (code's `password = TODO`).
+    ConnPassword,
     /// A value whose name says it is a secret: not a placeholder, path, number or word.
     EnvValue,
-    /// A bare value (a header's): it must look random.
+    /// A bare value: it must look random.
     Random,
+    /// A header's value: random, and not code reading a property (`Authorization:
+    /// headers.Authorization` in JavaScript).
+    HeaderValue,
     /// 40 characters of base64 near "secret" or a key id: both cases and a digit, as AWS
     /// writes them (a 40-character hex digest is not one).
     AwsSecret,
@@ -185,7 +191,7 @@ const RULE_TABLE: &[Rule] = &[
         name: "conn-password",
         pattern: r#"(?i:\bpassword|(?:^|;)\s*pwd)\s*=\s*\\?['"]?([^\s'"`;&()\[\]{}\\,]{1,128})"#,
         group: 1,
-        check: Check::Password,
+        check: Check::ConnPassword,
     },
     Rule {
         name: "env-secret",
@@ -197,7 +203,7 @@ const RULE_TABLE: &[Rule] = &[
         name: "auth-header",
         pattern: r"(?i:\b(?:proxy-)?authorization\s*:\s*(?:(?:bearer|basic|token|bot|digest|apikey|api-token)\s+)?|\b(?:x-api-key|api-key|api-token|x-api-token|x-auth-token|private-token|x-goog-api-key|x-access-token)\s*:\s*)([A-Za-z0-9._~+/=-]{10,})",
         group: 1,
-        check: Check::Random,
+        check: Check::HeaderValue,
     },
     Rule {
         name: "cookie",
@@ -276,7 +282,11 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             Check::PrivateKey => key_body_is_whole(value),
             Check::Password => plausible_password(value) && !after.starts_with('('),
             Check::EnvValue => plausible_env_value(value) && !value.eq_ignore_ascii_case(name),
+            Check::ConnPassword => {
+                plausible_password(value) && !after.starts_with('(') && !letters_only(value)
+            }
             Check::Random => looks_random(value),
+            Check::HeaderValue => looks_random(value) && !reads_as_words(value),
             Check::AwsSecret => aws_secret(value),
             Check::Cookie => cookie_holds_secret(value),
             Check::Assigned => {

@@ -327,3 +327,27 @@ fn a_key_block_cut_short_is_still_a_key() {
     let text = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7";
     assert_eq!(find(text).first().map(|f| f.rule), Some("private-key"));
 }
+
+/// JavaScript, TypeScript and docs of the new tune half (npm packages, Debian docs) that the
+/// rules flagged before the second round: property reads, identifiers with an abbreviation,
+/// prose after `Cookie:`, a password given a name or `TODO`, text that is not ASCII, an
+/// env reference and a doc's bot-token placeholder.
+const ORDINARY_JS: &[&str] = &[
+    "contextTokens: configuredModel?.contextTokens,",
+    "const apiKey = options?.apiKey || process.env.KEY;",
+    "exports.JwtTokenAudience = JwtTokenAudience;",
+    "Authorization: headers.Authorization,",
+    "Cookie: * Specify `SameSite=None` and `Secure` if the cookie should be sent in cross-site requests",
+    "const password = useStoredDeviceAuth ? stored : explicit;",
+    "password = TODO",
+    "token: \"Gatewayトークンでプロキシ認証を代替することはできません。\"",
+    "botToken: \"12345689:abc-xyz\"",
+    "token: env:TELEGRAM_OPS_BOT_TOKEN",
+];
+
+#[test]
+fn property_reads_identifiers_and_prose_in_javascript_and_docs_hold_no_secret() {
+    for text in ORDINARY_JS {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+}
