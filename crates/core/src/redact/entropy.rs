@@ -186,7 +186,7 @@ pub fn looks_generated(v: &str) -> bool {
 
 /// Every piece between separators (`_ - . / ? $ = + : !`, the joints of identifiers, paths
 /// and JavaScript expressions) is a word, a number or an identifier's hump.
-pub fn reads_as_words(v: &str) -> bool {
+fn reads_as_words(v: &str) -> bool {
     v.split(['_', '-', '.', '/', '?', '$', '=', '+', ':', '!'])
         .all(word_like)
 }

@@ -15,7 +15,7 @@ use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
 use super::entropy::{
     cookie_holds_secret, letters_only, looks_generated, looks_random, plausible_env_value,
-    plausible_password, reads_as_words,
+    plausible_password,
 };
 use super::Finding;
 
@@ -286,7 +286,9 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                 plausible_password(value) && !after.starts_with('(') && !letters_only(value)
             }
             Check::Random => looks_random(value),
-            Check::HeaderValue => looks_random(value) && !reads_as_words(value),
+            Check::HeaderValue => {
+                looks_random(value) && !letters_only(value) && !property_read(value)
+            }
             Check::AwsSecret => aws_secret(value),
             Check::Cookie => cookie_holds_secret(value),
             Check::Assigned => {
@@ -310,6 +312,18 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
 /// Base64 characters a DER key needs at least: an Ed25519 key in PKCS#8, the smallest there is,
 /// is 48 bytes, 64 characters.
 const SHORTEST_KEY_BODY: usize = 64;
+
+/// JavaScript reading a property (`headers.Authorization`, `trustedContext.messageAuth`):
+/// dotted pieces that are all identifiers. A token with dots has a piece that is none
+/// (`mF_9.B5f-4.1JqM`).
+fn property_read(v: &str) -> bool {
+    v.contains('.')
+        && v.split('.').all(|p| {
+            p.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$')
+                && p.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+        })
+}
 
 /// A PEM block's body (between its BEGIN and END lines, `Proc-Type:`-style header lines left
 /// out) is long enough to be a key; a block cut short (no END line) always is.
