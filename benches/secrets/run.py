@@ -190,6 +190,10 @@ def main():
     ap.add_argument("--misses", action="store_true", help="list every miss and flagged negative")
     ap.add_argument("--only", choices=("precision", "recall"))
     a = ap.parse_args()
+    for flag, path in (("--pidx", a.pidx), ("--cases-bin", a.cases_bin)):
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            sys.exit(f"run.py: {flag} {path} is not an executable; build it with "
+                     "`cargo build --release --bin pidx --example secrets_cases`")
     work = a.work or tempfile.mkdtemp(prefix="pidx-secrets-")
     os.makedirs(work, exist_ok=True)
     sets = ("old", "new") if a.set == "all" else (a.set,)
