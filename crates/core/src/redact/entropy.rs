@@ -222,7 +222,8 @@ fn word_like(w: &str) -> bool {
         return false;
     }
     // One short hump without a vowel is an abbreviation (`Jwt`, `rpc`, `Ms` in
-    // `JwtTokenAudience`, `rpcOpts`, `deliveredAtMs`); a generated piece has several.
+    // `JwtTokenAudience`, `rpcOpts`, `deliveredAtMs`) in a name without digits; a generated
+    // piece has digits or several such humps (`aAMJq0owE7is5arHn3S0` has one, `Hn`).
     let mut abbreviations = 0;
     let mut start = 0;
     for i in 1..=b.len() {
@@ -240,7 +241,7 @@ fn word_like(w: &str) -> bool {
             start = i;
         }
     }
-    abbreviations <= 1
+    abbreviations == 0 || (abbreviations == 1 && !b.iter().any(u8::is_ascii_digit))
 }
 
 fn hump_is_word(h: &str) -> bool {

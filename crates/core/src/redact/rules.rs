@@ -367,10 +367,9 @@ fn code_follows(after: &str) -> bool {
 /// Swift): its value is a type, never a secret, whatever its letters look like.
 fn declares_a_type(before: &str) -> bool {
     let before = before.trim_end_matches([' ', '\t']);
-    before.strip_suffix("type").is_some_and(|rest| {
-        rest.len() < before.len()
-            && !rest.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
-    })
+    before
+        .strip_suffix("type")
+        .is_some_and(|rest| !rest.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
 }
 
 /// `ghp_xxxxxxxx…`: a format's prefix and a run of one character (its last 16 characters,
