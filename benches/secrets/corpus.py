@@ -1,16 +1,24 @@
 #!/usr/bin/env python3
-"""Ordinary code and prose, none of it written here, as pi sessions: every `.py` of the Python
-standard library on this machine (its test suite's data folders left out) and the sources of
-the crates in the cargo registry (`.rs`, `.md`, `.toml`), each file the text of one `read`
-tool result. `pidx secrets` over these sessions counts false positives (precision.sh).
+"""Ordinary code and prose, none of it written here, as pi sessions, each file the text of one
+`read` tool result. `pidx secrets` over these sessions counts false positives (run.py).
 
-The files are split in two halves by a hash of their path: `tune` (looked at while changing
-the rules) and `report` (measured once for the numbers in docs/secrets.md).
+Two sets: `old` is every `.py` of the Python standard library on this machine (its test
+suite's data folders left out) and the sources of the crates in the cargo registry (`.rs`,
+`.md`, `.toml`); `new`, added as a second held-out body, is the JavaScript/TypeScript and
+Markdown of npm packages unpacked on the machine (node_modules folders, each file once) and
+Debian's package docs (`/usr/share/doc`, `.gz` files read unpacked). For `new` the npm
+packages read (name and version) are listed in `OUT.packages.tsv`.
 
-usage: corpus.py --out DIR [--half tune|report|all] [--python DIR] [--cargo DIR]
+The files are split by a hash of their path into `tune` (looked at while changing the rules)
+and `report` (measured once for the numbers in docs/secrets.md); in the `new` set each is a
+quarter and the other half (`spare`) is never written, kept for a later held-out run.
+
+usage: corpus.py --out DIR [--set old|new] [--half tune|report|all] [--python DIR] [--cargo DIR]
+                 [--npm DIR[:DIR...]] [--doc DIR]
 """
 
 import argparse
+import gzip
 import hashlib
 import json
 import os
@@ -18,6 +26,12 @@ import sys
 import uuid
 
 EXTS_CARGO = (".rs", ".md", ".toml")
+EXTS_NPM = (".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx", ".md")
+# pi's `read` returns at most 2,000 lines or 50 KB a call: a bundle of megabytes never reaches
+# a transcript whole, so files above this size (minified bundles) are left out.
+MAX_NPM_FILE = 1 << 20
+NPM_DEFAULT = ":".join(["/usr/lib/node_modules",
+                        os.path.expanduser("~/.cache/pidx-test/openclaw/oc-2026.9.6/node_modules")])
 PER_SESSION = 4 << 20  # bytes of text per session file
 
 
@@ -40,8 +54,60 @@ def cargo_files(root):
                 yield os.path.join(d, f)
 
 
-def half_of(path):
-    return "tune" if hashlib.sha1(path.encode()).digest()[0] % 2 == 0 else "report"
+def npm_files(root):
+    for d, dirs, files in os.walk(root):
+        dirs[:] = sorted(x for x in dirs if x not in (".git", ".bin"))
+        for f in sorted(files):
+            p = os.path.join(d, f)
+            if f.endswith(EXTS_NPM) and not f.endswith(".min.js") and os.path.getsize(p) <= MAX_NPM_FILE:
+                yield p
+
+
+def doc_files(root):
+    for d, dirs, files in os.walk(root):
+        dirs.sort()
+        for f in sorted(files):
+            yield os.path.join(d, f)
+
+
+def npm_packages(root):
+    """(name, version) of every package.json under root that names both."""
+    for d, dirs, files in os.walk(root):
+        dirs[:] = sorted(x for x in dirs if x not in (".git", ".bin"))
+        if "package.json" in files:
+            try:
+                meta = json.load(open(os.path.join(d, "package.json"), encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(meta, dict) and meta.get("name") and meta.get("version"):
+                yield meta["name"], str(meta["version"])
+
+
+def read_text(path, skip_binary):
+    """The file's text (a `.gz` unpacked), or None for an unreadable file or, with
+    `skip_binary`, one holding a NUL byte early (the `old` set was measured without that
+    check, so it keeps its bytes)."""
+    try:
+        if path.endswith(".gz"):
+            with gzip.open(path, "rb") as f:
+                raw = f.read()
+        else:
+            with open(path, "rb") as f:
+                raw = f.read()
+    except (OSError, EOFError, gzip.BadGzipFile):
+        return None
+    if skip_binary and b"\0" in raw[:8192]:
+        return None
+    return raw.decode("utf-8", errors="replace")
+
+
+def half_of(path, cset="old"):
+    """`tune` or `report` (or, in the `new` set, `spare`): the `new` set is ~470 MB, so a
+    quarter is tuned on, a quarter reported, and half kept unread for a later held-out run."""
+    b = hashlib.sha1(path.encode()).digest()[0]
+    if cset == "new":
+        return ("tune", "report", "spare", "spare")[b % 4]
+    return "tune" if b % 2 == 0 else "report"
 
 
 class Writer:
@@ -103,31 +169,51 @@ class Writer:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
+    ap.add_argument("--set", default="old", choices=("old", "new"))
     ap.add_argument("--half", default="all", choices=("tune", "report", "all"))
     ap.add_argument("--python", default="/usr/lib/python3.11")
     ap.add_argument("--cargo", default=os.path.expanduser("~/.cargo/registry/src"))
+    ap.add_argument("--npm", default=NPM_DEFAULT, help="node_modules folders, `:` between them")
+    ap.add_argument("--doc", default="/usr/share/doc")
     a = ap.parse_args()
-    total, files = 0, 0
-    for name, root, walk in (("python", a.python, python_files), ("cargo", a.cargo, cargo_files)):
+    if a.set == "old":
+        parts = [("python", a.python, python_files), ("cargo", a.cargo, cargo_files)]
+    else:
+        parts = [("npm", r, npm_files) for r in a.npm.split(":") if r] + [("doc", a.doc, doc_files)]
+    total, files, seen, used, writers = 0, 0, set(), [], {}
+    for name, root, walk in parts:
         if not os.path.isdir(root):
             print(f"corpus.py: {root} is missing; its part is left out", file=sys.stderr)
             continue
-        w = Writer(a.out, "/src/" + name)
+        used.append((name, root))
+        # one writer a name: two writers of one cwd would write the same session file names
+        w = writers.setdefault(name, Writer(a.out, "/src/" + name))
         for p in walk(root):
             rel = os.path.relpath(p, root)
-            if a.half != "all" and half_of(name + "/" + rel) != a.half:
+            if a.half != "all" and half_of(name + "/" + rel, a.set) != a.half:
                 continue
-            try:
-                with open(p, "rb") as f:
-                    raw = f.read()
-            except OSError:
+            text = read_text(p, a.set == "new")
+            if text is None:
                 continue
-            text = raw.decode("utf-8", errors="replace")
+            if a.set == "new":
+                # node_modules trees hold the same package file many times over: count it once
+                digest = hashlib.sha1(text.encode()).digest()
+                if digest in seen:
+                    continue
+                seen.add(digest)
             w.add(rel, text)
             total += len(text.encode())
             files += 1
+    for w in writers.values():
         w.close()
-    print(json.dumps({"files": files, "bytes": total}))
+    if a.set == "new":
+        with open(a.out.rstrip("/") + ".packages.tsv", "w", encoding="utf-8") as f:
+            f.write("root\tpackage\tversion\n")
+            for name, root in used:
+                if name == "npm":
+                    for pkg, ver in sorted(set(npm_packages(root))):
+                        f.write(f"{root}\t{pkg}\t{ver}\n")
+    print(json.dumps({"files": files, "bytes": total, "roots": [r for _, r in used]}))
 
 
 if __name__ == "__main__":

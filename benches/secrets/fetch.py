@@ -16,11 +16,21 @@ commit and path of every file read.
   praetorian-inc/noseyparker   crates/noseyparker/data/default/builtin/rules/*.yml: each
                                rule's `examples` and `negative_examples`
 
+and, added later as a second held-out set (`"set": "new"`; the four above are `"old"`):
+
+  secretlint/secretlint        packages/@secretlint/secretlint-rule-*/test/snapshots/*/:
+                               each `output.json` message (its rule, message id and the
+                               range it reports) as a positive, the lines holding it as the
+                               text; a snapshot with no message as a negative
+  sirwart/ripsecrets           test/one_per_line/*: each line a positive; test/one_per_file/*:
+                               each file a positive; test/none: each line a negative
+
 Their rule ids are mapped to the kinds pidx claims (KINDS below); a case of a rule that maps
 to no pidx kind is left out. Each case gets a half (`tune` or `report`) from a hash of its
 source, path and text.
 
 usage: fetch.py --out cases.jsonl [--gitleaks GITDIR] [--trufflehog GITDIR] [--detect-secrets GITDIR]
+                [--noseyparker GITDIR] [--secretlint GITDIR] [--ripsecrets GITDIR]
 """
 
 import argparse
@@ -108,6 +118,35 @@ DETECT_SECRETS = {
     "jwt_test.py": "jwt", "npm_test.py": "npm-token", "openai_test.py": "openai-key",
     "private_key_test.py": "private-key", "slack_test.py": "slack-token",
     "stripe_key_test.py": "stripe-key", "keyword_test.py": "keyword-any-value",
+}
+
+# secretlint (rule package, message id) -> pidx kind; a message id of None stands for any.
+# Kinds pidx does not claim (Azure, Cloudflare, Vercel, ...) and the configurable `pattern`
+# rules are left out, and so is the GCP rule's binary `.p12` input.
+SECRETLINT = {
+    ("anthropic", None): "anthropic-key",
+    ("aws", "AWSAccessKeyID"): "aws-access-key", ("aws", "AWSSecretAccessKey"): "aws-secret-key",
+    ("basicauth", None): "url-password", ("database-connection-string", None): "url-password",
+    ("gcp", "PrivateKeyJSON"): "private-key",
+    ("github", None): "github-token", ("gitlab", None): "gitlab-token",
+    ("huggingface", None): "huggingface-token",
+    ("npm", "NPM_ACCESS_TOKEN"): "npm-token",
+    # `_authToken=` in .npmrc and an oauth token in package.json: a value after a token's name
+    ("npm", "Npmrc_authToken"): "keyword-generic", ("npm", "PackageJSON_xOauthToken"): "keyword-generic",
+    ("openai", None): "openai-key", ("privatekey", None): "private-key",
+    ("slack", "SLACK_TOKEN"): "slack-token", ("slack", "IncomingWebhook"): "slack-webhook",
+    ("stripe", None): "stripe-key",
+}
+
+# ripsecrets test file -> pidx kind (files of kinds pidx does not claim are left out)
+RIPSECRETS = {
+    "one_per_line/aws": "aws-secret-key", "one_per_line/github": "github-token",
+    "one_per_line/gitlab": "gitlab-token", "one_per_line/jwt": "jwt",
+    "one_per_line/npm": "npm-token", "one_per_line/slack": "slack-token",
+    "one_per_line/stripe": "stripe-key", "one_per_line/url": "url-password",
+    "one_per_line/random": "keyword-generic",
+    "one_per_file/pem_key": "private-key", "one_per_file/private_key": "private-key",
+    "one_per_file/aws_json": "aws-secret-key",
 }
 
 
@@ -414,6 +453,79 @@ def noseyparker_cases(gitdir, commit, emit, manifest):
             manifest.append(path)
 
 
+def secretlint_kind(package, message_id):
+    return SECRETLINT.get((package, message_id)) or SECRETLINT.get((package, None))
+
+
+def lines_around(text, start, end):
+    """The whole lines of `text` that hold the range start..end."""
+    a = text.rfind("\n", 0, start) + 1
+    b = text.find("\n", end)
+    return text[a:] if b < 0 else text[a:b]
+
+
+def secretlint_cases(gitdir, commit, emit, manifest):
+    root = "packages/@secretlint/"
+    listing = git(gitdir, "ls-tree", "-r", "--name-only", commit, root).split("\n")
+    snapshots = {}
+    for path in listing:
+        m = re.match(r"packages/@secretlint/secretlint-rule-([a-z0-9-]+)/test/snapshots/([^/]+)/(.+)$", path)
+        if m and not m.group(1).startswith("preset"):
+            snapshots.setdefault((m.group(1), m.group(2)), []).append(m.group(3))
+    for (package, snap), files in sorted(snapshots.items()):
+        # a snapshot run with options (allow lists, switched-off checks) tests the options
+        if "output.json" not in files or any(f.startswith((".secretlintrc", "options")) for f in files):
+            continue
+        folder = f"{root}secretlint-rule-{package}/test/snapshots/{snap}/"
+        try:
+            out = json.loads(git(gitdir, "show", f"{commit}:{folder}output.json"))
+        except (ValueError, subprocess.CalledProcessError):
+            continue
+        text = out.get("sourceContent")
+        if not isinstance(text, str) or "\0" in text:
+            continue
+        used = False
+        for msg in out.get("messages") or []:
+            kind = secretlint_kind(package, msg.get("messageId"))
+            start, end = msg.get("range", [0, 0])
+            if not kind or not 0 <= start < end <= len(text):
+                continue
+            emit({"source": "secretlint", "rule": f"{package}:{msg.get('messageId')}", "kind": kind,
+                  "text": lines_around(text, start, end), "positive": True,
+                  "secrets": [text[start:end]], "path": folder + "output.json"})
+            used = True
+        kinds = [k for (p, _), k in SECRETLINT.items() if p == package]
+        if not out.get("messages") and kinds and text.strip():
+            emit({"source": "secretlint", "rule": package, "kind": kinds[0], "text": text,
+                  "positive": False, "path": folder + "output.json"})
+            used = True
+        if used:
+            manifest.append(folder + "output.json")
+
+
+def ripsecrets_cases(gitdir, commit, emit, manifest):
+    for name, kind in RIPSECRETS.items():
+        path = f"test/{name}"
+        try:
+            text = git(gitdir, "show", f"{commit}:{path}")
+        except subprocess.CalledProcessError:
+            continue
+        texts = [text] if name.startswith("one_per_file/") else [l for l in text.split("\n") if l.strip()]
+        for t in texts:
+            k = "slack-webhook" if kind == "slack-token" and "hooks.slack.com" in t else kind
+            emit({"source": "ripsecrets", "rule": name, "kind": k, "text": t, "positive": True,
+                  "path": path})
+        manifest.append(path)
+    for line in git(gitdir, "show", f"{commit}:test/none").split("\n"):
+        # lines silenced by ripsecrets' own allow mechanisms (a pragma comment, its
+        # .secretsignore file) are secrets, not negative examples of a format
+        if not line.strip() or "pragma: allowlist" in line or ".secretsignore" in line:
+            continue
+        emit({"source": "ripsecrets", "rule": "none", "kind": "negatives-only", "text": line,
+              "positive": False, "path": "test/none"})
+    manifest.append("test/none")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -421,11 +533,16 @@ def main():
     ap.add_argument("--trufflehog", default=f"{MIRROR}/trufflesecurity+trufflehog/repo")
     ap.add_argument("--detect-secrets", default=f"{MIRROR}/Yelp+detect-secrets/repo")
     ap.add_argument("--noseyparker", default=f"{MIRROR}/praetorian-inc+noseyparker/repo")
+    ap.add_argument("--secretlint", default=f"{MIRROR}/secretlint+secretlint/repo")
+    ap.add_argument("--ripsecrets", default=f"{MIRROR}/sirwart+ripsecrets/repo")
     a = ap.parse_args()
     sources = [("gitleaks/gitleaks", a.gitleaks, gitleaks_cases),
                ("trufflesecurity/trufflehog", a.trufflehog, trufflehog_cases),
                ("Yelp/detect-secrets", a.detect_secrets, detect_secrets_cases),
-               ("praetorian-inc/noseyparker", a.noseyparker, noseyparker_cases)]
+               ("praetorian-inc/noseyparker", a.noseyparker, noseyparker_cases),
+               ("secretlint/secretlint", a.secretlint, secretlint_cases),
+               ("sirwart/ripsecrets", a.ripsecrets, ripsecrets_cases)]
+    new_set = {"secretlint/secretlint", "sirwart/ripsecrets"}
     cases, manifest_rows, missing = [], [], []
     seen = set()
     for repo, gitdir, extract in sources:
@@ -440,7 +557,8 @@ def main():
             if key in seen:
                 return
             seen.add(key)
-            c.update(repo=repo, commit=commit, half=half_of(c["source"], c["path"], c["text"]))
+            c.update(repo=repo, commit=commit, half=half_of(c["source"], c["path"], c["text"]),
+                     set="new" if repo in new_set else "old")
             cases.append(c)
 
         extract(gitdir, commit, emit, files)

@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """Both halves of the secrets benchmark, one command (see docs/secrets.md):
 
-precision  ordinary code and prose (corpus.py: the Python standard library and the cargo
-           registry's crate sources as `read` tool results in pi sessions), `pidx secrets
+precision  ordinary code and prose (corpus.py: set `old`, the Python standard library and the
+           cargo registry's crate sources; set `new`, npm packages' JavaScript/TypeScript and
+           Debian's package docs; as `read` tool results in pi sessions), `pidx secrets
            --json` over them: findings per 100 MB, each one listed with the text it matched.
-recall     the public scanners' test cases (fetch.py): for each pidx kind, how many of their
-           positive examples pidx finds (and redacts every listed secret of), and how many of
-           their negative examples it flags.
+recall     the public scanners' test cases (fetch.py; set `old`: gitleaks, trufflehog,
+           detect-secrets, Nosey Parker; set `new`: secretlint, ripsecrets): for each pidx
+           kind, how many of their positive examples pidx finds (and redacts every listed
+           secret of), and how many of their negative examples it flags.
 
-usage: run.py --pidx BIN --cases-bin BIN [--half report|tune|all] [--work DIR] [--misses]
+usage: run.py --pidx BIN --cases-bin BIN [--half report|tune|all] [--set old|new|all]
+              [--work DIR] [--misses] [--only precision|recall]
 """
 
 import argparse
@@ -60,15 +63,20 @@ def short(s, n=90):
     return s if len(s) <= n else s[:n] + "..."
 
 
-def precision(a, work):
-    sessions = os.path.join(work, f"sessions-{a.half}")
+def precision(a, work, cset):
+    sessions = os.path.join(work, f"sessions-{cset}-{a.half}")
     if not os.path.isdir(sessions):
         made = subprocess.run([sys.executable, os.path.join(HERE, "corpus.py"), "--out", sessions,
-                               "--half", a.half], capture_output=True, text=True, check=True)
+                               "--set", cset, "--half", a.half], capture_output=True, text=True)
+        if made.returncode != 0:
+            sys.exit(f"run.py: corpus.py failed: {made.stderr.strip()}")
         with open(sessions + ".json", "w") as f:
             f.write(made.stdout)
     size = json.load(open(sessions + ".json"))
-    db = os.path.join(work, f"index-{a.half}.db")
+    if not size["bytes"]:
+        print(f"run.py: SKIPPED precision of set {cset}: its corpus is empty (see corpus.py)\n")
+        return None
+    db = os.path.join(work, f"index-{cset}-{a.half}.db")
     res = subprocess.run([a.pidx, "--db", db, "--root", sessions, "--json", "secrets"],
                          capture_output=True, text=True)
     if res.returncode not in (0, 1):
@@ -76,7 +84,7 @@ def precision(a, work):
     found = json.loads(res.stdout or "[]")
     n = sum(f["count"] for f in found)
     mb = size["bytes"] / 1e6
-    print(f"## precision: ordinary code ({a.half} half)\n")
+    print(f"## precision: ordinary code (set {cset}, {a.half} half)\n")
     print(f"{size['files']} files, {mb:.1f} MB of text in tool results; `pidx secrets`: "
           f"{n} findings in {len(found)} entries = {n / mb * 100:.2f} per 100 MB\n")
     # What matched: the entry's strings through the detector, and the file it was read from.
@@ -104,16 +112,26 @@ def precision(a, work):
     return n / mb * 100
 
 
-def recall(a, work):
+def load_cases(work):
     cases_file = os.path.join(work, "cases.jsonl")
-    if not os.path.exists(cases_file):
+    cases = []
+    if os.path.exists(cases_file):
+        cases = [json.loads(l) for l in open(cases_file, encoding="utf-8")]
+    # a file written before the `new` sources were added has no `set`: write it again
+    if not cases or any("set" not in c for c in cases):
         r = subprocess.run([sys.executable, os.path.join(HERE, "fetch.py"), "--out", cases_file])
         if r.returncode != 0:
-            print("run.py: SKIPPED recall: no scanner snapshot could be read (see fetch.py)")
             return None
-    cases = [json.loads(l) for l in open(cases_file, encoding="utf-8")]
-    if a.half != "all":
-        cases = [c for c in cases if c["half"] == a.half]
+        cases = [json.loads(l) for l in open(cases_file, encoding="utf-8")]
+    return cases
+
+
+def recall(a, all_cases, cset):
+    cases = [c for c in all_cases if c["set"] == cset and a.half in ("all", c["half"])]
+    if not cases:
+        print(f"run.py: SKIPPED recall of set {cset}: none of its scanners' snapshots could be "
+              "read (see fetch.py)\n")
+        return None
     scored = score(a.cases_bin, cases)
     kinds = collections.defaultdict(lambda: [0, 0, 0, 0, 0, 0])
     misses, flagged = [], []
@@ -135,7 +153,7 @@ def recall(a, work):
             if c["found"]:
                 k[3] += 1
                 flagged.append(c)
-    print(f"## recall: public scanners' test cases ({a.half} half)\n")
+    print(f"## recall: public scanners' test cases (set {cset}, {a.half} half)\n")
     print("| kind | positives | caught | recall | placeholders caught | negatives | flagged |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     tp = tc = tph = tpc = 0
@@ -145,7 +163,7 @@ def recall(a, work):
         rec = f"{100 * c / p:.1f}%" if p else "-"
         print(f"| {kind} | {p} | {c} | {rec} | {pc}/{ph} | {n} | {f} |")
     print(f"| all | {tp} | {tc} | {100 * tc / max(tp, 1):.1f}% | {tpc}/{tph} | | |\n")
-    claimed = [k for k in kinds if k != "keyword-generic"]
+    claimed = [k for k in kinds if k not in ("keyword-generic", "negatives-only")]
     cp = sum(kinds[k][0] for k in claimed)
     cc = sum(kinds[k][1] for k in claimed)
     print(f"recall over the kinds with a format (all but keyword-generic): {cc}/{cp} = "
@@ -166,16 +184,29 @@ def main():
     ap.add_argument("--pidx", required=True)
     ap.add_argument("--cases-bin", required=True)
     ap.add_argument("--half", default="report", choices=("report", "tune", "all"))
+    ap.add_argument("--set", default="all", choices=("old", "new", "all"),
+                    help="old: the first corpora and scanners; new: the second held-out ones")
     ap.add_argument("--work", default=None, help="kept between runs (default: a temp dir)")
     ap.add_argument("--misses", action="store_true", help="list every miss and flagged negative")
     ap.add_argument("--only", choices=("precision", "recall"))
     a = ap.parse_args()
+    for flag, path in (("--pidx", a.pidx), ("--cases-bin", a.cases_bin)):
+        if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+            sys.exit(f"run.py: {flag} {path} is not an executable; build it with "
+                     "`cargo build --release --bin pidx --example secrets_cases`")
     work = a.work or tempfile.mkdtemp(prefix="pidx-secrets-")
     os.makedirs(work, exist_ok=True)
+    sets = ("old", "new") if a.set == "all" else (a.set,)
     if a.only != "recall":
-        precision(a, work)
+        for cset in sets:
+            precision(a, work, cset)
     if a.only != "precision":
-        recall(a, work)
+        cases = load_cases(work)
+        if cases is None:
+            print("run.py: SKIPPED recall: no scanner snapshot could be read (see fetch.py)")
+            return
+        for cset in sets:
+            recall(a, cases, cset)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The secrets benchmark in one command: precision on ordinary code (the Python standard library
-# and the cargo registry's crate sources as pi sessions, `pidx secrets` over them) and recall
-# on public secret scanners' test cases. Method, sources and numbers: docs/secrets.md.
+# The secrets benchmark in one command: precision on ordinary code (set old: the Python
+# standard library and the cargo registry's crate sources; set new: npm packages' JS/TS and
+# Debian's docs; as pi sessions, `pidx secrets` over them) and recall on public secret
+# scanners' test cases (old: gitleaks, trufflehog, detect-secrets, Nosey Parker; new:
+# secretlint, ripsecrets). Method, sources and numbers: docs/secrets.md.
 #
-#   bash benches/secrets/run.sh [--half report|tune|all] [--work DIR] [--misses]
+#   bash benches/secrets/run.sh [--half report|tune|all] [--set old|new|all] [--work DIR] [--misses]
 #
 # The scanners' repositories are read from git snapshots (default /work/.mirror/OWNER+NAME/repo,
-# or --gitleaks/--trufflehog/... through fetch.py); without any, recall is SKIPPED loudly.
+# or --gitleaks/--secretlint/... through fetch.py); without any, recall is SKIPPED loudly.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 target=${CARGO_TARGET_DIR:-target}

@@ -156,17 +156,23 @@ pub fn plausible_password(v: &str) -> bool {
 pub fn cookie_holds_secret(v: &str) -> bool {
     v.split(';').any(|pair| {
         let value = pair.split_once('=').map_or("", |(_, v)| v.trim());
-        value.len() >= 12 && looks_random(value) && !holds_example_word(value)
+        // a cookie value holds no space (RFC 6265): prose after `Cookie:` is no cookie
+        value.len() >= 12
+            && !value.contains(char::is_whitespace)
+            && looks_random(value)
+            && !holds_example_word(value)
     })
 }
 
 /// A value assigned to a secret's name that looks generated: 12+ characters, random
 /// enough, not a placeholder or an example, and not an identifier, a dotted or `::` path, a
 /// file path, a URL or words joined by `_`, `-` or `.` (`self.secret_key`,
-/// `SecretKeyDerivation`, `token_type_hint`).
+/// `SecretKeyDerivation`, `token_type_hint`), nor JavaScript reading a property
+/// (`options?.apiKey`, `entry?.outputTokens`, `this.lastTokStartLoc=null`) or text that is not
+/// ASCII (no token format holds any).
 pub fn looks_generated(v: &str) -> bool {
     let v = v.trim_end_matches(['.', ':']);
-    if v.len() < 12 || !not_a_placeholder(v) || holds_example_word(v) {
+    if v.len() < 12 || !v.is_ascii() || !not_a_placeholder(v) || holds_example_word(v) {
         return false;
     }
     if v.starts_with('/') || v.starts_with('~') || v.contains("://") || v.contains("::") {
@@ -175,7 +181,20 @@ pub fn looks_generated(v: &str) -> bool {
     if v.len() >= 32 && v.bytes().all(|b| b.is_ascii_hexdigit()) {
         return true;
     }
-    !v.split(['_', '-', '.', '/']).all(word_like) && looks_random(v)
+    !reads_as_words(v) && looks_random(v)
+}
+
+/// Every piece between separators (`_ - . / ? $ = + : !`, the joints of identifiers, paths
+/// and JavaScript expressions) is a word, a number or an identifier's hump.
+fn reads_as_words(v: &str) -> bool {
+    v.split(['_', '-', '.', '/', '?', '$', '=', '+', ':', '!'])
+        .all(word_like)
+}
+
+/// A password that is a bare identifier or a word in capitals (`password =
+/// useStoredDeviceAuth`, `password = TODO`): letters only, as code writes names.
+pub fn letters_only(v: &str) -> bool {
+    v.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_')
 }
 
 /// One piece of an identifier (between `_`, `-`, `.`, `/`): its humps (split where a
@@ -202,19 +221,27 @@ fn word_like(w: &str) -> bool {
     if lone > 1 {
         return false;
     }
+    // One short hump without a vowel is an abbreviation (`Jwt`, `rpc`, `Ms` in
+    // `JwtTokenAudience`, `rpcOpts`, `deliveredAtMs`) in a name without digits; a generated
+    // piece has digits or several such humps (`aAMJq0owE7is5arHn3S0` has one, `Hn`).
+    let mut abbreviations = 0;
     let mut start = 0;
     for i in 1..=b.len() {
         let cut = i == b.len()
             || (b[i - 1].is_ascii_lowercase() && b[i].is_ascii_uppercase())
             || (b[i - 1].is_ascii_digit() != b[i].is_ascii_digit());
         if cut {
-            if !hump_is_word(&w[start..i]) {
-                return false;
+            let hump = &w[start..i];
+            if !hump_is_word(hump) {
+                if hump.len() > 3 || !hump.bytes().all(|c| c.is_ascii_alphabetic()) {
+                    return false;
+                }
+                abbreviations += 1;
             }
             start = i;
         }
     }
-    true
+    abbreviations == 0 || (abbreviations == 1 && !b.iter().any(u8::is_ascii_digit))
 }
 
 fn hump_is_word(h: &str) -> bool {

@@ -11,10 +11,11 @@
 
 use std::sync::LazyLock;
 
-use regex::{Regex, RegexSet};
+use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
 use super::entropy::{
-    cookie_holds_secret, looks_generated, looks_random, plausible_env_value, plausible_password,
+    cookie_holds_secret, letters_only, looks_generated, looks_random, plausible_env_value,
+    plausible_password,
 };
 use super::Finding;
 
@@ -23,12 +24,20 @@ use super::Finding;
 enum Check {
     /// A fixed format: only a run of one repeated character (`ghp_xxxx…`) is refused.
     Format,
+    /// A PEM block: cut short (no END line) it is trusted; whole, its body must be as long as
+    /// the shortest real key's (`-----BEGIN PRIVATE KEY-----\nxxx\n-----END...` is a doc's).
+    PrivateKey,
     /// A password next to its name or in a URL: anything but a placeholder.
     Password,
+    /// A password after `password =`: also not a bare identifier (code's `password = TODO`).
+    ConnPassword,
     /// A value whose name says it is a secret: not a placeholder, path, number or word.
     EnvValue,
-    /// A bare value (a header's): it must look random.
+    /// A bare value: it must look random.
     Random,
+    /// A header's value: random, and not code reading a property (`Authorization:
+    /// headers.Authorization` in JavaScript).
+    HeaderValue,
     /// 40 characters of base64 near "secret" or a key id: both cases and a digit, as AWS
     /// writes them (a 40-character hex digest is not one).
     AwsSecret,
@@ -77,11 +86,12 @@ const RULE_TABLE: &[Rule] = &[
         name: "private-key",
         pattern: r"-----BEGIN[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[A-Z0-9 ]{0,30} PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s\\:,-]*)",
         group: 0,
-        check: Check::Format,
+        check: Check::PrivateKey,
     },
     Rule {
         name: "aws-access-key",
-        pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b",
+        // `A3T` + one character is the prefix of older key ids (gitleaks' rule carries it).
+        pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}\b",
         group: 0,
         check: Check::Format,
     },
@@ -95,13 +105,14 @@ const RULE_TABLE: &[Rule] = &[
     // the word "secret" right before it or by its key id a few lines above.
     Rule {
         name: "aws-secret-key",
-        pattern: r#"(?:(?i:secret)(?:[ _-]?(?i:access))?(?:[ _-]?(?i:key))?[^A-Za-z0-9/+\n]{1,6}|\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b[^\n]{0,60}(?:\n[^\n]{0,60}){0,3}?[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)"#,
+        pattern: r#"(?:(?i:secret)(?:[ _-]?(?i:access))?(?:[ _-]?(?i:key))?[^A-Za-z0-9/+\n]{1,6}|\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}\b[^\n]{0,60}(?:\n[^\n]{0,60}){0,3}?[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)"#,
         group: 1,
         check: Check::AwsSecret,
     },
     Rule {
         name: "github-token",
-        pattern: r"\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,255})\b",
+        // `ghs_<installation id>_<JWT>`: an app installation token in its longer form.
+        pattern: r"\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,255}|ghs_[0-9]{1,20}_[A-Za-z0-9_.-]{36,})\b",
         group: 0,
         check: Check::Format,
     },
@@ -113,7 +124,8 @@ const RULE_TABLE: &[Rule] = &[
     },
     Rule {
         name: "slack-token",
-        pattern: r"\bxox[abposre]-[A-Za-z0-9-]{10,}",
+        // `xapp-1-...`: an app-level token (Socket Mode), the only Slack token not `xox?-`.
+        pattern: r"\b(?:xox[abposre]|xapp-[0-9])-[A-Za-z0-9-]{10,}",
         group: 0,
         check: Check::Format,
     },
@@ -125,7 +137,7 @@ const RULE_TABLE: &[Rule] = &[
     },
     Rule {
         name: "stripe-key",
-        pattern: r"\b(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})\b",
+        pattern: r"\b(?:(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,})\b",
         group: 0,
         check: Check::Format,
     },
@@ -161,13 +173,17 @@ const RULE_TABLE: &[Rule] = &[
     },
     Rule {
         name: "jwt",
-        pattern: r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?",
+        // A signed token (JWS: header, claims, signature) or an encrypted one (JWE: header,
+        // key, iv, ciphertext, tag; its second part is no JSON, so not `eyJ`).
+        pattern: r"\beyJ[A-Za-z0-9_-]{8,}\.(?:eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?|[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
         group: 0,
         check: Check::Format,
     },
     Rule {
         name: "url-password",
-        pattern: r#"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@'"`<>\\]{1,64}:([^\s:/@'"`<>\\]{1,128})@"#,
+        // The password runs to the last `@` before the host (a MongoDB password may hold an
+        // unescaped `@`); it cannot hold `/` or `:`, so the host's own part never joins it.
+        pattern: r#"\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@'"`<>\\]{1,64}:([^\s:/'"`<>\\]{1,128})@"#,
         group: 1,
         check: Check::Password,
     },
@@ -175,7 +191,7 @@ const RULE_TABLE: &[Rule] = &[
         name: "conn-password",
         pattern: r#"(?i:\bpassword|(?:^|;)\s*pwd)\s*=\s*\\?['"]?([^\s'"`;&()\[\]{}\\,]{1,128})"#,
         group: 1,
-        check: Check::Password,
+        check: Check::ConnPassword,
     },
     Rule {
         name: "env-secret",
@@ -185,9 +201,9 @@ const RULE_TABLE: &[Rule] = &[
     },
     Rule {
         name: "auth-header",
-        pattern: r"(?i:\b(?:proxy-)?authorization\s*:\s*(?:(?:bearer|basic|token|bot|digest|apikey)\s+)?|\b(?:x-api-key|api-key|x-auth-token|private-token|x-goog-api-key|x-access-token)\s*:\s*)([A-Za-z0-9._~+/=-]{10,})",
+        pattern: r"(?i:\b(?:proxy-)?authorization\s*:\s*(?:(?:bearer|basic|token|bot|digest|apikey|api-token)\s+)?|\b(?:x-api-key|api-key|api-token|x-api-token|x-auth-token|private-token|x-goog-api-key|x-access-token)\s*:\s*)([A-Za-z0-9._~+/=-]{10,})",
         group: 1,
-        check: Check::Random,
+        check: Check::HeaderValue,
     },
     Rule {
         name: "cookie",
@@ -218,13 +234,26 @@ fn ascii(pattern: &str) -> String {
     pattern.replace(r"\b", r"(?-u:\b)")
 }
 
+/// The lazy DFA's cache. The combined set's automaton (Unicode classes under bounded
+/// repeats) needs more than regex's default 2 MB, and without a lazy DFA every scan ran on
+/// the PikeVM: ~1 MB/s on bundled JavaScript (issue 49's npm corpus).
+const DFA_CACHE: usize = 64 << 20;
+
 static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
     let patterns: Vec<String> = RULE_TABLE.iter().map(|r| ascii(r.pattern)).collect();
     Compiled {
-        set: RegexSet::new(&patterns).expect("the secret rules compile"),
+        set: RegexSetBuilder::new(&patterns)
+            .dfa_size_limit(DFA_CACHE)
+            .build()
+            .expect("the secret rules compile"),
         each: patterns
             .iter()
-            .map(|p| Regex::new(p).expect("a secret rule compiles"))
+            .map(|p| {
+                RegexBuilder::new(p)
+                    .dfa_size_limit(DFA_CACHE)
+                    .build()
+                    .expect("a secret rule compiles")
+            })
             .collect(),
     }
 });
@@ -250,13 +279,24 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
         };
         let ok = match rule.check {
             Check::Format => !one_char_repeated(value),
+            Check::PrivateKey => key_body_is_whole(value),
             Check::Password => plausible_password(value) && !after.starts_with('('),
             Check::EnvValue => plausible_env_value(value) && !value.eq_ignore_ascii_case(name),
+            Check::ConnPassword => {
+                plausible_password(value) && !after.starts_with('(') && !letters_only(value)
+            }
             Check::Random => looks_random(value),
+            Check::HeaderValue => {
+                looks_random(value) && !letters_only(value) && !property_read(value)
+            }
             Check::AwsSecret => aws_secret(value),
             Check::Cookie => cookie_holds_secret(value),
             Check::Assigned => {
-                looks_generated(value) && !value.eq_ignore_ascii_case(name) && !code_follows(after)
+                let before = caps.get(1).map_or("", |n| &text[..n.start()]);
+                looks_generated(value)
+                    && !value.eq_ignore_ascii_case(name)
+                    && !code_follows(after)
+                    && !declares_a_type(before)
             }
         };
         if ok {
@@ -269,6 +309,43 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
     }
 }
 
+/// Base64 characters a DER key needs at least: an Ed25519 key in PKCS#8, the smallest there is,
+/// is 48 bytes, 64 characters.
+const SHORTEST_KEY_BODY: usize = 64;
+
+/// JavaScript reading a property (`headers.Authorization`, `trustedContext.messageAuth`):
+/// dotted pieces that are all identifiers. A token with dots has a piece that is none
+/// (`mF_9.B5f-4.1JqM`).
+fn property_read(v: &str) -> bool {
+    v.contains('.')
+        && v.split('.').all(|p| {
+            p.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$')
+                && p.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+        })
+}
+
+/// A PEM block's body (between its BEGIN and END lines, `Proc-Type:`-style header lines left
+/// out) is long enough to be a key; a block cut short (no END line) always is.
+fn key_body_is_whole(block: &str) -> bool {
+    let Some(end) = block.rfind("-----END") else {
+        return true;
+    };
+    // the BEGIN line's closing dashes: the first `-----` after its opening ones
+    let start = block[5..].find("-----").map_or(end, |i| (i + 10).min(end));
+    let body = block[start..end].replace("\\n", "\n");
+    let chars: usize = body
+        .lines()
+        .filter(|l| !l.contains(':'))
+        .map(|l| {
+            l.bytes()
+                .filter(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+                .count()
+        })
+        .sum();
+    chars >= SHORTEST_KEY_BODY
+}
+
 fn aws_secret(v: &str) -> bool {
     v.bytes().any(|b| b.is_ascii_uppercase())
         && v.bytes().any(|b| b.is_ascii_lowercase())
@@ -277,9 +354,22 @@ fn aws_secret(v: &str) -> bool {
 }
 
 /// The value is the start of an expression (`secret = base64.b64encode(...)`, `token =
-/// Token::new(...)`), not a literal.
+/// Token::new(...)`) or a type with generics (`type TokenIter = RcVecIntoIter<TokenTree>`),
+/// not a literal.
 fn code_follows(after: &str) -> bool {
-    after.starts_with('(') || after.starts_with("::") || after.starts_with('[')
+    after.starts_with('(')
+        || after.starts_with("::")
+        || after.starts_with('[')
+        || after.starts_with('<')
+}
+
+/// The name is a type being declared (`type TokenTreeIter = ...` in Rust, TypeScript, Go,
+/// Swift): its value is a type, never a secret, whatever its letters look like.
+fn declares_a_type(before: &str) -> bool {
+    let before = before.trim_end_matches([' ', '\t']);
+    before
+        .strip_suffix("type")
+        .is_some_and(|rest| !rest.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_'))
 }
 
 /// `ghp_xxxxxxxx…`: a format's prefix and a run of one character (its last 16 characters,
