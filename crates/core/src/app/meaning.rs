@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Result;
 
 use crate::ingest::embed::{embed_pending, indexed_model};
-use crate::meaning::StaticModel;
+use crate::meaning::Model;
 use crate::store::Store;
 
 /// Loads the model (`flag`, else `$PIDX_MODEL`, the config's `model`, or the default), once
@@ -16,7 +16,7 @@ use crate::store::Store;
 ///
 /// # Errors
 /// One message naming the folder when it cannot be used.
-pub fn load_model(flag: Option<&Path>) -> Result<Arc<StaticModel>> {
+pub fn load_model(flag: Option<&Path>) -> Result<Arc<Model>> {
     let dir = crate::app::config::model_dir(flag)?;
     let stamp = stamp(&dir);
     let mut cached = LOADED
@@ -27,7 +27,7 @@ pub fn load_model(flag: Option<&Path>) -> Result<Arc<StaticModel>> {
             return Ok(Arc::clone(m));
         }
     }
-    let model = Arc::new(StaticModel::load(&dir)?);
+    let model = Arc::new(Model::load(&dir)?);
     *cached = Some((dir, stamp, Arc::clone(&model)));
     Ok(model)
 }
@@ -35,7 +35,7 @@ pub fn load_model(flag: Option<&Path>) -> Result<Arc<StaticModel>> {
 /// The model loaded last: its folder, its files' stamp, the model.
 static LOADED: Mutex<Option<Loaded>> = Mutex::new(None);
 
-type Loaded = (PathBuf, Option<Stamp>, Arc<StaticModel>);
+type Loaded = (PathBuf, Option<Stamp>, Arc<Model>);
 
 /// Sizes and modification times of a model folder's files: a model made again in place (a
 /// new distillation) is loaded again.
@@ -72,22 +72,32 @@ pub fn embed_after_sync(store: &mut Store, asked: bool, flag: Option<&Path>) -> 
         }
         Err(e) => return Err(e),
     };
-    let r = embed_pending(&mut store.conn, &model)?;
+    let pass = crate::ingest::embed::Pass {
+        deadline: None,
+        progress: true,
+    };
+    let r = crate::ingest::embed::embed_pending_with(&mut store.conn, &model, pass)?;
     if let Some(old) = r.replaced {
         crate::term::say(&format!(
             "pidx: the index's vectors were of model {old}; embedding everything again with {}",
-            model.id
+            model.id()
         ));
     }
     if r.entries > 0 {
         let mb = r.bytes as f64 / 1e6;
+        // A whole transformer embeds kilobytes a second, a static model megabytes.
+        let rate = mb / r.seconds.max(1e-9);
+        let rate = if rate < 0.1 {
+            format!("{:.1} kB/s", rate * 1e3)
+        } else {
+            format!("{rate:.1} MB/s")
+        };
         crate::term::say(&format!(
-            "pidx: embedded {} entries ({} passages, {:.1} MB of text) in {:.1} s ({:.1} MB/s)",
+            "pidx: embedded {} entries ({} passages, {:.1} MB of text) in {:.1} s ({rate})",
             crate::term::thousands(r.entries as i128),
             crate::term::thousands(r.passages as i128),
             mb,
             r.seconds,
-            mb / r.seconds.max(1e-9)
         ));
     }
     Ok(())
@@ -106,11 +116,11 @@ pub fn embed_in_step(store: &mut Store) -> Result<()> {
         return Ok(());
     };
     let model = match load_model(None) {
-        Ok(m) if m.id == indexed => m,
+        Ok(m) if m.id() == indexed => m,
         Ok(m) => {
             crate::term::say(&format!(
                 "pidx: not embedding the sessions brought back: the index's vectors are of model {indexed}, not {}; run `pidx sync --embed`",
-                m.id
+                m.id()
             ));
             return Ok(());
         }
@@ -136,7 +146,7 @@ pub fn embed_in_step(store: &mut Store) -> Result<()> {
 ///
 /// # Errors
 /// The model's message when `--embed` was given; a config file that cannot be read.
-pub fn model_for_watch(asked: bool) -> Result<Option<Arc<StaticModel>>> {
+pub fn model_for_watch(asked: bool) -> Result<Option<Arc<Model>>> {
     if !asked && !crate::app::config::embed_on()? {
         return Ok(None);
     }
@@ -160,7 +170,7 @@ pub fn model_for_ranking(
     store_conn: &rusqlite::Connection,
     flag: Option<&Path>,
     quiet: bool,
-) -> Result<Option<Arc<StaticModel>>> {
+) -> Result<Option<Arc<Model>>> {
     let say = |msg: &str| {
         if !quiet {
             crate::term::say(msg);
@@ -175,11 +185,11 @@ pub fn model_for_ranking(
         return Ok(None);
     }
     match load_model(flag) {
-        Ok(m) if m.id == indexed => Ok(Some(m)),
+        Ok(m) if m.id() == indexed => Ok(Some(m)),
         Ok(m) => {
             say(&format!(
                 "pidx: ranking by words only: the index's vectors are of model {indexed}, not {}; run `pidx sync --embed` to embed again",
-                m.id
+                m.id()
             ));
             Ok(None)
         }
@@ -194,16 +204,13 @@ pub fn model_for_ranking(
 ///
 /// # Errors
 /// The model's message; nothing embedded; vectors of another model.
-pub fn model_for_meaning(
-    conn: &rusqlite::Connection,
-    flag: Option<&Path>,
-) -> Result<Arc<StaticModel>> {
+pub fn model_for_meaning(conn: &rusqlite::Connection, flag: Option<&Path>) -> Result<Arc<Model>> {
     let model = load_model(flag)?;
     match indexed_model(conn)? {
-        Some(m) if m == model.id => Ok(model),
+        Some(m) if m == model.id() => Ok(model),
         Some(m) => anyhow::bail!(
             "the index's vectors are of model {m}, not {}; run `pidx sync --embed` to embed again",
-            model.id
+            model.id()
         ),
         None => anyhow::bail!("nothing is embedded yet; run `pidx sync --embed` first"),
     }
@@ -259,7 +266,7 @@ pub fn ranked_stats(
         }
         let model = model_for_meaning(conn, how.model)?;
         let (hits, stats) = search_meaning_stats(conn, scope, opts, &model, how.text, stop)?;
-        let model = model.id.clone();
+        let model = model.id().to_string();
         return Ok(Some((hits, Meaning { model, stats })));
     }
     if !words || how.words_only {
@@ -269,7 +276,7 @@ pub fn ranked_stats(
         return Ok(None);
     };
     let (hits, stats) = search_hybrid_stats(conn, scope, opts, &model, how.text, stop)?;
-    let model = model.id.clone();
+    let model = model.id().to_string();
     Ok(Some((hits, Meaning { model, stats })))
 }
 

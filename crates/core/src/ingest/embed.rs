@@ -1,7 +1,7 @@
 //! Embedding the index's texts for search by meaning: after a sync has committed, every entry
 //! not yet embedded has its user, assistant, summary, custom and name texts read back from its
-//! JSONL line, cut into passages of up to [`PASSAGE_WORDS`] words, embedded by the static model
-//! and stored as int8 vectors (migration 0024) with their sign codes (migration 0025,
+//! JSONL line, cut into passages of up to [`PASSAGE_WORDS`] words, embedded by the model
+//! (static or a whole transformer, `meaning::Model`) and stored as int8 vectors (migration 0024) with their sign codes (migration 0025,
 //! `codes.rs`). Entries are marked embedded batch by batch, so the pass resumes where an
 //! interrupted one left gaps; a copied entry of a fork (`dup = 1`) is embedded once, in
 //! its canonical session, and its copy is embedded when it becomes canonical. Vectors of
@@ -16,7 +16,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::meaning::{Memo, StaticModel};
+use crate::meaning::{Memo, Model};
 use crate::pi::huge;
 use crate::pi::line::Line;
 use crate::pi::text::{texts, TextKind};
@@ -41,11 +41,12 @@ pub const EMBEDDED_KINDS: [TextKind; 5] = [
 /// of token vectors is not washed out by a long message's other topics.
 pub const PASSAGE_WORDS: usize = 96;
 
-/// Passages kept of one text: a pasted log of megabytes gives its first ones only.
-pub const MAX_PASSAGES: usize = 16;
-
-/// Entries read per transaction.
+/// Entries read per transaction with a static model.
 const BATCH: usize = 2000;
+
+/// Entries read per transaction with a whole transformer: a few seconds of work a thread, so
+/// a pass given a deadline (the watcher's) stops soon after it.
+const WHOLE_BATCH: usize = 256;
 
 /// What an embedding pass did.
 #[derive(Debug, Default, Clone)]
@@ -57,6 +58,8 @@ pub struct EmbedReport {
     pub seconds: f64,
     /// Vectors of another model were dropped first.
     pub replaced: Option<String>,
+    /// The deadline came before every entry was embedded.
+    pub more: bool,
 }
 
 /// The bit mask of [`EMBEDDED_KINDS`] in `entries.text_kinds`.
@@ -78,21 +81,40 @@ pub fn indexed_model(conn: &Connection) -> Result<Option<String>> {
 ///
 /// # Errors
 /// SQLite errors; a session file that cannot be read is skipped, not an error.
-pub fn embed_pending(conn: &mut Connection, model: &StaticModel) -> Result<EmbedReport> {
+pub fn embed_pending(conn: &mut Connection, model: &Model) -> Result<EmbedReport> {
+    embed_pending_with(conn, model, Pass::default())
+}
+
+/// How an embedding pass runs.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Pass {
+    /// Take no new batch once this has passed (then the report's `more` is set): a watcher
+    /// embeds a backlog a slice at a time and goes on indexing between slices.
+    pub deadline: Option<Instant>,
+    /// Draw a progress bar on a terminal (`sync --embed`: a whole transformer's first pass
+    /// takes minutes to hours).
+    pub progress: bool,
+}
+
+/// [`embed_pending`], run as `pass` says.
+///
+/// # Errors
+/// SQLite errors.
+pub fn embed_pending_with(conn: &mut Connection, model: &Model, pass: Pass) -> Result<EmbedReport> {
     let started = Instant::now();
     let mut report = EmbedReport::default();
     let had = indexed_model(conn)?;
-    if had.as_deref() != Some(model.id.as_str()) {
+    if had.as_deref() != Some(model.id()) {
         let tx = conn.transaction()?;
         tx.execute_batch(
             "DELETE FROM passages; DELETE FROM passage_codes; DELETE FROM embedded;
              DELETE FROM embed_model; DELETE FROM embed_center;",
         )?;
-        tx.execute("INSERT INTO embed_model(id) VALUES (?1)", [&model.id])?;
+        tx.execute("INSERT INTO embed_model(id) VALUES (?1)", [model.id()])?;
         tx.commit()?;
         report.replaced = had;
     }
-    embed_in_step(conn, model, &mut report)?;
+    embed_in_step(conn, model, pass, &mut report)?;
     compact_codes(conn)?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok(report)
@@ -114,9 +136,16 @@ const PENDING: &str = "SELECT e.rid, e.file_id, f.path, e.offset, e.len
        AND NOT EXISTS (SELECT 1 FROM embedded m WHERE m.rid = e.rid)
      ORDER BY e.rid LIMIT ?3";
 
-fn pending(conn: &Connection, after: i64) -> Result<Vec<Todo>> {
+fn batch_of(model: &Model) -> usize {
+    match model {
+        Model::Static(_) => BATCH,
+        Model::Whole(_) => WHOLE_BATCH,
+    }
+}
+
+fn pending(conn: &Connection, after: i64, model: &Model) -> Result<Vec<Todo>> {
     let mut stmt = conn.prepare_cached(PENDING)?;
-    let rows = stmt.query_map(params![after, kinds_mask(), BATCH as i64], |r| {
+    let rows = stmt.query_map(params![after, kinds_mask(), batch_of(model) as i64], |r| {
         Ok(Todo {
             rid: r.get(0)?,
             file_id: r.get(1)?,
@@ -135,9 +164,11 @@ fn pending(conn: &Connection, after: i64) -> Result<Vec<Todo>> {
 /// whole batches undone, which the next pass finds (`PENDING`).
 fn embed_in_step(
     conn: &mut Connection,
-    model: &StaticModel,
+    model: &Model,
+    pass: Pass,
     report: &mut EmbedReport,
 ) -> Result<()> {
+    let bar = progress_bar(conn, model, pass.progress)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
     let (to_embed, todo_rx) = mpsc::sync_channel::<Vec<Todo>>(threads);
     let todo_rx = std::sync::Mutex::new(todo_rx);
@@ -162,8 +193,12 @@ fn embed_in_step(
         let mut center: Option<Vec<f32>> = None;
         loop {
             // A batch for each embedding thread and one waiting, while this thread writes.
+            if !exhausted && pass.deadline.is_some_and(|d| Instant::now() >= d) {
+                exhausted = true;
+                report.more = true;
+            }
             if in_flight < threads + 1 && !exhausted {
-                let todo = pending(conn, after)?;
+                let todo = pending(conn, after, model)?;
                 match todo.last() {
                     Some(last) => {
                         after = last.rid;
@@ -188,8 +223,36 @@ fn embed_in_step(
             }
             write_batch(&tx, &batch, center.as_deref().unwrap_or_default(), report)?;
             tx.commit()?;
+            bar.inc(batch.len() as u64);
         }
     })
+}
+
+/// A bar counting entries embedded, on a terminal when asked and the pass is long enough to
+/// want one (more than a batch); hidden otherwise.
+fn progress_bar(conn: &Connection, model: &Model, show: bool) -> Result<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !show || !std::io::stderr().is_terminal() {
+        return Ok(indicatif::ProgressBar::hidden());
+    }
+    let total: i64 = conn.query_row(
+        "SELECT count(*) FROM entries e
+         WHERE e.text_kinds & ?1 <> 0 AND e.dup = 0
+           AND NOT EXISTS (SELECT 1 FROM embedded m WHERE m.rid = e.rid)",
+        [kinds_mask()],
+        |r| r.get(0),
+    )?;
+    if (total as usize) <= batch_of(model) {
+        return Ok(indicatif::ProgressBar::hidden());
+    }
+    let bar = indicatif::ProgressBar::new(total as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} embedding {pos}/{len} entries ({per_sec}, {eta}; Ctrl-C keeps what is done)",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    Ok(bar)
 }
 
 fn gone() -> Error {
@@ -208,7 +271,7 @@ struct Embedded {
 }
 
 /// Reads back and embeds the texts of `todo`'s entries.
-fn embed_batch(model: &StaticModel, todo: &[Todo]) -> Result<Vec<Embedded>> {
+fn embed_batch(model: &Model, todo: &[Todo]) -> Result<Vec<Embedded>> {
     let mut files: HashMap<i64, Option<File>> = HashMap::new();
     let mut out = Vec::with_capacity(todo.len());
     let mut memo = Memo::default();
@@ -231,13 +294,18 @@ fn embed_batch(model: &StaticModel, todo: &[Todo]) -> Result<Vec<Embedded>> {
         };
         let bytes =
             read_at(file, t.offset as u64, t.len as usize).map_err(|e| Error::io(&t.path, e))?;
-        for (kind, text) in entry_texts(bytes) {
+        let texts = entry_texts(bytes);
+        let mut cut: Vec<(TextKind, &str)> = Vec::new();
+        for (kind, text) in &texts {
             e.bytes += text.len() as u64;
-            for passage in passages(&text) {
-                if let Some(v) = model.embed_with(passage, &mut memo) {
-                    let (scale, q) = quantize(&v);
-                    e.passages.push((kind, scale, q));
-                }
+            let each = passages(text, model.passages_per_text());
+            cut.extend(each.into_iter().map(|p| (*kind, p)));
+        }
+        let just: Vec<&str> = cut.iter().map(|(_, p)| *p).collect();
+        for ((kind, _), v) in cut.iter().zip(model.embed_all(&just, &mut memo)) {
+            if let Some(v) = v {
+                let (scale, q) = quantize(&v);
+                e.passages.push((*kind, scale, q));
             }
         }
         out.push(e);
@@ -286,8 +354,8 @@ fn entry_texts(line: Vec<u8>) -> Vec<(TextKind, String)> {
         .collect()
 }
 
-/// `text` cut into passages of up to [`PASSAGE_WORDS`] words (at most [`MAX_PASSAGES`]).
-pub fn passages(text: &str) -> Vec<&str> {
+/// `text` cut into passages of up to [`PASSAGE_WORDS`] words (at most `most`).
+pub fn passages(text: &str, most: usize) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = None;
     let mut words = 0;
@@ -299,7 +367,7 @@ pub fn passages(text: &str) -> Vec<&str> {
         if words == PASSAGE_WORDS {
             out.push(&text[start.take().unwrap_or(0)..end]);
             words = 0;
-            if out.len() == MAX_PASSAGES {
+            if out.len() == most {
                 return out;
             }
         }
@@ -336,11 +404,12 @@ mod tests {
     #[test]
     fn passages_cut_at_word_counts_and_keep_the_text() {
         let text: String = (0..200).map(|i| format!("w{i} ")).collect();
-        let p = passages(&text);
+        let p = passages(&text, 16);
         assert_eq!(p.len(), 3);
         assert!(p[0].starts_with("w0 ") && p[0].ends_with("w95"));
         assert!(p[2].starts_with("w192") && p[2].ends_with("w199"));
-        assert!(passages("  \n ").is_empty());
+        assert!(passages("  \n ", 16).is_empty());
+        assert_eq!(passages(&text, 2).len(), 2);
     }
 
     #[test]

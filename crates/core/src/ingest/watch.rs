@@ -39,7 +39,7 @@ pub struct WatchOptions {
     /// once, a burst (pi writing a turn's entries) together.
     pub quiet: Duration,
     /// Embed new texts after each sync with this model (search by meaning).
-    pub embed: Option<std::sync::Arc<crate::meaning::StaticModel>>,
+    pub embed: Option<std::sync::Arc<crate::meaning::Model>>,
 }
 
 impl Default for WatchOptions {
@@ -109,7 +109,8 @@ pub fn watch(
     }
     let first = sync(store, roots, SyncOptions::with_progress())?;
     notice(Notice::Synced(&first));
-    embed_new(store, opts, &mut notice);
+    // Entries left to embed: the loop embeds a slice whenever no change waits.
+    let mut owed = embed_new(store, opts, &mut notice);
     let mut last_full = Instant::now();
     let mut dirty: HashSet<PathBuf> = HashSet::new();
     let mut full = false;
@@ -137,6 +138,9 @@ pub fn watch(
         }
         full |= last_full.elapsed() >= opts.reconcile_every;
         if !full && dirty.is_empty() {
+            if owed {
+                owed = embed_new(store, opts, &mut notice);
+            }
             continue;
         }
         if !backoff.is_zero() {
@@ -175,7 +179,7 @@ pub fn watch(
                 };
                 if report.changed_anything() {
                     notice(Notice::Synced(&report));
-                    embed_new(store, opts, &mut notice);
+                    owed = embed_new(store, opts, &mut notice);
                 }
             }
             Err(e) => {
@@ -421,11 +425,26 @@ pub(super) fn take(
     false
 }
 
-/// Embeds what the last sync added when the watcher embeds; a failure is told, not fatal
-/// (the next change tries again).
-fn embed_new(store: &mut Store, opts: &WatchOptions, notice: &mut impl FnMut(Notice)) {
-    let Some(model) = &opts.embed else { return };
-    if let Err(e) = crate::ingest::embed::embed_pending(&mut store.conn, model) {
-        notice(Notice::Info(format!("embedding failed: {e}")));
+/// How long the watcher embeds before it looks for changes again: a whole transformer's
+/// backlog takes hours, and new files must not wait for it.
+const EMBED_SLICE: Duration = Duration::from_secs(2);
+
+/// Embeds what the last sync added when the watcher embeds, for [`EMBED_SLICE`] at most;
+/// returns whether entries are left to embed. A failure is told, not fatal (the next change
+/// tries again).
+fn embed_new(store: &mut Store, opts: &WatchOptions, notice: &mut impl FnMut(Notice)) -> bool {
+    let Some(model) = &opts.embed else {
+        return false;
+    };
+    let pass = crate::ingest::embed::Pass {
+        deadline: Some(Instant::now() + EMBED_SLICE),
+        progress: false,
+    };
+    match crate::ingest::embed::embed_pending_with(&mut store.conn, model, pass) {
+        Ok(r) => r.more,
+        Err(e) => {
+            notice(Notice::Info(format!("embedding failed: {e}")));
+            false
+        }
     }
 }

@@ -7,6 +7,7 @@
 mod bert;
 pub mod codes;
 pub mod distill;
+pub mod embedder;
 pub mod fetch;
 pub mod model;
 mod pca;
@@ -14,6 +15,7 @@ mod tensors;
 pub mod tokenize;
 pub mod transformer;
 
+pub use embedder::Model;
 pub use model::StaticModel;
 pub use tokenize::Memo;
 

@@ -25,17 +25,19 @@ pub struct Similar {
     pub cwd: String,
     pub title: String,
     /// The centered cosine of the two sessions' vectors: about 0 unrelated, 1 the same; never
-    /// below [`FLOOR`].
+    /// below [`floor`].
     pub score: f64,
     #[serde(skip)]
     pub file_id: i64,
 }
 
 /// The similarity a session must reach to be listed: the same floor as a meaning hit.
-pub const FLOOR: f64 = crate::query::search::FLOOR as f64;
+pub fn floor() -> f64 {
+    f64::from(crate::meaning::embedder::floor())
+}
 
 /// Up to `limit` sessions closest to session file `file_id`, closest first, at or above
-/// [`FLOOR`]; empty when it has no vector.
+/// [`floor`]; empty when it has no vector.
 ///
 /// # Errors
 /// Index errors.
@@ -61,6 +63,7 @@ pub fn similar(
     let Some(me) = sums.get(&file_id).map(|v| unit(v.clone())) else {
         return Ok(Vec::new());
     };
+    let at_least = floor();
     let allowed = files_in_scope(conn, scope)?;
     let center = crate::query::search::center(conn)?;
     let mut scored: Vec<(i64, f64)> = sums
@@ -71,7 +74,7 @@ pub fn similar(
             let s = crate::query::search::Scorer::of_vectors(&me, &v, &center);
             (f, s as f64)
         })
-        .filter(|(_, s)| *s >= FLOOR)
+        .filter(|(_, s)| *s >= at_least)
         .collect();
     scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     Ok(scored

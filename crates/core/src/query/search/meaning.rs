@@ -9,8 +9,8 @@
 //! the index's mean vector (`embed_center`) before the cosine. A static model's vectors all
 //! lean the same way (every text is a mean of token rows), so plain cosines of unrelated texts
 //! are high and bunched (a nonsense word scored 0.3-0.5 against everything); centered, unrelated
-//! texts score near 0 and the [`FLOOR`] means the same for every query. A meaning hit is only
-//! ever one above the floor.
+//! texts score near 0 and the floor (`meaning::embedder::FLOOR`) means the same for every
+//! query. A meaning hit is only ever one above the floor.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -20,29 +20,10 @@ use rusqlite::{Connection, OptionalExtension};
 
 use super::{confirm, group_by_session, one, span, Candidate, Hit, SearchOptions, Snippet};
 use crate::error::Result;
-use crate::meaning::{codes, StaticModel};
+use crate::meaning::{codes, Model};
 use crate::pi::text::TextKind;
 use crate::store::schema::fts_rowid;
 use crate::store::Scope;
-
-/// The centered similarity a text must reach to be a meaning hit: unrelated texts score about
-/// 0, so a hit must be clearly on the query's side. A starting value: tests/meaning/real/eval.py
-/// prints the similarities of real targets and of queries about nothing in the corpus that it
-/// is to be fitted to (docs/meaning.md, "The real evaluation").
-pub const FLOOR: f32 = 0.30;
-
-/// The floor in force: [`FLOOR`], unless `$PIDX_MEANING_FLOOR` sets another (what
-/// tests/meaning/real/eval.py uses to see the similarities below the floor when it measures
-/// where the floor should be; not a setting for users).
-pub fn floor() -> f32 {
-    static FLOOR_SET: std::sync::OnceLock<f32> = std::sync::OnceLock::new();
-    *FLOOR_SET.get_or_init(|| {
-        std::env::var("PIDX_MEANING_FLOOR")
-            .ok()
-            .and_then(|f| f.parse().ok())
-            .unwrap_or(FLOOR)
-    })
-}
 
 /// What the meaning half of a search did (`search --explain`).
 #[derive(Debug, Clone, Default, serde::Serialize)]
@@ -59,14 +40,14 @@ pub struct MeaningStats {
     /// Meaning hits kept (after filters, copies and the limit).
     pub hits: usize,
     /// The query holds no word the model knows whole, so meaning was not asked
-    /// ([`StaticModel::knows_a_word`]).
+    /// ([`Model::knows_a_word`]).
     pub no_known_word: bool,
 }
 
 impl MeaningStats {
     fn saw(&mut self, s: f32) {
         self.scored += 1;
-        if s >= floor() {
+        if s >= self.floor {
             self.above_floor += 1;
         }
         self.best = Some(self.best.map_or(s, |b| b.max(s)));
@@ -149,14 +130,14 @@ pub fn search_meaning(
     conn: &Connection,
     scope: &Scope,
     opts: &SearchOptions,
-    model: &StaticModel,
+    model: &Model,
     query: &str,
     stop: &AtomicBool,
 ) -> Result<Vec<Hit>> {
     Ok(search_meaning_stats(conn, scope, opts, model, query, stop)?.0)
 }
 
-/// [`search_meaning`], with what it did. Only texts at or above [`FLOOR`] are hits, each
+/// [`search_meaning`], with what it did. Only texts at or above the floor are hits, each
 /// marked `By::Meaning` with its similarity.
 ///
 /// # Errors
@@ -165,12 +146,12 @@ pub fn search_meaning_stats(
     conn: &Connection,
     scope: &Scope,
     opts: &SearchOptions,
-    model: &StaticModel,
+    model: &Model,
     query: &str,
     stop: &AtomicBool,
 ) -> Result<(Vec<Hit>, MeaningStats)> {
     let stats = RefCell::new(MeaningStats {
-        floor: floor(),
+        floor: crate::meaning::embedder::floor(),
         ..MeaningStats::default()
     });
     let mut hits = meaning_hits(conn, scope, opts, model, query, stop, &stats)?;
@@ -187,7 +168,7 @@ fn meaning_hits(
     conn: &Connection,
     scope: &Scope,
     opts: &SearchOptions,
-    model: &StaticModel,
+    model: &Model,
     query: &str,
     stop: &AtomicBool,
     stats: &RefCell<MeaningStats>,
@@ -260,7 +241,7 @@ fn ranked<'c>(
         scored.iter().for_each(|(_, s)| st.saw(*s));
         return Ok(Box::new(
             best_first(scored)
-                .take_while(|(_, s)| *s >= floor())
+                .take_while(|(_, s)| *s >= stats.borrow().floor)
                 .map(Ok),
         ));
     }
@@ -345,7 +326,7 @@ struct Reranked<'c> {
     conn: &'c Connection,
     scorer: Scorer,
     near: Vec<(u32, i64)>,
-    /// Keep only texts at or above [`FLOOR`], counting what was scored; `None` (the
+    /// Keep only texts at or above the floor, counting what was scored; `None` (the
     /// benchmark's exact-top comparisons) keeps every text.
     stats: Option<&'c RefCell<MeaningStats>>,
     taken: usize,
@@ -407,7 +388,8 @@ impl<'c> Reranked<'c> {
         if let Some(stats) = self.stats {
             let mut st = stats.borrow_mut();
             out.iter().for_each(|(_, s)| st.saw(*s));
-            out.retain(|(_, s)| *s >= floor());
+            let floor = st.floor;
+            out.retain(|(_, s)| *s >= floor);
             // Rounds go out by code distance: when a whole round is below the floor, the
             // farther ones are too, or nearly (the codes only approximate the order).
             if out.is_empty() {
@@ -450,7 +432,7 @@ pub fn search_hybrid(
     conn: &Connection,
     scope: &Scope,
     opts: &SearchOptions,
-    model: &StaticModel,
+    model: &Model,
     query: &str,
     stop: &AtomicBool,
 ) -> Result<Vec<Hit>> {
@@ -465,7 +447,7 @@ pub fn search_hybrid_stats(
     conn: &Connection,
     scope: &Scope,
     opts: &SearchOptions,
-    model: &StaticModel,
+    model: &Model,
     query: &str,
     stop: &AtomicBool,
 ) -> Result<(Vec<Hit>, MeaningStats)> {

@@ -36,8 +36,8 @@ use crate::store::schema::{fts_entry_sql, fts_kind_sql, fts_rowid_sql, ANCESTORS
 use crate::store::Scope;
 pub use blocked::BlocksRead;
 pub use meaning::{
-    center, codes_top, exact_top, floor, search_hybrid, search_hybrid_stats, search_meaning,
-    search_meaning_stats, MeaningStats, Scorer, FLOOR,
+    center, codes_top, exact_top, search_hybrid, search_hybrid_stats, search_meaning,
+    search_meaning_stats, MeaningStats, Scorer,
 };
 pub use newest::LOOSE_READS;
 pub use parse::{parse, Query};
