@@ -9,32 +9,32 @@ use super::tensors::Tensor;
 
 /// The weights and shape of a BERT encoder.
 pub struct Bert {
-    hidden: usize,
-    heads: usize,
-    eps: f32,
-    word: Tensor,
-    position: Tensor,
-    token_type: Tensor,
-    norm: (Vec<f32>, Vec<f32>),
-    layers: Vec<Layer>,
+    pub(super) hidden: usize,
+    pub(super) heads: usize,
+    pub(super) eps: f32,
+    pub(super) word: Tensor,
+    pub(super) position: Tensor,
+    pub(super) token_type: Tensor,
+    pub(super) norm: (Vec<f32>, Vec<f32>),
+    pub(super) layers: Vec<Layer>,
 }
 
-struct Linear {
-    w: Vec<f32>, // [out, in]
-    b: Vec<f32>,
-    out: usize,
-    inp: usize,
+pub(super) struct Linear {
+    pub(super) w: Vec<f32>, // [out, in]
+    pub(super) b: Vec<f32>,
+    pub(super) out: usize,
+    pub(super) inp: usize,
 }
 
-struct Layer {
-    q: Linear,
-    k: Linear,
-    v: Linear,
-    o: Linear,
-    norm1: (Vec<f32>, Vec<f32>),
-    up: Linear,
-    down: Linear,
-    norm2: (Vec<f32>, Vec<f32>),
+pub(super) struct Layer {
+    pub(super) q: Linear,
+    pub(super) k: Linear,
+    pub(super) v: Linear,
+    pub(super) o: Linear,
+    pub(super) norm1: (Vec<f32>, Vec<f32>),
+    pub(super) up: Linear,
+    pub(super) down: Linear,
+    pub(super) norm2: (Vec<f32>, Vec<f32>),
 }
 
 impl Bert {
@@ -253,7 +253,7 @@ fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + erf(x / std::f32::consts::SQRT_2))
 }
 
-fn erf(x: f32) -> f32 {
+pub(super) fn erf(x: f32) -> f32 {
     let t = 1.0 / (1.0 + 0.327_591_1 * x.abs());
     let y = 1.0
         - (((((1.061_405_4 * t - 1.453_152_1) * t) + 1.421_413_7) * t - 0.284_496_74) * t
