@@ -8,6 +8,8 @@ mod bert;
 pub mod codes;
 pub mod distill;
 pub mod embedder;
+#[cfg(target_arch = "x86_64")]
+mod fast;
 pub mod fetch;
 pub mod model;
 mod pca;

@@ -1,22 +1,28 @@
 //! A sentence-transformer run whole (all-MiniLM-L6-v2's six layers, `bert.rs`) over one text:
 //! `[CLS] tokens [SEP]`, at most [`MAX_TOKENS`], mean-pooled and normalised, as
-//! sentence-transformers embeds it. Hundreds of times slower than the static model (a
-//! 256-token window is ~5 GFLOP) and not used by searches: `examples/embed_transformer` uses
-//! it to measure what the static model loses against the model it was distilled from
-//! (docs/meaning.md).
+//! sentence-transformers embeds it. A 256-token window is ~5 GFLOP: on a CPU with AVX-512
+//! VNNI the linear layers run in int8 (`fast.rs`), many times faster than the f32 reference
+//! (`bert.rs`), which other CPUs run and `PIDX_TRANSFORMER=f32` forces.
 
 use std::path::Path;
 
 use super::bert::Bert;
+#[cfg(target_arch = "x86_64")]
+use super::fast::Fast;
 use super::tokenize::WordPiece;
 use crate::error::{Error, Result};
 
 /// Tokens of a window, `[CLS]` and `[SEP]` included (the model was trained on up to 256).
 pub const MAX_TOKENS: usize = 256;
 
+/// Tokens a batch of [`Transformer::embed_many`] runs through the layers together: enough
+/// rows to keep the int8 kernel's tiles full, few enough for its buffers (~20 MB) to stay small.
+const BATCH_TOKENS: usize = 2048;
+
 /// A loaded transformer with its tokenizer.
 pub struct Transformer {
     bert: Bert,
+    fast: Option<Fast>,
     tokenizer: WordPiece,
     cls: u32,
     sep: u32,
@@ -45,7 +51,12 @@ impl Transformer {
         let (Some(cls), Some(sep)) = (tokenizer.id("[CLS]"), tokenizer.id("[SEP]")) else {
             return Err(bad("its vocabulary has no [CLS] or [SEP]".into()));
         };
+        let fast = match std::env::var("PIDX_TRANSFORMER") {
+            Ok(v) if v == "f32" => None,
+            _ => Fast::new(&bert),
+        };
         Ok(Transformer {
+            fast,
             bert,
             tokenizer,
             cls,
@@ -55,24 +66,81 @@ impl Transformer {
 
     /// The unit vector of `text`'s first [`MAX_TOKENS`] tokens; `None` when it has none.
     pub fn embed(&self, text: &str) -> Option<Vec<f32>> {
+        self.embed_many(&[text]).pop().flatten()
+    }
+
+    /// The unit vector of each text's first [`MAX_TOKENS`] tokens (`None` for a text with
+    /// none), the texts run through the layers in batches.
+    pub fn embed_many(&self, texts: &[&str]) -> Vec<Option<Vec<f32>>> {
+        let windows: Vec<Vec<u32>> = texts.iter().map(|t| self.window(t)).collect();
+        let mut out: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
+        let h = self.bert.hidden();
+        let mut i = 0;
+        while i < windows.len() {
+            let (mut ids, mut lens, mut which) = (Vec::new(), Vec::new(), Vec::new());
+            // One window at a time on the reference path, which takes windows of one length.
+            while i < windows.len() && (which.is_empty() || self.fast.is_some()) {
+                if ids.len() + windows[i].len() > BATCH_TOKENS && !which.is_empty() {
+                    break;
+                }
+                if windows[i].len() > 2 {
+                    ids.extend_from_slice(&windows[i]);
+                    lens.push(windows[i].len());
+                    which.push(i);
+                }
+                i += 1;
+            }
+            if which.is_empty() {
+                continue;
+            }
+            let pooled = match &self.fast {
+                Some(fast) => fast.pooled(&self.bert, &ids, &lens),
+                None => self.bert.pooled(&ids, ids.len()),
+            };
+            for (&w, v) in which.iter().zip(pooled.chunks_exact(h)) {
+                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                if n > 0.0 {
+                    out[w] = Some(v.iter().map(|x| x / n).collect());
+                }
+            }
+        }
+        out
+    }
+
+    /// `text`'s WordPiece tokens, `[CLS]` and `[SEP]` not counted: what a caller cutting
+    /// windows of at most [`MAX_TOKENS`]` - 2` measures.
+    pub fn token_count(&self, text: &str) -> usize {
+        let mut ids = Vec::new();
+        self.tokenizer.encode(text, &mut ids);
+        ids.len()
+    }
+
+    /// `[CLS]`, the first tokens of `text`, `[SEP]`: [`MAX_TOKENS`] at most.
+    fn window(&self, text: &str) -> Vec<u32> {
         let mut ids = vec![self.cls];
         self.tokenizer.encode(text, &mut ids);
-        if ids.len() == 1 {
-            return None;
-        }
         ids.truncate(MAX_TOKENS - 1);
         ids.push(self.sep);
-        let mut v = self.bert.pooled(&ids, ids.len());
-        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
-        if n == 0.0 {
-            return None;
-        }
-        v.iter_mut().for_each(|x| *x /= n);
-        Some(v)
+        ids
     }
 
     /// The vector's length.
     pub fn dim(&self) -> usize {
         self.bert.hidden()
+    }
+}
+
+/// No fast path off x86-64: [`Fast::new`] never makes one.
+#[cfg(not(target_arch = "x86_64"))]
+enum Fast {}
+
+#[cfg(not(target_arch = "x86_64"))]
+impl Fast {
+    fn new(_: &Bert) -> Option<Fast> {
+        None
+    }
+
+    fn pooled(&self, _: &Bert, _: &[u32], _: &[usize]) -> Vec<f32> {
+        match *self {}
     }
 }
