@@ -64,15 +64,20 @@ fn main() {
         tokens += old.token_count(t).min(254) + 2;
         (t_old, t_new) = (t_old + ms_old, t_new + ms_new);
     }
+    let refs: Vec<&str> = texts[..n_texts].iter().map(String::as_str).collect();
+    let batched = median((0..repeat).map(|_| timed(|| new.embed_many(&refs)).1).collect());
     println!(
         "cosine on {n_texts} texts ({:.0} tokens on average): min {:.4}, median {:.4}; \
-         CPU ms per 1,000 tokens one text at a time: reference {:.0}, default {:.1} ({:.1}x)",
+         CPU ms per 1,000 tokens: reference one text at a time {:.0}, default one at a time \
+         {:.1} ({:.1}x), default batched {:.1} ({:.1}x)",
         tokens as f64 / n_texts as f64,
         cos.iter().copied().fold(f32::INFINITY, f32::min),
         median(cos.iter().map(|&c| c as f64).collect()),
         t_old / tokens as f64 * 1e3,
         t_new / tokens as f64 * 1e3,
         t_old / t_new,
+        batched / tokens as f64 * 1e3,
+        t_old / batched,
     );
 
     let words: Vec<&str> = texts[n_texts..]
