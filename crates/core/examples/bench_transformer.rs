@@ -3,8 +3,8 @@
 //! VNNI where it has it). Reads JSON lines `{"text": ...}` on stdin (English prose, e.g.
 //! paragraphs of /usr/share/doc/*/README*); prints the cosine of the two vectors on the first
 //! `--texts` texts, then the CPU time (this thread's, from /proc, not wall time: the machine
-//! may be shared) per window of ~128 and ~256 tokens built from the rest, one at a time and
-//! batched. Single-threaded. Usage: bench_transformer --model ZIP_OR_DIR [--texts N]
+//! may be shared) of those texts and of windows of ~128 and ~256 tokens built from the rest,
+//! one at a time and batched. Single-threaded. Usage: bench_transformer --model ZIP_OR_DIR [--texts N]
 //! [--windows N] [--repeat N]
 
 use std::io::BufRead;
@@ -55,30 +55,22 @@ fn main() {
         .filter(|t| old.token_count(t) > 0)
         .collect();
     let n_texts = n_texts.min(texts.len());
-
-    let (mut cos, mut tokens, mut t_old, mut t_new) = (Vec::new(), 0, 0.0, 0.0);
-    for t in &texts[..n_texts] {
-        let (a, ms_old) = timed(|| old.embed(t));
-        let (b, ms_new) = timed(|| new.embed(t));
-        cos.push(cosine(&a.expect("a vector"), &b.expect("a vector")));
-        tokens += old.token_count(t).min(254) + 2;
-        (t_old, t_new) = (t_old + ms_old, t_new + ms_new);
-    }
-    let refs: Vec<&str> = texts[..n_texts].iter().map(String::as_str).collect();
-    let batched = median((0..repeat).map(|_| timed(|| new.embed_many(&refs)).1).collect());
+    let texts_set: Vec<&str> = texts[..n_texts].iter().map(String::as_str).collect();
+    let cos: Vec<f64> = texts_set
+        .iter()
+        .map(|t| {
+            cosine(
+                &old.embed(t).expect("a vector"),
+                &new.embed(t).expect("a vector"),
+            )
+        })
+        .collect();
     println!(
-        "cosine on {n_texts} texts ({:.0} tokens on average): min {:.4}, median {:.4}; \
-         CPU ms per 1,000 tokens: reference one text at a time {:.0}, default one at a time \
-         {:.1} ({:.1}x), default batched {:.1} ({:.1}x)",
-        tokens as f64 / n_texts as f64,
-        cos.iter().copied().fold(f32::INFINITY, f32::min),
-        median(cos.iter().map(|&c| c as f64).collect()),
-        t_old / tokens as f64 * 1e3,
-        t_new / tokens as f64 * 1e3,
-        t_old / t_new,
-        batched / tokens as f64 * 1e3,
-        t_old / batched,
+        "cosine of the two vectors on {n_texts} texts: min {:.4}, median {:.4}",
+        cos.iter().copied().fold(f64::INFINITY, f64::min),
+        median(cos.clone()),
     );
+    report(&format!("{n_texts} texts"), &old, &new, &texts_set, repeat);
 
     let words: Vec<&str> = texts[n_texts..]
         .iter()
@@ -95,46 +87,42 @@ fn main() {
             windows.push(words[from..to].join(" "));
             from = to;
         }
-        let refs: Vec<&str> = windows.iter().map(String::as_str).collect();
-        let tokens: usize = refs.iter().map(|w| old.token_count(w).min(254) + 2).sum();
-        let mut per_old = Vec::new();
-        let mut per_new = Vec::new();
-        let mut cos = Vec::new();
-        for w in &refs {
-            let (a, ms) = timed(|| old.embed(w));
-            per_old.push(ms);
-            let runs: Vec<(Option<Vec<f32>>, f64)> =
-                (0..repeat).map(|_| timed(|| new.embed(w))).collect();
-            cos.push(cosine(
-                &a.expect("a vector"),
-                runs[0].0.as_ref().expect("a vector"),
-            ));
-            per_new.push(median(runs.iter().map(|r| r.1).collect()));
-        }
-        let batched = median(
-            (0..repeat)
-                .map(|_| timed(|| new.embed_many(&refs)).1)
-                .collect(),
-        );
-        let (sum_old, sum_new) = (per_old.iter().sum::<f64>(), per_new.iter().sum::<f64>());
-        let k = 1e3 / tokens as f64;
-        println!(
-            "{} windows of ~{target} tokens ({:.0} on average), CPU ms (median per window | per \
-             1,000 tokens): reference {:.1} | {:.0}; default one at a time {:.2} | {:.1} ({:.1}x); \
-             default batched {:.2} | {:.1} ({:.1}x); cosine min {:.4}",
-            refs.len(),
-            tokens as f64 / refs.len() as f64,
-            median(per_old.clone()),
-            sum_old * k,
-            median(per_new.clone()),
-            sum_new * k,
-            sum_old / sum_new,
-            batched / refs.len() as f64,
-            batched * k,
-            sum_old / batched,
-            cos.iter().copied().fold(f32::INFINITY, f32::min),
+        let set: Vec<&str> = windows.iter().map(String::as_str).collect();
+        report(
+            &format!("{} windows of ~{target} tokens", set.len()),
+            &old,
+            &new,
+            &set,
+            repeat,
         );
     }
+}
+
+/// CPU time of `set` through the reference one text at a time and the default path one at a
+/// time and batched: the median of `repeat` runs of the whole set, per text and per 1,000
+/// tokens (the kernel counts thread time in 4 ms ticks here, too coarse for one window).
+fn report(name: &str, old: &Transformer, new: &Transformer, set: &[&str], repeat: usize) {
+    let tokens: usize = set.iter().map(|t| old.token_count(t).min(254) + 2).sum();
+    let run = |f: &dyn Fn()| median((0..repeat).map(|_| timed(f).1).collect());
+    let reference = run(&|| set.iter().for_each(|t| drop(old.embed(t))));
+    let single = run(&|| set.iter().for_each(|t| drop(new.embed(t))));
+    let batched = run(&|| drop(new.embed_many(set)));
+    let line = |ms: f64| {
+        format!(
+            "{:.2} ms/text, {:.1} ms/1k tokens ({:.1}x)",
+            ms / set.len() as f64,
+            ms * 1e3 / tokens as f64,
+            reference / ms
+        )
+    };
+    println!(
+        "{name} ({:.0} tokens on average), CPU: reference {}; default one at a time {}; \
+         default batched {}",
+        tokens as f64 / set.len() as f64,
+        line(reference),
+        line(single),
+        line(batched),
+    );
 }
 
 /// `f()` and the CPU milliseconds this thread spent in it.
@@ -152,8 +140,13 @@ fn thread_cpu_ns() -> u64 {
         .expect("/proc/thread-self/schedstat (Linux)")
 }
 
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot = |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(p, q)| p * q).sum::<f32>();
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot = |x: &[f32], y: &[f32]| {
+        x.iter()
+            .zip(y)
+            .map(|(&p, &q)| p as f64 * q as f64)
+            .sum::<f64>()
+    };
     dot(a, b) / (dot(a, a) * dot(b, b)).sqrt()
 }
 
