@@ -30,7 +30,8 @@ pub struct Transformer {
 }
 
 impl Transformer {
-    /// The sentence-transformer in `from` (a folder or a zip, as `pidx model distill` takes).
+    /// The sentence-transformer in `from` (a folder or a zip, as `pidx model distill` takes),
+    /// run by the int8 path where the CPU has AVX-512 VNNI unless `$PIDX_TRANSFORMER` is `f32`.
     ///
     /// # Errors
     /// `Invalid` naming the source when a file is missing or not a BERT encoder.
@@ -143,5 +144,14 @@ impl Fast {
 
     fn pooled(&self, _: &Bert, _: &[u32], _: &[usize]) -> Vec<f32> {
         match *self {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_transformer_can_be_shared_by_threads() {
+        fn sync<T: Sync + Send>() {}
+        sync::<super::Transformer>();
     }
 }
