@@ -274,7 +274,10 @@ struct Embedded {
 fn embed_batch(model: &Model, todo: &[Todo]) -> Result<Vec<Embedded>> {
     let mut files: HashMap<i64, Option<File>> = HashMap::new();
     let mut out = Vec::with_capacity(todo.len());
-    let mut memo = Memo::default();
+    // Every passage of the batch first, so the model embeds them in one call (a transformer
+    // runs them through its layers together); a text is kept only as its passages (a pasted
+    // megabyte as its first few hundred words).
+    let mut cut: Vec<(usize, TextKind, String)> = Vec::new();
     for t in todo {
         let mut e = Embedded {
             rid: t.rid,
@@ -287,28 +290,26 @@ fn embed_batch(model: &Model, todo: &[Todo]) -> Result<Vec<Embedded>> {
             .entry(t.file_id)
             .or_insert_with(|| File::open(&t.path).ok());
         // A file gone or changed since it was indexed: the next sync rewrites its entries.
-        let Some(file) = file else {
-            e.skipped = true;
-            out.push(e);
-            continue;
-        };
-        let bytes =
-            read_at(file, t.offset as u64, t.len as usize).map_err(|e| Error::io(&t.path, e))?;
-        let texts = entry_texts(bytes);
-        let mut cut: Vec<(TextKind, &str)> = Vec::new();
-        for (kind, text) in &texts {
-            e.bytes += text.len() as u64;
-            let each = passages(text, model.passages_per_text());
-            cut.extend(each.into_iter().map(|p| (*kind, p)));
-        }
-        let just: Vec<&str> = cut.iter().map(|(_, p)| *p).collect();
-        for ((kind, _), v) in cut.iter().zip(model.embed_all(&just, &mut memo)) {
-            if let Some(v) = v {
-                let (scale, q) = quantize(&v);
-                e.passages.push((*kind, scale, q));
+        if let Some(file) = file {
+            let bytes = read_at(file, t.offset as u64, t.len as usize)
+                .map_err(|e| Error::io(&t.path, e))?;
+            for (kind, text) in entry_texts(bytes) {
+                e.bytes += text.len() as u64;
+                let each = passages(&text, model.passages_per_text());
+                cut.extend(each.into_iter().map(|p| (out.len(), kind, p.to_string())));
             }
+        } else {
+            e.skipped = true;
         }
         out.push(e);
+    }
+    let just: Vec<&str> = cut.iter().map(|(_, _, p)| p.as_str()).collect();
+    let vectors = model.embed_all(&just, &mut Memo::default());
+    for ((at, kind, _), v) in cut.iter().zip(vectors) {
+        if let Some(v) = v {
+            let (scale, q) = quantize(&v);
+            out[*at].passages.push((*kind, scale, q));
+        }
     }
     Ok(out)
 }

@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use super::model::{unusable, StaticModel};
-use super::tokenize::{Memo, WordPiece};
+use super::tokenize::Memo;
 use super::transformer::Transformer;
 use crate::error::Result;
 
@@ -22,8 +22,6 @@ pub enum Model {
 /// A whole sentence-transformer, with what the index records it under.
 pub struct Whole {
     transformer: Transformer,
-    /// Its vocabulary, for [`Model::knows_a_word`].
-    words: WordPiece,
     id: String,
 }
 
@@ -74,25 +72,17 @@ impl Model {
         if config.get("num_hidden_layers").is_none() {
             return Ok(Model::Static(StaticModel::load(dir)?));
         }
-        let read = |name: &str| {
-            std::fs::read(dir.join(name)).map_err(|e| unusable(dir, format!("{name}: {e}")))
-        };
-        let (weights, tok_bytes) = (read("model.safetensors")?, read("tokenizer.json")?);
-        let tok_json: serde_json::Value = serde_json::from_slice(&tok_bytes)
-            .map_err(|e| unusable(dir, format!("tokenizer.json: {e}")))?;
-        let words = WordPiece::from_json(&tok_json).map_err(|e| unusable(dir, e))?;
-        let transformer = Transformer::load(dir).map_err(|e| unusable(dir, e))?;
+        let files = super::distill::source_files(dir).map_err(|e| unusable(dir, e))?;
+        let transformer = Transformer::from_files(&files, dir).map_err(|e| unusable(dir, e))?;
+        let bytes = |name: &str| files.get(name).map_or(&[][..], Vec::as_slice);
         let name = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let hash = xxhash_rust::xxh3::xxh3_64(&weights) ^ xxhash_rust::xxh3::xxh3_64(&tok_bytes);
+        let hash = xxhash_rust::xxh3::xxh3_64(bytes("model.safetensors"))
+            ^ xxhash_rust::xxh3::xxh3_64(bytes("tokenizer.json"));
         let id = format!("{name}:{hash:016x}:{}:whole", transformer.dim());
-        Ok(Model::Whole(Box::new(Whole {
-            transformer,
-            words,
-            id,
-        })))
+        Ok(Model::Whole(Box::new(Whole { transformer, id })))
     }
 
     /// What the index records vectors of this model under: its folder's name, a hash of its
@@ -117,7 +107,7 @@ impl Model {
     pub fn knows_a_word(&self, text: &str) -> bool {
         match self {
             Model::Static(m) => m.knows_a_word(text),
-            Model::Whole(w) => w.words.knows_a_word(text),
+            Model::Whole(w) => w.transformer.knows_a_word(text),
         }
     }
 
@@ -134,7 +124,7 @@ impl Model {
     pub fn embed_all(&self, passages: &[&str], memo: &mut Memo) -> Vec<Option<Vec<f32>>> {
         match self {
             Model::Static(m) => passages.iter().map(|p| m.embed_with(p, memo)).collect(),
-            Model::Whole(w) => passages.iter().map(|p| w.transformer.embed(p)).collect(),
+            Model::Whole(w) => w.transformer.embed_many(passages),
         }
     }
 

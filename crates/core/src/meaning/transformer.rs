@@ -4,6 +4,7 @@
 //! VNNI the linear layers run in int8 (`fast.rs`), many times faster than the f32 reference
 //! (`bert.rs`), which other CPUs run and `PIDX_TRANSFORMER=f32` forces.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use super::bert::Bert;
@@ -36,8 +37,18 @@ impl Transformer {
     /// # Errors
     /// `Invalid` naming the source when a file is missing or not a BERT encoder.
     pub fn load(from: &Path) -> Result<Transformer> {
+        let files = super::distill::source_files(from)
+            .map_err(|why| Error::Invalid(format!("cannot load {}: {why}", from.display())))?;
+        Transformer::from_files(&files, from)
+    }
+
+    /// The sentence-transformer of `files` (config.json, tokenizer.json and model.safetensors
+    /// by name, as read from `from`).
+    ///
+    /// # Errors
+    /// As [`load`](Self::load).
+    pub fn from_files(files: &HashMap<String, Vec<u8>>, from: &Path) -> Result<Transformer> {
         let bad = |why: String| Error::Invalid(format!("cannot load {}: {why}", from.display()));
-        let files = super::distill::source_files(from).map_err(bad)?;
         let get = |name: &str| {
             files
                 .get(name)
@@ -50,6 +61,9 @@ impl Transformer {
         let tokenizer = WordPiece::from_json(&tok_json).map_err(bad)?;
         let tensors = super::tensors::read(get("model.safetensors")?).map_err(bad)?;
         let bert = Bert::new(tensors, &config).map_err(bad)?;
+        if bert.position.shape[0] < 3 {
+            return Err(bad("it has fewer than 3 positions".into()));
+        }
         let (Some(cls), Some(sep)) = (tokenizer.id("[CLS]"), tokenizer.id("[SEP]")) else {
             return Err(bad("its vocabulary has no [CLS] or [SEP]".into()));
         };
@@ -117,13 +131,19 @@ impl Transformer {
         ids.len()
     }
 
-    /// `[CLS]`, the first tokens of `text`, `[SEP]`: [`MAX_TOKENS`] at most.
+    /// `[CLS]`, the first tokens of `text`, `[SEP]`: [`MAX_TOKENS`] at most, and no more than
+    /// the model has positions for (a small model may have fewer).
     fn window(&self, text: &str) -> Vec<u32> {
         let mut ids = vec![self.cls];
         self.tokenizer.encode(text, &mut ids);
-        ids.truncate(MAX_TOKENS - 1);
+        ids.truncate(MAX_TOKENS.min(self.bert.position.shape[0]) - 1);
         ids.push(self.sep);
         ids
+    }
+
+    /// Whether `text` holds a word the vocabulary has whole ([`WordPiece::knows_a_word`]).
+    pub fn knows_a_word(&self, text: &str) -> bool {
+        self.tokenizer.knows_a_word(text)
     }
 
     /// The vector's length.
