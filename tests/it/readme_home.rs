@@ -1,8 +1,9 @@
 //! The home the README test runs the docs' examples in: what a newcomer's machine holds after
 //! some use of pi (sessions, an agent gateway, a git project sessions edited) and stand-ins for
 //! the files pidx's meaning commands get from the network (a toy sentence-transformer and a toy
-//! static model, so `model distill`, `sync --embed` and `similar` run as written), a stand-in
-//! `pi` and the repository's pi package (so `pidx pi install` runs as written).
+//! static model, so `model install`, `model distill`, `sync --embed` and `similar` run as
+//! written), a stand-in `pi` and the repository's pi package (so `pidx pi install` runs as
+//! written).
 
 use std::path::{Path, PathBuf};
 
@@ -150,7 +151,8 @@ fn safetensors(tensors: &[(String, Vec<usize>, Vec<f32>)]) -> Vec<u8> {
 }
 
 /// A one-layer BERT sentence-transformer of 8 dimensions, laid out as Hugging Face names its
-/// weights: what `pidx model distill --from` reads, made up, so distilling it runs in a moment.
+/// weights: what `pidx model install --from` and `model distill --from` read, made up, so
+/// running it takes a moment.
 fn toy_bert(dir: &Path) {
     let vocab = letters_tokenizer(dir).len();
     let config = serde_json::json!({"hidden_size": 8, "num_attention_heads": 2,

@@ -24,7 +24,7 @@ use crate::store::jsonl::read_at;
 use crate::store::schema::fts_rowid;
 
 mod codes;
-use codes::{center_for, compact_codes, Block};
+use codes::{center_for, compact_codes, stored_center, Block};
 
 /// The kinds of text embedded: what people and the assistant said, summaries, custom messages
 /// and names; not thinking, tool calls and outputs or bash runs, which are mostly code and
@@ -136,6 +136,38 @@ const PENDING: &str = "SELECT e.rid, e.file_id, f.path, e.offset, e.len
        AND NOT EXISTS (SELECT 1 FROM embedded m WHERE m.rid = e.rid)
      ORDER BY e.rid LIMIT ?3";
 
+/// A first batch spread over every pending entry (every k-th by rid), for an index with no
+/// center yet: the center is the mean of the first batch's vectors, and the first entries by
+/// rid are a few sessions', so the center (and every similarity, by up to 0.15 on the real
+/// evaluation) would depend on which sessions happened to be indexed first.
+fn spread_sample(conn: &Connection, model: &Model) -> Result<Vec<Todo>> {
+    let pending: i64 = conn.query_row(
+        "SELECT count(*) FROM entries e
+         WHERE e.text_kinds & ?1 <> 0 AND e.dup = 0
+           AND NOT EXISTS (SELECT 1 FROM embedded m WHERE m.rid = e.rid)",
+        [kinds_mask()],
+        |r| r.get(0),
+    )?;
+    let step = (pending / batch_of(model) as i64).max(1);
+    let mut stmt = conn.prepare(
+        "SELECT e.rid, e.file_id, f.path, e.offset, e.len
+         FROM entries e JOIN files f ON f.id = e.file_id
+         WHERE e.text_kinds & ?1 <> 0 AND e.dup = 0 AND e.rid % ?2 = 0
+           AND NOT EXISTS (SELECT 1 FROM embedded m WHERE m.rid = e.rid)
+         ORDER BY e.rid LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(params![kinds_mask(), step, batch_of(model) as i64], |r| {
+        Ok(Todo {
+            rid: r.get(0)?,
+            file_id: r.get(1)?,
+            path: r.get(2)?,
+            offset: r.get(3)?,
+            len: r.get(4)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 fn batch_of(model: &Model) -> usize {
     match model {
         Model::Static(_) => BATCH,
@@ -169,6 +201,19 @@ fn embed_in_step(
     report: &mut EmbedReport,
 ) -> Result<()> {
     let bar = progress_bar(conn, model, pass.progress)?;
+    if stored_center(conn)?.is_none() {
+        let sample = spread_sample(conn, model)?;
+        if !sample.is_empty() {
+            let batch = embed_batch(model, &sample)?;
+            let tx = conn.transaction()?;
+            let vectors = batch.iter().flat_map(|e| &e.passages);
+            let first = vectors.map(|(_, scale, q)| (q.as_slice(), *scale));
+            let center = center_for(&tx, first, model.dim())?;
+            write_batch(&tx, &batch, &center, report)?;
+            tx.commit()?;
+            bar.inc(batch.len() as u64);
+        }
+    }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4));
     let (to_embed, todo_rx) = mpsc::sync_channel::<Vec<Todo>>(threads);
     let todo_rx = std::sync::Mutex::new(todo_rx);
