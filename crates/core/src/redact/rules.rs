@@ -303,6 +303,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                 looks_generated(value)
                     && !value.eq_ignore_ascii_case(name)
                     && !unquoted_property_read(text, &m)
+                    && quoted_value_is_the_literal(text, &m)
                     && !code_follows(after)
                     && !declares_a_type(before)
             }
@@ -342,6 +343,24 @@ fn property_read(v: &str) -> bool {
 /// quoted, the same text is a literal and is judged as one.
 fn unquoted_property_read(text: &str, value: &regex::Match) -> bool {
     !text[..value.start()].ends_with(['\'', '"', '`']) && property_read(value.as_str())
+}
+
+/// A quoted value is the whole literal: the quote that opened it closes it right after. A
+/// literal that goes on past the value's characters is data or prose under a secret's name
+/// (`tokenData:"-Y~RnOX#PXY$QYZ$]Z]..."`, a minified parser's table), not a token.
+fn quoted_value_is_the_literal(text: &str, value: &regex::Match) -> bool {
+    let Some(quote) = text[..value.start()]
+        .chars()
+        .last()
+        .filter(|c| matches!(c, '\'' | '"' | '`'))
+    else {
+        return true;
+    };
+    let after = &text[value.end()..];
+    after.starts_with(quote)
+        || after
+            .strip_prefix('\\')
+            .is_some_and(|a| a.starts_with(quote))
 }
 
 /// A PEM block's body (between its BEGIN and END lines, `Proc-Type:`-style header lines left

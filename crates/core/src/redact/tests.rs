@@ -388,3 +388,17 @@ fn an_unquoted_property_read_is_code_and_the_same_text_quoted_is_a_literal() {
         assert_ne!(find(literal), Vec::new(), "in {literal:?}");
     }
 }
+
+/// A quoted value under a secret's name that is only the start of its literal (the new tune
+/// half's one false finding: a minified Lezer parser's `tokenData` table) is data, not a
+/// token; the same value closing its literal is one.
+#[test]
+fn a_quoted_value_that_is_not_the_whole_literal_is_no_token() {
+    let table = r#"repeatNodeCount:6,tokenData:"-Y~RnOX#PXY$QYZ$]Z]#P]^$]^p#Ppq$Qqs#P""#;
+    assert_eq!(find(table), Vec::new(), "in {table:?}");
+    let token = r#"tokenData:"-Y~RnOX#PXY$QYZ$""#;
+    assert_eq!(
+        find(token).iter().map(|f| f.rule).collect::<Vec<_>>(),
+        ["assigned-secret"]
+    );
+}
