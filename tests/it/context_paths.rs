@@ -244,3 +244,50 @@ fn forward_references_and_repeated_ids_tangle_the_session() {
         .collect();
     assert_eq!(tangled, expect);
 }
+
+/// What the `context` fuzz target found (tests/fixtures/fuzz/context/): a model change `e0` on
+/// a line that is not JSON (skipped, as pi skips it), a compaction `e1` whose parent is `e0`, a
+/// later compaction that takes the id `e0` with itself as parent, and compactions without ids.
+/// pi's map sends `e1`'s parent to the later `e0`, whose parent is itself: pi never returns;
+/// pidx stops at the repeat with a path of two. The stored facts, made line by line, see no
+/// parent for `e1` (depth 0), so the session must be tangled for `context` to walk, not cut.
+#[test]
+fn an_id_taken_after_its_child_tangles_the_session_and_the_walk_counts_its_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let project = tmp.path().join("sessions").join("--p--");
+    std::fs::create_dir_all(&project).unwrap();
+    let compaction = |head: &str| {
+        format!(
+            r#"{{"type":"compaction",{head}"timestamp":"not a date","summary":"","firstKeptEntryId":"e0","tokensBefore":1}}"#
+        )
+    };
+    let mut lines = vec![
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}"#.to_string(),
+        r#"{"type":"model_change","id":"e0","parentId":null,"timestamp":"2026-01-01T00:15:40.000Z","provider":"\u{1c}","modelId":"m0"}"#.to_string(),
+        compaction(r#""id":"e1","parentId":"e0","#),
+        compaction(""),
+        compaction(r#""id":"e0","parentId":"e0","#),
+    ];
+    lines.extend(std::iter::repeat_n(compaction(""), 11));
+    let file = project.join("2026-01-01T00-00-00-000Z_s.jsonl");
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let store = synced(tmp.path(), "i.db");
+    let conn = &store.conn;
+    let (file_id, tangled): (i64, bool) = conn
+        .query_row("SELECT file_id, tangled FROM sessions", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert!(tangled, "a shadowed id and a parent not yet seen tangle it");
+    let session = Resolved {
+        file_id,
+        path: file.to_string_lossy().into_owned(),
+        source: None,
+    };
+    let ctx = build_context(conn, &session, Some("e1")).unwrap();
+    assert_eq!(
+        ctx.to_json(),
+        r#"{"messages":[{"role":"compactionSummary","summary":"","tokensBefore":1,"timestamp":null}],"thinkingLevel":"off","model":null}"#
+    );
+    assert_eq!((ctx.path_len, ctx.cycle), (2, true));
+}

@@ -5,7 +5,8 @@
 //! only with a one-line `Invalid`/`NoEntry`, never an SQL or I/O error; the walk visits no node
 //! twice on one path; every context entry lies on the leaf's path (the parent chain, ids
 //! resolved as pi's map resolves them: the last entry with an id wins); and the shortcut over
-//! stored path facts gives exactly what the whole-path walk gives.
+//! stored path facts (taken where ingest left the session untangled) gives exactly what the
+//! whole-path walk gives.
 #![no_main]
 
 use std::collections::{HashMap, HashSet};
@@ -233,6 +234,15 @@ fuzz_target!(|data: &[u8]| {
             .take(30)
             .map(Some),
     );
+    // The shortcut is taken only where ingest left the session untangled; forcing it on a
+    // tangled one compares facts ingest itself declared untrustworthy (the first finding).
+    let tangled: bool = conn
+        .query_row(
+            "SELECT tangled FROM sessions WHERE file_id = ?1",
+            [file_id],
+            |r| r.get(0),
+        )
+        .unwrap();
     for leaf in leaves {
         let fast = build_context(conn, &session, leaf);
         if let Err(e) = &fast {
@@ -247,13 +257,13 @@ fuzz_target!(|data: &[u8]| {
         let full = build_context(conn, &session, leaf);
         let plan = plan_context(conn, &session, leaf);
         conn.execute(
-            "UPDATE sessions SET tangled = 0 WHERE file_id = ?1",
-            [file_id],
+            "UPDATE sessions SET tangled = ?2 WHERE file_id = ?1",
+            rusqlite::params![file_id, tangled],
         )
         .unwrap();
         let show = |r: &Result<pidx::query::context::Context, Error>| {
             r.as_ref()
-                .map(|c| (c.to_json(), c.path_len))
+                .map(|c| (c.to_json(), c.path_len, c.cycle))
                 .map_err(|e| e.to_string())
         };
         assert_eq!(

@@ -281,9 +281,16 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             Check::Format => !one_char_repeated(value),
             Check::PrivateKey => key_body_is_whole(value),
             Check::Password => plausible_password(value) && !after.starts_with('('),
-            Check::EnvValue => plausible_env_value(value) && !value.eq_ignore_ascii_case(name),
+            Check::EnvValue => {
+                plausible_env_value(value)
+                    && !value.eq_ignore_ascii_case(name)
+                    && !unquoted_property_read(text, &m)
+            }
             Check::ConnPassword => {
-                plausible_password(value) && !after.starts_with('(') && !letters_only(value)
+                plausible_password(value)
+                    && !after.starts_with('(')
+                    && !letters_only(value)
+                    && !unquoted_property_read(text, &m)
             }
             Check::Random => looks_random(value),
             Check::HeaderValue => {
@@ -295,6 +302,8 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                 let before = caps.get(1).map_or("", |n| &text[..n.start()]);
                 looks_generated(value)
                     && !value.eq_ignore_ascii_case(name)
+                    && !unquoted_property_read(text, &m)
+                    && quoted_value_is_the_literal(text, &m)
                     && !code_follows(after)
                     && !declares_a_type(before)
             }
@@ -313,16 +322,45 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
 /// is 48 bytes, 64 characters.
 const SHORTEST_KEY_BODY: usize = 64;
 
-/// JavaScript reading a property (`headers.Authorization`, `trustedContext.messageAuth`):
-/// dotted pieces that are all identifiers. A token with dots has a piece that is none
-/// (`mF_9.B5f-4.1JqM`).
+/// Code reading a property (`headers.Authorization`, `options?.apiKey`, `this.#token`,
+/// `process.env.SECRET`): dotted pieces that are all identifiers, with JavaScript's optional
+/// chaining (`?.`), private fields (`#`) and TypeScript's non-null `!`. A token with dots has
+/// a piece that is none (`mF_9.B5f-4.1JqM`).
 fn property_read(v: &str) -> bool {
     v.contains('.')
         && v.split('.').all(|p| {
+            let p = p.strip_suffix(['?', '!']).unwrap_or(p);
+            let p = p.strip_prefix('#').unwrap_or(p);
             p.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$')
                 && p.bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
         })
+}
+
+/// A value after a secret's name that is code, not a literal: a property read with no quote
+/// before it (`secret = process.env.SECRET`, `privateKey: this.opts.privateKey`). Whatever
+/// its letters look like (`gcpKmsCfg` reads as no word), a name read is never the secret;
+/// quoted, the same text is a literal and is judged as one.
+fn unquoted_property_read(text: &str, value: &regex::Match) -> bool {
+    !text[..value.start()].ends_with(['\'', '"', '`']) && property_read(value.as_str())
+}
+
+/// A quoted value is the whole literal: the quote that opened it closes it right after. A
+/// literal that goes on past the value's characters is data or prose under a secret's name
+/// (`tokenData:"-Y~RnOX#PXY$QYZ$]Z]..."`, a minified parser's table), not a token.
+fn quoted_value_is_the_literal(text: &str, value: &regex::Match) -> bool {
+    let Some(quote) = text[..value.start()]
+        .chars()
+        .last()
+        .filter(|c| matches!(c, '\'' | '"' | '`'))
+    else {
+        return true;
+    };
+    let after = &text[value.end()..];
+    after.starts_with(quote)
+        || after
+            .strip_prefix('\\')
+            .is_some_and(|a| a.starts_with(quote))
 }
 
 /// A PEM block's body (between its BEGIN and END lines, `Proc-Type:`-style header lines left

@@ -358,3 +358,47 @@ fn property_reads_identifiers_and_prose_in_javascript_and_docs_hold_no_secret() 
         assert_eq!(find(text), Vec::new(), "in {text:?}");
     }
 }
+
+/// Code reading a property after a secret's name, the cause issue 49 names for most false
+/// findings in JavaScript (`password = options.password`, `token: this.token`, `secret =
+/// process.env.SECRET`): unquoted, a name read is no secret however its pieces read (the word
+/// test takes `gcpKmsCfg` for generated). Each twin quotes the same text: a literal, judged
+/// as one and found, so only the missing quote lets the first through.
+const PROPERTY_READS: &[(&str, &str)] = &[
+    (
+        "privateKey: this.gcpKmsCfg.privateKey,",
+        "privateKey: 'this.gcpKmsCfg.privateKey',",
+    ),
+    ("token: this.#xsrfTkn,", "token: \"this.#xsrfTkn\","),
+    (
+        "apiKey: opts?.gcpKmsCfg!.apiKey,",
+        "apiKey: `opts?.gcpKmsCfg!.apiKey`,",
+    ),
+    (
+        "const API_TOKEN=process.env.API_TOKEN;",
+        "const API_TOKEN='process.env.API_TOKEN';",
+    ),
+    ("password = this.dbCfg.pwd", "password = \"this.dbCfg.pwd\""),
+];
+
+#[test]
+fn an_unquoted_property_read_is_code_and_the_same_text_quoted_is_a_literal() {
+    for (code, literal) in PROPERTY_READS {
+        assert_eq!(find(code), Vec::new(), "in {code:?}");
+        assert_ne!(find(literal), Vec::new(), "in {literal:?}");
+    }
+}
+
+/// A quoted value under a secret's name that is only the start of its literal (the new tune
+/// half's one false finding: a minified Lezer parser's `tokenData` table) is data, not a
+/// token; the same value closing its literal is one.
+#[test]
+fn a_quoted_value_that_is_not_the_whole_literal_is_no_token() {
+    let table = r#"repeatNodeCount:6,tokenData:"-Y~RnOX#PXY$QYZ$]Z]#P]^$]^p#Ppq$Qqs#P""#;
+    assert_eq!(find(table), Vec::new(), "in {table:?}");
+    let token = r#"tokenData:"-Y~RnOX#PXY$QYZ$""#;
+    assert_eq!(
+        find(token).iter().map(|f| f.rule).collect::<Vec<_>>(),
+        ["assigned-secret"]
+    );
+}
