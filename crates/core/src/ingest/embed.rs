@@ -201,7 +201,8 @@ fn embed_in_step(
     report: &mut EmbedReport,
 ) -> Result<()> {
     let bar = progress_bar(conn, model, pass.progress)?;
-    if stored_center(conn)?.is_none() {
+    let past = |pass: &Pass| pass.deadline.is_some_and(|d| Instant::now() >= d);
+    if !past(&pass) && stored_center(conn)?.is_none() {
         let sample = spread_sample(conn, model)?;
         if !sample.is_empty() {
             let batch = embed_batch(model, &sample)?;
@@ -238,7 +239,7 @@ fn embed_in_step(
         let mut center: Option<Vec<f32>> = None;
         loop {
             // A batch for each embedding thread and one waiting, while this thread writes.
-            if !exhausted && pass.deadline.is_some_and(|d| Instant::now() >= d) {
+            if !exhausted && past(&pass) {
                 exhausted = true;
                 report.more = true;
             }

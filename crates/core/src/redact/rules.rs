@@ -284,7 +284,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             Check::EnvValue => {
                 plausible_env_value(value)
                     && !value.eq_ignore_ascii_case(name)
-                    && !unquoted_property_read(text, &m)
+                    && !reads_the_environment(text, &m, name)
             }
             Check::ConnPassword => {
                 plausible_password(value)
@@ -361,6 +361,19 @@ fn quoted_value_is_the_literal(text: &str, value: &regex::Match) -> bool {
         || after
             .strip_prefix('\\')
             .is_some_and(|a| a.starts_with(quote))
+}
+
+/// Code reading a variable into an environment-style name (`const API_TOKEN=process.env.API_TOKEN`,
+/// `SECRET=this.secret`): an unquoted property read that ends in the name or starts at
+/// `process`, `import` or `this`. Narrower than [`unquoted_property_read`]: in a `.env` file
+/// values go unquoted, and a token with dots whose pieces happen to be identifier-like
+/// (`Xk3J9qLp.Zw8Rt2mN`) is a literal there.
+fn reads_the_environment(text: &str, value: &regex::Match, name: &str) -> bool {
+    let v = value.as_str();
+    let last = v.rsplit('.').next().unwrap_or("");
+    let first = v.split('.').next().unwrap_or("");
+    unquoted_property_read(text, value)
+        && (last.eq_ignore_ascii_case(name) || ["process", "import", "this"].contains(&first))
 }
 
 /// A PEM block's body (between its BEGIN and END lines, `Proc-Type:`-style header lines left

@@ -389,6 +389,25 @@ fn an_unquoted_property_read_is_code_and_the_same_text_quoted_is_a_literal() {
     }
 }
 
+/// In a `.env` file values go unquoted: a token with dots whose pieces happen to read as
+/// identifiers is still the secret (`serve::no_planted_secret_of_any_rule_is_readable_on_a_page`
+/// planted such values and found them readable).
+#[test]
+fn an_unquoted_env_value_with_dots_is_a_secret_unless_it_reads_the_environment() {
+    for text in [
+        "JWT_SECRET=Xk3J9qLp.Zw8Rt2mNv4",
+        "export SESSION_SECRET=aB9xQ7wErT.yU2iOp3",
+    ] {
+        assert_ne!(find(text), Vec::new(), "in {text:?}");
+    }
+    for text in [
+        "const API_TOKEN=process.env.API_TOKEN;",
+        "APP_TOKEN=config.secrets.app_token",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+}
+
 /// A quoted value under a secret's name that is only the start of its literal (the new tune
 /// half's one false finding: a minified Lezer parser's `tokenData` table) is data, not a
 /// token; the same value closing its literal is one.
