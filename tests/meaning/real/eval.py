@@ -158,6 +158,13 @@ for split in ['tune', 'test']:
             continue
         cells = [f'{sum(r[m] for r in sel) / len(sel):.2f} ({sum(r[m] for r in sel)}/{len(sel)})' for m in modes + derived]
         print(f'| {kind} | {len(sel)} | ' + ' | '.join(cells) + ' |')
+        # Another language, by the query's language (English queries ask about Spanish and
+        # Chinese sessions; the others about English ones).
+        langs = sorted({r['lang'] for r in sel}) if kind == 'other' else []
+        for lang in langs:
+            sub = [r for r in sel if r['lang'] == lang]
+            cells = [f'{sum(r[m] for r in sub) / len(sub):.2f} ({sum(r[m] for r in sub)}/{len(sub)})' for m in modes + derived]
+            print(f'| {kind}, query {lang} | {len(sub)} | ' + ' | '.join(cells) + ' |')
 # Where the floor belongs: meaning's similarities with no floor, for each tuning query's
 # target (its best hit) and for queries about nothing in the corpus (its best hit at all).
 OFF_TOPIC = ['qwertyuiopasdf', 'zxcvbnm lkjhg', 'recipe for banana bread with walnuts',
