@@ -16,9 +16,20 @@ use crate::store::{Scope, Store};
 /// closed after).
 const KEPT: usize = 4;
 
+/// Index connections kept between requests: a page then starts with the schema parsed and the
+/// pages the last one read in its cache, instead of reading them back from the OS one `pread`
+/// each (the usage page reads its rollups, 10 MB at 10,000 sessions, on every request).
+const KEPT_LOCAL: usize = 2;
+
+/// The page cache of a kept connection, in KiB (SQLite's negative `cache_size`): the usage
+/// page's rollups at 10,000 sessions and the lists' rows fit; a few more pages than SQLite's
+/// 2 MB default, against the 200 MB a page's server may take (`benches/serve.sh`).
+const KEPT_CACHE_KIB: i64 = 16 * 1024;
+
 /// Where the pages read.
 pub enum Index {
-    Local,
+    /// The local index, and connections to it kept between requests.
+    Local { idle: Mutex<Vec<Store>> },
     /// The team server's URL and idle connections; `source` (`--source`) limits every page to
     /// one machine.
     Server {
@@ -33,6 +44,26 @@ impl Index {
     pub fn is_server(&self) -> bool {
         matches!(self, Index::Server { .. })
     }
+}
+
+/// A kept connection to the local index, unless the index file was replaced since it was
+/// opened (`sync --rebuild` writes a new file): that one is dropped and a new one opened.
+fn kept(idle: &Mutex<Vec<Store>>) -> Option<Store> {
+    let mut v = idle.lock().ok()?;
+    while let Some(store) = v.pop() {
+        if !store.is_replaced() {
+            return Some(store);
+        }
+    }
+    None
+}
+
+fn open_local(app: &App) -> Result<Store, Fail> {
+    let store = Store::open_read_only(&app.env.db)?;
+    store
+        .conn
+        .execute_batch(&format!("PRAGMA cache_size = -{KEPT_CACHE_KIB}"))?;
+    Ok(store)
 }
 
 /// A connection to the team server whose statements stop at the time limit.
@@ -59,11 +90,11 @@ pub fn with_reader<T>(
         export: false,
     };
     match &app.index {
-        Index::Local => {
+        Index::Local { idle } => {
             if let Some(fresh) = &app.fresh {
                 fresh.freshen();
             }
-            let store = Store::open_read_only(&app.env.db)?;
+            let store = kept(idle).map_or_else(|| open_local(app), Ok)?;
             store
                 .conn
                 .progress_handler(10_000, Some(move || stop.load(Ordering::Relaxed)))?;
@@ -73,8 +104,23 @@ pub fn with_reader<T>(
                 scope,
                 unread: Vec::new(),
             };
-            let mut reader = opened.reader()?;
-            f(&ctx, &mut reader)
+            let answer = opened
+                .reader()
+                .map_err(Fail::from)
+                .and_then(|mut r| f(&ctx, &mut r));
+            if let Opened::Local { store, .. } = opened {
+                store.conn.progress_handler(0, None::<fn() -> bool>)?;
+                // A connection left inside a transaction (a page that failed midway) would
+                // pin an old snapshot of the index: closed instead of kept.
+                if answer.is_ok() && store.conn.is_autocommit() {
+                    if let Ok(mut v) = idle.lock() {
+                        if v.len() < KEPT_LOCAL {
+                            v.push(store);
+                        }
+                    }
+                }
+            }
+            answer
         }
         Index::Server {
             url,

@@ -117,7 +117,9 @@ pub fn run(env: Env, opts: Options) -> Result<bool> {
                 source: env.global.source.clone(),
                 idle: std::sync::Mutex::new(Vec::new()),
             },
-            None => index::Index::Local,
+            None => index::Index::Local {
+                idle: std::sync::Mutex::new(Vec::new()),
+            },
         };
         let app = Arc::new(App {
             fresh: (!index.is_server()).then(|| Fresh::new(Arc::clone(&env))),

@@ -39,6 +39,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../../migrations/0030_skipped_files.sql"),
     include_str!("../../../../migrations/0031_session_figures.sql"),
     include_str!("../../../../migrations/0032_failed_results.sql"),
+    include_str!("../../../../migrations/0033_failure_models.sql"),
 ];
 
 /// The schema version this build writes.

@@ -3,7 +3,7 @@
 //! Rust, the day, week and month of each quarter hour computed once. SQLite only scans narrow
 //! rows: no join per row, no sort, no SQL function call per row.
 
-use std::collections::HashMap;
+use std::collections::HashMap as StdMap;
 
 use rusqlite::Connection;
 
@@ -14,6 +14,10 @@ use super::{
 use crate::error::Result;
 use crate::store::filter::{int, Where};
 use crate::store::Scope;
+
+/// Maps keyed by what each rollup row carries (a file, a quarter hour, a name, a group's key),
+/// looked up several times a row: foldhash, not SipHash (the keys are the index's own).
+type HashMap<K, V> = StdMap<K, V, foldhash::fast::RandomState>;
 
 /// Up to this many files in scope, their rollup rows are sought by file (the `UNIQUE (file_id,
 /// ...)` index of both rollups) rather than read with all the others.
@@ -28,17 +32,26 @@ const NULL: Code = i64::MIN;
 struct Names {
     ids: HashMap<String, Code>,
     names: Vec<String>,
+    /// The last name asked for: rows come file by file, and a file's rows mostly repeat it.
+    last: Option<Code>,
 }
 
 impl Names {
     fn id(&mut self, s: Option<&str>) -> Code {
         let Some(s) = s else { return NULL };
-        if let Some(&id) = self.ids.get(s) {
-            return id;
+        if let Some(last) = self.last.filter(|&i| self.names[i as usize] == s) {
+            return last;
         }
-        let id = self.names.len() as Code;
-        self.names.push(s.to_owned());
-        self.ids.insert(s.to_owned(), id);
+        let id = match self.ids.get(s) {
+            Some(&id) => id,
+            None => {
+                let id = self.names.len() as Code;
+                self.names.push(s.to_owned());
+                self.ids.insert(s.to_owned(), id);
+                id
+            }
+        };
+        self.last = Some(id);
         id
     }
 }
@@ -129,14 +142,14 @@ pub(super) fn stats_each(
         .iter()
         .map(|dims| Sum {
             dims,
-            files: HashMap::new(),
+            files: HashMap::default(),
             names: Names::default(),
             periods: Periods {
                 zone: &opts.zone,
-                seen: HashMap::new(),
+                seen: HashMap::default(),
                 last: (NULL, [NULL; 3]),
             },
-            groups: HashMap::new(),
+            groups: HashMap::default(),
             sums: Vec::new(),
             key: Vec::with_capacity(dims.len()),
             last: None,
