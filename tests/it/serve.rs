@@ -536,6 +536,51 @@ fn usage_shows_the_figures_of_pidx_stats() {
     assert!(by_project.contains("total: $0.00"), "{by_project}");
 }
 
+/// Pages read through connections kept from one request to the next: one must see what was
+/// written since, and a kept connection to an index file that `sync --rebuild` replaced must
+/// not answer from the old file.
+#[test]
+fn kept_connections_see_a_rebuilt_index() {
+    let (_dir, root, db) = corpus();
+    let pidx = || {
+        let mut c = Command::new(assert_cmd::cargo::cargo_bin("pidx"));
+        c.env("HOME", db.with_file_name("home"))
+            .env("PIDX_CONFIG", db.with_file_name("no-config.toml"))
+            .arg("--db")
+            .arg(&db)
+            .arg("--root")
+            .arg(&root);
+        c
+    };
+    assert!(pidx().arg("sync").output().unwrap().status.success());
+    // --no-sync: the server itself writes nothing, so only another process's rebuild can
+    // bring the second session.
+    let s = serve(&root, &db, &["--no-sync", "--listen", "127.0.0.1:0"]);
+    for _ in 0..3 {
+        let page = get(s.port, "/?all=true", None, &[]).body;
+        assert!(!page.contains("zebra-kept"), "{page}");
+    }
+    let second = root
+        .join("--home-u-a--")
+        .join("2026-03-02T08-00-00-000Z_aaaaaaaa-0000-7000-8000-000000000002.jsonl");
+    let lines = [
+        serde_json::json!({"type": "session", "version": 3, "id": "aaaaaaaa-0000-7000-8000-000000000002", "timestamp": "2026-03-02T08:00:00.000Z", "cwd": "/home/u/a<b>"}),
+        serde_json::json!({"type": "message", "id": "f1", "parentId": null, "timestamp": "2026-03-02T08:01:00.000Z",
+            "message": {"role": "user", "timestamp": 1772438460000u64, "content": "zebra-kept question"}}),
+    ];
+    std::fs::write(
+        &second,
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let rebuilt = pidx().args(["sync", "--rebuild"]).output().unwrap();
+    assert!(rebuilt.status.success(), "{rebuilt:?}");
+    for _ in 0..3 {
+        let page = get(s.port, "/?all=true", None, &[]).body;
+        assert!(page.contains("zebra-kept"), "{page}");
+    }
+}
+
 #[test]
 fn a_token_with_spaces_is_refused() {
     let (_dir, root, db) = corpus();
