@@ -15,7 +15,7 @@ use crate::ingest::discover::Root;
 use crate::ingest::sync::{sync_first, SyncOptions};
 use crate::query::handle;
 use crate::query::list::{self, ListOptions, SessionInfo};
-use crate::query::picker::{Compact, Spill};
+use crate::query::picker::{self, Compact, Spill};
 use crate::query::search::{self, Hit, SearchOptions};
 use crate::store::Scope;
 use crate::store::{Store, WriterLock};
@@ -216,46 +216,19 @@ fn clip_titles(mut sessions: Vec<SessionInfo>) -> Vec<SessionInfo> {
     sessions
 }
 
-/// Texts read ahead of their compaction (a few: one can be a huge session's).
-const TEXTS_AHEAD: usize = 4;
-
-/// The compact search texts of `sessions`: read one at a time from the index here while another
-/// thread compacts them (reading was 260 ms and compacting 516 ms of the 880 ms the first key
-/// waited for on 10,000 sessions, one after the other). A second compacting thread was slower
-/// on two cores (643-718 against 626-633 ms).
+/// The compact search texts of `sessions`, tails spilled to a temporary file (in memory when
+/// none can be made).
 fn compact_texts<'a>(
     store: &Store,
     sessions: impl Iterator<Item = &'a SessionInfo>,
 ) -> Result<HashMap<i64, Compact>> {
-    std::thread::scope(|scope| {
-        let (tx, rx) = mpsc::sync_channel::<(&SessionInfo, String)>(TEXTS_AHEAD);
-        let compactor = scope.spawn(move || -> Result<HashMap<i64, Compact>> {
-            let mut zstd = zstd::bulk::Compressor::new(1)?;
-            // Tails wait in a temporary file (in memory when none can be made).
-            let mut spill = Spill::new().ok();
-            let mut out = HashMap::new();
-            for (s, text) in rx {
-                out.insert(s.file_id, Compact::new(s, &text, &mut zstd, spill.as_mut()));
-            }
-            Ok(out)
-        });
-        let read = || -> Result<()> {
-            for s in sessions {
-                let text = list::all_messages_text(&store.conn, s.file_id)?;
-                // A compactor that stopped says why when joined.
-                if tx.send((s, text)).is_err() {
-                    break;
-                }
-            }
-            Ok(())
-        };
-        let read = read();
-        drop(tx);
-        let out = compactor
-            .join()
-            .map_err(|_| anyhow::anyhow!("compacting the sessions' text failed"))??;
-        read.map(|()| out)
-    })
+    let mut spill = Spill::new().ok();
+    Ok(picker::compact_texts(
+        &store.conn,
+        sessions,
+        false,
+        spill.as_mut(),
+    )?)
 }
 
 /// What the loader sends: every session with its handle, then their search texts.

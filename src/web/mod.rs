@@ -82,6 +82,9 @@ pub(crate) struct App {
     redact: bool,
     guard: guard::Guard,
     events: events::Events,
+    /// Every session's search text for the list's typed filter (`q=`), read once and kept up
+    /// to date with the local index between keys.
+    typed: std::sync::Mutex<crate::query::picker::Typed>,
 }
 
 /// Serves until the process is stopped.
@@ -128,6 +131,7 @@ pub fn run(env: Env, opts: Options) -> Result<bool> {
             redact: !opts.no_redact,
             guard,
             events: events::Events::new(),
+            typed: std::sync::Mutex::new(crate::query::picker::Typed::new(!opts.no_redact)),
         });
         // The team server is pushed to by other machines: no file events here to follow.
         if !app.index.is_server() {

@@ -2,7 +2,7 @@
 //! sessions (or every project's, `all=1`) in pi's order, filtered and ordered as `list --query`
 //! (pi's `/resume` picker) as the user types. Gateway transcripts show their agent and channel.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use axum::extract::{Query, State};
 use axum::response::Html;
@@ -13,6 +13,7 @@ use super::page::{self, enc, Nav};
 use super::{blocking, App, Ctx, Fail};
 use crate::query::list::{self, ListOptions, Narrow, NarrowOrder};
 use crate::query::per_session::{self, SessionFigures};
+use crate::query::picker::Typed;
 use crate::query::{handle, picker, Reader};
 
 /// Rows a page shows; typing narrows the rest.
@@ -78,11 +79,15 @@ pub async fn page(
     Query(q): Query<ListQuery>,
 ) -> Result<Html<String>, Fail> {
     let source = q.source.clone().filter(|s| !s.is_empty());
+    let kept = Arc::clone(&app);
     blocking(&app, source, move |ctx, reader| {
         if q.project.is_none() && !q.all && q.q.trim().is_empty() {
             return projects(ctx, reader, q.source.as_deref());
         }
-        let rows = sessions(ctx, reader, &q)?;
+        let rows = sessions(ctx, reader, &q, &kept.typed)?;
+        if q.q.trim().is_empty() {
+            super::index::warm_typed(&kept);
+        }
         if q.frag.is_some() {
             return Ok(Html(rows.into_string()));
         }
@@ -202,18 +207,7 @@ fn narrow_found(
     found: &mut Vec<list::SessionInfo>,
 ) -> Result<(), Fail> {
     if let Reader::Local { conn, scope, .. } = reader {
-        let every = ListOptions {
-            limit: None,
-            ..opts.clone()
-        };
-        let (ids, _) = list::narrowed(conn, scope, &every, narrow)?;
-        let place: std::collections::HashMap<i64, usize> =
-            ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
-        found.retain(|s| place.contains_key(&s.file_id));
-        if sorted {
-            found.sort_by_key(|s| place[&s.file_id]);
-        }
-        return Ok(());
+        return narrow_local(conn, scope, opts, narrow, sorted, found, |s| s.file_id);
     }
     let model = narrow
         .model
@@ -233,7 +227,36 @@ fn narrow_found(
     Ok(())
 }
 
-fn sessions(ctx: &Ctx, reader: &mut Reader, q: &ListQuery) -> Result<Markup, Fail> {
+/// [`narrow_found`] on the local index, over rows or ids (`id` reads a row's file id).
+fn narrow_local<T>(
+    conn: &rusqlite::Connection,
+    scope: &crate::store::Scope,
+    opts: &ListOptions,
+    narrow: &Narrow,
+    sorted: bool,
+    found: &mut Vec<T>,
+    id: impl Fn(&T) -> i64,
+) -> Result<(), Fail> {
+    let every = ListOptions {
+        limit: None,
+        ..opts.clone()
+    };
+    let (ids, _) = list::narrowed(conn, scope, &every, narrow)?;
+    let place: std::collections::HashMap<i64, usize> =
+        ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+    found.retain(|s| place.contains_key(&id(s)));
+    if sorted {
+        found.sort_by_key(|s| place[&id(s)]);
+    }
+    Ok(())
+}
+
+fn sessions(
+    ctx: &Ctx,
+    reader: &mut Reader,
+    q: &ListQuery,
+    typed: &Mutex<Typed>,
+) -> Result<Markup, Fail> {
     let query = q.q.trim();
     if let Some(why) = picker::query_problem(query) {
         return Ok(html! { p.error { (ctx.clean(&why)) } });
@@ -263,6 +286,36 @@ fn sessions(ctx: &Ctx, reader: &mut Reader, q: &ListQuery) -> Result<Markup, Fai
         // query over narrow rows, then the shown rows read whole.
         Reader::Local { conn, scope, .. } if q.narrowed() && query.is_empty() => {
             let (ids, before) = list::narrowed(conn, scope, &opts, &narrow)?;
+            let shown = list::sessions_by_id(conn, scope, &ids[..ids.len().min(ROWS)])?;
+            (shown, Some(ids.len()), before)
+        }
+        // Typed text: pi's picker over the texts kept between keys.
+        Reader::Local { conn, scope, .. } if !query.is_empty() => {
+            let mut typed = typed.lock().unwrap_or_else(|p| p.into_inner());
+            typed.refresh(conn, scope)?;
+            let among = match &q.project {
+                Some(_) => Some(
+                    list::list_sessions(conn, scope, &opts)?
+                        .iter()
+                        .map(|s| s.file_id)
+                        .collect::<Vec<i64>>(),
+                ),
+                None => None,
+            };
+            let before = among.as_ref().map_or(typed.len(), Vec::len);
+            let mut ids = typed.rank(query, among.as_deref());
+            drop(typed);
+            if q.narrowed() {
+                narrow_local(
+                    conn,
+                    scope,
+                    &opts,
+                    &narrow,
+                    q.sort.is_some(),
+                    &mut ids,
+                    |id| *id,
+                )?;
+            }
             let shown = list::sessions_by_id(conn, scope, &ids[..ids.len().min(ROWS)])?;
             (shown, Some(ids.len()), before)
         }

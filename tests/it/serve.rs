@@ -581,6 +581,90 @@ fn kept_connections_see_a_rebuilt_index() {
     }
 }
 
+/// The list's typed filter keeps every session's search text between requests: its answer is
+/// `pidx list --query`'s (redacted, as the page redacts) for words, a phrase, a pattern and text
+/// nothing holds, and it follows the index as pi appends to a session and writes a new one.
+#[test]
+fn the_typed_filter_ranks_as_list_query_as_sessions_change() {
+    let (tmp, root) = crate::common::conformance_copy();
+    let db = tmp.path().join("index.db");
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    let page = |q: &str| -> Vec<String> {
+        let body = get(
+            s.port,
+            &format!("/?all=true&frag=1&q={}", enc(q)),
+            None,
+            &[],
+        )
+        .body;
+        body.split("<td class=\"title\"><a href=\"/s/")
+            .skip(1)
+            .filter_map(|r| r.split('"').next())
+            .map(str::to_string)
+            .collect()
+    };
+    let cli = |q: &str| -> Vec<String> {
+        let out = crate::common::pidx(&db, &root)
+            .args(["list", "--all", "--redact", "--json", "--query", q])
+            .output()
+            .unwrap();
+        let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        rows.iter()
+            .filter_map(|r| r["path"].as_str())
+            .map(|p| enc(p.rsplit('/').next().unwrap_or(p)))
+            .take(300)
+            .collect()
+    };
+    let queries = [
+        "test",
+        "the",
+        "fix bug",
+        "\"the session\"",
+        "re:err\\w+",
+        "qqzzxv",
+    ];
+    for q in queries {
+        let (got, want) = (page(q), cli(q));
+        assert_eq!(got, want, "{q:?}");
+    }
+    assert!(!page("test").is_empty(), "a common word finds sessions");
+    // pi appends to one session and writes another: both hold a word no session held.
+    let project = root.join("--home-user-projects-pidx--");
+    let first = std::fs::read_dir(&project)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .unwrap();
+    let mut text = std::fs::read_to_string(&first).unwrap();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(
+        &serde_json::json!({"type": "message", "id": "qk000001", "parentId": null,
+        "timestamp": "2026-03-05T08:01:00.000Z", "message": {"role": "user",
+        "timestamp": 1772697660000u64, "content": "quokkazebra appended"}})
+        .to_string(),
+    );
+    text.push('\n');
+    std::fs::write(&first, text).unwrap();
+    let lines = [
+        serde_json::json!({"type": "session", "version": 3, "id": "aaaaaaaa-0000-7000-8000-00000000beef", "timestamp": "2026-03-06T08:00:00.000Z", "cwd": "/home/user/projects/pidx"}),
+        serde_json::json!({"type": "message", "id": "qk000002", "parentId": null, "timestamp": "2026-03-06T08:01:00.000Z",
+            "message": {"role": "user", "timestamp": 1772784060000u64, "content": "a quokkazebra too"}}),
+    ];
+    std::fs::write(
+        project.join("2026-03-06T08-00-00-000Z_aaaaaaaa-0000-7000-8000-00000000beef.jsonl"),
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let found = page("quokkazebra");
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert_eq!(found, cli("quokkazebra"));
+    for q in queries {
+        assert_eq!(page(q), cli(q), "{q:?} after the changes");
+    }
+}
+
 #[test]
 fn a_token_with_spaces_is_refused() {
     let (_dir, root, db) = corpus();

@@ -10,6 +10,7 @@
 mod compact;
 mod memo;
 mod spill;
+mod typed;
 
 use crate::pi::js::js_trim;
 #[cfg(test)]
@@ -21,6 +22,7 @@ use crate::query::session_info::SessionInfo;
 pub use compact::Compact;
 pub use memo::{rank_memo, Memo};
 pub use spill::Spill;
+pub use typed::{compact_texts, Typed};
 
 /// Filters and orders `sessions` (already in pi's listing order) as pi's picker does.
 pub fn filter_and_sort(sessions: Vec<SessionInfo>, query: &str) -> Vec<SessionInfo> {
