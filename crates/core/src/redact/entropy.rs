@@ -187,7 +187,9 @@ const PASSWORD_EXAMPLE_WORDS: &[&str] = &[
     "fake",
 ];
 
-/// `secret` as a whole placeholder: the word, maybe after `my` or `your`, nothing else.
+/// `secret` as a whole placeholder: the word, maybe after `my` or `your`, nothing else (as the
+/// value or one piece of a path: `projects/1/secrets/my-secret/versions/1` names where a
+/// secret is kept, not the secret).
 fn secret_placeholder(lower: &str) -> bool {
     let joined: String = lower
         .chars()
@@ -214,7 +216,7 @@ pub fn plausible_password(v: &str) -> bool {
     let lower = v.to_ascii_lowercase();
     if !not_a_placeholder(v)
         || PASSWORD_EXAMPLE_WORDS.iter().any(|w| lower.contains(w))
-        || secret_placeholder(&lower)
+        || lower.split('/').any(secret_placeholder)
         || doc_digits(v)
     {
         return false;

@@ -466,6 +466,7 @@ fn a_password_built_on_secret_is_found_and_the_bare_word_is_not() {
         "redis://user:secret@cache:6379",
         "postgres://app:my-secret@db/app",
         "amqp://guest:YourSecret@mq",
+        "kafka --sasl-password='vaults/7/items/my-secret/revisions/2'",
     ] {
         assert_eq!(find(text), Vec::new(), "in {text:?}");
     }
