@@ -11,9 +11,10 @@ packages read (name and version) are listed in `OUT.packages.tsv`.
 
 The files are split by a hash of their path into `tune` (looked at while changing the rules)
 and `report` (measured once for the numbers in docs/secrets.md); in the `new` set each is a
-quarter and the other half (`spare`) is never written, kept for a later held-out run.
+quarter and the other half (`spare`) is written only when asked for (`--half spare`), for a
+held-out run.
 
-usage: corpus.py --out DIR [--set old|new] [--half tune|report|all] [--python DIR] [--cargo DIR]
+usage: corpus.py --out DIR [--set old|new|fresh] [--half tune|report|spare|all] [--python DIR] [--cargo DIR]
                  [--npm DIR[:DIR...]] [--doc DIR]
 """
 
@@ -33,6 +34,12 @@ MAX_NPM_FILE = 1 << 20
 NPM_DEFAULT = ":".join(["/usr/lib/node_modules",
                         os.path.expanduser("~/.cache/pidx-test/openclaw/oc-2026.9.6/node_modules")])
 PER_SESSION = 4 << 20  # bytes of text per session file
+# Set `fresh` (fourth round): code nobody here had scanned, read once as a held-out body, whole
+# (no halves): Google's Cloud SDK Python (`googlecloudsdk`, not its bundled third-party code),
+# Perl's core library and the C headers of the machine's -dev packages.
+FRESH_DEFAULT = [("gcloud", "/usr/lib/google-cloud-sdk/lib/googlecloudsdk", (".py",)),
+                 ("perl", "/usr/share/perl/5.36", (".pm", ".pl", ".pod")),
+                 ("include", "/usr/include", (".h", ".hpp", ".hh", ".hxx", ".inc", ".def"))]
 
 
 def python_files(root):
@@ -61,6 +68,29 @@ def npm_files(root):
             p = os.path.join(d, f)
             if f.endswith(EXTS_NPM) and not f.endswith(".min.js") and os.path.getsize(p) <= MAX_NPM_FILE:
                 yield p
+
+
+def ext_files(exts):
+    def walk(root):
+        for d, dirs, files in os.walk(root):
+            dirs[:] = sorted(x for x in dirs if x not in ("__pycache__", ".git"))
+            for f in sorted(files):
+                p = os.path.join(d, f)
+                if f.endswith(exts) and os.path.isfile(p) and os.path.getsize(p) <= MAX_NPM_FILE:
+                    yield p
+    return walk
+
+
+def dpkg_owners(root):
+    """(package, version) of each Debian package owning files under root (dpkg's database)."""
+    import subprocess
+    r = subprocess.run(["dpkg-query", "-S", root], capture_output=True, text=True)
+    # each line is `pkg[:arch], pkg[:arch]...: path`
+    names = sorted({n.strip().split(":")[0] for line in r.stdout.splitlines()
+                    for n in line.rsplit(": ", 1)[0].split(",")})
+    for n in names:
+        v = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", n], capture_output=True, text=True)
+        yield n, v.stdout.strip() or "?"
 
 
 def doc_files(root):
@@ -169,15 +199,22 @@ class Writer:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--set", default="old", choices=("old", "new"))
-    ap.add_argument("--half", default="all", choices=("tune", "report", "all"))
+    ap.add_argument("--set", default="old", choices=("old", "new", "fresh"))
+    ap.add_argument("--half", default="all", choices=("tune", "report", "spare", "all"),
+                    help="spare: the `new` set's unread half, for a held-out run (docs/secrets.md)")
     ap.add_argument("--python", default="/usr/lib/python3.11")
     ap.add_argument("--cargo", default=os.path.expanduser("~/.cargo/registry/src"))
     ap.add_argument("--npm", default=NPM_DEFAULT, help="node_modules folders, `:` between them")
     ap.add_argument("--doc", default="/usr/share/doc")
     a = ap.parse_args()
+    if a.half == "spare" and a.set != "new":
+        sys.exit("corpus.py: only the `new` set has a spare half")
+    if a.set == "fresh" and a.half != "all":
+        sys.exit("corpus.py: the `fresh` set has no halves (it is read whole, once)")
     if a.set == "old":
         parts = [("python", a.python, python_files), ("cargo", a.cargo, cargo_files)]
+    elif a.set == "fresh":
+        parts = [(name, root, ext_files(exts)) for name, root, exts in FRESH_DEFAULT]
     else:
         parts = [("npm", r, npm_files) for r in a.npm.split(":") if r] + [("doc", a.doc, doc_files)]
     total, files, seen, used, writers = 0, 0, set(), [], {}
@@ -192,10 +229,10 @@ def main():
             rel = os.path.relpath(p, root)
             if a.half != "all" and half_of(name + "/" + rel, a.set) != a.half:
                 continue
-            text = read_text(p, a.set == "new")
+            text = read_text(p, a.set != "old")
             if text is None:
                 continue
-            if a.set == "new":
+            if a.set != "old":
                 # node_modules trees hold the same package file many times over: count it once
                 digest = hashlib.sha1(text.encode()).digest()
                 if digest in seen:
@@ -206,6 +243,12 @@ def main():
             files += 1
     for w in writers.values():
         w.close()
+    if a.set == "fresh":
+        with open(a.out.rstrip("/") + ".packages.tsv", "w", encoding="utf-8") as f:
+            f.write("root\tpackage\tversion\n")
+            for name, root in used:
+                for pkg, ver in dpkg_owners(root):
+                    f.write(f"{root}\t{pkg}\t{ver}\n")
     if a.set == "new":
         with open(a.out.rstrip("/") + ".packages.tsv", "w", encoding="utf-8") as f:
             f.write("root\tpackage\tversion\n")

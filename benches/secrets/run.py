@@ -10,7 +10,7 @@ recall     the public scanners' test cases (fetch.py; set `old`: gitleaks, truff
            kind, how many of their positive examples pidx finds (and redacts every listed
            secret of), and how many of their negative examples it flags.
 
-usage: run.py --pidx BIN --cases-bin BIN [--half report|tune|all] [--set old|new|all]
+usage: run.py --pidx BIN --cases-bin BIN [--half report|tune|spare|all] [--set old|new|fresh|all]
               [--work DIR] [--misses] [--only precision|recall]
 """
 
@@ -64,6 +64,11 @@ def short(s, n=90):
 
 
 def precision(a, work, cset):
+    if cset == "fresh" and a.half != "all":
+        sys.exit("run.py: the `fresh` set has no halves: use --half all")
+    if a.half == "spare" and cset != "new":
+        print(f"run.py: SKIPPED precision of set {cset}: only the `new` set has a spare half\n")
+        return None
     sessions = os.path.join(work, f"sessions-{cset}-{a.half}")
     if not os.path.isdir(sessions):
         made = subprocess.run([sys.executable, os.path.join(HERE, "corpus.py"), "--out", sessions,
@@ -128,6 +133,10 @@ def load_cases(work):
 
 def recall(a, all_cases, cset):
     cases = [c for c in all_cases if c["set"] == cset and a.half in ("all", c["half"])]
+    if a.half == "spare":
+        print(f"run.py: SKIPPED recall of set {cset}: the scanners' cases have no spare half "
+              "(each is tune or report)\n")
+        return None
     if not cases:
         print(f"run.py: SKIPPED recall of set {cset}: none of its scanners' snapshots could be "
               "read (see fetch.py)\n")
@@ -183,9 +192,11 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--pidx", required=True)
     ap.add_argument("--cases-bin", required=True)
-    ap.add_argument("--half", default="report", choices=("report", "tune", "all"))
-    ap.add_argument("--set", default="all", choices=("old", "new", "all"),
-                    help="old: the first corpora and scanners; new: the second held-out ones")
+    ap.add_argument("--half", default="report", choices=("report", "tune", "spare", "all"),
+                    help="spare: the `new` corpus's unread half (precision only)")
+    ap.add_argument("--set", default="all", choices=("old", "new", "fresh", "all"),
+                    help="old: the first corpora and scanners; new: the second held-out ones; "
+                    "fresh: the fourth round's held-out code, precision only, --half all")
     ap.add_argument("--work", default=None, help="kept between runs (default: a temp dir)")
     ap.add_argument("--misses", action="store_true", help="list every miss and flagged negative")
     ap.add_argument("--only", choices=("precision", "recall"))
@@ -206,6 +217,9 @@ def main():
             print("run.py: SKIPPED recall: no scanner snapshot could be read (see fetch.py)")
             return
         for cset in sets:
+            if cset == "fresh":
+                print("run.py: SKIPPED recall of set fresh: it is ordinary code only\n")
+                continue
             recall(a, cases, cset)
 
 

@@ -52,14 +52,41 @@ const PLACEHOLDERS: &[&str] = &[
     "test",
 ];
 
+/// A secret's word that a placeholder phrase names (`your secret key goes here`).
+const SECRET_WORDS: &[&str] = &[
+    "secret", "token", "key", "password", "pass", "api", "access", "client", "private", "auth",
+];
+
+/// A placeholder phrase written without separators, as docs write one in capitals
+/// (`YOURSECRETKEYGOESHERE`, `your_api_token_here`, `MyTokenHere`): `your` before a secret's
+/// word, or a secret's word (or `goes`) before `here`.
+fn placeholder_phrase(lower: &str) -> bool {
+    let joined: String = lower
+        .chars()
+        .filter(|c| !matches!(c, '_' | '-' | '.' | ' '))
+        .collect();
+    SECRET_WORDS
+        .iter()
+        .any(|w| joined.contains(&format!("your{w}")) || joined.contains(&format!("{w}here")))
+        || joined.contains("goeshere")
+}
+
 /// Not a reference to a value (`$X`, `${X}`, `%X%`, `<x>`, `{{x}}`, `[redacted: …]`), a
-/// placeholder word or one character repeated (`****`, `xxxx`).
+/// placeholder word or phrase, one character repeated (`****`, `xxxx`), an elided example
+/// (`nsec1...`, `sk-…`) or a PEM armor line standing as a value (`-----BEGIN`: a whole key
+/// block is the `private-key` rule's).
 pub fn not_a_placeholder(v: &str) -> bool {
     let lower = v.to_ascii_lowercase();
     let Some(first) = v.chars().next() else {
         return false;
     };
     if matches!(first, '$' | '<' | '{' | '%' | '[' | '*' | '.') {
+        return false;
+    }
+    if v.starts_with("-----") || v.contains("...") || v.contains('\u{2026}') {
+        return false;
+    }
+    if placeholder_phrase(&lower) {
         return false;
     }
     let mut chars = v.chars();
@@ -82,11 +109,17 @@ pub fn not_a_placeholder(v: &str) -> bool {
         .any(|p| lower.contains(p)))
 }
 
-/// An env value under a secret's name: not a placeholder, and not a path, number, boolean or
-/// lowercase identifier (`TOKENIZER_PATH=/models/t.json`, `MAX_TOKENS=4096`,
-/// `TOKEN_FILE=token_file`).
+/// An env value under a secret's name: not a placeholder, and not a path, URL, number,
+/// boolean or lowercase identifier (`TOKENIZER_PATH=/models/t.json`, `MAX_TOKENS=4096`,
+/// `TOKEN_FILE=token_file`). A URL is a reference to the secret (`op://vault/item/password`,
+/// `https://vault.example/v1/secret`); one holding a password is the `url-password` rule's.
 pub fn plausible_env_value(v: &str) -> bool {
-    if !not_a_placeholder(v) || v.starts_with('/') || v.starts_with("./") || v.starts_with('~') {
+    if !not_a_placeholder(v)
+        || v.starts_with('/')
+        || v.starts_with("./")
+        || v.starts_with('~')
+        || v.contains("://")
+    {
         return false;
     }
     if v.chars()
@@ -137,11 +170,55 @@ fn holds_example_word(v: &str) -> bool {
     EXAMPLE_WORDS.iter().any(|w| lower.contains(w))
 }
 
+/// Words that make a password an example wherever they stand in it. `secret` is not among
+/// them: a password built on it (`secret123`, `mySecret789`) is one people choose, and
+/// only the word alone or with `my`/`your` (`secret`, `my-secret`) is a placeholder.
+const PASSWORD_EXAMPLE_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "example",
+    "dummy",
+    "sample",
+    "placeholder",
+    "changeme",
+    "redacted",
+    "insert",
+    "replace",
+    "fake",
+];
+
+/// `secret` as a whole placeholder: the word, maybe after `my` or `your`, nothing else (as the
+/// value or one piece of a path: `projects/1/secrets/my-secret/versions/1` names where a
+/// secret is kept, not the secret).
+fn secret_placeholder(lower: &str) -> bool {
+    let joined: String = lower
+        .chars()
+        .filter(|c| !matches!(c, '_' | '-' | '.'))
+        .collect();
+    let rest = joined
+        .strip_prefix("my")
+        .or_else(|| joined.strip_prefix("your"))
+        .unwrap_or(&joined);
+    rest == "secret"
+}
+
+/// Digits a doc writes for a password (`user:123@`, `password=1234`, `123456`): fewer than
+/// six, too short for any password rule, or the run `123456...` itself.
+fn doc_digits(v: &str) -> bool {
+    v.bytes().all(|b| b.is_ascii_digit())
+        && (v.len() < 6 || "1234567890".starts_with(v) || "0123456789".starts_with(v))
+}
+
 /// A password written next to its name or in a URL: not a placeholder or an example's word,
-/// and not a plain word or two (`alice-pw`, `guest`): a digit, a capital or a symbol in it,
-/// as a password rule demands.
+/// not a doc's digits, and not a plain word or two (`alice-pw`, `guest`): a digit, a
+/// capital or a symbol in it, as a password rule demands.
 pub fn plausible_password(v: &str) -> bool {
-    if !not_a_placeholder(v) || holds_example_word(v) {
+    let lower = v.to_ascii_lowercase();
+    if !not_a_placeholder(v)
+        || PASSWORD_EXAMPLE_WORDS.iter().any(|w| lower.contains(w))
+        || lower.split('/').any(secret_placeholder)
+        || doc_digits(v)
+    {
         return false;
     }
     v.bytes().any(|b| {
@@ -171,6 +248,10 @@ pub fn cookie_holds_secret(v: &str) -> bool {
 /// (`options?.apiKey`, `entry?.outputTokens`, `this.lastTokStartLoc=null`) or text that is not
 /// ASCII (no token format holds any).
 pub fn looks_generated(v: &str) -> bool {
+    // an elided example keeps its dots (`nsec1...`); a sentence's full stop goes
+    if v.contains("...") {
+        return false;
+    }
     let v = v.trim_end_matches(['.', ':']);
     if v.len() < 12 || !v.is_ascii() || !not_a_placeholder(v) || holds_example_word(v) {
         return false;
@@ -181,7 +262,19 @@ pub fn looks_generated(v: &str) -> bool {
     if v.len() >= 32 && v.bytes().all(|b| b.is_ascii_hexdigit()) {
         return true;
     }
-    !reads_as_words(v) && looks_random(v)
+    !reads_as_words(v) && !url_anchor(v) && looks_random(v)
+}
+
+/// A link's anchor (`rfc8693#section-2.1`, `README.md#install`): the text after the last `#`
+/// starts with a word of four letters or more and reads as words, as a heading's anchor does.
+/// Base64 and hex hold no `#`; a generated value with one has no word after it
+/// (`-Y~RnOX#PXY$QYZ$`).
+fn url_anchor(v: &str) -> bool {
+    v.rsplit_once('#').is_some_and(|(_, anchor)| {
+        anchor.len() >= 4
+            && anchor.bytes().take(4).all(|b| b.is_ascii_alphabetic())
+            && reads_as_words(anchor)
+    })
 }
 
 /// Every piece between separators (`_ - . / ? $ = + : !`, the joints of identifiers, paths

@@ -287,7 +287,9 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !reads_the_environment(text, &m, name)
             }
             Check::ConnPassword => {
-                plausible_password(value)
+                // `password==void 0`, `password===x`: a comparison, not an assignment
+                !value.starts_with('=')
+                    && plausible_password(value)
                     && !after.starts_with('(')
                     && !letters_only(value)
                     && !unquoted_property_read(text, &m)

@@ -421,3 +421,53 @@ fn a_quoted_value_that_is_not_the_whole_literal_is_no_token() {
         ["assigned-secret"]
     );
 }
+
+/// Fourth round (issue 49): the classes of false alarm the third round listed, each made a
+/// general rule: a placeholder phrase written without separators, a PEM armor line standing
+/// as a value, an elided example (`...`), a secret manager's reference (a URL as an env
+/// value), a link's anchor after a secret's name, a comparison after `password`, and a doc's
+/// digits as a password.
+const FOURTH_ROUND_NOT_SECRETS: &[&str] = &[
+    "API_SECRET=YOURAPISECRETGOESHERE",
+    "SESSION_TOKEN=MyTokenHere2024",
+    "PRIVATE_KEY=-----BEGIN and the lines of the key after it",
+    "NOSTR_PRIVATE_KEY=npub1qy88wumn8ghj7...",
+    "DB_PASSWORD=op://vault-staging/api/password",
+    " * The requested token exchange access_token_kind: rfc6749#section-5.1",
+    "if(o.password==void 0)return",
+    "const u = new URL('https://me:456@example.org'); u.password = '4567';",
+    "psql postgres://admin:12345678@db/app",
+];
+
+#[test]
+fn placeholders_anchors_comparisons_and_doc_digits_are_not_secrets() {
+    for text in FOURTH_ROUND_NOT_SECRETS {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+}
+
+/// A password built on the word `secret` is a password (secretlint's tests count them);
+/// only the word alone, or after `my`/`your`, is a placeholder. Digits that are neither short
+/// nor the run `1234...` are a password too.
+#[test]
+fn a_password_built_on_secret_is_found_and_the_bare_word_is_not() {
+    for (text, secret) in [
+        (
+            "mongodb://admin:backupSecret456@db.local:27017/app",
+            "backupSecret456",
+        ),
+        ("redis://ops:Secret2031x@cache:6379", "Secret2031x"),
+        ("postgres://app:907153@db/app", "907153"),
+    ] {
+        let got: Vec<&str> = find(text).iter().map(|f| &text[f.start..f.end]).collect();
+        assert_eq!(got, vec![secret], "in {text:?}");
+    }
+    for text in [
+        "redis://user:secret@cache:6379",
+        "postgres://app:my-secret@db/app",
+        "amqp://guest:YourSecret@mq",
+        "kafka --sasl-password='vaults/7/items/my-secret/revisions/2'",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+}
