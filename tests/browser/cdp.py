@@ -89,8 +89,12 @@ class Page:
         self.s = browser.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.send(domain + ".enable")
+        # Load events by navigation (loader id): a goto waits for its own page's load, not for
+        # a load still due from a navigation a key started before it.
+        self.send("Page.setLifecycleEventsEnabled", {"enabled": True})
         self.errors = []
         self.loaded = 0
+        self.loaders = set()
 
     def send(self, method, params=None, timeout=30):
         return self.b.send(method, params, self.s, timeout)
@@ -106,6 +110,8 @@ class Page:
             m, p = ev.get("method"), ev.get("params", {})
             if m == "Page.loadEventFired":
                 self.loaded += 1
+            elif m == "Page.lifecycleEvent" and p.get("name") == "load":
+                self.loaders.add(p.get("loaderId"))
             elif m == "Runtime.exceptionThrown":
                 self.errors.append("exception: %s" % p["exceptionDetails"].get("text"))
             elif m == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
@@ -116,8 +122,11 @@ class Page:
     def goto(self, url, timeout=30):
         self.pump()
         before = self.loaded
-        self.send("Page.navigate", {"url": url})
-        self.wait(lambda: self.loaded > before, timeout, "load of " + url)
+        loader = self.send("Page.navigate", {"url": url}).get("loaderId")
+        if loader:
+            self.wait(lambda: loader in self.loaders, timeout, "load of " + url)
+        else:
+            self.wait(lambda: self.loaded > before, timeout, "load of " + url)
 
     def wait(self, ready, timeout=15, what="condition"):
         deadline = time.time() + timeout
