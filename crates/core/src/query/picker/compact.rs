@@ -22,6 +22,20 @@ pub(super) struct Prepared<'t> {
 /// Bytes of the text kept uncompressed: most typed words are matched within them.
 pub const HEAD: usize = 1024;
 
+/// A tail longer than this is compressed from its pieces as a stream instead of joined into
+/// one buffer first (a copy of a huge message). Small in tests, so both ways are scored.
+const STREAM_ABOVE: usize = if cfg!(test) { 16 << 10 } else { 1 << 20 };
+
+/// `pieces` compressed as one zstd frame, written a piece at a time.
+fn stream(pieces: &[&str]) -> std::io::Result<Vec<u8>> {
+    use std::io::Write;
+    let mut z = zstd::stream::Encoder::new(Vec::new(), 1)?;
+    for p in pieces {
+        z.write_all(p.as_bytes())?;
+    }
+    z.finish()
+}
+
 /// One session's search text, compact.
 pub struct Compact {
     head: Box<str>,
@@ -42,38 +56,57 @@ impl Compact {
     ) -> Compact {
         let id = js_id(s.id.as_ref());
         let name = s.picker_name();
-        let whole = [id.as_str(), " ", &name, " ", text, " ", s.cwd.as_str()].concat();
-        let bits = presence(&whole);
-        let mut cut = HEAD.min(whole.len());
-        while !whole.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let rest = &whole.as_bytes()[cut..];
-        let tail = match (rest.is_empty(), u32::try_from(rest.len())) {
-            (false, Ok(len)) => match zstd.compress(rest) {
-                Ok(z) => {
-                    let z = z.into_boxed_slice();
-                    let stored = match spill {
-                        Some(spill) => spill.put(z),
-                        None => Ok(Stored::Memory(z)),
-                    };
-                    match stored {
-                        Ok(stored) => Some((stored, len)),
-                        Err(_) => return Compact::plain(whole, bits),
-                    }
+        // pi's joined text, never joined here: a session with a 100 MB message would be held
+        // twice over (its text and the joined copy) while it is compacted.
+        let pieces = [id.as_str(), " ", &name, " ", text, " ", s.cwd.as_str()];
+        let bits = pieces.iter().fold(0, |bits, p| bits | presence(p));
+        let mut head = String::with_capacity(HEAD);
+        let mut rest: Vec<&str> = Vec::new();
+        for p in pieces {
+            if !rest.is_empty() {
+                rest.push(p);
+            } else if head.len() + p.len() > HEAD {
+                let mut cut = HEAD - head.len();
+                while !p.is_char_boundary(cut) {
+                    cut -= 1;
                 }
-                // Not compressible here: kept whole.
-                Err(_) => return Compact::plain(whole, bits),
-            },
-            (false, Err(_)) => return Compact::plain(whole, bits),
-            (true, _) => None,
+                head.push_str(&p[..cut]);
+                rest.push(&p[cut..]);
+            } else {
+                head.push_str(p);
+            }
+        }
+        let len: usize = rest.iter().map(|r| r.len()).sum();
+        if len == 0 {
+            return Compact::plain(head, bits);
+        }
+        let whole = || {
+            [head.as_str()]
+                .into_iter()
+                .chain(rest.iter().copied())
+                .collect()
         };
-        let mut head = whole;
-        head.truncate(cut);
-        Compact {
-            head: head.into_boxed_str(),
-            tail,
-            bits,
+        let Ok(len32) = u32::try_from(len) else {
+            return Compact::plain(whole(), bits);
+        };
+        let compressed = if len > STREAM_ABOVE {
+            stream(&rest)
+        } else {
+            zstd.compress(rest.concat().as_bytes())
+        };
+        let stored = match (compressed, spill) {
+            (Ok(z), Some(spill)) => spill.put(z.into_boxed_slice()),
+            (Ok(z), None) => Ok(Stored::Memory(z.into_boxed_slice())),
+            (Err(e), _) => Err(e),
+        };
+        match stored {
+            Ok(stored) => Compact {
+                head: head.into_boxed_str(),
+                tail: Some((stored, len32)),
+                bits,
+            },
+            // Not compressible or storable here: kept whole.
+            Err(_) => Compact::plain(whole(), bits),
         }
     }
 
@@ -264,11 +297,28 @@ mod tests {
         let text: String = (0..400)
             .map(|i| format!("word{i} ΟΔΟΣ zeta-{} ", i * 7))
             .collect();
-        let mut s = super::super::tests::session(&text);
-        s.name = Some("Named Σ".into());
+        // A tail compressed a piece at a time (over STREAM_ABOVE), and a head cut inside a
+        // long name (the head never reaches the text).
+        let big: String = (0..1_000)
+            .map(|i| format!("word{i} ΟΔΟΣ zeta-{} ", i * 7))
+            .collect();
+        assert!(text.len() < STREAM_ABOVE && big.len() > STREAM_ABOVE);
+        for (text, name) in [
+            (&text, "Named Σ".to_string()),
+            (&big, "Named Σ".to_string()),
+            (&text, "Σ".repeat(700) + " named"),
+        ] {
+            compact_scores_equal_full_scores_of(text, name);
+        }
+    }
+
+    fn compact_scores_equal_full_scores_of(text: &str, name: String) {
+        let mut s = super::super::tests::session(text);
+        s.name = Some(name);
         let mut zstd = zstd::bulk::Compressor::new(1).unwrap();
-        let compact = Compact::new(&s, &text, &mut zstd, None);
+        let compact = Compact::new(&s, text, &mut zstd, None);
         assert!(compact.tail.is_some() && compact.size() < text.len());
+        assert!(compact.head.len() <= HEAD && compact.head.len() > HEAD - 4);
         for q in [
             "word1",
             "zeta 2793",

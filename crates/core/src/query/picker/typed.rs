@@ -60,7 +60,10 @@ pub fn compact_texts<'a>(
                     ..s.clone()
                 };
                 if redact {
-                    text = crate::redact::redact(&text).into_owned();
+                    // A copy only when something is redacted (a 100 MB message is no small copy).
+                    if let std::borrow::Cow::Owned(clean) = crate::redact::redact(&text) {
+                        text = clean;
+                    }
                     list::redacted(&mut s);
                 }
                 // A compactor that stopped says why when joined.
