@@ -18,8 +18,9 @@
 //! `query::search::blend`, best first, later row first on a tie, and a fork's copy of an entry
 //! is one hit with it (`OneHitPerCopy`). What still differs is in docs/team.md.
 //!
-//! Every match is scored (no impact blocks on the server yet), and its body is read and split:
-//! the cost is measured in docs/team.md.
+//! A search of one word is first tried from the texts listed under it (`heads.rs`, pg 0006),
+//! which give the same top when they settle it; otherwise every match is scored, its body read
+//! and split: the cost is measured in docs/team.md.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
