@@ -90,11 +90,18 @@ pub(super) fn top(
     }
     let most_recency = blend(newest, now_ms).max(blend(None, now_ms));
     let unlisted = one.most(MIN_IMPACT, AVGDL) * most_recency * ROOM;
+    // Only the rows that can beat it come back: the same test as below (the idf on both
+    // sides left out), computed by the server a little loosely, then again exactly here.
+    let least = MIN_IMPACT * (one.avgdl() / AVGDL).max(1.0) * most_recency * (1.0 - 1e-6);
     let rows = tx
         .query(
             "SELECT source, fid, seq, kind, tf, ntok, ts_ms FROM text_heads
-             WHERE term = $1 AND ($2::text IS NULL OR source = $2)",
-            &[word, &on.source],
+             WHERE term = $1 AND ($2::text IS NULL OR source = $2)
+               AND (tf * 2.2::float8) / (tf + 1.2::float8 * (0.25::float8 + 0.75::float8 * ntok / $3::float8))
+                   * (2.0::float8 / 3.0::float8 + power(0.5::float8,
+                        greatest($4::int8 - coalesce(ts_ms, $4::int8 - 31536000000), 0)::float8
+                        / 86400000.0::float8 / 30.0::float8) / 3.0::float8) >= $5::float8",
+            &[word, &on.source, &one.avgdl(), &now_ms, &least],
         )
         .map_err(server_err)?;
     let mut listed: Vec<Listed> = rows

@@ -384,11 +384,19 @@ fn table_facts(
             let sql = format!(
                 "SELECT count(*) FROM entry_text t WHERE t.tsv @@ ($1::text)::tsquery{only}"
             );
+            // The words index answers a word's count exactly (no row to recheck), reading
+            // only the visibility of the pages holding it; for a word in most texts the planner
+            // would rather read every row's words (`the` at 1,000 sessions: 120-160 ms against
+            // 23 ms), so the count is told to use the index.
+            tx.batch_execute("SET LOCAL enable_seqscan = off")
+                .map_err(server_err)?;
             let r = match source {
                 Some(s) => tx.query_one(sql.as_str(), &[&q, &s]),
                 None => tx.query_one(sql.as_str(), &[&q]),
             }
             .map_err(server_err)?;
+            tx.batch_execute("SET LOCAL enable_seqscan TO DEFAULT")
+                .map_err(server_err)?;
             hits.push(r.get::<_, i64>(0));
             continue;
         }
