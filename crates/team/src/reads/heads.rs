@@ -4,8 +4,9 @@
 //! `pg::heads::MIN_IMPACT` (`text_heads`, pg 0006), with the word's count, the text's length and
 //! its entry's time: all a score needs. This reads the word's listed rows (no body), scores each
 //! exactly (the arithmetic of scoring it from its body), and walks them best first, looking up
-//! their entries and sessions a few dozen at a time under the search's filters, into the hits
-//! the local rules show (`ranked::shown`: `--branch`, copies, `--limit`). A text not listed
+//! their entries and sessions (64, then four times more each time) under the search's filters,
+//! into the hits the local rules show (`ranked::shown`: `--branch`, copies, `--limit`). Only
+//! the rows that can beat a text not listed come back from the server. A text not listed
 //! holds the word with an impact below `MIN_IMPACT`: it scores at most that, raised by the
 //! reader's mean length over `AVGDL` when larger (`Bm25::most`), times the idf and the recency
 //! weight of the newest entry the reader sees. Once the hits are full of listed texts scoring
@@ -30,7 +31,7 @@ use crate::pg::server_err;
 use pidx_core::error::{Error, Result};
 use pidx_core::query::search::{blend, Hit, SearchOptions};
 
-/// Listed texts whose entries are looked up at a time.
+/// Listed texts whose entries are looked up first (then four times more each time).
 const CHUNK: usize = 64;
 
 /// Rounding room on the bound: the scores and the bound are computed in floating point in
@@ -127,7 +128,13 @@ pub(super) fn top(
             .then((b.fid, b.seq, b.kind).cmp(&(a.fid, a.seq, a.kind)))
     });
     let mut passed: Vec<Scored> = Vec::new();
-    for chunk in listed.chunks(CHUNK) {
+    let (mut at, mut size) = (0, CHUNK);
+    while at < listed.len() {
+        // Four times more at each look-up: a filter that keeps few texts (`--cwd`) takes a few
+        // round trips, not one per chunk.
+        let chunk = &listed[at..(at + size).min(listed.len())];
+        at += chunk.len();
+        size *= 4;
         passed.extend(looked_up(tx, on, q, chunk)?);
         if passed.len() >= q.limit {
             let (hits, full) = shown(tx, q, terms, passed.iter().cloned())?;
