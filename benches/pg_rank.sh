@@ -57,8 +57,10 @@ if [[ -n "${PIDX_BENCH_OLD:-}" ]]; then
   "$BIN/psql" -h "$PG_TMP" -p "$PG_PORT" -U postgres -qc "CREATE DATABASE pidx_old OWNER pidx_writer" postgres
   push "$PIDX_BENCH_OLD" "$OLD_URL" "$PIDX_BENCH_OLD"
 fi
-size() { "$BIN/psql" -h "$PG_TMP" -p "$PG_PORT" -U postgres -d "$1" -Atc "SELECT pg_size_pretty(pg_total_relation_size('entry_text'))"; }
-echo "entry_text on the server: $(size pidx) with this pidx${PIDX_BENCH_OLD:+, $(size pidx_old) with $PIDX_BENCH_OLD}"
+size() { "$BIN/psql" -h "$PG_TMP" -p "$PG_PORT" -U postgres -d "$1" -Atc "SELECT pg_size_pretty(pg_total_relation_size('entry_text'))
+  || coalesce(', text_heads ' || pg_size_pretty(pg_total_relation_size(to_regclass('text_heads'))), '')
+  || ', database ' || pg_size_pretty(pg_database_size(current_database()))"; }
+echo "entry_text on the server: $(size pidx) with this pidx${PIDX_BENCH_OLD:+; $(size pidx_old) with $PIDX_BENCH_OLD}"
 L=("$T/pidx" --db "$W/all/index.db" --root "$W/all/sessions" --no-sync)
 S=("$T/pidx" --db "$W/a/index.db" --root "$W/a/sessions" --no-sync --pg "$URL")
 O=("${PIDX_BENCH_OLD:-false}" --db "$W/a/index.db" --root "$W/a/sessions" --no-sync --pg "$OLD_URL")

@@ -261,6 +261,20 @@ fn a_limited_reader_sees_only_its_sources_and_projects() {
         )
     );
     assert_eq!(count(&carol, "SELECT count(*) AS n FROM sources"), 1);
+    // The words each text is listed under (pg 0006, what a one-word search reads first).
+    assert!(
+        count(
+            &s.url,
+            "SELECT count(*) AS n FROM text_heads WHERE source = 'a@x'"
+        ) > 0
+    );
+    assert_eq!(
+        count(&carol, "SELECT count(*) AS n FROM text_heads"),
+        count(
+            &s.url,
+            "SELECT count(*) AS n FROM text_heads WHERE source = 'a@x'"
+        )
+    );
     let hits =
         json_of(pidx(ta.path(), &ra).args(["--pg", &carol, "search", "words", "--limit", "1000"]));
     assert!(!hits.as_array().unwrap().is_empty());
@@ -287,6 +301,14 @@ fn a_limited_reader_sees_only_its_sources_and_projects() {
             "SELECT count(*) AS n FROM v_sessions WHERE cwd <> '/home/u/p1'"
         ),
         0
+    );
+    assert_eq!(
+        count(&dave, "SELECT count(*) AS n FROM text_heads"),
+        count(
+            &s.url,
+            "SELECT count(*) AS n FROM text_heads h JOIN sessions s USING (source, fid)
+             WHERE s.cwd = '/home/u/p1'"
+        )
     );
     // The shared reader role registered before schema 4 still reads everything.
     assert_eq!(listed(&s.reader).len(), 10);

@@ -26,6 +26,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         5,
         include_str!("../../../../migrations/pg/0005_text_lengths.sql"),
     ),
+    (
+        6,
+        include_str!("../../../../migrations/pg/0006_text_heads.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows.

@@ -4,6 +4,7 @@
 //! knows no pi semantics.
 
 mod conn;
+pub mod heads;
 pub mod migrate;
 pub mod rights;
 pub mod values;

@@ -92,6 +92,15 @@ const TEXT_COLS: &[(&str, Ty)] = &[
     // Its length in the local tokenizer's tokens, for bm25 (`reads/ranked.rs`).
     ("ntok", Ty::Int4),
 ];
+/// A text's listed words (`pg::heads`, pg 0006).
+const HEAD_COLS: &[(&str, Ty)] = &[
+    ("seq", Ty::Int),
+    ("kind", Ty::Int2),
+    ("term", Ty::Text),
+    ("tf", Ty::Int4),
+    ("ntok", Ty::Int4),
+    ("ts_ms", Ty::Int),
+];
 const TOOL_COLS: &[(&str, Ty)] = &[("seq", Ty::Int), ("n", Ty::Int4), ("name", Ty::Text)];
 const LINE_COLS: &[(&str, Ty)] = &[("line", Ty::Int), ("text", Ty::Text), ("n", Ty::Int4)];
 const BAD_COLS: &[(&str, Ty)] = &[("line", Ty::Int), ("reason", Ty::Text)];
@@ -149,6 +158,8 @@ pub struct FileRows {
     pub entries: Rows,
     /// (seq, kind, body, words) of full-text rows.
     pub texts: Rows,
+    /// (seq, kind, term, tf, ntok, ts_ms): each text's listed words (`pg::heads`).
+    pub heads: Rows,
     /// (seq, n, name) of tool calls.
     pub tools: Rows,
     /// (line, text) of pi's listing text from unparsable lines.
@@ -170,6 +181,7 @@ impl FileRows {
             summary_hash: 0,
             entries: Rows::new(ENTRY_COLS.len()),
             texts: Rows::new(TEXT_COLS.len()),
+            heads: Rows::new(HEAD_COLS.len()),
             tools: Rows::new(TOOL_COLS.len()),
             listing: Rows::new(LINE_COLS.len()),
             bad: Rows::new(BAD_COLS.len()),
@@ -363,9 +375,10 @@ fn copy_tables(tx: &mut Transaction, source: &str, batch: &Batch, fids: &[i64]) 
     )?;
     let names = |cols: &[(&'static str, Ty)]| cols.iter().map(|c| c.0).collect::<Vec<_>>();
     let entry_cols: Vec<&str> = ENTRY_COLS.iter().map(|c| c.0).collect();
-    let tables: [(&str, Vec<&str>, RowsOf); 5] = [
+    let tables: [(&str, Vec<&str>, RowsOf); 6] = [
         ("entries", entry_cols, |r| &r.entries),
         ("entry_text", names(TEXT_COLS), |r| &r.texts),
+        ("text_heads", names(HEAD_COLS), |r| &r.heads),
         ("tool_uses", names(TOOL_COLS), |r| &r.tools),
         ("listing_text", names(LINE_COLS), |r| &r.listing),
         ("bad_lines", names(BAD_COLS), |r| &r.bad),
@@ -433,9 +446,10 @@ fn copy<'a>(
 }
 
 /// The server's tables that hold a transcript's rows besides its `sessions` row.
-pub const CHILD_TABLES: [&str; 5] = [
+pub const CHILD_TABLES: [&str; 6] = [
     "entries",
     "entry_text",
+    "text_heads",
     "tool_uses",
     "listing_text",
     "bad_lines",

@@ -11,8 +11,9 @@ use std::sync::LazyLock;
 use rusqlite::Connection;
 
 use super::PushOptions;
+use crate::pg::heads;
 use crate::pg::values::Val;
-use crate::pg::words::{self, TsVector};
+use crate::pg::words::TsVector;
 use crate::pg::writer::{Change, FileRows, ENTRY_COLS, SESSION_COLS};
 use pidx_core::error::{Error, Result};
 use pidx_core::pi::line::{parse_json, parse_line, Line};
@@ -194,6 +195,7 @@ pub fn rows(
 static SEQ: LazyLock<usize> = LazyLock::new(|| field("seq"));
 static OFFSET: LazyLock<usize> = LazyLock::new(|| field("offset"));
 static LEN: LazyLock<usize> = LazyLock::new(|| field("len"));
+static TS_MS: LazyLock<usize> = LazyLock::new(|| field("ts_ms"));
 
 fn field(name: &str) -> usize {
     entry_field(name).unwrap_or_else(|| panic!("{name} is not an entry field"))
@@ -234,7 +236,7 @@ fn entries(
         let line = String::from_utf8_lossy(&bytes);
         let kinds: i64 = r.get(n)?;
         if kinds != 0 {
-            add_texts(&line, seq, kinds, opts.redact, rows);
+            add_texts(&line, seq, r.get(*TS_MS)?, kinds, opts.redact, rows);
         }
         let raw = if opts.images {
             None
@@ -255,7 +257,14 @@ fn entries(
 }
 
 /// The entry's searchable texts, of the kinds the local index holds for it.
-fn add_texts(line: &str, seq: i64, kinds: i64, redact: bool, rows: &mut FileRows) {
+fn add_texts(
+    line: &str,
+    seq: i64,
+    ts_ms: Option<i64>,
+    kinds: i64,
+    redact: bool,
+    rows: &mut FileRows,
+) {
     // The lenient parse ingest used (lone surrogates from cut emoji are accepted).
     let Line::Value(serde_json::Value::Object(obj)) = parse_line(line.as_bytes()) else {
         return;
@@ -264,7 +273,18 @@ fn add_texts(line: &str, seq: i64, kinds: i64, redact: bool, rows: &mut FileRows
         if kinds & (1 << kind as i64) != 0 {
             let body = redacted(body, redact);
             let words = TsVector::of(&body);
-            let ntok = i32::try_from(words::words(&body).count()).unwrap_or(i32::MAX);
+            let (heads, ntok) = heads::heads(&body);
+            for (term, tf) in heads {
+                rows.bytes += term.len() + 32;
+                rows.heads.push(vec![
+                    Val::Int(Some(seq)),
+                    Val::Int2(Some(kind as i16)),
+                    Val::Text(Some(term)),
+                    Val::Int4(Some(tf)),
+                    Val::Int4(Some(ntok)),
+                    Val::Int(ts_ms),
+                ]);
+            }
             rows.bytes += body.len() + 16;
             rows.texts.push(vec![
                 Val::Int(Some(seq)),

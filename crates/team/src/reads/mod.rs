@@ -23,6 +23,7 @@ use pidx_core::query::{Reader, TeamReads, TeamServer};
 
 pub mod context;
 pub mod handle;
+mod heads;
 pub mod list;
 pub mod on;
 pub mod ranked;

@@ -1,0 +1,196 @@
+//! The top of a one-word search without reading every text holding the word: the server's
+//! analogue of the local impact blocks (`store::impacts`). Push lists each text under the words
+//! whose impact in it (bm25 before the idf, at the mean length `pg::heads::AVGDL`) is at least
+//! `pg::heads::MIN_IMPACT` (`text_heads`, pg 0006), with the word's count, the text's length and
+//! its entry's time: all a score needs. This reads the word's listed rows (no body), scores each
+//! exactly (the arithmetic of scoring it from its body), and walks them best first, looking up
+//! their entries and sessions (64, then four times more each time) under the search's filters,
+//! into the hits the local rules show (`ranked::shown`: `--branch`, copies, `--limit`). Only
+//! the rows that can beat a text not listed come back from the server. A text not listed
+//! holds the word with an impact below `MIN_IMPACT`: it scores at most that, raised by the
+//! reader's mean length over `AVGDL` when larger (`Bm25::most`), times the idf and the recency
+//! weight of the newest entry the reader sees. Once the hits are full of listed texts scoring
+//! above that, they are the first ones of every match, in the same order.
+//!
+//! `None` (the caller scores every match) for anything but one word (several, a phrase, a
+//! prefix, `OR`, `NOT`), and when the listed texts cannot settle the top (too few pass the
+//! filters, or too few score above the bound: a rare word, or a long `--limit`).
+//!
+//! `PIDX_PG_HEADS=off` never takes this way, `=only` makes a search it cannot settle an error
+//! (the tests' proof that a search was answered from the listed texts).
+
+use std::collections::HashMap;
+
+use postgres::Transaction;
+
+use super::on as server;
+use super::ranked::{shown, Facts, Phrase, Scored};
+use super::search::{filters, On};
+use crate::pg::heads::{AVGDL, MIN_IMPACT};
+use crate::pg::server_err;
+use pidx_core::error::{Error, Result};
+use pidx_core::query::search::{blend, Hit, SearchOptions};
+
+/// Listed texts whose entries are looked up first (then four times more each time).
+const CHUNK: usize = 64;
+
+/// Rounding room on the bound: the scores and the bound are computed in floating point in
+/// different orders of operations.
+const ROOM: f64 = 1.0 + 1e-9;
+
+/// One listed text, scored.
+struct Listed {
+    relevance: f64,
+    source: String,
+    fid: i64,
+    seq: i64,
+    kind: i16,
+}
+
+/// The hits of a one-word search found from the word's listed texts, or `None` when they cannot
+/// settle them (see the module).
+///
+/// # Errors
+/// Server errors.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn top(
+    tx: &mut Transaction,
+    on: &On,
+    q: &SearchOptions,
+    terms: &[String],
+    phrases: &[Phrase],
+    and_only: bool,
+    facts: &Facts,
+    now_ms: i64,
+) -> Result<Option<Vec<Hit>>> {
+    let [p] = phrases else { return Ok(None) };
+    let ([word], [one]) = (p.words.as_slice(), facts.each.as_slice()) else {
+        return Ok(None);
+    };
+    let mode = std::env::var("PIDX_PG_HEADS").unwrap_or_default();
+    if !and_only || p.prefix || q.limit == 0 || mode == "off" {
+        return Ok(None);
+    }
+    let unsettled = || {
+        if mode == "only" {
+            Err(Error::Invalid(
+                "PIDX_PG_HEADS=only: the listed texts do not settle this search".into(),
+            ))
+        } else {
+            Ok(None)
+        }
+    };
+    // The most a text not listed scores: an impact under MIN_IMPACT, the newest entry this
+    // reader sees, before `--until` (a text without a time weighs as a year old).
+    let mut newest: Option<i64> = tx
+        .query_one("SELECT max(ts_ms) FROM entries", &[])
+        .map_err(server_err)?
+        .get(0);
+    if let (Some(t), Some(until)) = (newest, q.until_ms) {
+        newest = Some(t.min(until - 1));
+    }
+    let most_recency = blend(newest, now_ms).max(blend(None, now_ms));
+    let unlisted = one.most(MIN_IMPACT, AVGDL) * most_recency * ROOM;
+    // Only the rows that can beat it come back: the same test as below (the idf on both
+    // sides left out), computed by the server a little loosely, then again exactly here.
+    let least = MIN_IMPACT * (one.avgdl() / AVGDL).max(1.0) * most_recency * (1.0 - 1e-6);
+    let rows = tx
+        .query(
+            "SELECT source, fid, seq, kind, tf, ntok, ts_ms FROM text_heads
+             WHERE term = $1 AND ($2::text IS NULL OR source = $2)
+               AND (tf * 2.2::float8) / (tf + 1.2::float8 * (0.25::float8 + 0.75::float8 * ntok / $3::float8))
+                   * (2.0::float8 / 3.0::float8 + power(0.5::float8,
+                        greatest($4::int8 - coalesce(ts_ms, $4::int8 - 31536000000), 0)::float8
+                        / 86400000.0::float8 / 30.0::float8) / 3.0::float8) >= $5::float8",
+            &[word, &on.source, &one.avgdl(), &now_ms, &least],
+        )
+        .map_err(server_err)?;
+    let mut listed: Vec<Listed> = rows
+        .iter()
+        .map(|r| {
+            let (tf, ntok): (i32, i32) = (r.get(4), r.get(5));
+            let ts_ms: Option<i64> = r.get(6);
+            Listed {
+                relevance: -facts.sum.score(&[i64::from(tf)], i64::from(ntok))
+                    * blend(ts_ms, now_ms),
+                source: r.get(0),
+                fid: r.get(1),
+                seq: r.get(2),
+                kind: r.get(3),
+            }
+        })
+        .filter(|l| l.relevance > unlisted)
+        .collect();
+    // Best first, the later row first on a tie (`ranked::sort`).
+    listed.sort_by(|a, b| {
+        b.relevance
+            .total_cmp(&a.relevance)
+            .then((b.fid, b.seq, b.kind).cmp(&(a.fid, a.seq, a.kind)))
+    });
+    let mut passed: Vec<Scored> = Vec::new();
+    let (mut at, mut size) = (0, CHUNK);
+    while at < listed.len() {
+        // Four times more at each look-up: a filter that keeps few texts (`--cwd`) takes a few
+        // round trips, not one per chunk.
+        let chunk = &listed[at..(at + size).min(listed.len())];
+        at += chunk.len();
+        size *= 4;
+        passed.extend(looked_up(tx, on, q, chunk)?);
+        if passed.len() >= q.limit {
+            let (hits, full) = shown(tx, q, terms, passed.iter().cloned())?;
+            if full {
+                return Ok(Some(hits));
+            }
+            // Copies or `--branch` took some: read on (the hits are made again).
+        }
+    }
+    unsettled()
+}
+
+/// The texts of `chunk` that pass the search's filters, with their entries and sessions, in
+/// `chunk`'s order.
+fn looked_up(
+    tx: &mut Transaction,
+    on: &On,
+    q: &SearchOptions,
+    chunk: &[Listed],
+) -> Result<Vec<Scored>> {
+    let keys = serde_json::Value::Array(
+        chunk
+            .iter()
+            .map(|l| serde_json::json!([l.source, l.fid, l.seq, l.kind]))
+            .collect(),
+    );
+    let mut c = server::source(on.source);
+    if let Some(cwd) = &q.cwd {
+        server::cwd(&mut c, cwd);
+    }
+    filters(q, on, &mut c);
+    let keys = keys.to_string();
+    let mut params = server::params(&c);
+    params.push(&keys);
+    let sql = format!(
+        "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
+                NULL, s.fid, s.name, s.first_message, e.seq, e.dup, e.ts, s.created_ms
+         FROM (SELECT k->>0 AS source, (k->>1)::int8 AS fid, (k->>2)::int8 AS seq,
+                      (k->>3)::int2 AS kind
+               FROM jsonb_array_elements(${}::text::jsonb) k) t
+         JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
+         JOIN sessions s ON s.source = t.source AND s.fid = t.fid
+         WHERE {}",
+        params.len(),
+        c.pg_sql(),
+    );
+    let rows = tx.query(sql.as_str(), &params).map_err(server_err)?;
+    let mut found: HashMap<(String, i64, i64, i16), &postgres::Row> = rows
+        .iter()
+        .map(|r| ((r.get(0), r.get(10), r.get(13), r.get(6)), r))
+        .collect();
+    Ok(chunk
+        .iter()
+        .filter_map(|l| {
+            let r = found.remove(&(l.source.clone(), l.fid, l.seq, l.kind))?;
+            Some(Scored::of(r, l.relevance))
+        })
+        .collect())
+}
