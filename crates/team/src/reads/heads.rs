@@ -12,7 +12,8 @@
 //! weight of the newest entry the reader sees. Once the hits are full of listed texts scoring
 //! above that, they are the first ones of every match, in the same order.
 //!
-//! `None` (the caller scores every match) for anything but one word (several, a phrase, a
+//! [`search`] is the server's words search: this way first, else `ranked::every_match`. [`top`]
+//! is `None` (every match is scored) for anything but one word (several, a phrase, a
 //! prefix, `OR`, `NOT`), and when the listed texts cannot settle the top (too few pass the
 //! filters, or too few score above the bound: a rare word, or a long `--limit`).
 //!
@@ -24,12 +25,12 @@ use std::collections::HashMap;
 use postgres::Transaction;
 
 use super::on as server;
-use super::ranked::{shown, Facts, Phrase, Scored};
+use super::ranked::{every_match, prepare, shown, Facts, Phrase, Scored};
 use super::search::{filters, On};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
 use pidx_core::error::{Error, Result};
-use pidx_core::query::search::{blend, Hit, SearchOptions};
+use pidx_core::query::search::{blend, group_by_session, Hit, SearchOptions};
 
 /// Listed texts whose entries are looked up first (then four times more each time).
 const CHUNK: usize = 64;
@@ -45,6 +46,28 @@ struct Listed {
     fid: i64,
     seq: i64,
     kind: i16,
+}
+
+/// Runs a words search, best first: from the listed texts when they settle it, else by
+/// scoring every match.
+///
+/// # Errors
+/// Server errors; a word too long for the server's index.
+pub(super) fn search(
+    tx: &mut Transaction,
+    on: &On,
+    q: &SearchOptions,
+    fts: &str,
+    terms: &[String],
+) -> Result<Vec<Hit>> {
+    let Some(p) = prepare(tx, on, fts)? else {
+        return Ok(Vec::new());
+    };
+    let listed = top(tx, on, q, terms, &p.phrases, p.and_only, &p.facts, p.now_ms)?;
+    match listed {
+        Some(hits) => Ok(group_by_session(hits)),
+        None => every_match(tx, on, q, terms, p),
+    }
 }
 
 /// The hits of a one-word search found from the word's listed texts, or `None` when they cannot

@@ -133,7 +133,7 @@ impl TeamReads for PgReads<'_> {
         };
         // Words rank as locally (`ranked.rs`); literals and regexes come newest first.
         match &opts.query {
-            Query::Words { fts, terms } => ranked::search(&mut self.tx, &on, opts, fts, terms),
+            Query::Words { fts, terms } => heads::search(&mut self.tx, &on, opts, fts, terms),
             _ => search::search(&mut self.tx, &on, opts),
         }
     }

@@ -18,16 +18,15 @@
 //! `query::search::blend`, best first, later row first on a tie, and a fork's copy of an entry
 //! is one hit with it (`OneHitPerCopy`). What still differs is in docs/team.md.
 //!
-//! A search of one word is first tried from the texts listed under it (`heads.rs`, pg 0006),
-//! which give the same top when they settle it; otherwise every match is scored, its body read
-//! and split: the cost is measured in docs/team.md.
+//! A search of one word is first tried from the texts listed under it (`heads.rs`, pg 0006,
+//! which then calls [`every_match`] here only when they do not settle it); every match is
+//! scored, its body read and split: the cost is measured in docs/team.md.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use postgres::Transaction;
 
-use super::heads;
 use super::on as server;
 use super::search::{filters, on_path, quoted_term, tsquery, On};
 use crate::pg::server_err;
@@ -167,28 +166,56 @@ impl Scored {
     }
 }
 
-/// Runs a words search, best first.
+/// What scoring a words query needs before any text is read: its phrases (and whether it is
+/// only their AND), the table's bm25 facts, the time recency is blended at.
+pub(super) struct Prepared {
+    pub exact: String,
+    pub phrases: Vec<Phrase>,
+    pub and_only: bool,
+    pub facts: Facts,
+    pub now_ms: i64,
+}
+
+/// The query's phrases and the table's facts; `None` when the server holds no text.
 ///
 /// # Errors
 /// Server errors; a word too long for the server's index.
-pub fn search(
-    tx: &mut Transaction,
-    on: &On,
-    q: &SearchOptions,
-    fts: &str,
-    terms: &[String],
-) -> Result<Vec<Hit>> {
+pub(super) fn prepare(tx: &mut Transaction, on: &On, fts: &str) -> Result<Option<Prepared>> {
     let exact = tsquery(fts)?;
     let (phrases, and_only) = phrases(fts);
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
     let Some(facts) = table_facts(tx, on.source, &phrases)? else {
-        return Ok(Vec::new());
+        return Ok(None);
     };
-    if let Some(hits) = heads::top(tx, on, q, terms, &phrases, and_only, &facts, now_ms)? {
-        return Ok(group_by_session(hits));
-    }
+    Ok(Some(Prepared {
+        exact,
+        phrases,
+        and_only,
+        facts,
+        now_ms,
+    }))
+}
+
+/// A words search by scoring every match, best first (what `heads::search` falls back to).
+///
+/// # Errors
+/// Server errors.
+pub(super) fn every_match(
+    tx: &mut Transaction,
+    on: &On,
+    q: &SearchOptions,
+    terms: &[String],
+    prepared: Prepared,
+) -> Result<Vec<Hit>> {
+    let Prepared {
+        exact,
+        phrases,
+        and_only,
+        facts,
+        now_ms,
+    } = prepared;
     let mut c = server::source(on.source);
     if let Some(cwd) = &q.cwd {
         server::cwd(&mut c, cwd);
