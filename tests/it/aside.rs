@@ -76,6 +76,8 @@ fn full_text(db: &Path) -> Vec<String> {
         "SELECT 'unknown', rowid, '', '', '' FROM joints_unknown",
         "SELECT 'big', id, file_id, length(body), '' FROM big_texts",
         "SELECT 'sizes', id, sz, '', '' FROM fts_docsize",
+        // bm25's totals (rows, tokens), which FTS5 keeps apart from the rows' sizes.
+        "SELECT 'totals', hex(block), '', '', '' FROM fts_data WHERE id = 1",
         "SELECT 'mark', since_ms, '', '', '' FROM text_aside",
     ] {
         let mut stmt = conn

@@ -26,6 +26,7 @@ use std::thread::JoinHandle;
 use rusqlite::{params, Connection};
 
 use crate::error::{Error, Result};
+use crate::store::fts5;
 use crate::store::writer::{Batch, Op};
 use crate::store::{aside_path, remove_db_files};
 
@@ -317,7 +318,7 @@ impl Drop for Aside {
 fn build(out: &Connection, batches: &Receiver<Batch>) -> rusqlite::Result<()> {
     let mut words = out.prepare("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
     let mut joints = out.prepare("INSERT INTO joints(rowid, body) VALUES (?1, ?2)")?;
-    let mut gone_words = out.prepare("DELETE FROM fts WHERE rowid = ?1")?;
+    let mut gone = fts5::Gone::default();
     let mut gone_joints = out.prepare("DELETE FROM joints WHERE rowid = ?1")?;
     let mut upto = out.prepare("INSERT OR REPLACE INTO aside_upto(rowid, rid) VALUES (1, ?1)")?;
     let (mut open, mut in_tx, every) = (0usize, false, commit_bytes());
@@ -343,6 +344,7 @@ fn build(out: &Connection, batches: &Receiver<Batch>) -> rusqlite::Result<()> {
                     // that snapshot (missing later batches' rows) until the commit. A commit
                     // before the batch's end is safe: a recovery drops the texts past the last
                     // entry `aside_upto` records.
+                    fts5::settle(out, "fts", &mut gone)?;
                     out.execute_batch("COMMIT")?;
                     // Not a kept statement: it would hold the text it read.
                     out.execute(
@@ -354,13 +356,14 @@ fn build(out: &Connection, batches: &Receiver<Batch>) -> rusqlite::Result<()> {
                     open = 0;
                 }
                 Op::Delete(rowid) => {
-                    gone_words.execute([rowid])?;
+                    fts5::delete(out, "fts", rowid, &mut gone)?;
                     gone_joints.execute([rowid])?;
                 }
             }
             // A prepared statement keeps its last text until it runs again.
             words.clear_bindings();
         }
+        fts5::settle(out, "fts", &mut gone)?;
         // Committed with the batch's texts: what a recovery can trust the file to hold.
         upto.execute([batch.upto])?;
         if let Some(done) = batch.done {

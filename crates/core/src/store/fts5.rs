@@ -204,6 +204,75 @@ pub fn totals(conn: &Connection, table: &str) -> rusqlite::Result<Option<(i64, i
     Ok(rows.zip(tokens).filter(|&(r, _)| r > 0))
 }
 
+/// The rows and tokens taken out of an FTS5 table in a transaction, to come off its totals
+/// ([`settle`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Gone {
+    rows: i64,
+    tokens: i64,
+}
+
+/// Deletes row `rowid` of the contentless-delete FTS5 table `table` and counts it in `gone`.
+///
+/// FTS5 (SQLite 3.51, `fts5StorageContentlessDelete`) writes a tombstone for a deleted row of a
+/// `contentless_delete` table and drops its size, but leaves it in the totals its `bm25()`
+/// divides by (rows, and tokens for the mean length): an index that had ever deleted a text (a
+/// rewritten or removed session, `forget`) scored every match unlike one built afresh over the
+/// same files. The row's size is read here, before it goes, for [`settle`] to take off.
+///
+/// # Errors
+/// SQLite errors.
+pub fn delete(conn: &Connection, table: &str, rowid: i64, gone: &mut Gone) -> rusqlite::Result<()> {
+    let size: Option<Vec<u8>> = conn
+        .prepare_cached(&format!("SELECT sz FROM {table}_docsize WHERE id = ?1"))?
+        .query_row([rowid], |r| r.get(0))
+        .optional()?;
+    if let Some(size) = size {
+        gone.rows += 1;
+        gone.tokens += varint(&size, &mut 0).unwrap_or(0);
+    }
+    conn.prepare_cached(&format!("DELETE FROM {table} WHERE rowid = ?1"))?
+        .execute([rowid])?;
+    Ok(())
+}
+
+/// Takes `gone` (the rows [`delete`] counted) off `table`'s totals, and clears it. A savepoint
+/// makes FTS5 write the totals it holds for the transaction and forget them (`xSavepoint`:
+/// `sqlite3Fts5StorageSync`), so the averages record written here is the one its next write
+/// (or the commit) starts from.
+///
+/// # Errors
+/// SQLite errors.
+pub fn settle(conn: &Connection, table: &str, gone: &mut Gone) -> rusqlite::Result<()> {
+    if *gone == Gone::default() {
+        return Ok(());
+    }
+    conn.execute_batch("SAVEPOINT pidx_totals")?;
+    let block: Option<Vec<u8>> = conn
+        .prepare_cached(&format!("SELECT block FROM {table}_data WHERE id = 1"))?
+        .query_row([], |r| r.get(0))
+        .optional()?;
+    if let Some(block) = block {
+        let mut at = 0;
+        let rows = varint(&block, &mut at).unwrap_or(0);
+        let tokens = varint(&block, &mut at).unwrap_or(0);
+        conn.prepare_cached(&format!("UPDATE {table}_data SET block = ?1 WHERE id = 1"))?
+            .execute([averages(rows - gone.rows, tokens - gone.tokens)])?;
+    }
+    conn.execute_batch("RELEASE pidx_totals")?;
+    *gone = Gone::default();
+    Ok(())
+}
+
+/// FTS5's averages record of a one-column table holding `rows` rows of `tokens` tokens.
+pub fn averages(rows: i64, tokens: i64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(10);
+    for v in [rows, tokens] {
+        push_varint(&mut out, u64::try_from(v).unwrap_or(0));
+    }
+    out
+}
+
 /// SQLite's varint (big-endian groups of 7 bits, the ninth byte whole), read at `at`.
 pub fn varint(b: &[u8], at: &mut usize) -> Option<i64> {
     let mut v: u64 = 0;
@@ -375,7 +444,7 @@ unsafe extern "C" fn tfs_len(
             return;
         }
         let mut out: Vec<u8> = Vec::with_capacity(16);
-        push_varint(&mut out, u32::try_from(len).unwrap_or(0));
+        push_varint(&mut out, u64::try_from(len).unwrap_or(0));
         for i in 0..phrases(fts) {
             let mut iter = ffi::Fts5PhraseIter {
                 a: std::ptr::null(),
@@ -392,7 +461,7 @@ unsafe extern "C" fn tfs_len(
                 tf += 1;
                 next(fts, &mut iter, &mut col, &mut off);
             }
-            push_varint(&mut out, tf);
+            push_varint(&mut out, u64::from(tf));
         }
         ffi::sqlite3_result_blob(
             ctx,
@@ -403,14 +472,13 @@ unsafe extern "C" fn tfs_len(
     }
 }
 
-/// `v` as a varint the way [`varint`] reads it (a 32-bit count or length: at most five bytes,
-/// well inside the eight whose 7-bit groups `varint` reads before its full ninth byte).
-fn push_varint(out: &mut Vec<u8>, v: u32) {
-    // FTS5's varints: 7 bits a byte, the high bit set on all but the last, most significant
-    // first (as in its records).
-    let mut bytes = [0u8; 5];
+/// `v` as a varint the way [`varint`] reads it: 7 bits a byte, the high bit set on all but the
+/// last, most significant first (FTS5's records). Values from 2^56 on, which SQLite writes with
+/// a whole ninth byte, never occur here (counts, lengths, a table's tokens) and are capped.
+fn push_varint(out: &mut Vec<u8>, v: u64) {
+    let mut bytes = [0u8; 8];
     let mut n = 0;
-    let mut v = v;
+    let mut v = v.min((1 << 56) - 1);
     loop {
         bytes[n] = (v & 0x7f) as u8;
         n += 1;
@@ -610,5 +678,74 @@ mod tests {
                 assert_eq!(bm.score(tfs, *len).to_bits(), fts5.to_bits(), "{query}");
             }
         }
+    }
+
+    /// A table that had rows deleted (and more written in the same transaction) has the totals
+    /// and the `bm25()` of one that only ever held the rows left.
+    #[test]
+    fn deleted_rows_leave_the_totals_of_a_table_that_never_held_them() {
+        let table = || {
+            let conn = Connection::open_in_memory().unwrap();
+            conn.execute_batch(
+                "CREATE VIRTUAL TABLE fts USING fts5(body, content = '', contentless_delete = 1);",
+            )
+            .unwrap();
+            conn
+        };
+        let body =
+            |rowid: i64| "fish ".repeat(1 + (rowid % 7) as usize) + &"the ".repeat(rowid as usize);
+        let (kept, built) = (table(), table());
+        for rowid in 1..40 {
+            built
+                .execute(
+                    "INSERT INTO fts(rowid, body) VALUES (?1, ?2)",
+                    rusqlite::params![rowid, body(rowid)],
+                )
+                .unwrap();
+        }
+        built.execute_batch("BEGIN").unwrap();
+        let mut gone = Gone::default();
+        for rowid in [3, 30, 31, 99] {
+            delete(&built, "fts", rowid, &mut gone).unwrap();
+        }
+        assert_eq!(
+            gone,
+            Gone {
+                rows: 3,
+                tokens: (4 + 3) + (3 + 30) + (4 + 31)
+            }
+        );
+        settle(&built, "fts", &mut gone).unwrap();
+        assert_eq!(gone, Gone::default());
+        for rowid in 40..45 {
+            built
+                .execute(
+                    "INSERT INTO fts(rowid, body) VALUES (?1, ?2)",
+                    rusqlite::params![rowid, body(rowid)],
+                )
+                .unwrap();
+        }
+        built.execute_batch("COMMIT").unwrap();
+        for rowid in (1..45).filter(|r| ![3, 30, 31].contains(r)) {
+            kept.execute(
+                "INSERT INTO fts(rowid, body) VALUES (?1, ?2)",
+                rusqlite::params![rowid, body(rowid)],
+            )
+            .unwrap();
+        }
+        assert_eq!(
+            totals(&built, "fts").unwrap(),
+            totals(&kept, "fts").unwrap()
+        );
+        let scores = |conn: &Connection| -> Vec<(i64, u64)> {
+            conn.prepare("SELECT rowid, bm25(fts) FROM fts WHERE fts MATCH 'fish' ORDER BY rowid")
+                .unwrap()
+                .query_map([], |r| Ok((r.get(0)?, r.get::<_, f64>(1)?.to_bits())))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap()
+        };
+        assert_eq!(scores(&built).len(), 41);
+        assert_eq!(scores(&built), scores(&kept));
     }
 }

@@ -40,6 +40,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../../../migrations/0031_session_figures.sql"),
     include_str!("../../../../migrations/0032_failed_results.sql"),
     include_str!("../../../../migrations/0033_failure_models.sql"),
+    include_str!("../../../../migrations/0034_fts_totals.sql"),
 ];
 
 /// The schema version this build writes.
@@ -79,6 +80,24 @@ pub fn apply(conn: &mut Connection) -> rusqlite::Result<Outcome> {
         rusqlite::functions::FunctionFlags::SQLITE_UTF8
             | rusqlite::functions::FunctionFlags::SQLITE_DETERMINISTIC,
         |ctx| Ok(super::words::reversed(&ctx.get::<String>(0)?)),
+    )?;
+    // Used by 0034 to count the full-text totals again from the rows' sizes.
+    conn.create_scalar_function(
+        "pidx_size",
+        1,
+        rusqlite::functions::FunctionFlags::SQLITE_UTF8
+            | rusqlite::functions::FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            let size = ctx.get_raw(0).as_blob_or_null()?.unwrap_or_default();
+            Ok(super::fts5::varint(size, &mut 0).unwrap_or(0))
+        },
+    )?;
+    conn.create_scalar_function(
+        "pidx_averages",
+        2,
+        rusqlite::functions::FunctionFlags::SQLITE_UTF8
+            | rusqlite::functions::FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| Ok(super::fts5::averages(ctx.get(0)?, ctx.get(1)?)),
     )?;
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     // Another process may have migrated while we waited for the lock: then write nothing (a

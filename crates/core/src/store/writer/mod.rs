@@ -10,6 +10,7 @@ use crate::pi::text::TextKind;
 use std::sync::mpsc::SyncSender;
 
 use crate::store::copies;
+use crate::store::fts5;
 
 mod entries;
 mod files;
@@ -458,7 +459,7 @@ fn delete_texts(
     let mut rows = tx.prepare_cached(
         "SELECT rid, text_kinds FROM entries WHERE file_id = ?1 AND text_kinds <> 0",
     )?;
-    let mut words = tx.prepare_cached("DELETE FROM fts WHERE rowid = ?1")?;
+    let mut gone = fts5::Gone::default();
     let mut joints = tx.prepare_cached("DELETE FROM joints WHERE rowid = ?1")?;
     let mut unknown = tx.prepare_cached("DELETE FROM joints_unknown WHERE rowid = ?1")?;
     let found: Vec<(i64, i64)> = rows
@@ -473,12 +474,12 @@ fn delete_texts(
             match aside.as_deref_mut() {
                 Some(ops) => ops.push(Op::Delete(rowid)),
                 None => {
-                    words.execute([rowid])?;
+                    fts5::delete(tx, "fts", rowid, &mut gone)?;
                     joints.execute([rowid])?;
                 }
             }
             unknown.execute([rowid])?;
         }
     }
-    Ok(())
+    fts5::settle(tx, "fts", &mut gone)
 }
