@@ -170,22 +170,10 @@ fn holds_example_word(v: &str) -> bool {
     EXAMPLE_WORDS.iter().any(|w| lower.contains(w))
 }
 
-/// Words that make a password an example wherever they stand in it. `secret` is not among
-/// them: a password built on it (`secret123`, `mySecret789`) is one people choose, and
-/// only the word alone or with `my`/`your` (`secret`, `my-secret`) is a placeholder.
-const PASSWORD_EXAMPLE_WORDS: &[&str] = &[
-    "password",
-    "passwd",
-    "example",
-    "dummy",
-    "sample",
-    "placeholder",
-    "changeme",
-    "redacted",
-    "insert",
-    "replace",
-    "fake",
-];
+/// The one example word that does not make a password an example wherever it stands in it:
+/// a password built on it (`secret123`, `mySecret789`) is one people choose, and only the word
+/// alone or with `my`/`your` (`secret`, `my-secret`) is a placeholder.
+const PASSWORD_BASE_WORD: &str = "secret";
 
 /// `secret` as a whole placeholder: the word, maybe after `my` or `your`, nothing else (as the
 /// value or one piece of a path: `projects/1/secrets/my-secret/versions/1` names where a
@@ -215,7 +203,9 @@ fn doc_digits(v: &str) -> bool {
 pub fn plausible_password(v: &str) -> bool {
     let lower = v.to_ascii_lowercase();
     if !not_a_placeholder(v)
-        || PASSWORD_EXAMPLE_WORDS.iter().any(|w| lower.contains(w))
+        || EXAMPLE_WORDS
+            .iter()
+            .any(|w| *w != PASSWORD_BASE_WORD && lower.contains(w))
         || lower.split('/').any(secret_placeholder)
         || doc_digits(v)
     {
