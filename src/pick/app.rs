@@ -392,6 +392,7 @@ impl App {
             among,
             sessions.len(),
             |i| sessions[i].modified_ms,
+            |i| i,
             |i| texts.get(&sessions[i].file_id),
             &mut self.memo,
         );

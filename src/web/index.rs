@@ -44,6 +44,10 @@ impl Index {
     pub fn is_server(&self) -> bool {
         matches!(self, Index::Server { .. })
     }
+
+    pub fn is_local(&self) -> bool {
+        matches!(self, Index::Local { .. })
+    }
 }
 
 /// A kept connection to the local index, unless the index file was replaced since it was
@@ -58,6 +62,18 @@ fn kept(idle: &Mutex<Vec<Store>>) -> Option<Store> {
     None
 }
 
+/// Keeps `store` for a later request, unless enough are kept or it was left inside a
+/// transaction (a page that failed midway): that one would pin an old snapshot of the index.
+fn keep(idle: &Mutex<Vec<Store>>, store: Store) {
+    if store.conn.is_autocommit() {
+        if let Ok(mut v) = idle.lock() {
+            if v.len() < KEPT_LOCAL {
+                v.push(store);
+            }
+        }
+    }
+}
+
 fn open_local(app: &App) -> Result<Store, Fail> {
     let store = Store::open_read_only(&app.env.db)?;
     store
@@ -70,7 +86,7 @@ fn open_local(app: &App) -> Result<Store, Fail> {
 /// it has been read (or is being read): a list page starts it, so that the first key typed
 /// into its filter does not wait for 10,000 sessions' texts (3.5 s).
 pub fn warm_typed(app: &Arc<App>) {
-    if !matches!(app.index, Index::Local { .. }) {
+    if !app.index.is_local() {
         return;
     }
     match app.typed.try_lock() {
@@ -79,15 +95,18 @@ pub fn warm_typed(app: &Arc<App>) {
     }
     let app = Arc::clone(app);
     std::thread::spawn(move || {
-        let Ok(store) = Store::open_read_only(&app.env.db) else {
+        let Index::Local { idle } = &app.index else {
             return;
         };
-        let Ok(scope) = Scope::new(&store.conn, &app.env.roots) else {
+        let Ok(store) = kept(idle).map_or_else(|| open_local(&app), Ok) else {
             return;
         };
-        let mut typed = app.typed.lock().unwrap_or_else(|p| p.into_inner());
-        // A failure here is met again, and said, by the first page that filters.
-        let _ = typed.refresh(&store.conn, &scope);
+        if let Ok(scope) = Scope::new(&store.conn, &app.env.roots) {
+            let mut typed = app.typed.lock().unwrap_or_else(|p| p.into_inner());
+            // A failure here is met again, and said, by the first page that filters.
+            let _ = typed.refresh(&store.conn, &scope);
+        }
+        keep(idle, store);
     });
 }
 
@@ -135,14 +154,8 @@ pub fn with_reader<T>(
                 .and_then(|mut r| f(&ctx, &mut r));
             if let Opened::Local { store, .. } = opened {
                 store.conn.progress_handler(0, None::<fn() -> bool>)?;
-                // A connection left inside a transaction (a page that failed midway) would
-                // pin an old snapshot of the index: closed instead of kept.
-                if answer.is_ok() && store.conn.is_autocommit() {
-                    if let Ok(mut v) = idle.lock() {
-                        if v.len() < KEPT_LOCAL {
-                            v.push(store);
-                        }
-                    }
+                if answer.is_ok() {
+                    keep(idle, store);
                 }
             }
             answer

@@ -293,13 +293,9 @@ fn sessions(
         Reader::Local { conn, scope, .. } if !query.is_empty() => {
             let mut typed = typed.lock().unwrap_or_else(|p| p.into_inner());
             typed.refresh(conn, scope)?;
+            // The project's sessions: their ids alone (no row, no first message read).
             let among = match &q.project {
-                Some(_) => Some(
-                    list::list_sessions(conn, scope, &opts)?
-                        .iter()
-                        .map(|s| s.file_id)
-                        .collect::<Vec<i64>>(),
-                ),
+                Some(_) => Some(list::narrowed(conn, scope, &opts, &Narrow::default())?.0),
                 None => None,
             };
             let before = among.as_ref().map_or(typed.len(), Vec::len);

@@ -589,25 +589,28 @@ fn the_typed_filter_ranks_as_list_query_as_sessions_change() {
     let (tmp, root) = crate::common::conformance_copy();
     let db = tmp.path().join("index.db");
     let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
-    let page = |q: &str| -> Vec<String> {
-        let body = get(
-            s.port,
-            &format!("/?all=true&frag=1&q={}", enc(q)),
-            None,
-            &[],
-        )
-        .body;
+    // Every project, or one (`project`: the page's filter, the CLI's `--cwd`).
+    let project_page = |q: &str, project: Option<&str>| -> Vec<String> {
+        let path = match project {
+            Some(p) => format!("/?project={}&frag=1&q={}", enc(p), enc(q)),
+            None => format!("/?all=true&frag=1&q={}", enc(q)),
+        };
+        let body = get(s.port, &path, None, &[]).body;
         body.split("<td class=\"title\"><a href=\"/s/")
             .skip(1)
             .filter_map(|r| r.split('"').next())
             .map(str::to_string)
             .collect()
     };
-    let cli = |q: &str| -> Vec<String> {
-        let out = crate::common::pidx(&db, &root)
-            .args(["list", "--all", "--redact", "--json", "--query", q])
-            .output()
-            .unwrap();
+    let page = |q: &str| project_page(q, None);
+    let project_cli = |q: &str, project: Option<&str>| -> Vec<String> {
+        let mut cmd = crate::common::pidx(&db, &root);
+        cmd.args(["list", "--redact", "--json", "--query", q]);
+        match project {
+            Some(p) => cmd.args(["--cwd", p]),
+            None => cmd.arg("--all"),
+        };
+        let out = cmd.output().unwrap();
         let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap_or_default();
         rows.iter()
             .filter_map(|r| r["path"].as_str())
@@ -623,11 +626,21 @@ fn the_typed_filter_ranks_as_list_query_as_sessions_change() {
         "re:err\\w+",
         "qqzzxv",
     ];
+    let cli = |q: &str| project_cli(q, None);
     for q in queries {
         let (got, want) = (page(q), cli(q));
         assert_eq!(got, want, "{q:?}");
     }
     assert!(!page("test").is_empty(), "a common word finds sessions");
+    let pidx_project = Some("/home/user/projects/pidx");
+    for q in ["test", "the", "fix bug", "qqzzxv"] {
+        let (got, want) = (project_page(q, pidx_project), project_cli(q, pidx_project));
+        assert_eq!(got, want, "{q:?} in one project");
+    }
+    assert!(
+        !project_page("the", pidx_project).is_empty(),
+        "a common word finds sessions of one project"
+    );
     // pi appends to one session and writes another: both hold a word no session held.
     let project = root.join("--home-user-projects-pidx--");
     let first = std::fs::read_dir(&project)

@@ -15,7 +15,9 @@ mod typed;
 use crate::pi::js::js_trim;
 #[cfg(test)]
 use crate::pi::picker::fuzzy::{fuzzy_match, fuzzy_once, swap_letters_digits};
-use crate::pi::picker::{index_of, js_id, normalize, order, parse, score_hay, Hay, Parsed};
+use crate::pi::picker::{
+    index_of, js_id, normalize, order, order_at, parse, score_hay, Hay, Parsed,
+};
 pub use crate::pi::picker::{narrows, query_problem};
 use crate::query::session_info::SessionInfo;
 
@@ -183,13 +185,15 @@ fn rank_by(
         return Vec::new();
     };
     let among: Vec<usize> = among.into_iter().collect();
-    scored_order(&among, modified, |i| score(i, &parsed))
+    scored_order(&among, modified, |i| i, |i| score(i, &parsed))
 }
 
-/// The sessions at `among` that `score` matches, scored on every core, in pi's order.
+/// The sessions at `among` that `score` matches, scored on every core, in pi's order
+/// (`position`: where each stands in the listing).
 fn scored_order(
     among: &[usize],
     modified: impl Fn(usize) -> i64,
+    position: impl Fn(usize) -> usize,
     score: impl Fn(usize) -> Option<f64> + Sync,
 ) -> Vec<usize> {
     let scored = parallel(among, score);
@@ -198,7 +202,7 @@ fn scored_order(
         .zip(scored)
         .filter_map(|(&i, sc)| sc.map(|sc| (sc, i)))
         .collect();
-    order(scored, modified)
+    order_at(scored, modified, position)
 }
 
 /// `f` of each of `among`, in order, on every core for thousands of them.

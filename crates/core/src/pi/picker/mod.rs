@@ -33,18 +33,28 @@ pub fn age(ms: i64, now_ms: i64) -> String {
 /// Matching sessions by score, then newest first, then listing order (`Array#sort` is
 /// stable: equal keys keep the listing order).
 pub(crate) fn order(scored: Vec<(f64, usize)>, modified: impl Fn(usize) -> i64) -> Vec<usize> {
-    let mut keyed: Vec<(f64, i64, usize)> = scored
+    order_at(scored, modified, |i| i)
+}
+
+/// [`order`] with each session's place in the listing given by `position` (sessions of one
+/// project kept among every project's: pi's `list` and `listAll` order ties apart).
+pub(crate) fn order_at(
+    scored: Vec<(f64, usize)>,
+    modified: impl Fn(usize) -> i64,
+    position: impl Fn(usize) -> usize,
+) -> Vec<usize> {
+    let mut keyed: Vec<(f64, i64, usize, usize)> = scored
         .into_iter()
-        .map(|(sc, i)| (sc, modified(i), i))
+        .map(|(sc, i)| (sc, modified(i), position(i), i))
         .collect();
-    // Every key differs (the index is last): an unstable sort gives the same order.
-    keyed.sort_unstable_by(|&(a, ma, ia), &(b, mb, ib)| {
+    // Every key differs (the position is last): an unstable sort gives the same order.
+    keyed.sort_unstable_by(|&(a, ma, pa, _), &(b, mb, pb, _)| {
         a.partial_cmp(&b)
             .unwrap_or(std::cmp::Ordering::Equal)
             .then(mb.cmp(&ma))
-            .then(ia.cmp(&ib))
+            .then(pa.cmp(&pb))
     });
-    keyed.into_iter().map(|(_, _, i)| i).collect()
+    keyed.into_iter().map(|(_, _, _, i)| i).collect()
 }
 
 /// Why pi's picker would report an error for `query` (an empty or invalid `re:` pattern), if it

@@ -7,7 +7,7 @@ use super::compact::{letters, Compact, Prepared};
 use super::{parallel, scored_order};
 use crate::pi::js::js_trim;
 use crate::pi::picker::fuzzy::{Resume, Word};
-use crate::pi::picker::{order, parse, Parsed, Token};
+use crate::pi::picker::{order_at, parse, Parsed, Token};
 
 /// Typed words' scores and match ends by session, for one list of sessions: [`Memo::clear`]
 /// it when the list changes.
@@ -132,13 +132,15 @@ impl Memo {
 }
 
 /// [`super::rank_compact`] with each word's scores and match ends kept in `memo` (`sessions`:
-/// how many sessions the list has). The same order: a session's score is still its words'
-/// scores added up in the order they were typed, each word's as pi-tui computes it.
+/// how many sessions the list has; `position`: where each stands in the listing ranked, pi's
+/// last tie-break). The same order: a session's score is still its words' scores added up in
+/// the order they were typed, each word's as pi-tui computes it.
 pub fn rank_memo<'a>(
     query: &str,
     among: impl IntoIterator<Item = usize>,
     sessions: usize,
     modified: impl Fn(usize) -> i64,
+    position: impl Fn(usize) -> usize,
     text: impl Fn(usize) -> Option<&'a Compact> + Sync,
     memo: &mut Memo,
 ) -> Vec<usize> {
@@ -153,7 +155,9 @@ pub fn rank_memo<'a>(
         // A regular expression, or more words than a word mask holds (nobody types that many):
         // scored afresh.
         Some(parsed) => {
-            return scored_order(&among, modified, |i| text(i).and_then(|t| t.score(&parsed)))
+            return scored_order(&among, modified, position, |i| {
+                text(i).and_then(|t| t.score(&parsed))
+            })
         }
     };
     let words: Vec<Prepared> = tokens.iter().map(Prepared::new).collect();
@@ -186,7 +190,7 @@ pub fn rank_memo<'a>(
         }
         scored.push((total, i));
     }
-    order(scored, modified)
+    order_at(scored, modified, position)
 }
 
 /// What one session's words came to: which words were matched (a bit each), and their scores
@@ -283,6 +287,7 @@ mod tests {
                     0..sessions.len(),
                     sessions.len(),
                     |i| sessions[i].modified_ms,
+                    |i| i,
                     |i| compacts.get(i),
                     &mut memo,
                 );

@@ -96,6 +96,8 @@ pub struct Typed {
     redact: bool,
     /// Every project's sessions, in pi's listing order.
     sessions: Vec<SessionInfo>,
+    /// Where each file's session is in `sessions`.
+    at: HashMap<i64, usize>,
     texts: HashMap<i64, Compact>,
     stamps: HashMap<i64, Stamp>,
     forgotten: i64,
@@ -112,6 +114,7 @@ impl Typed {
         Typed {
             redact,
             sessions: Vec::new(),
+            at: HashMap::new(),
             texts: HashMap::new(),
             stamps: HashMap::new(),
             forgotten: 0,
@@ -150,6 +153,11 @@ impl Typed {
         let listed: std::collections::HashSet<i64> = sessions.iter().map(|s| s.file_id).collect();
         texts.retain(|id, _| listed.contains(id));
         *self = Typed {
+            at: sessions
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s.file_id, i))
+                .collect(),
             sessions,
             texts,
             stamps,
@@ -163,20 +171,19 @@ impl Typed {
     }
 
     /// The file ids of the sessions `query` matches among `among` (file ids, in their listing's
-    /// order; every session when `None`), in pi's order, as `list --query` gives them.
+    /// order: one project's, whose ties pi orders apart from every project's; every session
+    /// when `None`), in pi's order, as `list --query` gives them.
     pub fn rank(&mut self, query: &str, among: Option<&[i64]>) -> Vec<i64> {
-        let at: HashMap<i64, usize> = match among {
-            Some(_) => self
-                .sessions
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (s.file_id, i))
-                .collect(),
-            None => HashMap::new(),
-        };
-        let among: Vec<usize> = match among {
-            Some(ids) => ids.iter().filter_map(|id| at.get(id).copied()).collect(),
-            None => (0..self.sessions.len()).collect(),
+        let (among, position): (Vec<usize>, HashMap<usize, usize>) = match among {
+            Some(ids) => {
+                let among: Vec<usize> = ids
+                    .iter()
+                    .filter_map(|id| self.at.get(id).copied())
+                    .collect();
+                let position = among.iter().enumerate().map(|(p, &i)| (i, p)).collect();
+                (among, position)
+            }
+            None => ((0..self.sessions.len()).collect(), HashMap::new()),
         };
         let (sessions, texts) = (&self.sessions, &self.texts);
         let ranked = rank_memo(
@@ -184,6 +191,7 @@ impl Typed {
             among,
             sessions.len(),
             |i| sessions[i].modified_ms,
+            |i| position.get(&i).copied().unwrap_or(i),
             |i| texts.get(&sessions[i].file_id),
             &mut self.memo,
         );
