@@ -110,6 +110,52 @@ pub fn warm_typed(app: &Arc<App>) {
     });
 }
 
+/// Runs `here` on this thread and `beside` on another, with a second connection to the local
+/// index, both stopped by `stop`: for a page that makes two reads which share nothing (the
+/// usage page by tool: the tool rollup for its rows, the usage rollup for its total), one core
+/// each. `beside`'s answer is `None` on the team server or when no second connection opens;
+/// the page then makes that read on its own connection. The two reads are two snapshots: a
+/// sync committing between them shows in one and not the other (pages read while pi writes).
+pub fn side_by_side<A, B: Send>(
+    app: &App,
+    stop: &Arc<AtomicBool>,
+    here: impl FnOnce() -> A,
+    beside: impl FnOnce(&Store, &Scope) -> B + Send,
+) -> (A, Option<B>) {
+    let Index::Local { idle } = &app.index else {
+        return (here(), None);
+    };
+    let Some((store, scope)) = kept(idle)
+        .map_or_else(|| open_local(app), Ok)
+        .ok()
+        .and_then(|store| Some((Scope::new(&store.conn, &app.env.roots).ok()?, store)))
+        .map(|(scope, store)| (store, scope))
+    else {
+        return (here(), None);
+    };
+    let flag = Arc::clone(stop);
+    let stoppable = store
+        .conn
+        .progress_handler(10_000, Some(move || flag.load(Ordering::Relaxed)));
+    if stoppable.is_err() {
+        return (here(), None);
+    }
+    // The connection goes to the other thread and comes back with its answer (a panic there
+    // drops it).
+    let (a, other) = std::thread::scope(|s| {
+        let other = s.spawn(move || (beside(&store, &scope), store));
+        let a = here();
+        (a, other.join().ok())
+    });
+    let Some((b, store)) = other else {
+        return (a, None);
+    };
+    if store.conn.progress_handler(0, None::<fn() -> bool>).is_ok() {
+        keep(idle, store);
+    }
+    (a, Some(b))
+}
+
 /// A connection to the team server whose statements stop at the time limit.
 fn connect(open: TeamOpener, url: &str) -> Result<Box<dyn TeamServer>, Fail> {
     let mut server = open(url).map_err(|e| Fail::Internal(format!("{e:#}")))?;

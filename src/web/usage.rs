@@ -14,7 +14,9 @@ use serde::Deserialize;
 use super::page::{self, Nav};
 use super::{blocking, App, Ctx, Fail};
 use crate::present::chart::{timeline, Bounds};
-use crate::query::stats::{figures as stats, stats_each, Dim, Figures, Row, StatsOptions, Zone};
+use crate::query::stats::{
+    figures as stats, stats as local_stats, stats_each, Dim, Figures, Row, StatsOptions, Zone,
+};
 use crate::query::Reader;
 
 const DIMS: [&str; 9] = [
@@ -60,6 +62,7 @@ pub async fn page(
     Query(q): Query<UsageQuery>,
 ) -> Result<Html<String>, Fail> {
     let source = q.source.clone().filter(|s| !s.is_empty());
+    let app_ = Arc::clone(&app);
     blocking(&app, source, move |ctx, reader| {
         // Machines are the team server's (`pidx --pg URL stats --by source`).
         let dims = &DIMS[..if ctx.server { DIMS.len() } else { DIMS.len() - 1 }];
@@ -80,12 +83,38 @@ pub async fn page(
             zone: zone.clone(),
         };
         // The total is `pidx stats` without --by (sessions counted once, not once a group);
-        // locally both come from one read of the rollups.
-        let (mut rows, total) = match reader {
+        // locally both come from one read of the usage rollup, but by tool the rows are the
+        // tool rollup's: then the two reads go side by side (120 -> 70 ms at 10,000 sessions).
+        let (mut rows, total, extra) = match reader {
+            Reader::Local { conn, scope, .. } if dim == Dim::Tool => {
+                let overall = StatsOptions {
+                    dims: Vec::new(),
+                    ..opts.clone()
+                };
+                let rest = |conn: &rusqlite::Connection, scope: &crate::store::Scope| {
+                    let total = local_stats(conn, scope, &overall)?;
+                    Ok::<_, Fail>((total, local_extras(conn, scope, &zone)?))
+                };
+                let (rows, beside) = super::index::side_by_side(
+                    &app_,
+                    &ctx.stop,
+                    || local_stats(conn, scope, &opts),
+                    |store, scope| rest(&store.conn, scope),
+                );
+                let (total, extra) = match beside {
+                    Some(done) => done?,
+                    None => rest(conn, scope)?,
+                };
+                (rows?, total.into_iter().next(), Some(extra))
+            }
             Reader::Local { conn, scope, .. } => {
                 let mut each = stats_each(conn, scope, &opts, &[vec![dim], Vec::new()])?;
                 let total = each.pop().and_then(|mut t| t.pop());
-                (each.pop().unwrap_or_default(), total)
+                let mut rows = each.pop().unwrap_or_default();
+                if dim == Dim::Model {
+                    model_errors(conn, &mut rows)?;
+                }
+                (rows, total, Some(local_extras(conn, scope, &zone)?))
             }
             _ => {
                 let rows = stats(reader, &opts)?;
@@ -93,12 +122,8 @@ pub async fn page(
                     dims: Vec::new(),
                     ..opts
                 };
-                (rows, stats(reader, &overall)?.pop())
+                (rows, stats(reader, &overall)?.pop(), None)
             }
-        };
-        let extra = match reader {
-            Reader::Local { conn, scope, .. } => Some(local_extras(conn, scope, &zone, dim, &mut rows)?),
-            _ => None,
         };
         let src = page::source_param('&', q.source.as_deref());
         if !dim.is_time() {
@@ -150,27 +175,28 @@ pub async fn page(
     .await
 }
 
-/// What the local index adds: errors charged to the model that made the failed call (by
-/// model), messages by weekday and hour, and the most expensive sessions.
+/// What the local index adds: messages by weekday and hour, and the most expensive sessions
+/// (and by model, errors charged to the model that made the failed call: [`model_errors`]).
 type Extras = (
     [[i64; 24]; 7],
     Vec<crate::present::report::data::TopSession>,
 );
 
+/// By model, each row's errors are those of the calls its model made.
+fn model_errors(conn: &rusqlite::Connection, rows: &mut [Row]) -> Result<(), Fail> {
+    let errors = crate::query::activity::errors_by_model(conn)?;
+    for r in rows.iter_mut() {
+        let k = r.key.get("model").map_or("", String::as_str);
+        r.figures.tool_errors = errors.iter().find(|(m, _)| m == k).map_or(0, |(_, n)| *n);
+    }
+    Ok(())
+}
+
 fn local_extras(
     conn: &rusqlite::Connection,
     scope: &crate::store::Scope,
     zone: &Zone,
-    dim: Dim,
-    rows: &mut [Row],
 ) -> Result<Extras, Fail> {
-    if dim == Dim::Model {
-        let errors = crate::query::activity::errors_by_model(conn)?;
-        for r in rows.iter_mut() {
-            let k = r.key.get("model").map_or("", String::as_str);
-            r.figures.tool_errors = errors.iter().find(|(m, _)| m == k).map_or(0, |(_, n)| *n);
-        }
-    }
     let grid = crate::query::activity::week_hours(conn, zone)?;
     // `stats --by session`'s first rows by cost, from the figures kept a session: the table
     // shows cost, tokens and tool calls, which is what these rows carry (the other figures

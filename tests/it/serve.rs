@@ -536,6 +536,65 @@ fn usage_shows_the_figures_of_pidx_stats() {
     assert!(by_project.contains("total: $0.00"), "{by_project}");
 }
 
+/// By tool the page reads its rows and its total (and what is below them) side by side on two
+/// connections: the same figures as `pidx stats --by tool` and `pidx stats`, on every request.
+#[test]
+fn usage_by_tool_shows_the_figures_of_pidx_stats() {
+    let (tmp, root) = crate::common::conformance_copy();
+    let db = tmp.path().join("index.db");
+    let s = serve(&root, &db, &["--listen", "127.0.0.1:0"]);
+    let stats = |by: &[&str]| -> Vec<serde_json::Value> {
+        let out = crate::common::pidx(&db, &root)
+            .args(["stats", "--json"])
+            .args(by)
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let (tools, total) = (stats(&["--by", "tool"]), stats(&[]));
+    assert!(tools.len() >= 3, "{tools:?}");
+    let num = |v: &serde_json::Value| {
+        let n = v.as_i64().unwrap();
+        let digits = n.to_string();
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    };
+    let t = &total[0];
+    let line = format!(
+        "total: ${:.2} · {} tokens · {} sessions · {} tool calls · {} errors",
+        t["cost"].as_f64().unwrap(),
+        num(&t["totalTokens"]),
+        num(&t["sessions"]),
+        num(&t["toolCalls"]),
+        num(&t["toolErrors"]),
+    );
+    for _ in 0..3 {
+        let page = get(s.port, "/usage?by=tool&figure=tool%20calls", None, &[]).body;
+        assert!(page.contains(&line), "{line}\n{page}");
+        let keys: Vec<&str> = page
+            .split("<td class=\"key\">")
+            .skip(1)
+            .filter_map(|c| c.split('<').next())
+            .take(tools.len())
+            .collect();
+        let mut want: Vec<&str> = tools
+            .iter()
+            .map(|r| r["key"]["tool"].as_str().unwrap())
+            .collect();
+        let mut got = keys.clone();
+        want.sort_unstable();
+        got.sort_unstable();
+        assert_eq!(got, want, "{page}");
+        assert!(page.contains("The most expensive sessions"), "{page}");
+    }
+}
+
 /// Pages read through connections kept from one request to the next: one must see what was
 /// written since, and a kept connection to an index file that `sync --rebuild` replaced must
 /// not answer from the old file.
