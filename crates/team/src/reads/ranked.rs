@@ -51,7 +51,7 @@ pub(super) struct Phrase {
 
 impl Phrase {
     /// How many times the phrase starts in `tokens` (FTS5's instances: overlapping ones too).
-    fn count(&self, tokens: &[Cow<str>]) -> i64 {
+    pub(super) fn count(&self, tokens: &[Cow<str>]) -> i64 {
         let k = self.words.len();
         if k == 0 || tokens.len() < k {
             return 0;
