@@ -108,6 +108,29 @@ fn dense_session(root: &std::path::Path) {
     .unwrap();
 }
 
+/// A session whose one question of 902 words holds `the` 301 times, `the walrus` only at its
+/// end: past the 256 positions a server `tsvector` keeps for `the`, so the phrase operator does
+/// not find it there; the count of texts holding `"the walrus"` (its idf) must.
+fn walrus_session(root: &std::path::Path) {
+    let dir = root.join("--home-user-walrus--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let id = "0a1b2c3d-0000-7000-8000-0000000a1a55";
+    let text = format!("{}the walrus", "the lorem ipsum ".repeat(300));
+    let lines = [
+        format!(
+            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-03-07T10:00:00.000Z","cwd":"/home/user/walrus"}}"#
+        ),
+        format!(
+            r#"{{"type":"message","id":"w0000001","parentId":null,"timestamp":"2026-03-07T10:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1772877601000}}}}"#
+        ),
+    ];
+    std::fs::write(
+        dir.join(format!("2026-03-07T10-00-00-000Z_{id}.jsonl")),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+}
+
 /// A session whose one long answer (21,000 words, `the` and `zebra` 300 times each) is past
 /// what a server `tsvector` keeps positions for (16,383, 256 a word): its counts and length must
 /// come from its body.
@@ -165,6 +188,8 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
     unlisted_session(&all_root);
     dense_session(&a_root);
     dense_session(&all_root);
+    walrus_session(&a_root);
+    walrus_session(&all_root);
     for (tmp, root, source) in [(&a_tmp, &a_root, "first"), (&b_tmp, &b_root, "second")] {
         let report = push(tmp.path(), root, &s.url, &["--source", source]);
         assert!(report["new"].as_u64().unwrap() >= 30, "{report}");
@@ -187,6 +212,8 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         &["answer 0"],
         &["\"the test\""],
         &["\"the answer\" is"],
+        &["\"the walrus\""],
+        &["\"the walrus\" ipsum"],
         &["the", "--cwd", "/home/user/projects/pidx"],
         &["the", "--since", "2026-03-05"],
         &["test", "--in", "assistant"],
