@@ -148,6 +148,12 @@ fn candidates(
     }
     let mut out: Vec<Candidate> = listed
         .into_iter()
+        .filter(|(_, l)| {
+            // Not listed under every word of any phrase: at most the unlisted bound.
+            p.phrases
+                .iter()
+                .any(|ph| ph.words.iter().all(|w| l.tfs.contains_key(w)))
+        })
         .filter_map(|(key, l)| {
             let c = candidate(key, &l, p, unlisted, recency);
             (c.most * ROOM > bound).then_some(c)
