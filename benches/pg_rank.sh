@@ -81,7 +81,7 @@ echo
 echo "| query | local | --pg, this pidx | top 20 vs local${PIDX_BENCH_OLD:+ | --pg, old | old top 20 vs local}|"
 echo "|---|---|---|---${PIDX_BENCH_OLD:+|---|---}|"
 cwd=$("${L[@]}" list --all --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["cwd"])')
-for q in jalapeño function the '"the borrow"' 'parse line' 'function|--cwd' 'function|--since 2026-09-01'; do
+for q in jalapeño function the '"the borrow"' 'parse line' 'borrow lifetime' '"parse line"' 'function|--cwd' 'function|--since 2026-09-01'; do
   words=("${q%%|*}")
   case "$q" in
     *'|--cwd') words+=(--cwd "$cwd") ;;

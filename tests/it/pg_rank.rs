@@ -59,20 +59,73 @@ fn ranked(v: &Value) -> Vec<(String, f64)> {
         .collect()
 }
 
-/// A session of 2099 (the full recency weight) whose one question holds `the` once in 10
-/// words: too little for `the` to list it (`pg::heads`: its impact is 1.648, under 1.65), yet
-/// the best hit of `the` (the other texts are months old). A search of `the` must find it,
-/// not only the listed texts.
+/// A session of 2099 (the full recency weight) whose one question holds `the`, `answer`, `0`,
+/// `is` and `a` once each in 10 words: too little for any of them to list it (`pg::heads`:
+/// each impact is 1.648, under 1.65), yet the best hit of `the`, of `the is` and of
+/// `"answer 0"` (the other texts are months old). A search must find it, not only the listed
+/// texts.
 fn unlisted_session(root: &std::path::Path) {
     let dir = root.join("--home-user-later--");
     std::fs::create_dir_all(&dir).unwrap();
     let id = "0a1b2c3d-0000-7000-8000-00000000beef";
     let lines = [
         format!(r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2099-01-01T00:00:00.000Z","cwd":"/home/user/later"}}"#),
-        r#"{"type":"message","id":"u0000001","parentId":null,"timestamp":"2099-01-01T00:00:01.000Z","message":{"role":"user","content":"the quick brown fox jumps over one lazy dog today","timestamp":4070908801000}}"#.to_string(),
+        r#"{"type":"message","id":"u0000001","parentId":null,"timestamp":"2099-01-01T00:00:01.000Z","message":{"role":"user","content":"the answer 0 is a fix for one bug today","timestamp":4070908801000}}"#.to_string(),
     ];
     std::fs::write(
         dir.join(format!("2099-01-01T00-00-00-000Z_{id}.jsonl")),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+}
+
+/// A session of 2026-03-08 whose 24 questions are dense in `parse line` (2 to 4 times in at
+/// most 12 words, each at its own second): texts listed under both words, and the phrase, that
+/// settle `parse line` and `"parse line"` before 2026-03-09 (`reads::several`).
+fn dense_session(root: &std::path::Path) {
+    let dir = root.join("--home-user-dense--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let id = "0a1b2c3d-0000-7000-8000-00000000d0e5";
+    let mut lines = vec![format!(
+        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-03-08T10:00:00.000Z","cwd":"/home/user/dense"}}"#
+    )];
+    for i in 0..24 {
+        let content = format!("{}{}", "parse line ".repeat(2 + i % 3), "ok ".repeat(i % 5));
+        let parent = match i {
+            0 => "null".to_string(),
+            _ => format!(r#""d{:07}""#, i - 1),
+        };
+        lines.push(format!(
+            r#"{{"type":"message","id":"d{i:07}","parentId":{parent},"timestamp":"2026-03-08T10:00:{i:02}.000Z","message":{{"role":"user","content":"{}","timestamp":{}}}}}"#,
+            content.trim_end(),
+            1_772_964_000_000_i64 + i as i64 * 1000
+        ));
+    }
+    std::fs::write(
+        dir.join(format!("2026-03-08T10-00-00-000Z_{id}.jsonl")),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+}
+
+/// A session whose one question of 902 words holds `the` 301 times, `the walrus` only at its
+/// end: past the 256 positions a server `tsvector` keeps for `the`, so the phrase operator does
+/// not find it there; the count of texts holding `"the walrus"` (its idf) must.
+fn walrus_session(root: &std::path::Path) {
+    let dir = root.join("--home-user-walrus--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let id = "0a1b2c3d-0000-7000-8000-0000000a1a55";
+    let text = format!("{}the walrus", "the lorem ipsum ".repeat(300));
+    let lines = [
+        format!(
+            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-03-07T10:00:00.000Z","cwd":"/home/user/walrus"}}"#
+        ),
+        format!(
+            r#"{{"type":"message","id":"w0000001","parentId":null,"timestamp":"2026-03-07T10:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1772877601000}}}}"#
+        ),
+    ];
+    std::fs::write(
+        dir.join(format!("2026-03-07T10-00-00-000Z_{id}.jsonl")),
         lines.join("\n") + "\n",
     )
     .unwrap();
@@ -133,6 +186,10 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
     long_session(&all_root);
     unlisted_session(&a_root);
     unlisted_session(&all_root);
+    dense_session(&a_root);
+    dense_session(&all_root);
+    walrus_session(&a_root);
+    walrus_session(&all_root);
     for (tmp, root, source) in [(&a_tmp, &a_root, "first"), (&b_tmp, &b_root, "second")] {
         let report = push(tmp.path(), root, &s.url, &["--source", source]);
         assert!(report["new"].as_u64().unwrap() >= 30, "{report}");
@@ -149,6 +206,14 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         &["\"the tests\""],
         &["\"answer 0\""],
         &["parse header"],
+        &["parse line"],
+        &["the is"],
+        &["the a"],
+        &["answer 0"],
+        &["\"the test\""],
+        &["\"the answer\" is"],
+        &["\"the walrus\""],
+        &["\"the walrus\" ipsum"],
         &["the", "--cwd", "/home/user/projects/pidx"],
         &["the", "--since", "2026-03-05"],
         &["test", "--in", "assistant"],
@@ -214,6 +279,10 @@ const SETTLED: &[&[&str]] = &[
     &["the", "--since", "2026-03-05", "--until", "2026-03-09"],
     &["the", "--in", "assistant", "--until", "2026-03-09"],
     &["the", "--branch", "--until", "2026-03-09"],
+    &["parse line", "--until", "2026-03-09"],
+    &["line parse", "--in", "user", "--until", "2026-03-09"],
+    &["\"parse line\"", "--until", "2026-03-09"],
+    &["\"parse line\" parse", "--until", "2026-03-09"],
 ];
 
 /// `--pg search` (`only`: from the listed texts alone) against the local one over every

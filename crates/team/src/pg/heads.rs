@@ -43,6 +43,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_word_past_the_positions_a_tsvector_keeps_is_listed() {
+        // `reads::ranked::positions_kept` counts on it: a word more than 256 times (the
+        // positions a `tsvector` keeps a word) in a text of at most 16,383 tokens (its largest
+        // position) is listed, so a phrase's count of texts reads such a text back.
+        let text = format!("{}{}", "the ".repeat(257), "x ".repeat(16_383 - 257));
+        let (h, n) = heads(&text);
+        assert_eq!(n, 16_383);
+        assert_eq!(
+            h.iter().map(|h| (h.0.as_str(), h.1)).collect::<Vec<_>>(),
+            [("the", 257), ("x", 16_126)]
+        );
+    }
+
+    #[test]
     fn a_text_is_listed_under_its_dense_words_only() {
         // 3 tokens: each word's impact is high; a long text lists only what fills it.
         let (h, n) = heads("the The fox");

@@ -12,13 +12,13 @@
 //! weight of the newest entry the reader sees. Once the hits are full of listed texts scoring
 //! above that, they are the first ones of every match, in the same order.
 //!
-//! [`search`] is the server's words search: this way first, else `ranked::every_match`. [`top`]
-//! is `None` (every match is scored) for anything but one word (several, a phrase, a
-//! prefix, `OR`, `NOT`), and when the listed texts cannot settle the top (too few pass the
-//! filters, or too few score above the bound: a rare word, or a long `--limit`).
+//! [`search`] is the server's words search: this way for one word, `several.rs`'s for an AND
+//! of several words or phrases, else (a prefix, `OR`, `NOT`, or when the listed texts cannot
+//! settle the top: too few pass the filters, or too few score above the bound, a rare word or a
+//! long `--limit`) `ranked::every_match`.
 //!
-//! `PIDX_PG_HEADS=off` never takes this way, `=only` makes a search it cannot settle an error
-//! (the tests' proof that a search was answered from the listed texts).
+//! `PIDX_PG_HEADS=off` never takes these ways, `=only` makes a search they cannot settle an
+//! error (the tests' proof that a search was answered from the listed texts, `unlisted.rs`).
 
 use std::collections::HashMap;
 
@@ -27,17 +27,15 @@ use postgres::Transaction;
 use super::on as server;
 use super::ranked::{every_match, prepare, shown, Facts, Phrase, Scored};
 use super::search::{filters, On};
+use super::several;
+use super::unlisted::{most_recency, Mode, ROOM};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
-use pidx_core::error::{Error, Result};
+use pidx_core::error::Result;
 use pidx_core::query::search::{blend, group_by_session, Hit, SearchOptions};
 
 /// Listed texts whose entries are looked up first (then four times more each time).
 const CHUNK: usize = 64;
-
-/// Rounding room on the bound: the scores and the bound are computed in floating point in
-/// different orders of operations.
-const ROOM: f64 = 1.0 + 1e-9;
 
 /// One listed text, scored.
 struct Listed {
@@ -63,7 +61,12 @@ pub(super) fn search(
     let Some(p) = prepare(tx, on, fts)? else {
         return Ok(Vec::new());
     };
-    let listed = top(tx, on, q, terms, &p.phrases, p.and_only, &p.facts, p.now_ms)?;
+    let listed = match p.phrases.as_slice() {
+        [one] if one.words.len() == 1 => {
+            top(tx, on, q, terms, &p.phrases, p.and_only, &p.facts, p.now_ms)?
+        }
+        _ => several::top(tx, on, q, terms, &p)?,
+    };
     match listed {
         Some(hits) => Ok(group_by_session(hits)),
         None => every_match(tx, on, q, terms, p),
@@ -90,29 +93,13 @@ pub(super) fn top(
     let ([word], [one]) = (p.words.as_slice(), facts.each.as_slice()) else {
         return Ok(None);
     };
-    let mode = std::env::var("PIDX_PG_HEADS").unwrap_or_default();
-    if !and_only || p.prefix || q.limit == 0 || mode == "off" {
+    let mode = Mode::now();
+    if !and_only || p.prefix || q.limit == 0 || mode.off() {
         return Ok(None);
     }
-    let unsettled = || {
-        if mode == "only" {
-            Err(Error::Invalid(
-                "PIDX_PG_HEADS=only: the listed texts do not settle this search".into(),
-            ))
-        } else {
-            Ok(None)
-        }
-    };
     // The most a text not listed scores: an impact under MIN_IMPACT, the newest entry this
-    // reader sees, before `--until` (a text without a time weighs as a year old).
-    let mut newest: Option<i64> = tx
-        .query_one("SELECT max(ts_ms) FROM entries", &[])
-        .map_err(server_err)?
-        .get(0);
-    if let (Some(t), Some(until)) = (newest, q.until_ms) {
-        newest = Some(t.min(until - 1));
-    }
-    let most_recency = blend(newest, now_ms).max(blend(None, now_ms));
+    // reader sees.
+    let most_recency = most_recency(tx, q, now_ms)?;
     let unlisted = one.most(MIN_IMPACT, AVGDL) * most_recency * ROOM;
     // Only the rows that can beat it come back: the same test as below (the idf on both
     // sides left out), computed by the server a little loosely, then again exactly here.
@@ -167,7 +154,7 @@ pub(super) fn top(
             // Copies or `--branch` took some: read on (the hits are made again).
         }
     }
-    unsettled()
+    mode.unsettled()
 }
 
 /// The texts of `chunk` that pass the search's filters, with their entries and sessions, in

@@ -29,10 +29,12 @@ pub mod on;
 pub mod ranked;
 pub mod resolve;
 pub mod search;
+mod several;
 pub mod show;
 pub mod sql;
 pub mod stats;
 pub mod tree;
+mod unlisted;
 
 /// One read of the team server: a `READ ONLY` transaction and the `--source` it is kept to.
 pub struct PgReads<'c> {

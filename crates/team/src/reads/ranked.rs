@@ -8,8 +8,9 @@
 //!   sum of `ntok`, kept by triggers as push writes (pg 0005), summed over the sources this
 //!   reader sees (or the one `--source` names) as one index;
 //! - each phrase's count of texts (its idf): the GIN index's count for one word; for a phrase of
-//!   several words, the texts holding all its words read back and the phrase found in their
-//!   tokens (the `tsvector` cannot say: it keeps positions up to 16,383 and 256 per word);
+//!   several words, the `tsquery`'s phrase operator where the `tsvector` keeps every position of
+//!   its words (positions stop at 16,383 and 256 a word: `positions_kept`), and the other texts
+//!   holding all its words read back and the phrase found in their tokens;
 //! - each candidate's count of each phrase: its body split again by that tokenizer (reading the
 //!   bodies of a common word's 12,890 texts, 34 MB, took 150-200 ms on the server; its
 //!   `tsvector`'s positions through `unnest(tsvector)` took 1.0-1.1 s).
@@ -51,7 +52,7 @@ pub(super) struct Phrase {
 
 impl Phrase {
     /// How many times the phrase starts in `tokens` (FTS5's instances: overlapping ones too).
-    fn count(&self, tokens: &[Cow<str>]) -> i64 {
+    pub(super) fn count(&self, tokens: &[Cow<str>]) -> i64 {
         let k = self.words.len();
         if k == 0 || tokens.len() < k {
             return 0;
@@ -69,6 +70,16 @@ impl Phrase {
                 })
             })
             .count() as i64
+    }
+
+    /// Its words one after the other (`'a' <-> 'b'`), not a prefix: what the `tsquery`'s phrase
+    /// operator finds where the `tsvector` keeps their positions (`positions_kept`).
+    fn phrase_tsquery(&self) -> String {
+        self.words
+            .iter()
+            .map(|w| lexeme(w))
+            .collect::<Vec<_>>()
+            .join(" <-> ")
     }
 
     /// Its words ANDed, without positions: every text holding the phrase, and a few more.
@@ -232,6 +243,21 @@ pub(super) fn every_match(
         exact
     };
     c.and("t.tsv @@ (?::text)::tsquery", [text(matching)]);
+    if and_only {
+        // A text holding a phrase's words is read back only when the phrase operator finds the
+        // phrase in its `tsvector`, or cannot tell (`positions_kept`): for `"the borrow"` at
+        // 1,000 sessions, 172 of the 2,526 texts holding both words.
+        for p in phrases.iter().filter(|p| p.words.len() > 1 && !p.prefix) {
+            let terms = vec!["?"; p.words.len()].join(", ");
+            c.and(
+                format!(
+                    "(t.tsv @@ (?::text)::tsquery OR NOT ({}))",
+                    positions_kept(&format!("IN ({terms})"))
+                ),
+                std::iter::once(text(p.phrase_tsquery())).chain(p.words.iter().map(text)),
+            );
+        }
+    }
     filters(q, on, &mut c);
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
@@ -382,6 +408,76 @@ pub(super) struct Facts {
     pub each: Vec<Bm25>,
 }
 
+/// A text whose `tsvector` holds every position of its words: at most 16,383 tokens (the
+/// largest position), short enough for its positions to fit (`pg::words::TsVector` keeps them
+/// while the words and positions take at most 500,000 bytes: a token takes at most twice its
+/// bytes folded, plus 5), and none of the words (`$2`) more than 256 times (the positions kept
+/// a word). A word more than 256 times in a text of at most 16,383 tokens weighs at least 1.79
+/// there at the mean length 256, so the text is listed under it (`pg::heads`): the texts listed
+/// so are the ones left out.
+fn positions_kept(terms: &str) -> String {
+    format!(
+        "t.ntok <= 16383 AND 2 * octet_length(t.body) + 5 * t.ntok <= 500000
+         AND (t.source, t.fid, t.seq, t.kind) NOT IN
+             (SELECT h.source, h.fid, h.seq, h.kind FROM text_heads h
+              WHERE h.term {terms} AND h.tf > 256)"
+    )
+}
+
+/// How many texts hold `p`, a phrase of several words (its idf's count), the texts holding all
+/// its words being candidates. One whose positions are all kept (`positions_kept`) holds it
+/// exactly when the `tsquery`'s phrase operator finds it there: those are counted by the server
+/// (their `tsvector` read, not their body); the others are read back and the phrase looked for
+/// in their tokens.
+fn phrase_texts(tx: &mut Transaction, source: Option<&str>, p: &Phrase) -> Result<i64> {
+    let only = if source.is_some() {
+        " AND t.source = $3"
+    } else {
+        ""
+    };
+    let terms: Vec<String> = p.words.clone();
+    let run = |tx: &mut Transaction, sql: &str, q: &String| match source {
+        Some(s) => tx.bind(sql, &[q, &terms, &s]),
+        None => tx.bind(sql, &[q, &terms]),
+    };
+    let mut n = 0;
+    if !p.prefix {
+        let phrase = p
+            .words
+            .iter()
+            .map(|w| lexeme(w))
+            .collect::<Vec<_>>()
+            .join(" <-> ");
+        let sql = format!(
+            "SELECT count(*) FROM entry_text t
+             WHERE t.tsv @@ ($1::text)::tsquery AND {}{only}",
+            positions_kept("= ANY($2)")
+        );
+        let portal = run(tx, &sql, &phrase).map_err(server_err)?;
+        let rows = tx.query_portal(&portal, 1).map_err(server_err)?;
+        n += rows[0].get::<_, i64>(0);
+    }
+    let rest = if p.prefix {
+        format!("($2::text[] IS NOT NULL){only}")
+    } else {
+        format!("NOT ({}){only}", positions_kept("= ANY($2)"))
+    };
+    let sql =
+        format!("SELECT t.body FROM entry_text t WHERE t.tsv @@ ($1::text)::tsquery AND {rest}");
+    let portal = run(tx, &sql, &p.words_tsquery()).map_err(server_err)?;
+    loop {
+        let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
+        for r in &rows {
+            let tokens: Vec<Cow<str>> = words(r.get(0)).collect();
+            n += i64::from(p.count(&tokens) > 0);
+        }
+        if rows.len() < BATCH as usize {
+            break;
+        }
+    }
+    Ok(n)
+}
+
 /// bm25's table-wide facts over the texts this reader sees (of `source` when given): rows,
 /// tokens and each phrase's count of texts. `None` when there is no text.
 fn table_facts(
@@ -427,26 +523,7 @@ fn table_facts(
             hits.push(r.get::<_, i64>(0));
             continue;
         }
-        // Several words: the texts holding them all, the phrase looked for in their tokens.
-        let sql =
-            format!("SELECT t.body FROM entry_text t WHERE t.tsv @@ ($1::text)::tsquery{only}");
-        let portal = match source {
-            Some(s) => tx.bind(sql.as_str(), &[&q, &s]),
-            None => tx.bind(sql.as_str(), &[&q]),
-        }
-        .map_err(server_err)?;
-        let mut n = 0;
-        loop {
-            let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
-            for r in &rows {
-                let tokens: Vec<Cow<str>> = words(r.get(0)).collect();
-                n += i64::from(p.count(&tokens) > 0);
-            }
-            if rows.len() < BATCH as usize {
-                break;
-            }
-        }
-        hits.push(n);
+        hits.push(phrase_texts(tx, source, p)?);
     }
     Ok(Some(Facts {
         sum: Bm25Sum::new(rows, tokens, &hits),

@@ -1,0 +1,272 @@
+//! The top of a search of several words, or of phrases, from the texts listed under their words
+//! (`text_heads`, pg 0006), as `heads.rs` does for one word. FTS5 scores an AND of phrases as
+//! the sum of each phrase's bm25 with its own idf (`fts5::Bm25Sum`), a phrase's count in a text
+//! being the places it starts there. A phrase starts at most as often as its least word occurs,
+//! and a text's impact grows with the count, so a phrase's part in a text is at most its idf
+//! times the least impact of its words there; a word the text is not listed under has an
+//! impact under `MIN_IMPACT` (scaled by the reader's mean length, `Bm25::most`). So:
+//!
+//! - a text listed under no word of a phrase, or under only some of them, gives that phrase at
+//!   most the phrase's unlisted bound; a text that is not listed under every word of at least
+//!   one phrase scores at most the sum of the bounds (times the best recency weight);
+//! - the others (the candidates) are bounded from their listed counts and walked best bound
+//!   first, 64 then four times more at a time: their entries looked up under the search's
+//!   filters and scored exactly, from their listed counts when every phrase is one word listed
+//!   there, else from their bodies split again (the count of each phrase; a text missing one is
+//!   no match);
+//! - the exact scores above both the next candidate's bound and the unlisted sum are the first
+//!   hits of every match, in order; once they fill the top (`ranked::shown`) the search ends.
+//!
+//! Rows under a word whose impact times recency is below the unlisted bound are not read back
+//! (the server tests it, as `heads.rs` does): a text whose row was left so counts as not listed
+//! under that word, its impact being under the bound too. What this does not save is each
+//! phrase's idf: its count of texts, counted by `ranked::prepare` (for a phrase of several
+//! words, by reading the texts holding all its words); see docs/team.md.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use postgres::Transaction;
+
+use super::on as server;
+use super::ranked::{shown, sort, Phrase, Prepared, Scored};
+use super::search::{filters, On};
+use super::unlisted::{most_recency, Mode, ROOM};
+use crate::pg::heads::{AVGDL, MIN_IMPACT};
+use crate::pg::server_err;
+use crate::pg::words::words;
+use pidx_core::error::Result;
+use pidx_core::query::search::{blend, Hit, SearchOptions};
+
+/// Candidates looked up first (then four times more each time).
+const CHUNK: usize = 64;
+
+/// A text on the server: source, file, entry and kind.
+type Key = (String, i64, i64, i16);
+
+/// A text listed under some of the query's words: their counts, its length and time.
+#[derive(Default)]
+struct Listed {
+    tfs: HashMap<String, i32>,
+    ntok: i32,
+    ts_ms: Option<i64>,
+}
+
+/// A candidate: the most it can score, and its exact score when its listed counts tell it.
+struct Candidate {
+    key: Key,
+    most: f64,
+    exact: Option<f64>,
+}
+
+/// The hits of an AND of phrases (but one word alone) found from the texts listed under their
+/// words, or `None` when they cannot settle them (see the module).
+///
+/// # Errors
+/// Server errors; with `PIDX_PG_HEADS=only`, a search they cannot settle.
+pub(super) fn top(
+    tx: &mut Transaction,
+    on: &On,
+    q: &SearchOptions,
+    terms: &[String],
+    p: &Prepared,
+) -> Result<Option<Vec<Hit>>> {
+    let mode = Mode::now();
+    let prefix = p.phrases.iter().any(|ph| ph.prefix);
+    if !p.and_only || prefix || p.phrases.is_empty() || q.limit == 0 || mode.off() {
+        return Ok(None);
+    }
+    let recency = most_recency(tx, q, p.now_ms)?;
+    // Each phrase's most in a text not listed under all its words, before recency.
+    let unlisted: Vec<f64> = p
+        .facts
+        .each
+        .iter()
+        .map(|b| b.most(MIN_IMPACT, AVGDL))
+        .collect();
+    let bound = unlisted.iter().sum::<f64>() * recency * ROOM;
+    let candidates = candidates(tx, on, p, &unlisted, recency, bound)?;
+    let mut scored: Vec<Scored> = Vec::new();
+    let (mut at, mut size) = (0, CHUNK);
+    while at < candidates.len() {
+        let chunk = &candidates[at..(at + size).min(candidates.len())];
+        at += chunk.len();
+        size *= 4;
+        scored.extend(looked_up(tx, on, q, p, chunk)?);
+        sort(&mut scored);
+        // What no text still unread can beat.
+        let next = candidates.get(at).map_or(0.0, |c| c.most * ROOM);
+        let over = next.max(bound);
+        let settled = scored.iter().take_while(|s| s.relevance > over).count();
+        if settled >= q.limit {
+            let (hits, full) = shown(tx, q, terms, scored[..settled].iter().cloned())?;
+            if full {
+                return Ok(Some(hits));
+            }
+            // Copies or `--branch` took some: read on.
+        }
+    }
+    mode.unsettled()
+}
+
+/// The texts listed under every word of some phrase, each with the most it can score, best
+/// first (the later row first on a tie, `ranked::sort`); those that cannot beat `bound` are left.
+fn candidates(
+    tx: &mut Transaction,
+    on: &On,
+    p: &Prepared,
+    unlisted: &[f64],
+    recency: f64,
+    bound: f64,
+) -> Result<Vec<Candidate>> {
+    let avgdl = p.facts.each[0].avgdl();
+    let least = MIN_IMPACT * (avgdl / AVGDL).max(1.0) * recency * (1.0 - 1e-6);
+    let mut all: Vec<String> = p.phrases.iter().flat_map(|ph| ph.words.clone()).collect();
+    all.sort();
+    all.dedup();
+    // A row left out here has an impact times recency under `least`, so under the unlisted
+    // bound: the same as no row (the test is `heads.rs`'s).
+    let rows = tx
+        .query(
+            "SELECT source, fid, seq, kind, term, tf, ntok, ts_ms FROM text_heads
+             WHERE term = ANY($1) AND ($2::text IS NULL OR source = $2)
+               AND (tf * 2.2::float8) / (tf + 1.2::float8 * (0.25::float8 + 0.75::float8 * ntok / $3::float8))
+                   * (2.0::float8 / 3.0::float8 + power(0.5::float8,
+                        greatest($4::int8 - coalesce(ts_ms, $4::int8 - 31536000000), 0)::float8
+                        / 86400000.0::float8 / 30.0::float8) / 3.0::float8) >= $5::float8",
+            &[&all, &on.source, &avgdl, &p.now_ms, &least],
+        )
+        .map_err(server_err)?;
+    let mut listed: HashMap<Key, Listed> = HashMap::new();
+    for r in &rows {
+        let l = listed
+            .entry((r.get(0), r.get(1), r.get(2), r.get(3)))
+            .or_default();
+        l.tfs.insert(r.get(4), r.get(5));
+        l.ntok = r.get(6);
+        l.ts_ms = r.get(7);
+    }
+    let mut out: Vec<Candidate> = listed
+        .into_iter()
+        .filter(|(_, l)| {
+            // Not listed under every word of any phrase: at most the unlisted bound.
+            p.phrases
+                .iter()
+                .any(|ph| ph.words.iter().all(|w| l.tfs.contains_key(w)))
+        })
+        .filter_map(|(key, l)| {
+            let c = candidate(key, &l, p, unlisted, recency);
+            (c.most * ROOM > bound).then_some(c)
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.most
+            .total_cmp(&a.most)
+            .then((b.key.1, b.key.2, b.key.3).cmp(&(a.key.1, a.key.2, a.key.3)))
+    });
+    Ok(out)
+}
+
+/// A listed text's bound: each phrase's part at most its idf times the least impact of its
+/// words (a word not listed: the unlisted bound, over the text's own recency weight, as its row
+/// may have been left for being under it); exact when every phrase is one listed word.
+fn candidate(key: Key, l: &Listed, p: &Prepared, unlisted: &[f64], recency: f64) -> Candidate {
+    let (len, weight) = (i64::from(l.ntok), blend(l.ts_ms, p.now_ms));
+    let mut most = 0.0;
+    for ((ph, b), u) in p.phrases.iter().zip(&p.facts.each).zip(unlisted) {
+        most += ph
+            .words
+            .iter()
+            .map(|w| match l.tfs.get(w) {
+                Some(&tf) => -b.score(i64::from(tf), len),
+                None => u * recency / weight,
+            })
+            .fold(f64::INFINITY, f64::min);
+    }
+    let counts: Option<Vec<i64>> = p
+        .phrases
+        .iter()
+        .map(|ph| match ph.words.as_slice() {
+            [w] => l.tfs.get(w).map(|&tf| i64::from(tf)),
+            _ => None,
+        })
+        .collect();
+    let exact = counts.map(|tfs| -p.facts.sum.score(&tfs, len) * weight);
+    Candidate {
+        key,
+        most: exact.unwrap_or(most * weight),
+        exact,
+    }
+}
+
+/// The candidates of `chunk` that pass the search's filters and match the query, with their
+/// entries and sessions and exact scores (from their bodies when their counts are not known).
+fn looked_up(
+    tx: &mut Transaction,
+    on: &On,
+    q: &SearchOptions,
+    p: &Prepared,
+    chunk: &[Candidate],
+) -> Result<Vec<Scored>> {
+    let keys = serde_json::Value::Array(
+        chunk
+            .iter()
+            .map(|c| {
+                let (source, fid, seq, kind) = &c.key;
+                serde_json::json!([source, fid, seq, kind, c.exact.is_none()])
+            })
+            .collect(),
+    );
+    let mut c = server::source(on.source);
+    if let Some(cwd) = &q.cwd {
+        server::cwd(&mut c, cwd);
+    }
+    filters(q, on, &mut c);
+    let keys = keys.to_string();
+    let mut params = server::params(&c);
+    params.push(&keys);
+    // The body is read (and sent) only for a candidate whose counts are not known.
+    let sql = format!(
+        "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
+                CASE WHEN t.body THEN x.body END, s.fid, s.name, s.first_message, e.seq, e.dup,
+                e.ts, s.created_ms
+         FROM (SELECT k->>0 AS source, (k->>1)::int8 AS fid, (k->>2)::int8 AS seq,
+                      (k->>3)::int2 AS kind, (k->>4)::bool AS body
+               FROM jsonb_array_elements(${}::text::jsonb) k) t
+         JOIN entry_text x ON x.source = t.source AND x.fid = t.fid AND x.seq = t.seq
+                          AND x.kind = t.kind
+         JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
+         JOIN sessions s ON s.source = t.source AND s.fid = t.fid
+         WHERE {}",
+        params.len(),
+        c.pg_sql(),
+    );
+    let rows = tx.query(sql.as_str(), &params).map_err(server_err)?;
+    let exact: HashMap<&Key, Option<f64>> = chunk.iter().map(|c| (&c.key, c.exact)).collect();
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let key: Key = (r.get(0), r.get(10), r.get(13), r.get(6));
+        let Some(&known) = exact.get(&key) else {
+            continue;
+        };
+        let relevance = match known {
+            Some(relevance) => relevance,
+            None => match scored(&p.phrases, p, r.get(9), r.get(8)) {
+                Some(relevance) => relevance,
+                None => continue,
+            },
+        };
+        out.push(Scored::of(r, relevance));
+    }
+    Ok(out)
+}
+
+/// A text's exact score from its body, or `None` when it misses a phrase (no match).
+fn scored(phrases: &[Phrase], p: &Prepared, body: &str, ts_ms: Option<i64>) -> Option<f64> {
+    let tokens: Vec<Cow<str>> = words(body).collect();
+    let tfs: Vec<i64> = phrases.iter().map(|ph| ph.count(&tokens)).collect();
+    if tfs.contains(&0) {
+        return None;
+    }
+    Some(-p.facts.sum.score(&tfs, tokens.len() as i64) * blend(ts_ms, p.now_ms))
+}

@@ -1,0 +1,56 @@
+//! What a text not listed under a word (`text_heads`, pg 0006) can score, shared by the top of
+//! one word (`heads.rs`) and of several words or phrases (`several.rs`): the recency weight of
+//! the newest entry the reader sees, the rounding room on a bound, and `PIDX_PG_HEADS`'s say
+//! on whether the listed texts are tried at all.
+
+use postgres::Transaction;
+
+use crate::pg::server_err;
+use pidx_core::error::{Error, Result};
+use pidx_core::query::search::{blend, SearchOptions};
+
+/// Rounding room on a bound: the scores and the bound are computed in floating point in
+/// different orders of operations.
+pub(super) const ROOM: f64 = 1.0 + 1e-9;
+
+/// `PIDX_PG_HEADS`: `off` never reads the listed texts, `only` makes a search they cannot settle
+/// an error (the tests' proof that a search was answered from them).
+pub(super) struct Mode(String);
+
+impl Mode {
+    pub(super) fn now() -> Mode {
+        Mode(std::env::var("PIDX_PG_HEADS").unwrap_or_default())
+    }
+
+    pub(super) fn off(&self) -> bool {
+        self.0 == "off"
+    }
+
+    /// What a search the listed texts do not settle gives: `None` (score every match), or the
+    /// error `only` asks for.
+    pub(super) fn unsettled<T>(&self) -> Result<Option<T>> {
+        if self.0 == "only" {
+            Err(Error::Invalid(
+                "PIDX_PG_HEADS=only: the listed texts do not settle this search".into(),
+            ))
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+/// The most recency weight a text this reader sees can have: that of the newest entry, before
+/// `--until` (a text without a time weighs as a year old).
+///
+/// # Errors
+/// Server errors.
+pub(super) fn most_recency(tx: &mut Transaction, q: &SearchOptions, now_ms: i64) -> Result<f64> {
+    let mut newest: Option<i64> = tx
+        .query_one("SELECT max(ts_ms) FROM entries", &[])
+        .map_err(server_err)?
+        .get(0);
+    if let (Some(t), Some(until)) = (newest, q.until_ms) {
+        newest = Some(t.min(until - 1));
+    }
+    Ok(blend(newest, now_ms).max(blend(None, now_ms)))
+}
