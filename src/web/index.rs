@@ -74,6 +74,28 @@ fn keep(idle: &Mutex<Vec<Store>>, store: Store) {
     }
 }
 
+/// A connection to the local index for one answer (a kept one, else a new one) whose
+/// statements stop once `stop` is set, and its scope.
+fn check_out(
+    app: &App,
+    idle: &Mutex<Vec<Store>>,
+    stop: Arc<AtomicBool>,
+) -> Result<(Store, Scope), Fail> {
+    let store = kept(idle).map_or_else(|| open_local(app), Ok)?;
+    store
+        .conn
+        .progress_handler(10_000, Some(move || stop.load(Ordering::Relaxed)))?;
+    let scope = Scope::new(&store.conn, &app.env.roots)?;
+    Ok((store, scope))
+}
+
+/// Gives back a connection [`check_out`] gave, its stop cleared, for a later answer.
+fn check_in(idle: &Mutex<Vec<Store>>, store: Store) -> rusqlite::Result<()> {
+    store.conn.progress_handler(0, None::<fn() -> bool>)?;
+    keep(idle, store);
+    Ok(())
+}
+
 fn open_local(app: &App) -> Result<Store, Fail> {
     let store = Store::open_read_only(&app.env.db)?;
     store
@@ -125,21 +147,9 @@ pub fn side_by_side<A, B: Send>(
     let Index::Local { idle } = &app.index else {
         return (here(), None);
     };
-    let Some((store, scope)) = kept(idle)
-        .map_or_else(|| open_local(app), Ok)
-        .ok()
-        .and_then(|store| Some((Scope::new(&store.conn, &app.env.roots).ok()?, store)))
-        .map(|(scope, store)| (store, scope))
-    else {
+    let Ok((store, scope)) = check_out(app, idle, Arc::clone(stop)) else {
         return (here(), None);
     };
-    let flag = Arc::clone(stop);
-    let stoppable = store
-        .conn
-        .progress_handler(10_000, Some(move || flag.load(Ordering::Relaxed)));
-    if stoppable.is_err() {
-        return (here(), None);
-    }
     // The connection goes to the other thread and comes back with its answer (a panic there
     // drops it).
     let (a, other) = std::thread::scope(|s| {
@@ -150,9 +160,8 @@ pub fn side_by_side<A, B: Send>(
     let Some((b, store)) = other else {
         return (a, None);
     };
-    if store.conn.progress_handler(0, None::<fn() -> bool>).is_ok() {
-        keep(idle, store);
-    }
+    // Not kept when its stop cannot be cleared.
+    let _ = check_in(idle, store);
     (a, Some(b))
 }
 
@@ -184,11 +193,7 @@ pub fn with_reader<T>(
             if let Some(fresh) = &app.fresh {
                 fresh.freshen();
             }
-            let store = kept(idle).map_or_else(|| open_local(app), Ok)?;
-            store
-                .conn
-                .progress_handler(10_000, Some(move || stop.load(Ordering::Relaxed)))?;
-            let scope = Scope::new(&store.conn, &app.env.roots)?;
+            let (store, scope) = check_out(app, idle, stop)?;
             let mut opened = Opened::Local {
                 store,
                 scope,
@@ -199,9 +204,8 @@ pub fn with_reader<T>(
                 .map_err(Fail::from)
                 .and_then(|mut r| f(&ctx, &mut r));
             if let Opened::Local { store, .. } = opened {
-                store.conn.progress_handler(0, None::<fn() -> bool>)?;
                 if answer.is_ok() {
-                    keep(idle, store);
+                    check_in(idle, store)?;
                 }
             }
             answer

@@ -259,3 +259,37 @@ pub const UNDO_HUGE_TEXTS: &str = "DROP TABLE joints; DROP TABLE joints_unknown;
            s.message_count, s.first_message, s.entry_count, s.state = 1 AS listed,
            f.size AS bytes
     FROM sessions s JOIN files f ON f.id = s.file_id;";
+
+/// Writes a session of one question and one long answer (21,000 words: `answer_words` in 300
+/// places, lorem ipsum between) into project folder `--home-user-long--` of `root`, in place
+/// of the one written before (a rewrite of the file when the words change).
+pub fn long_session(root: &Path, question: &str, answer_words: &str) {
+    let dir = root.join("--home-user-long--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut text = String::new();
+    for i in 0..7_000 {
+        text.push_str(if i % 70 < 3 {
+            answer_words
+        } else {
+            "lorem ipsum dolor"
+        });
+        text.push(' ');
+    }
+    let id = "0a1b2c3d-0000-7000-8000-00000000abcd";
+    let lines = [
+        format!(
+            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-03-06T10:00:00.000Z","cwd":"/home/user/long"}}"#
+        ),
+        format!(
+            r#"{{"type":"message","id":"l0000001","parentId":null,"timestamp":"2026-03-06T10:00:01.000Z","message":{{"role":"user","content":"{question}","timestamp":1772791201000}}}}"#
+        ),
+        format!(
+            r#"{{"type":"message","id":"l0000002","parentId":"l0000001","timestamp":"2026-03-06T10:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"provider":"p","model":"m","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"cost":{{"total":0.0}}}},"timestamp":1772791202000}}}}"#
+        ),
+    ];
+    std::fs::write(
+        dir.join(format!("2026-03-06T10-00-00-000Z_{id}.jsonl")),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+}

@@ -135,44 +135,13 @@ fn walrus_session(root: &std::path::Path) {
 /// what a server `tsvector` keeps positions for (16,383, 256 a word): its counts and length must
 /// come from its body.
 fn long_session(root: &std::path::Path) {
-    long_session_as(root, "the long one", "the zebra tests");
+    common::long_session(root, "the long one", "the zebra tests");
 }
 
 /// The long session rewritten: its question now short and dense in `the` (a top hit of it),
 /// its answer with `the` no more.
 fn long_session_rewritten(root: &std::path::Path) {
-    long_session_as(root, "the the the zebra, the end", "one zebra tests");
-}
-
-fn long_session_as(root: &std::path::Path, question: &str, dense: &str) {
-    let dir = root.join("--home-user-long--");
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut text = String::new();
-    for i in 0..7_000 {
-        let w = match i % 70 {
-            0..=2 => dense,
-            _ => "lorem ipsum dolor",
-        };
-        text.push_str(w);
-        text.push(' ');
-    }
-    let id = "0a1b2c3d-0000-7000-8000-00000000abcd";
-    let lines = [
-        format!(
-            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-03-06T10:00:00.000Z","cwd":"/home/user/long"}}"#
-        ),
-        format!(
-            r#"{{"type":"message","id":"l0000001","parentId":null,"timestamp":"2026-03-06T10:00:01.000Z","message":{{"role":"user","content":"{question}","timestamp":1772791201000}}}}"#
-        ),
-        format!(
-            r#"{{"type":"message","id":"l0000002","parentId":"l0000001","timestamp":"2026-03-06T10:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"provider":"p","model":"m","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"cost":{{"total":0.0}}}},"timestamp":1772791202000}}}}"#
-        ),
-    ];
-    std::fs::write(
-        dir.join(format!("2026-03-06T10-00-00-000Z_{id}.jsonl")),
-        lines.join("\n") + "\n",
-    )
-    .unwrap();
+    common::long_session(root, "the the the zebra, the end", "one zebra tests");
 }
 
 #[test]

@@ -887,36 +887,10 @@ fn same_ranking(got: &[(String, String, String, f64)], fresh: &[(String, String,
     }
 }
 
-/// One session of a long answer (`the` and `zebra` in a few hundred of its 21,000 words).
-fn long_session(root: &Path, question: &str, answer_words: &str) {
-    let dir = root.join("--home-user-long--");
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut text = String::new();
-    for i in 0..7_000 {
-        text.push_str(if i % 70 < 3 {
-            answer_words
-        } else {
-            "lorem ipsum dolor"
-        });
-        text.push(' ');
-    }
-    let id = "0a1b2c3d-0000-7000-8000-00000000abcd";
-    let lines = [
-        format!(
-            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-03-06T10:00:00.000Z","cwd":"/home/user/long"}}"#
-        ),
-        format!(
-            r#"{{"type":"message","id":"l0000001","parentId":null,"timestamp":"2026-03-06T10:00:01.000Z","message":{{"role":"user","content":"{question}","timestamp":1772791201000}}}}"#
-        ),
-        format!(
-            r#"{{"type":"message","id":"l0000002","parentId":"l0000001","timestamp":"2026-03-06T10:00:02.000Z","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"provider":"p","model":"m","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"cost":{{"total":0.0}}}},"timestamp":1772791202000}}}}"#
-        ),
-    ];
-    std::fs::write(
-        dir.join(format!("2026-03-06T10-00-00-000Z_{id}.jsonl")),
-        lines.join("\n") + "\n",
-    )
-    .unwrap();
+/// FTS5's averages record of the index's full-text table (its rows and tokens).
+fn averages_record(conn: &rusqlite::Connection) -> Vec<u8> {
+    conn.query_row("SELECT block FROM fts_data WHERE id = 1", [], |r| r.get(0))
+        .unwrap()
 }
 
 /// FTS5 keeps a deleted row of a contentless-delete table in the totals bm25 divides by: an
@@ -927,11 +901,11 @@ fn long_session(root: &Path, question: &str, answer_words: &str) {
 #[test]
 fn texts_taken_out_leave_the_ranking_of_a_fresh_index() {
     let (tmp, root) = common::conformance_copy();
-    long_session(&root, "the long one", "the zebra tests");
+    common::long_session(&root, "the long one", "the zebra tests");
     let db = tmp.path().join("index.db");
     common::succeeded(common::pidx(&db, &root).arg("sync").output().unwrap());
 
-    long_session(&root, "the the the zebra, the end", "one zebra tests");
+    common::long_session(&root, "the the the zebra, the end", "one zebra tests");
     let the = scored_hits(&db, &root, "the");
     let removed = &the
         .iter()
@@ -964,18 +938,19 @@ fn texts_taken_out_leave_the_ranking_of_a_fresh_index() {
         "lor*",
         "the -zebra",
     ];
-    for q in queries {
-        same_ranking(
-            &scored_hits(&db, &root, q),
-            &scored_hits(&fresh_db, &fresh_root, q),
-        );
-    }
+    let ranked_as_fresh = || {
+        for q in queries {
+            same_ranking(
+                &scored_hits(&db, &root, q),
+                &scored_hits(&fresh_db, &fresh_root, q),
+            );
+        }
+    };
+    ranked_as_fresh();
 
     // An index of schema 33 whose totals still hold rows taken out.
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let block: Vec<u8> = conn
-        .query_row("SELECT block FROM fts_data WHERE id = 1", [], |r| r.get(0))
-        .unwrap();
+    let block = averages_record(&conn);
     let (mut at, fresh_block) = (0, block.clone());
     let rows = pidx::store::fts5::varint(&block, &mut at).unwrap();
     let tokens = pidx::store::fts5::varint(&block, &mut at).unwrap();
@@ -986,15 +961,8 @@ fn texts_taken_out_leave_the_ranking_of_a_fresh_index() {
     .unwrap();
     conn.execute_batch("PRAGMA user_version = 33").unwrap();
     drop(conn);
-    for q in queries {
-        same_ranking(
-            &scored_hits(&db, &root, q),
-            &scored_hits(&fresh_db, &fresh_root, q),
-        );
-    }
+    ranked_as_fresh();
     let conn = rusqlite::Connection::open(&db).unwrap();
-    let block: Vec<u8> = conn
-        .query_row("SELECT block FROM fts_data WHERE id = 1", [], |r| r.get(0))
-        .unwrap();
+    let block = averages_record(&conn);
     assert_eq!(block, fresh_block);
 }

@@ -553,26 +553,16 @@ fn usage_by_tool_shows_the_figures_of_pidx_stats() {
     };
     let (tools, total) = (stats(&["--by", "tool"]), stats(&[]));
     assert!(tools.len() >= 3, "{tools:?}");
-    let num = |v: &serde_json::Value| {
-        let n = v.as_i64().unwrap();
-        let digits = n.to_string();
-        let mut out = String::new();
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i).is_multiple_of(3) {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        out
-    };
+    // Written as the page writes figures (`present::numbers`, the command line's).
+    let num = |v: &serde_json::Value| pidx::present::numbers::thousands(v.as_i64().unwrap());
     let t = &total[0];
     let line = format!(
-        "total: ${:.2} · {} tokens · {} sessions · {} tool calls · {} errors",
-        t["cost"].as_f64().unwrap(),
+        "total: {} · {} tokens · {} sessions · {} tool calls · {}",
+        pidx::present::numbers::money(t["cost"].as_f64().unwrap()),
         num(&t["totalTokens"]),
         num(&t["sessions"]),
         num(&t["toolCalls"]),
-        num(&t["toolErrors"]),
+        pidx::present::numbers::count(t["toolErrors"].as_i64().unwrap(), "error"),
     );
     for _ in 0..3 {
         let page = get(s.port, "/usage?by=tool&figure=tool%20calls", None, &[]).body;
@@ -587,7 +577,7 @@ fn usage_by_tool_shows_the_figures_of_pidx_stats() {
             .iter()
             .map(|r| r["key"]["tool"].as_str().unwrap())
             .collect();
-        let mut got = keys.clone();
+        let mut got = keys;
         want.sort_unstable();
         got.sort_unstable();
         assert_eq!(got, want, "{page}");

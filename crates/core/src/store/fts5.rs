@@ -694,14 +694,16 @@ mod tests {
         };
         let body =
             |rowid: i64| "fish ".repeat(1 + (rowid % 7) as usize) + &"the ".repeat(rowid as usize);
+        let insert = |conn: &Connection, rowid: i64| {
+            conn.execute(
+                "INSERT INTO fts(rowid, body) VALUES (?1, ?2)",
+                rusqlite::params![rowid, body(rowid)],
+            )
+            .unwrap();
+        };
         let (kept, built) = (table(), table());
         for rowid in 1..40 {
-            built
-                .execute(
-                    "INSERT INTO fts(rowid, body) VALUES (?1, ?2)",
-                    rusqlite::params![rowid, body(rowid)],
-                )
-                .unwrap();
+            insert(&built, rowid);
         }
         built.execute_batch("BEGIN").unwrap();
         let mut gone = Gone::default();
@@ -718,20 +720,11 @@ mod tests {
         settle(&built, "fts", &mut gone).unwrap();
         assert_eq!(gone, Gone::default());
         for rowid in 40..45 {
-            built
-                .execute(
-                    "INSERT INTO fts(rowid, body) VALUES (?1, ?2)",
-                    rusqlite::params![rowid, body(rowid)],
-                )
-                .unwrap();
+            insert(&built, rowid);
         }
         built.execute_batch("COMMIT").unwrap();
         for rowid in (1..45).filter(|r| ![3, 30, 31].contains(r)) {
-            kept.execute(
-                "INSERT INTO fts(rowid, body) VALUES (?1, ?2)",
-                rusqlite::params![rowid, body(rowid)],
-            )
-            .unwrap();
+            insert(&kept, rowid);
         }
         assert_eq!(
             totals(&built, "fts").unwrap(),

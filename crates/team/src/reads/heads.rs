@@ -26,16 +26,13 @@ use postgres::Transaction;
 
 use super::on as server;
 use super::ranked::{every_match, prepare, shown, Facts, Phrase, Scored};
-use super::search::{filters, On};
+use super::search::{filters, scoped, On};
 use super::several;
-use super::unlisted::{most_recency, Mode, ROOM};
+use super::unlisted::{chunks, most_recency, Mode, ROOM};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
 use pidx_core::error::Result;
 use pidx_core::query::search::{blend, group_by_session, Hit, SearchOptions};
-
-/// Listed texts whose entries are looked up first (then four times more each time).
-const CHUNK: usize = 64;
 
 /// One listed text, scored.
 struct Listed {
@@ -138,14 +135,8 @@ pub(super) fn top(
             .then((b.fid, b.seq, b.kind).cmp(&(a.fid, a.seq, a.kind)))
     });
     let mut passed: Vec<Scored> = Vec::new();
-    let (mut at, mut size) = (0, CHUNK);
-    while at < listed.len() {
-        // Four times more at each look-up: a filter that keeps few texts (`--cwd`) takes a few
-        // round trips, not one per chunk.
-        let chunk = &listed[at..(at + size).min(listed.len())];
-        at += chunk.len();
-        size *= 4;
-        passed.extend(looked_up(tx, on, q, chunk)?);
+    for range in chunks(listed.len()) {
+        passed.extend(looked_up(tx, on, q, &listed[range])?);
         if passed.len() >= q.limit {
             let (hits, full) = shown(tx, q, terms, passed.iter().cloned())?;
             if full {
@@ -171,10 +162,7 @@ fn looked_up(
             .map(|l| serde_json::json!([l.source, l.fid, l.seq, l.kind]))
             .collect(),
     );
-    let mut c = server::source(on.source);
-    if let Some(cwd) = &q.cwd {
-        server::cwd(&mut c, cwd);
-    }
+    let mut c = scoped(on, q);
     filters(q, on, &mut c);
     let keys = keys.to_string();
     let mut params = server::params(&c);

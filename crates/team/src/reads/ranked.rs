@@ -29,7 +29,7 @@ use std::collections::{HashMap, HashSet};
 use postgres::Transaction;
 
 use super::on as server;
-use super::search::{filters, on_path, quoted_term, tsquery, On};
+use super::search::{filters, on_path, quoted_term, scoped, tsquery, On};
 use crate::pg::server_err;
 use crate::pg::words::{lexeme, words};
 use pidx_core::error::Result;
@@ -227,10 +227,7 @@ pub(super) fn every_match(
         facts,
         now_ms,
     } = prepared;
-    let mut c = server::source(on.source);
-    if let Some(cwd) = &q.cwd {
-        server::cwd(&mut c, cwd);
-    }
+    let mut c = scoped(on, q);
     // An AND of phrases is matched on its words and confirmed on the tokens (exact for every
     // text); anything else by the tsquery's own phrase operator.
     let matching = if and_only {

@@ -62,10 +62,7 @@ const BATCH: i32 = 256;
 /// # Errors
 /// Server errors (a query PostgreSQL cannot parse is reported as such).
 pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hit>> {
-    let mut c = server::source(on.source);
-    if let Some(cwd) = &q.cwd {
-        server::cwd(&mut c, cwd);
-    }
+    let mut c = scoped(on, q);
     let (matcher, score, body) = candidates(q, &mut c)?;
     filters(q, on, &mut c);
     let sql = format!(
@@ -116,6 +113,15 @@ fn candidates(q: &SearchOptions, c: &mut Where) -> Result<(Matcher, String, Stri
             (Matcher::Regex(re.clone()), by_time, "t.body".into())
         }
     })
+}
+
+/// The conditions every search starts from: the reader's source (`--source`) and `--cwd`.
+pub(super) fn scoped(on: &On, q: &SearchOptions) -> Where {
+    let mut c = server::source(on.source);
+    if let Some(cwd) = &q.cwd {
+        server::cwd(&mut c, cwd);
+    }
+    c
 }
 
 /// `--in`, `--since`, `--until`, `--model`, `--session` and silent turns.

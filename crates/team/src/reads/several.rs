@@ -30,16 +30,13 @@ use postgres::Transaction;
 
 use super::on as server;
 use super::ranked::{shown, sort, Phrase, Prepared, Scored};
-use super::search::{filters, On};
-use super::unlisted::{most_recency, Mode, ROOM};
+use super::search::{filters, scoped, On};
+use super::unlisted::{chunks, most_recency, Mode, ROOM};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
 use crate::pg::words::words;
 use pidx_core::error::Result;
 use pidx_core::query::search::{blend, Hit, SearchOptions};
-
-/// Candidates looked up first (then four times more each time).
-const CHUNK: usize = 64;
 
 /// A text on the server: source, file, entry and kind.
 type Key = (String, i64, i64, i16);
@@ -87,16 +84,14 @@ pub(super) fn top(
     let bound = unlisted.iter().sum::<f64>() * recency * ROOM;
     let candidates = candidates(tx, on, p, &unlisted, recency, bound)?;
     let mut scored: Vec<Scored> = Vec::new();
-    let (mut at, mut size) = (0, CHUNK);
-    while at < candidates.len() {
-        let chunk = &candidates[at..(at + size).min(candidates.len())];
-        at += chunk.len();
-        size *= 4;
-        scored.extend(looked_up(tx, on, q, p, chunk)?);
-        sort(&mut scored);
+    for range in chunks(candidates.len()) {
         // What no text still unread can beat.
-        let next = candidates.get(at).map_or(0.0, |c| c.most * ROOM);
-        let over = next.max(bound);
+        let over = candidates
+            .get(range.end)
+            .map_or(0.0, |c| c.most * ROOM)
+            .max(bound);
+        scored.extend(looked_up(tx, on, q, p, &candidates[range])?);
+        sort(&mut scored);
         let settled = scored.iter().take_while(|s| s.relevance > over).count();
         if settled >= q.limit {
             let (hits, full) = shown(tx, q, terms, scored[..settled].iter().cloned())?;
@@ -217,10 +212,7 @@ fn looked_up(
             })
             .collect(),
     );
-    let mut c = server::source(on.source);
-    if let Some(cwd) = &q.cwd {
-        server::cwd(&mut c, cwd);
-    }
+    let mut c = scoped(on, q);
     filters(q, on, &mut c);
     let keys = keys.to_string();
     let mut params = server::params(&c);

@@ -1,7 +1,7 @@
 //! What a text not listed under a word (`text_heads`, pg 0006) can score, shared by the top of
 //! one word (`heads.rs`) and of several words or phrases (`several.rs`): the recency weight of
-//! the newest entry the reader sees, the rounding room on a bound, and `PIDX_PG_HEADS`'s say
-//! on whether the listed texts are tried at all.
+//! the newest entry the reader sees, the rounding room on a bound, the chunks the listed texts
+//! are looked up in, and `PIDX_PG_HEADS`'s say on whether the listed texts are tried at all.
 
 use postgres::Transaction;
 
@@ -12,6 +12,24 @@ use pidx_core::query::search::{blend, SearchOptions};
 /// Rounding room on a bound: the scores and the bound are computed in floating point in
 /// different orders of operations.
 pub(super) const ROOM: f64 = 1.0 + 1e-9;
+
+/// Listed texts looked up first (then four times more at each look-up: a filter that keeps few
+/// texts, `--cwd`, takes a few round trips, not one per chunk).
+const CHUNK: usize = 64;
+
+/// The ranges of `len` listed texts looked up one after another, best first: [`CHUNK`], then
+/// each four times the one before.
+pub(super) fn chunks(len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let (mut at, mut size) = (0, CHUNK);
+    std::iter::from_fn(move || {
+        let range = at..(at + size).min(len);
+        (at < len).then(|| {
+            at = range.end;
+            size *= 4;
+            range
+        })
+    })
+}
 
 /// `PIDX_PG_HEADS`: `off` never reads the listed texts, `only` makes a search they cannot settle
 /// an error (the tests' proof that a search was answered from them).
@@ -53,4 +71,17 @@ pub(super) fn most_recency(tx: &mut Transaction, q: &SearchOptions, now_ms: i64)
         newest = Some(t.min(until - 1));
     }
     Ok(blend(newest, now_ms).max(blend(None, now_ms)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::chunks;
+
+    #[test]
+    fn chunks_cover_every_text_once_each_four_times_the_last() {
+        let ends = |len| chunks(len).map(|r| (r.start, r.end)).collect::<Vec<_>>();
+        assert_eq!(ends(0), []);
+        assert_eq!(ends(10), [(0, 10)]);
+        assert_eq!(ends(1000), [(0, 64), (64, 320), (320, 1000)]);
+    }
 }
