@@ -10,7 +10,7 @@ recall     the public scanners' test cases (fetch.py; set `old`: gitleaks, truff
            kind, how many of their positive examples pidx finds (and redacts every listed
            secret of), and how many of their negative examples it flags.
 
-usage: run.py --pidx BIN --cases-bin BIN [--half report|tune|spare|all] [--set old|new|fresh|all]
+usage: run.py --pidx BIN --cases-bin BIN [--half report|tune|spare|all] [--set old|new|fresh|fifth|all]
               [--work DIR] [--misses] [--only precision|recall]
 """
 
@@ -64,8 +64,8 @@ def short(s, n=90):
 
 
 def precision(a, work, cset):
-    if cset == "fresh" and a.half != "all":
-        sys.exit("run.py: the `fresh` set has no halves: use --half all")
+    if cset in ("fresh", "fifth") and a.half != "all":
+        sys.exit(f"run.py: the `{cset}` set has no halves: use --half all")
     if a.half == "spare" and cset != "new":
         print(f"run.py: SKIPPED precision of set {cset}: only the `new` set has a spare half\n")
         return None
@@ -194,9 +194,10 @@ def main():
     ap.add_argument("--cases-bin", required=True)
     ap.add_argument("--half", default="report", choices=("report", "tune", "spare", "all"),
                     help="spare: the `new` corpus's unread half (precision only)")
-    ap.add_argument("--set", default="all", choices=("old", "new", "fresh", "all"),
+    ap.add_argument("--set", default="all", choices=("old", "new", "fresh", "fifth", "all"),
                     help="old: the first corpora and scanners; new: the second held-out ones; "
-                    "fresh: the fourth round's held-out code, precision only, --half all")
+                    "fresh, fifth: the fourth and fifth rounds' held-out code, precision only, "
+                    "--half all")
     ap.add_argument("--work", default=None, help="kept between runs (default: a temp dir)")
     ap.add_argument("--misses", action="store_true", help="list every miss and flagged negative")
     ap.add_argument("--only", choices=("precision", "recall"))
@@ -217,8 +218,8 @@ def main():
             print("run.py: SKIPPED recall: no scanner snapshot could be read (see fetch.py)")
             return
         for cset in sets:
-            if cset == "fresh":
-                print("run.py: SKIPPED recall of set fresh: it is ordinary code only\n")
+            if cset in ("fresh", "fifth"):
+                print(f"run.py: SKIPPED recall of set {cset}: it is ordinary code only\n")
                 continue
             recall(a, cases, cset)
 

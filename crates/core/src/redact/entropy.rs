@@ -127,10 +127,20 @@ pub fn plausible_env_value(v: &str) -> bool {
     {
         return false;
     }
+    // `|` joins a doc's alternatives (`CREDENTIAL_ROLE=ci|maintainer`)
     let identifier = v
         .chars()
-        .all(|c| c.is_ascii_lowercase() || c == '_' || c == '.' || c == '-');
-    !identifier && bits_per_char(v) >= 2.0
+        .all(|c| c.is_ascii_lowercase() || matches!(c, '_' | '.' | '-' | '|'));
+    !identifier && !constant_name(v) && bits_per_char(v) >= 2.0
+}
+
+/// A constant's or a variable's name in capitals, words joined by `_` (`SECRET_VALUE_REF`,
+/// a doc's placeholder for where the value is kept): a reference, not the value. A generated
+/// value in capitals has digits or pieces that are no words.
+fn constant_name(v: &str) -> bool {
+    v.contains('_')
+        && v.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')
+        && v.split('_').all(|w| w.len() >= 2 && word_like(w))
 }
 
 /// A bare value that looks generated: at least 10 characters, two kinds of character (lower,
@@ -252,7 +262,47 @@ pub fn looks_generated(v: &str) -> bool {
     if v.len() >= 32 && v.bytes().all(|b| b.is_ascii_hexdigit()) {
         return true;
     }
-    !reads_as_words(v) && !url_anchor(v) && looks_random(v)
+    !reads_as_words(v)
+        && !url_anchor(v)
+        && !encoded_words(v)
+        && !base64_of_prose(v)
+        && looks_random(v)
+}
+
+/// Words joined by URL-encoded spaces (`Root%20CA%20Certificates`, gnutls' NEWS): a link's
+/// or a query's text, not a value anyone generated.
+fn encoded_words(v: &str) -> bool {
+    v.contains("%20") && v.split("%20").all(|w| !w.is_empty() && reads_as_words(w))
+}
+
+/// `v` read as base64, standard or URL-safe, padded or not.
+pub fn base64_decoded(v: &str) -> Option<Vec<u8>> {
+    use base64::engine::general_purpose::GeneralPurpose;
+    use base64::engine::{DecodePaddingMode, GeneralPurposeConfig};
+    use base64::{alphabet, Engine};
+    let indifferent =
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent);
+    [alphabet::STANDARD, alphabet::URL_SAFE]
+        .iter()
+        .find_map(|a| GeneralPurpose::new(a, indifferent).decode(v).ok())
+}
+
+/// Base64 of a sentence: `bm90IG15IHJlYWwgcGFzc3dvcmQ=` is "not my real password" in an npm
+/// README. Decoded, a key or a token is bytes; a value that decodes to three or more words
+/// with spaces between them is prose someone encoded.
+fn base64_of_prose(v: &str) -> bool {
+    let Some(bytes) = base64_decoded(v) else {
+        return false;
+    };
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return false;
+    };
+    let words: Vec<&str> = text.split(' ').collect();
+    words.len() >= 3
+        && words.iter().all(|w| {
+            let w = w.trim_end_matches([',', '.', '!', '?', ':', ';']);
+            !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphabetic() || b == b'\'')
+        })
 }
 
 /// A link's anchor (`rfc8693#section-2.1`, `README.md#install`): the text after the last `#`
@@ -304,9 +354,10 @@ fn word_like(w: &str) -> bool {
     if lone > 1 {
         return false;
     }
-    // One short hump without a vowel is an abbreviation (`Jwt`, `rpc`, `Ms` in
-    // `JwtTokenAudience`, `rpcOpts`, `deliveredAtMs`) in a name without digits; a generated
-    // piece has digits or several such humps (`aAMJq0owE7is5arHn3S0` has one, `Hn`).
+    // One short hump without a vowel is an abbreviation (`Jwt`, `rpc`, `Ms`, `Html`, `oidc`
+    // in `JwtTokenAudience`, `rpcOpts`, `deliveredAtMs`, `tokenizeHtmlFlow`, `oidcToken`) in a
+    // name without digits; a generated piece has digits or several such humps
+    // (`aAMJq0owE7is5arHn3S0` has one, `Hn`).
     let mut abbreviations = 0;
     let mut start = 0;
     for i in 1..=b.len() {
@@ -316,7 +367,7 @@ fn word_like(w: &str) -> bool {
         if cut {
             let hump = &w[start..i];
             if !hump_is_word(hump) {
-                if hump.len() > 3 || !hump.bytes().all(|c| c.is_ascii_alphabetic()) {
+                if hump.len() > 4 || !hump.bytes().all(|c| c.is_ascii_alphabetic()) {
                     return false;
                 }
                 abbreviations += 1;

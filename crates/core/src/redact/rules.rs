@@ -14,8 +14,8 @@ use std::sync::LazyLock;
 use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 
 use super::entropy::{
-    cookie_holds_secret, letters_only, looks_generated, looks_random, plausible_env_value,
-    plausible_password,
+    base64_decoded, cookie_holds_secret, letters_only, looks_generated, looks_random,
+    plausible_env_value, plausible_password,
 };
 use super::Finding;
 
@@ -24,9 +24,12 @@ use super::Finding;
 enum Check {
     /// A fixed format: only a run of one repeated character (`ghp_xxxx…`) is refused.
     Format,
-    /// A PEM block: cut short (no END line) it is trusted; whole, its body must be as long as
-    /// the shortest real key's (`-----BEGIN PRIVATE KEY-----\nxxx\n-----END...` is a doc's).
+    /// A PEM block: whole, its body must be as long as the shortest real key's
+    /// (`-----BEGIN PRIVATE KEY-----\nxxx\n-----END...` is a doc's); cut short (no END line),
+    /// it must hold a piece of a key (a BEGIN line alone is a string constant in code).
     PrivateKey,
+    /// A signed or encrypted token: a fixed format, but not jwt.io's example token.
+    Jwt,
     /// A password next to its name or in a URL: anything but a placeholder.
     Password,
     /// A password after `password =`: also not a bare identifier (code's `password = TODO`).
@@ -177,7 +180,7 @@ const RULE_TABLE: &[Rule] = &[
         // key, iv, ciphertext, tag; its second part is no JSON, so not `eyJ`).
         pattern: r"\beyJ[A-Za-z0-9_-]{8,}\.(?:eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?|[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
         group: 0,
-        check: Check::Format,
+        check: Check::Jwt,
     },
     Rule {
         name: "url-password",
@@ -279,7 +282,8 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
         };
         let ok = match rule.check {
             Check::Format => !one_char_repeated(value),
-            Check::PrivateKey => key_body_is_whole(value),
+            Check::PrivateKey => holds_a_key(value),
+            Check::Jwt => !one_char_repeated(value) && !jwt_io_example(value),
             Check::Password => plausible_password(value) && !after.starts_with('('),
             Check::EnvValue => {
                 plausible_env_value(value)
@@ -296,6 +300,8 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             }
             Check::Random => looks_random(value),
             Check::HeaderValue => {
+                // a sentence's stop after a word (`authorization: Immutable.` in a docstring)
+                let value = value.trim_end_matches(['.', ',', ':', ';']);
                 looks_random(value) && !letters_only(value) && !property_read(value)
             }
             Check::AwsSecret => aws_secret(value),
@@ -308,6 +314,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && quoted_value_is_the_literal(text, &m)
                     && !code_follows(after)
                     && !declares_a_type(before)
+                    && !jwt_io_example(value)
             }
         };
         if ok {
@@ -378,15 +385,21 @@ fn reads_the_environment(text: &str, value: &regex::Match, name: &str) -> bool {
         && (last.eq_ignore_ascii_case(name) || ["process", "import", "this"].contains(&first))
 }
 
+/// Base64 characters of a key a block cut short must hold: a line's worth is what a
+/// transcript shows of a key it cut; a BEGIN line with nothing after it
+/// (`"-----BEGIN RSA PRIVATE KEY-----"` as a constant in a parser) holds none.
+const CUT_KEY_BODY: usize = 16;
+
 /// A PEM block's body (between its BEGIN and END lines, `Proc-Type:`-style header lines left
-/// out) is long enough to be a key; a block cut short (no END line) always is.
-fn key_body_is_whole(block: &str) -> bool {
-    let Some(end) = block.rfind("-----END") else {
-        return true;
-    };
+/// out) is long enough to be a key, or to be a piece of one where the block is cut short.
+fn holds_a_key(block: &str) -> bool {
+    let end = block.rfind("-----END");
     // the BEGIN line's closing dashes: the first `-----` after its opening ones
-    let start = block[5..].find("-----").map_or(end, |i| (i + 10).min(end));
-    let body = block[start..end].replace("\\n", "\n");
+    let start = block[5..]
+        .find("-----")
+        .map_or(block.len(), |i| i + 10)
+        .min(end.unwrap_or(block.len()));
+    let body = block[start..end.unwrap_or(block.len())].replace("\\n", "\n");
     let chars: usize = body
         .lines()
         .filter(|l| !l.contains(':'))
@@ -396,7 +409,33 @@ fn key_body_is_whole(block: &str) -> bool {
                 .count()
         })
         .sum();
-    chars >= SHORTEST_KEY_BODY
+    chars
+        >= if end.is_some() {
+            SHORTEST_KEY_BODY
+        } else {
+            CUT_KEY_BODY
+        }
+}
+
+/// jwt.io's example token: its claims (`sub` 1234567890, `name` John Doe) under the signature
+/// its page shows, made with the key the page shows (`your-256-bit-secret`). Docs and tests
+/// copy it whole by the thousand (zod's tests twice in the `spare` body) and it opens nothing;
+/// a token built from its claims with another signature (gitleaks' test case) is still one.
+fn jwt_io_example(token: &str) -> bool {
+    const SIGNATURE: &str = "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
+    let mut parts = token.split('.');
+    let (Some(_), Some(claims), Some(SIGNATURE), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return false;
+    };
+    let Some(claims) = base64_decoded(claims) else {
+        return false;
+    };
+    let Ok(claims) = serde_json::from_slice::<serde_json::Value>(&claims) else {
+        return false;
+    };
+    claims["sub"] == "1234567890" && claims["name"] == "John Doe"
 }
 
 fn aws_secret(v: &str) -> bool {

@@ -471,3 +471,59 @@ fn a_password_built_on_secret_is_found_and_the_bare_word_is_not() {
         assert_eq!(find(text), Vec::new(), "in {text:?}");
     }
 }
+
+/// Fifth round (issue 49): the false findings the held-out `spare` and `fresh` bodies showed,
+/// each a class: an identifier with a four-letter abbreviation (`Html`, `oidc`, `http`), a
+/// PEM BEGIN line as a string constant, words joined by `%20`, base64 of a sentence, a doc's
+/// alternatives and a constant's name as env values, a word and its full stop after
+/// `authorization:`, and jwt.io's example token.
+const FIFTH_ROUND_NOT_SECRETS: &[&str] = &[
+    "{tokenize:tokenizeHtmlFlow,resolveTo:resolveToHtmlFlow",
+    r#"'httpTarget.oidcToken.audience': 'audience',"#,
+    r#"if (typeof pkcs8 != "string" || pkcs8.indexOf("-----BEGIN PRIVATE KEY-----") !== 0)"#,
+    r#"      "-----BEGIN RSA PRIVATE KEY-----","#,
+    "   token=Root%20CA%20Certificates",
+    "password: 'bm90IG15IHJlYWwgcGFzc3dvcmQ=',",
+    "  - `OPENCLAW_NPM_TELEGRAM_CREDENTIAL_ROLE=ci|maintainer` overrides the",
+    "  export DB_SECRET=SECRET_VALUE_REF",
+    "    authorization: Immutable.",
+    "const token = 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c';",
+];
+
+#[test]
+fn abbreviations_bare_pem_lines_encoded_words_and_examples_are_not_secrets() {
+    for text in FIFTH_ROUND_NOT_SECRETS {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+}
+
+/// The twins of the fifth round's refusals that are secrets: each rule still finds a value
+/// of the same shape that is one (a generated value beside the abbreviation, a key's first
+/// line after its BEGIN line, base64 of bytes, a value in capitals with digits, jwt.io's
+/// claims under another signature, another token with the example's header).
+#[test]
+fn the_fifth_rounds_refusals_leave_their_secret_twins_found() {
+    for (text, secret) in [
+        ("tokenHtml=Qx7vB2nL9kWm4Rt8", "Qx7vB2nL9kWm4Rt8"),
+        (
+            "key = \"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+            "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+        ),
+        (
+            "password: 'q83vEjRWeJoxGw2PLm5nTg=='",
+            "q83vEjRWeJoxGw2PLm5nTg==",
+        ),
+        ("export DB_SECRET=K7Q2_X9ZP_4MWT", "K7Q2_X9ZP_4MWT"),
+        (
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.Xm4pQ7vL2sR9tW1yB6nC3dF8gH0jK5",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.Xm4pQ7vL2sR9tW1yB6nC3dF8gH0jK5",
+        ),
+        (
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI5ODc2NTQzMjEwIiwibmFtZSI6IlJ1dGggUm9lIn0.kE3Q9x0Zc7uL2aYv5bN8mJ1pR4tW6sD0fH3gK5jL7zX",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI5ODc2NTQzMjEwIiwibmFtZSI6IlJ1dGggUm9lIn0.kE3Q9x0Zc7uL2aYv5bN8mJ1pR4tW6sD0fH3gK5jL7zX",
+        ),
+    ] {
+        let got: Vec<&str> = find(text).iter().map(|f| &text[f.start..f.end]).collect();
+        assert_eq!(got, vec![secret], "in {text:?}");
+    }
+}
