@@ -71,7 +71,7 @@ fn placeholder_phrase(lower: &str) -> bool {
         || joined.contains("goeshere")
 }
 
-/// Not a reference to a value (`$X`, `${X}`, `%X%`, `<x>`, `{{x}}`, `[redacted: …]`), a
+/// Not a reference to a value (`$X`, `${X}`, `#{x}`, `%X%`, `<x>`, `{{x}}`, `[redacted: …]`), a
 /// placeholder word or phrase, one character repeated (`****`, `xxxx`), an elided example
 /// (`nsec1...`, `sk-…`) or a PEM armor line standing as a value (`-----BEGIN`: a whole key
 /// block is the `private-key` rule's).
@@ -80,7 +80,8 @@ pub fn not_a_placeholder(v: &str) -> bool {
     let Some(first) = v.chars().next() else {
         return false;
     };
-    if matches!(first, '$' | '<' | '{' | '%' | '[' | '*' | '.') {
+    // `#{x}`: Ruby's and CoffeeScript's interpolation (`http://#{user}:#{pass}@host`)
+    if matches!(first, '$' | '<' | '{' | '%' | '[' | '*' | '.') || v.starts_with("#{") {
         return false;
     }
     if v.starts_with("-----") || v.contains("...") || v.contains('\u{2026}') {
@@ -176,8 +177,31 @@ const EXAMPLE_WORDS: &[&str] = &[
 ];
 
 fn holds_example_word(v: &str) -> bool {
-    let lower = v.to_ascii_lowercase();
-    EXAMPLE_WORDS.iter().any(|w| lower.contains(w))
+    let plain = undisguised(v);
+    EXAMPLE_WORDS.iter().any(|w| plain.contains(w))
+}
+
+/// `v`'s letters, lower case, with `%XX` escapes read and everything else left out: a URL
+/// parser's tests break up the example word they mean (`passwo^rd`, `pa%2Fssword`). Digits
+/// and signs standing for letters (`P4ssw0rd`, `p@ssword`) are not read as letters: the
+/// scanners' tests count such passwords as real ones (`r3alP4ssw0rd`, `D1fficultP%40ssw0rd`).
+fn undisguised(v: &str) -> String {
+    let bytes = v.as_bytes();
+    let mut out = String::with_capacity(v.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let mut b = bytes[i];
+        let hex = |j: usize| bytes.get(j).and_then(|h| char::from(*h).to_digit(16));
+        if let (b'%', Some(hi), Some(lo)) = (b, hex(i + 1), hex(i + 2)) {
+            b = (hi * 16 + lo) as u8;
+            i += 2;
+        }
+        i += 1;
+        if b.is_ascii_alphabetic() {
+            out.push(char::from(b.to_ascii_lowercase()));
+        }
+    }
+    out
 }
 
 /// The one example word that does not make a password an example wherever it stands in it:
@@ -212,10 +236,11 @@ fn doc_digits(v: &str) -> bool {
 /// capital or a symbol in it, as a password rule demands.
 pub fn plausible_password(v: &str) -> bool {
     let lower = v.to_ascii_lowercase();
+    let plain = undisguised(v);
     if !not_a_placeholder(v)
         || EXAMPLE_WORDS
             .iter()
-            .any(|w| *w != PASSWORD_BASE_WORD && lower.contains(w))
+            .any(|w| *w != PASSWORD_BASE_WORD && plain.contains(w))
         || lower.split('/').any(secret_placeholder)
         || doc_digits(v)
     {
@@ -232,10 +257,18 @@ pub fn plausible_password(v: &str) -> bool {
 /// does; `fig=newton` or `theme=dark` is no secret.
 pub fn cookie_holds_secret(v: &str) -> bool {
     v.split(';').any(|pair| {
-        let value = pair.split_once('=').map_or("", |(_, v)| v.trim());
-        // a cookie value holds no space (RFC 6265): prose after `Cookie:` is no cookie
-        value.len() >= 12
-            && !value.contains(char::is_whitespace)
+        let Some((name, value)) = pair.split_once('=') else {
+            return false;
+        };
+        let (name, value) = (name.trim(), value.trim());
+        // A pair has a name (`cookie := (*T)(p)` in Go is an assignment, not a header), and a
+        // session id is written in URL-safe characters: a value holding `|`, `(`, `:` or a
+        // space (Google Analytics' `__utmz=...|utmccn=(referral)`, prose) is data, not an id.
+        let id_chars = |b: u8| b.is_ascii_alphanumeric() || b"+/=_.%~-".contains(&b);
+        !name.is_empty()
+            && !name.contains(char::is_whitespace)
+            && value.len() >= 12
+            && value.bytes().all(id_chars)
             && looks_random(value)
             && !holds_example_word(value)
     })

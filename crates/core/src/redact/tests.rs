@@ -527,3 +527,49 @@ fn the_fifth_rounds_refusals_leave_their_secret_twins_found() {
         assert_eq!(got, vec![secret], "in {text:?}");
     }
 }
+
+/// Sixth round (issue 49): false findings of the fifth held-out body (Go's standard library,
+/// Ruby with Rails, Django): Go's `cookie :=`, Google Analytics' cookies of structured data,
+/// Ruby's interpolation standing as a URL's password, and a URL parser's tests breaking up the
+/// word `password` (`passwo^rd`, `pa%2Fssword`, `pa%73sword`).
+const SIXTH_ROUND_NOT_SECRETS: &[&str] = &[
+    "\tcookie := (*interface{})(unsafe.Pointer(peInt.User))",
+    "COOKIE: __utma=000000000.0000000000.0000000000.0000000000.0000000000.00; __utmz=000000000.0000000000.00.0.utmcsr=code.google.com|utmccn=(referral)|utmcmd=referral|utmcct=/p/go/issues/detail",
+    r#"proxy_uri = "http://#{p_user}:#{p_pass}@#{p_addr}:#{p_port}""#,
+    "http://user:passwo^rd@example.com/",
+    "http://user:pa%2Fssword@example.com/",
+    "http://user:pa%73sword@example.com/",
+];
+
+#[test]
+fn go_assignments_structured_cookies_interpolation_and_disguised_examples_are_not_secrets() {
+    for text in SIXTH_ROUND_NOT_SECRETS {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+}
+
+/// Their twins that are secrets: a session id in a cookie beside structured ones, a URL's
+/// password after an interpolated user, and `password` written with digits and signs for
+/// letters (the scanners' tests count `r3alP4ssw0rd` and `D1fficultP%40ssw0rd` as passwords).
+#[test]
+fn the_sixth_rounds_refusals_leave_their_secret_twins_found() {
+    for (text, secret) in [
+        (
+            "Cookie: __utmz=1.2.utmccn=(referral); sid=k3Jd9QpL2xVb7TzR",
+            "__utmz=1.2.utmccn=(referral); sid=k3Jd9QpL2xVb7TzR",
+        ),
+        ("proxy = \"http://#{user}:Zq4@x9Lm2@host\"", "Zq4@x9Lm2"),
+        ("http://user:p4ss-9Q2z@git.corp.io/", "p4ss-9Q2z"),
+        (
+            "https://apiuser:r3alP4ssw0rd@api.production.com/v2",
+            "r3alP4ssw0rd",
+        ),
+        (
+            "mongodb://myDatabaseUser:D1fficultP%40ssw0rd@localhost",
+            "D1fficultP%40ssw0rd",
+        ),
+    ] {
+        let got: Vec<&str> = find(text).iter().map(|f| &text[f.start..f.end]).collect();
+        assert_eq!(got, vec![secret], "in {text:?}");
+    }
+}
