@@ -14,7 +14,7 @@ and `report` (measured once for the numbers in docs/secrets.md); in the `new` se
 quarter and the other half (`spare`) is written only when asked for (`--half spare`), for a
 held-out run.
 
-usage: corpus.py --out DIR [--set old|new|fresh|fifth] [--half tune|report|spare|all] [--python DIR] [--cargo DIR]
+usage: corpus.py --out DIR [--set old|new|fresh|fifth|sixth] [--half tune|report|spare|all] [--python DIR] [--cargo DIR]
                  [--npm DIR[:DIR...]] [--doc DIR]
 """
 
@@ -50,7 +50,23 @@ FIFTH_DEFAULT = [("go", "/usr/share/go-1.19/src", (".go",)),
                  ("ruby", "/usr/lib/ruby", (".rb", ".erb")),
                  ("rails", "/usr/share/rubygems-integration/all/gems", (".rb", ".erb", ".md")),
                  ("django", "/usr/lib/python3/dist-packages/django", (".py", ".html", ".txt"))]
-HELD_OUT_WHOLE = ("fresh", "fifth")
+# Set `sixth` (sixth round): the same, after the rules were changed on `fifth`: the Java class
+# library's sources (`openjdk-17-source`: its `src.zip`, unpacked next to the output) and the
+# PHP of `/usr/share/php` (Symfony, `php-symfony` and what it pulls in).
+SIXTH_DEFAULT = [("java", "/usr/lib/jvm/openjdk-17/lib/src.zip", (".java",)),
+                 ("php", "/usr/share/php", (".php", ".md"))]
+HELD_OUT_WHOLE = ("fresh", "fifth", "sixth")
+
+
+def unzipped(archive, exts, into):
+    """The members of `archive` ending in `exts`, unpacked once under `into` (a folder)."""
+    import zipfile
+    if not os.path.isdir(into):
+        with zipfile.ZipFile(archive) as z:
+            for m in z.namelist():
+                if m.endswith(exts) and ".." not in m.split("/"):
+                    z.extract(m, into)
+    return into
 
 
 def python_files(root):
@@ -211,7 +227,7 @@ class Writer:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--set", default="old", choices=("old", "new", "fresh", "fifth"))
+    ap.add_argument("--set", default="old", choices=("old", "new", "fresh", "fifth", "sixth"))
     ap.add_argument("--half", default="all", choices=("tune", "report", "spare", "all"),
                     help="spare: the `new` set's unread half, for a held-out run (docs/secrets.md)")
     ap.add_argument("--python", default="/usr/lib/python3.11")
@@ -223,11 +239,18 @@ def main():
         sys.exit("corpus.py: only the `new` set has a spare half")
     if a.set in HELD_OUT_WHOLE and a.half != "all":
         sys.exit(f"corpus.py: the `{a.set}` set has no halves (it is read whole, once)")
+    archives = {}  # an unpacked folder -> its archive
     if a.set == "old":
         parts = [("python", a.python, python_files), ("cargo", a.cargo, cargo_files)]
     elif a.set in HELD_OUT_WHOLE:
-        roots = FRESH_DEFAULT if a.set == "fresh" else FIFTH_DEFAULT
-        parts = [(name, root, ext_files(exts)) for name, root, exts in roots]
+        roots = {"fresh": FRESH_DEFAULT, "fifth": FIFTH_DEFAULT, "sixth": SIXTH_DEFAULT}[a.set]
+        parts = []
+        for name, root, exts in roots:
+            if root.endswith(".zip") and os.path.isfile(root):
+                folder = unzipped(root, exts, a.out.rstrip("/") + ".unzipped/" + name)
+                archives[folder] = root
+                root = folder
+            parts.append((name, root, ext_files(exts)))
     else:
         parts = [("npm", r, npm_files) for r in a.npm.split(":") if r] + [("doc", a.doc, doc_files)]
     total, files, seen, used, writers = 0, 0, set(), [], {}
@@ -235,7 +258,8 @@ def main():
         if not os.path.isdir(root):
             print(f"corpus.py: {root} is missing; its part is left out", file=sys.stderr)
             continue
-        used.append((name, root))
+        # the package owns the archive, not the folder it was unpacked into
+        used.append((name, archives.get(root, root)))
         # one writer a name: two writers of one cwd would write the same session file names
         w = writers.setdefault(name, Writer(a.out, "/src/" + name))
         for p in walk(root):

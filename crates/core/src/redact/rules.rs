@@ -286,7 +286,8 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             Check::Jwt => !one_char_repeated(value) && !jwt_io_example(value),
             Check::Password => plausible_password(value) && !after.starts_with('('),
             Check::EnvValue => {
-                plausible_env_value(value)
+                !names_what_is_not_the_secret(name)
+                    && plausible_env_value(value)
                     && !value.eq_ignore_ascii_case(name)
                     && !reads_the_environment(text, &m, name)
             }
@@ -308,7 +309,8 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             Check::Cookie => cookie_holds_secret(value),
             Check::Assigned => {
                 let before = caps.get(1).map_or("", |n| &text[..n.start()]);
-                looks_generated(value)
+                !names_what_is_not_the_secret(name)
+                    && looks_generated(value)
                     && !value.eq_ignore_ascii_case(name)
                     && !unquoted_property_read(text, &m)
                     && quoted_value_is_the_literal(text, &m)
@@ -436,6 +438,52 @@ fn jwt_io_example(token: &str) -> bool {
         return false;
     };
     claims["sub"] == "1234567890" && claims["name"] == "John Doe"
+}
+
+/// Last words of a name that make it name something about a secret rather than the secret:
+/// an error code, a message, a form field, a rule (`COMPROMISED_PASSWORD_ERROR = '<uuid>'` in
+/// Symfony, `password_pattern`, `TOKEN_LENGTH`).
+const ABOUT_A_SECRET: &[&str] = &[
+    "error",
+    "errors",
+    "message",
+    "msg",
+    "label",
+    "field",
+    "param",
+    "pattern",
+    "regex",
+    "format",
+    "length",
+    "len",
+    "count",
+    "limit",
+    "ttl",
+    "timeout",
+    "lifetime",
+    "expiry",
+    "expires",
+    "policy",
+    "rule",
+    "rules",
+    "prompt",
+    "hint",
+    "placeholder",
+];
+
+/// The name's last word (after `_`, `-`, `.` or a lower-to-upper case change) is one of
+/// [`ABOUT_A_SECRET`].
+fn names_what_is_not_the_secret(name: &str) -> bool {
+    let b = name.as_bytes();
+    let start = (0..b.len())
+        .rev()
+        .find(|&i| {
+            matches!(b[i], b'_' | b'-' | b'.')
+                || (i > 0 && b[i - 1].is_ascii_lowercase() && b[i].is_ascii_uppercase())
+        })
+        .map_or(0, |i| if b[i].is_ascii_uppercase() { i } else { i + 1 });
+    let last = name[start..].to_ascii_lowercase();
+    ABOUT_A_SECRET.contains(&last.as_str())
 }
 
 fn aws_secret(v: &str) -> bool {

@@ -573,3 +573,31 @@ fn the_sixth_rounds_refusals_leave_their_secret_twins_found() {
         assert_eq!(got, vec![secret], "in {text:?}");
     }
 }
+
+/// A name that says its value is about a secret, not the secret (the sixth held-out body's
+/// Symfony error code): refused under `assigned-secret` and `env-secret`; the same value
+/// under the secret's own name is found.
+#[test]
+fn a_value_named_as_about_a_secret_is_not_one() {
+    for text in [
+        "    public const COMPROMISED_PASSWORD_ERROR = 'd9bcdbfe-a9d6-4bfa-a8ff-da5fd93e0f6d';",
+        "apiTokenMessage: 'k3Jd9QpL2xVb7TzR4mWq'",
+        "export SESSION_SECRET_TTL=k3Jd9QpL2xVb7TzR",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        (
+            "    public const COMPROMISED_PASSWORD = 'd9bcdbfe-a9d6-4bfa-a8ff-da5fd93e0f6d';",
+            "d9bcdbfe-a9d6-4bfa-a8ff-da5fd93e0f6d",
+        ),
+        (
+            "apiTokenMessages: 'k3Jd9QpL2xVb7TzR4mWq'",
+            "k3Jd9QpL2xVb7TzR4mWq",
+        ),
+        ("export SESSION_SECRET=k3Jd9QpL2xVb7TzR", "k3Jd9QpL2xVb7TzR"),
+    ] {
+        let got: Vec<&str> = find(text).iter().map(|f| &text[f.start..f.end]).collect();
+        assert_eq!(got, vec![secret], "in {text:?}");
+    }
+}
