@@ -7,16 +7,17 @@ use super::{js_space, lower16, Hay};
 
 /// The UTF-16 units of a [`Hay`] lower-cased, produced as they are needed: a fuzzy match
 /// usually ends long before a session's text does, so the picker does not lower-case (or
-/// read) megabytes per keystroke. `sigma` is set on meeting 'Σ', the one letter whose lower
-/// case depends on its neighbours (final sigma), which only a whole-text `toLowerCase` gets
-/// right.
+/// read, or decompress past the block it ends in) megabytes per keystroke. `sigma` is set on
+/// meeting 'Σ', the one letter whose lower case depends on its neighbours (final sigma), which
+/// only a whole-text `toLowerCase` gets right.
 struct Lowered<'a, 'h> {
     hay: &'a Hay<'h>,
-    /// The tail, once read.
-    tail: Option<&'h str>,
-    /// The piece being read (`hay.pieces.len()`: the tail).
+    /// The part being read (a piece, then a block of the tail) and its text once made.
     part: usize,
-    /// Byte offset in the current piece.
+    text: Option<&'h str>,
+    /// Bytes of the parts before `part`.
+    before: usize,
+    /// Byte offset in the current part.
     at: usize,
     /// Units of a non-ASCII character's lower case still to give.
     pending: [u16; 6],
@@ -28,8 +29,9 @@ struct Lowered<'a, 'h> {
 fn lowered<'a, 'h>(hay: &'a Hay<'h>, sigma: &'a Cell<bool>) -> Lowered<'a, 'h> {
     Lowered {
         hay,
-        tail: None,
         part: 0,
+        text: None,
+        before: 0,
         at: 0,
         pending: [0; 6],
         pending_at: 0,
@@ -38,53 +40,60 @@ fn lowered<'a, 'h>(hay: &'a Hay<'h>, sigma: &'a Cell<bool>) -> Lowered<'a, 'h> {
     }
 }
 
-/// `lowered` from byte offset `byte` of the text (a character boundary).
+/// `lowered` from byte offset `byte` of the text (a character boundary): the parts before it
+/// are skipped by their lengths, not made.
 fn lowered_at<'a, 'h>(hay: &'a Hay<'h>, sigma: &'a Cell<bool>, byte: usize) -> Lowered<'a, 'h> {
     let mut l = lowered(hay, sigma);
     let mut rest = byte;
-    for p in hay.pieces {
-        if rest <= p.len() {
+    let parts = hay.parts();
+    while l.part < parts {
+        let len = hay.part_len(l.part);
+        if rest <= len {
             break;
         }
-        rest -= p.len();
+        rest -= len;
+        l.before += len;
         l.part += 1;
     }
     l.at = rest;
     l
 }
 
-impl Lowered<'_, '_> {
+impl<'h> Lowered<'_, 'h> {
     /// Byte offset in the whole text of the next character to read.
     fn byte(&self) -> usize {
-        let pieces = self.hay.pieces;
-        let before: usize = pieces[..self.part.min(pieces.len())]
-            .iter()
-            .map(|p| p.len())
-            .sum();
-        let tail = self.tail.map_or(0, str::len);
-        before
-            + if self.part > pieces.len() {
-                tail
-            } else {
-                self.at
-            }
+        self.before + self.at
+    }
+
+    /// The current part's text (made when first read); `None` past the last part.
+    fn current(&mut self) -> Option<&'h str> {
+        if self.text.is_none() {
+            let hay = self.hay;
+            self.text = match hay.pieces.get(self.part) {
+                Some(p) => Some(p),
+                None if self.part < hay.parts() => {
+                    hay.tail.map(|t| t.block(self.part - hay.pieces.len()))
+                }
+                None => None,
+            };
+        }
+        self.text
+    }
+
+    /// Moves to the start of the next part.
+    fn next_part(&mut self) {
+        self.before += self.hay.part_len(self.part);
+        self.part += 1;
+        self.at = 0;
+        self.text = None;
     }
 
     /// The next character of the text (its first byte when ASCII), advancing past it.
     fn next_char(&mut self) -> Option<char> {
         loop {
-            let pieces = self.hay.pieces;
-            if self.part == pieces.len() && self.tail.is_none() {
-                self.tail = Some(self.hay.tail.map_or("", |t| t.text()));
-            }
-            let part: &str = match pieces.get(self.part) {
-                Some(p) => p,
-                None if self.part == pieces.len() => self.tail.unwrap_or(""),
-                None => return None,
-            };
+            let part = self.current()?;
             let Some(&b) = part.as_bytes().get(self.at) else {
-                self.part += 1;
-                self.at = 0;
+                self.next_part();
                 continue;
             };
             let c = if b.is_ascii() {
@@ -115,14 +124,8 @@ impl Units for Lowered<'_, '_> {
         if self.pending_at < self.pending_len {
             return (0, None);
         }
-        let pieces = self.hay.pieces;
-        let part = match pieces.get(self.part) {
-            Some(p) => *p,
-            None if self.part == pieces.len() => match self.tail {
-                Some(t) => t,
-                None => return (0, None),
-            },
-            None => return (0, None),
+        let Some(part) = self.current() else {
+            return (0, None);
         };
         let rest = part.as_bytes().get(self.at..).unwrap_or_default();
         let n = ascii_run_before(rest, unit);

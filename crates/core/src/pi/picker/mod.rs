@@ -180,16 +180,37 @@ pub(crate) struct Hay<'a> {
     pub tail: Option<&'a dyn Tail>,
 }
 
-/// The rest of a [`Hay`]'s text, made on first use.
+/// The rest of a [`Hay`]'s text in blocks, each made on first use: a match that ends in the
+/// first block never makes the others.
 pub(crate) trait Tail {
-    fn text(&self) -> &str;
+    /// How many blocks there are.
+    fn blocks(&self) -> usize;
+    /// Block `i`'s length in bytes, known without making it.
+    fn block_len(&self, i: usize) -> usize;
+    /// Block `i`'s text (empty past the last, or when it cannot be made).
+    fn block(&self, i: usize) -> &str;
 }
 
 impl Hay<'_> {
+    /// How many parts the text has: its pieces, then its tail's blocks.
+    pub(crate) fn parts(&self) -> usize {
+        self.pieces.len() + self.tail.map_or(0, |t| t.blocks())
+    }
+
+    /// Part `i`'s length in bytes, without making it.
+    pub(crate) fn part_len(&self, i: usize) -> usize {
+        match self.pieces.get(i) {
+            Some(p) => p.len(),
+            None => self.tail.map_or(0, |t| t.block_len(i - self.pieces.len())),
+        }
+    }
+
     pub(crate) fn whole(&self) -> String {
         let mut text = self.pieces.concat();
         if let Some(tail) = self.tail {
-            text.push_str(tail.text());
+            for i in 0..tail.blocks() {
+                text.push_str(tail.block(i));
+            }
         }
         text
     }

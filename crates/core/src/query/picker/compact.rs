@@ -22,25 +22,88 @@ pub(super) struct Prepared<'t> {
 /// Bytes of the text kept uncompressed: most typed words are matched within them.
 pub const HEAD: usize = 1024;
 
-/// A tail longer than this is compressed from its pieces as a stream instead of joined into
-/// one buffer first (a copy of a huge message). Small in tests, so both ways are scored.
-const STREAM_ABOVE: usize = if cfg!(test) { 16 << 10 } else { 1 << 20 };
+/// The tail's first block, in bytes of text; each next block is twice as long, up to
+/// [`LARGEST_BLOCK`]. A typed word's match that runs past the head mostly ends a few hundred
+/// bytes further: only the block it ends in is read and decompressed, where the whole tail
+/// was (decompressing and checking whole tails was half of a slow key's time at 10,000
+/// sessions). Small in tests, so several blocks are scored.
+const FIRST_BLOCK: usize = if cfg!(test) { 64 } else { 4 << 10 };
+const LARGEST_BLOCK: usize = if cfg!(test) { 1 << 10 } else { 256 << 10 };
 
-/// `pieces` compressed as one zstd frame, written a piece at a time.
-fn stream(pieces: &[&str]) -> std::io::Result<Vec<u8>> {
-    use std::io::Write;
-    let mut z = zstd::stream::Encoder::new(Vec::new(), 1)?;
-    for p in pieces {
-        z.write_all(p.as_bytes())?;
+/// `pieces` cut into blocks (at character boundaries) of [`FIRST_BLOCK`] bytes, then twice as
+/// many each time, each compressed as a zstd frame of its own; the frames one after the other
+/// and each block's ends.
+fn compress_blocks(
+    pieces: &[&str],
+    zstd: &mut zstd::bulk::Compressor,
+) -> std::io::Result<(Vec<u8>, Box<[Block]>)> {
+    let mut frames = Vec::new();
+    let mut blocks = Vec::new();
+    let mut text_end = 0u32;
+    let mut block = String::with_capacity(FIRST_BLOCK);
+    let mut size = FIRST_BLOCK;
+    let mut flush = |block: &mut String, size: &mut usize| -> std::io::Result<()> {
+        frames.extend_from_slice(&zstd.compress(block.as_bytes())?);
+        text_end += u32::try_from(block.len()).map_err(std::io::Error::other)?;
+        let z_end = u32::try_from(frames.len()).map_err(std::io::Error::other)?;
+        blocks.push(Block { z_end, text_end });
+        block.clear();
+        *size = (*size * 2).min(LARGEST_BLOCK);
+        Ok(())
+    };
+    for piece in pieces {
+        let mut p = *piece;
+        while !p.is_empty() {
+            let room = size - block.len();
+            if p.len() <= room {
+                block.push_str(p);
+                break;
+            }
+            let mut cut = room;
+            while !p.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            block.push_str(&p[..cut]);
+            p = &p[cut..];
+            flush(&mut block, &mut size)?;
+        }
     }
-    z.finish()
+    if !block.is_empty() {
+        flush(&mut block, &mut size)?;
+    }
+    Ok((frames, blocks.into_boxed_slice()))
+}
+
+/// Where one block of a tail ends: in the compressed frames and in the text.
+#[derive(Clone, Copy)]
+struct Block {
+    z_end: u32,
+    text_end: u32,
+}
+
+/// A tail: its blocks' frames, stored, and where each block ends.
+struct Blocks {
+    stored: Stored,
+    blocks: Box<[Block]>,
+}
+
+impl Blocks {
+    /// Block `i`'s range in the frames and its length in bytes of text.
+    fn range(&self, i: usize) -> Option<(usize, usize, usize)> {
+        let b = self.blocks.get(i)?;
+        let (z0, t0) = match i.checked_sub(1).and_then(|j| self.blocks.get(j)) {
+            Some(p) => (p.z_end, p.text_end),
+            None => (0, 0),
+        };
+        Some((z0 as usize, b.z_end as usize, (b.text_end - t0) as usize))
+    }
 }
 
 /// One session's search text, compact.
 pub struct Compact {
     head: Box<str>,
-    /// The rest, zstd-compressed, and its length.
-    tail: Option<(Stored, u32)>,
+    /// The rest, zstd-compressed in blocks.
+    tail: Option<Blocks>,
     /// Lower-cased UTF-16 units present anywhere, modulo 128.
     bits: u128,
 }
@@ -76,8 +139,7 @@ impl Compact {
                 head.push_str(p);
             }
         }
-        let len: usize = rest.iter().map(|r| r.len()).sum();
-        if len == 0 {
+        if rest.iter().all(|r| r.is_empty()) {
             return Compact::plain(head, bits);
         }
         let whole = || {
@@ -86,26 +148,21 @@ impl Compact {
                 .chain(rest.iter().copied())
                 .collect()
         };
-        let Ok(len32) = u32::try_from(len) else {
-            return Compact::plain(whole(), bits);
-        };
-        let compressed = if len > STREAM_ABOVE {
-            stream(&rest)
-        } else {
-            zstd.compress(rest.concat().as_bytes())
-        };
-        let stored = match (compressed, spill) {
-            (Ok(z), Some(spill)) => spill.put(z.into_boxed_slice()),
-            (Ok(z), None) => Ok(Stored::Memory(z.into_boxed_slice())),
-            (Err(e), _) => Err(e),
-        };
+        let stored = compress_blocks(&rest, zstd).and_then(|(frames, blocks)| {
+            let frames = frames.into_boxed_slice();
+            let stored = match spill {
+                Some(spill) => spill.put(frames)?,
+                None => Stored::Memory(frames),
+            };
+            Ok(Blocks { stored, blocks })
+        });
         match stored {
-            Ok(stored) => Compact {
+            Ok(tail) => Compact {
                 head: head.into_boxed_str(),
-                tail: Some((stored, len32)),
+                tail: Some(tail),
                 bits,
             },
-            // Not compressible or storable here: kept whole.
+            // Not compressible or storable here (over 4 GB): kept whole.
             Err(_) => Compact::plain(whole(), bits),
         }
     }
@@ -120,7 +177,10 @@ impl Compact {
 
     /// Bytes held in memory.
     pub fn size(&self) -> usize {
-        self.head.len() + self.tail.as_ref().map_or(0, |(z, _)| z.in_memory())
+        self.head.len()
+            + self.tail.as_ref().map_or(0, |t| {
+                t.stored.in_memory() + t.blocks.len() * std::mem::size_of::<Block>()
+            })
     }
 
     /// pi's `matchSession` score, or `None` when the session does not match.
@@ -161,18 +221,24 @@ impl Compact {
         })
     }
 
-    /// `f` of this text as a [`Hay`] whose tail is decompressed once, when first needed.
+    /// `f` of this text as a [`Hay`] whose tail's blocks are each decompressed once, when first
+    /// needed.
     fn with_hay<T>(&self, f: impl FnOnce(&Hay) -> T) -> T {
-        let lazy = Lazy {
-            compact: self,
-            text: OnceCell::new(),
-        };
         let pieces = [&*self.head];
-        let hay = Hay {
-            pieces: &pieces,
-            tail: self.tail.is_some().then_some(&lazy as &dyn Tail),
+        let Some(tail) = &self.tail else {
+            return f(&Hay {
+                pieces: &pieces,
+                tail: None,
+            });
         };
-        f(&hay)
+        let lazy = Lazy {
+            tail,
+            texts: (0..tail.blocks.len()).map(|_| OnceCell::new()).collect(),
+        };
+        f(&Hay {
+            pieces: &pieces,
+            tail: Some(&lazy as &dyn Tail),
+        })
     }
 
     /// False for a fuzzy word with a character the text does not have (it cannot match).
@@ -190,23 +256,55 @@ impl Compact {
     }
 }
 
-/// A compressed tail, decompressed on first use.
+/// A compressed tail whose blocks are decompressed on first use.
 struct Lazy<'c> {
-    compact: &'c Compact,
-    text: OnceCell<String>,
+    tail: &'c Blocks,
+    texts: Box<[OnceCell<String>]>,
 }
 
 impl Tail for Lazy<'_> {
-    fn text(&self) -> &str {
-        self.text.get_or_init(|| {
-            self.compact
-                .tail
-                .as_ref()
-                .and_then(|(z, len)| zstd::bulk::decompress(&z.read()?, *len as usize).ok())
+    fn blocks(&self) -> usize {
+        self.texts.len()
+    }
+
+    fn block_len(&self, i: usize) -> usize {
+        self.tail.range(i).map_or(0, |(_, _, len)| len)
+    }
+
+    fn block(&self, i: usize) -> &str {
+        let Some(cell) = self.texts.get(i) else {
+            return "";
+        };
+        cell.get_or_init(|| {
+            let Some((z0, z1, len)) = self.tail.range(i) else {
+                return String::new();
+            };
+            self.tail
+                .stored
+                .read(z0, z1)
+                .and_then(|z| decompress(&z, len))
                 .and_then(|b| String::from_utf8(b).ok())
                 .unwrap_or_default()
         })
     }
+}
+
+thread_local! {
+    /// One zstd context a thread, kept: making one for each block (~100 KB, fresh pages) cost
+    /// more than decompressing the block.
+    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `frame` decompressed into `len` bytes.
+fn decompress(frame: &[u8], len: usize) -> Option<Vec<u8>> {
+    DECOMPRESSOR.with(|d| {
+        let mut d = d.try_borrow_mut().ok()?;
+        if d.is_none() {
+            *d = zstd::bulk::Decompressor::new().ok();
+        }
+        d.as_mut()?.decompress(frame, len).ok()
+    })
 }
 
 /// A fuzzy word's lower-cased UTF-16 units (modulo 128) as bits (none for a phrase): a text
@@ -297,12 +395,12 @@ mod tests {
         let text: String = (0..400)
             .map(|i| format!("word{i} ΟΔΟΣ zeta-{} ", i * 7))
             .collect();
-        // A tail compressed a piece at a time (over STREAM_ABOVE), and a head cut inside a
-        // long name (the head never reaches the text).
+        // A tail of many blocks, most of them the largest, and a head cut inside a long name
+        // (the head never reaches the text).
         let big: String = (0..1_000)
             .map(|i| format!("word{i} ΟΔΟΣ zeta-{} ", i * 7))
             .collect();
-        assert!(text.len() < STREAM_ABOVE && big.len() > STREAM_ABOVE);
+        assert!(big.len() > 20 * LARGEST_BLOCK);
         for (text, name) in [
             (&text, "Named Σ".to_string()),
             (&big, "Named Σ".to_string()),
@@ -317,7 +415,8 @@ mod tests {
         s.name = Some(name);
         let mut zstd = zstd::bulk::Compressor::new(1).unwrap();
         let compact = Compact::new(&s, text, &mut zstd, None);
-        assert!(compact.tail.is_some() && compact.size() < text.len());
+        let blocks = compact.tail.as_ref().map_or(0, |t| t.blocks.len());
+        assert!(blocks > 4 && compact.size() < text.len());
         assert!(compact.head.len() <= HEAD && compact.head.len() > HEAD - 4);
         for q in [
             "word1",

@@ -51,13 +51,16 @@ pub(super) enum Stored {
 }
 
 impl Stored {
-    /// The bytes (`None` when they cannot be read back).
-    pub fn read(&self) -> Option<std::borrow::Cow<'_, [u8]>> {
+    /// Bytes `start..end` of what was stored (`None` when they cannot be read back).
+    pub fn read(&self, start: usize, end: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
         match self {
-            Stored::Memory(b) => Some(std::borrow::Cow::Borrowed(b)),
+            Stored::Memory(b) => b.get(start..end).map(std::borrow::Cow::Borrowed),
             Stored::File { file, at, len } => {
-                let mut buf = vec![0; *len as usize];
-                file.read_exact_at(&mut buf, *at).ok()?;
+                if start > end || end > *len as usize {
+                    return None;
+                }
+                let mut buf = vec![0; end - start];
+                file.read_exact_at(&mut buf, at + start as u64).ok()?;
                 Some(std::borrow::Cow::Owned(buf))
             }
         }
