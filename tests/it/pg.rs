@@ -617,3 +617,117 @@ fn no_planted_secret_reaches_the_server_unless_the_user_says_no_redact() {
     let held = dump(&mut s.admin);
     assert!(planted.iter().all(|p| held.contains(pieces(&p.secret)[0])));
 }
+
+/// Takes a server back to schema 6 (before pg 0007) as a schema-6 push left it: each line as
+/// text in `raw` (filled from `raw_z` first), no `raw_z`.
+const UNDO_RAW_Z: &str = "ALTER TABLE entries DROP CONSTRAINT entries_line;
+    ALTER TABLE entries DROP COLUMN raw_z;
+    ALTER TABLE entries ALTER COLUMN raw SET NOT NULL;
+    DELETE FROM pidx_schema WHERE version = 7;";
+
+/// (rows whose line is compressed, rows whose line is text).
+fn line_ways(admin: &mut postgres::Client) -> (i64, i64) {
+    let r = admin
+        .query_one(
+            "SELECT count(raw_z), count(*) FILTER (WHERE raw_z IS NULL AND raw IS NOT NULL)
+             FROM entries",
+            &[],
+        )
+        .unwrap();
+    (r.get(0), r.get(1))
+}
+
+#[test]
+#[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
+fn lines_pushed_before_compression_still_answer_and_new_pushes_compress() {
+    let mut s = server("raw_lines");
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    corpus(&root, 4, 30);
+    push(tmp.path(), &root, &s.url, &["--source", "me"]);
+    let rows = s
+        .admin
+        .query("SELECT source, fid, seq, raw_z FROM entries", &[])
+        .unwrap();
+    for r in &rows {
+        let z: Vec<u8> = r.get(3);
+        let line = pidx::team::pg::lines::line(None, Some(&z)).unwrap();
+        s.admin
+            .execute(
+                "UPDATE entries SET raw = $4 WHERE source = $1 AND fid = $2 AND seq = $3",
+                &[
+                    &r.get::<_, String>(0),
+                    &r.get::<_, i64>(1),
+                    &r.get::<_, i64>(2),
+                    &line,
+                ],
+            )
+            .unwrap();
+    }
+    s.admin.batch_execute(UNDO_RAW_Z).unwrap();
+    let reader = |args: &[&str]| outcome(pidx(tmp.path(), &root).args(["--pg", &s.url]).args(args));
+    let (code, _, err) = reader(&["list", "--all"]);
+    assert_ne!(
+        code,
+        Some(0),
+        "a schema-6 server is refused until migrated: {err}"
+    );
+    assert!(err.contains("pidx pg migrate"), "{err}");
+
+    let migrated = pidx(tmp.path(), &root)
+        .args(["pg", "migrate", "--pg", &s.url])
+        .output()
+        .unwrap();
+    assert!(migrated.status.success(), "{migrated:?}");
+    assert_eq!(
+        line_ways(&mut s.admin),
+        (0, rows.len() as i64),
+        "old rows keep their text"
+    );
+    let same_as_local = |files: &[std::path::PathBuf]| {
+        for f in files {
+            let path = f.to_str().unwrap();
+            for args in [
+                vec!["context", path, "--json"],
+                vec!["context", path, "--last", "3"],
+            ] {
+                let want = outcome(pidx(tmp.path(), &root).args(&args));
+                assert_eq!(want.0, Some(0), "{args:?}: {}", want.2);
+                assert_eq!(reader(&args), want, "{args:?}");
+            }
+            let (code, want, err) = outcome(pidx(tmp.path(), &root).args(["show", path]));
+            assert_eq!(code, Some(0), "show: {err}");
+            let (code, got, err) = reader(&["show", path]);
+            assert_eq!(code, Some(0), "--pg show: {err}");
+            let got: Vec<&str> = got.lines().filter(|l| !l.starts_with("source:")).collect();
+            assert_eq!(got.join("\n"), want.trim_end(), "show {path}");
+        }
+    };
+    let files = session_files(&root);
+    same_as_local(&files);
+
+    // A push after the migration: the grown transcript's new rows are compressed, the others'
+    // old rows still text, and every answer the same as the local index's.
+    append(&files[0], "after7", "zebracorn after the migration");
+    let again = push(tmp.path(), &root, &s.url, &["--source", "me"]);
+    assert_eq!(again["appended"].as_u64(), Some(1), "{again}");
+    let (compressed, text) = line_ways(&mut s.admin);
+    assert_eq!((compressed, text), (1, rows.len() as i64), "{again}");
+    same_as_local(&files);
+    let after = outcome(pidx(tmp.path(), &root).args(["--pg", &s.url, "search", "zebracorn"]));
+    assert!(after.1.contains("after the migration"), "{after:?}");
+
+    // A rewrite sends the transcript again, compressed; the lines are the ones first pushed.
+    let body = std::fs::read_to_string(&files[1]).unwrap();
+    let header_time = "\"timestamp\":\"2026-01-01T00:00:00.000Z\"";
+    assert!(body.contains(header_time));
+    let body = body.replacen(header_time, "\"timestamp\":\"2026-01-01T00:00:00.001Z\"", 1);
+    std::fs::write(&files[1], body).unwrap();
+    push(tmp.path(), &root, &s.url, &["--source", "me"]);
+    let (compressed, text) = line_ways(&mut s.admin);
+    assert!(
+        compressed > 1 && text < rows.len() as i64,
+        "{compressed} {text}"
+    );
+    same_as_local(&files);
+}

@@ -86,6 +86,7 @@ pub fn push(tmp: &Path, root: &Path, url: &str, more: &[&str]) -> Value {
 /// Everything the server holds for its sources, with the server's own ids and times left out
 /// (what two pushes of the same index must agree on).
 pub fn dump(admin: &mut postgres::Client) -> String {
+    let entry_rows = entries(admin);
     let mut q = |sql: &str| -> String {
         admin
             .query_one(sql, &[])
@@ -95,6 +96,10 @@ pub fn dump(admin: &mut postgres::Client) -> String {
     };
     let mut out = q("SELECT string_agg((to_jsonb(s) - 'fid' - 'pushed_at')::text, E'\\n' ORDER BY source, path) FROM sessions s");
     for table in pidx::team::pg::writer::CHILD_TABLES {
+        if table == "entries" {
+            out.push_str(&entry_rows);
+            continue;
+        }
         out.push_str(&q(&format!(
             "SELECT string_agg(s.source || ' ' || s.path || ' ' || (to_jsonb(t) - 'fid')::text, E'\\n'
                     ORDER BY s.source, s.path, (to_jsonb(t) - 'fid')::text)
@@ -106,6 +111,29 @@ pub fn dump(admin: &mut postgres::Client) -> String {
         "SELECT string_agg(name || ' ' || texts || ' ' || tokens, E'\\n' ORDER BY name) FROM sources",
     ));
     out
+}
+/// The `entries` rows of `dump`, each raw line as its text however the server holds it (`raw`,
+/// or compressed in `raw_z` since pg 0007), and which way.
+fn entries(admin: &mut postgres::Client) -> String {
+    let rows = admin
+        .query(
+            "SELECT s.source || ' ' || s.path || ' ' || (to_jsonb(t) - 'fid' - 'raw' - 'raw_z')::text,
+                    t.raw, t.raw_z
+             FROM entries t JOIN sessions s ON s.source = t.source AND s.fid = t.fid",
+            &[],
+        )
+        .unwrap();
+    let mut lines: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            let (raw, raw_z): (Option<String>, Option<Vec<u8>>) = (r.get(1), r.get(2));
+            let way = if raw_z.is_some() { "raw_z" } else { "raw" };
+            let line = pidx::team::pg::lines::line(raw, raw_z.as_deref()).unwrap();
+            format!("{} {way} {line}", r.get::<_, String>(0))
+        })
+        .collect();
+    lines.sort();
+    lines.join("\n")
 }
 /// Each source's kept totals of texts and tokens are its texts' count and summed lengths.
 pub fn text_totals_hold(admin: &mut postgres::Client) {

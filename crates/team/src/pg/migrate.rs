@@ -30,6 +30,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         6,
         include_str!("../../../../migrations/pg/0006_text_heads.sql"),
     ),
+    (
+        7,
+        include_str!("../../../../migrations/pg/0007_raw_lines_compressed.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows.

@@ -5,6 +5,7 @@
 
 mod conn;
 pub mod heads;
+pub mod lines;
 pub mod migrate;
 pub mod rights;
 pub mod values;

@@ -23,6 +23,8 @@ pub enum Ty {
     Float,
     /// tsvector (built by pidx, `words`)
     Words,
+    /// bytea (a raw line compressed by push, `lines`)
+    Bytes,
 }
 
 impl Ty {
@@ -35,6 +37,7 @@ impl Ty {
             Ty::Bool => "boolean",
             Ty::Float => "float8",
             Ty::Words => "tsvector",
+            Ty::Bytes => "bytea",
         }
     }
 }
@@ -49,6 +52,7 @@ pub enum Val {
     Bool(Option<bool>),
     Float(Option<f64>),
     Words(TsVector),
+    Bytes(Option<Vec<u8>>),
 }
 
 impl Val {
@@ -65,6 +69,7 @@ impl Val {
             Ty::Bool => Val::Bool(r.get::<_, Option<i64>>(i)?.map(|v| v != 0)),
             Ty::Float => Val::Float(r.get(i)?),
             Ty::Words => Val::Words(TsVector::of(&r.get::<_, String>(i)?)),
+            Ty::Bytes => Val::Bytes(r.get(i)?),
         })
     }
 
@@ -78,6 +83,7 @@ impl Val {
             Val::Bool(v) => format!("{v:?}"),
             Val::Float(v) => format!("{:?}", v.map(f64::to_bits)),
             Val::Words(v) => format!("{v:?}"),
+            Val::Bytes(v) => format!("{v:?}"),
         };
         out.extend_from_slice(text.as_bytes());
         out.push(0);
@@ -100,6 +106,7 @@ impl ToSql for Val {
             Val::Bool(v) => v.to_sql(ty, out),
             Val::Float(v) => v.to_sql(ty, out),
             Val::Words(v) => v.to_sql(ty, out),
+            Val::Bytes(v) => v.to_sql(ty, out),
         }
     }
 
@@ -111,6 +118,7 @@ impl ToSql for Val {
             || <Option<bool>>::accepts(ty)
             || <Option<f64>>::accepts(ty)
             || TsVector::accepts(ty)
+            || <Option<Vec<u8>>>::accepts(ty)
     }
 
     to_sql_checked!();

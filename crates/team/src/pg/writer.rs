@@ -63,7 +63,7 @@ pub const SESSION_COLS: &[(&str, &str, Ty)] = &[
 ];
 
 /// The server's `entries` columns and their SQLite expressions (over `entries e`): the entry
-/// fields (`schema::ENTRY_FIELDS`, the one list) and the server's own; `raw` comes last and is
+/// fields (`schema::ENTRY_FIELDS`, the one list) and the server's own; `raw_z` comes last and is
 /// read from the JSONL by push.
 pub static ENTRY_COLS: LazyLock<Vec<(&'static str, &'static str, Ty)>> = LazyLock::new(|| {
     let ty = |t: FieldType| match t {
@@ -78,8 +78,9 @@ pub static ENTRY_COLS: LazyLock<Vec<(&'static str, &'static str, Ty)>> = LazyLoc
         .chain([
             ("shadowed", "e.shadowed", Ty::Bool),
             ("silent", "e.silent", Ty::Bool),
-            // The raw line, read from the session file by the push (last: it is not selected).
-            ("raw", "NULL", Ty::Text),
+            // The raw line, read from the session file and compressed by the push (last: it
+            // is not selected; pg 0007).
+            ("raw_z", "NULL", Ty::Bytes),
         ])
         .collect()
 });

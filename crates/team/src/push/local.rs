@@ -12,6 +12,7 @@ use rusqlite::Connection;
 
 use super::PushOptions;
 use crate::pg::heads;
+use crate::pg::lines;
 use crate::pg::values::Val;
 use crate::pg::words::TsVector;
 use crate::pg::writer::{Change, FileRows, ENTRY_COLS, SESSION_COLS};
@@ -249,8 +250,9 @@ fn entries(
                 raw = clean;
             }
         }
-        rows.bytes += raw.len() + 64;
-        row.push(Val::Text(Some(raw)));
+        let packed = lines::pack(&raw);
+        rows.bytes += packed.len() + 64;
+        row.push(Val::Bytes(Some(packed)));
         rows.entries.push(row);
     }
     Ok(true)

@@ -6,23 +6,26 @@ use std::collections::HashMap;
 use postgres::Transaction;
 
 use super::resolve::key;
+use crate::pg::lines::line;
 use crate::pg::server_err;
 use pidx_core::error::{Error, Result};
 use pidx_core::query::context::{empty_plan, ContextPlan, Lines, PathEntry};
 use pidx_core::query::resolve::Resolved;
 
-/// The raw lines of the entries on a path, by seq.
+/// The raw lines of the entries on a path, by seq, as the server holds them (`raw`, `raw_z`):
+/// a line is decompressed only when the page asks for it.
 struct RawLines {
-    raw: HashMap<i64, String>,
+    raw: HashMap<i64, (Option<String>, Option<Vec<u8>>)>,
     version: i64,
     path: String,
 }
 
 impl Lines for RawLines {
     fn line(&self, e: &PathEntry) -> Result<String> {
-        self.raw.get(&e.seq).cloned().ok_or_else(|| Error::Stale {
+        let (raw, raw_z) = self.raw.get(&e.seq).ok_or_else(|| Error::Stale {
             path: self.path.clone().into(),
-        })
+        })?;
+        line(raw.clone(), raw_z.as_deref())
     }
 
     fn version(&self) -> i64 {
@@ -30,23 +33,24 @@ impl Lines for RawLines {
     }
 }
 
-/// The leaf-to-root walk on the server (`store::schema::ANCESTORS` with each entry's raw line);
+/// The leaf-to-root walk on the server (`store::schema::ANCESTORS` with each entry's raw line,
+/// compressed in `raw_z` or, pushed before pg 0007, as text in `raw`: `pg::lines`);
 /// `depth < $4` bounds it on a cycle.
 const ANCESTORS: &str = "
 WITH RECURSIVE walk(depth, seq, id, parent_id, type, role, first_kept, target_id, provider, model,
-                    thinking, byte_offset, len, ts_ms, raw) AS (
+                    thinking, byte_offset, len, ts_ms, raw, raw_z) AS (
     SELECT 0::bigint, seq, id, parent_id, type, role, first_kept, target_id, provider, model, thinking,
-           byte_offset, len, ts_ms, raw
+           byte_offset, len, ts_ms, raw, raw_z
     FROM entries WHERE source = $1 AND fid = $2 AND seq = $3
     UNION ALL
     SELECT w.depth + 1, e.seq, e.id, e.parent_id, e.type, e.role, e.first_kept, e.target_id,
-           e.provider, e.model, e.thinking, e.byte_offset, e.len, e.ts_ms, e.raw
+           e.provider, e.model, e.thinking, e.byte_offset, e.len, e.ts_ms, e.raw, e.raw_z
     FROM walk w JOIN entries e
       ON e.source = $1 AND e.fid = $2 AND e.id = w.parent_id AND NOT e.shadowed
     WHERE w.parent_id <> '' AND w.depth < $4
 )
 SELECT seq, id, type, role, first_kept, target_id, provider, model, thinking, byte_offset, len,
-       ts_ms, raw
+       ts_ms, raw, raw_z
 FROM walk ORDER BY depth";
 
 /// Whether pi can open it, its version, entry count and default leaf (`query::context`).
@@ -114,7 +118,7 @@ pub fn plan(tx: &mut Transaction, s: &Resolved, leaf: Option<&str>) -> Result<Co
             cycle = true;
             break;
         }
-        lines.raw.insert(seq, r.get(12));
+        lines.raw.insert(seq, (r.get(12), r.get(13)));
         path.push(PathEntry {
             seq,
             id: r.get(1),
