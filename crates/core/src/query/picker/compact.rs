@@ -439,6 +439,39 @@ mod tests {
         }
     }
 
+    /// A match that ends in the tail's first block makes no other block; one that reads the
+    /// whole text (a word the text lacks, in order) makes every block.
+    #[test]
+    fn a_match_decompresses_only_the_blocks_it_reads() {
+        use crate::pi::picker::fuzzy::fuzzy_hay;
+        // `b` just past the head (1 KiB), nothing but `d` after it for many blocks
+        let text = "a".repeat(1100) + "bc" + &"d".repeat(4000);
+        let s = super::super::tests::session(&text);
+        let mut zstd = zstd::bulk::Compressor::new(1).unwrap();
+        let compact = Compact::new(&s, &text, &mut zstd, None);
+        let tail = compact.tail.as_ref().unwrap();
+        assert!(tail.blocks.len() > 4);
+        let made = |word: &str| {
+            let lazy = Lazy {
+                tail,
+                texts: (0..tail.blocks.len()).map(|_| OnceCell::new()).collect(),
+            };
+            let pieces = [&*compact.head];
+            let hay = Hay {
+                pieces: &pieces,
+                tail: Some(&lazy as &dyn Tail),
+            };
+            let score = fuzzy_hay(word, &hay);
+            let made = lazy.texts.iter().filter(|t| t.get().is_some()).count();
+            (score.is_some(), made)
+        };
+        // Blocks are 64, 128, 256... bytes in tests: `b` is in the first or the second.
+        let (found, b) = made("b");
+        assert!(found && (1..=2).contains(&b), "{b} blocks made for `b`");
+        assert_eq!(made("bcd"), (true, b));
+        assert_eq!(made("zz"), (false, tail.blocks.len()));
+    }
+
     #[test]
     fn matches_read_on_from_where_the_shorter_word_ended_score_as_fresh_ones() {
         use crate::pi::picker::fuzzy::{fuzzy_hay, fuzzy_resume, Word};
