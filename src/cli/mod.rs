@@ -66,9 +66,10 @@ pub fn run(cli: Cli) -> Result<Door> {
         return model::run(cmd).map(done);
     }
     let env = Env::new(&cli.global.options())?;
-    // With --pg a reading command reads the team server (`app::Env::open_reader`): no local
-    // roots to check.
-    if !(cli.global.pg_url().is_some() && reads_from_server(&cli.command)) {
+    // With --pg a reading command reads the team server (`app::Env::open_reader`) and `pg`
+    // works on the server's schema: no local roots to check.
+    let server_only = reads_from_server(&cli.command) || matches!(cli.command, Command::Pg(_));
+    if !(cli.global.pg_url().is_some() && server_only) {
         env.check_roots(matches!(cli.command, Command::Sync(_) | Command::Watch(_)))?;
     }
     // Before `Out` locks stdout: the MCP server writes the protocol there itself.
@@ -139,6 +140,7 @@ fn reads_from_server(cmd: &Command) -> bool {
             | Command::Sql(_)
             | Command::Serve(_)
             | Command::Export(_)
+            | Command::Mcp
     )
 }
 
@@ -158,7 +160,7 @@ fn refuse_meaningless_flags(cli: &Cli) -> Result<()> {
             Command::Push(_) | Command::Pg(_) | Command::Watch(_) | Command::Forget(_)
         )
     {
-        anyhow::bail!("--pg: this command reads the local index only (with --pg: list, show, context, tree, search, stats, sql, serve, push, forget, pg migrate)");
+        anyhow::bail!("--pg: this command reads the local index only (with --pg: list, show, context, tree, search, stats, sql, serve, export, mcp, push, forget, pg migrate)");
     }
     if cli.global.no_wait && cli.global.no_sync {
         anyhow::bail!(
@@ -323,7 +325,7 @@ Exit codes: 0 a session was chosen, 1 none (Esc), 2 error."
     /// search_sessions, list_sessions, get_session, get_context, get_tree, usage_stats,
     /// sql_query, file_history, blame). Set-up for Claude Code, Codex and Cursor: see docs/mcp.md.
     #[command(
-        after_help = "Examples:\n  pidx mcp\n  claude mcp add pidx -- pidx mcp   # Claude Code\n  pi mcp add pidx -- pidx mcp       # pi 0.99 and newer (`pidx pi install` does it)"
+        after_help = "Examples:\n  pidx mcp\n  claude mcp add pidx -- pidx mcp   # Claude Code\n  pi mcp add pidx -- pidx mcp       # pi 0.99 and newer (`pidx pi install` does it)\n  pidx --pg \"$PIDX_PG\" mcp           # the team server's sessions (not file_history, blame, sql_query)"
     )]
     Mcp,
     /// A read-only web application over the index: sessions, conversations, trees, search

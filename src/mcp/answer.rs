@@ -2,42 +2,83 @@
 //! (each problem one sentence), the `query` function the CLI command calls, and the result cut
 //! to the call's budget with a cursor. `get_context` lives in `context`.
 
+use std::cell::RefCell;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use rusqlite::Connection;
 use serde_json::{json, Map, Value};
 
 use super::args::{ListArgs, SearchArgs, SessionArgs, SqlArgs, StatsArgs, TreeArgs};
 use super::page::{budget, fill_rows, row_offset};
+use super::segments::Nodes;
 use crate::pi::layout::absolute;
 use crate::pi::text::TextKind;
-use crate::query::resolve::{resolve_session, Resolved};
+use crate::query::resolve::{self, Resolved};
 use crate::query::search::{self, SearchOptions};
 use crate::query::stats::{self, StatsOptions};
-use crate::query::{list, picker, shape, show, sql};
+use crate::query::{list, picker, shape, show, sql, tree, Reader};
 use crate::store::Scope;
-use crate::store::Store;
 
-/// One call's view of the index.
+/// One call's view of the index: the local one, or the team server's (`pidx --pg URL mcp`),
+/// read through the same `query::Reader` entry points as the CLI.
 pub struct Call<'a> {
-    pub store: &'a Store,
-    pub scope: Scope,
+    reader: RefCell<Reader<'a>>,
     /// Set when the call is cancelled or runs out of time.
     pub stop: &'a AtomicBool,
 }
-
-/// A tool's answer, or one sentence saying why there is none.
-pub type Answer = Result<Value, String>;
 
 /// A library error as one line (candidates of an ambiguous id joined on it).
 pub fn sentence(e: impl std::fmt::Display) -> String {
     e.to_string().lines().collect::<Vec<_>>().join(", ")
 }
 
+impl<'a> Call<'a> {
+    pub fn new(reader: Reader<'a>, stop: &'a AtomicBool) -> Call<'a> {
+        Call {
+            reader: RefCell::new(reader),
+            stop,
+        }
+    }
+
+    /// Ends the call's read (on the team server, its read-only transaction).
+    pub fn finish(self) -> Result<(), String> {
+        self.reader.into_inner().finish().map_err(sentence)
+    }
+
+    /// Asks the index, local or the team server's, through a `query` entry point.
+    pub fn ask<T>(&self, f: impl FnOnce(&mut Reader) -> crate::Result<T>) -> crate::Result<T> {
+        f(&mut self.reader.borrow_mut())
+    }
+
+    /// [`Call::ask`], its error one sentence.
+    pub fn read<T>(&self, f: impl FnOnce(&mut Reader) -> crate::Result<T>) -> Result<T, String> {
+        self.ask(f).map_err(sentence)
+    }
+
+    /// The local index and its scope; a tool that reads only this machine's index (`tool`,
+    /// saying what it reads) answers one sentence on the team server.
+    pub fn local(&self, tool: &str, reads: &str) -> Result<(&'a Connection, Scope), String> {
+        match &*self.reader.borrow() {
+            Reader::Local { conn, scope, .. } => Ok((*conn, scope.clone())),
+            Reader::Server(_) => Err(format!(
+                "{tool} reads {reads}, which the team server does not hold: run it on the machine whose sessions it asks about (pidx mcp without --pg)"
+            )),
+        }
+    }
+
+    pub fn is_server(&self) -> bool {
+        self.reader.borrow().is_server()
+    }
+}
+
+/// A tool's answer, or one sentence saying why there is none.
+pub type Answer = Result<Value, String>;
+
 impl Call<'_> {
     /// The session a caller means, or a sentence saying which handles are accepted.
     pub fn session(&self, arg: &str) -> Result<Resolved, String> {
-        resolve_session(&self.store.conn, &self.scope, arg).map_err(|e| match e {
+        resolve::resolve(&mut self.reader.borrow_mut(), arg).map_err(|e| match e {
             crate::Error::NotFound(_) => format!(
                 "no indexed session matches {arg:?}: give a session file path, a full session id or a unique id prefix (list_sessions and search_sessions show them)"
             ),
@@ -132,11 +173,12 @@ pub fn search_sessions(c: &Call, a: SearchArgs) -> Answer {
     // what earlier pages gave: a larger limit would rank and group a different set.
     let (hits, explain) = match by_meaning(c, &opts, &a)? {
         Some(hits) => (hits, None),
-        None => {
-            let (hits, explain) = search::search_explained(&c.store.conn, &c.scope, &opts, c.stop)
-                .map_err(sentence)?;
-            (hits, Some(explain))
-        }
+        None => c.read(|r| {
+            // The local scope's own choice (gateway housekeeping turns hidden); the server's
+            // rows carry the same flag.
+            let silent = matches!(r, Reader::Local { scope, .. } if scope.include_silent);
+            search::run(r, &opts, silent, c.stop)
+        })?,
     };
     let total = hits.len();
     let rows = hits
@@ -177,6 +219,14 @@ fn by_meaning(
     if a.meaning && !matches!(opts.query, search::Query::Words { .. }) {
         return Err("meaning ranks words by meaning: leave out literal and regex".into());
     }
+    if c.is_server() {
+        return if a.meaning {
+            Err("meaning ranks by this machine's embeddings, which the team server does not hold: leave meaning out, or run pidx mcp without --pg".into())
+        } else {
+            Ok(None)
+        };
+    }
+    let (conn, scope) = c.local("meaning", "the local index's embeddings")?;
     let how = crate::app::meaning::Ranking {
         text: &a.query,
         meaning: a.meaning,
@@ -184,8 +234,7 @@ fn by_meaning(
         model: None,
         quiet: false,
     };
-    crate::app::meaning::ranked(&c.store.conn, &c.scope, opts, &how, c.stop)
-        .map_err(|e| format!("{e:#}"))
+    crate::app::meaning::ranked(conn, &scope, opts, &how, c.stop).map_err(|e| format!("{e:#}"))
 }
 
 /// Hits grouped by session in the order sessions first appear (the search ranks a session's
@@ -236,20 +285,17 @@ pub fn list_sessions(c: &Call, a: ListArgs) -> Answer {
         limit: a.query.is_none().then_some(offset + limit + 1),
         with_text: false,
     };
-    let mut sessions = list::list_sessions(&c.store.conn, &c.scope, &opts).map_err(sentence)?;
-    if let Some(q) = &a.query {
-        // One session's text in memory at a time, dropped once scored.
-        let order = picker::rank_streamed(&sessions, q, |s| {
-            if c.stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return Err(crate::Error::Invalid("stopped".into()));
-            }
-            let text = list::all_messages_text(&c.store.conn, s.file_id)?;
-            Ok(crate::redact::redact(&text).into_owned())
-        })
-        .map_err(sentence)?;
-        let mut slots: Vec<Option<list::SessionInfo>> = sessions.into_iter().map(Some).collect();
-        sessions = order.into_iter().filter_map(|i| slots[i].take()).collect();
-    }
+    let sessions = if c.is_server() {
+        // The server filters and orders as pi's picker, and keeps the page's rows only.
+        let opts = list::ListOptions {
+            limit: Some(offset + limit + 1),
+            ..opts
+        };
+        c.read(|r| list::listing(r, &opts, a.query.as_deref(), true))?
+            .0
+    } else {
+        list_local(c, &opts, a.query.as_deref())?
+    };
     let more = sessions.len() > offset + limit;
     let rows = sessions
         .iter()
@@ -264,19 +310,48 @@ pub fn list_sessions(c: &Call, a: ListArgs) -> Answer {
     Ok(finish(body, next, page.cut_strings))
 }
 
+/// The local listing, ordered as pi's picker for `query` with each session's text read,
+/// redacted and scored one at a time (dropped once scored).
+fn list_local(
+    c: &Call,
+    opts: &list::ListOptions,
+    query: Option<&str>,
+) -> Result<Vec<list::SessionInfo>, String> {
+    let (conn, scope) = c.local("list_sessions", "the local index")?;
+    let mut sessions = list::list_sessions(conn, &scope, opts).map_err(sentence)?;
+    if let Some(q) = query {
+        let order = picker::rank_streamed(&sessions, q, |s| {
+            if c.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(crate::Error::Invalid("stopped".into()));
+            }
+            let text = list::all_messages_text(conn, s.file_id)?;
+            Ok(crate::redact::redact(&text).into_owned())
+        })
+        .map_err(sentence)?;
+        let mut slots: Vec<Option<list::SessionInfo>> = sessions.into_iter().map(Some).collect();
+        sessions = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    }
+    Ok(sessions)
+}
+
 pub fn get_session(c: &Call, a: SessionArgs) -> Answer {
     let budget = budget(a.max_chars)?;
     if a.cursor.is_some() {
         return Err("get_session answers in one page; call it without a cursor".into());
     }
     let session = c.session(&a.session)?;
-    let detail = show::show_session(&c.store.conn, &session).map_err(sentence)?;
+    let detail = c.read(|r| show::show(r, &session))?;
     let mut v = serde_json::to_value(&detail).map_err(sentence)?;
-    // As `pidx show --json`: the commits its edits ended up in (a repository that cannot be
-    // read costs the list, not the answer).
-    let commits =
-        crate::query::files::commits::of_session(&c.store.conn, session.file_id, &detail.cwd)
-            .unwrap_or_default();
+    // As `pidx show --json`: the commits its edits ended up in, from the local index's file
+    // touches (the team server holds none; a repository that cannot be read costs the list,
+    // not the answer).
+    let commits = match c.local("get_session", "the local index") {
+        Ok((conn, _)) => {
+            crate::query::files::commits::of_session(conn, session.file_id, &detail.cwd)
+                .unwrap_or_default()
+        }
+        Err(_) => Vec::new(),
+    };
     if let Some(o) = v.as_object_mut() {
         o.insert(
             "commits".into(),
@@ -318,8 +393,22 @@ pub fn get_tree(c: &Call, a: TreeArgs) -> Answer {
     let limit = in_range("limit", a.limit, 200, 2000)?;
     let offset = row_offset(a.cursor.as_deref(), "get_tree")?;
     let session = c.session(&a.session)?;
-    // The shape only: no node ids or text (both are read for this page's segments).
-    let t = shape::build_shape(&c.store.conn, &session).map_err(sentence)?;
+    // Locally the shape only: no node ids or text (both are read for this page's segments);
+    // the team server sends its tree whole.
+    let held: tree::Tree;
+    let (t, nodes) = match c.local("get_tree", "the local index") {
+        Ok((conn, _)) => (
+            shape::build_shape(conn, &session).map_err(sentence)?,
+            Nodes::Index {
+                conn,
+                file_id: session.file_id,
+            },
+        ),
+        Err(_) => {
+            held = c.read(|r| tree::tree(r, &session))?;
+            (shape::Shape::of_tree(&held), Nodes::Tree(&held))
+        }
+    };
     if t.unopenable {
         return Err(format!(
             "pi cannot open {} (its first JSON line is not a session header with an id), so it has no tree; get_session says more",
@@ -327,7 +416,7 @@ pub fn get_tree(c: &Call, a: TreeArgs) -> Answer {
         ));
     }
     let leaf = match t.leaf {
-        Some(i) => shape::id_at(&c.store.conn, session.file_id, t.seq[i]).map_err(sentence)?,
+        Some(i) => nodes.id(&t, i).map_err(sentence)?,
         None => None,
     };
     let all = super::segments::segments(&t);
@@ -336,7 +425,7 @@ pub fn get_tree(c: &Call, a: TreeArgs) -> Answer {
         .iter()
         .skip(offset)
         .take(limit)
-        .map(|g| g.to_json(&c.store.conn, session.file_id, &t))
+        .map(|g| g.to_json(&nodes, &t))
         .collect::<crate::Result<Vec<_>>>()
         .map_err(sentence)?;
     let page = fill_rows(rows, budget);
@@ -372,7 +461,7 @@ pub fn usage_stats(c: &Call, a: StatsArgs) -> Answer {
         cwd: project(a.cwd.as_deref()),
         zone,
     };
-    let rows = stats::stats(&c.store.conn, &c.scope, &opts).map_err(sentence)?;
+    let rows = c.read(|r| stats::figures(r, &opts))?;
     let total = rows.len();
     let values = rows
         .iter()
@@ -399,7 +488,12 @@ pub fn sql_query(c: &Call, a: SqlArgs, stop: &Arc<AtomicBool>) -> Answer {
         stop: Some(Arc::clone(stop)),
         hide_text: true,
     };
-    let (table, more) = sql::run_capped(&c.store.conn, &a.query, &limits).map_err(sentence)?;
+    // The team server's SQL cannot read transcript text as NULL as the local one does, so an
+    // agent's query there could carry secrets out unredacted in any column it builds.
+    let (conn, _) = c.local("sql_query", "the local index").map_err(|_| {
+        "sql_query is not offered over the team server: its SQL cannot hide transcript text (the local one reads it as NULL); use the other tools, or `pidx --pg URL sql` yourself".to_string()
+    })?;
+    let (table, more) = sql::run_capped(conn, &a.query, &limits).map_err(sentence)?;
     let rows = table
         .rows
         .into_iter()

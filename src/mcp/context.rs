@@ -1,6 +1,7 @@
 //! `get_context`: pi's context at a leaf, one page at a time. The context is located without
-//! reading message bodies (`query::context::plan_context`); a page reads only the entries it
-//! shows, so memory stays bounded by one message whatever the session's size. The cursor holds
+//! reading message bodies (`query::context::plan`; the team server's comes with its lines); a
+//! page reads only the entries it shows, so memory stays bounded by one message whatever the
+//! session's size (on the team server, by the context's lines). The cursor holds
 //! the leaf, so a session that grows between pages still pages through the same context.
 //! Each message is redacted whole before it is paged, so no page holds part of a secret.
 
@@ -13,7 +14,7 @@ use super::args::{ContextArgs, Format};
 use super::message;
 use super::page::budget;
 use crate::query::context::page::{self, Cursor, Place};
-use crate::query::context::plan_context;
+use crate::query::context::plan;
 
 const TOOL: &str = "get_context";
 
@@ -48,7 +49,7 @@ pub fn get_context(c: &Call, a: ContextArgs, cancel: &AtomicBool) -> Answer {
     let tool_chars = a.tool_output_chars.unwrap_or(2000);
     let start = start(&a)?;
     let session = c.session(&a.session)?;
-    let plan = plan_context(&c.store.conn, &session, start.leaf.as_deref()).map_err(|e| match e {
+    let plan = c.ask(|r| plan(r, &session, start.leaf.as_deref())).map_err(|e| match e {
         crate::Error::NotFound(what) => format!("there is no {what}: give an entry id from get_tree or search_sessions, or leave leaf out for the current leaf"),
         other => sentence(other),
     })?;

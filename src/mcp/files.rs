@@ -68,7 +68,8 @@ pub fn file_history(c: &Call, a: FileHistoryArgs) -> Answer {
         limit: offset + limit + 1,
         diffs: true,
     };
-    let rows = touches(&c.store.conn, &opts).map_err(sentence)?;
+    let (conn, _) = c.local("file_history", "the local index's file touches")?;
+    let rows = touches(conn, &opts).map_err(sentence)?;
     let more = rows.len() > offset + limit;
     let values = rows
         .iter()
@@ -86,8 +87,11 @@ pub fn file_history(c: &Call, a: FileHistoryArgs) -> Answer {
 pub fn blame(c: &Call, a: BlameArgs) -> Answer {
     let budget = budget(a.max_chars)?;
     let offset = row_offset(a.cursor.as_deref(), "blame")?;
-    let b = blame_file(&c.store.conn, Path::new(&a.path), &BlameOptions::default())
-        .map_err(sentence)?;
+    let (conn, _) = c.local(
+        "blame",
+        "files on this machine's disk and its index's edits",
+    )?;
+    let b = blame_file(conn, Path::new(&a.path), &BlameOptions::default()).map_err(sentence)?;
     let start = a.start.unwrap_or(1).max(1);
     let end = a.end.unwrap_or(usize::MAX);
     let lines: Vec<_> = b

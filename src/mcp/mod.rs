@@ -3,6 +3,10 @@
 //! the CLI on a blocking thread with its own read-only connection, freshened first (`fresh`).
 //! A cancelled call (or one past the time limit) is interrupted inside SQLite and between
 //! messages, and the server carries on. stdout carries the protocol only; notes go to stderr.
+//! With `--pg URL` the tools read the team server through the same `query::Reader` entry
+//! points as `pidx --pg URL` on the command line (one connection kept between calls, each call
+//! one read-only transaction with the server's statement timeout at the time limit); the tools
+//! that read only this machine (`file_history`, `blame`, `sql_query`) say so in one sentence.
 //! Answers hold no secret: rows are redacted as they are paged (`page`), context messages as
 //! they are rendered, searches match the redacted text, `sql_query` reads transcript text as
 //! NULL, and every string of the finished answer is redacted once more here.
@@ -18,7 +22,7 @@ mod segments;
 mod tools;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
@@ -31,7 +35,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Map, Value};
 
 use crate::app::env::Env;
+use crate::app::fresh::Fresh;
 use crate::app::outcome::Found;
+use crate::query::{Reader, TeamOpener, TeamServer};
 use crate::store::Scope;
 use crate::store::Store;
 
@@ -50,8 +56,20 @@ pub fn run(env: Env) -> Result<Found> {
         .build()
         .context("starting the MCP server's runtime")?;
     let env = Arc::new(env);
+    let team = env.global.pg_team()?.map(|(url, open)| {
+        Arc::new(Team {
+            url,
+            open,
+            source: env.global.source.clone(),
+            idle: Mutex::new(None),
+        })
+    });
     let server = Server {
-        fresh: Arc::new(crate::app::fresh::Fresh::new(Arc::clone(&env))),
+        // The team server is pushed to by other machines: no local files to follow.
+        fresh: team
+            .is_none()
+            .then(|| Arc::new(Fresh::new(Arc::clone(&env)))),
+        team,
         env,
     };
     let result = runtime.block_on(async move {
@@ -70,7 +88,57 @@ pub fn run(env: Env) -> Result<Found> {
 #[derive(Clone)]
 struct Server {
     env: Arc<Env>,
-    fresh: Arc<crate::app::fresh::Fresh>,
+    /// The local index's freshness (none on the team server).
+    fresh: Option<Arc<Fresh>>,
+    team: Option<Arc<Team>>,
+}
+
+/// The team server the tools read (`pidx --pg URL mcp`).
+struct Team {
+    url: String,
+    open: TeamOpener,
+    /// `--source`: every answer kept to one machine's sessions.
+    source: Option<String>,
+    /// The connection kept between calls (a call that finds it taken opens another).
+    idle: Mutex<Option<Box<dyn TeamServer>>>,
+}
+
+impl Team {
+    /// Runs one tool in one read-only transaction on a kept connection, or a new one whose
+    /// statements stop at the time limit. A connection the server closed is not kept; one
+    /// whose call failed is (dropping the unfinished transaction rolled it back).
+    fn answer(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+        stop: &Arc<AtomicBool>,
+    ) -> answer::Answer {
+        let kept = self.idle.lock().ok().and_then(|mut k| k.take());
+        let mut client = match kept {
+            Some(c) if !c.is_closed() => c,
+            _ => {
+                let mut c = (self.open)(&self.url).map_err(|e| format!("{e:#}"))?;
+                c.time_limit(TIME_LIMIT)
+                    .map_err(|e| format!("the team server: {e}"))?;
+                c
+            }
+        };
+        let result = client
+            .reader(self.source.clone())
+            .map_err(|e| format!("the team server: {e}"))
+            .and_then(|reader| {
+                let call = answer::Call::new(reader, stop);
+                let v = dispatch(&call, name, args, stop)?;
+                call.finish()?;
+                Ok(v)
+            });
+        if !client.is_closed() {
+            if let Ok(mut k) = self.idle.lock() {
+                *k = Some(client);
+            }
+        }
+        result
+    }
 }
 
 impl Server {
@@ -85,20 +153,13 @@ impl Server {
         stop: &Arc<AtomicBool>,
         begun: Instant,
     ) -> answer::Answer {
-        let note = self.fresh.freshen();
-        let store = Store::open_read_only(&self.env.db).map_err(answer::sentence)?;
-        let flag = Arc::clone(stop);
-        store
-            .conn
-            .progress_handler(10_000, Some(move || flag.load(Ordering::Relaxed)))
-            .map_err(answer::sentence)?;
-        let scope = Scope::new(&store.conn, &self.env.roots).map_err(answer::sentence)?;
-        let call = answer::Call {
-            store: &store,
-            scope,
-            stop,
+        let (note, result) = match (&self.team, &self.fresh) {
+            (Some(team), _) => (None, team.answer(name, args, stop)),
+            (None, fresh) => (
+                fresh.as_ref().and_then(|f| f.freshen()),
+                self.answer_locally(name, args, stop),
+            ),
         };
-        let result = dispatch(&call, name, args, stop);
         let result = result.map_err(|e| {
             if begun.elapsed() >= TIME_LIMIT {
                 format!("the call took longer than {} s and was stopped; narrow it (a shorter range, a more specific query, a smaller max_rows)", TIME_LIMIT.as_secs())
@@ -115,6 +176,31 @@ impl Server {
             crate::redact::redact_value(&mut v);
             v
         })
+    }
+}
+
+impl Server {
+    /// Runs one tool on a read-only connection to the local index.
+    fn answer_locally(
+        &self,
+        name: &str,
+        args: Map<String, Value>,
+        stop: &Arc<AtomicBool>,
+    ) -> answer::Answer {
+        let store = Store::open_read_only(&self.env.db).map_err(answer::sentence)?;
+        let flag = Arc::clone(stop);
+        store
+            .conn
+            .progress_handler(10_000, Some(move || flag.load(Ordering::Relaxed)))
+            .map_err(answer::sentence)?;
+        let scope = Scope::new(&store.conn, &self.env.roots).map_err(answer::sentence)?;
+        let reader = Reader::Local {
+            conn: &store.conn,
+            scope,
+            unread: Vec::new(),
+        };
+        let call = answer::Call::new(reader, stop);
+        dispatch(&call, name, args, stop)
     }
 }
 

@@ -1,13 +1,50 @@
 //! A session's tree (`query::shape`: links, times and labels, no ids or text) as compact
 //! segments for a model: each segment is a run of entries without a fork, listed depth-first
 //! with its nesting depth, so a 100k-entry linear session is one line and every branch point
-//! starts new ones. Ids and previews are read from the index for the page's segments only.
+//! starts new ones. Ids and previews are read from the index for the page's segments only
+//! (the team server's tree holds them already).
 
 use rusqlite::Connection;
 use serde_json::{json, Value};
 
 use crate::query::shape::{id_at, Shape};
-use crate::query::tree::entry_text;
+use crate::query::tree::{entry_text, Tree};
+
+/// Where a segment's ids and previews come from.
+pub enum Nodes<'a> {
+    /// The local index, read by `seq` for the page's segments only.
+    Index { conn: &'a Connection, file_id: i64 },
+    /// A tree read whole (the team server's; node `i` is the shape's node `i`).
+    Tree(&'a Tree),
+}
+
+impl Nodes<'_> {
+    pub fn id(&self, tree: &Shape, i: usize) -> crate::Result<Option<String>> {
+        match self {
+            Nodes::Index { conn, file_id } => id_at(conn, *file_id, tree.seq[i]),
+            Nodes::Tree(t) => Ok(t.nodes[i].id.clone()),
+        }
+    }
+
+    /// Node `i`'s role and the start of its text (at least `chars` characters when it has
+    /// more), or `None` when it has no text.
+    fn text(
+        &self,
+        tree: &Shape,
+        i: usize,
+        chars: usize,
+    ) -> crate::Result<Option<(Option<String>, String)>> {
+        match self {
+            Nodes::Index { conn, file_id } => entry_text(conn, *file_id, tree.seq[i], chars as i64),
+            Nodes::Tree(t) => {
+                let n = &t.nodes[i];
+                Ok(n.text
+                    .as_ref()
+                    .map(|text| (n.role.clone(), text.chars().take(chars).collect())))
+            }
+        }
+    }
+}
 
 /// How much of a segment's first message a preview shows.
 const PREVIEW_CHARS: usize = 120;
@@ -82,15 +119,9 @@ impl Segment {
     }
 
     /// The first non-blank text among the segment's first entries, cut, with its role.
-    fn preview(
-        &self,
-        conn: &Connection,
-        file_id: i64,
-        tree: &Shape,
-    ) -> crate::Result<Option<String>> {
+    fn preview(&self, nodes: &Nodes, tree: &Shape) -> crate::Result<Option<String>> {
         for &i in &self.heads {
-            let Some((role, t)) = entry_text(conn, file_id, tree.seq[i], PREVIEW_CHARS as i64 + 1)?
-            else {
+            let Some((role, t)) = nodes.text(tree, i, PREVIEW_CHARS + 1)? else {
                 continue;
             };
             if t.trim().is_empty() {
@@ -104,9 +135,9 @@ impl Segment {
         Ok(None)
     }
 
-    /// The segment as the model sees it, its preview read from the index.
-    pub fn to_json(&self, conn: &Connection, file_id: i64, tree: &Shape) -> crate::Result<Value> {
-        let id = |i: usize| id_at(conn, file_id, tree.seq[i]);
+    /// The segment as the model sees it, its ids and preview read from `nodes`.
+    pub fn to_json(&self, nodes: &Nodes, tree: &Shape) -> crate::Result<Value> {
+        let id = |i: usize| nodes.id(tree, i);
         let labels = self
             .labels
             .iter()
@@ -117,7 +148,7 @@ impl Segment {
             "firstId": id(self.first)?,
             "lastId": id(self.last)?,
             "entries": self.entries,
-            "preview": self.preview(conn, file_id, tree)?,
+            "preview": self.preview(nodes, tree)?,
             "labels": labels,
             "forks": self.forks,
             "current": self.current,

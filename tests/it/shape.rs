@@ -2,11 +2,12 @@
 //! conformance corpus exactly as `query::tree` does, whose JSON equals pi's `getTree`: the same
 //! roots, the same children in the same order, the same labels and leaf. The corpus holds the
 //! hard cases (duplicate ids, cycles, missing parents, invalid timestamps, labels removed).
+//! The shape made from a whole tree (the team server's, for `pidx --pg URL mcp`) is the same.
 
 use crate::common;
 
 use pidx::query::resolve::Resolved;
-use pidx::query::shape::{build_shape, id_at};
+use pidx::query::shape::{build_shape, id_at, Shape};
 use pidx::query::tree::build_tree;
 
 #[test]
@@ -54,6 +55,10 @@ fn the_compact_shape_links_every_session_as_pis_tree() {
             .leaf_seq
             .map(|s| tree.nodes.iter().position(|n| n.seq == s).unwrap());
         assert_eq!(shape.leaf, leaf, "{at}: leaf");
+        assert!(
+            Shape::of_tree(&tree) == shape,
+            "{at}: the shape of the whole tree"
+        );
         nodes += tree.nodes.len();
     }
     assert!(

@@ -1,6 +1,6 @@
 """`pidx mcp` driven by the official MCP Python SDK over stdio, checked against the CLI.
 
-Usage: client_check.py PIDX_BINARY CORPUS_ROOT
+Usage: client_check.py PIDX_BINARY CORPUS_ROOT [--pg WRITER_URL READER_URL]
 
 Every tool is called on the conformance corpus (plus one generated large session in a temp
 dir) and its answer compared with `pidx ... --json` for the same question: search hits, list
@@ -10,6 +10,12 @@ cancelled call after which the server must still answer. Then a session of fresh
 secrets: no answer may show one, whatever an agent searches, reads or queries (the CLI
 answers compared with are `--redact`ed, as MCP answers are). Prints one line per failure and
 'N passed, N failed' at the end; exits 1 on any failure.
+
+With --pg the same sessions are pushed to a team server (WRITER_URL, as source "alpha") and
+`pidx --pg READER_URL mcp` is checked against `pidx --pg READER_URL ... --json`: the same
+questions, the same secrets; the tools that read only the local machine (sql_query,
+file_history, blame) and `meaning` answer one sentence; cancellation, the time limit and
+freshness (a pushed server has no files to follow) are the local run's.
 """
 
 import asyncio
@@ -25,11 +31,13 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
 PIDX, CORPUS = sys.argv[1], os.path.abspath(sys.argv[2])
+PG = sys.argv[4:6] if sys.argv[3:4] == ["--pg"] else None
 sys.setrecursionlimit(50000)  # `pidx tree --json` of the 2,400-deep generated session nests that deep
 TMP = tempfile.mkdtemp(prefix="pidx-mcp-")
 BIG_ROOT = os.path.join(TMP, "big")
 BIG_ID = "0b16b16b-0000-7000-8000-00000000b16b"
-GLOBAL = ["--root", CORPUS, "--root", BIG_ROOT, "--db", os.path.join(TMP, "index.db")]
+LOCAL = ["--root", CORPUS, "--root", BIG_ROOT, "--db", os.path.join(TMP, "index.db")]
+GLOBAL = ["--pg", PG[1]] if PG else LOCAL
 ENV = {**os.environ, "HOME": TMP, "PI_CODING_AGENT_DIR": os.path.join(TMP, "agent"), "NO_COLOR": "1"}
 
 ERRLOG = os.path.join(TMP, "server-stderr.log")
@@ -274,6 +282,15 @@ async def check_figures(s):
     rows, _ = await all_pages(s, "usage_stats", "rows", by=["month", "model"], tz="UTC")
     check(rows == cli("stats", "--by", "month", "--by", "model", "--tz", "UTC"), "usage_stats equals `pidx stats`")
     q = "SELECT id, cwd, message_count FROM v_sessions ORDER BY path"
+    if PG:
+        for tool, args in (("sql_query", {"query": q}), ("file_history", {"path": "/tmp"}),
+                           ("blame", {"path": PIDX})):
+            value, err = await call(s, tool, **args)
+            check(value is None and err and "team server" in err and "\n" not in err,
+                  f"{tool} over --pg answers one sentence naming the team server: {err!r}")
+        value, err = await call(s, "search_sessions", query="build", meaning=True)
+        check(value is None and err and "team server" in err, f"meaning over --pg says why not: {err!r}")
+        return
     rows, pages = await all_pages(s, "sql_query", "rows", query=q, max_rows=10)
     check(rows == cli("sql", q) and pages > 1, f"sql_query paged by 10 equals `pidx sql` ({pages} pages)")
 
@@ -287,19 +304,20 @@ async def check_errors(s):
              ("list_sessions", {"all": True, "cursor": "get_tree:3"}, "cursor"),
              ("usage_stats", {"by": ["fortnight"]}, "fortnight"),
              ("search_sessions", {"query": "x", "since": "yesterday"}, "date"),
-             ("sql_query", {"query": "DELETE FROM files"}, "read-only"),
+             ("sql_query", {"query": "DELETE FROM files"}, "team server" if PG else "read-only"),
              ("get_context", {"session": BIG_ID, "leaf": "nothere"}, "entry"),
              ("no_such_tool", {}, "tools")]
     for tool, args, word in cases:
         value, err = await call(s, tool, **args)
         check(err is not None and "\n" not in err.strip() and word in err,
               f"{tool} {args} is a one-line tool error mentioning {word!r}: {err!r}")
-    v = await call_ok(s, "search_sessions", query=r"\d+", regex=True, limit=3)
-    check(any("every text was read" in n for n in v.get("notes", [])),
-          f"a regex no word narrows says it read every text: {v.get('notes')!r}")
-    v = await call_ok(s, "search_sessions", query=r"fn\s+\w+", regex=True, limit=3)
-    check(not any("every text was read" in n for n in v.get("notes", [])),
-          f"a regex with a required word does not: {v.get('notes')!r}")
+    if not PG:  # the server plans its own query: no note of what it read
+        v = await call_ok(s, "search_sessions", query=r"\d+", regex=True, limit=3)
+        check(any("every text was read" in n for n in v.get("notes", [])),
+              f"a regex no word narrows says it read every text: {v.get('notes')!r}")
+        v = await call_ok(s, "search_sessions", query=r"fn\s+\w+", regex=True, limit=3)
+        check(not any("every text was read" in n for n in v.get("notes", [])),
+              f"a regex with a required word does not: {v.get('notes')!r}")
     value, err = await call(s, "get_session", session="e5ce5ce5")
     check(err is not None and "matches 2 sessions" in err and "evil" in err
           and not any(c in err for c in "\x1b\x07\x9b\n"),
@@ -474,6 +492,8 @@ async def check_secrets(s, planted):
     clean("list_sessions", await call_ok(s, "list_sessions", all=True, query="rollout"))
     clean("get_session", await call_ok(s, "get_session", session=SECRETS_ID))
     clean("get_tree", await call_ok(s, "get_tree", session=SECRETS_ID))
+    if PG:
+        return
     for q in ("SELECT text FROM entries", "SELECT first_message FROM v_sessions",
               "SELECT path FROM entries e JOIN files f ON f.id = e.file_id WHERE e.text LIKE '%AKIA%'"):
         v = await call_ok(s, "sql_query", query=q, max_rows=1000)
@@ -491,20 +511,28 @@ async def main():
     write_hostile_sessions()
     planted = planted_secrets()
     write_secret_session(planted)
+    steps = [check_tools, check_list_and_search, check_sessions, check_figures, check_errors]
+    if PG:
+        p = subprocess.run([PIDX, *LOCAL, "push", "--pg", PG[0], "--source", "alpha"],
+                           capture_output=True, text=True, env=ENV)
+        if p.returncode != 0:
+            raise RuntimeError(f"pidx push failed: {p.stderr.strip()}")
+    else:
+        steps += [check_cancel, check_time_limit, check_freshness]
     params = StdioServerParameters(command=PIDX, args=[*GLOBAL, "mcp"], env=ENV, cwd=TMP)
     errlog = open(ERRLOG, "w", encoding="utf-8")
     async with stdio_client(params, errlog=errlog) as (read, write):
         async with ClientSession(read, write) as s:
             init = await s.initialize()
             check(init.server_info.name == "pidx", f"serverInfo names pidx: {init.server_info}")
-            for step in (check_tools, check_list_and_search, check_sessions, check_figures, check_errors, check_cancel, check_time_limit, check_freshness):
+            for step in steps:
                 t0 = time.monotonic()
                 await step(s)
                 print(f"{step.__name__}: {time.monotonic() - t0:.1f} s", flush=True)
             t0 = time.monotonic()
             await check_secrets(s, planted)
             print(f"check_secrets: {time.monotonic() - t0:.1f} s", flush=True)
-    print(f"mcp client check: {passed} passed, {failed} failed")
+    print(f"mcp client check{' over --pg' if PG else ''}: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
 

@@ -2,6 +2,9 @@
 # `pidx mcp` against a real MCP client: the official Python SDK (`mcp` from PyPI), installed
 # into a venv in a cache folder ($PIDX_TEST_CACHE, default ~/.cache/pidx-tests). Skips loudly
 # when python3, venv or pip (or the package) cannot be had. See client_check.py for what it checks.
+# With --pg: the same check of `pidx --pg URL mcp` against a throwaway PostgreSQL server
+# (tests/pg/server.sh; skips loudly without one), read through docs/team.md's read-only role.
+#   bash tests/mcp/run.sh [--pg]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -26,4 +29,16 @@ echo "MCP client: python $("$venv/bin/python" -c 'import sys; print(sys.version.
 cargo build --quiet --bin pidx
 # Absolute: the client starts the server from a temp folder.
 bin="$(cd "${CARGO_TARGET_DIR:-target}/debug" && pwd)/pidx"
-exec "$venv/bin/python" tests/mcp/client_check.py "$bin" tests/fixtures/conformance/sessions
+if [ "${1:-}" != "--pg" ]; then
+  exec "$venv/bin/python" tests/mcp/client_check.py "$bin" tests/fixtures/conformance/sessions
+fi
+pg_skip() { echo "!!!!!!!! SKIPPED: the MCP client check over --pg: $* !!!!!!!!" >&2; exit 0; }
+source tests/pg/server.sh
+pg_start -c fsync=off -c synchronous_commit=off
+writer="postgresql:///pidx?host=$PG_TMP&port=$PG_PORT&user=pidx_writer"
+reader="postgresql:///pidx?host=$PG_TMP&port=$PG_PORT&user=pidx_reader"
+# The schema first, then docs/team.md's grants to the read-only role (pg_start made it).
+HOME="$PG_TMP" "$bin" --pg "$writer" pg migrate >/dev/null
+sed -n '/<!-- pg-reader-role -->/,/^```$/p' docs/team.md | sed -n '/^```sql/,/^```$/p' | grep -v '^```' \
+  | grep -v '^CREATE ROLE' | "${PSQL[@]}" -d pidx >/dev/null
+"$venv/bin/python" tests/mcp/client_check.py "$bin" tests/fixtures/conformance/sessions --pg "$writer" "$reader"

@@ -11,14 +11,14 @@ use rusqlite::{Connection, OptionalExtension};
 
 use crate::error::Result;
 use crate::query::resolve::Resolved;
-use crate::query::tree::sort_by_time;
+use crate::query::tree::{sort_by_time, Tree};
 
 /// Every entry in file order, as the shape reads it.
 const ENTRIES: &str = "SELECT seq, id, parent_id, type = 'label', ts_ms, label, target_id
                        FROM entries WHERE file_id = ?1 ORDER BY seq";
 
 /// The linked shape of one session's tree.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Shape {
     /// Each node's entry `seq`, in file order.
     pub seq: Vec<i64>,
@@ -43,6 +43,41 @@ impl Shape {
 
     pub fn is_empty(&self) -> bool {
         self.seq.is_empty()
+    }
+
+    /// The shape of a tree read whole (the team server's): node `i` is the tree's node `i`,
+    /// linked as the tree links it; a label marks the last node of its id, as here.
+    pub fn of_tree(tree: &Tree) -> Shape {
+        if tree.unopenable {
+            return Shape {
+                unopenable: true,
+                ..Shape::default()
+            };
+        }
+        let mut first = Vec::with_capacity(tree.nodes.len() + 1);
+        let mut kids = Vec::new();
+        let mut labelled: HashMap<Option<&str>, (usize, &str)> = HashMap::new();
+        for (i, node) in tree.nodes.iter().enumerate() {
+            first.push(kids.len() as u32);
+            kids.extend(node.children.iter().map(|&k| k as u32));
+            if let Some(label) = &node.label {
+                labelled.insert(node.id.as_deref(), (i, label));
+            }
+        }
+        first.push(kids.len() as u32);
+        Shape {
+            seq: tree.nodes.iter().map(|n| n.seq).collect(),
+            ts_ms: tree.nodes.iter().map(|n| n.ts_ms).collect(),
+            first,
+            kids,
+            roots: tree.roots.clone(),
+            labels: labelled
+                .into_values()
+                .map(|(i, l)| (i, l.to_string()))
+                .collect(),
+            leaf: tree.nodes.len().checked_sub(1),
+            unopenable: false,
+        }
     }
 
     /// The children of node `i`, oldest first.

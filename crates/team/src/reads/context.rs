@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use postgres::Transaction;
 
-use super::resolve::key;
+use super::on::key;
 use crate::pg::lines::line;
 use crate::pg::server_err;
 use pidx_core::error::{Error, Result};

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use postgres::Transaction;
 
-use super::resolve::key;
+use super::on::key;
 use crate::pg::server_err;
 use pidx_core::error::Result;
 use pidx_core::query::handle::{named, Ids, Session};

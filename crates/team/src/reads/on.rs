@@ -4,12 +4,25 @@
 
 use rusqlite::types::Value;
 
+use pidx_core::query::resolve::Resolved;
 use pidx_core::store::filter::{text, Where};
 
 /// pi's `modified` over the server's `sessions s` (as `store::schema::MODIFIED`).
 pub const MODIFIED: &str = "CASE WHEN s.last_activity_ms > 0 THEN s.last_activity_ms
                               WHEN s.header_ts_ms IS NOT NULL THEN s.header_ts_ms
                               ELSE s.mtime_ms END";
+
+/// A session on the server: (source, fid), its key there.
+///
+/// # Panics
+/// For a session of the local index (no source): a server query was given a local session.
+pub fn key(s: &Resolved) -> (&str, i64) {
+    let source = s
+        .source
+        .as_deref()
+        .expect("a session on the team server has a source");
+    (source, s.file_id)
+}
 
 /// Only `source`'s sessions, when one is given.
 pub fn source(source: Option<&str>) -> Where {

@@ -3,30 +3,27 @@
 
 use postgres::Transaction;
 
-use super::on as server;
+use super::handle;
+use super::on::{self as server, MODIFIED};
 use crate::pg::server_err;
 use pidx_core::error::{Error, Result};
+use pidx_core::pi::picker;
+use pidx_core::query::handle::Session;
 use pidx_core::query::resolve::Resolved;
 use pidx_core::store::filter::text;
-
-/// A session on the server: (source, fid), its key there.
-///
-/// # Panics
-/// For a session of the local index (no source): a server query was given a local session.
-pub fn key(s: &Resolved) -> (&str, i64) {
-    let source = s
-        .source
-        .as_deref()
-        .expect("a session on the team server has a source");
-    (source, s.file_id)
-}
 
 /// A session on the server, as a row names it.
 struct Candidate {
     source: String,
     fid: i64,
     path: String,
+    id: Option<String>,
+    title: Option<String>,
+    modified_ms: i64,
 }
+
+/// How many candidates an ambiguous argument lists (as locally).
+const SHOWN: usize = 10;
 
 /// Finds the session SESSION means: a path, a file name (the handle of a copied id), a full
 /// session id or a unique id prefix.
@@ -51,9 +48,11 @@ pub fn resolve(tx: &mut Transaction, source: Option<&str>, arg: &str) -> Result<
         [text(arg), text(arg), text(arg), text(prefix)],
     );
     let sql = format!(
-        "SELECT s.source, s.fid, s.path, s.path = ${n} OR s.file_name = ${n} OR s.session_id = ${n} AS exact
-         FROM sessions s WHERE {} ORDER BY exact DESC, s.source, s.path LIMIT 11",
+        "SELECT s.source, s.fid, s.path, s.path = ${n} OR s.file_name = ${n} OR s.session_id = ${n} AS exact,
+                s.session_id, substr(coalesce(s.name, s.first_message), 1, 1000), {MODIFIED}
+         FROM sessions s WHERE {} ORDER BY exact DESC, 7 DESC, s.source, s.path LIMIT {}",
         c.pg_sql(),
+        SHOWN + 1,
         n = c.values().len() + 1
     );
     let mut params = server::params(&c);
@@ -68,6 +67,9 @@ pub fn resolve(tx: &mut Transaction, source: Option<&str>, arg: &str) -> Result<
                     source: r.get(0),
                     fid: r.get(1),
                     path: r.get(2),
+                    id: r.get(4),
+                    title: r.get(5),
+                    modified_ms: r.get(6),
                 },
                 r.get(3),
             )
@@ -89,10 +91,47 @@ pub fn resolve(tx: &mut Transaction, source: Option<&str>, arg: &str) -> Result<
         many => Err(Error::Ambiguous {
             query: arg.to_string(),
             count: many.len(),
-            shown: many
-                .iter()
-                .map(|f| format!("{}  {}", f.source, f.path))
-                .collect(),
+            shown: describe(tx, source, &many[..many.len().min(SHOWN)])?,
         }),
     }
+}
+
+/// One line per candidate, as the local index writes it (its handle, how long ago it was
+/// active, what it is about) with the machine it came from.
+fn describe(
+    tx: &mut Transaction,
+    source: Option<&str>,
+    found: &[&Candidate],
+) -> Result<Vec<String>> {
+    let handles = handle::handles(
+        tx,
+        source,
+        found.iter().map(|c| Session {
+            file_id: c.fid,
+            id: c.id.as_deref(),
+            path: &c.path,
+        }),
+    )?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+    Ok(found
+        .iter()
+        .map(|c| {
+            let title: String = c
+                .title
+                .as_deref()
+                .unwrap_or("(no messages)")
+                .chars()
+                .take(60)
+                .collect();
+            format!(
+                "{}  {}  {}  {}",
+                handles.get(&c.fid).map_or("", String::as_str),
+                c.source,
+                picker::age(c.modified_ms, now),
+                title
+            )
+        })
+        .collect())
 }

@@ -5,8 +5,8 @@ use postgres::types::FromSql;
 use postgres::Transaction;
 use serde_json::Value;
 
+use super::on::key;
 use super::on::MODIFIED;
-use super::resolve::key;
 use crate::pg::server_err;
 use pidx_core::error::{Error, Result};
 use pidx_core::pi::js;

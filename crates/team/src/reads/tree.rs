@@ -3,7 +3,7 @@
 use postgres::Transaction;
 
 use super::context::loadability;
-use super::resolve::key;
+use super::on::key;
 use crate::pg::server_err;
 use pidx_core::error::{Error, Result};
 use pidx_core::query::resolve::Resolved;
