@@ -177,8 +177,15 @@ const EXAMPLE_WORDS: &[&str] = &[
 ];
 
 fn holds_example_word(v: &str) -> bool {
+    holds_example_word_but(v, None)
+}
+
+/// [`holds_example_word`] without `unless` (a word that alone does not make `v` an example).
+fn holds_example_word_but(v: &str, unless: Option<&str>) -> bool {
     let plain = undisguised(v);
-    EXAMPLE_WORDS.iter().any(|w| plain.contains(w))
+    EXAMPLE_WORDS
+        .iter()
+        .any(|w| Some(*w) != unless && plain.contains(w))
 }
 
 /// `v`'s letters, lower case, with `%XX` escapes read and everything else left out: a URL
@@ -236,11 +243,8 @@ fn doc_digits(v: &str) -> bool {
 /// capital or a symbol in it, as a password rule demands.
 pub fn plausible_password(v: &str) -> bool {
     let lower = v.to_ascii_lowercase();
-    let plain = undisguised(v);
     if !not_a_placeholder(v)
-        || EXAMPLE_WORDS
-            .iter()
-            .any(|w| *w != PASSWORD_BASE_WORD && plain.contains(w))
+        || holds_example_word_but(v, Some(PASSWORD_BASE_WORD))
         || lower.split('/').any(secret_placeholder)
         || doc_digits(v)
     {

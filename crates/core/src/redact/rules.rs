@@ -395,13 +395,14 @@ const CUT_KEY_BODY: usize = 16;
 /// A PEM block's body (between its BEGIN and END lines, `Proc-Type:`-style header lines left
 /// out) is long enough to be a key, or to be a piece of one where the block is cut short.
 fn holds_a_key(block: &str) -> bool {
-    let end = block.rfind("-----END");
+    let ended = block.rfind("-----END");
+    let end = ended.unwrap_or(block.len());
     // the BEGIN line's closing dashes: the first `-----` after its opening ones
     let start = block[5..]
         .find("-----")
         .map_or(block.len(), |i| i + 10)
-        .min(end.unwrap_or(block.len()));
-    let body = block[start..end.unwrap_or(block.len())].replace("\\n", "\n");
+        .min(end);
+    let body = block[start..end].replace("\\n", "\n");
     let chars: usize = body
         .lines()
         .filter(|l| !l.contains(':'))
@@ -412,7 +413,7 @@ fn holds_a_key(block: &str) -> bool {
         })
         .sum();
     chars
-        >= if end.is_some() {
+        >= if ended.is_some() {
             SHORTEST_KEY_BODY
         } else {
             CUT_KEY_BODY

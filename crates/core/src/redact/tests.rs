@@ -1,5 +1,11 @@
 use super::*;
 
+/// `text` holds one secret, `secret`, and the detector finds exactly it.
+fn assert_finds_only(text: &str, secret: &str) {
+    let got: Vec<&str> = find(text).iter().map(|f| &text[f.start..f.end]).collect();
+    assert_eq!(got, vec![secret], "in {text:?}");
+}
+
 /// (text, rule, the secret) for each rule: the finding must be exactly the secret.
 const FOUND: &[(&str, &str, &str)] = &[
     (
@@ -459,8 +465,7 @@ fn a_password_built_on_secret_is_found_and_the_bare_word_is_not() {
         ("redis://ops:Secret2031x@cache:6379", "Secret2031x"),
         ("postgres://app:907153@db/app", "907153"),
     ] {
-        let got: Vec<&str> = find(text).iter().map(|f| &text[f.start..f.end]).collect();
-        assert_eq!(got, vec![secret], "in {text:?}");
+        assert_finds_only(text, secret);
     }
     for text in [
         "redis://user:secret@cache:6379",
@@ -523,8 +528,7 @@ fn the_fifth_rounds_refusals_leave_their_secret_twins_found() {
             "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI5ODc2NTQzMjEwIiwibmFtZSI6IlJ1dGggUm9lIn0.kE3Q9x0Zc7uL2aYv5bN8mJ1pR4tW6sD0fH3gK5jL7zX",
         ),
     ] {
-        let got: Vec<&str> = find(text).iter().map(|f| &text[f.start..f.end]).collect();
-        assert_eq!(got, vec![secret], "in {text:?}");
+        assert_finds_only(text, secret);
     }
 }
 
@@ -569,8 +573,7 @@ fn the_sixth_rounds_refusals_leave_their_secret_twins_found() {
             "D1fficultP%40ssw0rd",
         ),
     ] {
-        let got: Vec<&str> = find(text).iter().map(|f| &text[f.start..f.end]).collect();
-        assert_eq!(got, vec![secret], "in {text:?}");
+        assert_finds_only(text, secret);
     }
 }
 
@@ -597,7 +600,6 @@ fn a_value_named_as_about_a_secret_is_not_one() {
         ),
         ("export SESSION_SECRET=k3Jd9QpL2xVb7TzR", "k3Jd9QpL2xVb7TzR"),
     ] {
-        let got: Vec<&str> = find(text).iter().map(|f| &text[f.start..f.end]).collect();
-        assert_eq!(got, vec![secret], "in {text:?}");
+        assert_finds_only(text, secret);
     }
 }
