@@ -2,6 +2,10 @@
 
 Usage (the venv of tests/mcp/run.sh has the `mcp` package):
   python benches/mcp_latency.py PIDX_BINARY SESSIONS_ROOT INDEX_DB [HUGE_SESSION_ID] [PAGES] [pages-only]
+  PIDX_BENCH_PG=URL python benches/mcp_latency.py ...   # the same calls over `pidx --pg URL mcp`
+
+With PIDX_BENCH_PG the server is read as it is (push the index there first); `sql_query`, which
+is not offered over the team server, is left out.
 
 The index is synced first (`pidx sync`), so the numbers are for answering, each call still
 doing its freshness stat pass. Each tool is called 9 times with the same arguments; the median
@@ -27,6 +31,8 @@ PAGES = int(sys.argv[5]) if len(sys.argv) > 5 else 200
 # "pages-only": skip the tool timings, so the peak RSS is the paging's alone.
 PAGES_ONLY = len(sys.argv) > 6 and sys.argv[6] == "pages-only"
 GLOBAL = ["--root", ROOT, "--db", DB]
+PG = os.environ.get("PIDX_BENCH_PG")
+READ = ["--pg", PG] if PG else GLOBAL
 
 
 def server_rss_kib():
@@ -36,7 +42,7 @@ def server_rss_kib():
             continue
         try:
             cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
-            if cmd and cmd[0].endswith(b"pidx") and b"mcp" in cmd and DB.encode() in cmd:
+            if cmd and cmd[0].endswith(b"pidx") and b"mcp" in cmd and (READ[-1].encode() in cmd):
                 status = open(f"/proc/{pid}/status").read()
                 vals = {line.split(":")[0]: int(line.split()[1]) for line in status.splitlines()
                         if line.startswith(("VmHWM", "VmRSS"))}
@@ -60,13 +66,14 @@ async def timed(s, tool, args, n=9):
 
 
 async def main():
-    t0 = time.time()
-    subprocess.run([PIDX, *GLOBAL, "sync"], check=True)
-    print(f"sync: {time.time() - t0:.1f} s")
-    sessions = json.loads(subprocess.run([PIDX, *GLOBAL, "list", "--all", "--limit", "50", "--json"],
+    if not PG:
+        t0 = time.time()
+        subprocess.run([PIDX, *GLOBAL, "sync"], check=True)
+        print(f"sync: {time.time() - t0:.1f} s")
+    sessions = json.loads(subprocess.run([PIDX, *READ, "list", "--all", "--limit", "50", "--json"],
                                          capture_output=True, check=True).stdout)
     sid = sessions[len(sessions) // 2]["id"]
-    params = StdioServerParameters(command=PIDX, args=[*GLOBAL, "mcp"])
+    params = StdioServerParameters(command=PIDX, args=[*READ, "mcp"])
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as s:
             await s.initialize()
@@ -82,6 +89,8 @@ async def main():
                 ("usage_stats", {"by": ["month", "model"]}),
                 ("sql_query", {"query": "SELECT cwd, count(*) AS n FROM v_sessions GROUP BY cwd ORDER BY n DESC"}),
             ]
+            if PG:
+                calls = [c for c in calls if c[0] != "sql_query"]
             if PAGES_ONLY:
                 calls = []
             print("tool                 arguments                                   median ms   max ms")

@@ -5,9 +5,9 @@
 //! the schema: a text listed under other ones would make that bound wrong, so changing either
 //! takes a migration that lists every text again.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
 
-use super::words::words;
+use super::words::occurrences;
 use pidx_core::store::fts5::impact;
 
 /// The mean text length the listed impacts are computed at (a reader's own mean scales the
@@ -23,18 +23,21 @@ const MAX_WORD: usize = 2047;
 
 /// `text`'s listed words with their counts in it, and its length in tokens.
 pub fn heads(text: &str) -> (Vec<(String, i32)>, i32) {
-    let mut tf: HashMap<std::borrow::Cow<str>, i32> = HashMap::new();
-    let mut len: i64 = 0;
-    for w in words(text) {
-        len += 1;
-        *tf.entry(w).or_default() += 1;
+    let (occ, len) = occurrences(text);
+    listed(&occ, len)
+}
+
+/// [`heads`] of a text's sorted [`occurrences`] (split once for its `tsvector` and its heads)
+/// and its length in tokens: each run of one word is its count.
+pub fn listed(occ: &[(Cow<'_, str>, u16)], len: usize) -> (Vec<(String, i32)>, i32) {
+    let len = i64::try_from(len).unwrap_or(i64::MAX);
+    let mut out = Vec::new();
+    for run in occ.chunk_by(|a, b| a.0 == b.0) {
+        let (w, n) = (&run[0].0, run.len() as i64);
+        if w.len() <= MAX_WORD && impact(n, len, AVGDL) >= MIN_IMPACT {
+            out.push((w.to_string(), i32::try_from(n).unwrap_or(i32::MAX)));
+        }
     }
-    let mut out: Vec<(String, i32)> = tf
-        .into_iter()
-        .filter(|(w, n)| w.len() <= MAX_WORD && impact(i64::from(*n), len, AVGDL) >= MIN_IMPACT)
-        .map(|(w, n)| (w.into_owned(), n))
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
     (out, i32::try_from(len).unwrap_or(i32::MAX))
 }
 
@@ -54,6 +57,27 @@ mod tests {
             h.iter().map(|h| (h.0.as_str(), h.1)).collect::<Vec<_>>(),
             [("the", 257), ("x", 16_126)]
         );
+    }
+
+    #[test]
+    fn runs_of_the_sorted_words_count_as_a_tally_of_every_word() {
+        // The tally `listed` replaced: every word counted in a map, listed words kept.
+        let long = "y".repeat(MAX_WORD + 1);
+        let text = format!("Ünïcode unicode {long} the THE the a b a Straße strasse {long} z");
+        let mut tally: std::collections::HashMap<String, i64> = Default::default();
+        let mut len = 0;
+        for w in super::super::words::words(&text) {
+            len += 1;
+            *tally.entry(w.into_owned()).or_default() += 1;
+        }
+        let mut want: Vec<(String, i32)> = tally
+            .into_iter()
+            .filter(|(w, n)| w.len() <= MAX_WORD && impact(*n, len, AVGDL) >= MIN_IMPACT)
+            .map(|(w, n)| (w, n as i32))
+            .collect();
+        want.sort();
+        assert_eq!(heads(&text), (want, len as i32));
+        assert_eq!(len, 13);
     }
 
     #[test]

@@ -99,16 +99,31 @@ fn fold(word: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TsVector(Vec<u8>);
 
+/// The words of `text` a `tsvector` can hold, each with its position (1-based, capped as
+/// PostgreSQL caps them), sorted by word then position; and how many words `text` has (a
+/// word too long to hold counts too).
+pub fn occurrences(text: &str) -> (Vec<(Cow<'_, str>, u16)>, usize) {
+    let mut n = 0;
+    let mut occ = Vec::new();
+    for w in words(text) {
+        n += 1;
+        if w.len() <= MAX_LEXEME {
+            occ.push((w, n.min(MAX_POSITION) as u16));
+        }
+    }
+    occ.sort_unstable();
+    (occ, n)
+}
+
 impl TsVector {
-    /// The words of `text` with their positions (1-based, capped as PostgreSQL caps them). A
-    /// text too big for one `tsvector` keeps positions only while they fit, then only lexemes.
+    /// The words of `text` with their positions. A text too big for one `tsvector` keeps
+    /// positions only while they fit, then only lexemes.
     pub fn of(text: &str) -> TsVector {
-        let mut occ: Vec<(Cow<str>, u16)> = words(text)
-            .enumerate()
-            .filter(|(_, w)| w.len() <= MAX_LEXEME)
-            .map(|(i, w)| (w, (i + 1).min(MAX_POSITION) as u16))
-            .collect();
-        occ.sort_unstable();
+        TsVector::of_sorted(&occurrences(text).0)
+    }
+
+    /// The `tsvector` of [`occurrences`].
+    pub fn of_sorted(occ: &[(Cow<'_, str>, u16)]) -> TsVector {
         let mut out = Vec::with_capacity(16 + occ.len() * 4);
         out.extend_from_slice(&0i32.to_be_bytes());
         let mut count = 0i32;

@@ -14,7 +14,7 @@ use super::PushOptions;
 use crate::pg::heads;
 use crate::pg::lines;
 use crate::pg::values::Val;
-use crate::pg::words::TsVector;
+use crate::pg::words::{occurrences, TsVector};
 use crate::pg::writer::{Change, FileRows, ENTRY_COLS, SESSION_COLS};
 use pidx_core::error::{Error, Result};
 use pidx_core::pi::line::{parse_json, parse_line, Line};
@@ -274,8 +274,9 @@ fn add_texts(
     for (kind, body) in texts(&obj) {
         if kinds & (1 << kind as i64) != 0 {
             let body = redacted(body, redact);
-            let words = TsVector::of(&body);
-            let (heads, ntok) = heads::heads(&body);
+            let (occ, len) = occurrences(&body);
+            let words = TsVector::of_sorted(&occ);
+            let (heads, ntok) = heads::listed(&occ, len);
             for (term, tf) in heads {
                 rows.bytes += term.len() + 32;
                 rows.heads.push(vec![

@@ -154,29 +154,51 @@ pub fn push(
     let mut tx = client.transaction().map_err(server_err)?;
     let mut remote = remote_state(&mut tx, &opts.source)?;
     let files = local::files(conn, scope)?;
-    let mut batch = Batch::default();
-    for f in &files {
-        let old = remote.remove(&f.path);
-        let Some(change) = change_for(f, old.as_ref())? else {
-            report.unchanged += 1;
-            continue;
-        };
-        let Some(rows) = local::rows(conn, f, change, opts)? else {
-            report.skipped += 1;
-            continue;
-        };
-        report.entries += rows.entries.len();
-        match change {
-            Change::Full if old.is_none() => report.new += 1,
-            Change::Full => report.rewritten += 1,
-            Change::Append { .. } => report.appended += 1,
-            Change::Summary => report.summaries += 1,
-        }
-        batch.add(old.map(|r| r.fid), rows, change);
-        if batch.full() {
-            writer::write_batch(&mut tx, &opts.source, &std::mem::take(&mut batch))?;
-        }
-    }
+    let source = opts.source.as_str();
+    // The server writes one batch while pidx reads, redacts and compresses the next: the two
+    // took turns (a first push of 1,000 sessions: 7 s in pidx, 10 s in the server, 17 s).
+    // One batch waits between them, so memory holds at most three.
+    let (mut batch, mut tx) = std::thread::scope(|s| -> Result<(Batch, Transaction)> {
+        let (send, batches) = std::sync::mpsc::sync_channel::<Batch>(1);
+        let writer = s.spawn(move || -> Result<Transaction> {
+            for batch in batches {
+                writer::write_batch(&mut tx, source, &batch)?;
+            }
+            Ok(tx)
+        });
+        let produced = (|| -> Result<Batch> {
+            let mut batch = Batch::default();
+            for f in &files {
+                let old = remote.remove(&f.path);
+                let Some(change) = change_for(f, old.as_ref())? else {
+                    report.unchanged += 1;
+                    continue;
+                };
+                let Some(rows) = local::rows(conn, f, change, opts)? else {
+                    report.skipped += 1;
+                    continue;
+                };
+                report.entries += rows.entries.len();
+                match change {
+                    Change::Full if old.is_none() => report.new += 1,
+                    Change::Full => report.rewritten += 1,
+                    Change::Append { .. } => report.appended += 1,
+                    Change::Summary => report.summaries += 1,
+                }
+                batch.add(old.map(|r| r.fid), rows, change);
+                // A writer that stopped has its error, returned below.
+                if batch.full() && send.send(std::mem::take(&mut batch)).is_err() {
+                    break;
+                }
+            }
+            Ok(batch)
+        })();
+        drop(send);
+        let tx = writer
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+        Ok((produced?, tx))
+    })?;
     delete_gone(
         &mut tx,
         scope,
