@@ -60,8 +60,28 @@ pub fn index(tx: &Connection, rowid: i64, id: i64) -> rusqlite::Result<()> {
              SELECT ?1, CAST(body AS TEXT) FROM big_texts WHERE id = ?2",
             params![rowid, id],
         )
-    })
-    .map(drop)
+    })?;
+    trim_heap();
+    Ok(())
+}
+
+/// Hands the memory FTS5 freed after indexing a huge text back to the system. Its term hash
+/// (55 MB for the 100 MB text of `benches/huge-rss.sh`, mostly chunks of a few KB) is freed
+/// into the indexing thread's glibc arena, which glibc gives back only from its top, and what
+/// was allocated after the hash stays above it: 49 MB of the builder's arena stayed resident
+/// while the next line, a 100 MB image, was read (a first sync's second peak, as high as the
+/// first). Done once a huge text, whose indexing takes seconds.
+pub(crate) fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> std::os::raw::c_int;
+        }
+        // SAFETY: returns free heap pages to the system; no pointer is touched.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
 }
 
 /// Appends the entry text that `big_texts` keeps for entry `rid`, if any, to `out` (read through
