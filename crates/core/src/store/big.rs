@@ -59,7 +59,10 @@ pub fn index(tx: &Connection, rowid: i64, id: i64) -> rusqlite::Result<()> {
             "INSERT INTO fts(rowid, body)
              SELECT ?1, CAST(body AS TEXT) FROM big_texts WHERE id = ?2",
             params![rowid, id],
-        )
+        )?;
+        // FTS5 keeps the text's terms (55 MB for 100 MB) until the transaction commits, after
+        // the rest of the batch, a 100 MB line maybe: written out now, they are freed here.
+        tx.execute_batch("INSERT INTO fts(fts) VALUES ('flush')")
     })?;
     trim_heap();
     Ok(())
