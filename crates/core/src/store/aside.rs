@@ -26,9 +26,9 @@ use std::thread::JoinHandle;
 use rusqlite::{params, Connection};
 
 use crate::error::{Error, Result};
-use crate::store::fts5;
 use crate::store::writer::{Batch, Op};
 use crate::store::{aside_path, remove_db_files};
+use crate::store::{big, fts5};
 
 /// The full-text tables built aside, in the order they are written.
 const TABLES: [&str; 2] = ["fts", "joints"];
@@ -352,6 +352,7 @@ fn build(out: &Connection, batches: &Receiver<Batch>) -> rusqlite::Result<()> {
                          SELECT ?1, CAST(body AS TEXT) FROM idx.big_texts WHERE id = ?2",
                         params![rowid, id],
                     )?;
+                    big::trim_heap();
                     out.execute_batch("BEGIN")?;
                     open = 0;
                 }

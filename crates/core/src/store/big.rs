@@ -13,11 +13,14 @@ use rusqlite::{params, Connection, OptionalExtension, MAIN_DB};
 /// SQLite errors.
 pub fn write(tx: &Connection, id: i64, file_id: i64, pieces: &[&str]) -> rusqlite::Result<()> {
     let len: usize = pieces.iter().map(|p| p.len()).sum();
-    tx.execute(
-        "INSERT OR REPLACE INTO big_texts(id, file_id, body) VALUES (?1, ?2, zeroblob(?3))",
-        params![id, file_id, len as i64],
-    )?;
+    // The zero-filled value is written through the small cache too: through the writer's
+    // 32 MB one, its pages filled it, and the cache stayed that full for the rest of the sync
+    // (31 MB beside FTS5's copy and hash at the peak of a first sync of a 100 MB text line).
     with_small_cache(tx, || {
+        tx.execute(
+            "INSERT OR REPLACE INTO big_texts(id, file_id, body) VALUES (?1, ?2, zeroblob(?3))",
+            params![id, file_id, len as i64],
+        )?;
         let mut blob = tx.blob_open(MAIN_DB, c"big_texts", c"body", id, false)?;
         for piece in pieces {
             // A piece can be 100 MB: SQLite writes it page by page.
@@ -33,9 +36,7 @@ pub fn write(tx: &Connection, id: i64, file_id: i64, pieces: &[&str]) -> rusqlit
 }
 
 /// Runs `f` with a 1 MB page cache, the usual one again after: the pages a huge text is
-/// written through, then read back by FTS5, are spilled instead of kept. (What is left at the
-/// peak beside FTS5's copy and hash, ~29 MB, is the in-memory statement journal of the pages
-/// spilled while FTS5 writes.)
+/// written through, then read back by FTS5, are spilled instead of kept.
 fn with_small_cache<T>(
     tx: &Connection,
     f: impl FnOnce() -> rusqlite::Result<T>,
@@ -58,9 +59,34 @@ pub fn index(tx: &Connection, rowid: i64, id: i64) -> rusqlite::Result<()> {
             "INSERT INTO fts(rowid, body)
              SELECT ?1, CAST(body AS TEXT) FROM big_texts WHERE id = ?2",
             params![rowid, id],
-        )
-    })
-    .map(drop)
+        )?;
+        // FTS5 keeps the text's terms (55 MB for 100 MB) until the transaction commits, after
+        // the rest of the batch, a 100 MB line maybe: written out now, they are freed here.
+        // 'flush' is in FTS5's source (fts5SpecialInsert) but not its documentation; the
+        // second sync of tests/it/huge_lines.rs runs it: an SQLite without it fails there.
+        tx.execute_batch("INSERT INTO fts(fts) VALUES ('flush')")
+    })?;
+    trim_heap();
+    Ok(())
+}
+
+/// Hands the memory FTS5 freed after indexing a huge text back to the system. Its term hash
+/// (55 MB for the 100 MB text of `benches/huge-rss.sh`, mostly chunks of a few KB) is freed
+/// into the indexing thread's glibc arena, which glibc gives back only from its top, and what
+/// was allocated after the hash stays above it: 49 MB of the builder's arena stayed resident
+/// while the next line, a 100 MB image, was read (a first sync's second peak, as high as the
+/// first). Done once a huge text, whose indexing takes seconds.
+pub(crate) fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        extern "C" {
+            fn malloc_trim(pad: usize) -> std::os::raw::c_int;
+        }
+        // SAFETY: returns free heap pages to the system; no pointer is touched.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
 }
 
 /// Appends the entry text that `big_texts` keeps for entry `rid`, if any, to `out` (read through
