@@ -449,7 +449,12 @@ pub fn usage_stats(c: &Call, a: StatsArgs) -> Answer {
             .map(|d| stats::parse_dim(d.trim()))
             .collect::<crate::Result<Vec<_>>>()
             .map_err(sentence)?;
-    let zone = crate::app::dates::zone_arg(a.tz.as_deref()).map_err(sentence)?;
+    // As `pidx --pg URL stats`: the team server cannot know this machine's zone, so its
+    // periods are UTC's unless `tz` names one.
+    let zone = match &a.tz {
+        None if c.is_server() => stats::Zone::Named(chrono_tz::UTC),
+        tz => crate::app::dates::zone_arg(tz.as_deref()).map_err(sentence)?,
+    };
     let now = chrono::Utc::now().timestamp_millis();
     let (since_ms, until_ms) =
         crate::app::dates::date_range(a.since.as_deref(), a.until.as_deref(), now)

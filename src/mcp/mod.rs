@@ -64,6 +64,9 @@ pub fn run(env: Env) -> Result<Found> {
             idle: Mutex::new(None),
         })
     });
+    // Dropped after the runtime: a kept connection's client ends its own runtime, which
+    // cannot be done inside this one (the server is dropped in it).
+    let team_after = team.clone();
     let server = Server {
         // The team server is pushed to by other machines: no local files to follow.
         fresh: team
@@ -82,6 +85,7 @@ pub fn run(env: Env) -> Result<Found> {
     });
     // A call still running on a blocking thread is not waited for past its own limit.
     runtime.shutdown_timeout(Duration::from_secs(1));
+    drop(team_after);
     result.map(|()| true)
 }
 

@@ -290,6 +290,10 @@ async def check_figures(s):
                   f"{tool} over --pg answers one sentence naming the team server: {err!r}")
         value, err = await call(s, "search_sessions", query="build", meaning=True)
         check(value is None and err and "team server" in err, f"meaning over --pg says why not: {err!r}")
+        # Without tz the server's periods are UTC's, as `pidx --pg URL stats` (it cannot know
+        # this machine's zone).
+        rows, _ = await all_pages(s, "usage_stats", "rows", by=["day"])
+        check(rows == cli("stats", "--by", "day"), "usage_stats without tz over --pg equals `pidx --pg stats`")
         return
     rows, pages = await all_pages(s, "sql_query", "rows", query=q, max_rows=10)
     check(rows == cli("sql", q) and pages > 1, f"sql_query paged by 10 equals `pidx sql` ({pages} pages)")
@@ -532,6 +536,8 @@ async def main():
             t0 = time.monotonic()
             await check_secrets(s, planted)
             print(f"check_secrets: {time.monotonic() - t0:.1f} s", flush=True)
+    errors = open(ERRLOG, encoding="utf-8").read()
+    check("panicked" not in errors, f"the server ends without a panic: {errors[-500:]!r}")
     print(f"mcp client check{' over --pg' if PG else ''}: {passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

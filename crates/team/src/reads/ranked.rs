@@ -13,7 +13,8 @@
 //!   holding all its words read back and the phrase found in their tokens;
 //! - each candidate's count of each phrase: its body split again by that tokenizer (reading the
 //!   bodies of a common word's 12,890 texts, 34 MB, took 150-200 ms on the server; its
-//!   `tsvector`'s positions through `unnest(tsvector)` took 1.0-1.1 s).
+//!   `tsvector`'s positions through `unnest(tsvector)` took 1.0-1.1 s), or for single ASCII
+//!   words found in it without splitting it (`pg::words::Counter`), with `ntok` its length.
 //!
 //! Scores are then `store::fts5::Bm25Sum`'s, the arithmetic `bm25(fts)` does, blended by
 //! `query::search::blend`, best first, later row first on a tie, and a fork's copy of an entry
@@ -31,7 +32,7 @@ use postgres::Transaction;
 use super::on as server;
 use super::search::{filters, on_path, quoted_term, scoped, tsquery, On};
 use crate::pg::server_err;
-use crate::pg::words::{lexeme, words};
+use crate::pg::words::{lexeme, words, Counter};
 use pidx_core::error::Result;
 use pidx_core::pi::js;
 use pidx_core::pi::text::TextKind;
@@ -258,7 +259,7 @@ pub(super) fn every_match(
     filters(q, on, &mut c);
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                t.body, s.fid, s.name, s.first_message, e.seq, e.dup, e.ts, s.created_ms
+                t.body, s.fid, s.name, s.first_message, e.seq, e.dup, e.ts, s.created_ms, t.ntok
          FROM entry_text t
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
@@ -268,18 +269,35 @@ pub(super) fn every_match(
     let portal = tx
         .bind(sql.as_str(), &server::params(&c))
         .map_err(server_err)?;
+    // Single ASCII words (no phrase, no prefix) are counted in each body without splitting
+    // it, its length taken from `ntok`: `error` at 10,002 sessions reads back 106,089 texts
+    // (596 MB), whose splitting took most of a 17 s search.
+    let singles: Option<Vec<String>> = phrases
+        .iter()
+        .map(|p| match p.words.as_slice() {
+            [w] if !p.prefix => Some(w.clone()),
+            _ => None,
+        })
+        .collect();
+    let counter = singles.as_deref().and_then(Counter::new);
     let mut scored = Vec::new();
     loop {
         let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
         for r in &rows {
             let body: &str = r.get(9);
-            let tokens: Vec<Cow<str>> = words(body).collect();
-            let tfs: Vec<i64> = phrases.iter().map(|p| p.count(&tokens)).collect();
+            let (tfs, len) = match (&counter, r.get::<_, Option<i32>>(17)) {
+                (Some(counter), Some(ntok)) => (counter.count(body), i64::from(ntok)),
+                _ => {
+                    let tokens: Vec<Cow<str>> = words(body).collect();
+                    let tfs: Vec<i64> = phrases.iter().map(|p| p.count(&tokens)).collect();
+                    (tfs, tokens.len() as i64)
+                }
+            };
             if and_only && tfs.contains(&0) {
                 continue;
             }
             let ts_ms: Option<i64> = r.get(8);
-            let relevance = -facts.sum.score(&tfs, tokens.len() as i64) * blend(ts_ms, now_ms);
+            let relevance = -facts.sum.score(&tfs, len) * blend(ts_ms, now_ms);
             scored.push(Scored::of(r, relevance));
         }
         if rows.len() < BATCH as usize {
