@@ -169,7 +169,7 @@ fn looked_up(
     params.push(&keys);
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                NULL, s.fid, s.name, s.first_message, e.seq, e.dup, e.ts, s.created_ms
+                NULL, s.fid, s.name, substr(coalesce(s.name, s.first_message), 1, 1000), e.seq, e.dup, e.ts, s.created_ms
          FROM (SELECT k->>0 AS source, (k->>1)::int8 AS fid, (k->>2)::int8 AS seq,
                       (k->>3)::int2 AS kind
                FROM jsonb_array_elements(${}::text::jsonb) k) t

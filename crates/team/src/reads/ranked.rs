@@ -146,7 +146,8 @@ pub(super) struct Scored {
     role: Option<String>,
     ts_ms: Option<i64>,
     name: Option<String>,
-    first_message: Option<String>,
+    /// The session's name, else its first message, cut as the local index cuts its titles.
+    title: Option<String>,
     dup: bool,
     /// The entry's own time (what copies share) and its session's header time.
     ts: Option<String>,
@@ -169,7 +170,7 @@ impl Scored {
             ts_ms: r.get(8),
             fid: r.get(10),
             name: r.get(11),
-            first_message: r.get(12),
+            title: r.get(12),
             seq: r.get(13),
             dup: r.get(14),
             ts: r.get(15),
@@ -259,7 +260,7 @@ pub(super) fn every_match(
     filters(q, on, &mut c);
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                t.body, s.fid, s.name, s.first_message, e.seq, e.dup, e.ts, s.created_ms, t.ntok
+                t.body, s.fid, s.name, substr(coalesce(s.name, s.first_message), 1, 1000), e.seq, e.dup, e.ts, s.created_ms, t.ntok
          FROM entry_text t
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
@@ -357,7 +358,7 @@ pub(super) fn shown(
             path: s.path,
             session_id: s.session_id,
             cwd: s.cwd,
-            title: s.name.clone().or(s.first_message).unwrap_or_default(),
+            title: s.title.unwrap_or_default(),
             session_name: s.name,
             entry_id: s.entry_id,
             line: s.line,

@@ -67,7 +67,7 @@ pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hi
     filters(q, on, &mut c);
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                {score} AS score, {body}, s.fid, s.name, s.first_message, e.seq, e.dup
+                {score} AS score, {body}, s.fid, s.name, substr(coalesce(s.name, s.first_message), 1, 1000), e.seq, e.dup
          FROM entry_text t
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
@@ -250,7 +250,7 @@ fn hit(r: &postgres::Row, matcher: &Matcher) -> Option<Hit> {
         path: r.get(1),
         session_id: r.get(2),
         cwd: r.get(3),
-        title: name.clone().or(r.get(13)).unwrap_or_default(),
+        title: r.get::<_, Option<String>>(13).unwrap_or_default(),
         session_name: name,
         entry_id: r.get(4),
         line: r.get(5),
