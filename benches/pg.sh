@@ -3,11 +3,21 @@
 # into one local index, then pushed to a PostgreSQL server as SOURCES sources (the same index
 # each time, `--source bench-N`): push throughput (the first push, an incremental push after 1%
 # of the sessions grew by a line, and each further source), then server latency of `list`
-# (first page), `search` (a rare and a common word) and `stats` over all the sources. Medians
-# of 5 runs, end to end (process start, connection, query, printing).
+# (first page), `search` (a rare, a mid-frequency and a common word and a phrase) and `stats`
+# over all the sources, with the server's database size. Medians of 5 runs, end to end (process
+# start, connection, query, printing).
 #
 #   bash benches/pg.sh                      # 10,000 sessions, 600M, 10 sources (~100,000 sessions)
 #   bash benches/pg.sh 1000 100M 1          # smaller
+#   PIDX_BENCH_CHECKPOINTS="1 10" bash benches/pg.sh 10000 30M 100
+#                                           # the scaling table in one run: the queries (and an
+#                                           # incremental push of 1% of the sessions, and the
+#                                           # server's size) after 1 and 10 sources too, not only
+#                                           # at the end
+#   PIDX_BENCH_UNTIL=20:30 bash benches/pg.sh ...   # push no further source after that time
+#                                           # (`date -d`); the queries then run on what is there
+#   PIDX_BENCH_HOLD=1 bash benches/pg.sh ...  # at the end, keep the throwaway server up (psql
+#                                           # command printed) until `rm` of the file it names
 #   PIDX_BENCH_OLD=/path/to/old/pidx bash benches/pg.sh 1000 100M 1   # + every source pushed by
 #                                           # another pidx into a second database, and that
 #                                           # pidx's `stats` timed there, side by side
@@ -58,39 +68,83 @@ fi
 echo "| push | time | JSONL rate | report |"
 echo "|---|---|---|---|"
 push bench-0 "first push (source 1)"
-# Append one line to 1% of the sessions, then push again.
-n=0
-while IFS= read -r f; do
-  last=$(tail -n 1 "$f" | sed -n 's/.*"id":"\([^"]*\)".*/\1/p' | head -1)
-  printf '{"type":"message","id":"bench%05d","parentId":"%s","timestamp":"2026-11-01T00:00:00.000Z","message":{"role":"user","content":"appended","timestamp":1}}\n' "$n" "$last" >>"$f"
-  n=$((n + 1))
-done < <(find "$W/sessions" -name '*.jsonl' | sort | awk 'NR % 100 == 0')
-"${P[@]}" sync >/dev/null 2>&1
-t0=$(now); "${P[@]}" --no-sync push --pg "$PIDX_BENCH_PG" --source bench-0 --json >"$W/push.json"; t1=$(now)
-echo "| incremental push ($n sessions grew by one line) | $(secs "$t0" "$t1") s | | $(tr -d '\n' <"$W/push.json") |"
+# Append one line to 1% of the sessions, sync, and push source 1 again.
+grown=0
+incremental() {
+  local n=0 last t0 t1
+  while IFS= read -r f; do
+    last=$(tail -n 1 "$f" | sed -n 's/.*"id":"\([^"]*\)".*/\1/p' | head -1)
+    printf '{"type":"message","id":"bench%06d","parentId":"%s","timestamp":"2026-11-01T00:00:00.000Z","message":{"role":"user","content":"appended","timestamp":1}}\n' "$grown" "$last" >>"$f"
+    n=$((n + 1)); grown=$((grown + 1))
+  done < <(find "$W/sessions" -name '*.jsonl' | sort | awk 'NR % 100 == 0')
+  "${P[@]}" sync >/dev/null 2>&1
+  t0=$(now); "${P[@]}" --no-sync push --pg "$PIDX_BENCH_PG" --source bench-0 --json >"$W/push.json"; t1=$(now)
+  echo "| incremental push ($n sessions grew by one line)$1 | $(secs "$t0" "$t1") s | | $(tr -d '\n' <"$W/push.json") |"
+}
+incremental ""
+Q=("$T/pidx" --pg "$PIDX_BENCH_PG")
+# The reading commands over what the server holds now (the sources pushed so far) and its size.
+queries() {
+  local total size
+  total=$("${Q[@]}" sql "SELECT count(*) FROM sessions" --json | tr -dc '0-9')
+  size=$("${Q[@]}" sql "SELECT pg_database_size(current_database()) AS b" --json | tr -dc '0-9')
+  echo
+  echo "server: $1 sources, $total sessions, $(echo "scale=1; $mb * $1 / 1" | bc) MB of JSONL pushed, database $(echo "scale=1; $size / 1000000" | bc) MB; $(date -u +%T), load average now: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "| query | median of 5 |"
+  echo "|---|---|"
+  echo "| \`list --all --limit 50\` (first page) | $(median "${Q[@]}" list --all --limit 50) ms |"
+  echo "| \`search jalapeño\` (rare word, top 20) | $(median "${Q[@]}" search jalapeño) ms |"
+  echo "| \`search regression\` (mid-frequency word, top 20) | $(median "${Q[@]}" search regression) ms |"
+  echo "| \`search function\` (common word, top 20) | $(median "${Q[@]}" search function) ms |"
+  echo "| \`search '\"the borrow\"'\` (phrase, top 20) | $(median "${Q[@]}" search '"the borrow"') ms |"
+  echo "| \`stats\` | $(median "${Q[@]}" stats) ms |"
+  echo "| \`stats --by source\` | $(median "${Q[@]}" stats --by source) ms |"
+  echo "| \`stats --by day\` | $(median "${Q[@]}" stats --by day) ms |"
+  if (( total <= 20000 )); then # reads each session's text from the server: minutes beyond that
+    a=$(now); "${Q[@]}" list --all --query 'function' --limit 20 >/dev/null 2>&1 || true; b=$(now)
+    echo "| \`list --all --query function --limit 20\` (one run: each session's text read from the server) | $(echo "($b - $a) * 1000" | bc | xargs printf '%.0f') ms |"
+  fi
+  local h=()
+  for q in jalapeño regression function '"the borrow"'; do
+    h+=("$q $("${Q[@]}" search "$q" --limit 1000 --json | grep -o '"entryId"' | wc -l || true)")
+  done
+  echo "hits (of at most 1000): $(IFS=,; echo "${h[*]}" | sed 's/,/, /g')"
+}
+# An incremental push at the server's present size (after the first source's, done above).
+incremental_at() {
+  (( $1 > 1 )) || return 0
+  echo
+  echo "| push | time | JSONL rate | report |"
+  echo "|---|---|---|---|"
+  incremental " at $1 sources"
+}
+checkpoint() { [[ " ${PIDX_BENCH_CHECKPOINTS:-} " == *" $1 "* ]]; }
+pushed=1
+checkpoint 1 && queries 1
+until=""
+[[ -n "${PIDX_BENCH_UNTIL:-}" ]] && until=$(date -d "$PIDX_BENCH_UNTIL" +%s)
 for i in $(seq 1 $((SOURCES - 1))); do
+  if [[ -n "$until" ]] && (( $(date +%s) >= until )); then
+    echo "(PIDX_BENCH_UNTIL=$PIDX_BENCH_UNTIL reached: stopping at $pushed of $SOURCES sources)"
+    break
+  fi
   push "bench-$i" "first push of source $((i + 1))"
+  pushed=$((i + 1))
+  if checkpoint "$pushed" && (( pushed < SOURCES )); then
+    queries "$pushed"
+    incremental_at "$pushed"
+    echo
+    echo "| push | time | JSONL rate | report |"
+    echo "|---|---|---|---|"
+  fi
 done
 if [[ -n "${PIDX_BENCH_OLD:-}" ]]; then
   "$PIDX_BENCH_OLD" --db "$W/index.db" --root "$W/sessions" --no-sync push --pg "$OLD_PG" --source bench-0 >/dev/null
-  for i in $(seq 1 $((SOURCES - 1))); do
+  for i in $(seq 1 $((pushed - 1))); do
     "$PIDX_BENCH_OLD" --db "$W/index.db" --root "$W/sessions" --no-sync push --pg "$OLD_PG" --source "bench-$i" >/dev/null
   done
 fi
-Q=("$T/pidx" --pg "$PIDX_BENCH_PG")
-total=$("${Q[@]}" sql "SELECT count(*) FROM sessions" --json | tr -dc '0-9')
-echo
-echo "server: $SOURCES sources, $total sessions; load average now: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "| query | median of 5 |"
-echo "|---|---|"
-echo "| \`list --all --limit 50\` (first page) | $(median "${Q[@]}" list --all --limit 50) ms |"
-echo "| \`search jalapeño\` (rare word, top 20) | $(median "${Q[@]}" search jalapeño) ms |"
-echo "| \`search function\` (common word, top 20) | $(median "${Q[@]}" search function) ms |"
-echo "| \`stats\` | $(median "${Q[@]}" stats) ms |"
-echo "| \`stats --by source\` | $(median "${Q[@]}" stats --by source) ms |"
-echo "| \`stats --by day\` | $(median "${Q[@]}" stats --by day) ms |"
-a=$(now); "${Q[@]}" list --all --query 'function' --limit 20 >/dev/null 2>&1 || true; b=$(now)
-echo "| \`list --all --query function --limit 20\` (one run: each session's text read from the server) | $(echo "($b - $a) * 1000" | bc | xargs printf '%.0f') ms |"
+queries "$pushed"
 if [[ -n "${PIDX_BENCH_OLD:-}" ]]; then
   O=("$PIDX_BENCH_OLD" --pg "$OLD_PG")
   echo "| \`stats\`, $PIDX_BENCH_OLD | $(median "${O[@]}" stats) ms |"
@@ -106,4 +160,9 @@ same = len(new) == len(old) and all(
 print(f"stats --by source,day: {len(new)} rows, {'the same figures from both' if same else 'DIFFERENT figures'}")
 PY
 fi
-echo "hits: jalapeño $("${Q[@]}" search jalapeño --limit 1000 --json | grep -o '"entryId"' | wc -l) (of at most 1000), function $("${Q[@]}" search function --limit 1000 --json | grep -o '"entryId"' | wc -l)"
+incremental_at "$pushed"
+if [[ -n "${PIDX_BENCH_HOLD:-}" && -n "${PG_TMP:-}" ]]; then
+  touch "$W/hold"
+  echo "holding the server: $BIN/psql -h $PG_TMP -p $PG_PORT -U postgres pidx; rm $W/hold to stop" >&2
+  while [[ -e "$W/hold" ]]; do sleep 5; done
+fi
