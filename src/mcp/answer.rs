@@ -56,15 +56,20 @@ impl<'a> Call<'a> {
         self.ask(f).map_err(sentence)
     }
 
-    /// The local index and its scope; a tool that reads only this machine's index (`tool`,
-    /// saying what it reads) answers one sentence on the team server.
-    pub fn local(&self, tool: &str, reads: &str) -> Result<(&'a Connection, Scope), String> {
+    /// The local index and its scope, unless the call reads the team server.
+    pub fn index(&self) -> Option<(&'a Connection, Scope)> {
         match &*self.reader.borrow() {
-            Reader::Local { conn, scope, .. } => Ok((*conn, scope.clone())),
-            Reader::Server(_) => Err(format!(
-                "{tool} reads {reads}, which the team server does not hold: run it on the machine whose sessions it asks about (pidx mcp without --pg)"
-            )),
+            Reader::Local { conn, scope, .. } => Some((*conn, scope.clone())),
+            Reader::Server(_) => None,
         }
+    }
+
+    /// [`Call::index`] for a tool that reads only this machine's index (`tool`, saying what it
+    /// reads): on the team server, one sentence.
+    pub fn local(&self, tool: &str, reads: &str) -> Result<(&'a Connection, Scope), String> {
+        self.index().ok_or_else(|| format!(
+            "{tool} reads {reads}, which the team server does not hold: run it on the machine whose sessions it asks about (pidx mcp without --pg)"
+        ))
     }
 
     pub fn is_server(&self) -> bool {
@@ -219,14 +224,13 @@ fn by_meaning(
     if a.meaning && !matches!(opts.query, search::Query::Words { .. }) {
         return Err("meaning ranks words by meaning: leave out literal and regex".into());
     }
-    if c.is_server() {
+    let Some((conn, scope)) = c.index() else {
         return if a.meaning {
             Err("meaning ranks by this machine's embeddings, which the team server does not hold: leave meaning out, or run pidx mcp without --pg".into())
         } else {
             Ok(None)
         };
-    }
-    let (conn, scope) = c.local("meaning", "the local index's embeddings")?;
+    };
     let how = crate::app::meaning::Ranking {
         text: &a.query,
         meaning: a.meaning,
@@ -285,16 +289,17 @@ pub fn list_sessions(c: &Call, a: ListArgs) -> Answer {
         limit: a.query.is_none().then_some(offset + limit + 1),
         with_text: false,
     };
-    let sessions = if c.is_server() {
-        // The server filters and orders as pi's picker, and keeps the page's rows only.
-        let opts = list::ListOptions {
-            limit: Some(offset + limit + 1),
-            ..opts
-        };
-        c.read(|r| list::listing(r, &opts, a.query.as_deref(), true))?
-            .0
-    } else {
-        list_local(c, &opts, a.query.as_deref())?
+    let sessions = match c.index() {
+        Some((conn, scope)) => list_local(c, conn, &scope, &opts, a.query.as_deref())?,
+        None => {
+            // The server filters and orders as pi's picker, and keeps the page's rows only.
+            let opts = list::ListOptions {
+                limit: Some(offset + limit + 1),
+                ..opts
+            };
+            c.read(|r| list::listing(r, &opts, a.query.as_deref(), true))?
+                .0
+        }
     };
     let more = sessions.len() > offset + limit;
     let rows = sessions
@@ -314,11 +319,12 @@ pub fn list_sessions(c: &Call, a: ListArgs) -> Answer {
 /// redacted and scored one at a time (dropped once scored).
 fn list_local(
     c: &Call,
+    conn: &Connection,
+    scope: &Scope,
     opts: &list::ListOptions,
     query: Option<&str>,
 ) -> Result<Vec<list::SessionInfo>, String> {
-    let (conn, scope) = c.local("list_sessions", "the local index")?;
-    let mut sessions = list::list_sessions(conn, &scope, opts).map_err(sentence)?;
+    let mut sessions = list::list_sessions(conn, scope, opts).map_err(sentence)?;
     if let Some(q) = query {
         let order = picker::rank_streamed(&sessions, q, |s| {
             if c.stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -345,12 +351,12 @@ pub fn get_session(c: &Call, a: SessionArgs) -> Answer {
     // As `pidx show --json`: the commits its edits ended up in, from the local index's file
     // touches (the team server holds none; a repository that cannot be read costs the list,
     // not the answer).
-    let commits = match c.local("get_session", "the local index") {
-        Ok((conn, _)) => {
+    let commits = match c.index() {
+        Some((conn, _)) => {
             crate::query::files::commits::of_session(conn, session.file_id, &detail.cwd)
                 .unwrap_or_default()
         }
-        Err(_) => Vec::new(),
+        None => Vec::new(),
     };
     if let Some(o) = v.as_object_mut() {
         o.insert(
@@ -396,15 +402,15 @@ pub fn get_tree(c: &Call, a: TreeArgs) -> Answer {
     // Locally the shape only: no node ids or text (both are read for this page's segments);
     // the team server sends its tree whole.
     let held: tree::Tree;
-    let (t, nodes) = match c.local("get_tree", "the local index") {
-        Ok((conn, _)) => (
+    let (t, nodes) = match c.index() {
+        Some((conn, _)) => (
             shape::build_shape(conn, &session).map_err(sentence)?,
             Nodes::Index {
                 conn,
                 file_id: session.file_id,
             },
         ),
-        Err(_) => {
+        None => {
             held = c.read(|r| tree::tree(r, &session))?;
             (shape::Shape::of_tree(&held), Nodes::Tree(&held))
         }
