@@ -132,16 +132,15 @@ fn describe(conn: &Connection, found: &[Candidate]) -> Result<Vec<String>> {
     let now = chrono::Utc::now().timestamp_millis();
     Ok(found
         .iter()
-        .map(|c| {
-            let title: String = c.title.chars().take(60).collect();
-            format!(
-                "{}  {}  {}",
-                handles[&c.resolved.file_id],
-                picker::age(c.modified_ms, now),
-                title
-            )
-        })
+        .map(|c| candidate_line(&handles[&c.resolved.file_id], c.modified_ms, &c.title, now))
         .collect())
+}
+
+/// A candidate as an ambiguous argument lists it: `who` (its handle; on the team server with
+/// its source), how long ago it was active, and the start of what it is about.
+pub fn candidate_line(who: &str, modified_ms: i64, title: &str, now_ms: i64) -> String {
+    let title: String = title.chars().take(60).collect();
+    format!("{who}  {}  {title}", picker::age(modified_ms, now_ms))
 }
 
 /// A path as given, or any indexed file that is the same file on disk.

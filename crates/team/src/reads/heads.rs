@@ -33,6 +33,7 @@ use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
 use pidx_core::error::Result;
 use pidx_core::query::search::{blend, group_by_session, Hit, SearchOptions};
+use pidx_core::store::schema::TITLE;
 
 /// One listed text, scored.
 struct Listed {
@@ -169,7 +170,7 @@ fn looked_up(
     params.push(&keys);
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                NULL, s.fid, s.name, substr(coalesce(s.name, s.first_message), 1, 1000), e.seq, e.dup, e.ts, s.created_ms
+                NULL, s.fid, s.name, {TITLE}, e.seq, e.dup, e.ts, s.created_ms
          FROM (SELECT k->>0 AS source, (k->>1)::int8 AS fid, (k->>2)::int8 AS seq,
                       (k->>3)::int2 AS kind
                FROM jsonb_array_elements(${}::text::jsonb) k) t

@@ -40,6 +40,7 @@ use pidx_core::query::search::{blend, group_by_session, terms_regex, Hit, Search
 use pidx_core::query::search::{OneHitPerCopy, Snippet};
 use pidx_core::store::filter::text;
 use pidx_core::store::fts5::{Bm25, Bm25Sum};
+use pidx_core::store::schema::TITLE;
 
 /// Rows read from a cursor at a time.
 const BATCH: i32 = 512;
@@ -260,7 +261,7 @@ pub(super) fn every_match(
     filters(q, on, &mut c);
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                t.body, s.fid, s.name, substr(coalesce(s.name, s.first_message), 1, 1000), e.seq, e.dup, e.ts, s.created_ms, t.ntok
+                t.body, s.fid, s.name, {TITLE}, e.seq, e.dup, e.ts, s.created_ms, t.ntok
          FROM entry_text t
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid

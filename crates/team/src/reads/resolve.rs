@@ -7,10 +7,10 @@ use super::handle;
 use super::on::{self as server, MODIFIED};
 use crate::pg::server_err;
 use pidx_core::error::{Error, Result};
-use pidx_core::pi::picker;
 use pidx_core::query::handle::Session;
-use pidx_core::query::resolve::Resolved;
+use pidx_core::query::resolve::{candidate_line, Resolved};
 use pidx_core::store::filter::text;
+use pidx_core::store::schema::TITLE;
 
 /// A session on the server, as a row names it.
 struct Candidate {
@@ -18,7 +18,7 @@ struct Candidate {
     fid: i64,
     path: String,
     id: Option<String>,
-    title: Option<String>,
+    title: String,
     modified_ms: i64,
 }
 
@@ -49,7 +49,7 @@ pub fn resolve(tx: &mut Transaction, source: Option<&str>, arg: &str) -> Result<
     );
     let sql = format!(
         "SELECT s.source, s.fid, s.path, s.path = ${n} OR s.file_name = ${n} OR s.session_id = ${n} AS exact,
-                s.session_id, substr(coalesce(s.name, s.first_message), 1, 1000), {MODIFIED}
+                s.session_id, coalesce({TITLE}, '(no messages)'), {MODIFIED}
          FROM sessions s WHERE {} ORDER BY exact DESC, 7 DESC, s.source, s.path LIMIT {}",
         c.pg_sql(),
         SHOWN + 1,
@@ -118,19 +118,12 @@ fn describe(
     Ok(found
         .iter()
         .map(|c| {
-            let title: String = c
-                .title
-                .as_deref()
-                .unwrap_or("(no messages)")
-                .chars()
-                .take(60)
-                .collect();
-            format!(
-                "{}  {}  {}  {}",
-                handles.get(&c.fid).map_or("", String::as_str),
-                c.source,
-                picker::age(c.modified_ms, now),
-                title
+            let handle = handles.get(&c.fid).map_or("", String::as_str);
+            candidate_line(
+                &format!("{handle}  {}", c.source),
+                c.modified_ms,
+                &c.title,
+                now,
             )
         })
         .collect())

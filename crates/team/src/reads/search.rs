@@ -28,6 +28,7 @@ use pidx_core::query::search::SearchOptions;
 use pidx_core::query::search::{group_by_session, required_runs, Hit, Query};
 use pidx_core::query::search::{OneHitPerCopy, Snippet};
 use pidx_core::store::filter::{int, text, Where};
+use pidx_core::store::schema::TITLE;
 
 /// What a server search reads besides its options: `--source`, and gateways' silent
 /// `NO_REPLY` turns too (`include_silent`).
@@ -67,7 +68,7 @@ pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hi
     filters(q, on, &mut c);
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                {score} AS score, {body}, s.fid, s.name, substr(coalesce(s.name, s.first_message), 1, 1000), e.seq, e.dup
+                {score} AS score, {body}, s.fid, s.name, {TITLE}, e.seq, e.dup
          FROM entry_text t
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid

@@ -37,6 +37,7 @@ use crate::pg::server_err;
 use crate::pg::words::words;
 use pidx_core::error::Result;
 use pidx_core::query::search::{blend, Hit, SearchOptions};
+use pidx_core::store::schema::TITLE;
 
 /// A text on the server: source, file, entry and kind.
 type Key = (String, i64, i64, i16);
@@ -220,7 +221,7 @@ fn looked_up(
     // The body is read (and sent) only for a candidate whose counts are not known.
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                CASE WHEN t.body THEN x.body END, s.fid, s.name, substr(coalesce(s.name, s.first_message), 1, 1000), e.seq, e.dup,
+                CASE WHEN t.body THEN x.body END, s.fid, s.name, {TITLE}, e.seq, e.dup,
                 e.ts, s.created_ms
          FROM (SELECT k->>0 AS source, (k->>1)::int8 AS fid, (k->>2)::int8 AS seq,
                       (k->>3)::int2 AS kind, (k->>4)::bool AS body
