@@ -194,14 +194,16 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
     ];
     let mut full = 0;
     for case in cases {
-        full +=
-            usize::from(same_top(&a_tmp, &a_root, &all_tmp, &all_root, &s.url, case, false) == 20);
+        full += usize::from(same_top(&a_tmp, &a_root, &all_tmp, &all_root, &s.url, case, "") == 20);
+        // Every match scored (the server counting single words from their `tsvector`s), as
+        // a search the listed texts do not settle is answered.
+        same_top(&a_tmp, &a_root, &all_tmp, &all_root, &s.url, case, "off");
     }
     assert!(full >= 3, "only {full} queries fill a top 20");
     // These are answered from the listed texts (`reads::heads`): with PIDX_PG_HEADS=only a
     // search they cannot settle is an error.
     for case in SETTLED {
-        same_top(&a_tmp, &a_root, &all_tmp, &all_root, &s.url, case, true);
+        same_top(&a_tmp, &a_root, &all_tmp, &all_root, &s.url, case, "only");
     }
 
     // A rewritten transcript and a removed one: their texts' listed words go with them.
@@ -237,10 +239,10 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
     let fresh = tempfile::tempdir().unwrap();
     for local in [&all_tmp, &fresh] {
         for case in [&["the"][..], &["zebra"], &["the", "--branch"]] {
-            same_top(&a_tmp, &a_root, local, &all_root, &s.url, case, false);
+            same_top(&a_tmp, &a_root, local, &all_root, &s.url, case, "");
         }
         for case in SETTLED {
-            same_top(&a_tmp, &a_root, local, &all_root, &s.url, case, true);
+            same_top(&a_tmp, &a_root, local, &all_root, &s.url, case, "only");
         }
     }
 }
@@ -257,8 +259,9 @@ const SETTLED: &[&[&str]] = &[
     &["\"parse line\" parse", "--until", "2026-03-09"],
 ];
 
-/// `--pg search` (`only`: from the listed texts alone) against the local one over every
-/// source: the same hits in the same order with the same scores; returns how many.
+/// `--pg search` (`heads`: `PIDX_PG_HEADS`, `only` from the listed texts alone, `off` scoring
+/// every match) against the local one over every source: the same hits in the same order with
+/// the same scores; returns how many.
 fn same_top(
     a_tmp: &tempfile::TempDir,
     a_root: &std::path::Path,
@@ -266,14 +269,14 @@ fn same_top(
     all_root: &std::path::Path,
     url: &str,
     case: &[&str],
-    only: bool,
+    heads: &str,
 ) -> usize {
     let mut args = vec!["search", "--limit", "20"];
     args.extend_from_slice(case);
     let want = ranked(&json(pidx(all_tmp.path(), all_root).args(&args)));
     let mut server = pidx(a_tmp.path(), a_root);
-    if only {
-        server.env("PIDX_PG_HEADS", "only");
+    if !heads.is_empty() {
+        server.env("PIDX_PG_HEADS", heads);
     }
     let got = ranked(&json(server.args(["--pg", url]).args(&args)));
     assert!(!want.is_empty(), "{args:?} finds nothing locally");
@@ -281,7 +284,7 @@ fn same_top(
     assert_eq!(
         names(&got),
         names(&want),
-        "{args:?} (only listed texts: {only}): the hits or their order differ"
+        "{args:?} (PIDX_PG_HEADS={heads}): the hits or their order differ"
     );
     for ((hit, g), (_, w)) in got.iter().zip(&want) {
         // The two runs blend with recency a moment apart.
@@ -291,7 +294,7 @@ fn same_top(
         );
     }
     eprintln!(
-        "{args:?} (only listed texts: {only}): {} hits, same order and scores",
+        "{args:?} (PIDX_PG_HEADS={heads}): {} hits, same order and scores",
         want.len()
     );
     want.len()

@@ -20,29 +20,16 @@
 //! `PIDX_PG_HEADS=off` never takes these ways, `=only` makes a search they cannot settle an
 //! error (the tests' proof that a search was answered from the listed texts, `unlisted.rs`).
 
-use std::collections::HashMap;
-
 use postgres::Transaction;
 
-use super::on as server;
-use super::ranked::{every_match, prepare, shown, Facts, Phrase, Scored};
-use super::search::{filters, scoped, On};
+use super::ranked::{every_match, prepare, sort, walk, Facts, Keyed, Phrase};
+use super::search::On;
 use super::several;
-use super::unlisted::{chunks, most_recency, Mode, ROOM};
+use super::unlisted::{most_recency, Mode, ROOM};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
 use pidx_core::error::Result;
 use pidx_core::query::search::{blend, group_by_session, Hit, SearchOptions};
-use pidx_core::store::schema::TITLE;
-
-/// One listed text, scored.
-struct Listed {
-    relevance: f64,
-    source: String,
-    fid: i64,
-    seq: i64,
-    kind: i16,
-}
 
 /// Runs a words search, best first: from the listed texts when they settle it, else by
 /// scoring every match.
@@ -113,12 +100,12 @@ pub(super) fn top(
             &[word, &on.source, &one.avgdl(), &now_ms, &least],
         )
         .map_err(server_err)?;
-    let mut listed: Vec<Listed> = rows
+    let mut listed: Vec<Keyed> = rows
         .iter()
         .map(|r| {
             let (tf, ntok): (i32, i32) = (r.get(4), r.get(5));
             let ts_ms: Option<i64> = r.get(6);
-            Listed {
+            Keyed {
                 relevance: -facts.sum.score(&[i64::from(tf)], i64::from(ntok))
                     * blend(ts_ms, now_ms),
                 source: r.get(0),
@@ -129,67 +116,9 @@ pub(super) fn top(
         })
         .filter(|l| l.relevance > unlisted)
         .collect();
-    // Best first, the later row first on a tie (`ranked::sort`).
-    listed.sort_by(|a, b| {
-        b.relevance
-            .total_cmp(&a.relevance)
-            .then((b.fid, b.seq, b.kind).cmp(&(a.fid, a.seq, a.kind)))
-    });
-    let mut passed: Vec<Scored> = Vec::new();
-    for range in chunks(listed.len()) {
-        passed.extend(looked_up(tx, on, q, &listed[range])?);
-        if passed.len() >= q.limit {
-            let (hits, full) = shown(tx, q, terms, passed.iter().cloned())?;
-            if full {
-                return Ok(Some(hits));
-            }
-            // Copies or `--branch` took some: read on (the hits are made again).
-        }
+    sort(&mut listed);
+    match walk(tx, on, q, terms, &listed)? {
+        (hits, true) => Ok(Some(hits)),
+        _ => mode.unsettled(),
     }
-    mode.unsettled()
-}
-
-/// The texts of `chunk` that pass the search's filters, with their entries and sessions, in
-/// `chunk`'s order.
-fn looked_up(
-    tx: &mut Transaction,
-    on: &On,
-    q: &SearchOptions,
-    chunk: &[Listed],
-) -> Result<Vec<Scored>> {
-    let keys = serde_json::Value::Array(
-        chunk
-            .iter()
-            .map(|l| serde_json::json!([l.source, l.fid, l.seq, l.kind]))
-            .collect(),
-    );
-    let mut c = scoped(on, q);
-    filters(q, on, &mut c);
-    let keys = keys.to_string();
-    let mut params = server::params(&c);
-    params.push(&keys);
-    let sql = format!(
-        "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                NULL, s.fid, s.name, {TITLE}, e.seq, e.dup, e.ts, s.created_ms
-         FROM (SELECT k->>0 AS source, (k->>1)::int8 AS fid, (k->>2)::int8 AS seq,
-                      (k->>3)::int2 AS kind
-               FROM jsonb_array_elements(${}::text::jsonb) k) t
-         JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
-         JOIN sessions s ON s.source = t.source AND s.fid = t.fid
-         WHERE {}",
-        params.len(),
-        c.pg_sql(),
-    );
-    let rows = tx.query(sql.as_str(), &params).map_err(server_err)?;
-    let mut found: HashMap<(String, i64, i64, i16), &postgres::Row> = rows
-        .iter()
-        .map(|r| ((r.get(0), r.get(10), r.get(13), r.get(6)), r))
-        .collect();
-    Ok(chunk
-        .iter()
-        .filter_map(|l| {
-            let r = found.remove(&(l.source.clone(), l.fid, l.seq, l.kind))?;
-            Some(Scored::of(r, l.relevance))
-        })
-        .collect())
 }

@@ -31,6 +31,7 @@ use postgres::Transaction;
 
 use super::on as server;
 use super::search::{filters, on_path, quoted_term, scoped, tsquery, On};
+use super::unlisted::chunks;
 use crate::pg::server_err;
 use crate::pg::words::{lexeme, words, Counter};
 use pidx_core::error::Result;
@@ -259,21 +260,11 @@ pub(super) fn every_match(
         }
     }
     filters(q, on, &mut c);
-    let sql = format!(
-        "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                t.body, s.fid, s.name, {TITLE}, e.seq, e.dup, e.ts, s.created_ms, t.ntok
-         FROM entry_text t
-         JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
-         JOIN sessions s ON s.source = t.source AND s.fid = t.fid
-         WHERE {}",
-        c.pg_sql(),
-    );
-    let portal = tx
-        .bind(sql.as_str(), &server::params(&c))
-        .map_err(server_err)?;
-    // Single ASCII words (no phrase, no prefix) are counted in each body without splitting
-    // it, its length taken from `ntok`: `error` at 10,002 sessions reads back 106,089 texts
-    // (596 MB), whose splitting took most of a 17 s search.
+    // Single words (no phrase, no prefix) are counted by the server from each text's
+    // `tsvector`, which holds a position per occurrence: `ts_rank_cd` with every weight 1 and
+    // no normalisation is the count of a one-word query's covers, its positions. Only a text
+    // whose positions are not all kept (`positions_kept`) sends its body: `regression` at 10,000
+    // sessions is held by 27,870 texts, 283 MB.
     let singles: Option<Vec<String>> = phrases
         .iter()
         .map(|p| match p.words.as_slice() {
@@ -281,15 +272,54 @@ pub(super) fn every_match(
             _ => None,
         })
         .collect();
+    let lexemes: Vec<String> = singles.iter().flatten().map(|w| lexeme(w)).collect();
+    let mut params = server::params(&c);
+    let (body, counts) = match &singles {
+        Some(words) => {
+            params.push(words);
+            let kept = positions_kept(&format!("= ANY(${})", params.len()));
+            let mut counts = String::new();
+            for l in &lexemes {
+                params.push(l);
+                counts.push_str(&format!(
+                    ", ts_rank_cd('{{1,1,1,1}}', t.tsv, (${}::text)::tsquery, 0)::int8",
+                    params.len()
+                ));
+            }
+            (
+                format!("CASE WHEN {kept} THEN NULL ELSE t.body END"),
+                counts,
+            )
+        }
+        None => ("t.body".to_string(), String::new()),
+    };
+    let sql = format!(
+        "SELECT t.source, t.fid, t.seq, t.kind, e.ts_ms, {body}, t.ntok{counts}
+         FROM entry_text t
+         JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
+         JOIN sessions s ON s.source = t.source AND s.fid = t.fid
+         WHERE {}",
+        c.pg_sql(),
+    );
+    let portal = tx.bind(sql.as_str(), &params).map_err(server_err)?;
+    // The texts that send their body: single ASCII words are counted in it without splitting
+    // it, its length taken from `ntok` (`error` at 10,002 sessions read back 106,089 texts,
+    // 596 MB, whose splitting took most of a 17 s search).
     let counter = singles.as_deref().and_then(Counter::new);
     let mut scored = Vec::new();
     loop {
         let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
         for r in &rows {
-            let body: &str = r.get(9);
-            let (tfs, len) = match (&counter, r.get::<_, Option<i32>>(17)) {
-                (Some(counter), Some(ntok)) => (counter.count(body), i64::from(ntok)),
-                _ => {
+            let body: Option<&str> = r.get(5);
+            let ntok: Option<i32> = r.get(6);
+            let (tfs, len) = match (body, &counter, ntok) {
+                (None, _, Some(ntok)) => {
+                    let tfs = (0..lexemes.len()).map(|i| r.get::<_, i64>(7 + i)).collect();
+                    (tfs, i64::from(ntok))
+                }
+                (Some(body), Some(counter), Some(ntok)) => (counter.count(body), i64::from(ntok)),
+                (body, _, _) => {
+                    let body = body.unwrap_or_default();
                     let tokens: Vec<Cow<str>> = words(body).collect();
                     let tfs: Vec<i64> = phrases.iter().map(|p| p.count(&tokens)).collect();
                     (tfs, tokens.len() as i64)
@@ -298,26 +328,131 @@ pub(super) fn every_match(
             if and_only && tfs.contains(&0) {
                 continue;
             }
-            let ts_ms: Option<i64> = r.get(8);
-            let relevance = -facts.sum.score(&tfs, len) * blend(ts_ms, now_ms);
-            scored.push(Scored::of(r, relevance));
+            let ts_ms: Option<i64> = r.get(4);
+            scored.push(Keyed {
+                relevance: -facts.sum.score(&tfs, len) * blend(ts_ms, now_ms),
+                source: r.get(0),
+                fid: r.get(1),
+                seq: r.get(2),
+                kind: r.get(3),
+            });
         }
         if rows.len() < BATCH as usize {
             break;
         }
     }
     sort(&mut scored);
-    let (hits, _) = shown(tx, q, terms, scored)?;
+    let (hits, _) = walk(tx, on, q, terms, &scored)?;
     Ok(group_by_session(hits))
 }
 
+/// A text scored, by its key alone: its entry's and session's columns are read for the texts
+/// shown only (`walk`), so a word in a hundred thousand texts holds a few bytes a match, not
+/// each match's paths and title.
+pub(super) struct Keyed {
+    pub relevance: f64,
+    pub source: String,
+    pub fid: i64,
+    pub seq: i64,
+    pub kind: i16,
+}
+
+/// What sorts a candidate: its score, then its row.
+pub(super) trait Ranked {
+    fn order(&self) -> (f64, i64, i64, i16);
+}
+
+impl Ranked for Keyed {
+    fn order(&self) -> (f64, i64, i64, i16) {
+        (self.relevance, self.fid, self.seq, self.kind)
+    }
+}
+
+impl Ranked for Scored {
+    fn order(&self) -> (f64, i64, i64, i16) {
+        (self.relevance, self.fid, self.seq, self.kind)
+    }
+}
+
 /// Best first, then the later row (the local index's rowid: a later file, a later line).
-pub(super) fn sort(scored: &mut [Scored]) {
+pub(super) fn sort<T: Ranked>(scored: &mut [T]) {
     scored.sort_by(|a, b| {
-        b.relevance
-            .total_cmp(&a.relevance)
-            .then((b.fid, b.seq, b.kind).cmp(&(a.fid, a.seq, a.kind)))
+        let (a, b) = (a.order(), b.order());
+        b.0.total_cmp(&a.0)
+            .then((b.1, b.2, b.3).cmp(&(a.1, a.2, a.3)))
     });
+}
+
+/// The hits `keyed` (sorted) make under the local rules (`shown`), their entries and sessions
+/// looked up a chunk at a time (`unlisted::chunks`: 64, then four times more) until the hits
+/// are full; and whether they are.
+///
+/// # Errors
+/// Server errors.
+pub(super) fn walk(
+    tx: &mut Transaction,
+    on: &On,
+    q: &SearchOptions,
+    terms: &[String],
+    keyed: &[Keyed],
+) -> Result<(Vec<Hit>, bool)> {
+    let mut passed: Vec<Scored> = Vec::new();
+    for range in chunks(keyed.len()) {
+        passed.extend(looked_up(tx, on, q, &keyed[range])?);
+        if passed.len() >= q.limit {
+            let (hits, full) = shown(tx, q, terms, passed.iter().cloned())?;
+            if full {
+                return Ok((hits, true));
+            }
+            // Copies or `--branch` took some: read on (the hits are made again).
+        }
+    }
+    shown(tx, q, terms, passed)
+}
+
+/// The texts of `chunk` that pass the search's filters, with their entries and sessions, in
+/// `chunk`'s order.
+fn looked_up(
+    tx: &mut Transaction,
+    on: &On,
+    q: &SearchOptions,
+    chunk: &[Keyed],
+) -> Result<Vec<Scored>> {
+    let keys = serde_json::Value::Array(
+        chunk
+            .iter()
+            .map(|l| serde_json::json!([l.source, l.fid, l.seq, l.kind]))
+            .collect(),
+    );
+    let mut c = scoped(on, q);
+    filters(q, on, &mut c);
+    let keys = keys.to_string();
+    let mut params = server::params(&c);
+    params.push(&keys);
+    let sql = format!(
+        "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
+                NULL, s.fid, s.name, {TITLE}, e.seq, e.dup, e.ts, s.created_ms
+         FROM (SELECT k->>0 AS source, (k->>1)::int8 AS fid, (k->>2)::int8 AS seq,
+                      (k->>3)::int2 AS kind
+               FROM jsonb_array_elements(${}::text::jsonb) k) t
+         JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
+         JOIN sessions s ON s.source = t.source AND s.fid = t.fid
+         WHERE {}",
+        params.len(),
+        c.pg_sql(),
+    );
+    let rows = tx.query(sql.as_str(), &params).map_err(server_err)?;
+    let mut found: HashMap<(String, i64, i64, i16), &postgres::Row> = rows
+        .iter()
+        .map(|r| ((r.get(0), r.get(10), r.get(13), r.get(6)), r))
+        .collect();
+    Ok(chunk
+        .iter()
+        .filter_map(|l| {
+            let r = found.remove(&(l.source.clone(), l.fid, l.seq, l.kind))?;
+            Some(Scored::of(r, l.relevance))
+        })
+        .collect())
 }
 
 /// The hits of `scored` (sorted) as the local search shows them: on the current path with
