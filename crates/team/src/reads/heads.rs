@@ -24,8 +24,8 @@ use postgres::Transaction;
 
 use super::ranked::{every_match, prepare, sort, walk, Facts, Keyed, Phrase};
 use super::search::On;
-use super::several;
 use super::unlisted::{most_recency, Mode, ROOM};
+use super::{bounded, several};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
 use pidx_core::error::Result;
@@ -48,7 +48,10 @@ pub(super) fn search(
     };
     let listed = match p.phrases.as_slice() {
         [one] if one.words.len() == 1 => {
-            top(tx, on, q, terms, &p.phrases, p.and_only, &p.facts, p.now_ms)?
+            match top(tx, on, q, terms, &p.phrases, p.and_only, &p.facts, p.now_ms)? {
+                Some(hits) => Some(hits),
+                None => bounded::top(tx, on, q, terms, &p)?,
+            }
         }
         _ => several::top(tx, on, q, terms, &p)?,
     };

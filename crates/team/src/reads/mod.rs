@@ -21,6 +21,7 @@ use pidx_core::query::stats::{Row, StatsOptions};
 use pidx_core::query::tree::Tree;
 use pidx_core::query::{Reader, TeamReads, TeamServer};
 
+mod bounded;
 pub mod context;
 pub mod handle;
 mod heads;

@@ -567,7 +567,7 @@ pub(super) struct Facts {
 /// a word). A word more than 256 times in a text of at most 16,383 tokens weighs at least 1.79
 /// there at the mean length 256, so the text is listed under it (`pg::heads`): the texts listed
 /// so are the ones left out.
-fn positions_kept(terms: &str) -> String {
+pub(super) fn positions_kept(terms: &str) -> String {
     format!(
         "t.ntok <= 16383 AND 2 * octet_length(t.body) + 5 * t.ntok <= 500000
          AND (t.source, t.fid, t.seq, t.kind) NOT IN

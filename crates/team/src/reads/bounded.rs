@@ -1,0 +1,231 @@
+//! The top of a one-word search the listed texts alone do not settle (`heads.rs`), without
+//! scoring every match: each match's key, time and length come back (no body, no `tsvector`),
+//! with its count of the word when push listed it under the word (`text_heads`). A listed
+//! text's score is then exact; any other text scores at most what a text not listed can
+//! (`pg::heads::MIN_IMPACT`, scaled as `fts5::Bm25::most` says) times its own recency weight.
+//! The matches are taken best bound first, the counts of those not listed asked of the server
+//! a chunk at a time (`unlisted::chunks`; from the `tsvector`, as `ranked::every_match` does),
+//! until the hits the local rules show (`ranked::walk`) are full of texts scoring above the
+//! next bound. That is where the listed texts fall short: a recent text not listed can
+//! outscore every old listed one, so the old texts wait until the recent ones are counted.
+//!
+//! `regression` at 10,000 generated sessions (27,870 texts hold it, 273 listed; their times
+//! spread over ten months) took 3.5-4.6 s scoring every match; the measured figures are in
+//! docs/team.md.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use postgres::Transaction;
+
+use super::on as server;
+use super::ranked::{positions_kept, sort, walk, Keyed, Prepared};
+use super::search::{filters, scoped, On};
+use super::unlisted::{chunks, Mode, ROOM};
+use crate::pg::heads::{AVGDL, MIN_IMPACT};
+use crate::pg::server_err;
+use crate::pg::words::{lexeme, words, Counter};
+use pidx_core::error::Result;
+use pidx_core::query::search::{blend, Hit, SearchOptions};
+
+/// A match before it is counted: its key, time and length, and its count when listed.
+struct Match {
+    bound: f64,
+    key: Keyed,
+    ts_ms: Option<i64>,
+    ntok: Option<i32>,
+    listed: Option<i32>,
+}
+
+/// The hits of a search of one word (not a prefix) by the matches' bounds, or `None` when this
+/// way does not apply (`PIDX_PG_HEADS=off`, several phrases, no limit).
+///
+/// # Errors
+/// Server errors.
+pub(super) fn top(
+    tx: &mut Transaction,
+    on: &On,
+    q: &SearchOptions,
+    terms: &[String],
+    p: &Prepared,
+) -> Result<Option<Vec<Hit>>> {
+    let ([phrase], [one]) = (p.phrases.as_slice(), p.facts.each.as_slice()) else {
+        return Ok(None);
+    };
+    let [word] = phrase.words.as_slice() else {
+        return Ok(None);
+    };
+    if !p.and_only || phrase.prefix || q.limit == 0 || Mode::now().off() {
+        return Ok(None);
+    }
+    let unlisted = one.most(MIN_IMPACT, AVGDL) * ROOM;
+    let score = |tf: i64, len: i64, ts_ms: Option<i64>| {
+        -p.facts.sum.score(&[tf], len) * blend(ts_ms, p.now_ms)
+    };
+    let mut matches = matches(tx, on, q, word)?;
+    for m in &mut matches {
+        m.bound = match (m.listed, m.ntok) {
+            (Some(tf), Some(ntok)) => score(i64::from(tf), i64::from(ntok), m.ts_ms),
+            _ => unlisted * blend(m.ts_ms, p.now_ms),
+        };
+    }
+    matches.sort_by(|a, b| b.bound.total_cmp(&a.bound));
+    let counter = Counter::new(std::slice::from_ref(word));
+    let mut counted: Vec<Keyed> = Vec::new();
+    let mut hits = Vec::new();
+    for range in chunks(matches.len()) {
+        let end = range.end;
+        let chunk = &mut matches[range];
+        let asked: Vec<usize> = (0..chunk.len())
+            .filter(|&i| chunk[i].listed.is_none() || chunk[i].ntok.is_none())
+            .collect();
+        let counts = counts(tx, word, counter.as_ref(), chunk, &asked)?;
+        for (i, m) in chunk.iter_mut().enumerate() {
+            let relevance = if m.listed.is_some() && m.ntok.is_some() {
+                m.bound
+            } else {
+                match counts.get(&i) {
+                    Some(&(tf, len)) if tf > 0 => score(tf, len, m.ts_ms),
+                    _ => continue,
+                }
+            };
+            counted.push(Keyed {
+                relevance,
+                ..std::mem::replace(&mut m.key, empty())
+            });
+        }
+        let next = matches.get(end).map(|m| m.bound);
+        if counted.len() < q.limit && next.is_some() {
+            continue;
+        }
+        sort(&mut counted);
+        let full;
+        (hits, full) = walk(tx, on, q, terms, &counted)?;
+        match (next, hits.last()) {
+            (None, _) => break,
+            (Some(next), Some(last)) if full && last.score > next => break,
+            _ => {}
+        }
+    }
+    Ok(Some(hits))
+}
+
+fn empty() -> Keyed {
+    Keyed {
+        relevance: 0.0,
+        source: String::new(),
+        fid: 0,
+        seq: 0,
+        kind: 0,
+    }
+}
+
+/// Every text holding `word` that passes the search's filters: key, time, length, and its
+/// count of the word when listed under it (the listed rows read on their own).
+fn matches(tx: &mut Transaction, on: &On, q: &SearchOptions, word: &str) -> Result<Vec<Match>> {
+    let listed: HashMap<(String, i64, i64, i16), i32> = tx
+        .query(
+            "SELECT source, fid, seq, kind, tf FROM text_heads WHERE term = $1",
+            &[&word],
+        )
+        .map_err(server_err)?
+        .iter()
+        .map(|r| ((r.get(0), r.get(1), r.get(2), r.get(3)), r.get(4)))
+        .collect();
+    let mut c = scoped(on, q);
+    filters(q, on, &mut c);
+    let mut params = server::params(&c);
+    let lexeme = lexeme(word);
+    params.push(&lexeme);
+    // The words index's matches first: left to plan the join, the server walked every entry
+    // and probed its text (3.1 s for `regression` at 10,000 sessions, against 0.5 s).
+    let sql = format!(
+        "WITH t AS MATERIALIZED (
+             SELECT source, fid, seq, kind, ntok FROM entry_text
+             WHERE tsv @@ (${}::text)::tsquery)
+         SELECT t.source, t.fid, t.seq, t.kind, e.ts_ms, t.ntok
+         FROM t
+         JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
+         JOIN sessions s ON s.source = t.source AND s.fid = t.fid
+         WHERE {}",
+        params.len(),
+        c.pg_sql(),
+    );
+    let rows = tx.query(sql.as_str(), &params).map_err(server_err)?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let key = Keyed {
+                relevance: 0.0,
+                source: r.get(0),
+                fid: r.get(1),
+                seq: r.get(2),
+                kind: r.get(3),
+            };
+            let listed = listed
+                .get(&(key.source.clone(), key.fid, key.seq, key.kind))
+                .copied();
+            Match {
+                bound: 0.0,
+                key,
+                ts_ms: r.get(4),
+                ntok: r.get(5),
+                listed,
+            }
+        })
+        .collect())
+}
+
+/// The count of `word` and the length in tokens of the texts `asked` (indexes into `chunk`):
+/// from the `tsvector` where it keeps every position, else from the body.
+fn counts(
+    tx: &mut Transaction,
+    word: &str,
+    counter: Option<&Counter>,
+    chunk: &[Match],
+    asked: &[usize],
+) -> Result<HashMap<usize, (i64, i64)>> {
+    if asked.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let keys = serde_json::Value::Array(
+        asked
+            .iter()
+            .map(|&i| {
+                let k = &chunk[i].key;
+                serde_json::json!([k.source, k.fid, k.seq, k.kind, i])
+            })
+            .collect(),
+    )
+    .to_string();
+    let lexeme = lexeme(word);
+    let word_list = vec![word.to_string()];
+    let sql = format!(
+        "SELECT (k->>4)::int8, CASE WHEN {} THEN NULL ELSE t.body END, t.ntok,
+                ts_rank_cd('{{1,1,1,1}}', t.tsv, ($2::text)::tsquery, 0)::int8
+         FROM jsonb_array_elements($1::text::jsonb) k
+         JOIN entry_text t ON t.source = k->>0 AND t.fid = (k->>1)::int8
+                          AND t.seq = (k->>2)::int8 AND t.kind = (k->>3)::int2",
+        positions_kept("= ANY($3)")
+    );
+    let rows = tx
+        .query(sql.as_str(), &[&keys, &lexeme, &word_list])
+        .map_err(server_err)?;
+    let mut out = HashMap::with_capacity(rows.len());
+    for r in &rows {
+        let i = usize::try_from(r.get::<_, i64>(0)).unwrap_or(usize::MAX);
+        let body: Option<&str> = r.get(1);
+        let ntok: Option<i32> = r.get(2);
+        let counted = match (body, counter, ntok) {
+            (None, _, Some(ntok)) => (r.get::<_, i64>(3), i64::from(ntok)),
+            (Some(body), Some(counter), Some(ntok)) => (counter.count(body)[0], i64::from(ntok)),
+            (body, _, _) => {
+                let tokens: Vec<Cow<str>> = words(body.unwrap_or_default()).collect();
+                let tf = tokens.iter().filter(|t| t.as_ref() == word).count() as i64;
+                (tf, tokens.len() as i64)
+            }
+        };
+        out.insert(i, counted);
+    }
+    Ok(out)
+}
