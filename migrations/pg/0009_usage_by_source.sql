@@ -3,7 +3,7 @@
 -- sessions with the sessions and sorted them on disk for two `count(DISTINCT ...)`: 4.4 s. Two
 -- smaller rollups of the rollups, kept by statement triggers on `usage_rollup` (so by every
 -- change the triggers of pg 0003 make there), answer them when no project, session, model or
--- other key is asked for (crates/team/src/reads/stats.rs, `by_source`):
+-- other key is asked for (crates/team/src/reads/stats.rs, `by_source_sql`):
 --
 -- * `usage_by_source`: the figures per (source, quarter hour, copy flag). Sums, and active
 --   days in any zone whose days begin on a quarter hour, come out as from `usage_rollup`.
@@ -11,7 +11,7 @@
 --   with any counted entry are counted without a distinct over the rollup rows.
 --
 -- A row at 0 entries is deleted, as in `usage_rollup`. Both are exact aggregates of
--- `usage_rollup` (tests/it/pg_reads.rs checks it after every kind of change).
+-- `usage_rollup` (tests/it/pg_scale.rs checks it after the migration and after a push).
 CREATE TABLE usage_by_source (
     source         text NOT NULL,
     t              bigint NOT NULL,  -- start of the quarter hour (epoch ms); i64::MIN: no time

@@ -236,7 +236,8 @@ fn rollups_answer(o: &PgStats) -> bool {
 
 /// Whether `usage_by_source` and `usage_sessions` (migration pg/0009) give the exact answer:
 /// the rollups do, nothing is grouped but by source, no project is asked for, and the reader
-/// is not limited to projects (it reads none of their rows, see the migration).
+/// is not a limited one (`--reads`, `--reads-project`: it reads none of their rows, see the
+/// migration).
 ///
 /// # Errors
 /// Server errors.
@@ -254,7 +255,7 @@ fn by_source_answers(tx: &mut Transaction, o: &PgStats) -> Result<bool> {
 /// The figures per source (`--by source`) or of every source (one row, none when nothing
 /// counts), without a `count(DISTINCT ...)` over the rollup rows: the sums and the active days
 /// from `usage_by_source` (a row per source, quarter hour and copy flag, read twice rather
-/// than materialised: 400 ms against 128 ms at 100,000 sessions; the days a hashed `DISTINCT`
+/// than materialised: 128 ms against 400 ms in the server at 100,000 sessions; the days a hashed `DISTINCT`
 /// over the distinct quarter hours, each cut in the zone `$1` as [`figures_sql`] cuts it), the
 /// sessions from `usage_sessions` (a row per transcript with counted entries), or, with
 /// `--since` or `--until`, the transcripts among the rollup rows in the range (hashed, no
