@@ -466,6 +466,26 @@ fn a_server_pushed_before_is_migrated_and_answers_the_same() {
     let before = listed();
     assert_eq!(before.0, Some(0), "{}", before.2);
     s.admin.batch_execute(UNDO_8_9).unwrap();
+    // A member as `pidx team add-member --writes me` made one at schema 7: the migration gives
+    // it the same rights on the new tables, which its pushes write through the triggers.
+    s.admin
+        .batch_execute(&format!(
+            "DO $$ BEGIN CREATE ROLE scale_old_member LOGIN;
+                   EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+             GRANT CONNECT ON DATABASE {} TO scale_old_member;
+             GRANT USAGE ON SCHEMA public TO scale_old_member;
+             GRANT SELECT ON pidx_schema, v_sessions, v_entries, v_messages, v_usage,
+                 v_tool_calls TO scale_old_member;
+             GRANT SELECT, INSERT, UPDATE, DELETE ON sources, sessions, entries, entry_text,
+                 text_heads, tool_uses, listing_text, bad_lines, usage_rollup TO scale_old_member;
+             GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO scale_old_member;
+             INSERT INTO pidx_members (role, source) VALUES ('scale_old_member', 'me');",
+            s.db
+        ))
+        .unwrap();
+    let member = s
+        .url
+        .replacen("user=pidx_writer", "user=scale_old_member", 1);
     let local = |args: &[&str]| json(pidx(tme.path(), &rme).args(args));
     let remote = |args: &[&str]| json(pidx(tme.path(), &rme).args(["--pg", &s.url]).args(args));
     let (code, _, err) = outcome(pidx(tme.path(), &rme).args(["--pg", &s.url]).args(list));
@@ -486,7 +506,7 @@ fn a_server_pushed_before_is_migrated_and_answers_the_same() {
         }
     };
     same();
-    // A later push (a transcript grown by a line) keeps them.
+    // A later push by the member (a transcript grown by a line) keeps them.
     let file = crate::pg_support::session_files(&rme)
         .into_iter()
         .find(|f| {
@@ -497,7 +517,7 @@ fn a_server_pushed_before_is_migrated_and_answers_the_same() {
         })
         .unwrap();
     crate::pg_support::append(&file, "after-9", "grown after the migration");
-    let again = push(tme.path(), &rme, &s.url, &["--source", "me"]);
+    let again = push(tme.path(), &rme, &member, &["--source", "me"]);
     assert_eq!(again["appended"].as_u64(), Some(1), "{again}");
     let (kept, fresh) = by_source_tables(&mut s.admin);
     assert_eq!(kept, fresh, "kept by the triggers");
