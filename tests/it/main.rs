@@ -39,6 +39,7 @@ mod pg;
 mod pg_many;
 mod pg_rank;
 mod pg_reads;
+mod pg_scale;
 mod pi_package;
 mod pick;
 mod read_only;

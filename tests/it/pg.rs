@@ -618,8 +618,8 @@ fn no_planted_secret_reaches_the_server_unless_the_user_says_no_redact() {
     assert!(planted.iter().all(|p| held.contains(pieces(&p.secret)[0])));
 }
 
-/// Takes a server back to schema 6 (before pg 0007) as a schema-6 push left it: each line as
-/// text in `raw` (filled from `raw_z` first), no `raw_z`.
+/// Takes a server of schema 7 back to schema 6 (before pg 0007) as a schema-6 push left it:
+/// each line as text in `raw` (filled from `raw_z` first), no `raw_z` (after `UNDO_8_9`).
 const UNDO_RAW_Z: &str = "ALTER TABLE entries DROP CONSTRAINT entries_line;
     ALTER TABLE entries DROP COLUMN raw_z;
     ALTER TABLE entries ALTER COLUMN raw SET NOT NULL;
@@ -664,6 +664,7 @@ fn lines_pushed_before_compression_still_answer_and_new_pushes_compress() {
             )
             .unwrap();
     }
+    s.admin.batch_execute(UNDO_8_9).unwrap();
     s.admin.batch_execute(UNDO_RAW_Z).unwrap();
     let reader = |args: &[&str]| outcome(pidx(tmp.path(), &root).args(["--pg", &s.url]).args(args));
     let (code, _, err) = reader(&["list", "--all"]);

@@ -18,6 +18,13 @@ pub struct Server {
 }
 /// A fresh database for test `name`. The tests calling this are `#[ignore]`d, so they run only
 /// when asked for (tests/pg/run.sh); asked for without a server they fail rather than pass.
+/// Takes a server of the newest schema back to schema 7: what pg 0008 and 0009 made dropped
+/// (the rows every other table holds are the same at both).
+pub const UNDO_8_9: &str = "DROP FUNCTION pidx_rollup_by_source() CASCADE;
+    DROP FUNCTION pidx_by_source_sql(text, int);
+    DROP TABLE usage_by_source, usage_sessions;
+    DROP INDEX sessions_by_id_bytes, sessions_by_source_id_bytes;
+    DELETE FROM pidx_schema WHERE version IN (8, 9);";
 pub fn server(name: &str) -> Server {
     let url = std::env::var("PIDX_TEST_PG_URL")
         .ok()

@@ -116,13 +116,22 @@ pub enum Ids<'c> {
     Lookups(&'c Connection),
     /// Every session id, in order.
     All(Vec<String>),
+    /// Each named id's neighbours, looked up beforehand (the team server's, in one statement
+    /// for every named id): `None` when more than one session has the id. An id missing here
+    /// is named by its file, as a shared one.
+    Around(HashMap<String, Around>),
 }
+
+/// The greatest other id below an id and the least above it, or `None` when more than one
+/// session has the id.
+pub type Around = Option<[Option<String>; 2]>;
 
 impl Ids<'_> {
     /// The greatest id below `id` and the least above it; `None` when more than one session
     /// has `id` (its files are named by file name).
-    fn around(&self, id: &str) -> rusqlite::Result<Option<[Option<String>; 2]>> {
+    fn around(&self, id: &str) -> rusqlite::Result<Around> {
         match self {
+            Ids::Around(found) => Ok(found.get(id).cloned().flatten()),
             Ids::All(all) => {
                 let below = all.partition_point(|x| x.as_str() < id);
                 let upto = all.partition_point(|x| x.as_str() <= id);
@@ -432,6 +441,43 @@ mod tests {
         assert_eq!(h[&1], "one.jsonl");
         assert_eq!(h[&3], "aaaaaaaa-2");
         assert_eq!(h[&4], "bbbbbbbb");
+        Ok(())
+    }
+
+    /// Neighbours looked up beforehand (the team server's way) name sessions as the index's
+    /// lookups do; a shared id and an id not looked up are named by file.
+    #[test]
+    fn neighbours_given_name_sessions_as_the_lookups_do() -> rusqlite::Result<()> {
+        let conn = Connection::open_in_memory()?;
+        conn.execute_batch(
+            "CREATE TABLE sessions(file_id INTEGER, session_id TEXT);
+             INSERT INTO sessions VALUES (1, 'aaaaaaaa-1'), (2, 'aaaaaaaa-1'), (3, 'aaaaaaaa-2'),
+                                         (4, 'aaaaaaaa-22'), (5, 'bbbbbbbbbbbb');",
+        )?;
+        let rows = [
+            (1, "aaaaaaaa-1", "/x/one.jsonl"),
+            (3, "aaaaaaaa-2", "/x/three.jsonl"),
+            (4, "aaaaaaaa-22", "/x/four.jsonl"),
+            (5, "bbbbbbbbbbbb", "/x/five.jsonl"),
+        ];
+        let sessions = || {
+            rows.iter().map(|&(file_id, id, path)| Session {
+                file_id,
+                id: Some(id),
+                path,
+            })
+        };
+        let lookups = Ids::Lookups(&conn);
+        let mut found = HashMap::new();
+        for (_, id, _) in &rows[..3] {
+            found.insert(id.to_string(), lookups.around(id)?);
+        }
+        let given = named(&Ids::Around(found), sessions().collect(), &[])?;
+        let mut want = handles(&conn, sessions())?;
+        assert_eq!(want[&3], "aaaaaaaa-2");
+        assert_eq!(want[&4], "aaaaaaaa-22");
+        want.insert(5, "five.jsonl".into());
+        assert_eq!(given, want);
         Ok(())
     }
 

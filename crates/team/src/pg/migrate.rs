@@ -34,6 +34,14 @@ const MIGRATIONS: &[(i32, &str)] = &[
         7,
         include_str!("../../../../migrations/pg/0007_raw_lines_compressed.sql"),
     ),
+    (
+        8,
+        include_str!("../../../../migrations/pg/0008_session_ids_in_byte_order.sql"),
+    ),
+    (
+        9,
+        include_str!("../../../../migrations/pg/0009_usage_by_source.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows.

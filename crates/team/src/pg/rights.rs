@@ -12,7 +12,8 @@ use pidx_core::error::{Error, Result};
 /// The tables a member pushes into (and reads); the schema version table and the public views
 /// are read-only for everyone but the owner.
 const WRITTEN: &str =
-    "sources, sessions, entries, entry_text, text_heads, tool_uses, listing_text, bad_lines, usage_rollup";
+    "sources, sessions, entries, entry_text, text_heads, tool_uses, listing_text, \
+     bad_lines, usage_rollup, usage_by_source, usage_sessions";
 const READ: &str = "pidx_schema, v_sessions, v_entries, v_messages, v_usage, v_tool_calls";
 
 /// Who a new role is.
