@@ -31,6 +31,12 @@ if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
     skip "cargo-fuzz is missing and cannot be installed (crates.io unreachable?)"
 fi
 
+# The targets that build an index per input write it to a temporary directory: on a tmpfs
+# they ran 1.7x faster here (the `context` corpus replayed in 17 s against 29 s on disk).
+if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
+  export TMPDIR=/dev/shm
+fi
+
 # -O: release with debug assertions (cargo fuzz's default build); address sanitizer.
 start=$(date +%s)
 cargo +nightly fuzz build --fuzz-dir . -O
