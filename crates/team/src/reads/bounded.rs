@@ -155,13 +155,7 @@ fn matches(tx: &mut Transaction, on: &On, q: &SearchOptions, word: &str) -> Resu
     Ok(rows
         .iter()
         .map(|r| {
-            let key = Keyed {
-                relevance: 0.0,
-                source: r.get(0),
-                fid: r.get(1),
-                seq: r.get(2),
-                kind: r.get(3),
-            };
+            let key = Keyed::of(r, 0.0);
             let listed = listed
                 .get(&(key.source.clone(), key.fid, key.seq, key.kind))
                 .copied();

@@ -329,13 +329,10 @@ pub(super) fn every_match(
                 continue;
             }
             let ts_ms: Option<i64> = r.get(4);
-            scored.push(Keyed {
-                relevance: -facts.sum.score(&tfs, len) * blend(ts_ms, now_ms),
-                source: r.get(0),
-                fid: r.get(1),
-                seq: r.get(2),
-                kind: r.get(3),
-            });
+            scored.push(Keyed::of(
+                r,
+                -facts.sum.score(&tfs, len) * blend(ts_ms, now_ms),
+            ));
         }
         if rows.len() < BATCH as usize {
             break;
@@ -355,6 +352,19 @@ pub(super) struct Keyed {
     pub fid: i64,
     pub seq: i64,
     pub kind: i16,
+}
+
+impl Keyed {
+    /// A row whose first four columns are a text's source, file, entry and kind.
+    pub(super) fn of(r: &postgres::Row, relevance: f64) -> Keyed {
+        Keyed {
+            relevance,
+            source: r.get(0),
+            fid: r.get(1),
+            seq: r.get(2),
+            kind: r.get(3),
+        }
+    }
 }
 
 /// What sorts a candidate: its score, then its row.
