@@ -13,18 +13,17 @@
 //! spread over ten months) took 3.5-4.6 s scoring every match; the measured figures are in
 //! docs/team.md.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use postgres::Transaction;
 
 use super::on as server;
-use super::ranked::{positions_kept, sort, walk, Keyed, Prepared};
+use super::ranked::{count_columns, counts_of, sort, walk, Keyed, Params, Phrase, Prepared};
 use super::search::{filters, scoped, On};
 use super::unlisted::{chunks, Mode, ROOM};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
-use crate::pg::words::{lexeme, words, Counter};
+use crate::pg::words::{lexeme, Counter};
 use pidx_core::error::Result;
 use pidx_core::query::search::{blend, Hit, SearchOptions};
 
@@ -79,7 +78,7 @@ pub(super) fn top(
         let asked: Vec<usize> = (0..chunk.len())
             .filter(|&i| chunk[i].listed.is_none() || chunk[i].ntok.is_none())
             .collect();
-        let counts = counts(tx, word, counter.as_ref(), chunk, &asked)?;
+        let counts = counts(tx, phrase, counter.as_ref(), chunk, &asked)?;
         for (i, m) in chunk.iter_mut().enumerate() {
             let relevance = if m.listed.is_some() && m.ntok.is_some() {
                 m.bound
@@ -170,11 +169,11 @@ fn matches(tx: &mut Transaction, on: &On, q: &SearchOptions, word: &str) -> Resu
         .collect())
 }
 
-/// The count of `word` and the length in tokens of the texts `asked` (indexes into `chunk`):
-/// from the `tsvector` where it keeps every position, else from the body.
+/// The count of `phrase` (one word) and the length in tokens of the texts `asked` (indexes
+/// into `chunk`), as `ranked::every_match` counts them (`ranked::count_columns`).
 fn counts(
     tx: &mut Transaction,
-    word: &str,
+    phrase: &Phrase,
     counter: Option<&Counter>,
     chunk: &[Match],
     asked: &[usize],
@@ -192,34 +191,22 @@ fn counts(
             .collect(),
     )
     .to_string();
-    let lexeme = lexeme(word);
-    let word_list = vec![word.to_string()];
+    let lexemes: Vec<String> = phrase.words.iter().map(|w| lexeme(w)).collect();
+    let mut params: Params = vec![&keys];
+    let columns = count_columns(&mut params, Some((&phrase.words, &lexemes)));
     let sql = format!(
-        "SELECT (k->>4)::int8, CASE WHEN {} THEN NULL ELSE t.body END, t.ntok,
-                ts_rank_cd('{{1,1,1,1}}', t.tsv, ($2::text)::tsquery, 0)::int8
+        "SELECT (k->>4)::int8, {columns}
          FROM jsonb_array_elements($1::text::jsonb) k
          JOIN entry_text t ON t.source = k->>0 AND t.fid = (k->>1)::int8
-                          AND t.seq = (k->>2)::int8 AND t.kind = (k->>3)::int2",
-        positions_kept("= ANY($3)")
+                          AND t.seq = (k->>2)::int8 AND t.kind = (k->>3)::int2"
     );
-    let rows = tx
-        .query(sql.as_str(), &[&keys, &lexeme, &word_list])
-        .map_err(server_err)?;
+    let rows = tx.query(sql.as_str(), &params).map_err(server_err)?;
+    let phrases = std::slice::from_ref(phrase);
     let mut out = HashMap::with_capacity(rows.len());
     for r in &rows {
         let i = usize::try_from(r.get::<_, i64>(0)).unwrap_or(usize::MAX);
-        let body: Option<&str> = r.get(1);
-        let ntok: Option<i32> = r.get(2);
-        let counted = match (body, counter, ntok) {
-            (None, _, Some(ntok)) => (r.get::<_, i64>(3), i64::from(ntok)),
-            (Some(body), Some(counter), Some(ntok)) => (counter.count(body)[0], i64::from(ntok)),
-            (body, _, _) => {
-                let tokens: Vec<Cow<str>> = words(body.unwrap_or_default()).collect();
-                let tf = tokens.iter().filter(|t| t.as_ref() == word).count() as i64;
-                (tf, tokens.len() as i64)
-            }
-        };
-        out.insert(i, counted);
+        let (tfs, len) = counts_of(r, 1, phrases, counter);
+        out.insert(i, (tfs[0], len));
     }
     Ok(out)
 }

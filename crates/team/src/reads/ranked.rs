@@ -27,6 +27,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
+use postgres::types::ToSql;
 use postgres::Transaction;
 
 use super::on as server;
@@ -260,11 +261,8 @@ pub(super) fn every_match(
         }
     }
     filters(q, on, &mut c);
-    // Single words (no phrase, no prefix) are counted by the server from each text's
-    // `tsvector`, which holds a position per occurrence: `ts_rank_cd` with every weight 1 and
-    // no normalisation is the count of a one-word query's covers, its positions. Only a text
-    // whose positions are not all kept (`positions_kept`) sends its body: `regression` at 10,000
-    // sessions is held by 27,870 texts, 283 MB.
+    // Single words (no phrase, no prefix) are counted by the server where it can
+    // (`count_columns`); anything else from the body.
     let singles: Option<Vec<String>> = phrases
         .iter()
         .map(|p| match p.words.as_slice() {
@@ -274,27 +272,9 @@ pub(super) fn every_match(
         .collect();
     let lexemes: Vec<String> = singles.iter().flatten().map(|w| lexeme(w)).collect();
     let mut params = server::params(&c);
-    let (body, counts) = match &singles {
-        Some(words) => {
-            params.push(words);
-            let kept = positions_kept(&format!("= ANY(${})", params.len()));
-            let mut counts = String::new();
-            for l in &lexemes {
-                params.push(l);
-                counts.push_str(&format!(
-                    ", ts_rank_cd('{{1,1,1,1}}', t.tsv, (${}::text)::tsquery, 0)::int8",
-                    params.len()
-                ));
-            }
-            (
-                format!("CASE WHEN {kept} THEN NULL ELSE t.body END"),
-                counts,
-            )
-        }
-        None => ("t.body".to_string(), String::new()),
-    };
+    let columns = count_columns(&mut params, singles.as_ref().map(|w| (w, &lexemes[..])));
     let sql = format!(
-        "SELECT t.source, t.fid, t.seq, t.kind, e.ts_ms, {body}, t.ntok{counts}
+        "SELECT t.source, t.fid, t.seq, t.kind, e.ts_ms, {columns}
          FROM entry_text t
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
@@ -302,29 +282,12 @@ pub(super) fn every_match(
         c.pg_sql(),
     );
     let portal = tx.bind(sql.as_str(), &params).map_err(server_err)?;
-    // The texts that send their body: single ASCII words are counted in it without splitting
-    // it, its length taken from `ntok` (`error` at 10,002 sessions read back 106,089 texts,
-    // 596 MB, whose splitting took most of a 17 s search).
     let counter = singles.as_deref().and_then(Counter::new);
     let mut scored = Vec::new();
     loop {
         let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
         for r in &rows {
-            let body: Option<&str> = r.get(5);
-            let ntok: Option<i32> = r.get(6);
-            let (tfs, len) = match (body, &counter, ntok) {
-                (None, _, Some(ntok)) => {
-                    let tfs = (0..lexemes.len()).map(|i| r.get::<_, i64>(7 + i)).collect();
-                    (tfs, i64::from(ntok))
-                }
-                (Some(body), Some(counter), Some(ntok)) => (counter.count(body), i64::from(ntok)),
-                (body, _, _) => {
-                    let body = body.unwrap_or_default();
-                    let tokens: Vec<Cow<str>> = words(body).collect();
-                    let tfs: Vec<i64> = phrases.iter().map(|p| p.count(&tokens)).collect();
-                    (tfs, tokens.len() as i64)
-                }
-            };
+            let (tfs, len) = counts_of(r, 5, &phrases, counter.as_ref());
             if and_only && tfs.contains(&0) {
                 continue;
             }
@@ -584,6 +547,65 @@ pub(super) fn positions_kept(terms: &str) -> String {
              (SELECT h.source, h.fid, h.seq, h.kind FROM text_heads h
               WHERE h.term {terms} AND h.tf > 256)"
     )
+}
+
+/// A query's values to bind on PostgreSQL, in placeholder order (`on::params`).
+pub(super) type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
+
+/// The columns a text is counted from (`counts_of`): its body and its length in tokens, then,
+/// when every phrase is a single word (`singles`: the words and their lexemes, bound after
+/// `params`), each word's count as the server reads it from the text's `tsvector`, which holds
+/// a position per occurrence: `ts_rank_cd` with every weight 1 and no normalisation is the
+/// count of a one-word query's covers, its positions. Only a text whose positions are not all
+/// kept (`positions_kept`) then sends its body: `regression` at 10,000 sessions is held by
+/// 27,870 texts, 283 MB.
+pub(super) fn count_columns<'a>(
+    params: &mut Params<'a>,
+    singles: Option<(&'a Vec<String>, &'a [String])>,
+) -> String {
+    let Some((words, lexemes)) = singles else {
+        return "t.body, t.ntok".to_string();
+    };
+    params.push(words);
+    let mut columns = format!(
+        "CASE WHEN {} THEN NULL ELSE t.body END, t.ntok",
+        positions_kept(&format!("= ANY(${})", params.len()))
+    );
+    for l in lexemes {
+        params.push(l);
+        columns.push_str(&format!(
+            ", ts_rank_cd('{{1,1,1,1}}', t.tsv, (${}::text)::tsquery, 0)::int8",
+            params.len()
+        ));
+    }
+    columns
+}
+
+/// A text's count of each of `phrases` and its length in tokens, from the `count_columns`
+/// starting at column `at`: the server's counts when it sent no body; else single ASCII words
+/// found in the body by `counter` without splitting it, its length `ntok` (`error` at 10,002
+/// sessions read back 106,089 texts, 596 MB, whose splitting took most of a 17 s search); else
+/// the body split and each phrase counted in its tokens.
+pub(super) fn counts_of(
+    r: &postgres::Row,
+    at: usize,
+    phrases: &[Phrase],
+    counter: Option<&Counter>,
+) -> (Vec<i64>, i64) {
+    let body: Option<&str> = r.get(at);
+    let ntok: Option<i32> = r.get(at + 1);
+    match (body, counter, ntok) {
+        (None, _, Some(ntok)) => {
+            let tfs = (0..phrases.len()).map(|i| r.get(at + 2 + i)).collect();
+            (tfs, i64::from(ntok))
+        }
+        (Some(body), Some(counter), Some(ntok)) => (counter.count(body), i64::from(ntok)),
+        (body, _, _) => {
+            let tokens: Vec<Cow<str>> = words(body.unwrap_or_default()).collect();
+            let tfs = phrases.iter().map(|p| p.count(&tokens)).collect();
+            (tfs, tokens.len() as i64)
+        }
+    }
 }
 
 /// How many texts hold `p`, a phrase of several words (its idf's count), the texts holding all
