@@ -330,6 +330,23 @@ impl Keyed {
     }
 }
 
+/// A text to look up (`looked_up`): its key, and its score when known, else it is scored from
+/// its body.
+pub(super) trait Wanted {
+    fn key(&self) -> (&str, i64, i64, i16);
+    fn known(&self) -> Option<f64>;
+}
+
+impl Wanted for Keyed {
+    fn key(&self) -> (&str, i64, i64, i16) {
+        (&self.source, self.fid, self.seq, self.kind)
+    }
+
+    fn known(&self) -> Option<f64> {
+        Some(self.relevance)
+    }
+}
+
 /// What sorts a candidate: its score, then its row.
 pub(super) trait Ranked {
     fn order(&self) -> (f64, i64, i64, i16);
@@ -371,7 +388,7 @@ pub(super) fn walk(
 ) -> Result<(Vec<Hit>, bool)> {
     let mut passed: Vec<Scored> = Vec::new();
     for range in chunks(keyed.len()) {
-        passed.extend(looked_up(tx, on, q, &keyed[range])?);
+        passed.extend(looked_up(tx, on, q, &keyed[range], |_, _| None)?);
         if passed.len() >= q.limit {
             let (hits, full) = shown(tx, q, terms, passed.iter().cloned())?;
             if full {
@@ -384,19 +401,37 @@ pub(super) fn walk(
 }
 
 /// The texts of `chunk` that pass the search's filters, with their entries and sessions, in
-/// `chunk`'s order.
-fn looked_up(
+/// `chunk`'s order: each with its known score, else the one `from_body` gives its body and
+/// time (left out when it gives none: no match). Only a text whose score is not known reads
+/// its body, and sends it.
+///
+/// # Errors
+/// Server errors.
+pub(super) fn looked_up<T: Wanted>(
     tx: &mut Transaction,
     on: &On,
     q: &SearchOptions,
-    chunk: &[Keyed],
+    chunk: &[T],
+    from_body: impl Fn(&str, Option<i64>) -> Option<f64>,
 ) -> Result<Vec<Scored>> {
     let keys = serde_json::Value::Array(
         chunk
             .iter()
-            .map(|l| serde_json::json!([l.source, l.fid, l.seq, l.kind]))
+            .map(|w| {
+                let (source, fid, seq, kind) = w.key();
+                serde_json::json!([source, fid, seq, kind, w.known().is_none()])
+            })
             .collect(),
     );
+    let (body, texts) = if chunk.iter().any(|w| w.known().is_none()) {
+        (
+            "CASE WHEN t.body THEN x.body END",
+            "JOIN entry_text x ON x.source = t.source AND x.fid = t.fid AND x.seq = t.seq
+                              AND x.kind = t.kind",
+        )
+    } else {
+        ("NULL", "")
+    };
     let mut c = scoped(on, q);
     filters(q, on, &mut c);
     let keys = keys.to_string();
@@ -404,10 +439,11 @@ fn looked_up(
     params.push(&keys);
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                NULL, s.fid, s.name, {TITLE}, e.seq, e.dup, e.ts, s.created_ms
+                {body}, s.fid, s.name, {TITLE}, e.seq, e.dup, e.ts, s.created_ms
          FROM (SELECT k->>0 AS source, (k->>1)::int8 AS fid, (k->>2)::int8 AS seq,
-                      (k->>3)::int2 AS kind
+                      (k->>3)::int2 AS kind, (k->>4)::bool AS body
                FROM jsonb_array_elements(${}::text::jsonb) k) t
+         {texts}
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
          WHERE {}",
@@ -419,13 +455,22 @@ fn looked_up(
         .iter()
         .map(|r| ((r.get(0), r.get(10), r.get(13), r.get(6)), r))
         .collect();
-    Ok(chunk
-        .iter()
-        .filter_map(|l| {
-            let r = found.remove(&(l.source.clone(), l.fid, l.seq, l.kind))?;
-            Some(Scored::of(r, l.relevance))
-        })
-        .collect())
+    let mut out = Vec::with_capacity(found.len());
+    for w in chunk {
+        let (source, fid, seq, kind) = w.key();
+        let Some(r) = found.remove(&(source.to_string(), fid, seq, kind)) else {
+            continue;
+        };
+        let relevance = match w.known() {
+            Some(relevance) => relevance,
+            None => match from_body(r.get(9), r.get(8)) {
+                Some(relevance) => relevance,
+                None => continue,
+            },
+        };
+        out.push(Scored::of(r, relevance));
+    }
+    Ok(out)
 }
 
 /// The hits of `scored` (sorted) as the local search shows them: on the current path with
