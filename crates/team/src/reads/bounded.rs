@@ -36,6 +36,13 @@ struct Match {
     listed: Option<i32>,
 }
 
+impl Match {
+    /// Whether its bound is its exact score: listed, its length known.
+    fn known(&self) -> bool {
+        self.listed.is_some() && self.ntok.is_some()
+    }
+}
+
 /// The hits of a search of one word (not a prefix) by the matches' bounds, or `None` when this
 /// way does not apply (`PIDX_PG_HEADS=off`, several phrases, no limit).
 ///
@@ -72,28 +79,23 @@ pub(super) fn top(
     let counter = Counter::new(std::slice::from_ref(word));
     let mut counted: Vec<Keyed> = Vec::new();
     let mut hits = Vec::new();
-    for range in chunks(matches.len()) {
-        let end = range.end;
-        let chunk = &mut matches[range];
-        let asked: Vec<usize> = (0..chunk.len())
-            .filter(|&i| chunk[i].listed.is_none() || chunk[i].ntok.is_none())
-            .collect();
-        let counts = counts(tx, phrase, counter.as_ref(), chunk, &asked)?;
-        for (i, m) in chunk.iter_mut().enumerate() {
-            let relevance = if m.listed.is_some() && m.ntok.is_some() {
+    let mut rest = matches.into_iter().peekable();
+    for range in chunks(rest.len()) {
+        let chunk: Vec<Match> = rest.by_ref().take(range.len()).collect();
+        let asked: Vec<usize> = (0..chunk.len()).filter(|&i| !chunk[i].known()).collect();
+        let counts = counts(tx, phrase, counter.as_ref(), &chunk, &asked)?;
+        counted.extend(chunk.into_iter().enumerate().filter_map(|(i, m)| {
+            let relevance = if m.known() {
                 m.bound
             } else {
                 match counts.get(&i) {
                     Some(&(tf, len)) if tf > 0 => score(tf, len, m.ts_ms),
-                    _ => continue,
+                    _ => return None,
                 }
             };
-            counted.push(Keyed {
-                relevance,
-                ..std::mem::replace(&mut m.key, empty())
-            });
-        }
-        let next = matches.get(end).map(|m| m.bound);
+            Some(Keyed { relevance, ..m.key })
+        }));
+        let next = rest.peek().map(|m| m.bound);
         if counted.len() < q.limit && next.is_some() {
             continue;
         }
@@ -107,16 +109,6 @@ pub(super) fn top(
         }
     }
     Ok(Some(hits))
-}
-
-fn empty() -> Keyed {
-    Keyed {
-        relevance: 0.0,
-        source: String::new(),
-        fid: 0,
-        seq: 0,
-        kind: 0,
-    }
 }
 
 /// Every text holding `word` that passes the search's filters: key, time, length, and its
