@@ -200,6 +200,20 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         same_top(&a_tmp, &a_root, &all_tmp, &all_root, &s.url, case, "off");
     }
     assert!(full >= 3, "only {full} queries fill a top 20");
+    // Within one source (`--source`), against a local index of that source alone. A word the
+    // listed texts do not settle (the unlisted 2099 question makes every text's bound the full
+    // recency weight) is answered by the matches' bounds (`reads::bounded`), which must keep
+    // to the source as every search does.
+    for (tmp, root, source, cases) in [
+        (&a_tmp, &a_root, "first", WITHIN_FIRST),
+        (&b_tmp, &b_root, "second", WITHIN_SECOND),
+    ] {
+        for case in cases {
+            for heads in ["", "off"] {
+                same_top_within(tmp, root, tmp, root, &s.url, Some(source), case, heads);
+            }
+        }
+    }
     // These are answered from the listed texts (`reads::heads`): with PIDX_PG_HEADS=only a
     // search they cannot settle is an error.
     for case in SETTLED {
@@ -247,6 +261,19 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
     }
 }
 
+/// Searches kept to the first source (`--source first`), and to the second.
+const WITHIN_FIRST: &[&[&str]] = &[
+    &["the"],
+    &["answer"],
+    &["zebra"],
+    &["the", "--in", "assistant"],
+];
+const WITHIN_SECOND: &[&[&str]] = &[
+    &["the"],
+    &["answer"],
+    &["the", "--cwd", "/home/user/projects/pidx"],
+];
+
 /// Searches answered from the listed texts alone (`PIDX_PG_HEADS=only`).
 const SETTLED: &[&[&str]] = &[
     &["the", "--until", "2026-03-09"],
@@ -271,6 +298,21 @@ fn same_top(
     case: &[&str],
     heads: &str,
 ) -> usize {
+    same_top_within(a_tmp, a_root, all_tmp, all_root, url, None, case, heads)
+}
+
+/// [`same_top`], the server's search kept to `source` when given (`--source`).
+#[allow(clippy::too_many_arguments)]
+fn same_top_within(
+    a_tmp: &tempfile::TempDir,
+    a_root: &std::path::Path,
+    all_tmp: &tempfile::TempDir,
+    all_root: &std::path::Path,
+    url: &str,
+    source: Option<&str>,
+    case: &[&str],
+    heads: &str,
+) -> usize {
     let mut args = vec!["search", "--limit", "20"];
     args.extend_from_slice(case);
     let want = ranked(&json(pidx(all_tmp.path(), all_root).args(&args)));
@@ -278,13 +320,17 @@ fn same_top(
     if !heads.is_empty() {
         server.env("PIDX_PG_HEADS", heads);
     }
-    let got = ranked(&json(server.args(["--pg", url]).args(&args)));
+    server.args(["--pg", url]);
+    if let Some(source) = source {
+        server.args(["--source", source]);
+    }
+    let got = ranked(&json(server.args(&args)));
     assert!(!want.is_empty(), "{args:?} finds nothing locally");
     let names = |v: &[(String, f64)]| v.iter().map(|h| h.0.clone()).collect::<Vec<_>>();
     assert_eq!(
         names(&got),
         names(&want),
-        "{args:?} (PIDX_PG_HEADS={heads}): the hits or their order differ"
+        "{args:?} (--source {source:?}, PIDX_PG_HEADS={heads}): the hits or their order differ"
     );
     for ((hit, g), (_, w)) in got.iter().zip(&want) {
         // The two runs blend with recency a moment apart.
@@ -294,7 +340,7 @@ fn same_top(
         );
     }
     eprintln!(
-        "{args:?} (PIDX_PG_HEADS={heads}): {} hits, same order and scores",
+        "{args:?} (--source {source:?}, PIDX_PG_HEADS={heads}): {} hits, same order and scores",
         want.len()
     );
     want.len()

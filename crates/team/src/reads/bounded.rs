@@ -13,18 +13,17 @@
 //! spread over ten months) took 3.5-4.6 s scoring every match; the measured figures are in
 //! docs/team.md.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use postgres::Transaction;
 
 use super::on as server;
-use super::ranked::{positions_kept, sort, walk, Keyed, Prepared};
+use super::ranked::{count_columns, counts_of, sort, walk, Keyed, Params, Phrase, Prepared};
 use super::search::{filters, scoped, On};
 use super::unlisted::{chunks, Mode, ROOM};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
-use crate::pg::words::{lexeme, words, Counter};
+use crate::pg::words::{lexeme, Counter};
 use pidx_core::error::Result;
 use pidx_core::query::search::{blend, Hit, SearchOptions};
 
@@ -35,6 +34,13 @@ struct Match {
     ts_ms: Option<i64>,
     ntok: Option<i32>,
     listed: Option<i32>,
+}
+
+impl Match {
+    /// Whether its bound is its exact score: listed, its length known.
+    fn known(&self) -> bool {
+        self.listed.is_some() && self.ntok.is_some()
+    }
 }
 
 /// The hits of a search of one word (not a prefix) by the matches' bounds, or `None` when this
@@ -73,28 +79,23 @@ pub(super) fn top(
     let counter = Counter::new(std::slice::from_ref(word));
     let mut counted: Vec<Keyed> = Vec::new();
     let mut hits = Vec::new();
-    for range in chunks(matches.len()) {
-        let end = range.end;
-        let chunk = &mut matches[range];
-        let asked: Vec<usize> = (0..chunk.len())
-            .filter(|&i| chunk[i].listed.is_none() || chunk[i].ntok.is_none())
-            .collect();
-        let counts = counts(tx, word, counter.as_ref(), chunk, &asked)?;
-        for (i, m) in chunk.iter_mut().enumerate() {
-            let relevance = if m.listed.is_some() && m.ntok.is_some() {
+    let mut rest = matches.into_iter().peekable();
+    for range in chunks(rest.len()) {
+        let chunk: Vec<Match> = rest.by_ref().take(range.len()).collect();
+        let asked: Vec<usize> = (0..chunk.len()).filter(|&i| !chunk[i].known()).collect();
+        let counts = counts(tx, phrase, counter.as_ref(), &chunk, &asked)?;
+        counted.extend(chunk.into_iter().enumerate().filter_map(|(i, m)| {
+            let relevance = if m.known() {
                 m.bound
             } else {
                 match counts.get(&i) {
                     Some(&(tf, len)) if tf > 0 => score(tf, len, m.ts_ms),
-                    _ => continue,
+                    _ => return None,
                 }
             };
-            counted.push(Keyed {
-                relevance,
-                ..std::mem::replace(&mut m.key, empty())
-            });
-        }
-        let next = matches.get(end).map(|m| m.bound);
+            Some(Keyed { relevance, ..m.key })
+        }));
+        let next = rest.peek().map(|m| m.bound);
         if counted.len() < q.limit && next.is_some() {
             continue;
         }
@@ -110,77 +111,56 @@ pub(super) fn top(
     Ok(Some(hits))
 }
 
-fn empty() -> Keyed {
-    Keyed {
-        relevance: 0.0,
-        source: String::new(),
-        fid: 0,
-        seq: 0,
-        kind: 0,
-    }
-}
-
 /// Every text holding `word` that passes the search's filters: key, time, length, and its
-/// count of the word when listed under it (the listed rows read on their own).
+/// count of the word when listed under it.
 fn matches(tx: &mut Transaction, on: &On, q: &SearchOptions, word: &str) -> Result<Vec<Match>> {
-    let listed: HashMap<(String, i64, i64, i16), i32> = tx
-        .query(
-            "SELECT source, fid, seq, kind, tf FROM text_heads WHERE term = $1",
-            &[&word],
-        )
-        .map_err(server_err)?
-        .iter()
-        .map(|r| ((r.get(0), r.get(1), r.get(2), r.get(3)), r.get(4)))
-        .collect();
     let mut c = scoped(on, q);
     filters(q, on, &mut c);
     let mut params = server::params(&c);
-    let lexeme = lexeme(word);
+    let (lexeme, word) = (lexeme(word), word.to_string());
     params.push(&lexeme);
+    params.push(&word);
     // The words index's matches first: left to plan the join, the server walked every entry
-    // and probed its text (3.1 s for `regression` at 10,000 sessions, against 0.5 s).
+    // and probed its text (3.1 s for `regression` at 10,000 sessions, against 0.5 s). The
+    // word's listed rows are read once by the word (`text_heads_by_term`) and joined to the
+    // matches that pass the filters, so this holds no more than those: every listed row of
+    // the word, whatever `--source` or `--cwd` keep, made `the --cwd X` at 10,000 sessions
+    // hold 114 MB, against 29 MB scoring every match.
     let sql = format!(
         "WITH t AS MATERIALIZED (
              SELECT source, fid, seq, kind, ntok FROM entry_text
-             WHERE tsv @@ (${}::text)::tsquery)
-         SELECT t.source, t.fid, t.seq, t.kind, e.ts_ms, t.ntok
+             WHERE tsv @@ (${}::text)::tsquery),
+         h AS MATERIALIZED (
+             SELECT source, fid, seq, kind, tf FROM text_heads WHERE term = ${})
+         SELECT t.source, t.fid, t.seq, t.kind, e.ts_ms, t.ntok, h.tf
          FROM t
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
+         LEFT JOIN h ON h.source = t.source AND h.fid = t.fid AND h.seq = t.seq
+                    AND h.kind = t.kind
          WHERE {}",
+        params.len() - 1,
         params.len(),
         c.pg_sql(),
     );
     let rows = tx.query(sql.as_str(), &params).map_err(server_err)?;
     Ok(rows
         .iter()
-        .map(|r| {
-            let key = Keyed {
-                relevance: 0.0,
-                source: r.get(0),
-                fid: r.get(1),
-                seq: r.get(2),
-                kind: r.get(3),
-            };
-            let listed = listed
-                .get(&(key.source.clone(), key.fid, key.seq, key.kind))
-                .copied();
-            Match {
-                bound: 0.0,
-                key,
-                ts_ms: r.get(4),
-                ntok: r.get(5),
-                listed,
-            }
+        .map(|r| Match {
+            bound: 0.0,
+            key: Keyed::of(r, 0.0),
+            ts_ms: r.get(4),
+            ntok: r.get(5),
+            listed: r.get(6),
         })
         .collect())
 }
 
-/// The count of `word` and the length in tokens of the texts `asked` (indexes into `chunk`):
-/// from the `tsvector` where it keeps every position, else from the body.
+/// The count of `phrase` (one word) and the length in tokens of the texts `asked` (indexes
+/// into `chunk`), as `ranked::every_match` counts them (`ranked::count_columns`).
 fn counts(
     tx: &mut Transaction,
-    word: &str,
+    phrase: &Phrase,
     counter: Option<&Counter>,
     chunk: &[Match],
     asked: &[usize],
@@ -198,34 +178,22 @@ fn counts(
             .collect(),
     )
     .to_string();
-    let lexeme = lexeme(word);
-    let word_list = vec![word.to_string()];
+    let lexemes: Vec<String> = phrase.words.iter().map(|w| lexeme(w)).collect();
+    let mut params: Params = vec![&keys];
+    let columns = count_columns(&mut params, Some((&phrase.words, &lexemes)));
     let sql = format!(
-        "SELECT (k->>4)::int8, CASE WHEN {} THEN NULL ELSE t.body END, t.ntok,
-                ts_rank_cd('{{1,1,1,1}}', t.tsv, ($2::text)::tsquery, 0)::int8
+        "SELECT (k->>4)::int8, {columns}
          FROM jsonb_array_elements($1::text::jsonb) k
          JOIN entry_text t ON t.source = k->>0 AND t.fid = (k->>1)::int8
-                          AND t.seq = (k->>2)::int8 AND t.kind = (k->>3)::int2",
-        positions_kept("= ANY($3)")
+                          AND t.seq = (k->>2)::int8 AND t.kind = (k->>3)::int2"
     );
-    let rows = tx
-        .query(sql.as_str(), &[&keys, &lexeme, &word_list])
-        .map_err(server_err)?;
+    let rows = tx.query(sql.as_str(), &params).map_err(server_err)?;
+    let phrases = std::slice::from_ref(phrase);
     let mut out = HashMap::with_capacity(rows.len());
     for r in &rows {
         let i = usize::try_from(r.get::<_, i64>(0)).unwrap_or(usize::MAX);
-        let body: Option<&str> = r.get(1);
-        let ntok: Option<i32> = r.get(2);
-        let counted = match (body, counter, ntok) {
-            (None, _, Some(ntok)) => (r.get::<_, i64>(3), i64::from(ntok)),
-            (Some(body), Some(counter), Some(ntok)) => (counter.count(body)[0], i64::from(ntok)),
-            (body, _, _) => {
-                let tokens: Vec<Cow<str>> = words(body.unwrap_or_default()).collect();
-                let tf = tokens.iter().filter(|t| t.as_ref() == word).count() as i64;
-                (tf, tokens.len() as i64)
-            }
-        };
-        out.insert(i, counted);
+        let (tfs, len) = counts_of(r, 1, phrases, counter);
+        out.insert(i, (tfs[0], len));
     }
     Ok(out)
 }

@@ -108,14 +108,9 @@ pub(super) fn top(
         .map(|r| {
             let (tf, ntok): (i32, i32) = (r.get(4), r.get(5));
             let ts_ms: Option<i64> = r.get(6);
-            Keyed {
-                relevance: -facts.sum.score(&[i64::from(tf)], i64::from(ntok))
-                    * blend(ts_ms, now_ms),
-                source: r.get(0),
-                fid: r.get(1),
-                seq: r.get(2),
-                kind: r.get(3),
-            }
+            let relevance =
+                -facts.sum.score(&[i64::from(tf)], i64::from(ntok)) * blend(ts_ms, now_ms);
+            Keyed::of(r, relevance)
         })
         .filter(|l| l.relevance > unlisted)
         .collect();

@@ -27,6 +27,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
+use postgres::types::ToSql;
 use postgres::Transaction;
 
 use super::on as server;
@@ -260,11 +261,8 @@ pub(super) fn every_match(
         }
     }
     filters(q, on, &mut c);
-    // Single words (no phrase, no prefix) are counted by the server from each text's
-    // `tsvector`, which holds a position per occurrence: `ts_rank_cd` with every weight 1 and
-    // no normalisation is the count of a one-word query's covers, its positions. Only a text
-    // whose positions are not all kept (`positions_kept`) sends its body: `regression` at 10,000
-    // sessions is held by 27,870 texts, 283 MB.
+    // Single words (no phrase, no prefix) are counted by the server where it can
+    // (`count_columns`); anything else from the body.
     let singles: Option<Vec<String>> = phrases
         .iter()
         .map(|p| match p.words.as_slice() {
@@ -274,27 +272,9 @@ pub(super) fn every_match(
         .collect();
     let lexemes: Vec<String> = singles.iter().flatten().map(|w| lexeme(w)).collect();
     let mut params = server::params(&c);
-    let (body, counts) = match &singles {
-        Some(words) => {
-            params.push(words);
-            let kept = positions_kept(&format!("= ANY(${})", params.len()));
-            let mut counts = String::new();
-            for l in &lexemes {
-                params.push(l);
-                counts.push_str(&format!(
-                    ", ts_rank_cd('{{1,1,1,1}}', t.tsv, (${}::text)::tsquery, 0)::int8",
-                    params.len()
-                ));
-            }
-            (
-                format!("CASE WHEN {kept} THEN NULL ELSE t.body END"),
-                counts,
-            )
-        }
-        None => ("t.body".to_string(), String::new()),
-    };
+    let columns = count_columns(&mut params, singles.as_ref().map(|w| (w, &lexemes[..])));
     let sql = format!(
-        "SELECT t.source, t.fid, t.seq, t.kind, e.ts_ms, {body}, t.ntok{counts}
+        "SELECT t.source, t.fid, t.seq, t.kind, e.ts_ms, {columns}
          FROM entry_text t
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
@@ -302,40 +282,20 @@ pub(super) fn every_match(
         c.pg_sql(),
     );
     let portal = tx.bind(sql.as_str(), &params).map_err(server_err)?;
-    // The texts that send their body: single ASCII words are counted in it without splitting
-    // it, its length taken from `ntok` (`error` at 10,002 sessions read back 106,089 texts,
-    // 596 MB, whose splitting took most of a 17 s search).
     let counter = singles.as_deref().and_then(Counter::new);
     let mut scored = Vec::new();
     loop {
         let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
         for r in &rows {
-            let body: Option<&str> = r.get(5);
-            let ntok: Option<i32> = r.get(6);
-            let (tfs, len) = match (body, &counter, ntok) {
-                (None, _, Some(ntok)) => {
-                    let tfs = (0..lexemes.len()).map(|i| r.get::<_, i64>(7 + i)).collect();
-                    (tfs, i64::from(ntok))
-                }
-                (Some(body), Some(counter), Some(ntok)) => (counter.count(body), i64::from(ntok)),
-                (body, _, _) => {
-                    let body = body.unwrap_or_default();
-                    let tokens: Vec<Cow<str>> = words(body).collect();
-                    let tfs: Vec<i64> = phrases.iter().map(|p| p.count(&tokens)).collect();
-                    (tfs, tokens.len() as i64)
-                }
-            };
+            let (tfs, len) = counts_of(r, 5, &phrases, counter.as_ref());
             if and_only && tfs.contains(&0) {
                 continue;
             }
             let ts_ms: Option<i64> = r.get(4);
-            scored.push(Keyed {
-                relevance: -facts.sum.score(&tfs, len) * blend(ts_ms, now_ms),
-                source: r.get(0),
-                fid: r.get(1),
-                seq: r.get(2),
-                kind: r.get(3),
-            });
+            scored.push(Keyed::of(
+                r,
+                -facts.sum.score(&tfs, len) * blend(ts_ms, now_ms),
+            ));
         }
         if rows.len() < BATCH as usize {
             break;
@@ -355,6 +315,36 @@ pub(super) struct Keyed {
     pub fid: i64,
     pub seq: i64,
     pub kind: i16,
+}
+
+impl Keyed {
+    /// A row whose first four columns are a text's source, file, entry and kind.
+    pub(super) fn of(r: &postgres::Row, relevance: f64) -> Keyed {
+        Keyed {
+            relevance,
+            source: r.get(0),
+            fid: r.get(1),
+            seq: r.get(2),
+            kind: r.get(3),
+        }
+    }
+}
+
+/// A text to look up (`looked_up`): its key, and its score when known, else it is scored from
+/// its body.
+pub(super) trait Wanted {
+    fn key(&self) -> (&str, i64, i64, i16);
+    fn known(&self) -> Option<f64>;
+}
+
+impl Wanted for Keyed {
+    fn key(&self) -> (&str, i64, i64, i16) {
+        (&self.source, self.fid, self.seq, self.kind)
+    }
+
+    fn known(&self) -> Option<f64> {
+        Some(self.relevance)
+    }
 }
 
 /// What sorts a candidate: its score, then its row.
@@ -398,7 +388,7 @@ pub(super) fn walk(
 ) -> Result<(Vec<Hit>, bool)> {
     let mut passed: Vec<Scored> = Vec::new();
     for range in chunks(keyed.len()) {
-        passed.extend(looked_up(tx, on, q, &keyed[range])?);
+        passed.extend(looked_up(tx, on, q, &keyed[range], |_, _| None)?);
         if passed.len() >= q.limit {
             let (hits, full) = shown(tx, q, terms, passed.iter().cloned())?;
             if full {
@@ -411,19 +401,37 @@ pub(super) fn walk(
 }
 
 /// The texts of `chunk` that pass the search's filters, with their entries and sessions, in
-/// `chunk`'s order.
-fn looked_up(
+/// `chunk`'s order: each with its known score, else the one `from_body` gives its body and
+/// time (left out when it gives none: no match). Only a text whose score is not known reads
+/// its body, and sends it.
+///
+/// # Errors
+/// Server errors.
+pub(super) fn looked_up<T: Wanted>(
     tx: &mut Transaction,
     on: &On,
     q: &SearchOptions,
-    chunk: &[Keyed],
+    chunk: &[T],
+    from_body: impl Fn(&str, Option<i64>) -> Option<f64>,
 ) -> Result<Vec<Scored>> {
     let keys = serde_json::Value::Array(
         chunk
             .iter()
-            .map(|l| serde_json::json!([l.source, l.fid, l.seq, l.kind]))
+            .map(|w| {
+                let (source, fid, seq, kind) = w.key();
+                serde_json::json!([source, fid, seq, kind, w.known().is_none()])
+            })
             .collect(),
     );
+    let (body, texts) = if chunk.iter().any(|w| w.known().is_none()) {
+        (
+            "CASE WHEN t.body THEN x.body END",
+            "JOIN entry_text x ON x.source = t.source AND x.fid = t.fid AND x.seq = t.seq
+                              AND x.kind = t.kind",
+        )
+    } else {
+        ("NULL", "")
+    };
     let mut c = scoped(on, q);
     filters(q, on, &mut c);
     let keys = keys.to_string();
@@ -431,10 +439,11 @@ fn looked_up(
     params.push(&keys);
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                NULL, s.fid, s.name, {TITLE}, e.seq, e.dup, e.ts, s.created_ms
+                {body}, s.fid, s.name, {TITLE}, e.seq, e.dup, e.ts, s.created_ms
          FROM (SELECT k->>0 AS source, (k->>1)::int8 AS fid, (k->>2)::int8 AS seq,
-                      (k->>3)::int2 AS kind
+                      (k->>3)::int2 AS kind, (k->>4)::bool AS body
                FROM jsonb_array_elements(${}::text::jsonb) k) t
+         {texts}
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
          WHERE {}",
@@ -446,13 +455,22 @@ fn looked_up(
         .iter()
         .map(|r| ((r.get(0), r.get(10), r.get(13), r.get(6)), r))
         .collect();
-    Ok(chunk
-        .iter()
-        .filter_map(|l| {
-            let r = found.remove(&(l.source.clone(), l.fid, l.seq, l.kind))?;
-            Some(Scored::of(r, l.relevance))
-        })
-        .collect())
+    let mut out = Vec::with_capacity(found.len());
+    for w in chunk {
+        let (source, fid, seq, kind) = w.key();
+        let Some(r) = found.remove(&(source.to_string(), fid, seq, kind)) else {
+            continue;
+        };
+        let relevance = match w.known() {
+            Some(relevance) => relevance,
+            None => match from_body(r.get(9), r.get(8)) {
+                Some(relevance) => relevance,
+                None => continue,
+            },
+        };
+        out.push(Scored::of(r, relevance));
+    }
+    Ok(out)
 }
 
 /// The hits of `scored` (sorted) as the local search shows them: on the current path with
@@ -652,6 +670,65 @@ pub(super) fn positions_kept(terms: &str) -> String {
              (SELECT h.source, h.fid, h.seq, h.kind FROM text_heads h
               WHERE h.term {terms} AND h.tf > 256)"
     )
+}
+
+/// A query's values to bind on PostgreSQL, in placeholder order (`on::params`).
+pub(super) type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
+
+/// The columns a text is counted from (`counts_of`): its body and its length in tokens, then,
+/// when every phrase is a single word (`singles`: the words and their lexemes, bound after
+/// `params`), each word's count as the server reads it from the text's `tsvector`, which holds
+/// a position per occurrence: `ts_rank_cd` with every weight 1 and no normalisation is the
+/// count of a one-word query's covers, its positions. Only a text whose positions are not all
+/// kept (`positions_kept`) then sends its body: `regression` at 10,000 sessions is held by
+/// 27,870 texts, 283 MB.
+pub(super) fn count_columns<'a>(
+    params: &mut Params<'a>,
+    singles: Option<(&'a Vec<String>, &'a [String])>,
+) -> String {
+    let Some((words, lexemes)) = singles else {
+        return "t.body, t.ntok".to_string();
+    };
+    params.push(words);
+    let mut columns = format!(
+        "CASE WHEN {} THEN NULL ELSE t.body END, t.ntok",
+        positions_kept(&format!("= ANY(${})", params.len()))
+    );
+    for l in lexemes {
+        params.push(l);
+        columns.push_str(&format!(
+            ", ts_rank_cd('{{1,1,1,1}}', t.tsv, (${}::text)::tsquery, 0)::int8",
+            params.len()
+        ));
+    }
+    columns
+}
+
+/// A text's count of each of `phrases` and its length in tokens, from the `count_columns`
+/// starting at column `at`: the server's counts when it sent no body; else single ASCII words
+/// found in the body by `counter` without splitting it, its length `ntok` (`error` at 10,002
+/// sessions read back 106,089 texts, 596 MB, whose splitting took most of a 17 s search); else
+/// the body split and each phrase counted in its tokens.
+pub(super) fn counts_of(
+    r: &postgres::Row,
+    at: usize,
+    phrases: &[Phrase],
+    counter: Option<&Counter>,
+) -> (Vec<i64>, i64) {
+    let body: Option<&str> = r.get(at);
+    let ntok: Option<i32> = r.get(at + 1);
+    match (body, counter, ntok) {
+        (None, _, Some(ntok)) => {
+            let tfs = (0..phrases.len()).map(|i| r.get(at + 2 + i)).collect();
+            (tfs, i64::from(ntok))
+        }
+        (Some(body), Some(counter), Some(ntok)) => (counter.count(body), i64::from(ntok)),
+        (body, _, _) => {
+            let tokens: Vec<Cow<str>> = words(body.unwrap_or_default()).collect();
+            let tfs = phrases.iter().map(|p| p.count(&tokens)).collect();
+            (tfs, tokens.len() as i64)
+        }
+    }
 }
 
 /// How many texts hold `p`, a phrase of several words (its idf's count), the texts holding all

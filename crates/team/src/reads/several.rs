@@ -28,16 +28,14 @@ use std::collections::HashMap;
 
 use postgres::Transaction;
 
-use super::on as server;
-use super::ranked::{shown, sort, Phrase, Prepared, Scored};
-use super::search::{filters, scoped, On};
+use super::ranked::{looked_up, shown, sort, Phrase, Prepared, Scored, Wanted};
+use super::search::On;
 use super::unlisted::{chunks, most_recency, Mode, ROOM};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
 use crate::pg::words::words;
 use pidx_core::error::Result;
 use pidx_core::query::search::{blend, Hit, SearchOptions};
-use pidx_core::store::schema::TITLE;
 
 /// A text on the server: source, file, entry and kind.
 type Key = (String, i64, i64, i16);
@@ -55,6 +53,18 @@ struct Candidate {
     key: Key,
     most: f64,
     exact: Option<f64>,
+}
+
+impl Wanted for Candidate {
+    fn key(&self) -> (&str, i64, i64, i16) {
+        let (source, fid, seq, kind) = &self.key;
+        (source, *fid, *seq, *kind)
+    }
+
+    /// Its body is read, and scored, when its listed counts do not tell its score.
+    fn known(&self) -> Option<f64> {
+        self.exact
+    }
 }
 
 /// The hits of an AND of phrases (but one word alone) found from the texts listed under their
@@ -91,7 +101,9 @@ pub(super) fn top(
             .get(range.end)
             .map_or(0.0, |c| c.most * ROOM)
             .max(bound);
-        scored.extend(looked_up(tx, on, q, p, &candidates[range])?);
+        scored.extend(looked_up(tx, on, q, &candidates[range], |body, ts_ms| {
+            score(&p.phrases, p, body, ts_ms)
+        })?);
         sort(&mut scored);
         let settled = scored.iter().take_while(|s| s.relevance > over).count();
         if settled >= q.limit {
@@ -195,67 +207,8 @@ fn candidate(key: Key, l: &Listed, p: &Prepared, unlisted: &[f64], recency: f64)
     }
 }
 
-/// The candidates of `chunk` that pass the search's filters and match the query, with their
-/// entries and sessions and exact scores (from their bodies when their counts are not known).
-fn looked_up(
-    tx: &mut Transaction,
-    on: &On,
-    q: &SearchOptions,
-    p: &Prepared,
-    chunk: &[Candidate],
-) -> Result<Vec<Scored>> {
-    let keys = serde_json::Value::Array(
-        chunk
-            .iter()
-            .map(|c| {
-                let (source, fid, seq, kind) = &c.key;
-                serde_json::json!([source, fid, seq, kind, c.exact.is_none()])
-            })
-            .collect(),
-    );
-    let mut c = scoped(on, q);
-    filters(q, on, &mut c);
-    let keys = keys.to_string();
-    let mut params = server::params(&c);
-    params.push(&keys);
-    // The body is read (and sent) only for a candidate whose counts are not known.
-    let sql = format!(
-        "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                CASE WHEN t.body THEN x.body END, s.fid, s.name, {TITLE}, e.seq, e.dup,
-                e.ts, s.created_ms
-         FROM (SELECT k->>0 AS source, (k->>1)::int8 AS fid, (k->>2)::int8 AS seq,
-                      (k->>3)::int2 AS kind, (k->>4)::bool AS body
-               FROM jsonb_array_elements(${}::text::jsonb) k) t
-         JOIN entry_text x ON x.source = t.source AND x.fid = t.fid AND x.seq = t.seq
-                          AND x.kind = t.kind
-         JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
-         JOIN sessions s ON s.source = t.source AND s.fid = t.fid
-         WHERE {}",
-        params.len(),
-        c.pg_sql(),
-    );
-    let rows = tx.query(sql.as_str(), &params).map_err(server_err)?;
-    let exact: HashMap<&Key, Option<f64>> = chunk.iter().map(|c| (&c.key, c.exact)).collect();
-    let mut out = Vec::with_capacity(rows.len());
-    for r in &rows {
-        let key: Key = (r.get(0), r.get(10), r.get(13), r.get(6));
-        let Some(&known) = exact.get(&key) else {
-            continue;
-        };
-        let relevance = match known {
-            Some(relevance) => relevance,
-            None => match scored(&p.phrases, p, r.get(9), r.get(8)) {
-                Some(relevance) => relevance,
-                None => continue,
-            },
-        };
-        out.push(Scored::of(r, relevance));
-    }
-    Ok(out)
-}
-
 /// A text's exact score from its body, or `None` when it misses a phrase (no match).
-fn scored(phrases: &[Phrase], p: &Prepared, body: &str, ts_ms: Option<i64>) -> Option<f64> {
+fn score(phrases: &[Phrase], p: &Prepared, body: &str, ts_ms: Option<i64>) -> Option<f64> {
     let tokens: Vec<Cow<str>> = words(body).collect();
     let tfs: Vec<i64> = phrases.iter().map(|ph| ph.count(&tokens)).collect();
     if tfs.contains(&0) {
