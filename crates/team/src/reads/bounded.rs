@@ -120,27 +120,26 @@ fn matches(tx: &mut Transaction, on: &On, q: &SearchOptions, word: &str) -> Resu
     let (lexeme, word) = (lexeme(word), word.to_string());
     params.push(&lexeme);
     params.push(&word);
-    // The words index's matches first: left to plan the join, the server walked every entry
-    // and probed its text (3.1 s for `regression` at 10,000 sessions, against 0.5 s). The
-    // word's listed rows are read once by the word (`text_heads_by_term`) and joined to the
-    // matches that pass the filters, so this holds no more than those: every listed row of
-    // the word, whatever `--source` or `--cwd` keep, made `the --cwd X` at 10,000 sessions
-    // hold 114 MB, against 29 MB scoring every match.
+    // The words index's matches first, each with its listed row if any: left to plan the
+    // join with the entries, the server walked every entry and probed its text (3.1 s for
+    // `regression` at 10,000 sessions, against 0.5 s); the listed rows joined outside, after
+    // that join (estimated at one row), were scanned once a match (1.7 s at 100,000
+    // sessions, against 0.6 s here). Only the listed rows of matches that pass the filters
+    // come back: all of them, whatever `--source` or `--cwd` keep, made `the --cwd X` at
+    // 10,000 sessions hold 114 MB, against 29 MB scoring every match.
     let sql = format!(
         "WITH t AS MATERIALIZED (
-             SELECT source, fid, seq, kind, ntok FROM entry_text
-             WHERE tsv @@ (${}::text)::tsquery),
-         h AS MATERIALIZED (
-             SELECT source, fid, seq, kind, tf FROM text_heads WHERE term = ${})
-         SELECT t.source, t.fid, t.seq, t.kind, e.ts_ms, t.ntok, h.tf
+             SELECT x.source, x.fid, x.seq, x.kind, x.ntok, h.tf FROM entry_text x
+             LEFT JOIN text_heads h ON h.term = ${} AND h.source = x.source
+                  AND h.fid = x.fid AND h.seq = x.seq AND h.kind = x.kind
+             WHERE x.tsv @@ (${}::text)::tsquery)
+         SELECT t.source, t.fid, t.seq, t.kind, e.ts_ms, t.ntok, t.tf
          FROM t
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
-         LEFT JOIN h ON h.source = t.source AND h.fid = t.fid AND h.seq = t.seq
-                    AND h.kind = t.kind
          WHERE {}",
-        params.len() - 1,
         params.len(),
+        params.len() - 1,
         c.pg_sql(),
     );
     let rows = tx.query(sql.as_str(), &params).map_err(server_err)?;
