@@ -286,6 +286,87 @@ const SETTLED: &[&[&str]] = &[
     &["\"parse line\" parse", "--until", "2026-03-09"],
 ];
 
+/// A session held by two sources (two machines pushing copies of one folder) is one hit on
+/// the server, as two copies are in one local index: the first session's copy shown (the
+/// earliest header time, then the smallest path), the other named in `alsoIn`. The server asks
+/// a chunk of candidates' earlier copies in other sources at once (`ranked::Copies`); with the
+/// copies taken as none, the hits double and the test fails.
+#[test]
+#[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
+fn a_session_in_two_sources_is_one_hit_as_two_copies_are_locally() {
+    let s = server("copies");
+    let parent = tempfile::tempdir().unwrap();
+    let src = common::conformance_dir();
+    let mut roots = Vec::new();
+    // `a` sorts before `b`: the first source's copies come first on both sides.
+    for (dir, source) in [("a", "first"), ("b", "second")] {
+        let tmp = parent.path().join(dir);
+        let root = tmp.join("sessions");
+        common::copy_tree(&src.join("sessions"), &root);
+        common::apply_mtimes(&src.join("mtimes.json"), &root);
+        let report = push(&tmp, &root, &s.url, &["--source", source]);
+        assert!(report["new"].as_u64().unwrap() >= 30, "{report}");
+        roots.push((tmp, root));
+    }
+    let shown = |v: &Value| -> Vec<(String, f64)> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|h| {
+                let hit = format!(
+                    "{} {} {} {}",
+                    h["path"], h["entryId"], h["kind"], h["alsoIn"]
+                );
+                (hit, h["score"].as_f64().unwrap())
+            })
+            .collect()
+    };
+    let mut with_copies = 0;
+    for case in [
+        &["the"][..],
+        &["answer"],
+        &["parse line"],
+        &["\"the tests\""],
+        &["test", "--branch"],
+    ] {
+        let mut args = vec!["search", "--limit", "20"];
+        args.extend_from_slice(case);
+        let local = json(
+            pidx(parent.path(), &roots[0].1)
+                .arg("--root")
+                .arg(&roots[1].1)
+                .args(&args),
+        );
+        let server = json(
+            pidx(&roots[0].0, &roots[0].1)
+                .args(["--pg", &s.url])
+                .args(&args),
+        );
+        let (want, got) = (shown(&local), shown(&server));
+        assert!(!want.is_empty(), "{args:?} finds nothing locally");
+        let names = |v: &[(String, f64)]| v.iter().map(|h| h.0.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            names(&got),
+            names(&want),
+            "{args:?}: the hits, their copies or order differ"
+        );
+        for ((hit, g), (_, w)) in got.iter().zip(&want) {
+            // The two runs blend with recency a moment apart.
+            assert!(
+                (g - w).abs() <= 1e-6 * w.abs().max(1.0),
+                "{args:?}: {hit} {g} against {w}"
+            );
+        }
+        with_copies += local
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|h| h["alsoIn"].as_array().is_some_and(|a| !a.is_empty()))
+            .count();
+    }
+    assert!(with_copies >= 20, "too few hits with a copy: {with_copies}");
+}
+
 /// `--pg search` (`heads`: `PIDX_PG_HEADS`, `only` from the listed texts alone, `off` scoring
 /// every match) against the local one over every source: the same hits in the same order with
 /// the same scores; returns how many.
