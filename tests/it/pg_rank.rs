@@ -342,21 +342,9 @@ fn a_session_in_two_sources_is_one_hit_as_two_copies_are_locally() {
                 .args(["--pg", &s.url])
                 .args(&args),
         );
-        let (want, got) = (shown(&local), shown(&server));
+        let want = shown(&local);
         assert!(!want.is_empty(), "{args:?} finds nothing locally");
-        let names = |v: &[(String, f64)]| v.iter().map(|h| h.0.clone()).collect::<Vec<_>>();
-        assert_eq!(
-            names(&got),
-            names(&want),
-            "{args:?}: the hits, their copies or order differ"
-        );
-        for ((hit, g), (_, w)) in got.iter().zip(&want) {
-            // The two runs blend with recency a moment apart.
-            assert!(
-                (g - w).abs() <= 1e-6 * w.abs().max(1.0),
-                "{args:?}: {hit} {g} against {w}"
-            );
-        }
+        same_ranking(&shown(&server), &want, &format!("{args:?}"));
         with_copies += local
             .as_array()
             .unwrap()
@@ -365,6 +353,23 @@ fn a_session_in_two_sources_is_one_hit_as_two_copies_are_locally() {
             .count();
     }
     assert!(with_copies >= 20, "too few hits with a copy: {with_copies}");
+}
+
+/// The server's hits `got` are the local `want`: the same hits in the same order, each score
+/// the same to a millionth (the two runs blend with recency a moment apart).
+fn same_ranking(got: &[(String, f64)], want: &[(String, f64)], what: &str) {
+    let names = |v: &[(String, f64)]| v.iter().map(|h| h.0.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        names(got),
+        names(want),
+        "{what}: the hits, their copies or their order differ"
+    );
+    for ((hit, g), (_, w)) in got.iter().zip(want) {
+        assert!(
+            (g - w).abs() <= 1e-6 * w.abs().max(1.0),
+            "{what}: {hit} scores {g} on the server, {w} locally"
+        );
+    }
 }
 
 /// `--pg search` (`heads`: `PIDX_PG_HEADS`, `only` from the listed texts alone, `off` scoring
@@ -407,19 +412,11 @@ fn same_top_within(
     }
     let got = ranked(&json(server.args(&args)));
     assert!(!want.is_empty(), "{args:?} finds nothing locally");
-    let names = |v: &[(String, f64)]| v.iter().map(|h| h.0.clone()).collect::<Vec<_>>();
-    assert_eq!(
-        names(&got),
-        names(&want),
-        "{args:?} (--source {source:?}, PIDX_PG_HEADS={heads}): the hits or their order differ"
+    same_ranking(
+        &got,
+        &want,
+        &format!("{args:?} (--source {source:?}, PIDX_PG_HEADS={heads})"),
     );
-    for ((hit, g), (_, w)) in got.iter().zip(&want) {
-        // The two runs blend with recency a moment apart.
-        assert!(
-            (g - w).abs() <= 1e-6 * w.abs().max(1.0),
-            "{args:?}: {hit} scores {g} on the server, {w} locally"
-        );
-    }
     eprintln!(
         "{args:?} (--source {source:?}, PIDX_PG_HEADS={heads}): {} hits, same order and scores",
         want.len()
