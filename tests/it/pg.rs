@@ -644,7 +644,8 @@ fn lines_pushed_before_compression_still_answer_and_new_pushes_compress() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("sessions");
     corpus(&root, 4, 30);
-    push(tmp.path(), &root, &s.url, &["--source", "me"]);
+    // Pushed at schema 9, not partitioned (pg/0010), as a server of schema 6 was.
+    crate::pg_support::push_at(9, tmp.path(), &root, &s.url, &["--source", "me"]);
     let rows = s
         .admin
         .query("SELECT source, fid, seq, raw_z FROM entries", &[])

@@ -16,15 +16,15 @@ pub struct Server {
     pub admin: postgres::Client,
     pub db: String,
 }
-/// A fresh database for test `name`. The tests calling this are `#[ignore]`d, so they run only
-/// when asked for (tests/pg/run.sh); asked for without a server they fail rather than pass.
-/// Takes a server of the newest schema back to schema 7: what pg 0008 and 0009 made dropped
-/// (the rows every other table holds are the same at both).
+/// Takes a server of schema 9 (pushed with [`push_at`]) back to schema 7: what pg 0008 and
+/// 0009 made dropped (the rows every other table holds are the same at both).
 pub const UNDO_8_9: &str = "DROP FUNCTION pidx_rollup_by_source() CASCADE;
     DROP FUNCTION pidx_by_source_sql(text, int);
     DROP TABLE usage_by_source, usage_sessions;
     DROP INDEX sessions_by_id_bytes, sessions_by_source_id_bytes;
     DELETE FROM pidx_schema WHERE version IN (8, 9);";
+/// A fresh database for test `name`. The tests calling this are `#[ignore]`d, so they run only
+/// when asked for (tests/pg/run.sh); asked for without a server they fail rather than pass.
 pub fn server(name: &str) -> Server {
     let url = std::env::var("PIDX_TEST_PG_URL")
         .ok()
@@ -86,6 +86,16 @@ pub fn outcome(cmd: &mut Command) -> (Option<i32>, String, String) {
 pub fn push(tmp: &Path, root: &Path, url: &str, more: &[&str]) -> Value {
     json(
         pidx(tmp, root)
+            .args(["push", "--images", "--pg", url])
+            .args(more),
+    )
+}
+/// [`push`] by a pidx that stops the server's schema at `schema` (`PIDX_PG_SCHEMA`): the
+/// unpartitioned tables of a server made before pg/0010, for the tests of what migrates them.
+pub fn push_at(schema: i32, tmp: &Path, root: &Path, url: &str, more: &[&str]) -> Value {
+    json(
+        pidx(tmp, root)
+            .env("PIDX_PG_SCHEMA", schema.to_string())
             .args(["push", "--images", "--pg", url])
             .args(more),
     )

@@ -217,18 +217,54 @@ pub fn push(
     tx.commit().map_err(server_err)?;
     if report.changed() > 0 {
         // Words written since the last flush wait in the GIN index's pending list, which every
-        // search reads through; merge them now rather than on the first searches. Only the
+        // search reads through; merge them now rather than on the first searches (the index of
+        // each partition, pg 0010; one with nothing pending costs nothing). Only the
         // index's owner may: another writer role leaves it to autovacuum. After the commit: a
         // failure inside the push's transaction would undo the push.
         let _ = client.execute(
-            "SELECT gin_clean_pending_list('entry_text_words'::regclass)",
+            "SELECT gin_clean_pending_list(relid) FROM pg_partition_tree('entry_text_words')
+             WHERE isleaf",
             &[],
         );
+        analyze_parents(client);
     }
     client
         .execute("SELECT pg_advisory_unlock_all()", &[])
         .map_err(server_err)?;
     Ok(report)
+}
+
+/// The partitioned tables (pg 0010) whose statistics as a whole the reads' plans use.
+const PARENTS: &[&str] = &[
+    "sessions",
+    "entries",
+    "entry_text",
+    "text_heads",
+    "usage_rollup",
+];
+
+/// Autovacuum analyses each partition as it changes, never a partitioned parent, whose
+/// statistics as a whole (the selectivity of a word in `entry_text.tsv`, the rows of a join)
+/// plan every read. After a push, a parent whose partitions now hold a tenth more or fewer rows
+/// than its statistics say is analysed, as autovacuum would a plain table. Only the tables'
+/// owner may: another writer role leaves it to the owner's next push (or `pidx pg migrate`).
+fn analyze_parents(client: &mut Client) {
+    let stale = client.query(
+        "SELECT p.relname::text FROM pg_class p
+         JOIN LATERAL (SELECT sum(greatest(c.reltuples, 0)) AS n
+                       FROM pg_partition_tree(p.oid) t JOIN pg_class c ON c.oid = t.relid
+                       WHERE t.isleaf) k ON true
+         WHERE p.oid = ANY ($1::text[]::regclass[]) AND p.relkind = 'p'
+           AND pg_has_role(p.relowner, 'USAGE')
+           AND (p.reltuples < 0 OR abs(k.n - p.reltuples) > 0.1 * p.reltuples + 1000)",
+        &[&PARENTS],
+    );
+    for table in stale.iter().flatten() {
+        let _ = client.batch_execute(&format!(
+            "ANALYZE (SKIP_LOCKED) {}",
+            table.get::<_, String>(0)
+        ));
+    }
 }
 
 /// Transcripts the server holds under these roots that this machine no longer has.
