@@ -147,7 +147,10 @@ CREATE INDEX IF NOT EXISTS sessions_by_modified ON sessions ((CASE WHEN last_act
 CREATE INDEX IF NOT EXISTS sessions_by_id_bytes ON sessions (session_id COLLATE "C");
 CREATE INDEX IF NOT EXISTS sessions_by_source_id_bytes ON sessions (source, session_id COLLATE "C");
 CREATE INDEX IF NOT EXISTS entries_by_id ON entries (source, fid, id) WHERE NOT shadowed;
-CREATE INDEX IF NOT EXISTS entries_by_copy ON entries (source, id, ts) WHERE id IS NOT NULL;
+-- The copies index leads with the entry's id now: push looks a copy group up within its source
+-- (all three equal, as before), a search across every source (`reads::ranked::Copies`), which
+-- had to probe it once a source.
+CREATE INDEX IF NOT EXISTS entries_by_copy ON entries (id, ts, source) WHERE id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS entries_by_ts ON entries (ts_ms);
 CREATE INDEX IF NOT EXISTS entry_text_words ON entry_text USING gin (tsv);
 CREATE INDEX IF NOT EXISTS text_heads_by_term ON text_heads (term);

@@ -677,6 +677,17 @@ fn a_server_of_schema_9_is_partitioned_by_source_and_answers_the_same() {
     }
     let (kept, fresh) = by_source_tables(&mut s.admin);
     assert_eq!(kept, fresh, "the rollups by source moved whole");
+    // Nothing found is exit 1 and one line, as locally, words or literal.
+    for q in [&["zzqqxyzzy"][..], &["--literal", "zzqq=>xyzzy"][..]] {
+        let local = outcome(pidx(tme.path(), &rme).arg("search").args(q));
+        let remote = outcome(
+            pidx(tme.path(), &rme)
+                .args(["--pg", &s.url, "search"])
+                .args(q),
+        );
+        assert_eq!(local.0, Some(1), "{q:?}: {local:?}");
+        assert_eq!(remote, local, "{q:?}");
+    }
 
     // The member's next push (a transcript grown by a line) lands through the parents, and
     // its answers are the local ones.
