@@ -337,12 +337,9 @@ fn the_reader_role_runs_every_reading_command_and_cannot_write() {
     let mut s = server("reader");
     let (tmp, root) = common::conformance_copy();
     push(tmp.path(), &root, &s.url, &["--source", "me"]);
-    let grants: String = reader_sql(&s.db)
-        .lines()
-        .filter(|l| !l.starts_with("CREATE ROLE"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    s.admin.batch_execute(&grants).unwrap();
+    s.admin
+        .batch_execute(&crate::pg_support::reader_grants(&s.db))
+        .unwrap();
     let list = json(pidx(tmp.path(), &root).args(["--pg", &s.reader, "list", "--all"]));
     let path = list[0]["path"].as_str().unwrap().to_string();
     for args in [

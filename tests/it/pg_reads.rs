@@ -356,12 +356,7 @@ fn server_rollups_follow_every_change_and_answer_as_the_entries() {
     assert!(deleted >= 2, "{parents:?}");
     let usable: Vec<_> = files
         .iter()
-        .filter(|f| {
-            let body = std::fs::read_to_string(f).unwrap_or_default();
-            let last = body.lines().last().unwrap_or_default();
-            body.lines().count() > 6
-                && serde_json::from_str::<Value>(last).is_ok_and(|v| v["id"].is_string())
-        })
+        .filter(|f| crate::pg_support::appendable(f))
         .collect();
     append(usable[0], "rollup-append", "more words");
     let body = std::fs::read_to_string(usable[1]).unwrap();

@@ -518,12 +518,7 @@ fn a_server_pushed_before_is_migrated_and_answers_the_same() {
     // A later push by the member (a transcript grown by a line) keeps them.
     let file = crate::pg_support::session_files(&rme)
         .into_iter()
-        .find(|f| {
-            let body = std::fs::read_to_string(f).unwrap_or_default();
-            let last = body.lines().last().unwrap_or_default();
-            body.lines().count() > 6
-                && serde_json::from_str::<Value>(last).is_ok_and(|v| v["id"].is_string())
-        })
+        .find(|f| crate::pg_support::appendable(f))
         .unwrap();
     crate::pg_support::append(&file, "after-9", "grown after the migration");
     let again = push(tme.path(), &rme, &member, &["--source", "me"]);
@@ -584,21 +579,14 @@ fn a_server_of_schema_9_is_partitioned_by_source_and_answers_the_same() {
     let at9 = |cmd: &mut std::process::Command| {
         cmd.env("PIDX_PG_SCHEMA", "9");
     };
-    let admin = std::env::var("PIDX_TEST_PG_ADMIN_URL").unwrap().replacen(
-        "///postgres?",
-        &format!("///{}?", s.db),
-        1,
-    );
+    let admin = crate::pg_support::admin_url(&s.db);
     for (tmp, root, source) in [(tme.path(), &rme, "me"), (tother.path(), &rother, "other")] {
         crate::pg_support::push_at(9, tmp, root, &s.url, &["--source", source]);
     }
     // The shared reader role as the team docs set it up.
-    let grants: Vec<String> = crate::pg_support::reader_sql(&s.db)
-        .lines()
-        .filter(|l| !l.starts_with("CREATE ROLE"))
-        .map(String::from)
-        .collect();
-    s.admin.batch_execute(&grants.join("\n")).unwrap();
+    s.admin
+        .batch_execute(&crate::pg_support::reader_grants(&s.db))
+        .unwrap();
     for args in [
         &["parts_member", "--writes", "me"][..],
         &["parts_reader", "--reads", "me"][..],
@@ -624,12 +612,7 @@ fn a_server_of_schema_9_is_partitioned_by_source_and_answers_the_same() {
     let limited = s.url.replacen("user=pidx_writer", "user=parts_reader", 1);
     let file = crate::pg_support::session_files(&rme)
         .into_iter()
-        .find(|f| {
-            let body = std::fs::read_to_string(f).unwrap_or_default();
-            let last = body.lines().last().unwrap_or_default();
-            body.lines().count() > 6
-                && serde_json::from_str::<Value>(last).is_ok_and(|v| v["id"].is_string())
-        })
+        .find(|f| crate::pg_support::appendable(f))
         .unwrap();
     let path = file.to_str().unwrap().to_string();
     let reads: Vec<Vec<&str>> = vec![

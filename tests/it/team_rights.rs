@@ -6,17 +6,8 @@
 
 use std::path::Path;
 
-use crate::pg_support::{corpus, outcome, pidx, reader_sql, server};
+use crate::pg_support::{admin_url, corpus, outcome, pidx, reader_grants, server};
 use serde_json::Value;
-
-/// The administrator's URL for test database `db`.
-fn admin_url(db: &str) -> String {
-    std::env::var("PIDX_TEST_PG_ADMIN_URL").unwrap().replacen(
-        "///postgres?",
-        &format!("///{db}?"),
-        1,
-    )
-}
 
 /// `url` logging in as `role` (the test cluster trusts local connections).
 fn as_role(url: &str, role: &str) -> String {
@@ -223,12 +214,7 @@ fn a_limited_reader_sees_only_its_sources_and_projects() {
     );
     let (carol, dave) = (as_role(&s.url, "rr_carol"), as_role(&s.url, "rr_dave"));
     // The shared reader role as the team docs set it up (the role exists in the test cluster).
-    let grants: Vec<String> = reader_sql(&s.db)
-        .lines()
-        .filter(|l| !l.starts_with("CREATE ROLE"))
-        .map(String::from)
-        .collect();
-    s.admin.batch_execute(&grants.join("\n")).unwrap();
+    s.admin.batch_execute(&reader_grants(&s.db)).unwrap();
 
     let listed = |url: &str| -> Vec<(String, String)> {
         let v = json_of(pidx(ta.path(), &ra).args(["--pg", url, "list", "--all"]));

@@ -209,6 +209,30 @@ pub fn append(path: &Path, id: &str, text: &str) {
     )
     .unwrap();
 }
+/// Whether `f` can be grown by [`append`]: more than six lines, the last an entry with an id.
+pub fn appendable(f: &Path) -> bool {
+    let body = std::fs::read_to_string(f).unwrap_or_default();
+    let last = body.lines().last().unwrap_or_default();
+    body.lines().count() > 6
+        && serde_json::from_str::<serde_json::Value>(last).is_ok_and(|v| v["id"].is_string())
+}
+/// The administrator's URL for test database `db`.
+pub fn admin_url(db: &str) -> String {
+    std::env::var("PIDX_TEST_PG_ADMIN_URL").unwrap().replacen(
+        "///postgres?",
+        &format!("///{db}?"),
+        1,
+    )
+}
+/// The shared reader role's grants as docs/team.md sets it up ([`reader_sql`]), in database
+/// `db`, without creating the role (the test cluster has it).
+pub fn reader_grants(db: &str) -> String {
+    reader_sql(db)
+        .lines()
+        .filter(|l| !l.starts_with("CREATE ROLE"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
 pub fn session_files(root: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = walk(root)
         .into_iter()
