@@ -82,10 +82,8 @@ pub fn migrate(client: &mut Client) -> Result<Vec<i32>> {
     let current = current_in(&mut tx)?;
     refuse_newer(current)?;
     let mut applied = Vec::new();
-    for (version, sql) in MIGRATIONS
-        .iter()
-        .filter(|m| m.0 > current && m.0 <= latest())
-    {
+    let latest = latest();
+    for (version, sql) in MIGRATIONS.iter().filter(|m| m.0 > current && m.0 <= latest) {
         tx.batch_execute(sql).map_err(|e| {
             Error::Server(format!("migration pg/{version:04}: {}", super::message(&e)))
         })?;
