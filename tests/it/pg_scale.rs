@@ -295,6 +295,18 @@ fn by_source_tables(admin: &mut postgres::Client) -> (String, String) {
         "SELECT string_agg(concat_ws(' ', source, fid, dup, n), E'\\n'
                                ORDER BY source, fid, dup) FROM usage_sessions",
     );
+    // pg 0011's rollups of those: a row per source, UTC day and copy flag, with its first and
+    // last quarter hour; the transcripts per source.
+    let days = "string_agg(concat_ws(' ', source, day, dup, n, user_msgs, assistant_msgs,
+                tool_results, tool_calls, input, output, cache_read, cache_write, cost,
+                tool_errors, compactions, first_ms, last_ms), E'\\n' ORDER BY source, day, dup)";
+    let kept = kept
+        + &q(admin, &format!("SELECT {days} FROM usage_days"))
+        + &q(
+            admin,
+            "SELECT string_agg(concat_ws(' ', source, dup, sessions), E'\\n'
+                               ORDER BY source, dup) FROM usage_source_sessions",
+        );
     let fresh = q(
         admin,
         &format!(
@@ -310,6 +322,27 @@ fn by_source_tables(admin: &mut postgres::Client) -> (String, String) {
         admin,
         "SELECT string_agg(concat_ws(' ', source, fid, dup, n), E'\\n' ORDER BY source, fid, dup)
          FROM (SELECT source, fid, dup, sum(n) AS n FROM usage_rollup GROUP BY 1, 2, 3) x",
+    ) + &q(
+        admin,
+        &format!(
+            "SELECT {days} FROM (
+                 SELECT source, day, dup, sum(n) AS n, sum(user_msgs) AS user_msgs,
+                        sum(assistant_msgs) AS assistant_msgs, sum(tool_results) AS tool_results,
+                        sum(tool_calls) AS tool_calls, sum(input) AS input, sum(output) AS output,
+                        sum(cache_read) AS cache_read, sum(cache_write) AS cache_write,
+                        sum(cost) AS cost, sum(tool_errors) AS tool_errors,
+                        sum(compactions) AS compactions, min(ts_ms) AS first_ms,
+                        max(ts_ms) AS last_ms
+                 FROM (SELECT *, CASE WHEN t = -9223372036854775808 THEN t
+                                      ELSE t - ((t % 86400000) + 86400000) % 86400000 END AS day
+                       FROM usage_rollup) r
+                 GROUP BY 1, 2, 3) x"
+        ),
+    ) + &q(
+        admin,
+        "SELECT string_agg(concat_ws(' ', source, dup, n), E'\\n' ORDER BY source, dup)
+         FROM (SELECT source, dup, count(DISTINCT fid) AS n FROM usage_rollup
+               GROUP BY 1, 2) x",
     );
     (kept, fresh)
 }
@@ -565,7 +598,7 @@ fn partitioned(admin: &mut postgres::Client) -> (i64, i64) {
 }
 
 /// A server of schema 9 (tables not partitioned), pushed by two sources with a member and a
-/// limited reader registered, then migrated to schema 10: every large table is partitioned by
+/// limited reader registered, then migrated (through schema 10): every large table is partitioned by
 /// source, the server holds the same rows (`dump`), every reading command answers the same for
 /// each role, the member's next push lands, and no role reads a partition directly.
 #[test]
@@ -646,7 +679,7 @@ fn a_server_of_schema_9_is_partitioned_by_source_and_answers_the_same() {
 
     let (code, _, err) = outcome(pidx(tme.path(), &rme).args(["pg", "migrate", "--pg", &s.url]));
     assert_eq!(code, Some(0), "{err}");
-    assert_eq!(version(&mut s.admin), 10);
+    assert_eq!(version(&mut s.admin), 11, "the current schema");
     assert_eq!(
         partitioned(&mut s.admin),
         (10, 80),

@@ -46,6 +46,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         10,
         include_str!("../../../../migrations/pg/0010_partitions_by_source.sql"),
     ),
+    (
+        11,
+        include_str!("../../../../migrations/pg/0011_usage_by_day.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server

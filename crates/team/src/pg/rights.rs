@@ -9,11 +9,18 @@ use postgres::Client;
 use super::server_err;
 use pidx_core::error::{Error, Result};
 
-/// The tables a member pushes into (and reads); the schema version table and the public views
-/// are read-only for everyone but the owner.
-const WRITTEN: &str =
-    "sources, sessions, entries, entry_text, text_heads, tool_uses, listing_text, \
-     bad_lines, usage_rollup, usage_by_source, usage_sessions";
+/// The tables a member pushes into (and reads), of the schema this pidx writes (`PIDX_PG_SCHEMA`
+/// may hold it earlier: pg 0011's tables then do not exist); the schema version table and the
+/// public views are read-only for everyone but the owner.
+fn written() -> String {
+    let mut tables = "sources, sessions, entries, entry_text, text_heads, tool_uses, \
+                      listing_text, bad_lines, usage_rollup, usage_by_source, usage_sessions"
+        .to_string();
+    if super::migrate::latest() >= 11 {
+        tables.push_str(", usage_days, usage_source_sessions");
+    }
+    tables
+}
 const READ: &str = "pidx_schema, v_sessions, v_entries, v_messages, v_usage, v_tool_calls";
 
 /// Who a new role is.
@@ -49,6 +56,7 @@ pub fn add_member_sql(name: &str, member: &Member) -> Result<String> {
         return Err(Error::Invalid("a member needs a role name".into()));
     }
     let role = ident(name);
+    let written = written();
     let mut sql = vec![
         format!(
             "DO $$ BEGIN CREATE ROLE {role} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$;"
@@ -70,7 +78,7 @@ pub fn add_member_sql(name: &str, member: &Member) -> Result<String> {
                 ));
             }
             sql.push(format!(
-                "GRANT SELECT, INSERT, UPDATE, DELETE ON {WRITTEN} TO {role};"
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON {written} TO {role};"
             ));
             sql.push(format!(
                 "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role};"
@@ -85,9 +93,9 @@ pub fn add_member_sql(name: &str, member: &Member) -> Result<String> {
         }
         Member::Reader { sources, projects } => {
             sql.push(format!(
-                "REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON {WRITTEN} FROM {role};"
+                "REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON {written} FROM {role};"
             ));
-            sql.push(format!("GRANT SELECT ON {WRITTEN} TO {role};"));
+            sql.push(format!("GRANT SELECT ON {written} TO {role};"));
             let one = |s: Option<&String>, p: Option<&String>| {
                 format!(
                     "INSERT INTO pidx_readers (role, source, cwd) VALUES ({}, {}, {});",
@@ -115,10 +123,11 @@ pub fn add_member_sql(name: &str, member: &Member) -> Result<String> {
 /// used elsewhere in the cluster; `DROP ROLE` it by hand).
 pub fn remove_member_sql(name: &str) -> String {
     let role = ident(name);
+    let written = written();
     [
         format!("DELETE FROM pidx_members WHERE role = {};", literal(name)),
         format!("DELETE FROM pidx_readers WHERE role = {};", literal(name)),
-        format!("REVOKE ALL ON {WRITTEN}, {READ} FROM {role};"),
+        format!("REVOKE ALL ON {written}, {READ} FROM {role};"),
         format!("REVOKE ALL ON ALL SEQUENCES IN SCHEMA public FROM {role};"),
     ]
     .join("\n")
