@@ -423,3 +423,103 @@ fn same_top_within(
     );
     want.len()
 }
+
+/// `kestrel` in 240 texts of 120 sessions, one a day back from now (recency is blended with
+/// the time of the run), once in texts of 10 to 18 words (questions) and 20 to 49 (answers),
+/// so that none is listed under it (`pg::heads`: 1.648 at 10 words) and windows settle it,
+/// pushed as two sources: taken newest first (`PIDX_PG_NEWEST_FIRST=0` takes every word so),
+/// window after window, the top is the local index's over every session, and so it is
+/// scoring every match.
+#[test]
+#[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
+fn a_word_taken_newest_first_ranks_as_the_local_index() {
+    let s = server("newest_first");
+    let dirs: Vec<(tempfile::TempDir, PathBuf)> = (0..3)
+        .map(|_| {
+            let t = tempfile::tempdir().unwrap();
+            let r = t.path().join("sessions");
+            (t, r)
+        })
+        .collect();
+    let now = chrono::Utc::now().timestamp_millis();
+    let iso = |ms: i64| {
+        chrono::DateTime::from_timestamp_millis(ms)
+            .unwrap()
+            .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+            .to_string()
+    };
+    for i in 0..120i64 {
+        let t = now - i * 86_400_000 - (i * 7919 % 3600) * 1000;
+        let id = format!("0a1b2c3d-0000-7000-8000-{i:012}");
+        let filler = |n: i64| {
+            (0..n)
+                .map(|j| format!("w{}", (i * 31 + j) % 97))
+                .collect::<Vec<_>>()
+        };
+        // Older than the first windows, every fourth question is the shortest, the best
+        // texts but for their age: a window must not settle above them.
+        let short = i >= 33 && i % 4 == 0;
+        let question = [
+            vec!["kestrel".to_string()],
+            filler(if short { 9 } else { 15 + i % 3 }),
+        ]
+        .concat();
+        let answer = [filler(19 + i * 13 % 30), vec!["kestrel".to_string()]].concat();
+        let lines = [
+            format!(
+                r#"{{"type":"session","version":3,"id":"{id}","timestamp":"{}","cwd":"/home/user/birds"}}"#,
+                iso(t)
+            ),
+            format!(
+                r#"{{"type":"message","id":"q{i:07}","parentId":null,"timestamp":"{}","message":{{"role":"user","content":"{}","timestamp":{}}}}}"#,
+                iso(t + 1000),
+                question.join(" "),
+                t + 1000
+            ),
+            format!(
+                r#"{{"type":"message","id":"a{i:07}","parentId":"q{i:07}","timestamp":"{}","message":{{"role":"assistant","content":[{{"type":"text","text":"{}"}}],"provider":"p","model":"m","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}},"stopReason":"stop","timestamp":{}}}}}"#,
+                iso(t + 2000),
+                answer.join(" "),
+                t + 2000
+            ),
+        ];
+        let name = format!("{}_{id}.jsonl", iso(t).replace([':', '.'], "-"));
+        for root in [&dirs[(i % 2) as usize].1, &dirs[2].1] {
+            let dir = root.join("--home-user-birds--");
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(&name), lines.join("\n") + "\n").unwrap();
+        }
+    }
+    for (source, (tmp, root)) in ["even", "odd"].iter().zip(&dirs) {
+        let report = push(tmp.path(), root, &s.url, &["--source", source]);
+        assert_eq!(report["new"].as_u64(), Some(60), "{report}");
+    }
+    let (all_tmp, all_root) = &dirs[2];
+    let week_ago = iso(now - 7 * 86_400_000);
+    let cases: &[&[&str]] = &[
+        &["kestrel"],
+        &["kestrel", "--limit", "5"],
+        &["kestrel", "--limit", "100"],
+        &["kestrel", "--in", "user"],
+        &["kestrel", "--until", &week_ago],
+    ];
+    for case in cases {
+        let mut args = vec!["search"];
+        if !case.contains(&"--limit") {
+            args.extend(["--limit", "20"]);
+        }
+        args.extend_from_slice(case);
+        let want = ranked(&json(pidx(all_tmp.path(), all_root).args(&args)));
+        assert!(want.len() >= 5, "{args:?}: {want:?}");
+        for from in ["0", ""] {
+            let mut server = pidx(dirs[0].0.path(), &dirs[0].1);
+            server.env("PIDX_PG_NEWEST_FIRST", from);
+            let got = ranked(&json(server.args(["--pg", &s.url]).args(&args)));
+            same_ranking(
+                &got,
+                &want,
+                &format!("{args:?} PIDX_PG_NEWEST_FIRST={from}"),
+            );
+        }
+    }
+}

@@ -56,6 +56,36 @@ impl Bm25 {
     pub fn most(&self, impact: f64, built_avgdl: f64) -> f64 {
         self.idf * impact * (self.avgdl / built_avgdl).max(1.0)
     }
+
+    /// The most this term scores in a text where its impact at the mean length `built_avgdl`
+    /// is under `below` (what [`most`](Self::most) bounds, exactly): [`impact_below`].
+    pub fn most_below(&self, below: f64, built_avgdl: f64) -> f64 {
+        self.idf * impact_below(below, built_avgdl, self.avgdl)
+    }
+}
+
+/// The least upper bound of `impact(tf, len, avgdl)` over the texts whose
+/// `impact(tf, len, built)` is under `below`. Under it means `k(built) > c tf`, with
+/// `k(a) = k1 (1 - b + b len / a)` and `c = (k1 + 1 - below) / below`; at `avgdl` the same
+/// length gives `k = k1 (1 - b) + (k(built) - k1 (1 - b)) r`, `r = built / avgdl`, so the
+/// impact is under `(k1 + 1) / (1 + c r + k1 (1 - b) (1 - r) / tf)`: largest at one occurrence
+/// when the texts are shorter than `built` on average (`r >= 1`), and as the count grows
+/// otherwise. For `below` 1.65 at 256 tokens: 1.32 at a mean length of 23 tokens, where
+/// [`Bm25::most`] says 1.65; 1.89 at a mean of 512, where it says 3.30. Needs `c tf` at least
+/// `k1 (1 - b)` for every count (`below` at most 1.69); else [`Bm25::most`]'s bound.
+pub fn impact_below(below: f64, built: f64, avgdl: f64) -> f64 {
+    let c = (K1 + 1.0 - below) / below;
+    let floor = K1 * (1.0 - B);
+    if c < floor || below <= 0.0 || avgdl <= 0.0 {
+        return below * (avgdl / built).max(1.0);
+    }
+    let r = built / avgdl;
+    let bound = if r >= 1.0 {
+        (K1 + 1.0) / (1.0 + c * r + floor * (1.0 - r))
+    } else {
+        (K1 + 1.0) / (1.0 + c * r)
+    };
+    bound.min(below * (avgdl / built).max(1.0))
 }
 
 /// bm25 of a query of several phrases ANDed: FTS5 sums each phrase's share, in the query's
@@ -548,6 +578,31 @@ unsafe extern "C" fn term(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn impact_below_bounds_every_text_under_the_listed_impact_and_is_nearly_reached() {
+        for avgdl in [5.0, 23.0, 100.0, 256.0, 300.0, 512.0, 4000.0] {
+            let bound = impact_below(1.65, 256.0, avgdl);
+            let mut best: f64 = 0.0;
+            for tf in 1..=60 {
+                for len in tf..=20_000 {
+                    if impact(tf, len, 256.0) < 1.65 {
+                        let i = impact(tf, len, avgdl);
+                        assert!(
+                            i <= bound * (1.0 + 1e-12),
+                            "{avgdl} {tf} {len}: {i} > {bound}"
+                        );
+                        best = best.max(i);
+                    }
+                }
+            }
+            // Lengths are whole tokens: at a mean of 5 the bound's length falls between two.
+            if avgdl >= 20.0 {
+                assert!(best >= bound * 0.97, "{avgdl}: {best} against {bound}");
+            }
+            assert!(bound <= 1.65 * (avgdl / 256.0).max(1.0) + 1e-12);
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -4,7 +4,8 @@
 //! being the places it starts there. A phrase starts at most as often as its least word occurs,
 //! and a text's impact grows with the count, so a phrase's part in a text is at most its idf
 //! times the least impact of its words there; a word the text is not listed under has an
-//! impact under `MIN_IMPACT` (scaled by the reader's mean length, `Bm25::most`). So:
+//! impact under `MIN_IMPACT` at `AVGDL` (at the reader's mean length, at most what
+//! `fts5::impact_below` says: `Bm25::most_below`). So:
 //!
 //! - a text listed under no word of a phrase, or under only some of them, gives that phrase at
 //!   most the phrase's unlisted bound; a text that is not listed under every word of at least
@@ -90,7 +91,7 @@ pub(super) fn top(
         .facts
         .each
         .iter()
-        .map(|b| b.most(MIN_IMPACT, AVGDL))
+        .map(|b| b.most_below(MIN_IMPACT, AVGDL))
         .collect();
     let bound = unlisted.iter().sum::<f64>() * recency * ROOM;
     let candidates = candidates(tx, on, p, &unlisted, recency, bound)?;
