@@ -2,7 +2,8 @@
 //! scoring every match: each match's key, time and length come back (no body, no `tsvector`),
 //! with its count of the word when push listed it under the word (`text_heads`). A listed
 //! text's score is then exact; any other text scores at most what a text not listed can
-//! (`pg::heads::MIN_IMPACT` at its mean length; at the reader's, `fts5::Bm25::most_below`) times its own recency weight.
+//! (`pg::heads::MIN_IMPACT` at its mean length; at the reader's, `fts5::Bm25::most_below`)
+//! times its own recency weight.
 //! The matches are taken best bound first, the counts of those not listed asked of the server
 //! a chunk at a time (`unlisted::chunks`; from the `tsvector`, as `ranked::every_match` does),
 //! until the hits the local rules show (`ranked::walk`) are full of texts scoring above the
@@ -13,15 +14,14 @@
 //! spread over ten months) took 3.5-4.6 s scoring every match; the measured figures are in
 //! docs/team.md.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use postgres::Transaction;
 
-use super::heads::listed;
 use super::on as server;
 use super::ranked::{count_columns, counts_of, sort, walk, Keyed, Params, Phrase, Prepared};
 use super::search::{filters, scoped, On};
-use super::unlisted::{chunks, newest, Mode, ROOM};
+use super::unlisted::{chunks, Mode, ROOM};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
 use crate::pg::words::{lexeme, Counter};
@@ -47,14 +47,6 @@ impl Match {
 /// The hits of a search of one word (not a prefix) by the matches' bounds, or `None` when this
 /// way does not apply (`PIDX_PG_HEADS=off`, several phrases, no limit).
 ///
-/// A word held by many texts ([`newest_first_from`]) is taken newest first: the matches of the
-/// entries of a window back from the newest one, and the rows listed under the word that can
-/// score above the window's floor, the most a text outside it scores (a text not listed, as
-/// new as the window's start). When the hits are full of texts scoring above the floor, they
-/// are the first of every match; else the window grows four times, and at the end holds
-/// every match. `function` at a million sessions has 9 million matches; a text's recency
-/// weight falls by a quarter in a month, so the top of a common word is mostly new texts.
-///
 /// # Errors
 /// Server errors.
 pub(super) fn top(
@@ -64,11 +56,7 @@ pub(super) fn top(
     terms: &[String],
     p: &Prepared,
 ) -> Result<Option<Vec<Hit>>> {
-    let ([phrase], [one], [texts]) = (
-        p.phrases.as_slice(),
-        p.facts.each.as_slice(),
-        p.facts.texts.as_slice(),
-    ) else {
+    let ([phrase], [one]) = (p.phrases.as_slice(), p.facts.each.as_slice()) else {
         return Ok(None);
     };
     let [word] = phrase.words.as_slice() else {
@@ -81,127 +69,58 @@ pub(super) fn top(
     let score = |tf: i64, len: i64, ts_ms: Option<i64>| {
         -p.facts.sum.score(&[tf], len) * blend(ts_ms, p.now_ms)
     };
+    let mut matches = matches(tx, on, q, word)?;
+    for m in &mut matches {
+        m.bound = match (m.listed, m.ntok) {
+            (Some(tf), Some(ntok)) => score(i64::from(tf), i64::from(ntok), m.ts_ms),
+            _ => unlisted * blend(m.ts_ms, p.now_ms),
+        };
+    }
+    matches.sort_by(|a, b| b.bound.total_cmp(&a.bound));
     let counter = Counter::new(std::slice::from_ref(word));
-    let newest = if *texts >= newest_first_from() {
-        newest(tx, q)?
-    } else {
-        None
-    };
-    let mut windows: Vec<Option<i64>> = newest
-        .map(|newest| {
-            WINDOWS_DAYS
-                .iter()
-                .map(|d| Some(newest - d * 86_400_000))
-                .collect()
-        })
-        .unwrap_or_default();
-    windows.push(None);
+    let mut counted: Vec<Keyed> = Vec::new();
     let mut hits = Vec::new();
-    for since in windows {
-        // The most a text outside the window scores: not listed (else it is read below), as
-        // new as the window's start; a text without a time weighs as a year old.
-        let floor = since.map(|t| {
-            let recency = blend(Some(t), p.now_ms).max(blend(None, p.now_ms));
-            (unlisted * recency, recency)
-        });
-        let mut matches = matches(tx, on, q, word, since)?;
-        if let Some((_, recency)) = floor {
-            let seen: HashSet<(String, i64, i64, i16)> = matches
-                .iter()
-                .map(|m| (m.key.source.clone(), m.key.fid, m.key.seq, m.key.kind))
-                .collect();
-            for r in listed(tx, on, word, one, p.now_ms, recency)? {
-                let key = Keyed::of(&r, 0.0);
-                if seen.contains(&(key.source.clone(), key.fid, key.seq, key.kind)) {
-                    continue;
+    let mut rest = matches.into_iter().peekable();
+    for range in chunks(rest.len()) {
+        let chunk: Vec<Match> = rest.by_ref().take(range.len()).collect();
+        let asked: Vec<usize> = (0..chunk.len()).filter(|&i| !chunk[i].known()).collect();
+        let counts = counts(tx, phrase, counter.as_ref(), &chunk, &asked)?;
+        counted.extend(chunk.into_iter().enumerate().filter_map(|(i, m)| {
+            let relevance = if m.known() {
+                m.bound
+            } else {
+                match counts.get(&i) {
+                    Some(&(tf, len)) if tf > 0 => score(tf, len, m.ts_ms),
+                    _ => return None,
                 }
-                matches.push(Match {
-                    bound: 0.0,
-                    key,
-                    ts_ms: r.get(6),
-                    ntok: Some(r.get(5)),
-                    listed: Some(r.get(4)),
-                });
-            }
-        }
-        for m in &mut matches {
-            m.bound = match (m.listed, m.ntok) {
-                (Some(tf), Some(ntok)) => score(i64::from(tf), i64::from(ntok), m.ts_ms),
-                _ => unlisted * blend(m.ts_ms, p.now_ms),
             };
+            Some(Keyed { relevance, ..m.key })
+        }));
+        let next = rest.peek().map(|m| m.bound);
+        if counted.len() < q.limit && next.is_some() {
+            continue;
         }
-        matches.sort_by(|a, b| b.bound.total_cmp(&a.bound));
-        let mut counted: Vec<Keyed> = Vec::new();
-        let mut rest = matches.into_iter().peekable();
-        for range in chunks(rest.len()) {
-            let chunk: Vec<Match> = rest.by_ref().take(range.len()).collect();
-            let asked: Vec<usize> = (0..chunk.len()).filter(|&i| !chunk[i].known()).collect();
-            let counts = counts(tx, phrase, counter.as_ref(), &chunk, &asked)?;
-            counted.extend(chunk.into_iter().enumerate().filter_map(|(i, m)| {
-                let relevance = if m.known() {
-                    m.bound
-                } else {
-                    match counts.get(&i) {
-                        Some(&(tf, len)) if tf > 0 => score(tf, len, m.ts_ms),
-                        _ => return None,
-                    }
-                };
-                Some(Keyed { relevance, ..m.key })
-            }));
-            let next = rest.peek().map(|m| m.bound);
-            if counted.len() < q.limit && next.is_some() {
-                continue;
-            }
-            sort(&mut counted);
-            let full;
-            (hits, full) = walk(tx, on, q, terms, &counted)?;
-            // What a text not yet counted can score: the next one's bound, or outside the
-            // window its floor.
-            let bar = match (next, floor) {
-                (Some(next), Some((floor, _))) => Some(next.max(floor)),
-                (next, None) => next,
-                (None, Some((floor, _))) => Some(floor),
-            };
-            match (bar, hits.last()) {
-                (None, _) => return Ok(Some(hits)),
-                (Some(bar), Some(last)) if full && last.score > bar => return Ok(Some(hits)),
-                _ => {}
-            }
+        sort(&mut counted);
+        let full;
+        (hits, full) = walk(tx, on, q, terms, &counted)?;
+        match (next, hits.last()) {
+            (None, _) => break,
+            (Some(next), Some(last)) if full && last.score > next => break,
+            _ => {}
         }
     }
     Ok(Some(hits))
 }
 
-/// How far back each window of a word taken newest first reaches from the newest entry, in
-/// days; after the last, every match.
-const WINDOWS_DAYS: [i64; 4] = [2, 8, 32, 128];
-
-/// The count of texts from which a word is taken newest first (`PIDX_PG_NEWEST_FIRST`, for the
-/// tests: 0 takes every word so). Below it reading every match is as fast: a word in 20,000
-/// texts is read in about 0.1 s, and a window reads every entry of its time, matching or not.
-fn newest_first_from() -> i64 {
-    std::env::var("PIDX_PG_NEWEST_FIRST")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(20_000)
-}
-
-/// Every text holding `word` that passes the search's filters (of an entry at or after `since`
-/// when given): key, time, length, and its count of the word when listed under it.
-fn matches(
-    tx: &mut Transaction,
-    on: &On,
-    q: &SearchOptions,
-    word: &str,
-    since: Option<i64>,
-) -> Result<Vec<Match>> {
+/// Every text holding `word` that passes the search's filters: key, time, length, and its
+/// count of the word when listed under it.
+fn matches(tx: &mut Transaction, on: &On, q: &SearchOptions, word: &str) -> Result<Vec<Match>> {
     let mut c = scoped(on, q);
     filters(q, on, &mut c);
     let mut params = server::params(&c);
     let (lexeme, word) = (lexeme(word), word.to_string());
     params.push(&lexeme);
     params.push(&word);
-    let (lexeme_at, word_at) = (params.len() - 1, params.len());
     // The words index's matches first, each with its listed row if any: left to plan the
     // join with the entries, the server walked every entry and probed its text (3.1 s for
     // `regression` at 10,000 sessions, against 0.5 s); the listed rows joined outside, after
@@ -212,25 +131,13 @@ fn matches(
     // 0.35 s; only a word in nearly every text, which the listed texts settle, is faster
     // joined). Only the listed rows of matches that pass the filters
     // come back: all of them, whatever `--source` or `--cwd` keep, made `the --cwd X` at
-    // 10,000 sessions hold 114 MB, against 29 MB scoring every match. Within a window, the
-    // entries of its time come first (by their time's index), each text probed by its key.
-    let found = match since {
-        None => format!(
-            "SELECT x.source, x.fid, x.seq, x.kind, x.ntok, h.tf FROM entry_text x
-             LEFT JOIN text_heads h ON h.term = ${word_at} AND h.source = x.source
-                  AND h.fid = x.fid AND h.seq = x.seq AND h.kind = x.kind
-             WHERE x.tsv @@ (${lexeme_at}::text)::tsquery"
-        ),
-        Some(t) => format!(
-            "SELECT x.source, x.fid, x.seq, x.kind, x.ntok, h.tf FROM entries w
-             JOIN entry_text x ON x.source = w.source AND x.fid = w.fid AND x.seq = w.seq
-             LEFT JOIN text_heads h ON h.term = ${word_at} AND h.source = x.source
-                  AND h.fid = x.fid AND h.seq = x.seq AND h.kind = x.kind
-             WHERE w.ts_ms >= {t} AND x.tsv @@ (${lexeme_at}::text)::tsquery"
-        ),
-    };
+    // 10,000 sessions hold 114 MB, against 29 MB scoring every match.
     let sql = format!(
-        "WITH t AS MATERIALIZED ({found})
+        "WITH t AS MATERIALIZED (
+             SELECT x.source, x.fid, x.seq, x.kind, x.ntok, h.tf FROM entry_text x
+             LEFT JOIN text_heads h ON h.term = ${} AND h.source = x.source
+                  AND h.fid = x.fid AND h.seq = x.seq AND h.kind = x.kind
+             WHERE x.tsv @@ (${}::text)::tsquery)
          SELECT t.source, t.fid, t.seq, t.kind, e.ts_ms, t.ntok, t.tf
          FROM t
          JOIN LATERAL (SELECT * FROM entries e
@@ -238,6 +145,8 @@ fn matches(
                        LIMIT 1) e ON true
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
          WHERE {}",
+        params.len(),
+        params.len() - 1,
         c.pg_sql(),
     );
     let rows = tx.query(sql.as_str(), &params).map_err(server_err)?;

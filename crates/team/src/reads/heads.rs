@@ -30,7 +30,7 @@ use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
 use pidx_core::error::Result;
 use pidx_core::query::search::{blend, group_by_session, Hit, SearchOptions};
-use pidx_core::store::fts5::{impact_below, Bm25};
+use pidx_core::store::fts5::impact_below;
 
 /// Runs a words search, best first: from the listed texts when they settle it, else by
 /// scoring every match.
@@ -92,7 +92,18 @@ pub(super) fn top(
     let unlisted = one.most_below(MIN_IMPACT, AVGDL) * most_recency * ROOM;
     // Only the rows that can beat it come back: the same test as below (the idf on both
     // sides left out), computed by the server a little loosely, then again exactly here.
-    let rows = listed(tx, on, word, one, now_ms, most_recency)?;
+    let least = impact_below(MIN_IMPACT, AVGDL, one.avgdl()) * most_recency * (1.0 - 1e-6);
+    let rows = tx
+        .query(
+            "SELECT source, fid, seq, kind, tf, ntok, ts_ms FROM text_heads
+             WHERE term = $1 AND ($2::text IS NULL OR source = $2)
+               AND (tf * 2.2::float8) / (tf + 1.2::float8 * (0.25::float8 + 0.75::float8 * ntok / $3::float8))
+                   * (2.0::float8 / 3.0::float8 + power(0.5::float8,
+                        greatest($4::int8 - coalesce(ts_ms, $4::int8 - 31536000000), 0)::float8
+                        / 86400000.0::float8 / 30.0::float8) / 3.0::float8) >= $5::float8",
+            &[word, &on.source, &one.avgdl(), &now_ms, &least],
+        )
+        .map_err(server_err)?;
     let mut listed: Vec<Keyed> = rows
         .iter()
         .map(|r| {
@@ -109,32 +120,4 @@ pub(super) fn top(
         (hits, true) => Ok(Some(hits)),
         _ => mode.unsettled(),
     }
-}
-
-/// The rows listed under `word` (columns: source, file, entry, kind, count, length, time) that
-/// can score above a text not listed whose recency weight is `recency`: the same test as the
-/// caller's exact one (the idf on both sides left out), computed by the server a little
-/// loosely.
-///
-/// # Errors
-/// Server errors.
-pub(super) fn listed(
-    tx: &mut Transaction,
-    on: &On,
-    word: &str,
-    one: &Bm25,
-    now_ms: i64,
-    recency: f64,
-) -> Result<Vec<postgres::Row>> {
-    let least = impact_below(MIN_IMPACT, AVGDL, one.avgdl()) * recency * (1.0 - 1e-6);
-    tx.query(
-        "SELECT source, fid, seq, kind, tf, ntok, ts_ms FROM text_heads
-         WHERE term = $1 AND ($2::text IS NULL OR source = $2)
-           AND (tf * 2.2::float8) / (tf + 1.2::float8 * (0.25::float8 + 0.75::float8 * ntok / $3::float8))
-               * (2.0::float8 / 3.0::float8 + power(0.5::float8,
-                    greatest($4::int8 - coalesce(ts_ms, $4::int8 - 31536000000), 0)::float8
-                    / 86400000.0::float8 / 30.0::float8) / 3.0::float8) >= $5::float8",
-        &[&word, &on.source, &one.avgdl(), &now_ms, &least],
-    )
-    .map_err(server_err)
 }

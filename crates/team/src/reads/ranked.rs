@@ -676,8 +676,6 @@ impl Copies {
 pub(super) struct Facts {
     pub sum: Bm25Sum,
     pub each: Vec<Bm25>,
-    /// Each phrase's count of texts.
-    pub texts: Vec<i64>,
 }
 
 /// A text whose `tsvector` holds every position of its words: at most 16,383 tokens (the
@@ -859,7 +857,6 @@ fn table_facts(
     Ok(Some(Facts {
         sum: Bm25Sum::new(rows, tokens, &hits),
         each: hits.iter().map(|&h| Bm25::new(rows, tokens, h)).collect(),
-        texts: hits,
     }))
 }
 

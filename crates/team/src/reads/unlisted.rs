@@ -63,22 +63,14 @@ impl Mode {
 /// # Errors
 /// Server errors.
 pub(super) fn most_recency(tx: &mut Transaction, q: &SearchOptions, now_ms: i64) -> Result<f64> {
-    Ok(blend(newest(tx, q)?, now_ms).max(blend(None, now_ms)))
-}
-
-/// The time of the newest entry the reader sees, before `--until`.
-///
-/// # Errors
-/// Server errors.
-pub(super) fn newest(tx: &mut Transaction, q: &SearchOptions) -> Result<Option<i64>> {
-    let newest: Option<i64> = tx
+    let mut newest: Option<i64> = tx
         .query_one("SELECT max(ts_ms) FROM entries", &[])
         .map_err(server_err)?
         .get(0);
-    Ok(match (newest, q.until_ms) {
-        (Some(t), Some(until)) => Some(t.min(until - 1)),
-        (t, _) => t,
-    })
+    if let (Some(t), Some(until)) = (newest, q.until_ms) {
+        newest = Some(t.min(until - 1));
+    }
+    Ok(blend(newest, now_ms).max(blend(None, now_ms)))
 }
 
 #[cfg(test)]
