@@ -559,6 +559,14 @@ fn a_server_pushed_before_is_migrated_and_answers_the_same() {
     let (kept, fresh) = by_source_tables(&mut s.admin);
     assert_eq!(kept, fresh, "kept by the triggers");
     same();
+    // Grown again in the same quarter hour: its rollup row is updated (old and new rows of the
+    // same day at once), not added.
+    crate::pg_support::append(&file, "after-9-b", "grown again in the same quarter hour");
+    let again = push(tme.path(), &rme, &member, &["--source", "me"]);
+    assert_eq!(again["appended"].as_u64(), Some(1), "{again}");
+    let (kept, fresh) = by_source_tables(&mut s.admin);
+    assert_eq!(kept, fresh, "kept when a rollup row is updated");
+    same();
 }
 
 /// A command's JSON output without its hits' scores, which move with the clock (the recency
