@@ -548,25 +548,32 @@ fn a_server_pushed_before_is_migrated_and_answers_the_same() {
         }
     };
     same();
-    // A later push by the member (a transcript grown by a line) keeps them.
+    // A later push by the member (a transcript grown by a line) keeps them; grown again in the
+    // same quarter hour, its rollup row is updated (old and new rows of the same day at once),
+    // not added.
     let file = crate::pg_support::session_files(&rme)
         .into_iter()
         .find(|f| crate::pg_support::appendable(f))
         .unwrap();
-    crate::pg_support::append(&file, "after-9", "grown after the migration");
-    let again = push(tme.path(), &rme, &member, &["--source", "me"]);
-    assert_eq!(again["appended"].as_u64(), Some(1), "{again}");
-    let (kept, fresh) = by_source_tables(&mut s.admin);
-    assert_eq!(kept, fresh, "kept by the triggers");
-    same();
-    // Grown again in the same quarter hour: its rollup row is updated (old and new rows of the
-    // same day at once), not added.
-    crate::pg_support::append(&file, "after-9-b", "grown again in the same quarter hour");
-    let again = push(tme.path(), &rme, &member, &["--source", "me"]);
-    assert_eq!(again["appended"].as_u64(), Some(1), "{again}");
-    let (kept, fresh) = by_source_tables(&mut s.admin);
-    assert_eq!(kept, fresh, "kept when a rollup row is updated");
-    same();
+    for (id, text, what) in [
+        (
+            "after-9",
+            "grown after the migration",
+            "kept by the triggers",
+        ),
+        (
+            "after-9-b",
+            "grown again in the same quarter hour",
+            "kept when a rollup row is updated",
+        ),
+    ] {
+        crate::pg_support::append(&file, id, text);
+        let again = push(tme.path(), &rme, &member, &["--source", "me"]);
+        assert_eq!(again["appended"].as_u64(), Some(1), "{again}");
+        let (kept, fresh) = by_source_tables(&mut s.admin);
+        assert_eq!(kept, fresh, "{what}");
+        same();
+    }
 }
 
 /// A command's JSON output without its hits' scores, which move with the clock (the recency
