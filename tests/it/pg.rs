@@ -4,6 +4,7 @@
 
 use crate::common;
 
+use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -111,7 +112,16 @@ fn append_rewrite_and_delete_move_only_what_changed() {
     );
     let files = session_files(&root);
 
+    // Two transcripts grow in one push, one of them changing a flag of an entry the server
+    // already holds: an entry that takes an earlier one's id shadows it.
     append(&files[0], "added1", "zebracorn appended");
+    let body = std::fs::read_to_string(&files[3]).unwrap();
+    let taken: Value = serde_json::from_str(body.lines().nth(5).unwrap()).unwrap();
+    append(
+        &files[3],
+        taken["id"].as_str().unwrap(),
+        "the same id again",
+    );
     let second = push(tmp.path(), &root, &s.url, &[]);
     assert_eq!(
         (
@@ -119,9 +129,14 @@ fn append_rewrite_and_delete_move_only_what_changed() {
             second["entries"].as_u64(),
             second["unchanged"].as_u64()
         ),
-        (Some(1), Some(1), Some(5)),
-        "only the new line moves: {second}"
+        (Some(2), Some(2), Some(4)),
+        "only the new lines move: {second}"
     );
+    let shadowed: i64 = (s.admin)
+        .query_one("SELECT count(*) FROM entries WHERE shadowed", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(shadowed, 1, "the entry whose id was taken");
     let again = push(tmp.path(), &root, &s.url, &[]);
     assert_eq!(
         (again["entries"].as_u64(), again["unchanged"].as_u64()),
@@ -167,7 +182,7 @@ fn append_rewrite_and_delete_move_only_what_changed() {
         .query_one("SELECT count(*) FROM entries", &[])
         .unwrap()
         .get(0);
-    assert_eq!(server_entries, 40 * 3 + 41 + 9);
+    assert_eq!(server_entries, 40 * 2 + 41 * 2 + 9);
     text_totals_hold(&mut s.admin);
     let tmp2 = tempfile::tempdir().unwrap();
     let fresh = server("changes_fresh");
@@ -183,6 +198,64 @@ fn append_rewrite_and_delete_move_only_what_changed() {
         dump(&mut fresh_admin),
         "incremental pushes differ from one fresh push"
     );
+}
+
+/// An append that changes flags of entries the server already holds, in several transcripts
+/// of one push: a `NO_REPLY` reply in a gateway transcript silences the question before it.
+#[test]
+#[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
+fn replies_appended_to_gateway_transcripts_silence_what_the_server_holds() {
+    let mut s = server("silent");
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join(".openclaw/agents/main/sessions");
+    std::fs::create_dir_all(&root).unwrap();
+    let sids = ["t1", "t2", "t3"];
+    for sid in sids {
+        let header = serde_json::json!({"type": "session", "version": 3, "id": sid,
+            "timestamp": "2026-03-01T10:00:00.000Z", "cwd": "/home/bot/workspace"});
+        std::fs::write(root.join(format!("{sid}.jsonl")), format!("{header}\n")).unwrap();
+        append(
+            &root.join(format!("{sid}.jsonl")),
+            &format!("{sid}-q"),
+            "a question",
+        );
+    }
+    let first = push(tmp.path(), &root, &s.url, &[]);
+    assert_eq!(first["new"].as_u64(), Some(3), "{first}");
+    let silent = |admin: &mut postgres::Client| -> i64 {
+        (admin.query_one("SELECT count(*) FROM entries WHERE silent", &[]))
+            .unwrap()
+            .get(0)
+    };
+    assert_eq!(silent(&mut s.admin), 0);
+
+    for sid in &sids[..2] {
+        let reply = serde_json::json!({"type": "message", "id": format!("{sid}-r"),
+            "parentId": format!("{sid}-q"), "timestamp": "2026-03-01T10:00:05.000Z",
+            "message": {"role": "assistant", "content": [{"type": "text", "text": "NO_REPLY"}],
+                        "provider": "p", "model": "m", "stopReason": "stop", "timestamp": 2}});
+        let mut f = (std::fs::OpenOptions::new().append(true))
+            .open(root.join(format!("{sid}.jsonl")))
+            .unwrap();
+        writeln!(f, "{reply}").unwrap();
+    }
+    let second = push(tmp.path(), &root, &s.url, &[]);
+    assert_eq!(
+        (second["appended"].as_u64(), second["unchanged"].as_u64()),
+        (Some(2), Some(1)),
+        "{second}"
+    );
+    assert_eq!(silent(&mut s.admin), 4, "two questions and their replies");
+    let tmp2 = tempfile::tempdir().unwrap();
+    let mut fresh = server("silent_fresh");
+    push(
+        tmp2.path(),
+        &root,
+        &fresh.url,
+        &["--source", first["source"].as_str().unwrap()],
+    );
+    assert_eq!(silent(&mut fresh.admin), 4);
+    assert_eq!(dump(&mut s.admin), dump(&mut fresh.admin));
 }
 
 #[test]

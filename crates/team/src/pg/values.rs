@@ -73,19 +73,30 @@ impl Val {
         })
     }
 
-    /// Feeds a stable hash (what push compares to see whether a summary changed).
+    /// Feeds a stable hash (what push compares to see whether a summary changed): the value's
+    /// `Debug` text and a NUL, written straight into `out` (formatted into a `String` first, it
+    /// was a quarter of the CPU time of a push with nothing to send).
     pub fn feed(&self, out: &mut Vec<u8>) {
-        let text = match self {
-            Val::Int(v) => format!("{v:?}"),
-            Val::Int4(v) => format!("{v:?}"),
-            Val::Int2(v) => format!("{v:?}"),
-            Val::Text(v) => format!("{v:?}"),
-            Val::Bool(v) => format!("{v:?}"),
-            Val::Float(v) => format!("{:?}", v.map(f64::to_bits)),
-            Val::Words(v) => format!("{v:?}"),
-            Val::Bytes(v) => format!("{v:?}"),
+        struct Bytes<'a>(&'a mut Vec<u8>);
+        impl std::fmt::Write for Bytes<'_> {
+            fn write_str(&mut self, s: &str) -> std::fmt::Result {
+                self.0.extend_from_slice(s.as_bytes());
+                Ok(())
+            }
+        }
+        use std::fmt::Write as _;
+        let w = &mut Bytes(out);
+        // Writing into a Vec cannot fail.
+        let _ = match self {
+            Val::Int(v) => write!(w, "{v:?}"),
+            Val::Int4(v) => write!(w, "{v:?}"),
+            Val::Int2(v) => write!(w, "{v:?}"),
+            Val::Text(v) => write!(w, "{v:?}"),
+            Val::Bool(v) => write!(w, "{v:?}"),
+            Val::Float(v) => write!(w, "{:?}", v.map(f64::to_bits)),
+            Val::Words(v) => write!(w, "{v:?}"),
+            Val::Bytes(v) => write!(w, "{v:?}"),
         };
-        out.extend_from_slice(text.as_bytes());
         out.push(0);
     }
 }
@@ -183,5 +194,25 @@ mod tests {
         let text = Val::Text(Some("binary\0output".into()));
         text.to_sql(&Type::TEXT, &mut out).unwrap();
         assert_eq!(&out[..], "binary\u{fffd}output".as_bytes());
+    }
+
+    /// Servers keep the hashes of what earlier pidx versions fed: the bytes must never change.
+    #[test]
+    fn the_summary_bytes_fed_are_those_servers_hold() {
+        let mut out = Vec::new();
+        for v in [
+            Val::Int(Some(-7)),
+            Val::Int4(None),
+            Val::Int2(Some(3)),
+            Val::Text(Some("a \"q\"\n\u{1b}é".into())),
+            Val::Bool(Some(true)),
+            Val::Float(Some(1.5)),
+            Val::Bytes(Some(vec![1, 255])),
+        ] {
+            v.feed(&mut out);
+        }
+        let want = "Some(-7)\0None\0Some(3)\0Some(\"a \\\"q\\\"\\n\\u{1b}é\")\0Some(true)\0\
+                    Some(4609434218613702656)\0Some([1, 255])\0";
+        assert_eq!(String::from_utf8(out).unwrap(), want);
     }
 }
