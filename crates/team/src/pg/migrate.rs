@@ -50,6 +50,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         11,
         include_str!("../../../../migrations/pg/0011_usage_by_day.sql"),
     ),
+    (
+        12,
+        include_str!("../../../../migrations/pg/0012_days_by_key.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server
