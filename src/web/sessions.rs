@@ -14,7 +14,7 @@ use super::{blocking, App, Ctx, Fail};
 use crate::query::list::{self, ListOptions, Narrow, NarrowOrder};
 use crate::query::per_session::{self, SessionFigures};
 use crate::query::picker::Typed;
-use crate::query::{handle, picker, Reader};
+use crate::query::{handle, picker, Reader, TeamReads};
 
 /// Rows a page shows; typing narrows the rest.
 const ROWS: usize = 300;
@@ -130,7 +130,7 @@ pub async fn page(
 fn projects(ctx: &Ctx, reader: &mut Reader, source: Option<&str>) -> Result<Html<String>, Fail> {
     let (projects, sources) = match reader {
         Reader::Local { conn, scope, .. } => (list::projects(conn, scope)?, Vec::new()),
-        _ => server_projects(reader)?,
+        Reader::Server(server) => server_projects(server.as_mut())?,
     };
     let total: i64 = projects.iter().map(|p| p.sessions).sum();
     let src = page::source_param('&', source);
@@ -170,26 +170,23 @@ fn projects(ctx: &Ctx, reader: &mut Reader, source: Option<&str>) -> Result<Html
 /// Projects, and sources with their session counts.
 type Counts = (Vec<list::ProjectCount>, Vec<(String, i64)>);
 
-/// The team server's projects and sources (with their session counts), from its listing.
-fn server_projects(reader: &mut Reader) -> Result<Counts, Fail> {
-    let (rows, _) = list::listing(reader, &ListOptions::default(), None, false)?;
+/// The team server's projects and sources (with their session counts), from its counts a
+/// source and project.
+fn server_projects(server: &mut dyn TeamReads) -> Result<Counts, Fail> {
     let mut projects: Vec<list::ProjectCount> = Vec::new();
     let mut at = std::collections::HashMap::new();
     let mut sources = std::collections::BTreeMap::<String, i64>::new();
-    for s in &rows {
-        *sources
-            .entry(s.source.clone().unwrap_or_default())
-            .or_default() += 1;
-        let i = *at.entry(s.cwd.clone()).or_insert_with(|| {
+    for (source, p) in server.projects()? {
+        *sources.entry(source).or_default() += p.sessions;
+        let i = *at.entry(p.cwd.clone()).or_insert_with(|| {
             projects.push(list::ProjectCount {
-                cwd: s.cwd.clone(),
                 sessions: 0,
-                modified_ms: s.modified_ms,
+                ..p.clone()
             });
             projects.len() - 1
         });
-        projects[i].sessions += 1;
-        projects[i].modified_ms = projects[i].modified_ms.max(s.modified_ms);
+        projects[i].sessions += p.sessions;
+        projects[i].modified_ms = projects[i].modified_ms.max(p.modified_ms);
     }
     projects.sort_by(|a, b| b.modified_ms.cmp(&a.modified_ms).then(a.cwd.cmp(&b.cwd)));
     Ok((projects, sources.into_iter().collect()))

@@ -48,6 +48,20 @@ fn the_team_server_is_served_with_its_sources_as_a_column_and_a_filter() {
         projects.contains("href=\"/?source=alpha\"") && projects.contains("href=\"/?source=beta\""),
         "{projects}"
     );
+    // Counted on the server a source and project: alpha's session and beta's two, one project
+    // on both machines.
+    for text in [
+        ">alpha</a> (1)",
+        ">beta</a> (2)",
+        "every session of every project (3)",
+    ] {
+        assert!(projects.contains(text), "{text}: {projects}");
+    }
+    let on_beta = ok("/?source=beta");
+    assert!(
+        on_beta.contains("every session of every project (2)"),
+        "{on_beta}"
+    );
     let every = ok("/?all=true");
     let (a, b) = (format!("/s/alpha%2F{FILE}"), format!("/s/beta%2F{FILE}"));
     assert!(every.contains(&a) && every.contains(&b), "{every}");

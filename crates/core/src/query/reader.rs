@@ -12,7 +12,7 @@ use rusqlite::Connection;
 use crate::error::Result;
 use crate::query::context::ContextPlan;
 use crate::query::handle::Session;
-use crate::query::list::SessionInfo;
+use crate::query::list::{ProjectCount, SessionInfo};
 use crate::query::resolve::Resolved;
 use crate::query::search::{Hit, SearchOptions};
 use crate::query::show::SessionDetail;
@@ -66,6 +66,10 @@ pub trait TeamReads {
         limit: Option<usize>,
         with_text: bool,
     ) -> Result<(Vec<SessionInfo>, usize)>;
+
+    /// Every (source, project) of the listing `list` reads: its sessions and newest
+    /// `modified`, counted on the server.
+    fn projects(&mut self) -> Result<Vec<(String, ProjectCount)>>;
 
     /// The session `arg` means (a path, an id, a prefix or a handle).
     fn resolve(&mut self, arg: &str) -> Result<Resolved>;

@@ -8,7 +8,7 @@ use super::on::{self as server, MODIFIED};
 use crate::pg::server_err;
 use pidx_core::error::Result;
 use pidx_core::pi::rawjson::member;
-use pidx_core::query::list::{GatewayInfo, SessionInfo};
+use pidx_core::query::list::{GatewayInfo, ProjectCount, SessionInfo};
 use pidx_core::store::filter::int;
 
 /// Lists sessions as pi would (`cwd`: `list(cwd)`, else `listAll()`), newest first.
@@ -69,6 +69,34 @@ pub fn list_sessions(
     });
     let out: Vec<SessionInfo> = out.into_iter().map(|x| x.0).collect();
     first_page(tx, out, limit, with_text)
+}
+
+/// Every (source, project) of the listing [`list_sessions`] reads, with its sessions and newest
+/// `modified`: grouped on the server (`pidx --pg URL serve`'s first page read every listed row
+/// of a million sessions and stopped at its time limit).
+///
+/// # Errors
+/// Server errors.
+pub fn projects(tx: &mut Transaction, source: Option<&str>) -> Result<Vec<(String, ProjectCount)>> {
+    let mut c = server::source(source);
+    c.and("s.state = 1", []);
+    let sql = format!(
+        "SELECT s.source, s.cwd, count(*), max({MODIFIED}) FROM sessions s WHERE {}
+         GROUP BY s.source, s.cwd",
+        c.pg_sql()
+    );
+    let rows = tx.query(&sql, &server::params(&c)).map_err(server_err)?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            let project = ProjectCount {
+                cwd: r.get(1),
+                sessions: r.get(2),
+                modified_ms: r.get(3),
+            };
+            (r.get(0), project)
+        })
+        .collect())
 }
 
 /// pi's `allMessagesText` (as `query::list::all_messages_text`): the entries' texts and the

@@ -12,7 +12,7 @@ use crate::pg::server_err;
 use pidx_core::error::Result;
 use pidx_core::query::context::ContextPlan;
 use pidx_core::query::handle::Session;
-use pidx_core::query::list::SessionInfo;
+use pidx_core::query::list::{ProjectCount, SessionInfo};
 use pidx_core::query::resolve::Resolved;
 use pidx_core::query::search::{Hit, Query, SearchOptions};
 use pidx_core::query::show::SessionDetail;
@@ -110,6 +110,10 @@ impl TeamReads for PgReads<'_> {
                 )
             }
         })
+    }
+
+    fn projects(&mut self) -> Result<Vec<(String, ProjectCount)>> {
+        list::projects(&mut self.tx, self.source.as_deref())
     }
 
     fn resolve(&mut self, arg: &str) -> Result<Resolved> {
