@@ -229,6 +229,9 @@ fn stats_by_every_dimension_on_the_server_is_the_local_figures() {
         "session,tool",
         "day",
         "week,provider",
+        // Periods alone: from the rollups by source (`reads::stats::periods_sql`).
+        "month",
+        "week,day",
     ] {
         for tz in ["UTC", "Europe/Paris", "+05:30", "-03:00"] {
             let tz = format!("--tz={tz}");
@@ -374,6 +377,7 @@ fn server_rollups_follow_every_change_and_answer_as_the_entries() {
         "session",
         "project,week",
         "source,month",
+        "month",
     ] {
         let rolled = p.remote_json(&["stats", "--by", by, "--since", "2000-01-01"]);
         let scanned = p.remote_json(&["stats", "--by", by, "--since", "2000-01-01T00:00:00.001Z"]);
