@@ -12,8 +12,9 @@
 # errors on a platform without a prebuilt binary, a musl Linux and a missing platform package;
 # the README's Install section, run from these artifacts (tests/it/readme.rs, install_*).
 #
-# Budget: 6 min of .ci/run (the release build is the one tests/meaning/model.sh and
-# tests/conformance/generated.sh already made in target/, so build.sh only links and packs).
+# Budget: .ci/run runs it right after tests/meaning/model.sh's release build, so build.sh's
+# build is fresh and packs; the README install test then makes the release test build that the
+# conformance checks reuse later (.ci/run says why the order matters).
 # Without node or npm it prints a loud SKIPPED line and exits 0.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
