@@ -43,9 +43,6 @@ esac
 exe=pidx
 [ "$os" = win32 ] && exe=pidx.exe
 
-# The archive's file times are the commit's, so the same commit packs the same bytes.
-export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
-
 # PIDX_PROFILE=dev packs a debug build: a quick check of the packaging itself, never a release.
 profile="${PIDX_PROFILE:-release}"
 profile_dir="$profile"
@@ -59,6 +56,12 @@ else
   cargo build --profile "$profile" --locked --quiet --bin pidx --target "$target"
   bin="$target_dir/$target/$profile_dir/$exe"
 fi
+
+# The archive's file times are the commit's, so the same commit packs the same bytes. Set after
+# the build: the C libraries' build scripts rerun when SOURCE_DATE_EPOCH changes (`cargo build
+# -v`: "Dirty ring ...: the env variable SOURCE_DATE_EPOCH changed"), so exported before it
+# rebuilt them and everything above them (233 s of .ci/run) where the release build was fresh.
+export SOURCE_DATE_EPOCH="${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/null || date +%s)}"
 
 stage="$(mktemp -d "${TMPDIR:-/tmp}/pidx-package-XXXXXX")"
 trap 'rm -rf "$stage"' EXIT
