@@ -281,12 +281,13 @@ fn unlimited(tx: &mut Transaction) -> Result<bool> {
 
 /// The figures per period (`keys`: [`dim_sql`]'s day, week and month over `e.ts_ms`) without
 /// a `count(DISTINCT ...)` over every rollup row ([`figures_sql`] sorted them all: 2.0 s at
-/// 100,000 sessions, 14 s at a million, which `/usage` of `pidx --pg URL serve` could not wait
+/// 100,000 sessions, 17-23 s at a million, which `/usage` of `pidx --pg URL serve` could not wait
 /// for). Each distinct quarter hour is cut into its periods once (`q`); the sums come from
 /// `usage_by_source` (a row per source, quarter hour and copy flag), the active days from the
 /// quarter hours, and the sessions from the distinct (transcript, quarter hour) of
-/// `usage_rollup`, then (period, transcript), hashed. A quarter hour lies inside one day of any zone the rollups answer for
-/// ([`rollups_answer`]), so each figure is the one [`figures_sql`] computes.
+/// `usage_rollup`, then (period, transcript), hashed. A quarter hour lies inside one day of
+/// any zone the rollups answer for ([`rollups_answer`]), so each figure is the one
+/// [`figures_sql`] computes.
 fn periods_sql(keys: &[&str], where_: &str) -> String {
     let ks: Vec<String> = (0..keys.len()).map(|i| format!("k{i}")).collect();
     let ks = ks.join(", ");
@@ -300,17 +301,7 @@ fn periods_sql(keys: &[&str], where_: &str) -> String {
         "WITH q AS MATERIALIZED (
              SELECT e.t, {q_keys}(to_timestamp(e.ts_ms / 1000.0) AT TIME ZONE $1)::date AS d
              FROM (SELECT DISTINCT e.t, e.ts_ms FROM usage_by_source e WHERE {where_}) e),
-         f AS (SELECT {q_ks}coalesce(sum(e.user_msgs), 0)::bigint AS u,
-                      coalesce(sum(e.assistant_msgs), 0)::bigint AS a,
-                      coalesce(sum(e.tool_results), 0)::bigint AS r,
-                      coalesce(sum(e.tool_calls), 0)::bigint AS c,
-                      coalesce(sum(e.input), 0)::bigint AS i,
-                      coalesce(sum(e.output), 0)::bigint AS o,
-                      coalesce(sum(e.cache_read), 0)::bigint AS cr,
-                      coalesce(sum(e.cache_write), 0)::bigint AS cw,
-                      coalesce(sum(e.cost), 0)::float8 AS cost,
-                      coalesce(sum(e.tool_errors), 0)::bigint AS te,
-                      coalesce(sum(e.compactions), 0)::bigint AS co
+         f AS (SELECT {q_ks}{ROLLED_SUMS}
                FROM usage_by_source e JOIN q ON q.t = e.t WHERE {where_} GROUP BY {ks}),
          d AS (SELECT {ks}, count(DISTINCT d) AS days FROM q GROUP BY {ks}),
          s AS (SELECT {ks}, count(*) AS n
@@ -319,8 +310,7 @@ fn periods_sql(keys: &[&str], where_: &str) -> String {
                            WHERE {where_}) e
                      JOIN q ON q.t = e.t) x
                GROUP BY {ks})
-         SELECT {ks}, coalesce(s.n, 0), f.u, f.a, f.r, f.c, f.i, f.o, f.cr, f.cw, f.cost, f.te,
-                f.co, coalesce(d.days, 0)
+         SELECT {ks}, coalesce(s.n, 0), {ROLLED_FIGURES}, coalesce(d.days, 0)
          FROM f LEFT JOIN s USING ({ks}) LEFT JOIN d USING ({ks})"
     )
 }
@@ -377,25 +367,25 @@ fn by_source_sql(o: &PgStats, where_: &str) -> String {
     };
     format!(
         "WITH u AS NOT MATERIALIZED (SELECT {g} AS g, e.* FROM {rows} e WHERE {where_}),
-         f AS (SELECT g, coalesce(sum(user_msgs), 0)::bigint AS u,
-                      coalesce(sum(assistant_msgs), 0)::bigint AS a,
-                      coalesce(sum(tool_results), 0)::bigint AS r,
-                      coalesce(sum(tool_calls), 0)::bigint AS c,
-                      coalesce(sum(input), 0)::bigint AS i, coalesce(sum(output), 0)::bigint AS o,
-                      coalesce(sum(cache_read), 0)::bigint AS cr,
-                      coalesce(sum(cache_write), 0)::bigint AS cw,
-                      coalesce(sum(cost), 0)::float8 AS cost,
-                      coalesce(sum(tool_errors), 0)::bigint AS te,
-                      coalesce(sum(compactions), 0)::bigint AS co
-               FROM u GROUP BY g),
+         f AS (SELECT g, {ROLLED_SUMS} FROM u e GROUP BY g),
          d AS (SELECT g, count(*) AS days FROM ({days}) x GROUP BY g),
          s AS ({sessions})
-         SELECT {key} coalesce(s.n, 0), f.u, f.a, f.r, f.c, f.i, f.o, f.cr, f.cw, f.cost, f.te,
-                f.co, coalesce(d.days, 0)
+         SELECT {key} coalesce(s.n, 0), {ROLLED_FIGURES}, coalesce(d.days, 0)
          FROM f LEFT JOIN s USING (g) LEFT JOIN d USING (g)",
         key = if o.by.is_empty() { "" } else { "f.g," },
     )
 }
+
+/// The figures' sums over a rollup by source `e` (`usage_by_source`, `usage_days`), as
+/// [`by_source_sql`] and [`periods_sql`] group them in their `f`, named for [`ROLLED_FIGURES`].
+const ROLLED_SUMS: &str = "coalesce(sum(e.user_msgs), 0)::bigint AS u,
+    coalesce(sum(e.assistant_msgs), 0)::bigint AS a, coalesce(sum(e.tool_results), 0)::bigint AS r,
+    coalesce(sum(e.tool_calls), 0)::bigint AS c, coalesce(sum(e.input), 0)::bigint AS i,
+    coalesce(sum(e.output), 0)::bigint AS o, coalesce(sum(e.cache_read), 0)::bigint AS cr,
+    coalesce(sum(e.cache_write), 0)::bigint AS cw, coalesce(sum(e.cost), 0)::float8 AS cost,
+    coalesce(sum(e.tool_errors), 0)::bigint AS te, coalesce(sum(e.compactions), 0)::bigint AS co";
+/// [`ROLLED_SUMS`] in the order of a statement's figures, between the sessions and the days.
+const ROLLED_FIGURES: &str = "f.u, f.a, f.r, f.c, f.i, f.o, f.cr, f.cw, f.cost, f.te, f.co";
 
 /// The figures' sums over `entries e`.
 const ENTRIES: &str = "FROM entries e JOIN sessions s ON s.source = e.source AND s.fid = e.fid";
