@@ -6,7 +6,7 @@
 //! times its own recency weight.
 //! The matches are taken best bound first, the counts of those not listed asked of the server
 //! a chunk at a time (`unlisted::chunks`; from the `tsvector`, as `ranked::every_match` does),
-//! until the hits the local rules show (`ranked::walk`) are full of texts scoring above the
+//! until the hits the local rules show (`ranked::Shown`) are full of texts scoring above the
 //! next bound. That is where the listed texts fall short: a recent text not listed can
 //! outscore every old listed one, so the old texts wait until the recent ones are counted.
 //!
@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use postgres::Transaction;
 
 use super::on as server;
-use super::ranked::{count_columns, counts_of, sort, walk, Keyed, Params, Phrase, Prepared};
+use super::ranked::{count_columns, counts_of, sort, Keyed, Params, Phrase, Prepared, Shown};
 use super::search::{filters, scoped, On};
 use super::unlisted::{chunks, Mode, ROOM};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
@@ -78,8 +78,10 @@ pub(super) fn top(
     }
     matches.sort_by(|a, b| b.bound.total_cmp(&a.bound));
     let counter = Counter::new(std::slice::from_ref(word));
+    let mut shown = Shown::new(tx, q)?;
+    // Counted texts above every bound still unread, best first: their order is final, so each
+    // is looked up and shown once.
     let mut counted: Vec<Keyed> = Vec::new();
-    let mut hits = Vec::new();
     let mut rest = matches.into_iter().peekable();
     for range in chunks(rest.len()) {
         let chunk: Vec<Match> = rest.by_ref().take(range.len()).collect();
@@ -96,20 +98,20 @@ pub(super) fn top(
             };
             Some(Keyed { relevance, ..m.key })
         }));
-        let next = rest.peek().map(|m| m.bound);
-        if counted.len() < q.limit && next.is_some() {
-            continue;
-        }
         sort(&mut counted);
-        let full;
-        (hits, full) = walk(tx, on, q, terms, &counted)?;
-        match (next, hits.last()) {
-            (None, _) => break,
-            (Some(next), Some(last)) if full && last.score > next => break,
-            _ => {}
+        let settled = match rest.peek() {
+            Some(next) => counted
+                .iter()
+                .take_while(|k| k.relevance > next.bound)
+                .count(),
+            None => counted.len(),
+        };
+        if shown.walk(tx, on, q, &counted[..settled])? {
+            break;
         }
+        counted.drain(..settled);
     }
-    Ok(Some(hits))
+    Ok(Some(shown.hits(tx, terms)?.0))
 }
 
 /// Every text holding `word` that passes the search's filters: key, time, length, and its

@@ -373,9 +373,8 @@ pub(super) fn sort<T: Ranked>(scored: &mut [T]) {
     });
 }
 
-/// The hits `keyed` (sorted) make under the local rules (`shown`), their entries and sessions
-/// looked up a chunk at a time (`unlisted::chunks`: 64, then four times more) until the hits
-/// are full; and whether they are.
+/// The hits `keyed` (sorted) make under the local rules ([`Shown`]), their entries and
+/// sessions looked up a chunk at a time until the hits are full; and whether they are.
 ///
 /// # Errors
 /// Server errors.
@@ -386,18 +385,9 @@ pub(super) fn walk(
     terms: &[String],
     keyed: &[Keyed],
 ) -> Result<(Vec<Hit>, bool)> {
-    let mut passed: Vec<Scored> = Vec::new();
-    for range in chunks(keyed.len()) {
-        passed.extend(looked_up(tx, on, q, &keyed[range], |_, _| None)?);
-        if passed.len() >= q.limit {
-            let (hits, full) = shown(tx, q, terms, passed.iter().cloned())?;
-            if full {
-                return Ok((hits, true));
-            }
-            // Copies or `--branch` took some: read on (the hits are made again).
-        }
-    }
-    shown(tx, q, terms, passed)
+    let mut shown = Shown::new(tx, q)?;
+    shown.walk(tx, on, q, keyed)?;
+    shown.hits(tx, terms)
 }
 
 /// The texts of `chunk` that pass the search's filters, with their entries and sessions, in
@@ -473,73 +463,140 @@ pub(super) fn looked_up<T: Wanted>(
     Ok(out)
 }
 
-/// The hits of `scored` (sorted) as the local search shows them: on the current path with
-/// `--branch`, a fork's copy of an entry one hit with it, at most `--limit`; and whether the
-/// limit was reached (the candidates after the last one taken were never looked at).
-///
-/// The candidates are taken a chunk at a time (`unlisted::chunks`), each chunk's copies in
-/// other sources asked in one statement and the shown hits' bodies read in one at the end:
-/// asked one candidate at a time, a rare word over ten sources holding the same sessions (ten
-/// candidates a hit) took about 1,100 statements and 380 ms, against 228 ms so (docs/
-/// performance.md, "Where a search's time goes").
-pub(super) fn shown(
-    tx: &mut Transaction,
-    q: &SearchOptions,
-    terms: &[String],
-    scored: impl IntoIterator<Item = Scored>,
-) -> Result<(Vec<Hit>, bool)> {
-    let scored: Vec<Scored> = scored.into_iter().collect();
-    let copies = Copies::new(tx)?;
-    let mut paths: HashMap<i64, HashSet<i64>> = HashMap::new();
-    let mut hits = OneHitPerCopy::default();
-    // Each hit's text by what the hit keeps of it: (source, session, line, kind).
-    let mut texts: HashMap<(String, i64, i64, &'static str), (i64, i16)> = HashMap::new();
-    'chunks: for range in chunks(scored.len()) {
-        let chunk = &scored[range];
-        let elsewhere = copies.elsewhere(tx, chunk)?;
-        for (s, elsewhere) in chunk.iter().zip(elsewhere) {
-            if hits.hits.len() >= q.limit {
-                break 'chunks;
-            }
-            if q.branch && !on_path(tx, &mut paths, &s.source, s.fid, s.seq)? {
-                continue;
-            }
-            let kind = TextKind::from_bits(i64::from(s.kind)).name();
-            texts.insert((s.source.clone(), s.fid, s.line, kind), (s.seq, s.kind));
-            let key = s
-                .entry_id
-                .clone()
-                .zip(s.ts_ms)
-                .map(|(id, ts)| (id, ts, kind));
-            let hit = Hit {
-                source: Some(s.source.clone()),
-                path: s.path.clone(),
-                session_id: s.session_id.clone(),
-                cwd: s.cwd.clone(),
-                title: s.title.clone().unwrap_or_default(),
-                session_name: s.name.clone(),
-                entry_id: s.entry_id.clone(),
-                line: s.line,
-                kind,
-                role: s.role.clone(),
-                timestamp: s.ts_ms.map(js::iso),
-                score: s.relevance,
-                by: pidx_core::query::search::By::Words,
-                similarity: None,
-                snippet: Snippet {
-                    text: String::new(),
-                    marks: Vec::new(),
-                },
-                also_in: Vec::new(),
-                file_id: s.fid,
-            };
-            hits.add(hit, key, s.dup || elsewhere);
-        }
+/// The hits as the local search shows them: on the current path with `--branch`, a fork's
+/// copy of an entry one hit with it, at most `--limit`. Candidates are fed best first, each
+/// batch after the last ([`Shown::feed`], or [`Shown::walk`] for keys still to look up), and
+/// taken a chunk at a time (`unlisted::chunks`): each chunk's copies in other sources are asked
+/// in one statement, the shown hits' bodies read in one at the end ([`Shown::hits`]). Asked one
+/// candidate at a time, a rare word over ten sources holding the same sessions (ten candidates
+/// a hit) took about 1,100 statements and 380 ms, against 228 ms by chunks (docs/
+/// performance.md, "Where a search's time goes"); made again from the first candidate each time
+/// a search read more of them, every chunk's copies were asked again (docs/performance.md,
+/// "The shown hits fed once").
+pub(super) struct Shown {
+    copies: Copies,
+    limit: usize,
+    branch: bool,
+    paths: HashMap<i64, HashSet<i64>>,
+    hits: OneHitPerCopy,
+    /// Each hit's text by what the hit keeps of it: (source, session, line, kind).
+    texts: HashMap<(String, i64, i64, &'static str), (i64, i16)>,
+}
+
+impl Shown {
+    /// No hit yet.
+    ///
+    /// # Errors
+    /// Server errors.
+    pub(super) fn new(tx: &mut Transaction, q: &SearchOptions) -> Result<Shown> {
+        Ok(Shown {
+            copies: Copies::new(tx)?,
+            limit: q.limit,
+            branch: q.branch,
+            paths: HashMap::new(),
+            hits: OneHitPerCopy::default(),
+            texts: HashMap::new(),
+        })
     }
-    let full = hits.hits.len() >= q.limit;
-    let mut hits = hits.hits;
-    snippets(tx, terms, &texts, &mut hits)?;
-    Ok((hits, full))
+
+    /// Whether `--limit` hits are shown: the candidates after the last one taken are never
+    /// looked at.
+    pub(super) fn full(&self) -> bool {
+        self.hits.hits.len() >= self.limit
+    }
+
+    /// Takes `scored` (sorted, every one after those fed before) until the hits are full; and
+    /// whether they are.
+    ///
+    /// # Errors
+    /// Server errors.
+    pub(super) fn feed(&mut self, tx: &mut Transaction, scored: &[Scored]) -> Result<bool> {
+        for range in chunks(scored.len()) {
+            if self.full() {
+                break;
+            }
+            let chunk = &scored[range];
+            let elsewhere = self.copies.elsewhere(tx, chunk)?;
+            for (s, elsewhere) in chunk.iter().zip(elsewhere) {
+                if self.full() {
+                    break;
+                }
+                if self.branch && !on_path(tx, &mut self.paths, &s.source, s.fid, s.seq)? {
+                    continue;
+                }
+                self.add(s, elsewhere);
+            }
+        }
+        Ok(self.full())
+    }
+
+    /// Looks `keyed` (sorted, every one after those fed before) up a chunk at a time and takes
+    /// those that pass the search's filters ([`looked_up`]) until the hits are full; and
+    /// whether they are.
+    ///
+    /// # Errors
+    /// Server errors.
+    pub(super) fn walk(
+        &mut self,
+        tx: &mut Transaction,
+        on: &On,
+        q: &SearchOptions,
+        keyed: &[Keyed],
+    ) -> Result<bool> {
+        for range in chunks(keyed.len()) {
+            if self.full() {
+                break;
+            }
+            let passed = looked_up(tx, on, q, &keyed[range], |_, _| None)?;
+            self.feed(tx, &passed)?;
+        }
+        Ok(self.full())
+    }
+
+    fn add(&mut self, s: &Scored, elsewhere: bool) {
+        let kind = TextKind::from_bits(i64::from(s.kind)).name();
+        self.texts
+            .insert((s.source.clone(), s.fid, s.line, kind), (s.seq, s.kind));
+        let key = s
+            .entry_id
+            .clone()
+            .zip(s.ts_ms)
+            .map(|(id, ts)| (id, ts, kind));
+        let hit = Hit {
+            source: Some(s.source.clone()),
+            path: s.path.clone(),
+            session_id: s.session_id.clone(),
+            cwd: s.cwd.clone(),
+            title: s.title.clone().unwrap_or_default(),
+            session_name: s.name.clone(),
+            entry_id: s.entry_id.clone(),
+            line: s.line,
+            kind,
+            role: s.role.clone(),
+            timestamp: s.ts_ms.map(js::iso),
+            score: s.relevance,
+            by: pidx_core::query::search::By::Words,
+            similarity: None,
+            snippet: Snippet {
+                text: String::new(),
+                marks: Vec::new(),
+            },
+            also_in: Vec::new(),
+            file_id: s.fid,
+        };
+        self.hits.add(hit, key, s.dup || elsewhere);
+    }
+
+    /// The hits with their snippets, and whether the limit was reached.
+    ///
+    /// # Errors
+    /// Server errors.
+    pub(super) fn hits(self, tx: &mut Transaction, terms: &[String]) -> Result<(Vec<Hit>, bool)> {
+        let full = self.full();
+        let mut hits = self.hits.hits;
+        snippets(tx, terms, &self.texts, &mut hits)?;
+        Ok((hits, full))
+    }
 }
 
 /// Each hit's snippet, from its text's body (read in one statement).

@@ -16,7 +16,7 @@
 //!   there, else from their bodies split again (the count of each phrase; a text missing one is
 //!   no match);
 //! - the exact scores above both the next candidate's bound and the unlisted sum are the first
-//!   hits of every match, in order; once they fill the top (`ranked::shown`) the search ends.
+//!   hits of every match, in order; once they fill the top (`ranked::Shown`) the search ends.
 //!
 //! Rows under a word whose impact times recency is below the unlisted bound are not read back
 //! (the server tests it, as `heads.rs` does): a text whose row was left so counts as not listed
@@ -29,7 +29,7 @@ use std::collections::HashMap;
 
 use postgres::Transaction;
 
-use super::ranked::{looked_up, shown, sort, Phrase, Prepared, Scored, Wanted};
+use super::ranked::{looked_up, sort, Phrase, Prepared, Scored, Shown, Wanted};
 use super::search::On;
 use super::unlisted::{chunks, most_recency, Mode, ROOM};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
@@ -96,6 +96,9 @@ pub(super) fn top(
     let bound = unlisted.iter().sum::<f64>() * recency * ROOM;
     let candidates = candidates(tx, on, p, &unlisted, recency, bound)?;
     let mut scored: Vec<Scored> = Vec::new();
+    let mut shown = Shown::new(tx, q)?;
+    // The best scores above every bound still unread are final: they are shown once each.
+    let mut fed = 0;
     for range in chunks(candidates.len()) {
         // What no text still unread can beat.
         let over = candidates
@@ -107,13 +110,11 @@ pub(super) fn top(
         })?);
         sort(&mut scored);
         let settled = scored.iter().take_while(|s| s.relevance > over).count();
-        if settled >= q.limit {
-            let (hits, full) = shown(tx, q, terms, scored[..settled].iter().cloned())?;
-            if full {
-                return Ok(Some(hits));
-            }
-            // Copies or `--branch` took some: read on.
+        if shown.feed(tx, &scored[fed..settled])? {
+            return Ok(Some(shown.hits(tx, terms)?.0));
         }
+        // Too few yet, or copies or `--branch` took some: read on.
+        fed = settled;
     }
     mode.unsettled()
 }
