@@ -151,4 +151,35 @@ fn the_team_server_is_served_with_its_sources_as_a_column_and_a_filter() {
     let files = get(s.port, "/files?path=/x", None, &[]);
     assert_eq!(files.status, 400, "{}", files.body);
     assert!(files.body.contains("local index"));
+
+    // A statement the server stops (here at its time limit, behind a lock another connection
+    // holds) is a stop said in pidx's words, not the server's bare "canceling statement due to
+    // statement timeout": on the page at serve's 10 s limit, and from the command line at a
+    // limit the URL sets.
+    let mut holder = pidx::team::pg::connect(&crate::pg_support::admin_url(&pg.db)).unwrap();
+    let mut lock = holder.transaction().unwrap();
+    lock.batch_execute("LOCK TABLE sources IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    let stopped = get(s.port, "/search?q=zebra", None, &[]);
+    assert_eq!(stopped.status, 500, "{}", stopped.body);
+    assert!(
+        stopped
+            .body
+            .contains("took longer than 10 s and was stopped")
+            && !stopped.body.contains("canceling statement"),
+        "{}",
+        stopped.body
+    );
+    let limited = format!("{}&options=-c%20statement_timeout%3D300", pg.reader);
+    let (code, _, err) = crate::pg_support::outcome(
+        crate::pg_support::pidx(dir.path(), &root).args(["--pg", &limited, "search", "zebra"]),
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("stopped before it finished") && !err.contains("canceling statement"),
+        "{err}"
+    );
+    lock.rollback().unwrap();
+    let after = get(s.port, "/search?q=zebra", None, &[]);
+    assert_eq!(after.status, 200, "{}", after.body);
 }
