@@ -54,6 +54,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         12,
         include_str!("../../../../migrations/pg/0012_days_by_key.sql"),
     ),
+    (
+        13,
+        include_str!("../../../../migrations/pg/0013_entry_times_by_key.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server
