@@ -152,15 +152,22 @@ fn the_team_server_is_served_with_its_sources_as_a_column_and_a_filter() {
     assert_eq!(files.status, 400, "{}", files.body);
     assert!(files.body.contains("local index"));
 
-    // A statement the server stops (here at its time limit, behind a lock another connection
-    // holds) is a stop said in pidx's words, not the server's bare "canceling statement due to
-    // statement timeout": on the page at serve's 10 s limit, and from the command line at a
-    // limit the URL sets.
+    // A statement the server stops (here behind a lock another connection holds) is a stop
+    // said in pidx's words, not the server's bare "canceling statement due to statement
+    // timeout": on the page, cancelled at serve's 10 s limit for the page (the server's own
+    // statement limit is twice that: the page must not wait for it), and from the command line
+    // at a limit the URL sets.
     let mut holder = pidx::team::pg::connect(&crate::pg_support::admin_url(&pg.db)).unwrap();
     let mut lock = holder.transaction().unwrap();
     lock.batch_execute("LOCK TABLE sources IN ACCESS EXCLUSIVE MODE")
         .unwrap();
+    let asked = std::time::Instant::now();
     let stopped = get(s.port, "/search?q=zebra", None, &[]);
+    let waited = asked.elapsed();
+    assert!(
+        waited < std::time::Duration::from_secs(18),
+        "the page waited for the server's 20 s statement limit: {waited:?}"
+    );
     assert_eq!(stopped.status, 500, "{}", stopped.body);
     assert!(
         stopped

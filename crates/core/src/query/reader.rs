@@ -118,6 +118,11 @@ pub trait TeamServer: Send {
     /// Server errors.
     fn time_limit(&mut self, limit: Duration) -> Result<()>;
 
+    /// What stops the statement this connection is running, called from another thread (a
+    /// page past its time limit, or one the browser gave up on): best effort, the statement
+    /// ends with [`crate::error::Error::Stopped`].
+    fn canceller(&self) -> Box<dyn Fn() + Send>;
+
     /// Whether the server closed the connection (it is not used again).
     fn is_closed(&self) -> bool;
 }

@@ -154,6 +154,18 @@ pub fn connect(url: &str) -> Result<Client> {
     })
 }
 
+/// Asks the server to stop the statement `token`'s connection is running, over a connection of
+/// its own made as [`connect`] makes one.
+///
+/// # Errors
+/// The server cannot be reached.
+pub fn cancel(token: &postgres::CancelToken) -> Result<()> {
+    let tls = tokio_postgres_rustls::MakeRustlsConnect::new(tls_config()?);
+    token
+        .cancel_query(tls)
+        .map_err(|e| Error::Server(full_message(&e)))
+}
+
 /// The driver's error with its cause (the `Display` alone is often just "db error").
 pub fn full_message(e: &postgres::Error) -> String {
     match e.as_db_error() {

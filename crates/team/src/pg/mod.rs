@@ -14,7 +14,7 @@ pub mod writer;
 
 use postgres::Client;
 
-pub use conn::{connect, redact_url};
+pub use conn::{cancel, connect, redact_url};
 
 use pidx_core::error::{Error, Result};
 

@@ -81,6 +81,12 @@ impl TeamServer for Server {
             .map_err(server_err)
     }
 
+    fn canceller(&self) -> Box<dyn Fn() + Send> {
+        let token = self.client.cancel_token();
+        // A cancel that fails (the server gone) leaves the statement to its time limit.
+        Box::new(move || drop(crate::pg::cancel(&token)))
+    }
+
     fn is_closed(&self) -> bool {
         self.client.is_closed()
     }
