@@ -25,8 +25,8 @@ const LOCK_MIGRATE: i64 = 0x7069_6478_6d69_6772; // "pidxmigr"
 /// connection errors are redacted in `connect`).
 ///
 /// A statement the server stopped (its `statement_timeout`, which `serve` and the MCP server
-/// set to their time limit, or a cancel) is [`Error::Stopped`], which each caller says in its
-/// own words (the page's time limit), as for the local index.
+/// set, or a cancel: `serve`'s at its page limit) is [`Error::Stopped`], which each caller says
+/// in its own words (the page's time limit), as for the local index.
 pub fn server_err(e: postgres::Error) -> Error {
     if e.code() == Some(&postgres::error::SqlState::QUERY_CANCELED) {
         return Error::Stopped;
