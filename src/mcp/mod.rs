@@ -5,7 +5,7 @@
 //! messages, and the server carries on. stdout carries the protocol only; notes go to stderr.
 //! With `--pg URL` the tools read the team server through the same `query::Reader` entry
 //! points as `pidx --pg URL` on the command line (one connection kept between calls, each call
-//! one read-only transaction with the server's statement timeout at the time limit); the tools
+//! one read-only transaction whose statement is cancelled at the time limit); the tools
 //! that read only this machine (`file_history`, `blame`, `sql_query`) say so in one sentence.
 //! Answers hold no secret: rows are redacted as they are paged (`page`), context messages as
 //! they are rendered, searches match the redacted text, `sql_query` reads transcript text as
@@ -108,9 +108,12 @@ struct Team {
 }
 
 impl Team {
-    /// Runs one tool in one read-only transaction on a kept connection, or a new one whose
-    /// statements stop at the time limit. A connection the server closed is not kept; one
-    /// whose call failed is (dropping the unfinished transaction rolled it back).
+    /// Runs one tool in one read-only transaction on a kept connection or a new one, its
+    /// statement cancelled on the server once `stop` is set (the time limit or the client's
+    /// cancellation: a `query::Watch`); the server's own statement limit, twice the call's, is
+    /// for a cancel that never arrived. A connection the server closed, or one told to cancel
+    /// (the cancel may still be on its way), is not kept; one whose call failed otherwise is
+    /// (dropping the unfinished transaction rolled it back).
     fn answer(
         &self,
         name: &str,
@@ -122,11 +125,12 @@ impl Team {
             Some(c) if !c.is_closed() => c,
             _ => {
                 let mut c = (self.open)(&self.url).map_err(|e| format!("{e:#}"))?;
-                c.time_limit(TIME_LIMIT)
+                c.time_limit(TIME_LIMIT * 2)
                     .map_err(|e| format!("the team server: {e}"))?;
                 c
             }
         };
+        let watch = client.watch(stop);
         let result = client
             .reader(self.source.clone())
             .map_err(|e| format!("the team server: {e}"))
@@ -136,7 +140,8 @@ impl Team {
                 call.finish()?;
                 Ok(v)
             });
-        if !client.is_closed() {
+        let cancelled = watch.end();
+        if !client.is_closed() && !cancelled {
             if let Ok(mut k) = self.idle.lock() {
                 *k = Some(client);
             }

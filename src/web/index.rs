@@ -1,7 +1,7 @@
 //! What a page reads: the local index (read-only, freshened first, stopped by SQLite's progress
 //! handler at the time limit) or the team server (`pidx --pg URL serve`: a small pool of
-//! read-only connections opened by the team crate (`query::TeamServer`), each answer one `READ ONLY` transaction with the server's statement
-//! timeout at the time limit). Pages ask their questions through `query::Reader` either way;
+//! read-only connections opened by the team crate (`query::TeamServer`), each answer one `READ ONLY` transaction whose statement
+//! is cancelled at the time limit by a `query::Watch`). Pages ask their questions through `query::Reader` either way;
 //! this is the only file of the web front door that opens either.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -165,11 +165,11 @@ pub fn side_by_side<A, B: Send>(
     (a, Some(b))
 }
 
-/// A connection to the team server whose statements stop at the time limit.
+/// A connection to the team server whose statements the server stops at twice the time limit
+/// (the page's own limit is its `query::Watch`'s).
 fn connect(open: TeamOpener, url: &str) -> Result<Box<dyn TeamServer>, Fail> {
     let mut server = open(url).map_err(|e| Fail::Internal(format!("{e:#}")))?;
-    // The page's limit is kept by `Watch`, which cancels the statement running when it passes;
-    // the server's own limit, twice that, is for a cancel that never arrived.
+    // The server's own limit is for a cancel that never arrived.
     server
         .time_limit(TIME_LIMIT * 2)
         .map_err(|e| Fail::Internal(format!("the team server: {e}")))?;
@@ -224,7 +224,7 @@ pub fn with_reader<T>(
                 _ => connect(*open, url)?,
             };
             let source = fixed.clone().or(source.filter(|s| !s.is_empty()));
-            let watch = Watch::start(&stop, client.canceller());
+            let watch = client.watch(&stop);
             let answer = (|| {
                 let mut reader = client.reader(source)?;
                 let out = f(&ctx, &mut reader)?;
@@ -243,39 +243,6 @@ pub fn with_reader<T>(
             }
             answer
         }
-    }
-}
-
-/// Stops a page's statement on the team server when the page is told to stop (its time limit,
-/// or the browser gave up on it), as SQLite's progress handler stops a local one: the server's
-/// `statement_timeout` alone bounds each statement, not the page, so a page of several slow
-/// statements ran on past its limit (`parse` at a million sessions: HTTP 200 after 21.9 s).
-struct Watch {
-    done: Arc<AtomicBool>,
-    thread: std::thread::JoinHandle<bool>,
-}
-
-impl Watch {
-    fn start(stop: &Arc<AtomicBool>, cancel: Box<dyn Fn() + Send>) -> Watch {
-        let (stop, done) = (Arc::clone(stop), Arc::new(AtomicBool::new(false)));
-        let finished = Arc::clone(&done);
-        let thread = std::thread::spawn(move || {
-            while !finished.load(Ordering::Relaxed) {
-                if stop.load(Ordering::Relaxed) {
-                    cancel();
-                    return true;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            false
-        });
-        Watch { done, thread }
-    }
-
-    /// Whether it cancelled.
-    fn end(self) -> bool {
-        self.done.store(true, Ordering::Relaxed);
-        self.thread.join().unwrap_or(true)
     }
 }
 

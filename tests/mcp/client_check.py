@@ -14,8 +14,10 @@ answers compared with are `--redact`ed, as MCP answers are). Prints one line per
 With --pg the same sessions are pushed to a team server (WRITER_URL, as source "alpha") and
 `pidx --pg READER_URL mcp` is checked against `pidx --pg READER_URL ... --json`: the same
 questions, the same secrets; the tools that read only the local machine (sql_query,
-file_history, blame) and `meaning` answer one sentence; cancellation, the time limit and
-freshness (a pushed server has no files to follow) are the local run's.
+file_history, blame) and `meaning` answer one sentence; freshness is the local run's (a
+pushed server has no files to follow). A call the server keeps waiting (behind a lock this
+check holds through PIDX_PG_ADMIN, a superuser's URL) must stop at the call's 10 s limit, and
+one the client abandons must have its statement cancelled on the server at once.
 """
 
 import asyncio
@@ -362,6 +364,61 @@ async def check_time_limit(s):
           f"an endless query is stopped at the 10 s limit ({took:.1f} s): {err!r}")
 
 
+def admin_psql(*args, **kw):
+    """psql as the server's superuser (PIDX_PSQL, PIDX_PG_ADMIN: tests/mcp/run.sh sets both)."""
+    return subprocess.Popen([os.environ["PIDX_PSQL"], "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1",
+                             os.environ["PIDX_PG_ADMIN"], *args], text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, **kw)
+
+
+def reads_waiting():
+    """How many of the reader role's statements are waiting for a lock on the server."""
+    p = admin_psql("-c", "SELECT count(*) FROM pg_stat_activity "
+                   "WHERE usename = 'pidx_reader' AND wait_event_type = 'Lock'")
+    out, _ = p.communicate(timeout=30)
+    return int(out.strip())
+
+
+async def check_pg_stop(s):
+    """Over --pg, a call the server keeps waiting is cancelled there at the call's 10 s limit
+    (the server's own statement limit is twice that), and a call the client abandons has its
+    statement cancelled on the server at once, not left waiting for a limit."""
+    lock = admin_psql()
+    lock.stdin.write("BEGIN;\nLOCK TABLE sources IN ACCESS EXCLUSIVE MODE;\n\\echo locked\n")
+    lock.stdin.flush()
+    check(lock.stdout.readline().strip() == "locked", "the check holds a lock on sources")
+    try:
+        t0 = time.monotonic()
+        value, err = await call(s, "search_sessions", query="zebra")
+        took = time.monotonic() - t0
+        check(err is not None and "longer than 10 s" in err and 9 < took < 15,
+              f"a call behind a lock is stopped at its 10 s limit over --pg ({took:.1f} s): {err!r}")
+        task = asyncio.create_task(s.call_tool("search_sessions", {"query": "zebra"}))
+        for _ in range(50):
+            if reads_waiting() > 0:
+                break
+            await asyncio.sleep(0.1)
+        check(reads_waiting() == 1, "the second call waits for the lock on the server")
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        t0, waiting = time.monotonic(), None
+        for _ in range(30):
+            waiting = reads_waiting()
+            if waiting == 0:
+                break
+            await asyncio.sleep(0.1)
+        check(waiting == 0, f"an abandoned call's statement is cancelled on the server at once "
+              f"({waiting} still waiting after {time.monotonic() - t0:.1f} s)")
+    finally:
+        lock.stdin.write("ROLLBACK;\n")
+        lock.stdin.close()
+        lock.wait(timeout=30)
+    t0 = time.monotonic()
+    v = await call_ok(s, "list_sessions", all=True, limit=1)
+    check(len(v.get("sessions", [])) == 1 and time.monotonic() - t0 < 3,
+          f"the server answers right after ({time.monotonic() - t0:.2f} s)")
+
+
 def fresh_session(folder, sid, words):
     """A small session file written by this test into its temp root, one user message a word."""
     os.makedirs(folder, exist_ok=True)
@@ -523,6 +580,7 @@ async def main():
                            capture_output=True, text=True, env=ENV)
         if p.returncode != 0:
             raise RuntimeError(f"pidx push failed: {p.stderr.strip()}")
+        steps.append(check_pg_stop)
     else:
         steps += [check_cancel, check_time_limit, check_freshness]
     params = StdioServerParameters(command=PIDX, args=[*GLOBAL, "mcp"], env=ENV, cwd=TMP)

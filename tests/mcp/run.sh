@@ -41,4 +41,5 @@ reader="postgresql:///pidx?host=$PG_TMP&port=$PG_PORT&user=pidx_reader"
 HOME="$PG_TMP" "$bin" --pg "$writer" pg migrate >/dev/null
 sed -n '/<!-- pg-reader-role -->/,/^```$/p' docs/team.md | sed -n '/^```sql/,/^```$/p' | grep -v '^```' \
   | grep -v '^CREATE ROLE' | "${PSQL[@]}" -d pidx >/dev/null
-"$venv/bin/python" tests/mcp/client_check.py "$bin" tests/fixtures/conformance/sessions --pg "$writer" "$reader"
+PIDX_PSQL="$BIN/psql" PIDX_PG_ADMIN="postgresql:///pidx?host=$PG_TMP&port=$PG_PORT&user=postgres" \
+  "$venv/bin/python" tests/mcp/client_check.py "$bin" tests/fixtures/conformance/sessions --pg "$writer" "$reader"

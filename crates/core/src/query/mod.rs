@@ -23,4 +23,4 @@ pub mod status;
 
 pub mod tree;
 
-pub use reader::{Reader, TeamOpener, TeamReads, TeamServer};
+pub use reader::{Reader, TeamOpener, TeamReads, TeamServer, Watch};

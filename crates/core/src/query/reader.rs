@@ -5,6 +5,9 @@
 //! whichever it was.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use rusqlite::Connection;
@@ -125,6 +128,52 @@ pub trait TeamServer: Send {
 
     /// Whether the server closed the connection (it is not used again).
     fn is_closed(&self) -> bool;
+
+    /// Cancels this connection's running statement once `stop` is set, until [`Watch::end`].
+    fn watch(&self, stop: &Arc<AtomicBool>) -> Watch {
+        Watch::start(stop, self.canceller())
+    }
+}
+
+/// Stops an answer's statement on the team server when the answer is told to stop (a page's or
+/// an MCP call's time limit, or its client gave up on it), as SQLite's progress handler stops a
+/// local one. The server's `statement_timeout` bounds each statement, not the answer, so an
+/// answer of several slow statements ran on past its limit (`parse` at a million sessions: HTTP
+/// 200 after 21.9 s); the doors keep that timeout, at twice their limit, for a cancel that
+/// never arrived.
+pub struct Watch {
+    done: Arc<AtomicBool>,
+    thread: JoinHandle<bool>,
+}
+
+/// How often a watch looks at the stop flag: the flag's setters (a timer, a closed request)
+/// do not know the watch, so it polls; ending the watch wakes it at once.
+const WATCH_EVERY: Duration = Duration::from_millis(20);
+
+impl Watch {
+    fn start(stop: &Arc<AtomicBool>, cancel: Box<dyn Fn() + Send>) -> Watch {
+        let (stop, done) = (Arc::clone(stop), Arc::new(AtomicBool::new(false)));
+        let finished = Arc::clone(&done);
+        let thread = std::thread::spawn(move || {
+            while !finished.load(Ordering::Acquire) {
+                if stop.load(Ordering::Relaxed) {
+                    cancel();
+                    return true;
+                }
+                std::thread::park_timeout(WATCH_EVERY);
+            }
+            false
+        });
+        Watch { done, thread }
+    }
+
+    /// Ends the watch (at once: the thread is woken, not waited out); whether it cancelled, in
+    /// which case the connection may still receive the cancel and is not to be trusted again.
+    pub fn end(self) -> bool {
+        self.done.store(true, Ordering::Release);
+        self.thread.thread().unpark();
+        self.thread.join().unwrap_or(true)
+    }
 }
 
 /// Connects to the team server at a URL as a reader.
