@@ -303,7 +303,11 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             Check::HeaderValue => {
                 // a sentence's stop after a word (`authorization: Immutable.` in a docstring)
                 let value = value.trim_end_matches(['.', ',', ':', ';']);
-                looks_random(value) && !letters_only(value) && !property_read(value)
+                let scheme = caps.get(0).map_or("", |h| &text[h.start()..m.start()]);
+                looks_random(value)
+                    && !letters_only(value)
+                    && !property_read(value)
+                    && (!is_basic_scheme(scheme) || basic_credentials(value))
             }
             Check::AwsSecret => aws_secret(value),
             Check::Cookie => cookie_holds_secret(value),
@@ -485,6 +489,29 @@ fn names_what_is_not_the_secret(name: &str) -> bool {
         .map_or(0, |i| if b[i].is_ascii_uppercase() { i } else { i + 1 });
     let last = name[start..].to_ascii_lowercase();
     ABOUT_A_SECRET.contains(&last.as_str())
+}
+
+/// The header's scheme is `Basic` (`Authorization: Basic `): its value is then
+/// base64 of `user:password` (RFC 7617).
+fn is_basic_scheme(header: &str) -> bool {
+    let h = header.trim_end().as_bytes();
+    h.len() >= 5 && h[h.len() - 5..].eq_ignore_ascii_case(b"basic")
+}
+
+/// A Basic credential decodes to `user:password`: a `:` after a user of printable ASCII
+/// (possibly none). A value that decodes to no such pair opens nothing (a javadoc's
+/// `Authorization: Basic QWadhgWERghghWERfdfQ==` is 15 bytes of noise); the password itself
+/// may be any bytes.
+fn basic_credentials(v: &str) -> bool {
+    use base64::Engine;
+    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(v) else {
+        return false;
+    };
+    let Some(colon) = bytes.iter().position(|&b| b == b':') else {
+        return false;
+    };
+    let user = &bytes[..colon];
+    !user.starts_with(b"{") && user.iter().all(|b| b.is_ascii_graphic() && *b != b'"')
 }
 
 fn aws_secret(v: &str) -> bool {

@@ -603,3 +603,29 @@ fn a_value_named_as_about_a_secret_is_not_one() {
         assert_finds_only(text, secret);
     }
 }
+
+/// Seventh round (from the `sixth` body's javadoc): a Basic credential is base64 of
+/// `user:password` (RFC 7617); a value that decodes to no `user:` opens nothing. The same
+/// header with a real pair, and a value under another scheme, are found.
+#[test]
+fn a_basic_credential_must_decode_to_a_user_and_password() {
+    for text in [
+        "Authorization: Basic QWadhgWERghghWERfdfQ==",
+        // base64 of `k3Jd9QpL2xVb7TzR4mWq`: random, but no `user:`
+        "curl -H 'Authorization: Basic azNKZDlRcEwyeFZiN1R6UjRtV3E='",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        (
+            "curl -H 'Authorization: Basic ZGVwbG95OmszSmQ5UXBMMnhWYjdUelI='",
+            "ZGVwbG95OmszSmQ5UXBMMnhWYjdUelI=",
+        ),
+        (
+            "Authorization: Bearer azNKZDlRcEwyeFZiN1R6UjRtV3E=",
+            "azNKZDlRcEwyeFZiN1R6UjRtV3E=",
+        ),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
