@@ -284,7 +284,11 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             Check::Format => !one_char_repeated(value),
             Check::PrivateKey => holds_a_key(value),
             Check::Jwt => !one_char_repeated(value) && !jwt_io_example(value),
-            Check::Password => plausible_password(value) && !after.starts_with('('),
+            Check::Password => {
+                plausible_password(value)
+                    && !after.starts_with('(')
+                    && !(on_a_comment_line(text, m.start()) && documentation_host(after))
+            }
             Check::EnvValue => {
                 !names_what_is_not_the_secret(name)
                     && plausible_env_value(value)
@@ -512,6 +516,40 @@ fn basic_credentials(v: &str) -> bool {
     };
     let user = &bytes[..colon];
     !user.starts_with(b"{") && user.iter().all(|b| b.is_ascii_graphic() && *b != b'"')
+}
+
+/// The match at `at` is on a comment or doc line: the line (a real newline or a JSON `\n`
+/// escape starts one) begins, after its indent, with `#`, `//`, `/*`, `*`, `--` or `;`.
+fn on_a_comment_line(text: &str, at: usize) -> bool {
+    let before = &text[..at];
+    let start = [before.rfind('\n').map(|i| i + 1), before.rfind("\\n").map(|i| i + 2)]
+        .into_iter()
+        .flatten()
+        .max()
+        .unwrap_or(0);
+    let line = before[start..].trim_start();
+    ["#", "//", "/*", "*", "--", ";"]
+        .iter()
+        .any(|m| line.starts_with(m))
+}
+
+/// The text after a URL's password (`@host...`) names a host reserved for documentation
+/// (RFC 2606 and 6761): `example.com`, `.net`, `.org` and their subdomains, or a name under
+/// `.example`, `.test` or `.invalid`.
+fn documentation_host(after: &str) -> bool {
+    let Some(rest) = after.strip_prefix('@') else {
+        return false;
+    };
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '-'))
+        .unwrap_or(rest.len());
+    let host = rest[..end].trim_end_matches('.').to_ascii_lowercase();
+    ["example.com", "example.net", "example.org"]
+        .iter()
+        .any(|d| host == *d || host.ends_with(&format!(".{d}")))
+        || [".example", ".test", ".invalid"]
+            .iter()
+            .any(|t| host.ends_with(t))
 }
 
 fn aws_secret(v: &str) -> bool {

@@ -629,3 +629,30 @@ fn a_basic_credential_must_decode_to_a_user_and_password() {
         assert_finds_only(text, secret);
     }
 }
+
+/// Seventh round (from the `fifth` body's Ruby URI docs): a URL's password on a comment or
+/// doc line, for a host reserved for documentation (RFC 2606, 6761), is a doc's example. In
+/// code or a string, or on a comment line for any other host, it is still a password.
+#[test]
+fn a_url_password_for_a_documentation_host_in_a_comment_is_an_example() {
+    for text in [
+        "    # conn = connect(\"https://deploy:Zq4x9Lm2Tr@api.example.com/v1\")",
+        "// curl https://deploy:Zq4x9Lm2Tr@example.org/hooks",
+        " * @see ftp://deploy:Zq4x9Lm2Tr@files.corp.test/",
+        "-- psql postgres://app:Zq4x9Lm2Tr@db.invalid:5432/app",
+        "{\"text\":\"x = 1\\n# see https://deploy:Zq4x9Lm2Tr@api.example.net/\"}",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        (
+            "conn = connect(\"https://deploy:Zq4x9Lm2Tr@api.example.com/v1\")",
+            "Zq4x9Lm2Tr",
+        ),
+        ("# https://deploy:Zq4x9Lm2Tr@api.corp.io/v1", "Zq4x9Lm2Tr"),
+        ("# https://deploy:Zq4x9Lm2Tr@example.com.evil.io/", "Zq4x9Lm2Tr"),
+        ("x = 1 # https://deploy:Zq4x9Lm2Tr@example.com/", "Zq4x9Lm2Tr"),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
