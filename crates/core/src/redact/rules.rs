@@ -302,6 +302,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !after.starts_with('(')
                     && !letters_only(value)
                     && !unquoted_property_read(text, &m)
+                    && !(on_a_comment_line(text, m.start()) && documentation_url_near(text, m.start()))
             }
             Check::Random => looks_random(value),
             Check::HeaderValue => {
@@ -543,13 +544,45 @@ fn documentation_host(after: &str) -> bool {
     let end = rest
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '-'))
         .unwrap_or(rest.len());
-    let host = rest[..end].trim_end_matches('.').to_ascii_lowercase();
+    documentation_host_name(&rest[..end])
+}
+
+fn documentation_host_name(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
     ["example.com", "example.net", "example.org"]
         .iter()
         .any(|d| host == *d || host.ends_with(&format!(".{d}")))
         || [".example", ".test", ".invalid"]
             .iter()
             .any(|t| host.ends_with(t))
+}
+
+/// A URL for a host reserved for documentation stands on the line at `at` or on one of the
+/// four lines before it (real newlines): a doc's example (`# uri = URI.parse("http://john:S3nsit1ve@my.example.com")`
+/// above `# uri.password = "V3ry_S3nsit1ve"`).
+fn documentation_url_near(text: &str, at: usize) -> bool {
+    let before = &text[..at];
+    let mut start = before.len();
+    for _ in 0..5 {
+        match before[..start].rfind('\n') {
+            Some(i) => start = i,
+            None => {
+                start = 0;
+                break;
+            }
+        }
+    }
+    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let window = &text[start..line_end];
+    window.match_indices("://").any(|(i, _)| {
+        let rest = &window[i + 3..];
+        let authority = &rest[..rest
+            .find(|c: char| c.is_whitespace() || "/?#'\"`<>()\\".contains(c))
+            .unwrap_or(rest.len())];
+        let host = authority.rsplit('@').next().unwrap_or("");
+        let host = host.split(':').next().unwrap_or("");
+        documentation_host_name(host)
+    })
 }
 
 fn aws_secret(v: &str) -> bool {

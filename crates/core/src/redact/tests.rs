@@ -656,3 +656,38 @@ fn a_url_password_for_a_documentation_host_in_a_comment_is_an_example() {
         assert_finds_only(text, secret);
     }
 }
+
+/// Seventh round (from the `fifth` body's Ruby URI and proxy docs): `password = ...` on a
+/// comment line, with a URL for a documentation host on it or on one of the four lines
+/// before, is the doc's example. As code, on a comment beside a real host, or with the
+/// example URL farther up, it is still a password.
+#[test]
+fn a_password_in_a_comment_beside_a_documentation_url_is_an_example() {
+    for text in [
+        "  # client = Client.new('https://api.example.com')\n  # client.password = 'Zq4x9Lm2Tr'",
+        "// db := Open(\"postgres://db.test:5432/app\")\n//\n// db.Password = \"Zq4x9Lm2Tr\"",
+        "# password = 'Zq4x9Lm2Tr' for ftp://files.example.org/",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        (
+            "  client = Client.new('https://api.example.com')\n  client.password = 'Zq4x9Lm2Tr'",
+            "Zq4x9Lm2Tr",
+        ),
+        (
+            "  # client = Client.new('https://api.corp.io')\n  # client.password = 'Zq4x9Lm2Tr'",
+            "Zq4x9Lm2Tr",
+        ),
+        (
+            "# see https://api.example.com\n#\n#\n#\n#\n# client.password = 'Zq4x9Lm2Tr'",
+            "Zq4x9Lm2Tr",
+        ),
+        (
+            "# client = Client.new('https://example.com.corp.io')\n# client.password = 'Zq4x9Lm2Tr'",
+            "Zq4x9Lm2Tr",
+        ),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
