@@ -691,3 +691,14 @@ fn a_password_in_a_comment_beside_a_documentation_url_is_an_example() {
         assert_finds_only(text, secret);
     }
 }
+
+/// Seventh round (from the `fifth` body's Rack docs): RFC 6265's example session id is an
+/// example; another id in the same header is a session id.
+#[test]
+fn rfc_6265s_example_session_id_is_not_a_secret() {
+    assert_eq!(find("# Cookie: SID=31d4d96e407aad42; lang=en-US"), Vec::new());
+    assert_finds_only(
+        "Cookie: SID=7f3c9a1e5b2d8046; lang=en-US",
+        "SID=7f3c9a1e5b2d8046; lang=en-US",
+    );
+}
