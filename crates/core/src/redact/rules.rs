@@ -302,7 +302,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !after.starts_with('(')
                     && !letters_only(value)
                     && !unquoted_property_read(text, &m)
-                    && !(on_a_comment_line(text, m.start()) && documentation_url_near(text, m.start()))
+                    && !commented_beside_a_documentation_url(text, m.start())
             }
             Check::Random => looks_random(value),
             Check::HeaderValue => {
@@ -523,11 +523,14 @@ fn basic_credentials(v: &str) -> bool {
 /// escape starts one) begins, after its indent, with `#`, `//`, `/*`, `*`, `--` or `;`.
 fn on_a_comment_line(text: &str, at: usize) -> bool {
     let before = &text[..at];
-    let start = [before.rfind('\n').map(|i| i + 1), before.rfind("\\n").map(|i| i + 2)]
-        .into_iter()
-        .flatten()
-        .max()
-        .unwrap_or(0);
+    let start = [
+        before.rfind('\n').map(|i| i + 1),
+        before.rfind("\\n").map(|i| i + 2),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(0);
     let line = before[start..].trim_start();
     ["#", "//", "/*", "*", "--", ";"]
         .iter()
@@ -583,6 +586,11 @@ fn documentation_url_near(text: &str, at: usize) -> bool {
         let host = host.split(':').next().unwrap_or("");
         documentation_host_name(host)
     })
+}
+
+/// A doc's example password: on a comment line, with a documentation host's URL near it.
+fn commented_beside_a_documentation_url(text: &str, at: usize) -> bool {
+    on_a_comment_line(text, at) && documentation_url_near(text, at)
 }
 
 fn aws_secret(v: &str) -> bool {

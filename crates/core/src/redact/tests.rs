@@ -650,8 +650,14 @@ fn a_url_password_for_a_documentation_host_in_a_comment_is_an_example() {
             "Zq4x9Lm2Tr",
         ),
         ("# https://deploy:Zq4x9Lm2Tr@api.corp.io/v1", "Zq4x9Lm2Tr"),
-        ("# https://deploy:Zq4x9Lm2Tr@example.com.evil.io/", "Zq4x9Lm2Tr"),
-        ("x = 1 # https://deploy:Zq4x9Lm2Tr@example.com/", "Zq4x9Lm2Tr"),
+        (
+            "# https://deploy:Zq4x9Lm2Tr@example.com.evil.io/",
+            "Zq4x9Lm2Tr",
+        ),
+        (
+            "x = 1 # https://deploy:Zq4x9Lm2Tr@example.com/",
+            "Zq4x9Lm2Tr",
+        ),
     ] {
         assert_finds_only(text, secret);
     }
@@ -696,7 +702,10 @@ fn a_password_in_a_comment_beside_a_documentation_url_is_an_example() {
 /// example; another id in the same header is a session id.
 #[test]
 fn rfc_6265s_example_session_id_is_not_a_secret() {
-    assert_eq!(find("# Cookie: SID=31d4d96e407aad42; lang=en-US"), Vec::new());
+    assert_eq!(
+        find("# Cookie: SID=31d4d96e407aad42; lang=en-US"),
+        Vec::new()
+    );
     assert_finds_only(
         "Cookie: SID=7f3c9a1e5b2d8046; lang=en-US",
         "SID=7f3c9a1e5b2d8046; lang=en-US",
