@@ -14,7 +14,7 @@ and `report` (measured once for the numbers in docs/secrets.md); in the `new` se
 quarter and the other half (`spare`) is written only when asked for (`--half spare`), for a
 held-out run.
 
-usage: corpus.py --out DIR [--set old|new|fresh|fifth|sixth] [--half tune|report|spare|all] [--python DIR] [--cargo DIR]
+usage: corpus.py --out DIR [--set old|new|fresh|fifth|sixth|seventh] [--half tune|report|spare|all] [--python DIR] [--cargo DIR]
                  [--npm DIR[:DIR...]] [--doc DIR]
 """
 
@@ -55,7 +55,19 @@ FIFTH_DEFAULT = [("go", "/usr/share/go-1.19/src", (".go",)),
 # PHP of `/usr/share/php` (Symfony, `php-symfony` and what it pulls in).
 SIXTH_DEFAULT = [("java", "/usr/lib/jvm/openjdk-17/lib/src.zip", (".java",)),
                  ("php", "/usr/share/php", (".php", ".md"))]
-HELD_OUT_WHOLE = ("fresh", "fifth", "sixth")
+# Set `seventh` (seventh round): the same again, generated before the seventh round's rules were
+# changed and run once after: Erlang/OTP's sources (`erlang-src`: ssl, ssh, crypto, inets...),
+# the Perl modules of /usr/share/perl5 (`libmojolicious-perl`, `libcatalyst-perl`,
+# `libdancer2-perl`, `libwww-perl` and what they pull in) and Python's Twisted, Flask and
+# Werkzeug (`python3-twisted`, `python3-flask`, `python3-werkzeug`), and Emacs's Lisp
+# (`emacs-el`: its `.el.gz` sources, read unpacked; Gnus, auth-source, url, tramp...).
+SEVENTH_DEFAULT = [("erlang", "/usr/lib/erlang/lib", (".erl", ".hrl")),
+                   ("perl5", "/usr/share/perl5", (".pm", ".pl", ".pod")),
+                   ("twisted", "/usr/lib/python3/dist-packages/twisted", (".py",)),
+                   ("flask", "/usr/lib/python3/dist-packages/flask", (".py",)),
+                   ("werkzeug", "/usr/lib/python3/dist-packages/werkzeug", (".py",)),
+                   ("emacs", "/usr/share/emacs/28.2/lisp", (".el.gz",))]
+HELD_OUT_WHOLE = ("fresh", "fifth", "sixth", "seventh")
 
 
 def unzipped(archive, exts, into):
@@ -227,7 +239,7 @@ class Writer:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--set", default="old", choices=("old", "new", "fresh", "fifth", "sixth"))
+    ap.add_argument("--set", default="old", choices=("old", "new", "fresh", "fifth", "sixth", "seventh"))
     ap.add_argument("--half", default="all", choices=("tune", "report", "spare", "all"),
                     help="spare: the `new` set's unread half, for a held-out run (docs/secrets.md)")
     ap.add_argument("--python", default="/usr/lib/python3.11")
@@ -243,7 +255,8 @@ def main():
     if a.set == "old":
         parts = [("python", a.python, python_files), ("cargo", a.cargo, cargo_files)]
     elif a.set in HELD_OUT_WHOLE:
-        roots = {"fresh": FRESH_DEFAULT, "fifth": FIFTH_DEFAULT, "sixth": SIXTH_DEFAULT}[a.set]
+        roots = {"fresh": FRESH_DEFAULT, "fifth": FIFTH_DEFAULT, "sixth": SIXTH_DEFAULT,
+                 "seventh": SEVENTH_DEFAULT}[a.set]
         parts = []
         for name, root, exts in roots:
             if root.endswith(".zip") and os.path.isfile(root):

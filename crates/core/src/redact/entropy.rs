@@ -275,8 +275,14 @@ pub fn cookie_holds_secret(v: &str) -> bool {
             && value.bytes().all(id_chars)
             && looks_random(value)
             && !holds_example_word(value)
+            && value != RFC6265_EXAMPLE_SID
     })
 }
+
+/// The session id of RFC 6265's examples (`Cookie: SID=31d4d96e407aad42; lang=en-US`), which
+/// HTTP libraries' docs copy (Rack's `utils.rb` in the `fifth` body); like jwt.io's token, a
+/// published example that opens nothing.
+const RFC6265_EXAMPLE_SID: &str = "31d4d96e407aad42";
 
 /// A value assigned to a secret's name that looks generated: 12+ characters, random
 /// enough, not a placeholder or an example, and not an identifier, a dotted or `::` path, a

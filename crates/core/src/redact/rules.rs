@@ -284,7 +284,11 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             Check::Format => !one_char_repeated(value),
             Check::PrivateKey => holds_a_key(value),
             Check::Jwt => !one_char_repeated(value) && !jwt_io_example(value),
-            Check::Password => plausible_password(value) && !after.starts_with('('),
+            Check::Password => {
+                plausible_password(value)
+                    && !after.starts_with('(')
+                    && !(on_a_comment_line(text, m.start()) && documentation_host(after))
+            }
             Check::EnvValue => {
                 !names_what_is_not_the_secret(name)
                     && plausible_env_value(value)
@@ -298,12 +302,17 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !after.starts_with('(')
                     && !letters_only(value)
                     && !unquoted_property_read(text, &m)
+                    && !commented_beside_a_documentation_url(text, m.start())
             }
             Check::Random => looks_random(value),
             Check::HeaderValue => {
                 // a sentence's stop after a word (`authorization: Immutable.` in a docstring)
                 let value = value.trim_end_matches(['.', ',', ':', ';']);
-                looks_random(value) && !letters_only(value) && !property_read(value)
+                let scheme = caps.get(0).map_or("", |h| &text[h.start()..m.start()]);
+                looks_random(value)
+                    && !letters_only(value)
+                    && !property_read(value)
+                    && (!is_basic_scheme(scheme) || basic_credentials(value))
             }
             Check::AwsSecret => aws_secret(value),
             Check::Cookie => cookie_holds_secret(value),
@@ -485,6 +494,103 @@ fn names_what_is_not_the_secret(name: &str) -> bool {
         .map_or(0, |i| if b[i].is_ascii_uppercase() { i } else { i + 1 });
     let last = name[start..].to_ascii_lowercase();
     ABOUT_A_SECRET.contains(&last.as_str())
+}
+
+/// The header's scheme is `Basic` (`Authorization: Basic `): its value is then
+/// base64 of `user:password` (RFC 7617).
+fn is_basic_scheme(header: &str) -> bool {
+    let h = header.trim_end().as_bytes();
+    h.len() >= 5 && h[h.len() - 5..].eq_ignore_ascii_case(b"basic")
+}
+
+/// A Basic credential decodes to `user:password`: a `:` after a user of printable ASCII
+/// (possibly none). A value that decodes to no such pair opens nothing (a javadoc's
+/// `Authorization: Basic QWadhgWERghghWERfdfQ==` is 15 bytes of noise); the password itself
+/// may be any bytes.
+fn basic_credentials(v: &str) -> bool {
+    use base64::Engine;
+    let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(v) else {
+        return false;
+    };
+    let Some(colon) = bytes.iter().position(|&b| b == b':') else {
+        return false;
+    };
+    let user = &bytes[..colon];
+    !user.starts_with(b"{") && user.iter().all(|b| b.is_ascii_graphic() && *b != b'"')
+}
+
+/// The match at `at` is on a comment or doc line: the line (a real newline or a JSON `\n`
+/// escape starts one) begins, after its indent, with `#`, `//`, `/*`, `*`, `--` or `;`.
+fn on_a_comment_line(text: &str, at: usize) -> bool {
+    let before = &text[..at];
+    let start = [
+        before.rfind('\n').map(|i| i + 1),
+        before.rfind("\\n").map(|i| i + 2),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(0);
+    let line = before[start..].trim_start();
+    ["#", "//", "/*", "*", "--", ";"]
+        .iter()
+        .any(|m| line.starts_with(m))
+}
+
+/// The text after a URL's password (`@host...`) names a host reserved for documentation
+/// (RFC 2606 and 6761): `example.com`, `.net`, `.org` and their subdomains, or a name under
+/// `.example`, `.test` or `.invalid`.
+fn documentation_host(after: &str) -> bool {
+    let Some(rest) = after.strip_prefix('@') else {
+        return false;
+    };
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '-'))
+        .unwrap_or(rest.len());
+    documentation_host_name(&rest[..end])
+}
+
+fn documentation_host_name(host: &str) -> bool {
+    let host = host.trim_end_matches('.').to_ascii_lowercase();
+    ["example.com", "example.net", "example.org"]
+        .iter()
+        .any(|d| host == *d || host.ends_with(&format!(".{d}")))
+        || [".example", ".test", ".invalid"]
+            .iter()
+            .any(|t| host.ends_with(t))
+}
+
+/// A URL for a host reserved for documentation stands on the line at `at` or on one of the
+/// four lines before it (real newlines): a doc's example (`# uri = URI.parse("http://john:S3nsit1ve@my.example.com")`
+/// above `# uri.password = "V3ry_S3nsit1ve"`).
+fn documentation_url_near(text: &str, at: usize) -> bool {
+    let before = &text[..at];
+    let mut start = before.len();
+    for _ in 0..5 {
+        match before[..start].rfind('\n') {
+            Some(i) => start = i,
+            None => {
+                start = 0;
+                break;
+            }
+        }
+    }
+    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let window = &text[start..line_end];
+    window.match_indices("://").any(|(i, _)| {
+        let rest = &window[i + 3..];
+        let authority = &rest[..rest
+            .find(|c: char| c.is_whitespace() || "/?#'\"`<>()\\".contains(c))
+            .unwrap_or(rest.len())];
+        let host = authority.rsplit('@').next().unwrap_or("");
+        let host = host.split(':').next().unwrap_or("");
+        documentation_host_name(host)
+    })
+}
+
+/// A doc's example password: on a comment line, with a documentation host's URL near it.
+fn commented_beside_a_documentation_url(text: &str, at: usize) -> bool {
+    on_a_comment_line(text, at) && documentation_url_near(text, at)
 }
 
 fn aws_secret(v: &str) -> bool {

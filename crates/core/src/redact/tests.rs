@@ -603,3 +603,111 @@ fn a_value_named_as_about_a_secret_is_not_one() {
         assert_finds_only(text, secret);
     }
 }
+
+/// Seventh round (from the `sixth` body's javadoc): a Basic credential is base64 of
+/// `user:password` (RFC 7617); a value that decodes to no `user:` opens nothing. The same
+/// header with a real pair, and a value under another scheme, are found.
+#[test]
+fn a_basic_credential_must_decode_to_a_user_and_password() {
+    for text in [
+        "Authorization: Basic QWadhgWERghghWERfdfQ==",
+        // base64 of `k3Jd9QpL2xVb7TzR4mWq`: random, but no `user:`
+        "curl -H 'Authorization: Basic azNKZDlRcEwyeFZiN1R6UjRtV3E='",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        (
+            "curl -H 'Authorization: Basic ZGVwbG95OmszSmQ5UXBMMnhWYjdUelI='",
+            "ZGVwbG95OmszSmQ5UXBMMnhWYjdUelI=",
+        ),
+        (
+            "Authorization: Bearer azNKZDlRcEwyeFZiN1R6UjRtV3E=",
+            "azNKZDlRcEwyeFZiN1R6UjRtV3E=",
+        ),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
+
+/// Seventh round (from the `fifth` body's Ruby URI docs): a URL's password on a comment or
+/// doc line, for a host reserved for documentation (RFC 2606, 6761), is a doc's example. In
+/// code or a string, or on a comment line for any other host, it is still a password.
+#[test]
+fn a_url_password_for_a_documentation_host_in_a_comment_is_an_example() {
+    for text in [
+        "    # conn = connect(\"https://deploy:Zq4x9Lm2Tr@api.example.com/v1\")",
+        "// curl https://deploy:Zq4x9Lm2Tr@example.org/hooks",
+        " * @see ftp://deploy:Zq4x9Lm2Tr@files.corp.test/",
+        "-- psql postgres://app:Zq4x9Lm2Tr@db.invalid:5432/app",
+        "{\"text\":\"x = 1\\n# see https://deploy:Zq4x9Lm2Tr@api.example.net/\"}",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        (
+            "conn = connect(\"https://deploy:Zq4x9Lm2Tr@api.example.com/v1\")",
+            "Zq4x9Lm2Tr",
+        ),
+        ("# https://deploy:Zq4x9Lm2Tr@api.corp.io/v1", "Zq4x9Lm2Tr"),
+        (
+            "# https://deploy:Zq4x9Lm2Tr@example.com.evil.io/",
+            "Zq4x9Lm2Tr",
+        ),
+        (
+            "x = 1 # https://deploy:Zq4x9Lm2Tr@example.com/",
+            "Zq4x9Lm2Tr",
+        ),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
+
+/// Seventh round (from the `fifth` body's Ruby URI and proxy docs): `password = ...` on a
+/// comment line, with a URL for a documentation host on it or on one of the four lines
+/// before, is the doc's example. As code, on a comment beside a real host, or with the
+/// example URL farther up, it is still a password.
+#[test]
+fn a_password_in_a_comment_beside_a_documentation_url_is_an_example() {
+    for text in [
+        "  # client = Client.new('https://api.example.com')\n  # client.password = 'Zq4x9Lm2Tr'",
+        "// db := Open(\"postgres://db.test:5432/app\")\n//\n// db.Password = \"Zq4x9Lm2Tr\"",
+        "# password = 'Zq4x9Lm2Tr' for ftp://files.example.org/",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        (
+            "  client = Client.new('https://api.example.com')\n  client.password = 'Zq4x9Lm2Tr'",
+            "Zq4x9Lm2Tr",
+        ),
+        (
+            "  # client = Client.new('https://api.corp.io')\n  # client.password = 'Zq4x9Lm2Tr'",
+            "Zq4x9Lm2Tr",
+        ),
+        (
+            "# see https://api.example.com\n#\n#\n#\n#\n# client.password = 'Zq4x9Lm2Tr'",
+            "Zq4x9Lm2Tr",
+        ),
+        (
+            "# client = Client.new('https://example.com.corp.io')\n# client.password = 'Zq4x9Lm2Tr'",
+            "Zq4x9Lm2Tr",
+        ),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
+
+/// Seventh round (from the `fifth` body's Rack docs): RFC 6265's example session id is an
+/// example; another id in the same header is a session id.
+#[test]
+fn rfc_6265s_example_session_id_is_not_a_secret() {
+    assert_eq!(
+        find("# Cookie: SID=31d4d96e407aad42; lang=en-US"),
+        Vec::new()
+    );
+    assert_finds_only(
+        "Cookie: SID=7f3c9a1e5b2d8046; lang=en-US",
+        "SID=7f3c9a1e5b2d8046; lang=en-US",
+    );
+}
