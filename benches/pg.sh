@@ -18,9 +18,18 @@
 #                                           # (`date -d`); the queries then run on what is there
 #   PIDX_BENCH_HOLD=1 bash benches/pg.sh ...  # at the end, keep the throwaway server up (psql
 #                                           # command printed) until `rm` of the file it names
+#   PIDX_BENCH_DISTINCT=1 bash benches/pg.sh ...   # each source its own corpus (gen_corpus
+#                                           # seed N for source N, its own local index), as a
+#                                           # team's machines hold different sessions; without
+#                                           # it every source pushes the same index, so each
+#                                           # text is on the server once per source
 #   PIDX_BENCH_OLD=/path/to/old/pidx bash benches/pg.sh 1000 100M 1   # + every source pushed by
 #                                           # another pidx into a second database, and that
 #                                           # pidx's `stats` timed there, side by side
+#
+# After each table of queries, each search's top 20 is compared with the local index's over
+# the union of the pushed corpora (`--redact`, as push redacts): the same entries of the same
+# files in the same order, or the first difference.
 #
 # The server is a throwaway one (tests/pg/server.sh: Debian's postgresql, default settings but
 # for a unix socket) unless PIDX_BENCH_PG names an empty database. Release build; on a shared
@@ -46,17 +55,58 @@ fi
 source benches/timing.sh
 secs() { echo "$2 - $1" | bc; }
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(date -u +%F), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$T/examples/gen_corpus" --out "$W/sessions" --sessions "$SESSIONS" --bytes "$SIZE" --seed 1 >/dev/null
-P=("$T/pidx" --db "$W/index.db" --root "$W/sessions")
-"${P[@]}" sync >/dev/null 2>&1
-bytes=$(du -sb "$W/sessions" | cut -f1)
-mb=$(echo "scale=1; $bytes / 1000000" | bc)
-echo "corpus: $SESSIONS sessions, $mb MB of JSONL"
-push() { # source, label
+DISTINCT=${PIDX_BENCH_DISTINCT:-0}
+# Source N's corpus and index: the first source's (seed 1) for every source unless DISTINCT.
+roots=()
+corpus() { # N: makes source N's corpus and index when it has its own; sets R, P, mb
+  local n=$1
+  (( DISTINCT )) || n=0
+  R="$W/sessions"; (( n == 0 )) || R="$W/sessions-$n"
+  local db="$W/index.db"; (( n == 0 )) || db="$W/index-$n.db"
+  P=("$T/pidx" --db "$db" --root "$R")
+  if [[ ! -e "$db" ]]; then
+    "$T/examples/gen_corpus" --out "$R" --sessions "$SESSIONS" --bytes "$SIZE" --seed $((n + 1)) >/dev/null 2>&1
+    "${P[@]}" sync >/dev/null 2>&1
+  fi
+  mb=$(echo "scale=1; $(du -sb "$R" | cut -f1) / 1000000" | bc)
+}
+corpus 0
+echo "corpus: $SESSIONS sessions, $mb MB of JSONL$( (( DISTINCT )) && echo " (each source its own: seed N+1 for source N)")"
+pushed_mb=0
+push() { # source number, label
   local t0 t1 s
-  t0=$(now); "${P[@]}" --no-sync push --pg "$PIDX_BENCH_PG" --source "$1" --json >"$W/push.json"; t1=$(now)
+  corpus "$1"
+  [[ " ${roots[*]} " == *" $R "* ]] || roots+=("$R")
+  t0=$(now); "${P[@]}" --no-sync push --pg "$PIDX_BENCH_PG" --source "bench-$1" --json >"$W/push.json"; t1=$(now)
   s=$(secs "$t0" "$t1")
+  pushed_mb=$(echo "scale=1; $pushed_mb + $mb" | bc)
   echo "| $2 | $s s | $(echo "scale=1; $mb / $s" | bc) MB/s | $(tr -d '\n' <"$W/push.json" | sed -E 's/,?"migrated":\[[0-9,]*\]//') |"
+}
+# Each search's top 20 on the server against the local index over every pushed corpus.
+same_as_local() {
+  local u=("$T/pidx" --db "$W/union.db") r q out=()
+  for r in "${roots[@]}"; do u+=(--root "$r"); done
+  "${u[@]}" sync >/dev/null 2>&1
+  for q in jalapeño regression function '"the borrow"'; do
+    "${u[@]}" --no-sync --redact search "$q" --limit 20 --json >"$W/local.json" 2>/dev/null || true
+    "${Q[@]}" search "$q" --limit 20 --json >"$W/server.json" 2>/dev/null || true
+    out+=("$q: $(python3 - "$W/local.json" "$W/server.json" <<'PY'
+import json, sys
+def hits(f):
+    try:
+        return [(h["path"], h["entryId"]) for h in json.load(open(f))]
+    except Exception:
+        return []
+local, server = hits(sys.argv[1]), hits(sys.argv[2])
+if local == server:
+    print(f"the same {len(local)}")
+else:
+    i = next((i for i, (a, b) in enumerate(zip(local, server)) if a != b), min(len(local), len(server)))
+    print(f"DIFFERENT from hit {i + 1} ({len(set(local) & set(server))} of {len(local)} shared)")
+PY
+)")
+  done
+  echo "top 20 against the local index of the union ($(IFS=' '; echo "${#roots[@]}") corpora): $(IFS=';'; echo "${out[*]}" | sed 's/;/; /g')"
 }
 if [[ -n "${PIDX_BENCH_OLD:-}" ]]; then
   OLD_PG=${PIDX_BENCH_PG/\/\/\/pidx\?/\/\/\/pidx_old?}
@@ -67,16 +117,17 @@ if [[ -n "${PIDX_BENCH_OLD:-}" ]]; then
 fi
 echo "| push | time | JSONL rate | report |"
 echo "|---|---|---|---|"
-push bench-0 "first push (source 1)"
+push 0 "first push (source 1)"
 # Append one line to 1% of the sessions, sync, and push source 1 again.
 grown=0
 incremental() {
   local n=0 last t0 t1
+  corpus 0
   while IFS= read -r f; do
     last=$(tail -n 1 "$f" | sed -n 's/.*"id":"\([^"]*\)".*/\1/p' | head -1)
     printf '{"type":"message","id":"bench%06d","parentId":"%s","timestamp":"2026-11-01T00:00:00.000Z","message":{"role":"user","content":"appended","timestamp":1}}\n' "$grown" "$last" >>"$f"
     n=$((n + 1)); grown=$((grown + 1))
-  done < <(find "$W/sessions" -name '*.jsonl' | sort | awk 'NR % 100 == 0')
+  done < <(find "$R" -name '*.jsonl' | sort | awk 'NR % 100 == 0')
   "${P[@]}" sync >/dev/null 2>&1
   t0=$(now); "${P[@]}" --no-sync push --pg "$PIDX_BENCH_PG" --source bench-0 --json >"$W/push.json"; t1=$(now)
   echo "| incremental push ($n sessions grew by one line)$1 | $(secs "$t0" "$t1") s | | $(tr -d '\n' <"$W/push.json") |"
@@ -89,7 +140,7 @@ queries() {
   total=$("${Q[@]}" sql "SELECT count(*) FROM sessions" --json | tr -dc '0-9')
   size=$("${Q[@]}" sql "SELECT pg_database_size(current_database()) AS b" --json | tr -dc '0-9')
   echo
-  echo "server: $1 sources, $total sessions, $(echo "scale=1; $mb * $1 / 1" | bc) MB of JSONL pushed, database $(echo "scale=1; $size / 1000000" | bc) MB; $(date -u +%T), load average now: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "server: $1 sources, $total sessions, $pushed_mb MB of JSONL pushed, database $(echo "scale=1; $size / 1000000" | bc) MB; $(date -u +%T), load average now: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "| query | median of 5 |"
   echo "|---|---|"
   echo "| \`list --all --limit 50\` (first page) | $(median "${Q[@]}" list --all --limit 50) ms |"
@@ -111,6 +162,7 @@ queries() {
     done
     echo "hits (of at most 1000): $(IFS=,; echo "${h[*]}" | sed 's/,/, /g')"
   fi
+  same_as_local
 }
 # An incremental push at the server's present size (after the first source's, done above).
 incremental_at() {
@@ -130,7 +182,7 @@ for i in $(seq 1 $((SOURCES - 1))); do
     echo "(PIDX_BENCH_UNTIL=$PIDX_BENCH_UNTIL reached: stopping at $pushed of $SOURCES sources)"
     break
   fi
-  push "bench-$i" "first push of source $((i + 1))"
+  push "$i" "first push of source $((i + 1))"
   pushed=$((i + 1))
   if checkpoint "$pushed" && (( pushed < SOURCES )); then
     queries "$pushed"
@@ -143,7 +195,8 @@ done
 if [[ -n "${PIDX_BENCH_OLD:-}" ]]; then
   "$PIDX_BENCH_OLD" --db "$W/index.db" --root "$W/sessions" --no-sync push --pg "$OLD_PG" --source bench-0 >/dev/null
   for i in $(seq 1 $((pushed - 1))); do
-    "$PIDX_BENCH_OLD" --db "$W/index.db" --root "$W/sessions" --no-sync push --pg "$OLD_PG" --source "bench-$i" >/dev/null
+    corpus "$i"
+    "$PIDX_BENCH_OLD" "${P[@]:1}" --no-sync push --pg "$OLD_PG" --source "bench-$i" >/dev/null
   done
 fi
 queries "$pushed"
