@@ -522,15 +522,21 @@ fn basic_credentials(v: &str) -> bool {
 /// The match at `at` is on a comment or doc line: the line (a real newline or a JSON `\n`
 /// escape starts one) begins, after its indent, with `#`, `//`, `/*`, `*`, `--` or `;`.
 fn on_a_comment_line(text: &str, at: usize) -> bool {
-    let before = &text[..at];
+    let whole = &text[..at];
+    let before = last_bytes(whole, LOOK_BACK);
     let start = [
         before.rfind('\n').map(|i| i + 1),
         before.rfind("\\n").map(|i| i + 2),
     ]
     .into_iter()
     .flatten()
-    .max()
-    .unwrap_or(0);
+    .max();
+    // A line begun further back than the look is no comment line.
+    let start = match start {
+        Some(i) => i,
+        None if before.len() == whole.len() => 0,
+        None => return false,
+    };
     let line = before[start..].trim_start();
     ["#", "//", "/*", "*", "--", ";"]
         .iter()
@@ -564,7 +570,7 @@ fn documentation_host_name(host: &str) -> bool {
 /// four lines before it (real newlines): a doc's example (`# uri = URI.parse("http://john:S3nsit1ve@my.example.com")`
 /// above `# uri.password = "V3ry_S3nsit1ve"`).
 fn documentation_url_near(text: &str, at: usize) -> bool {
-    let before = &text[..at];
+    let before = last_bytes(&text[..at], LOOK_BACK);
     let mut start = before.len();
     for _ in 0..5 {
         match before[..start].rfind('\n') {
@@ -575,8 +581,8 @@ fn documentation_url_near(text: &str, at: usize) -> bool {
             }
         }
     }
-    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
-    let window = &text[start..line_end];
+    let after = first_bytes(&text[at..], LOOK_BACK);
+    let window = &text[at - before.len() + start..at + after.find('\n').unwrap_or(after.len())];
     window.match_indices("://").any(|(i, _)| {
         let rest = &window[i + 3..];
         let authority = &rest[..rest
@@ -586,6 +592,28 @@ fn documentation_url_near(text: &str, at: usize) -> bool {
         let host = host.split(':').next().unwrap_or("");
         documentation_host_name(host)
     })
+}
+
+/// How far around a match the line checks look: a match in a huge text with no line breaks
+/// near it would otherwise scan the whole text once per match.
+const LOOK_BACK: usize = 4096;
+
+/// The last `n` bytes of `s` or fewer, from a character's start.
+fn last_bytes(s: &str, n: usize) -> &str {
+    let mut i = s.len().saturating_sub(n);
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    &s[i..]
+}
+
+/// The first `n` bytes of `s` or fewer, to a character's end.
+fn first_bytes(s: &str, n: usize) -> &str {
+    let mut i = n.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    &s[..i]
 }
 
 /// A doc's example password: on a comment line, with a documentation host's URL near it.

@@ -711,3 +711,26 @@ fn rfc_6265s_example_session_id_is_not_a_secret() {
         "SID=7f3c9a1e5b2d8046; lang=en-US",
     );
 }
+
+/// The comment and nearby-URL checks look at most 4 KiB around a match (a huge text with no
+/// line break would otherwise be scanned whole once per match): a comment line begun further
+/// back than that is not taken as one, so its password is still found; within the look it is.
+#[test]
+fn the_comment_checks_look_a_bounded_way_back() {
+    let near = format!(
+        "# {} see https://deploy:Zq4x9Lm2Tr@api.example.com/",
+        "x".repeat(1000)
+    );
+    assert_eq!(find(&near), Vec::new(), "a comment line of 1 KB");
+    let far = format!(
+        "# {} see https://deploy:Zq4x9Lm2Tr@api.example.com/",
+        "x".repeat(5000)
+    );
+    assert_finds_only(&far, "Zq4x9Lm2Tr");
+    // Multi-byte characters at the edge of the look cut no character in two.
+    let wide = format!(
+        "# {} see https://deploy:Zq4x9Lm2Tr@api.example.com/",
+        "é".repeat(2100)
+    );
+    assert_finds_only(&wide, "Zq4x9Lm2Tr");
+}
