@@ -711,3 +711,25 @@ fn rfc_6265s_example_session_id_is_not_a_secret() {
         "SID=7f3c9a1e5b2d8046; lang=en-US",
     );
 }
+
+/// Eighth round (from the `seventh` body's Erlang): a PEM header written as a constant in code
+/// and a later END constant are no block; the code between them is no key. A key block after
+/// a header constant is still found, alone, and a key cut short before another block keeps
+/// both.
+#[test]
+fn pem_header_constants_in_code_are_not_a_key_block() {
+    for text in [
+        "pem_start('RSAPrivateKey') ->\n    <<\"-----BEGIN RSA PRIVATE KEY-----\">>;\npem_start('RSAPublicKey') ->\n    <<\"-----BEGIN RSA PUBLIC KEY-----\">>;\npem_start('SubjectPublicKeyInfo') ->\n    <<\"-----BEGIN PUBLIC KEY-----\">>.\n\npem_end(<<\"-----BEGIN RSA PRIVATE KEY-----\">>) ->\n    <<\"-----END RSA PRIVATE KEY-----\">>;",
+        "%%     <<\"-----BEGIN OPENSSH PRIVATE KEY-----\\n....\">> (openssh_key_v1)\n    case decode_ssh_file(public, Pem, Pwd) of\n        {ok, Keys} -> Keys;\n        Error -> Error\n    end.\n\nopenssh_markers() ->\n    [{\"-----BEGIN OPENSSH PRIVATE KEY-----\\n\",\n      \"-----END OPENSSH PRIVATE KEY-----\\n\"}].",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    let key = "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\nKUpRKfFLfRYC9AIKjbJTWit+CqvjWYzvQwECAwEAAQ==\n-----END RSA PRIVATE KEY-----";
+    assert_finds_only(
+        &format!("HEADER = \"-----BEGIN RSA PRIVATE KEY-----\"\n\ndef test_load():\n    assert load(KEY)\n\nKEY = \"\"\"{key}\"\"\""),
+        key,
+    );
+    let both =
+        format!("-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcN\n(cut)\n{key}");
+    assert_finds_only(&format!("cat a.pem b.pem\n{both}\n"), &both);
+}
