@@ -305,11 +305,13 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             Check::ConnPassword => {
                 // `password==void 0`, `password===x`: a comparison, not an assignment
                 !value.starts_with('=')
+                    && !an_operator(value)
                     && plausible_password(value)
                     && !after.starts_with('(')
                     && !letters_only(value)
                     && !unquoted_property_read(text, &m)
                     && !commented_beside_a_documentation_url(text, m.start())
+                    && !anonymous_ftp_password(text, &m)
             }
             Check::Random => looks_random(value),
             Check::HeaderValue => {
@@ -650,6 +652,50 @@ fn documentation_url_near(text: &str, at: usize) -> bool {
 /// A doc's example password: on a comment line, with a documentation host's URL near it.
 fn commented_beside_a_documentation_url(text: &str, at: usize) -> bool {
     on_a_comment_line(text, at) && documentation_url_near(text, at)
+}
+
+/// An operator read as a value (Erlang's `Password =:= X` and `Password =/= ignore` leave
+/// `:=` and `/=` after `password =`): a few signs and no letter or digit.
+fn an_operator(v: &str) -> bool {
+    v.len() <= 3 && v.chars().all(|c| "=:/<>!~|&+-*^?.".contains(c))
+}
+
+/// An anonymous FTP login's password (RFC 1635: the user's email address, by convention):
+/// an email address after `password`, with `anonymous` on the same line (Twisted's
+/// `username="anonymous", password="twisted@twistedmatrix.com"`).
+fn anonymous_ftp_password(text: &str, value: &regex::Match) -> bool {
+    let v = value.as_str();
+    let email = v.split_once('@').is_some_and(|(user, host)| {
+        !user.is_empty()
+            && host.contains('.')
+            && !host.starts_with('.')
+            && !host.ends_with('.')
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-'))
+    });
+    if !email {
+        return false;
+    }
+    let line_start = [
+        text[..value.start()].rfind('\n').map(|i| i + 1),
+        text[..value.start()].rfind("\\n").map(|i| i + 2),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(0);
+    let line_end = [
+        text[value.end()..].find('\n'),
+        text[value.end()..].find("\\n"),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+    .map_or(text.len(), |i| value.end() + i);
+    text[line_start..line_end]
+        .to_ascii_lowercase()
+        .contains("anonymous")
 }
 
 fn aws_secret(v: &str) -> bool {

@@ -733,3 +733,74 @@ fn pem_header_constants_in_code_are_not_a_key_block() {
         format!("-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcN\n(cut)\n{key}");
     assert_finds_only(&format!("cat a.pem b.pem\n{both}\n"), &both);
 }
+
+/// Eighth round (from the `seventh` body's Erlang): `Password =:= X` and `Password =/= ignore`
+/// are comparisons, whose operators are no password. A password of signs is still one.
+#[test]
+fn an_operator_after_password_is_no_password() {
+    for text in [
+        "controlPassword(Password, _State, _Dir) when Password =:= Stored ->",
+        "            Password =/= ignore ->",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    assert_finds_only("password = '!|^*~'", "!|^*~");
+    assert_finds_only("password = 'Zq:=4x9'", "Zq:=4x9");
+}
+
+/// Eighth round (from the `fifth`, `sixth` and `seventh` bodies: Go's `p@ssword`, Symfony's
+/// `pa$s`, Mojo's `t3st` and `s3cret`, Twisted's `secr3t`): a placeholder word written with
+/// digits or signs for some letters, as the whole value, is a placeholder. A password built on
+/// one is still a password.
+#[test]
+fn a_disguised_placeholder_word_is_no_password() {
+    for text in [
+        "  Mojo::URL->new('http://isabel:s3cret@mojolicious.org')->password;",
+        "        password = \"secr3t\"",
+        "{\"http://user:p@ssword@host:8080\", \"user\"},",
+        "u, _ := url.Parse(\"http://user:p%40ssword@host\")",
+        "$password = 'pa$s';",
+        "my $url = 'https://sri:t3st@mojo.dev/foo';",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        (
+            "Server=db;User ID=sa;Password=P@ssw0rd!;Persist Security Info=true",
+            "P@ssw0rd!",
+        ),
+        (
+            "const MONGO = \"mongodb+srv://app:myR3alP@ssw0rd@cluster0.mongodb.net/db\";",
+            "myR3alP@ssw0rd",
+        ),
+        ("password = \"s3cret42\"", "s3cret42"),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
+
+/// Eighth round (from the `seventh` body's Twisted FTP client): an anonymous FTP login's
+/// password is an email address by convention (RFC 1635). Without `anonymous` on the line, an
+/// email address as a password, or another password beside `anonymous`, is still found.
+#[test]
+fn an_anonymous_ftp_login_s_email_password_is_no_secret() {
+    for text in [
+        "        self, username=\"anonymous\", password=\"twisted@twistedmatrix.com\", passive=1",
+        "ftp.login(user='anonymous', password='guest@ftp.corp.io')",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        ("login(user='ops', password='ops@corp.io')", "ops@corp.io"),
+        (
+            "login(user='anonymous', password='Zq4x9Lm2Tr')",
+            "Zq4x9Lm2Tr",
+        ),
+        (
+            "login(user='anonymous')\nlogin(user='ops', password='ops@corp.io')",
+            "ops@corp.io",
+        ),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
