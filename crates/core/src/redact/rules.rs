@@ -581,8 +581,29 @@ fn basic_credentials(v: &str) -> bool {
 }
 
 /// The match at `at` is on a comment or doc line: the line (a real newline or a JSON `\n`
-/// escape starts one) begins, after its indent, with `#`, `//`, `/*`, `*`, `--` or `;`.
+/// escape starts one) begins, after its indent, with `#`, `//`, `/*`, `*`, `--` or `;`, or
+/// it stands inside a block of Perl's POD (or Ruby's `=begin`), whose lines carry no marker.
 fn on_a_comment_line(text: &str, at: usize) -> bool {
+    on_a_marked_comment_line(text, at) || in_pod(&text[..at])
+}
+
+/// POD's commands (`=head1`, `=item`, `=pod`, `=over`, `=begin`...) at a line's start, the
+/// last before the text's end: the text ends inside POD unless that command closes it
+/// (`=cut`, or Ruby's `=end`).
+fn in_pod(before: &str) -> bool {
+    static POD: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?m)(?:^|\\n)=([a-z]+[0-9]?)\b").expect("the POD pattern compiles")
+    });
+    // a quick refusal: no line of the text starts with `=`
+    if !before.starts_with('=') && !before.contains("\n=") && !before.contains("\\n=") {
+        return false;
+    }
+    POD.captures_iter(before)
+        .last()
+        .is_some_and(|c| !matches!(&c[1], "cut" | "end"))
+}
+
+fn on_a_marked_comment_line(text: &str, at: usize) -> bool {
     let before = &text[..at];
     let start = [
         before.rfind('\n').map(|i| i + 1),

@@ -779,6 +779,28 @@ fn a_disguised_placeholder_word_is_no_password() {
     }
 }
 
+/// Eighth round (from the `seventh` body's Mojo::URL docs): Perl's POD (and Ruby's `=begin`
+/// block) is documentation whose lines carry no comment marker: a URL password for a
+/// documentation host there is an example. After `=cut` (or `=end`) it is code again, and a
+/// real host's password in POD is still found.
+#[test]
+fn a_url_password_for_a_documentation_host_in_pod_is_an_example() {
+    for text in [
+        "=head2 host\n\n  my $url = Mojo::URL->new('http://sri:Zq4x9Lm2Tr@example.com:8080/foo');",
+        "=item password\n\n  $ua->password = 'Zq4x9Lm2Tr'; # for http://api.example.com",
+        "{\"text\":\"package Foo;\\n\\n=pod\\n\\n  $url = 'http://sri:Zq4x9Lm2Tr@example.com'\"}",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for text in [
+        "=head1 NAME\n\nFoo\n\n=cut\n\nmy $url = 'http://sri:Zq4x9Lm2Tr@example.com';",
+        "=head2 host\n\n  Mojo::URL->new('http://sri:Zq4x9Lm2Tr@api.corp.io');",
+        "=begin\n  uri = 'http://u:Zq4x9Lm2Tr@example.com'\n=end\nuri = 'http://u:Zq4x9Lm2Tr@example.com'",
+    ] {
+        assert_finds_only(text, "Zq4x9Lm2Tr");
+    }
+}
+
 /// Eighth round (from the `seventh` body's Twisted FTP client): an anonymous FTP login's
 /// password is an email address by convention (RFC 1635). Without `anonymous` on the line, an
 /// email address as a password, or another password beside `anonymous`, is still found.
