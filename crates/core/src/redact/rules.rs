@@ -294,7 +294,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             Check::Password => {
                 plausible_password(value)
                     && !after.starts_with('(')
-                    && !(on_a_comment_line(text, m.start()) && documentation_host(after))
+                    && !(documentation_host(after) && on_a_comment_line(text, m.start()))
             }
             Check::EnvValue => {
                 !names_what_is_not_the_secret(name)
@@ -672,7 +672,7 @@ fn documentation_url_near(text: &str, at: usize) -> bool {
 
 /// A doc's example password: on a comment line, with a documentation host's URL near it.
 fn commented_beside_a_documentation_url(text: &str, at: usize) -> bool {
-    on_a_comment_line(text, at) && documentation_url_near(text, at)
+    documentation_url_near(text, at) && on_a_comment_line(text, at)
 }
 
 /// An operator read as a value (Erlang's `Password =:= X` and `Password =/= ignore` leave
