@@ -590,18 +590,36 @@ fn on_a_comment_line(text: &str, at: usize) -> bool {
 /// POD's commands (`=head1`, `=item`, `=pod`, `=over`, `=begin`...) at a line's start, the
 /// last before the text's end: the text ends inside POD unless that command closes it
 /// (`=cut`, or Ruby's `=end`).
+///
+/// Only the last [`POD_LOOK_BACK`] bytes before the match are read (a POD command further back
+/// does not count): a match in a huge text would otherwise scan the whole text once per match.
 fn in_pod(before: &str) -> bool {
     static POD: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"(?m)(?:^|\\n)=([a-z]+[0-9]?)\b").expect("the POD pattern compiles")
     });
-    // a quick refusal: no line of the text starts with `=`
+    let mut from = before.len().saturating_sub(POD_LOOK_BACK);
+    while !before.is_char_boundary(from) {
+        from += 1;
+    }
+    // the look's first line is a whole line only if a line break stands right before it
+    let whole_first_line = from == 0 || before[..from].ends_with('\n');
+    let before = &before[from..];
+    // a quick refusal: no line of the look starts with `=`
     if !before.starts_with('=') && !before.contains("\n=") && !before.contains("\\n=") {
         return false;
     }
     POD.captures_iter(before)
+        .filter(|c| {
+            whole_first_line
+                || c.get(0)
+                    .is_some_and(|m| m.start() > 0 || !m.as_str().starts_with('='))
+        })
         .last()
         .is_some_and(|c| !matches!(&c[1], "cut" | "end"))
 }
+
+/// How far before a match [`in_pod`] looks for POD's last command.
+const POD_LOOK_BACK: usize = 4096;
 
 fn on_a_marked_comment_line(text: &str, at: usize) -> bool {
     let before = &text[..at];

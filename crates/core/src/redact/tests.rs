@@ -826,3 +826,20 @@ fn an_anonymous_ftp_login_s_email_password_is_no_secret() {
         assert_finds_only(text, secret);
     }
 }
+
+/// The POD check reads at most 4 KiB before a match: a POD command further back does not
+/// make the match a doc's (a huge text would otherwise be scanned once per match).
+#[test]
+fn the_pod_check_looks_back_at_most_4_kib() {
+    let prose = "Some prose about the attribute, as POD writes it.\n".repeat(100);
+    assert_finds_only(
+        &format!("=head2 host\n\n{prose}\n  Mojo::URL->new('http://sri:Zq4x9Lm2Tr@example.com');"),
+        "Zq4x9Lm2Tr",
+    );
+    assert_eq!(
+        find(&format!(
+            "{prose}=head2 host\n\n  Mojo::URL->new('http://sri:Zq4x9Lm2Tr@example.com');"
+        )),
+        Vec::new()
+    );
+}
