@@ -231,6 +231,54 @@ fn secret_placeholder(lower: &str) -> bool {
     rest == "secret"
 }
 
+/// Letters that digits and signs stand for in a placeholder word a doc disguised
+/// (`s3cret`, `t3st`, `p@ssword`, `pa$s`).
+fn disguised_letters(c: char) -> &'static str {
+    match c {
+        '0' => "o",
+        '1' => "il",
+        '3' => "e",
+        '4' | '@' => "a",
+        '5' | '$' => "s",
+        '7' => "t",
+        _ => "",
+    }
+}
+
+/// The whole value is a placeholder word ([`PLACEHOLDERS`]) with some of its letters written
+/// as digits or signs (`s3cret`, `secr3t`, `t3st`, `p@ssword`, `p%40ssword`, `pa$s`). Only the
+/// whole value: a password built on such a word (`P@ssw0rd!`, `myR3alP@ssw0rd`, as the
+/// scanners' tests write real ones) is still a password.
+fn disguised_placeholder(v: &str) -> bool {
+    let v = percent_decoded(v);
+    let chars: Vec<char> = v.chars().collect();
+    chars.iter().any(|c| !c.is_ascii_alphabetic())
+        && PLACEHOLDERS.iter().any(|w| {
+            w.len() == chars.len()
+                && w.chars()
+                    .zip(&chars)
+                    .all(|(l, c)| c.to_ascii_lowercase() == l || disguised_letters(*c).contains(l))
+        })
+}
+
+/// `v` with its `%XX` escapes read.
+fn percent_decoded(v: &str) -> String {
+    let bytes = v.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |j: usize| bytes.get(j).and_then(|h| char::from(*h).to_digit(16));
+        if let (b'%', Some(hi), Some(lo)) = (bytes[i], hex(i + 1), hex(i + 2)) {
+            out.push((hi * 16 + lo) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Digits a doc writes for a password (`user:123@`, `password=1234`, `123456`): fewer than
 /// six, too short for any password rule, or the run `123456...` itself.
 fn doc_digits(v: &str) -> bool {
@@ -247,6 +295,7 @@ pub fn plausible_password(v: &str) -> bool {
         || holds_example_word_but(v, Some(PASSWORD_BASE_WORD))
         || lower.split('/').any(secret_placeholder)
         || doc_digits(v)
+        || disguised_placeholder(v)
     {
         return false;
     }

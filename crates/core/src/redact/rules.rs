@@ -273,6 +273,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             continue;
         };
         let value = m.as_str();
+        let mut span = (m.start(), m.end());
         let after = &text[m.end()..];
         // The name the value is assigned to, where the rule captures one.
         let name = if rule.group > 1 {
@@ -282,12 +283,18 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
         };
         let ok = match rule.check {
             Check::Format => !one_char_repeated(value),
-            Check::PrivateKey => holds_a_key(value),
+            Check::PrivateKey => match key_span(value) {
+                Some((s, e)) => {
+                    span = (m.start() + s, m.start() + e);
+                    true
+                }
+                None => false,
+            },
             Check::Jwt => !one_char_repeated(value) && !jwt_io_example(value),
             Check::Password => {
                 plausible_password(value)
                     && !after.starts_with('(')
-                    && !(on_a_comment_line(text, m.start()) && documentation_host(after))
+                    && !(documentation_host(after) && on_a_comment_line(text, m.start()))
             }
             Check::EnvValue => {
                 !names_what_is_not_the_secret(name)
@@ -298,11 +305,13 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             Check::ConnPassword => {
                 // `password==void 0`, `password===x`: a comparison, not an assignment
                 !value.starts_with('=')
+                    && !an_operator(value)
                     && plausible_password(value)
                     && !after.starts_with('(')
                     && !letters_only(value)
                     && !unquoted_property_read(text, &m)
                     && !commented_beside_a_documentation_url(text, m.start())
+                    && !anonymous_ftp_password(text, &m)
             }
             Check::Random => looks_random(value),
             Check::HeaderValue => {
@@ -331,8 +340,8 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
         if ok {
             emit(Finding {
                 rule: rule.name,
-                start: m.start(),
-                end: m.end(),
+                start: span.0,
+                end: span.1,
             });
         }
     }
@@ -401,18 +410,76 @@ fn reads_the_environment(text: &str, value: &regex::Match, name: &str) -> bool {
 /// (`"-----BEGIN RSA PRIVATE KEY-----"` as a constant in a parser) holds none.
 const CUT_KEY_BODY: usize = 16;
 
-/// A PEM block's body (between its BEGIN and END lines, `Proc-Type:`-style header lines left
-/// out) is long enough to be a key, or to be a piece of one where the block is cut short.
-fn holds_a_key(block: &str) -> bool {
+/// The part of a `private-key` match that holds a key, as offsets into it: a PEM block whose
+/// body (between its BEGIN and END lines, `Proc-Type:`-style header lines left out) is long
+/// enough to be a key, or to be a piece of one where the block is cut short.
+///
+/// A PEM body never holds another BEGIN line. A match that does runs from a header written as
+/// a constant in code (Erlang's `<<"-----BEGIN RSA PRIVATE KEY-----">>`) over the code to a
+/// later END constant; each BEGIN is then judged on its own: the last with the END (when it
+/// is a private key's), every other one as a block cut short, whose body is what the rule's
+/// cut-short branch would have read (base64, spaces and `\:,-`), not the code after it. The
+/// span runs from the first piece that holds a key to the end of the last.
+fn key_span(block: &str) -> Option<(usize, usize)> {
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    while let Some(i) = block.get(at + 10..).and_then(|b| b.find("-----BEGIN")) {
+        pieces.push((at, at + 10 + i));
+        at += 10 + i;
+    }
+    pieces.push((at, block.len()));
+    let last = pieces.len() - 1;
+    let held: Vec<(usize, usize)> = pieces
+        .into_iter()
+        .enumerate()
+        .filter_map(|(k, (s, e))| {
+            let piece = &block[s..e];
+            if k == last && piece[..pem_header_end(piece)].contains("PRIVATE KEY") {
+                whole_block_holds_a_key(piece).then_some((s, e))
+            } else {
+                cut_short_key(piece).map(|len| (s, s + len))
+            }
+        })
+        .collect();
+    Some((held.first()?.0, held.last()?.1))
+}
+
+/// One BEGIN line and what follows it to its END line or, cut short, to the match's end.
+fn whole_block_holds_a_key(block: &str) -> bool {
     let ended = block.rfind("-----END");
     let end = ended.unwrap_or(block.len());
-    // the BEGIN line's closing dashes: the first `-----` after its opening ones
-    let start = block[5..]
-        .find("-----")
+    let chars = key_chars(&block[pem_header_end(block).min(end)..end]);
+    chars
+        >= if ended.is_some() {
+            SHORTEST_KEY_BODY
+        } else {
+            CUT_KEY_BODY
+        }
+}
+
+/// Where a PEM BEGIN line's closing dashes end: after the first `-----` past its opening ones.
+fn pem_header_end(block: &str) -> usize {
+    block
+        .get(5..)
+        .and_then(|b| b.find("-----"))
         .map_or(block.len(), |i| i + 10)
-        .min(end);
-    let body = block[start..end].replace("\\n", "\n");
-    let chars: usize = body
+}
+
+/// A BEGIN line and what follows it, read as a block cut short: its body is the run of the
+/// characters the `private-key` rule's cut-short branch takes. The block's length to the
+/// body's end, where the body holds a piece of a key.
+fn cut_short_key(block: &str) -> Option<usize> {
+    let start = pem_header_end(block);
+    let body = &block[start..];
+    let len = body
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c.is_whitespace() || "+/=\\:,-".contains(c)))
+        .unwrap_or(body.len());
+    (key_chars(&body[..len]) >= CUT_KEY_BODY).then_some(start + len)
+}
+
+/// Base64 characters of a PEM body, its `Proc-Type:`-style header lines left out.
+fn key_chars(body: &str) -> usize {
+    body.replace("\\n", "\n")
         .lines()
         .filter(|l| !l.contains(':'))
         .map(|l| {
@@ -420,13 +487,7 @@ fn holds_a_key(block: &str) -> bool {
                 .filter(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
                 .count()
         })
-        .sum();
-    chars
-        >= if ended.is_some() {
-            SHORTEST_KEY_BODY
-        } else {
-            CUT_KEY_BODY
-        }
+        .sum()
 }
 
 /// jwt.io's example token: its claims (`sub` 1234567890, `name` John Doe) under the signature
@@ -520,8 +581,42 @@ fn basic_credentials(v: &str) -> bool {
 }
 
 /// The match at `at` is on a comment or doc line: the line (a real newline or a JSON `\n`
-/// escape starts one) begins, after its indent, with `#`, `//`, `/*`, `*`, `--` or `;`.
+/// escape starts one) begins, after its indent, with `#`, `//`, `/*`, `*`, `--` or `;`, or
+/// it stands inside a block of Perl's POD (or Ruby's `=begin`), whose lines carry no marker.
 fn on_a_comment_line(text: &str, at: usize) -> bool {
+    on_a_marked_comment_line(text, at) || in_pod(&text[..at])
+}
+
+/// POD's commands (`=head1`, `=item`, `=pod`, `=over`, `=begin`...) at a line's start, the
+/// last before the text's end: the text ends inside POD unless that command closes it
+/// (`=cut`, or Ruby's `=end`).
+///
+/// Only the last [`LOOK_BACK`] bytes before the match are read (a POD command further back
+/// does not count): a match in a huge text would otherwise scan the whole text once per match.
+fn in_pod(before: &str) -> bool {
+    static POD: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?m)(?:^|\\n)=([a-z]+[0-9]?)\b").expect("the POD pattern compiles")
+    });
+    let look = last_bytes(before, LOOK_BACK);
+    let from = before.len() - look.len();
+    // the look's first line is a whole line only if a line break stands right before it
+    let whole_first_line = from == 0 || before[..from].ends_with('\n');
+    let before = look;
+    // a quick refusal: no line of the look starts with `=`
+    if !before.starts_with('=') && !before.contains("\n=") && !before.contains("\\n=") {
+        return false;
+    }
+    POD.captures_iter(before)
+        .filter(|c| {
+            whole_first_line
+                || c.get(0)
+                    .is_some_and(|m| m.start() > 0 || !m.as_str().starts_with('='))
+        })
+        .last()
+        .is_some_and(|c| !matches!(&c[1], "cut" | "end"))
+}
+
+fn on_a_marked_comment_line(text: &str, at: usize) -> bool {
     let whole = &text[..at];
     let before = last_bytes(whole, LOOK_BACK);
     let start = [
@@ -618,7 +713,51 @@ fn first_bytes(s: &str, n: usize) -> &str {
 
 /// A doc's example password: on a comment line, with a documentation host's URL near it.
 fn commented_beside_a_documentation_url(text: &str, at: usize) -> bool {
-    on_a_comment_line(text, at) && documentation_url_near(text, at)
+    documentation_url_near(text, at) && on_a_comment_line(text, at)
+}
+
+/// An operator read as a value (Erlang's `Password =:= X` and `Password =/= ignore` leave
+/// `:=` and `/=` after `password =`): a few signs and no letter or digit.
+fn an_operator(v: &str) -> bool {
+    v.len() <= 3 && v.chars().all(|c| "=:/<>!~|&+-*^?.".contains(c))
+}
+
+/// An anonymous FTP login's password (RFC 1635: the user's email address, by convention):
+/// an email address after `password`, with `anonymous` on the same line (Twisted's
+/// `username="anonymous", password="twisted@twistedmatrix.com"`).
+fn anonymous_ftp_password(text: &str, value: &regex::Match) -> bool {
+    let v = value.as_str();
+    let email = v.split_once('@').is_some_and(|(user, host)| {
+        !user.is_empty()
+            && host.contains('.')
+            && !host.starts_with('.')
+            && !host.ends_with('.')
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-'))
+    });
+    if !email {
+        return false;
+    }
+    let line_start = [
+        text[..value.start()].rfind('\n').map(|i| i + 1),
+        text[..value.start()].rfind("\\n").map(|i| i + 2),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+    .unwrap_or(0);
+    let line_end = [
+        text[value.end()..].find('\n'),
+        text[value.end()..].find("\\n"),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+    .map_or(text.len(), |i| value.end() + i);
+    text[line_start..line_end]
+        .to_ascii_lowercase()
+        .contains("anonymous")
 }
 
 fn aws_secret(v: &str) -> bool {

@@ -734,3 +734,135 @@ fn the_comment_checks_look_a_bounded_way_back() {
     );
     assert_finds_only(&wide, "Zq4x9Lm2Tr");
 }
+
+/// Eighth round (from the `seventh` body's Erlang): a PEM header written as a constant in code
+/// and a later END constant are no block; the code between them is no key. A key block after
+/// a header constant is still found, alone, and a key cut short before another block keeps
+/// both.
+#[test]
+fn pem_header_constants_in_code_are_not_a_key_block() {
+    for text in [
+        "pem_start('RSAPrivateKey') ->\n    <<\"-----BEGIN RSA PRIVATE KEY-----\">>;\npem_start('RSAPublicKey') ->\n    <<\"-----BEGIN RSA PUBLIC KEY-----\">>;\npem_start('SubjectPublicKeyInfo') ->\n    <<\"-----BEGIN PUBLIC KEY-----\">>.\n\npem_end(<<\"-----BEGIN RSA PRIVATE KEY-----\">>) ->\n    <<\"-----END RSA PRIVATE KEY-----\">>;",
+        "%%     <<\"-----BEGIN OPENSSH PRIVATE KEY-----\\n....\">> (openssh_key_v1)\n    case decode_ssh_file(public, Pem, Pwd) of\n        {ok, Keys} -> Keys;\n        Error -> Error\n    end.\n\nopenssh_markers() ->\n    [{\"-----BEGIN OPENSSH PRIVATE KEY-----\\n\",\n      \"-----END OPENSSH PRIVATE KEY-----\\n\"}].",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    let key = "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\nKUpRKfFLfRYC9AIKjbJTWit+CqvjWYzvQwECAwEAAQ==\n-----END RSA PRIVATE KEY-----";
+    assert_finds_only(
+        &format!("HEADER = \"-----BEGIN RSA PRIVATE KEY-----\"\n\ndef test_load():\n    assert load(KEY)\n\nKEY = \"\"\"{key}\"\"\""),
+        key,
+    );
+    let both =
+        format!("-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcN\n(cut)\n{key}");
+    assert_finds_only(&format!("cat a.pem b.pem\n{both}\n"), &both);
+}
+
+/// Eighth round (from the `seventh` body's Erlang): `Password =:= X` and `Password =/= ignore`
+/// are comparisons, whose operators are no password. A password of signs is still one.
+#[test]
+fn an_operator_after_password_is_no_password() {
+    for text in [
+        "controlPassword(Password, _State, _Dir) when Password =:= Stored ->",
+        "            Password =/= ignore ->",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    assert_finds_only("password = '!|^*~'", "!|^*~");
+    assert_finds_only("password = 'Zq:=4x9'", "Zq:=4x9");
+}
+
+/// Eighth round (from the `fifth`, `sixth` and `seventh` bodies: Go's `p@ssword`, Symfony's
+/// `pa$s`, Mojo's `t3st` and `s3cret`, Twisted's `secr3t`): a placeholder word written with
+/// digits or signs for some letters, as the whole value, is a placeholder. A password built on
+/// one is still a password.
+#[test]
+fn a_disguised_placeholder_word_is_no_password() {
+    for text in [
+        "  Mojo::URL->new('http://isabel:s3cret@mojolicious.org')->password;",
+        "        password = \"secr3t\"",
+        "{\"http://user:p@ssword@host:8080\", \"user\"},",
+        "u, _ := url.Parse(\"http://user:p%40ssword@host\")",
+        "$password = 'pa$s';",
+        "my $url = 'https://sri:t3st@mojo.dev/foo';",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        (
+            "Server=db;User ID=sa;Password=P@ssw0rd!;Persist Security Info=true",
+            "P@ssw0rd!",
+        ),
+        (
+            "const MONGO = \"mongodb+srv://app:myR3alP@ssw0rd@cluster0.mongodb.net/db\";",
+            "myR3alP@ssw0rd",
+        ),
+        ("password = \"s3cret42\"", "s3cret42"),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
+
+/// Eighth round (from the `seventh` body's Mojo::URL docs): Perl's POD (and Ruby's `=begin`
+/// block) is documentation whose lines carry no comment marker: a URL password for a
+/// documentation host there is an example. After `=cut` (or `=end`) it is code again, and a
+/// real host's password in POD is still found.
+#[test]
+fn a_url_password_for_a_documentation_host_in_pod_is_an_example() {
+    for text in [
+        "=head2 host\n\n  my $url = Mojo::URL->new('http://sri:Zq4x9Lm2Tr@example.com:8080/foo');",
+        "=item password\n\n  $ua->password = 'Zq4x9Lm2Tr'; # for http://api.example.com",
+        "{\"text\":\"package Foo;\\n\\n=pod\\n\\n  $url = 'http://sri:Zq4x9Lm2Tr@example.com'\"}",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for text in [
+        "=head1 NAME\n\nFoo\n\n=cut\n\nmy $url = 'http://sri:Zq4x9Lm2Tr@example.com';",
+        "=head2 host\n\n  Mojo::URL->new('http://sri:Zq4x9Lm2Tr@api.corp.io');",
+        "=begin\n  uri = 'http://u:Zq4x9Lm2Tr@example.com'\n=end\nuri = 'http://u:Zq4x9Lm2Tr@example.com'",
+    ] {
+        assert_finds_only(text, "Zq4x9Lm2Tr");
+    }
+}
+
+/// Eighth round (from the `seventh` body's Twisted FTP client): an anonymous FTP login's
+/// password is an email address by convention (RFC 1635). Without `anonymous` on the line, an
+/// email address as a password, or another password beside `anonymous`, is still found.
+#[test]
+fn an_anonymous_ftp_login_s_email_password_is_no_secret() {
+    for text in [
+        "        self, username=\"anonymous\", password=\"twisted@twistedmatrix.com\", passive=1",
+        "ftp.login(user='anonymous', password='guest@ftp.corp.io')",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        ("login(user='ops', password='ops@corp.io')", "ops@corp.io"),
+        (
+            "login(user='anonymous', password='Zq4x9Lm2Tr')",
+            "Zq4x9Lm2Tr",
+        ),
+        (
+            "login(user='anonymous')\nlogin(user='ops', password='ops@corp.io')",
+            "ops@corp.io",
+        ),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
+
+/// The POD check reads at most 4 KiB before a match: a POD command further back does not
+/// make the match a doc's (a huge text would otherwise be scanned once per match).
+#[test]
+fn the_pod_check_looks_back_at_most_4_kib() {
+    let prose = "Some prose about the attribute, as POD writes it.\n".repeat(100);
+    assert_finds_only(
+        &format!("=head2 host\n\n{prose}\n  Mojo::URL->new('http://sri:Zq4x9Lm2Tr@example.com');"),
+        "Zq4x9Lm2Tr",
+    );
+    assert_eq!(
+        find(&format!(
+            "{prose}=head2 host\n\n  Mojo::URL->new('http://sri:Zq4x9Lm2Tr@example.com');"
+        )),
+        Vec::new()
+    );
+}
