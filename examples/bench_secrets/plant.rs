@@ -309,16 +309,25 @@ fn secret_of(rule: &str, rng: &mut Rng) -> (String, String) {
             ])
             .into(),
         ),
-        "auth-header" => (
-            r.chars_upto(ALNUM, 24, 24),
-            r.pick(&[
+        "auth-header" => {
+            let template = r.pick(&[
                 "curl -H \"Authorization: Bearer {}\" https://api.acme.io/v1/users",
                 "curl -H 'Authorization: token {}' https://api.example.org",
                 "-H \"x-api-key: {}\"",
                 "Authorization: Basic {}",
-            ])
-            .into(),
-        ),
+            ]);
+            let token = r.chars_upto(ALNUM, 24, 24);
+            // A Basic credential is base64 of `user:password` (RFC 7617), as the detector
+            // requires: random characters after `Basic` are a doc's noise.
+            let value = if template.contains("Basic") {
+                use base64::Engine;
+                let user = r.pick(&["deploy", "ci", "admin", "svc-backup"]);
+                base64::engine::general_purpose::STANDARD.encode(format!("{user}:{token}"))
+            } else {
+                token
+            };
+            (value, template.into())
+        }
         "cookie" => (
             format!(
                 "{}={}; {}={}",
