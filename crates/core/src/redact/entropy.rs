@@ -351,6 +351,11 @@ pub fn looks_generated(v: &str) -> bool {
     if v.starts_with('/') || v.starts_with('~') || v.contains("://") || v.contains("::") {
         return false;
     }
+    // A URN names a thing (`urn:uuid:...`, WebDAV's lock tokens in x/net's tests; RFC 8141),
+    // it does not open it.
+    if v.get(..4).is_some_and(|p| p.eq_ignore_ascii_case("urn:")) {
+        return false;
+    }
     if v.len() >= 32 && v.bytes().all(|b| b.is_ascii_hexdigit()) {
         return true;
     }

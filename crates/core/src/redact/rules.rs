@@ -38,6 +38,11 @@ enum Check {
     EnvValue,
     /// A bare value: it must look random.
     Random,
+    /// A provider's key of random letters: random, and holding both cases. OpenAI's `sk-`
+    /// prefix also starts algorithm names written in lower case with digits
+    /// (`sk-ecdsa-sha2-nistp256-cert-v01@openssh.com`, Go's x/crypto); every OpenAI key the
+    /// scanners' tests hold mixes cases.
+    RandomKey,
     /// A header's value: random, and not code reading a property (`Authorization:
     /// headers.Authorization` in JavaScript).
     HeaderValue,
@@ -154,7 +159,7 @@ const RULE_TABLE: &[Rule] = &[
         name: "openai-key",
         pattern: r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}",
         group: 0,
-        check: Check::Random,
+        check: Check::RandomKey,
     },
     Rule {
         name: "google-api-key",
@@ -314,6 +319,11 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !anonymous_ftp_password(text, &m)
             }
             Check::Random => looks_random(value),
+            Check::RandomKey => {
+                looks_random(value)
+                    && value.bytes().any(|b| b.is_ascii_uppercase())
+                    && value.bytes().any(|b| b.is_ascii_lowercase())
+            }
             Check::HeaderValue => {
                 // a sentence's stop after a word (`authorization: Immutable.` in a docstring)
                 let value = value.trim_end_matches(['.', ',', ':', ';']);

@@ -866,3 +866,33 @@ fn the_pod_check_looks_back_at_most_4_kib() {
         Vec::new()
     );
 }
+
+/// After the eighth round (from its held-out body, x/crypto's `certs.go`): OpenAI's `sk-`
+/// prefix before an algorithm name in lower case with digits is no key; a key of mixed case
+/// still is.
+#[test]
+fn an_openai_key_mixes_cases() {
+    assert_eq!(
+        find("const CertAlgoSKECDSA256v01 = \"sk-ecdsa-sha2-nistp256-cert-v01@openssh.com\""),
+        Vec::new()
+    );
+    assert_finds_only(
+        "OPENAI=sk-proj-Xq8tdMjHV6pmbBbwilTeT3BlbkFJ3UDnpdEwNNm6wVBpYM0o",
+        "sk-proj-Xq8tdMjHV6pmbBbwilTeT3BlbkFJ3UDnpdEwNNm6wVBpYM0o",
+    );
+}
+
+/// After the eighth round (from its held-out body, x/net's WebDAV tests): a URN assigned to a
+/// token's name (a lock token, `urn:uuid:...`) names a thing; a generated value there is still
+/// a secret.
+#[test]
+fn a_urn_is_no_secret() {
+    assert_eq!(
+        find("lockToken := \"urn:uuid:181d4fae-7d8c-11d0-a765-00a0c91e6bf2\""),
+        Vec::new()
+    );
+    assert_finds_only(
+        "lockToken := \"Zq4x9Lm2Tr8vKp3NwQ7s\"",
+        "Zq4x9Lm2Tr8vKp3NwQ7s",
+    );
+}
