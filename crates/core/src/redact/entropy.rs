@@ -193,22 +193,11 @@ fn holds_example_word_but(v: &str, unless: Option<&str>) -> bool {
 /// and signs standing for letters (`P4ssw0rd`, `p@ssword`) are not read as letters: the
 /// scanners' tests count such passwords as real ones (`r3alP4ssw0rd`, `D1fficultP%40ssw0rd`).
 fn undisguised(v: &str) -> String {
-    let bytes = v.as_bytes();
-    let mut out = String::with_capacity(v.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let mut b = bytes[i];
-        let hex = |j: usize| bytes.get(j).and_then(|h| char::from(*h).to_digit(16));
-        if let (b'%', Some(hi), Some(lo)) = (b, hex(i + 1), hex(i + 2)) {
-            b = (hi * 16 + lo) as u8;
-            i += 2;
-        }
-        i += 1;
-        if b.is_ascii_alphabetic() {
-            out.push(char::from(b.to_ascii_lowercase()));
-        }
-    }
-    out
+    percent_decoded(v)
+        .bytes()
+        .filter(u8::is_ascii_alphabetic)
+        .map(|b| char::from(b.to_ascii_lowercase()))
+        .collect()
 }
 
 /// The one example word that does not make a password an example wherever it stands in it:

@@ -319,11 +319,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !anonymous_ftp_password(text, &m)
             }
             Check::Random => looks_random(value),
-            Check::RandomKey => {
-                looks_random(value)
-                    && value.bytes().any(|b| b.is_ascii_uppercase())
-                    && value.bytes().any(|b| b.is_ascii_lowercase())
-            }
+            Check::RandomKey => looks_random(value) && mixes_cases(value),
             Check::HeaderValue => {
                 // a sentence's stop after a word (`authorization: Immutable.` in a docstring)
                 let value = value.trim_end_matches(['.', ',', ':', ';']);
@@ -629,15 +625,8 @@ fn in_pod(before: &str) -> bool {
 fn on_a_marked_comment_line(text: &str, at: usize) -> bool {
     let whole = &text[..at];
     let before = last_bytes(whole, LOOK_BACK);
-    let start = [
-        before.rfind('\n').map(|i| i + 1),
-        before.rfind("\\n").map(|i| i + 2),
-    ]
-    .into_iter()
-    .flatten()
-    .max();
     // A line begun further back than the look is no comment line.
-    let start = match start {
+    let start = match line_start(before) {
         Some(i) => i,
         None if before.len() == whole.len() => 0,
         None => return false,
@@ -699,6 +688,18 @@ fn documentation_url_near(text: &str, at: usize) -> bool {
     })
 }
 
+/// Where the last line of `before` starts: after its last line break, a real newline or a JSON
+/// `\n` escape (a transcript's text may hold either); `None` when it has none.
+fn line_start(before: &str) -> Option<usize> {
+    [
+        before.rfind('\n').map(|i| i + 1),
+        before.rfind("\\n").map(|i| i + 2),
+    ]
+    .into_iter()
+    .flatten()
+    .max()
+}
+
 /// How far around a match the line checks look: a match in a huge text with no line breaks
 /// near it would otherwise scan the whole text once per match.
 const LOOK_BACK: usize = 4096;
@@ -749,32 +750,27 @@ fn anonymous_ftp_password(text: &str, value: &regex::Match) -> bool {
     if !email {
         return false;
     }
-    let line_start = [
-        text[..value.start()].rfind('\n').map(|i| i + 1),
-        text[..value.start()].rfind("\\n").map(|i| i + 2),
-    ]
-    .into_iter()
-    .flatten()
-    .max()
-    .unwrap_or(0);
-    let line_end = [
-        text[value.end()..].find('\n'),
-        text[value.end()..].find("\\n"),
-    ]
-    .into_iter()
-    .flatten()
-    .min()
-    .map_or(text.len(), |i| value.end() + i);
-    text[line_start..line_end]
+    // The line around the value, as far as the other line checks look.
+    let before = last_bytes(&text[..value.start()], LOOK_BACK);
+    let after = first_bytes(&text[value.end()..], LOOK_BACK);
+    let start = line_start(before).unwrap_or(0);
+    let end = [after.find('\n'), after.find("\\n")]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(after.len());
+    text[value.start() - before.len() + start..value.end() + end]
         .to_ascii_lowercase()
         .contains("anonymous")
 }
 
 fn aws_secret(v: &str) -> bool {
-    v.bytes().any(|b| b.is_ascii_uppercase())
-        && v.bytes().any(|b| b.is_ascii_lowercase())
-        && v.bytes().any(|b| b.is_ascii_digit())
-        && looks_random(v)
+    mixes_cases(v) && v.bytes().any(|b| b.is_ascii_digit()) && looks_random(v)
+}
+
+/// Upper- and lower-case ASCII letters both stand in `v`.
+fn mixes_cases(v: &str) -> bool {
+    v.bytes().any(|b| b.is_ascii_uppercase()) && v.bytes().any(|b| b.is_ascii_lowercase())
 }
 
 /// The value is the start of an expression (`secret = base64.b64encode(...)`, `token =

@@ -848,6 +848,17 @@ fn an_anonymous_ftp_login_s_email_password_is_no_secret() {
     ] {
         assert_finds_only(text, secret);
     }
+    // `anonymous` counts as far along the line as the other line checks look (4 KiB).
+    let near = format!(
+        "user='anonymous', {} password='guest@ftp.corp.io'",
+        "x".repeat(1000)
+    );
+    assert_eq!(find(&near), Vec::new());
+    let far = format!(
+        "user='anonymous', {} password='guest@ftp.corp.io'",
+        "x".repeat(5000)
+    );
+    assert_finds_only(&far, "guest@ftp.corp.io");
 }
 
 /// The POD check reads at most 4 KiB before a match: a POD command further back does not
