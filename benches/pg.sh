@@ -99,21 +99,7 @@ same_as_local() {
   for q in jalapeño regression function '"the borrow"'; do
     "${u[@]}" --no-sync --redact search "$q" --limit 20 --json >"$W/local.json" 2>/dev/null || true
     "${Q[@]}" search "$q" --limit 20 --json >"$W/server.json" 2>/dev/null || true
-    out+=("$q: $(python3 - "$W/local.json" "$W/server.json" <<'PY'
-import json, sys
-def hits(f):
-    try:
-        return [(h["path"], h["entryId"]) for h in json.load(open(f))]
-    except Exception:
-        return []
-local, server = hits(sys.argv[1]), hits(sys.argv[2])
-if local == server:
-    print(f"the same {len(local)}")
-else:
-    i = next((i for i, (a, b) in enumerate(zip(local, server)) if a != b), min(len(local), len(server)))
-    print(f"DIFFERENT from hit {i + 1} ({len(set(local) & set(server))} of {len(local)} shared)")
-PY
-)")
+    out+=("$q: $(compare "$W/local.json" "$W/server.json")")
   done
   echo "top 20 against the local index of the union ($(IFS=' '; echo "${#roots[@]}") corpora): $(IFS=';'; echo "${out[*]}" | sed 's/;/; /g')"
 }

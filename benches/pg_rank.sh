@@ -64,19 +64,6 @@ echo "entry_text on the server: $(size pidx) with this pidx${PIDX_BENCH_OLD:+; $
 L=("$T/pidx" --db "$W/all/index.db" --root "$W/all/sessions" --no-sync)
 S=("$T/pidx" --db "$W/a/index.db" --root "$W/a/sessions" --no-sync --pg "$URL")
 O=("${PIDX_BENCH_OLD:-false}" --db "$W/a/index.db" --root "$W/a/sessions" --no-sync --pg "$OLD_URL")
-compare() { # local.json server.json: the top 20 as the same hits in the same order?
-  python3 - "$1" "$2" <<'PY'
-import json, sys
-def top(f):
-    return [(h["path"].rsplit("/sessions/", 1)[-1], h.get("entryId"), h["kind"]) for h in json.load(open(f))]
-want, got = top(sys.argv[1]), top(sys.argv[2])
-if want == got:
-    print(f"identical ({len(want)})")
-else:
-    first = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
-    print(f"{len(set(want) & set(got))} of {len(want)} shared, first difference at {first + 1}")
-PY
-}
 echo
 echo "| query | local | --pg, this pidx | top 20 vs local${PIDX_BENCH_OLD:+ | --pg, old | old top 20 vs local}|"
 echo "|---|---|---|---${PIDX_BENCH_OLD:+|---|---}|"

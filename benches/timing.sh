@@ -1,4 +1,5 @@
-# Wall-clock helpers the benchmark scripts share (sourced, not run).
+# Helpers the benchmark scripts share (sourced, not run): wall-clock times and the top-20
+# comparison of two searches.
 now() { date +%s.%N; }
 
 # Milliseconds of "$@", the median of 5 runs (its output and failure ignored).
@@ -9,4 +10,25 @@ median() {
     times+=("$(echo "($b - $a) * 1000" | bc)")
   done
   printf '%s\n' "${times[@]}" | sort -n | sed -n 3p | xargs printf '%.0f'
+}
+
+# Whether two `search --json` answers (files) are the same hits in the same order: "identical
+# (N)", or how many they share and where they first differ. A hit is its file (from the
+# sessions folder on, so two copies of a corpus compare), entry and kind; an answer that is
+# not JSON (a failed search) is no hits.
+compare() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+def top(f):
+    try:
+        return [(h["path"].rsplit("/sessions/", 1)[-1], h.get("entryId"), h["kind"]) for h in json.load(open(f))]
+    except ValueError:
+        return []
+want, got = top(sys.argv[1]), top(sys.argv[2])
+if want == got:
+    print(f"identical ({len(want)})")
+else:
+    first = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+    print(f"{len(set(want) & set(got))} of {len(want)} shared, first difference at {first + 1}")
+PY
 }
