@@ -32,13 +32,20 @@ echo "jsonl: $(du -sb "$W/s" | cut -f1) bytes; local index $(stat -c %s "$W/i.db
 /usr/bin/time -f "push %e s (pidx %U s user, %S s system)" env HOME="$W" "$P" --db "$W/i.db" --root "$W/s" --no-sync push --pg "$URL" --source a >/dev/null
 Q=("$BIN/psql" -h "$PG_TMP" -p "$PG_PORT" -U postgres -d pidx)
 "${Q[@]}" -At -c "VACUUM ANALYZE"
+# Each table with its partitions (pg 0010: in schema pidx_parts) summed: its rows with their
+# TOAST, its indexes, and the words' GIN index apart.
 "${Q[@]}" -c "
-SELECT c.relname, c.relkind, pg_size_pretty(pg_relation_size(c.oid)) AS main,
-       pg_size_pretty(pg_total_relation_size(c.oid)) AS total,
-       pg_total_relation_size(c.oid) AS bytes
+SELECT coalesce(p.relname, c.relname) AS relation,
+       pg_size_pretty(sum(pg_table_size(c.oid))) AS rows_and_toast,
+       pg_size_pretty(sum(pg_indexes_size(c.oid))) AS indexes,
+       pg_size_pretty(sum(pg_total_relation_size(c.oid))) AS total,
+       sum(pg_total_relation_size(c.oid)) AS bytes
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE n.nspname = 'public' AND c.relkind IN ('r','i','m','p')
-ORDER BY pg_total_relation_size(c.oid) DESC LIMIT 30;
+LEFT JOIN pg_inherits i ON i.inhrelid = c.oid LEFT JOIN pg_class p ON p.oid = i.inhparent
+WHERE n.nspname IN ('public', 'pidx_parts') AND c.relkind IN ('r', 'm')
+GROUP BY 1 ORDER BY sum(pg_total_relation_size(c.oid)) DESC LIMIT 30;
+SELECT pg_size_pretty(sum(pg_relation_size(relid))) AS words_gin_index
+FROM pg_partition_tree('entry_text_words') WHERE isleaf;
 SELECT pg_database_size('pidx') AS database_bytes, pg_size_pretty(pg_database_size('pidx'));"
 for q in "SELECT pg_size_pretty(sum(pg_column_size(raw))) raw_stored, pg_size_pretty(sum(octet_length(raw))) raw_bytes, pg_size_pretty(sum(pg_column_size(text))) text_stored FROM entries" \
          "SELECT pg_size_pretty(sum(pg_column_size(raw_z))) raw_z_stored, count(raw_z) FROM entries" \
