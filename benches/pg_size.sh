@@ -7,6 +7,7 @@
 #   bash benches/pg_size.sh                 # 1,000 sessions, 100M
 #   bash benches/pg_size.sh 1000 100M
 #   PIDX_BIN=/path/to/other/pidx bash benches/pg_size.sh    # measure another build
+#   PIDX_PG_SIZE_IMAGES=1 bash benches/pg_size.sh           # push --images (image data kept)
 #
 # Release build; on a shared 2-core machine the push time is noisy (the load average is printed).
 set -euo pipefail
@@ -29,7 +30,7 @@ echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$T/examples/gen_corpus" --out "$W/s" --sessions "$SESSIONS" --bytes "$SIZE" --seed 1 >/dev/null
 HOME=$W "$P" --db "$W/i.db" --root "$W/s" sync >/dev/null 2>&1
 echo "jsonl: $(du -sb "$W/s" | cut -f1) bytes; local index $(stat -c %s "$W/i.db") bytes"
-/usr/bin/time -f "push %e s (pidx %U s user, %S s system)" env HOME="$W" "$P" --db "$W/i.db" --root "$W/s" --no-sync push --pg "$URL" --source a >/dev/null
+/usr/bin/time -f "push %e s (pidx %U s user, %S s system)" env HOME="$W" "$P" --db "$W/i.db" --root "$W/s" --no-sync push --pg "$URL" --source a ${PIDX_PG_SIZE_IMAGES:+--images} >/dev/null
 Q=("$BIN/psql" -h "$PG_TMP" -p "$PG_PORT" -U postgres -d pidx)
 "${Q[@]}" -At -c "VACUUM ANALYZE"
 # Each table with its partitions (pg 0010: in schema pidx_parts) summed: its rows with their

@@ -58,6 +58,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         13,
         include_str!("../../../../migrations/pg/0013_entry_times_by_key.sql"),
     ),
+    (
+        14,
+        include_str!("../../../../migrations/pg/0014_listing_text_in_body.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server

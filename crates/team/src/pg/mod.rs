@@ -18,6 +18,17 @@ pub use conn::{cancel, connect, redact_url};
 
 use pidx_core::error::{Error, Result};
 
+/// An entry's listing text over `entries e` (pg 0014): `e.text`, or, where push sent the empty
+/// string because the two were equal, the entry's searchable text of its role's kind.
+pub const LISTING_TEXT: &str = "CASE WHEN e.text = '' THEN (
+        SELECT b.body FROM entry_text b
+        WHERE b.source = e.source AND b.fid = e.fid AND b.seq = e.seq
+          AND b.kind = CASE WHEN e.role = 'user' THEN 0 ELSE 1 END)
+    ELSE e.text END";
+
+/// The first schema whose `entries.text` may be the empty string for [`LISTING_TEXT`].
+pub const LISTING_TEXT_IN_BODY: i32 = 14;
+
 /// Advisory lock key for applying migrations (database-wide).
 const LOCK_MIGRATE: i64 = 0x7069_6478_6d69_6772; // "pidxmigr"
 

@@ -137,6 +137,11 @@ impl Rows {
     fn rows(&self) -> std::slice::Chunks<'_, Val> {
         self.vals.chunks(self.width)
     }
+
+    /// The rows from the `first`th on.
+    pub fn since(&self, first: usize) -> std::slice::Chunks<'_, Val> {
+        self.vals[first * self.width..].chunks(self.width)
+    }
 }
 
 /// What changed in one transcript since the server last saw it.

@@ -197,6 +197,13 @@ static SEQ: LazyLock<usize> = LazyLock::new(|| field("seq"));
 static OFFSET: LazyLock<usize> = LazyLock::new(|| field("offset"));
 static LEN: LazyLock<usize> = LazyLock::new(|| field("len"));
 static TS_MS: LazyLock<usize> = LazyLock::new(|| field("ts_ms"));
+static TEXT: LazyLock<usize> = LazyLock::new(|| field("text"));
+static ROLE: LazyLock<usize> = LazyLock::new(|| field("role"));
+
+/// Whether the server's schema takes the empty string for a listing text equal to its body
+/// (pg 0014; push migrates the server to `migrate::latest` first).
+static LISTING_IN_BODY: LazyLock<bool> =
+    LazyLock::new(|| crate::pg::migrate::latest() >= crate::pg::LISTING_TEXT_IN_BODY);
 
 fn field(name: &str) -> usize {
     entry_field(name).unwrap_or_else(|| panic!("{name} is not an entry field"))
@@ -237,7 +244,11 @@ fn entries(
         let line = String::from_utf8_lossy(&bytes);
         let kinds: i64 = r.get(n)?;
         if kinds != 0 {
+            let first = rows.texts.len();
             add_texts(&line, seq, r.get(*TS_MS)?, kinds, opts.redact, rows);
+            if *LISTING_IN_BODY {
+                listing_in_body(&mut row, rows.texts.since(first));
+            }
         }
         let raw = if opts.images {
             None
@@ -256,6 +267,26 @@ fn entries(
         rows.entries.push(row);
     }
     Ok(true)
+}
+
+/// The empty string for an entry's listing text when it is the entry's searchable text of its
+/// role's kind, which the server keeps anyway (pg 0014, `pg::LISTING_TEXT`); `texts` are the
+/// entry's text rows (seq, kind, body, ...), both redacted alike.
+fn listing_in_body<'a>(row: &mut [Val], mut texts: impl Iterator<Item = &'a [Val]>) {
+    let kind: i16 = match &row[*ROLE] {
+        Val::Text(Some(role)) if role == "user" => 0,
+        Val::Text(Some(role)) if role == "assistant" => 1,
+        _ => return,
+    };
+    let Val::Text(Some(text)) = &row[*TEXT] else {
+        return;
+    };
+    let same = texts.any(|t| {
+        matches!((&t[1], &t[2]), (Val::Int2(Some(k)), Val::Text(Some(body))) if *k == kind && body == text)
+    });
+    if same && !text.is_empty() {
+        row[*TEXT] = Val::Text(Some(String::new()));
+    }
 }
 
 /// The entry's searchable texts, of the kinds the local index holds for it.

@@ -331,9 +331,7 @@ fn delete_gone(
 /// re-ranking); a generic plan looks every row up by its whole key.
 fn session_settings(client: &mut Client) -> Result<()> {
     client
-        .batch_execute(
-            "SET work_mem = '64MB'; SET plan_cache_mode = force_generic_plan",
-        )
+        .batch_execute("SET work_mem = '64MB'; SET plan_cache_mode = force_generic_plan")
         .map_err(server_err)
 }
 

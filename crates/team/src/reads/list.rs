@@ -5,7 +5,7 @@ use postgres::Transaction;
 use serde_json::Value;
 
 use super::on::{self as server, MODIFIED};
-use crate::pg::server_err;
+use crate::pg::{server_err, LISTING_TEXT};
 use pidx_core::error::Result;
 use pidx_core::pi::rawjson::member;
 use pidx_core::query::list::{GatewayInfo, ProjectCount, SessionInfo};
@@ -108,17 +108,15 @@ pub fn projects(tx: &mut Transaction, source: Option<&str>) -> Result<Vec<(Strin
 pub fn all_text(tx: &mut Transaction, source: &str, fid: i64) -> Result<String> {
     use postgres::fallible_iterator::FallibleIterator;
     let params: [&(dyn postgres::types::ToSql + Sync); 2] = [&source, &fid];
-    let mut rows = tx
-        .query_raw(
-            "SELECT text FROM (
-                 SELECT line, 0 AS k, seq AS n, text FROM entries
-                 WHERE source = $1 AND fid = $2 AND text IS NOT NULL
-                 UNION ALL
-                 SELECT line, 1, n, text FROM listing_text WHERE source = $1 AND fid = $2) t
-             ORDER BY line, k, n",
-            params,
-        )
-        .map_err(server_err)?;
+    let sql = format!(
+        "SELECT text FROM (
+             SELECT line, 0 AS k, seq AS n, {LISTING_TEXT} AS text FROM entries e
+             WHERE source = $1 AND fid = $2 AND text IS NOT NULL
+             UNION ALL
+             SELECT line, 1, n, text FROM listing_text WHERE source = $1 AND fid = $2) t
+         ORDER BY line, k, n"
+    );
+    let mut rows = tx.query_raw(sql.as_str(), params).map_err(server_err)?;
     let mut out = String::new();
     let mut first = true;
     while let Some(r) = rows.next().map_err(server_err)? {

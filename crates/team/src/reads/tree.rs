@@ -4,7 +4,7 @@ use postgres::Transaction;
 
 use super::context::loadability;
 use super::on::key;
-use crate::pg::server_err;
+use crate::pg::{server_err, LISTING_TEXT};
 use pidx_core::error::{Error, Result};
 use pidx_core::query::resolve::Resolved;
 use pidx_core::query::tree::{tree_of, Node, Tree};
@@ -21,12 +21,13 @@ pub fn tree(tx: &mut Transaction, s: &Resolved) -> Result<Tree> {
             ..Tree::default()
         });
     }
+    let sql = format!(
+        "SELECT seq, id, parent_id, type, role, ts, ts_ms, substr({LISTING_TEXT}, 1, 400), label,
+                target_id
+         FROM entries e WHERE source = $1 AND fid = $2 ORDER BY seq"
+    );
     let rows = tx
-        .query(
-            "SELECT seq, id, parent_id, type, role, ts, ts_ms, substr(text, 1, 400), label, target_id
-             FROM entries WHERE source = $1 AND fid = $2 ORDER BY seq",
-            &[&source, &fid],
-        )
+        .query(sql.as_str(), &[&source, &fid])
         .map_err(server_err)?;
     tree_of(rows.iter().map(|r| {
         Ok::<_, Error>((
