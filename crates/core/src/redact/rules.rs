@@ -24,6 +24,9 @@ use super::Finding;
 enum Check {
     /// A fixed format: only a run of one repeated character (`ghp_xxxx…`) is refused.
     Format,
+    /// An AWS key id: a fixed format, but not one ending in `EXAMPLE`, AWS's own convention for
+    /// the ids its docs show (`AKIAIOSFODNN7EXAMPLE`; gitleaks allows them too).
+    AwsKeyId,
     /// A PEM block: whole, its body must be as long as the shortest real key's
     /// (`-----BEGIN PRIVATE KEY-----\nxxx\n-----END...` is a doc's); cut short (no END line),
     /// it must hold a piece of a key (a BEGIN line alone is a string constant in code).
@@ -101,7 +104,7 @@ const RULE_TABLE: &[Rule] = &[
         // `A3T` + one character is the prefix of older key ids (gitleaks' rule carries it).
         pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}\b",
         group: 0,
-        check: Check::Format,
+        check: Check::AwsKeyId,
     },
     Rule {
         name: "aws-secret-key",
@@ -288,6 +291,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
         };
         let ok = match rule.check {
             Check::Format => !one_char_repeated(value),
+            Check::AwsKeyId => !one_char_repeated(value) && !value.ends_with("EXAMPLE"),
             Check::PrivateKey => match key_span(value) {
                 Some((s, e)) => {
                     span = (m.start() + s, m.start() + e);

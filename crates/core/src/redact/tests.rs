@@ -907,3 +907,22 @@ fn a_urn_is_no_secret() {
         "Zq4x9Lm2Tr8vKp3NwQ7s",
     );
 }
+
+/// Ninth round (from the `ninth` body's botocore models and the `eighth` body's Ansible
+/// modules): an AWS key id ending in `EXAMPLE` is AWS's convention for the ids its docs show;
+/// any other key id is still found.
+#[test]
+fn an_aws_key_id_ending_in_example_is_aws_s_doc_example() {
+    for text in [
+        "\"AccessKeyId\": \"AKIAIOSFODNN7EXAMPLE\",",
+        "aws_access_key: AKIA1EXAMPLE1EXAMPLE",
+        "ids AKIA111111111EXAMPLE and AKIAI44QH8DHBEXAMPLE",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    assert_finds_only(
+        "\"AccessKeyId\": \"AKIAZ7QW3RT5YU2OP4LK\",",
+        "AKIAZ7QW3RT5YU2OP4LK",
+    );
+    assert_finds_only("id AKIAEXAMPLEZ7QW3RT5Y", "AKIAEXAMPLEZ7QW3RT5Y");
+}
