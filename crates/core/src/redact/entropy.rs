@@ -285,14 +285,33 @@ pub fn plausible_password(v: &str) -> bool {
         || lower.split('/').any(secret_placeholder)
         || doc_digits(v)
         || disguised_placeholder(v)
+        || placeholder_phrase_with_spaces(v)
     {
         return false;
     }
-    v.bytes().any(|b| {
-        b.is_ascii_digit()
-            || b.is_ascii_uppercase()
-            || !(b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    // A letter of another script is a letter, not a symbol: `パスワード` ("password" in
+    // Japanese, lib/pq's tests) is a plain word.
+    v.chars().any(|c| {
+        c.is_ascii_digit()
+            || c.is_ascii_uppercase()
+            || !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
     })
+}
+
+/// Words with spaces between them (written or `%20`), letters only, one of them a placeholder
+/// or example word: a phrase naming the secret (`top%20secret`, `My%20Pass` in URL parsers'
+/// tests), not one. A passphrase of other words is still a password.
+fn placeholder_phrase_with_spaces(v: &str) -> bool {
+    let plain = percent_decoded(v);
+    let words: Vec<&str> = plain.split(' ').collect();
+    words.len() >= 2
+        && words
+            .iter()
+            .all(|w| !w.is_empty() && w.chars().all(char::is_alphabetic))
+        && words.iter().any(|w| {
+            let w = w.to_lowercase();
+            PLACEHOLDERS.contains(&w.as_str()) || EXAMPLE_WORDS.contains(&w.as_str())
+        })
 }
 
 /// A cookie header's pairs (`a=1; b=2`): some value must look generated, as a session id

@@ -1001,3 +1001,31 @@ fn a_value_in_a_json_example_is_an_example() {
         assert_finds_only(text, "Zq4x9Lm2Tr8vKp3N");
     }
 }
+
+/// Ninth round (from the `eighth` body's lib/pq tests and the `fifth` body's Go URL tests):
+/// a password of letters of another script is a plain word (`パスワード`), and a phrase with
+/// spaces whose words include a placeholder word names the secret (`top%20secret`,
+/// `My%20Pass`). A passphrase of other words, or with a digit, is still a password.
+#[test]
+fn a_word_in_another_script_or_a_placeholder_phrase_is_no_password() {
+    for text in [
+        "\"password=パスワード\"",
+        "\"postgres://user:top%20secret@localhost\"",
+        "\"http://john:My%20Pass@example.org\"",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        ("\"password=パスワード42\"", "パスワード42"),
+        (
+            "\"postgres://user:Correct%20horse%20battery@db.corp.io\"",
+            "Correct%20horse%20battery",
+        ),
+        (
+            "\"postgres://user:top%20secret%207@db.corp.io\"",
+            "top%20secret%207",
+        ),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
