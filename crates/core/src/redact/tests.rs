@@ -1029,3 +1029,24 @@ fn a_word_in_another_script_or_a_placeholder_phrase_is_no_password() {
         assert_finds_only(text, secret);
     }
 }
+
+/// Ninth round (from the `eighth` body's Ansible docs: `DO_API_TOKEN='abc123'`): a secret's
+/// value under its name written as runs of counting characters is a doc's made-up one. A value
+/// with a counting run inside it is still found, and so is a provider's format
+/// (noseyparker's tests find `A3T0ABCDEFGHIJKLMNOP`).
+#[test]
+fn counting_characters_are_a_made_up_value() {
+    for text in [
+        "    export DO_API_TOKEN='abc123' or",
+        "api_key = 'abcdef-123456-uvwxyz'",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        ("export DO_API_TOKEN='abc123Zq4x9L'", "abc123Zq4x9L"),
+        ("api_key = 'abc123Zq4x9Lm2Tr'", "abc123Zq4x9Lm2Tr"),
+        ("key A3T0ABCDEFGHIJKLMNOP", "A3T0ABCDEFGHIJKLMNOP"),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
