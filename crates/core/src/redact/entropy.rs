@@ -132,7 +132,7 @@ pub fn plausible_env_value(v: &str) -> bool {
     let identifier = v
         .chars()
         .all(|c| c.is_ascii_lowercase() || matches!(c, '_' | '.' | '-' | '|'));
-    !identifier && !constant_name(v) && bits_per_char(v) >= 2.0
+    !identifier && !constant_name(v) && !counting_runs(v) && bits_per_char(v) >= 2.0
 }
 
 /// A constant's or a variable's name in capitals, words joined by `_` (`SECRET_VALUE_REF`,
@@ -268,6 +268,30 @@ fn percent_decoded(v: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Runs of counting characters, each next one the one after it in the alphabet or among the
+/// digits (`abc`, `123`, `xyz`; the separators `_ - .` aside), at least three characters a
+/// run on average: a doc's made-up value (`abc123`, `abcdef-123456`). Generated text almost
+/// never has two such characters in a row.
+fn counting_runs(v: &str) -> bool {
+    let chars: Vec<char> = v
+        .chars()
+        .filter(|c| !matches!(c, '_' | '-' | '.'))
+        .collect();
+    if chars.len() < 6 || !chars.iter().all(char::is_ascii_alphanumeric) {
+        return false;
+    }
+    let runs = 1 + chars.windows(2).filter(|p| !counts_on(p[0], p[1])).count();
+    chars.len() >= 3 * runs
+}
+
+/// `b` comes right after `a` among the digits, the small letters or the capitals.
+fn counts_on(a: char, b: char) -> bool {
+    let same_class = (a.is_ascii_digit() && b.is_ascii_digit())
+        || (a.is_ascii_lowercase() && b.is_ascii_lowercase())
+        || (a.is_ascii_uppercase() && b.is_ascii_uppercase());
+    same_class && u32::from(b) == u32::from(a) + 1
+}
+
 /// Digits a doc writes for a password (`user:123@`, `password=1234`, `123456`): fewer than
 /// six, too short for any password rule, or the run `123456...` itself.
 fn doc_digits(v: &str) -> bool {
@@ -285,14 +309,33 @@ pub fn plausible_password(v: &str) -> bool {
         || lower.split('/').any(secret_placeholder)
         || doc_digits(v)
         || disguised_placeholder(v)
+        || placeholder_phrase_with_spaces(v)
     {
         return false;
     }
-    v.bytes().any(|b| {
-        b.is_ascii_digit()
-            || b.is_ascii_uppercase()
-            || !(b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    // A letter of another script is a letter, not a symbol: `パスワード` ("password" in
+    // Japanese, lib/pq's tests) is a plain word.
+    v.chars().any(|c| {
+        c.is_ascii_digit()
+            || c.is_ascii_uppercase()
+            || !(c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
     })
+}
+
+/// Words with spaces between them (written or `%20`), letters only, one of them a placeholder
+/// or example word: a phrase naming the secret (`top%20secret`, `My%20Pass` in URL parsers'
+/// tests), not one. A passphrase of other words is still a password.
+fn placeholder_phrase_with_spaces(v: &str) -> bool {
+    let plain = percent_decoded(v);
+    let words: Vec<&str> = plain.split(' ').collect();
+    words.len() >= 2
+        && words
+            .iter()
+            .all(|w| !w.is_empty() && w.chars().all(char::is_alphabetic))
+        && words.iter().any(|w| {
+            let w = w.to_lowercase();
+            PLACEHOLDERS.contains(&w.as_str()) || EXAMPLE_WORDS.contains(&w.as_str())
+        })
 }
 
 /// A cookie header's pairs (`a=1; b=2`): some value must look generated, as a session id
@@ -349,6 +392,7 @@ pub fn looks_generated(v: &str) -> bool {
         return true;
     }
     !reads_as_words(v)
+        && !counting_runs(v)
         && !url_anchor(v)
         && !encoded_words(v)
         && !base64_of_prose(v)

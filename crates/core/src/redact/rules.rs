@@ -24,6 +24,9 @@ use super::Finding;
 enum Check {
     /// A fixed format: only a run of one repeated character (`ghp_xxxx…`) is refused.
     Format,
+    /// An AWS key id: a fixed format, but not one ending in `EXAMPLE`, AWS's own convention for
+    /// the ids its docs show (`AKIAIOSFODNN7EXAMPLE`; gitleaks allows them too).
+    AwsKeyId,
     /// A PEM block: whole, its body must be as long as the shortest real key's
     /// (`-----BEGIN PRIVATE KEY-----\nxxx\n-----END...` is a doc's); cut short (no END line),
     /// it must hold a piece of a key (a BEGIN line alone is a string constant in code).
@@ -101,7 +104,7 @@ const RULE_TABLE: &[Rule] = &[
         // `A3T` + one character is the prefix of older key ids (gitleaks' rule carries it).
         pattern: r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}\b",
         group: 0,
-        check: Check::Format,
+        check: Check::AwsKeyId,
     },
     Rule {
         name: "aws-secret-key",
@@ -288,6 +291,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
         };
         let ok = match rule.check {
             Check::Format => !one_char_repeated(value),
+            Check::AwsKeyId => !one_char_repeated(value) && !value.ends_with("EXAMPLE"),
             Check::PrivateKey => match key_span(value) {
                 Some((s, e)) => {
                     span = (m.start() + s, m.start() + e);
@@ -297,15 +301,19 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             },
             Check::Jwt => !one_char_repeated(value) && !jwt_io_example(value),
             Check::Password => {
+                let commented_doc_url =
+                    documentation_host(after) && on_a_comment_line(text, m.start());
                 plausible_password(value)
                     && !after.starts_with('(')
-                    && !(documentation_host(after) && on_a_comment_line(text, m.start()))
+                    && !commented_doc_url
+                    && !in_an_example(text, m.start())
             }
             Check::EnvValue => {
                 !names_what_is_not_the_secret(name)
                     && plausible_env_value(value)
                     && !value.eq_ignore_ascii_case(name)
                     && !reads_the_environment(text, &m, name)
+                    && !in_an_example(text, m.start())
             }
             Check::ConnPassword => {
                 // `password==void 0`, `password===x`: a comparison, not an assignment
@@ -317,6 +325,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !unquoted_property_read(text, &m)
                     && !commented_beside_a_documentation_url(text, m.start())
                     && !anonymous_ftp_password(text, &m)
+                    && !in_an_example(text, m.start())
             }
             Check::Random => looks_random(value),
             Check::RandomKey => looks_random(value) && mixes_cases(value),
@@ -341,6 +350,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !code_follows(after)
                     && !declares_a_type(before)
                     && !jwt_io_example(value)
+                    && !in_an_example(text, m.start())
             }
         };
         if ok {
@@ -727,6 +737,144 @@ fn commented_beside_a_documentation_url(text: &str, at: usize) -> bool {
     documentation_url_near(text, at) && on_a_comment_line(text, at)
 }
 
+/// The match at `at` is part of a documentation example, whose values are made up to show a
+/// shape: a Python doctest ([`in_a_doctest`]), a string literal assigned to a name for
+/// examples ([`in_an_examples_string`], Ansible's `EXAMPLES = r'''...'''`), or the value of
+/// a JSON `"example"`/`"examples"` key ([`in_a_json_example`], AWS's service models, OpenAPI).
+/// Only the loose rules ask: a token in a provider's format is found wherever it stands.
+fn in_an_example(text: &str, at: usize) -> bool {
+    in_a_doctest(text, at) || in_an_examples_string(text, at) || in_a_json_example(text, at)
+}
+
+/// How far back the example checks look for the start of an examples block: the longest of
+/// Ansible's 8,019 module `EXAMPLES` strings (the `eighth` body's) is 64,684 bytes; botocore's
+/// largest examples files run to 148 KB, and a value further than this into one is judged as
+/// any other. The check runs only on a match that passed every other one.
+const EXAMPLE_LOOK_BACK: usize = 64 << 10;
+
+/// A doctest: the match's line, or a line above it with no blank line between (a doctest's
+/// expected output ends at a blank line), starts with `>>>` (Python's prompt, which docs and
+/// docstrings show before an example's code and its output).
+fn in_a_doctest(text: &str, at: usize) -> bool {
+    let before = last_bytes(&text[..at], LOOK_BACK);
+    // a quick refusal
+    if !before.contains(">>>") {
+        return false;
+    }
+    let whole = before.len() == at;
+    let mut lines = before.split('\n').rev();
+    // the match's own line, up to the match
+    let first = lines.next().unwrap_or("");
+    if first.trim_start().starts_with(">>>") {
+        return true;
+    }
+    let mut rest: Vec<&str> = lines.collect();
+    // a line cut by the look is no whole line
+    if !whole && !rest.is_empty() {
+        rest.pop();
+    }
+    for line in rest {
+        let line = line.trim();
+        if line.is_empty() {
+            return false;
+        }
+        if line.starts_with(">>>") {
+            return true;
+        }
+    }
+    false
+}
+
+/// A string literal assigned to a name for examples (`EXAMPLES = r'''`, `USAGE_EXAMPLE =
+/// """`, `const examples = \``: a name whose last word is `example` or `examples`) opens on a
+/// line before the match and is not closed before it. Ansible's modules keep their docs'
+/// examples so, as YAML in a Python string.
+fn in_an_examples_string(text: &str, at: usize) -> bool {
+    static OPENER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r#"(?m)^[ \t]*(?:(?:export[ \t]+)?(?:const|let|var)[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*[rRuUbBfF]{0,2}('''|"""|`)"#)
+            .expect("the examples opener compiles")
+    });
+    let before = last_bytes(&text[..at], EXAMPLE_LOOK_BACK);
+    // a quick refusal
+    if !before.contains("xample") && !before.contains("XAMPLE") {
+        return false;
+    }
+    let Some(open) = OPENER.captures_iter(before).last() else {
+        return false;
+    };
+    let (Some(name), Some(quote)) = (open.get(1), open.get(2)) else {
+        return false;
+    };
+    let last_word = name.as_str().rsplit('_').next().unwrap_or("");
+    let examples =
+        last_word.eq_ignore_ascii_case("example") || last_word.eq_ignore_ascii_case("examples");
+    examples && !before[quote.end()..].contains(quote.as_str())
+}
+
+/// The match stands inside the value of a JSON key `"example"` or `"examples"` (an object, an
+/// array or a string not closed before it): AWS's service models keep their docs' examples so
+/// (`"examples": {"CreateIPSet": [{"input": {"ChangeToken": "..."}}]}`), as OpenAPI does.
+/// The look starts at most [`EXAMPLE_LOOK_BACK`] before the match, at a line's start.
+fn in_a_json_example(text: &str, at: usize) -> bool {
+    let before = last_bytes(&text[..at], EXAMPLE_LOOK_BACK);
+    // a quick refusal
+    if !before.contains("\"example") {
+        return false;
+    }
+    let before = if before.len() == at {
+        before
+    } else {
+        before.find('\n').map_or("", |i| &before[i + 1..])
+    };
+    // `true` for each bracket still open that opened an example's value
+    let mut open: Vec<bool> = Vec::new();
+    // the string being read, if any: where it started, and whether it is an example's value
+    let mut string: Option<(usize, bool)> = None;
+    let mut escaped = false;
+    // the last string read was an example's key (`key`), and a `:` followed it (`value_next`)
+    let mut key = false;
+    let mut value_next = false;
+    for (i, c) in before.char_indices() {
+        if let Some((s, _)) = string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                key = matches!(&before[s + 1..i], "example" | "examples");
+                string = None;
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                string = Some((i, value_next));
+                value_next = false;
+            }
+            ':' => {
+                value_next = key;
+                key = false;
+            }
+            '{' | '[' => {
+                open.push(value_next);
+                value_next = false;
+                key = false;
+            }
+            '}' | ']' => {
+                open.pop();
+                value_next = false;
+                key = false;
+            }
+            c if c.is_whitespace() => {}
+            _ => {
+                value_next = false;
+                key = false;
+            }
+        }
+    }
+    string.is_some_and(|(_, example)| example) || open.contains(&true)
+}
+
 /// An operator read as a value (Erlang's `Password =:= X` and `Password =/= ignore` leave
 /// `:=` and `/=` after `password =`): a few signs and no letter or digit.
 fn an_operator(v: &str) -> bool {
@@ -793,7 +941,8 @@ fn declares_a_type(before: &str) -> bool {
 }
 
 /// `ghp_xxxxxxxx…`: a format's prefix and a run of one character (its last 16 characters,
-/// separators aside, all the same).
+/// separators aside, all the same). A run of counting characters is not refused here:
+/// noseyparker's tests hold `A3T0ABCDEFGHIJKLMNOP` as an AWS key id to find.
 fn one_char_repeated(s: &str) -> bool {
     let tail: Vec<char> = s.chars().filter(|c| !matches!(c, '_' | '-')).collect();
     let tail = &tail[tail.len().saturating_sub(16)..];

@@ -907,3 +907,146 @@ fn a_urn_is_no_secret() {
         "Zq4x9Lm2Tr8vKp3NwQ7s",
     );
 }
+
+/// Ninth round (from the `ninth` body's botocore models and the `eighth` body's Ansible
+/// modules): an AWS key id ending in `EXAMPLE` is AWS's convention for the ids its docs show;
+/// any other key id is still found.
+#[test]
+fn an_aws_key_id_ending_in_example_is_aws_s_doc_example() {
+    for text in [
+        "\"AccessKeyId\": \"AKIAIOSFODNN7EXAMPLE\",",
+        "aws_access_key: AKIA1EXAMPLE1EXAMPLE",
+        "ids AKIA111111111EXAMPLE and AKIAI44QH8DHBEXAMPLE",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    assert_finds_only(
+        "\"AccessKeyId\": \"AKIAZ7QW3RT5YU2OP4LK\",",
+        "AKIAZ7QW3RT5YU2OP4LK",
+    );
+    assert_finds_only("id AKIAEXAMPLEZ7QW3RT5Y", "AKIAEXAMPLEZ7QW3RT5Y");
+}
+
+/// Ninth round (from the `ninth` body's requests-oauthlib docstrings): a value in a Python
+/// doctest (a `>>>` line, or its output down to a blank line) is a doc's example. After a
+/// blank line it is not the doctest's any more.
+#[test]
+fn a_value_in_a_doctest_is_an_example() {
+    for text in [
+        "    >>> oauth = OAuth1Session('key', client_secret='Zq4x9Lm2Tr8vKp3N')",
+        "    >>> oauth.fetch_request_token(url)\n    {\n        'oauth_token': 'sdf0o9823sjdfsdf',\n        'oauth_token_secret': '2kjshdfp92i34asdasd',\n    }",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for text in [
+        "    >>> oauth.fetch_request_token(url)\n\n    token = 'Zq4x9Lm2Tr8vKp3N'",
+        "token = 'Zq4x9Lm2Tr8vKp3N'  # not >>> a prompt",
+    ] {
+        assert_finds_only(text, "Zq4x9Lm2Tr8vKp3N");
+    }
+}
+
+/// Ninth round (from the `eighth` body's Ansible modules): a string literal assigned to a name
+/// for examples (`EXAMPLES = r'''...'''`) holds a doc's examples; after the string closes, or
+/// in another string, a value is judged as before.
+#[test]
+fn a_value_in_an_examples_string_is_an_example() {
+    let examples = "EXAMPLES = r'''\n- name: Create a host\n  community.zabbix.zabbix_host:\n    host_name: web\n  vars:\n    ansible_zabbix_auth_key: 8ec0d52432c15c91fcafe9888500cf9a607f44091ab554dbee860f6b44fac895\n";
+    for text in [
+        format!("{examples}'''\n"),
+        "USAGE_EXAMPLE = \"\"\"\n    client(api_key='Zq4x9Lm2Tr8vKp3N')\n\"\"\"".to_string(),
+        "const examples = `\n  token: 'Zq4x9Lm2Tr8vKp3N'\n`;".to_string(),
+    ] {
+        assert_eq!(find(&text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        (
+            "EXAMPLES = r'''\n- name: x\n'''\n\napi_key = 'Zq4x9Lm2Tr8vKp3N'".to_string(),
+            "Zq4x9Lm2Tr8vKp3N",
+        ),
+        (
+            "DOCUMENTATION = r'''\n  api_key: Zq4x9Lm2Tr8vKp3N\n'''".to_string(),
+            "Zq4x9Lm2Tr8vKp3N",
+        ),
+        (
+            "EXAMPLES = r'''\n'''\nRETURN = '''\n  token: Zq4x9Lm2Tr8vKp3N\n".to_string(),
+            "Zq4x9Lm2Tr8vKp3N",
+        ),
+    ] {
+        assert_finds_only(&text, secret);
+    }
+    // a provider's format is found in examples too
+    assert_finds_only(
+        "EXAMPLES = r'''\n    token: xoxb-1234567890-0987654321-AbCdEfGhIjKl\n'''",
+        "xoxb-1234567890-0987654321-AbCdEfGhIjKl",
+    );
+}
+
+/// Ninth round (from the `ninth` body's botocore service models): a value inside a JSON
+/// `"example"`/`"examples"` key's value is a doc's example; beside it, it is not.
+#[test]
+fn a_value_in_a_json_example_is_an_example() {
+    for text in [
+        "{\n  \"version\": \"1.0\",\n  \"examples\": {\n    \"CreateIPSet\": [\n      {\n        \"input\": {\n          \"ChangeToken\": \"Zq4x9Lm2Tr8vKp3N\",\n",
+        "{\"name\": \"token\", \"example\": \"token: Zq4x9Lm2Tr8vKp3N\"}",
+        "{\"example\": {\"a\": \"}\\\"{\", \"b\": [{\"token\": \"Zq4x9Lm2Tr8vKp3N\"}]}}",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for text in [
+        "{\"examples\": {\"a\": 1}, \"input\": {\"ChangeToken\": \"Zq4x9Lm2Tr8vKp3N\"}}",
+        "{\"example\": \"x\", \"token\": \"Zq4x9Lm2Tr8vKp3N\"}",
+        "{\"name\": \"examples\", \"token\": \"Zq4x9Lm2Tr8vKp3N\"}",
+    ] {
+        assert_finds_only(text, "Zq4x9Lm2Tr8vKp3N");
+    }
+}
+
+/// Ninth round (from the `eighth` body's lib/pq tests and the `fifth` body's Go URL tests):
+/// a password of letters of another script is a plain word (`パスワード`), and a phrase with
+/// spaces whose words include a placeholder word names the secret (`top%20secret`,
+/// `My%20Pass`). A passphrase of other words, or with a digit, is still a password.
+#[test]
+fn a_word_in_another_script_or_a_placeholder_phrase_is_no_password() {
+    for text in [
+        "\"password=パスワード\"",
+        "\"postgres://user:top%20secret@localhost\"",
+        "\"http://john:My%20Pass@example.org\"",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        ("\"password=パスワード42\"", "パスワード42"),
+        (
+            "\"postgres://user:Correct%20horse%20battery@db.corp.io\"",
+            "Correct%20horse%20battery",
+        ),
+        (
+            "\"postgres://user:top%20secret%207@db.corp.io\"",
+            "top%20secret%207",
+        ),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
+
+/// Ninth round (from the `eighth` body's Ansible docs: `DO_API_TOKEN='abc123'`): a secret's
+/// value under its name written as runs of counting characters is a doc's made-up one. A value
+/// with a counting run inside it is still found, and so is a provider's format
+/// (noseyparker's tests find `A3T0ABCDEFGHIJKLMNOP`).
+#[test]
+fn counting_characters_are_a_made_up_value() {
+    for text in [
+        "    export DO_API_TOKEN='abc123' or",
+        "api_key = 'abcdef-123456-uvwxyz'",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        ("export DO_API_TOKEN='abc123Zq4x9L'", "abc123Zq4x9L"),
+        ("api_key = 'abc123Zq4x9Lm2Tr'", "abc123Zq4x9Lm2Tr"),
+        ("key A3T0ABCDEFGHIJKLMNOP", "A3T0ABCDEFGHIJKLMNOP"),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
