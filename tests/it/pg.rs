@@ -23,18 +23,23 @@ fn a_pushed_conformance_corpus_answers_as_the_local_index() {
     let (tmp, root) = common::conformance_copy();
     let report = push(tmp.path(), &root, &s.url, &["--source", "me"]);
     assert!(report["new"].as_u64().unwrap() >= 80, "{report}");
-    // Listing texts equal to their body are sent empty (pg 0014) and others whole; `tree`
-    // and `list` below read both ways back.
+    // Listing texts equal to their body are sent empty (pg 0014) and others whole, lines
+    // without their texts' pieces (pg 0015, a leading 0 byte) and whole; `tree`, `list` and
+    // every `context` below read each way back.
     let r = s
         .admin
         .query_one(
-            "SELECT count(*) FILTER (WHERE text = ''), count(*) FILTER (WHERE text <> '')
+            "SELECT count(*) FILTER (WHERE text = ''), count(*) FILTER (WHERE text <> ''),
+                    count(*) FILTER (WHERE substr(raw_z, 1, 1) = '\\x00'::bytea),
+                    count(*) FILTER (WHERE substr(raw_z, 1, 1) <> '\\x00'::bytea)
              FROM entries",
             &[],
         )
         .unwrap();
     let (in_body, whole): (i64, i64) = (r.get(0), r.get(1));
     assert!(in_body > 100 && whole > 0, "{in_body} {whole}");
+    let (short, long): (i64, i64) = (r.get(2), r.get(3));
+    assert!(short > 100 && long > 0, "{short} {long}");
     let local = |args: &[&str]| json(pidx(tmp.path(), &root).args(args));
     let remote = |args: &[&str]| json(pidx(tmp.path(), &root).args(["--pg", &s.url]).args(args));
 

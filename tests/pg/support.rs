@@ -130,12 +130,17 @@ pub fn dump(admin: &mut postgres::Client) -> String {
     out
 }
 /// The `entries` rows of `dump`, each raw line as its text however the server holds it (`raw`,
-/// or compressed in `raw_z` since pg 0007), and which way.
+/// or compressed in `raw_z` since pg 0007, its texts' pieces taken from `entry_text` since
+/// pg 0015), and which way.
 fn entries(admin: &mut postgres::Client) -> String {
     let rows = admin
         .query(
             "SELECT s.source || ' ' || s.path || ' ' || (to_jsonb(t) - 'fid' - 'raw' - 'raw_z')::text,
-                    t.raw, t.raw_z
+                    t.raw, t.raw_z,
+                    (SELECT array_agg(b.kind ORDER BY b.kind) FROM entry_text b
+                     WHERE b.source = t.source AND b.fid = t.fid AND b.seq = t.seq),
+                    (SELECT array_agg(b.body ORDER BY b.kind) FROM entry_text b
+                     WHERE b.source = t.source AND b.fid = t.fid AND b.seq = t.seq)
              FROM entries t JOIN sessions s ON s.source = t.source AND s.fid = t.fid",
             &[],
         )
@@ -145,7 +150,14 @@ fn entries(admin: &mut postgres::Client) -> String {
         .map(|r| {
             let (raw, raw_z): (Option<String>, Option<Vec<u8>>) = (r.get(1), r.get(2));
             let way = if raw_z.is_some() { "raw_z" } else { "raw" };
-            let line = pidx::team::pg::lines::line(raw, raw_z.as_deref()).unwrap();
+            let kinds: Option<Vec<i16>> = r.get(3);
+            let bodies: Option<Vec<String>> = r.get(4);
+            let texts: Vec<(i16, String)> = kinds
+                .unwrap_or_default()
+                .into_iter()
+                .zip(bodies.unwrap_or_default())
+                .collect();
+            let line = pidx::team::pg::lines::line_with(raw, raw_z.as_deref(), &texts).unwrap();
             format!("{} {way} {line}", r.get::<_, String>(0))
         })
         .collect();

@@ -62,6 +62,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         14,
         include_str!("../../../../migrations/pg/0014_listing_text_in_body.sql"),
     ),
+    (
+        15,
+        include_str!("../../../../migrations/pg/0015_lines_without_texts.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server

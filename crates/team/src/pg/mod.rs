@@ -29,6 +29,9 @@ pub const LISTING_TEXT: &str = "CASE WHEN e.text = '' THEN (
 /// The first schema whose `entries.text` may be the empty string for [`LISTING_TEXT`].
 pub const LISTING_TEXT_IN_BODY: i32 = 14;
 
+/// The first schema whose raw lines may be stored without their texts' pieces (`lines`).
+pub const LINES_WITHOUT_TEXTS: i32 = 15;
+
 /// Advisory lock key for applying migrations (database-wide).
 const LOCK_MIGRATE: i64 = 0x7069_6478_6d69_6772; // "pidxmigr"
 

@@ -205,6 +205,10 @@ static ROLE: LazyLock<usize> = LazyLock::new(|| field("role"));
 static LISTING_IN_BODY: LazyLock<bool> =
     LazyLock::new(|| crate::pg::migrate::latest() >= crate::pg::LISTING_TEXT_IN_BODY);
 
+/// Whether the server's schema reads lines stored without their texts' pieces (pg 0015).
+static LINES_WITHOUT_TEXTS: LazyLock<bool> =
+    LazyLock::new(|| crate::pg::migrate::latest() >= crate::pg::LINES_WITHOUT_TEXTS);
+
 fn field(name: &str) -> usize {
     entry_field(name).unwrap_or_else(|| panic!("{name} is not an entry field"))
 }
@@ -243,8 +247,8 @@ fn entries(
         }
         let line = String::from_utf8_lossy(&bytes);
         let kinds: i64 = r.get(n)?;
+        let first = rows.texts.len();
         if kinds != 0 {
-            let first = rows.texts.len();
             add_texts(&line, seq, r.get(*TS_MS)?, kinds, opts.redact, rows);
             if *LISTING_IN_BODY {
                 listing_in_body(&mut row, rows.texts.since(first));
@@ -261,7 +265,19 @@ fn entries(
                 raw = clean;
             }
         }
-        let packed = lines::pack(&raw);
+        let packed = if *LINES_WITHOUT_TEXTS {
+            let bodies: Vec<(i16, &str)> = rows
+                .texts
+                .since(first)
+                .filter_map(|t| match (&t[1], &t[2]) {
+                    (Val::Int2(Some(kind)), Val::Text(Some(body))) => Some((*kind, body.as_str())),
+                    _ => None,
+                })
+                .collect();
+            lines::pack_with(&raw, &bodies)
+        } else {
+            lines::pack(&raw)
+        };
         rows.bytes += packed.len() + 64;
         row.push(Val::Bytes(Some(packed)));
         rows.entries.push(row);

@@ -6,26 +6,30 @@ use std::collections::HashMap;
 use postgres::Transaction;
 
 use super::on::key;
-use crate::pg::lines::line;
+use crate::pg::lines::line_with;
 use crate::pg::server_err;
 use pidx_core::error::{Error, Result};
 use pidx_core::query::context::{empty_plan, ContextPlan, Lines, PathEntry};
 use pidx_core::query::resolve::Resolved;
 
-/// The raw lines of the entries on a path, by seq, as the server holds them (`raw`, `raw_z`):
-/// a line is decompressed only when the page asks for it.
+/// A line as the server holds it: `raw`, `raw_z`, and the entry's texts by kind when the line
+/// was stored without their pieces (`pg::lines`).
+type Held = (Option<String>, Option<Vec<u8>>, Vec<(i16, String)>);
+
+/// The raw lines of the entries on a path, by seq, as the server holds them: a line is
+/// decompressed only when the page asks for it.
 struct RawLines {
-    raw: HashMap<i64, (Option<String>, Option<Vec<u8>>)>,
+    raw: HashMap<i64, Held>,
     version: i64,
     path: String,
 }
 
 impl Lines for RawLines {
     fn line(&self, e: &PathEntry) -> Result<String> {
-        let (raw, raw_z) = self.raw.get(&e.seq).ok_or_else(|| Error::Stale {
+        let (raw, raw_z, texts) = self.raw.get(&e.seq).ok_or_else(|| Error::Stale {
             path: self.path.clone().into(),
         })?;
-        line(raw.clone(), raw_z.as_deref())
+        line_with(raw.clone(), raw_z.as_deref(), texts)
     }
 
     fn version(&self) -> i64 {
@@ -34,7 +38,8 @@ impl Lines for RawLines {
 }
 
 /// The leaf-to-root walk on the server (`store::schema::ANCESTORS` with each entry's raw line,
-/// compressed in `raw_z` or, pushed before pg 0007, as text in `raw`: `pg::lines`);
+/// compressed in `raw_z` or, pushed before pg 0007, as text in `raw`: `pg::lines`; and, for a
+/// line stored without its texts' pieces, its leading 0 byte, the entry's texts by kind);
 /// `depth < $4` bounds it on a cycle.
 const ANCESTORS: &str = "
 WITH RECURSIVE walk(depth, seq, id, parent_id, type, role, first_kept, target_id, provider, model,
@@ -49,9 +54,14 @@ WITH RECURSIVE walk(depth, seq, id, parent_id, type, role, first_kept, target_id
       ON e.source = $1 AND e.fid = $2 AND e.id = w.parent_id AND NOT e.shadowed
     WHERE w.parent_id <> '' AND w.depth < $4
 )
-SELECT seq, id, type, role, first_kept, target_id, provider, model, thinking, byte_offset, len,
-       ts_ms, raw, raw_z
-FROM walk ORDER BY depth";
+SELECT w.seq, id, type, role, first_kept, target_id, provider, model, thinking, byte_offset, len,
+       ts_ms, raw, raw_z, t.kinds, t.bodies
+FROM walk w
+LEFT JOIN LATERAL (
+    SELECT array_agg(b.kind ORDER BY b.kind) AS kinds, array_agg(b.body ORDER BY b.kind) AS bodies
+    FROM entry_text b WHERE b.source = $1 AND b.fid = $2 AND b.seq = w.seq
+) t ON substr(w.raw_z, 1, 1) = '\\x00'::bytea
+ORDER BY depth";
 
 /// Whether pi can open it, its version, entry count and default leaf (`query::context`).
 pub(crate) fn loadability(
@@ -118,7 +128,14 @@ pub fn plan(tx: &mut Transaction, s: &Resolved, leaf: Option<&str>) -> Result<Co
             cycle = true;
             break;
         }
-        lines.raw.insert(seq, (r.get(12), r.get(13)));
+        let kinds: Option<Vec<i16>> = r.get(14);
+        let bodies: Option<Vec<String>> = r.get(15);
+        let texts = kinds
+            .unwrap_or_default()
+            .into_iter()
+            .zip(bodies.unwrap_or_default())
+            .collect();
+        lines.raw.insert(seq, (r.get(12), r.get(13), texts));
         path.push(PathEntry {
             seq,
             id: r.get(1),
