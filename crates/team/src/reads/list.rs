@@ -5,7 +5,7 @@ use postgres::Transaction;
 use serde_json::Value;
 
 use super::on::{self as server, MODIFIED};
-use crate::pg::{server_err, LISTING_TEXT};
+use crate::pg::{server_err, LISTING_BODY, LISTING_TEXT};
 use pidx_core::error::Result;
 use pidx_core::pi::rawjson::member;
 use pidx_core::query::list::{GatewayInfo, ProjectCount, SessionInfo};
@@ -101,31 +101,45 @@ pub fn projects(tx: &mut Transaction, source: Option<&str>) -> Result<Vec<(Strin
 
 /// pi's `allMessagesText` (as `query::list::all_messages_text`): the entries' texts and the
 /// texts only pi's listing reads, in line order (an entry's before a listing text of its line,
-/// a line's listing texts in their order there), read row by row into one string.
-///
-/// # Errors
-/// Server errors.
-pub fn all_text(tx: &mut Transaction, source: &str, fid: i64) -> Result<String> {
-    use postgres::fallible_iterator::FallibleIterator;
-    let params: [&(dyn postgres::types::ToSql + Sync); 2] = [&source, &fid];
-    let sql = format!(
-        "SELECT text FROM (
-             SELECT line, 0 AS k, seq AS n, {LISTING_TEXT} AS text FROM entries e
-             WHERE source = $1 AND fid = $2 AND text IS NOT NULL
-             UNION ALL
-             SELECT line, 1, n, text FROM listing_text WHERE source = $1 AND fid = $2) t
-         ORDER BY line, k, n"
-    );
-    let mut rows = tx.query_raw(sql.as_str(), params).map_err(server_err)?;
-    let mut out = String::new();
-    let mut first = true;
-    while let Some(r) = rows.next().map_err(server_err)? {
-        if !std::mem::take(&mut first) {
-            out.push(' ');
-        }
-        out.push_str(r.get::<_, &str>(0));
+/// a line's listing texts in their order there), read row by row into one string. One
+/// statement for every session of a listing ([`AllText::new`]): planned once, not per session
+/// (planning it over the partitions cost more than running it).
+pub struct AllText(postgres::Statement);
+
+impl AllText {
+    /// # Errors
+    /// Server errors.
+    pub fn new(tx: &mut Transaction) -> Result<AllText> {
+        let sql = format!(
+            "SELECT text FROM (
+                 SELECT e.line, 0 AS k, e.seq AS n, {LISTING_TEXT} AS text
+                 FROM entries e {LISTING_BODY}
+                 WHERE e.source = $1 AND e.fid = $2 AND e.text IS NOT NULL
+                 UNION ALL
+                 SELECT line, 1, n, text FROM listing_text WHERE source = $1 AND fid = $2) t
+             ORDER BY line, k, n"
+        );
+        Ok(AllText(tx.prepare(&sql).map_err(server_err)?))
     }
-    Ok(out)
+
+    /// The text of the transcript `fid` of `source`.
+    ///
+    /// # Errors
+    /// Server errors.
+    pub fn of(&self, tx: &mut Transaction, source: &str, fid: i64) -> Result<String> {
+        use postgres::fallible_iterator::FallibleIterator;
+        let params: [&(dyn postgres::types::ToSql + Sync); 2] = [&source, &fid];
+        let mut rows = tx.query_raw(&self.0, params).map_err(server_err)?;
+        let mut out = String::new();
+        let mut first = true;
+        while let Some(r) = rows.next().map_err(server_err)? {
+            if !std::mem::take(&mut first) {
+                out.push(' ');
+            }
+            out.push_str(r.get::<_, &str>(0));
+        }
+        Ok(out)
+    }
 }
 
 /// pi's picker filter and order (`query::picker`) over listed rows, each session's text read
@@ -141,8 +155,9 @@ pub fn filter_and_sort(
     limit: Option<usize>,
     with_text: bool,
 ) -> Result<Vec<SessionInfo>> {
+    let all_text = AllText::new(tx)?;
     let order = pidx_core::query::picker::rank_streamed_at(&rows, query, |i| {
-        all_text(
+        all_text.of(
             tx,
             rows[i].source.as_deref().unwrap_or_default(),
             rows[i].file_id,
@@ -164,8 +179,9 @@ fn first_page(
         out.truncate(n);
     }
     if with_text {
+        let all_text = AllText::new(tx)?;
         for s in &mut out {
-            let text = all_text(tx, s.source.as_deref().unwrap_or_default(), s.file_id)?;
+            let text = all_text.of(tx, s.source.as_deref().unwrap_or_default(), s.file_id)?;
             s.all_messages_text = Some(text);
         }
     }

@@ -4,7 +4,7 @@ use postgres::Transaction;
 
 use super::context::loadability;
 use super::on::key;
-use crate::pg::{server_err, LISTING_TEXT};
+use crate::pg::{server_err, LISTING_BODY, LISTING_TEXT};
 use pidx_core::error::{Error, Result};
 use pidx_core::query::resolve::Resolved;
 use pidx_core::query::tree::{tree_of, Node, Tree};
@@ -22,9 +22,9 @@ pub fn tree(tx: &mut Transaction, s: &Resolved) -> Result<Tree> {
         });
     }
     let sql = format!(
-        "SELECT seq, id, parent_id, type, role, ts, ts_ms, substr({LISTING_TEXT}, 1, 400), label,
-                target_id
-         FROM entries e WHERE source = $1 AND fid = $2 ORDER BY seq"
+        "SELECT e.seq, e.id, e.parent_id, e.type, e.role, e.ts, e.ts_ms,
+                substr({LISTING_TEXT}, 1, 400), e.label, e.target_id
+         FROM entries e {LISTING_BODY} WHERE e.source = $1 AND e.fid = $2 ORDER BY e.seq"
     );
     let rows = tx
         .query(sql.as_str(), &[&source, &fid])
