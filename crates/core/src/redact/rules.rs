@@ -337,6 +337,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !letters_only(value)
                     && !property_read(value)
                     && (!is_basic_scheme(scheme) || basic_credentials(value))
+                    && !in_an_example(text, m.start())
             }
             Check::AwsSecret => aws_secret(value),
             Check::Cookie => cookie_holds_secret(value),
@@ -739,11 +740,16 @@ fn commented_beside_a_documentation_url(text: &str, at: usize) -> bool {
 
 /// The match at `at` is part of a documentation example, whose values are made up to show a
 /// shape: a Python doctest ([`in_a_doctest`]), a string literal assigned to a name for
-/// examples ([`in_an_examples_string`], Ansible's `EXAMPLES = r'''...'''`), or the value of
-/// a JSON `"example"`/`"examples"` key ([`in_a_json_example`], AWS's service models, OpenAPI).
+/// examples ([`in_an_examples_string`], Ansible's `EXAMPLES = r'''...'''`), the value of
+/// a JSON `"example"`/`"examples"` key ([`in_a_json_example`], AWS's service models, OpenAPI),
+/// or a reStructuredText literal block ([`in_a_literal_block`], docstrings quoting an RFC's
+/// HTTP exchanges).
 /// Only the loose rules ask: a token in a provider's format is found wherever it stands.
 fn in_an_example(text: &str, at: usize) -> bool {
-    in_a_doctest(text, at) || in_an_examples_string(text, at) || in_a_json_example(text, at)
+    in_a_doctest(text, at)
+        || in_an_examples_string(text, at)
+        || in_a_json_example(text, at)
+        || in_a_literal_block(text, at)
 }
 
 /// How far back the example checks look for the start of an examples block: the longest of
@@ -751,6 +757,53 @@ fn in_an_example(text: &str, at: usize) -> bool {
 /// largest examples files run to 148 KB, and a value further than this into one is judged as
 /// any other. The check runs only on a match that passed every other one.
 const EXAMPLE_LOOK_BACK: usize = 64 << 10;
+
+/// The match stands in a reStructuredText literal block: an indented block after a paragraph
+/// that ends with `::` (`For example::`) or after a code directive (`.. code-block:: http`),
+/// as Python docstrings show an RFC's requests and responses (`Authorization: Bearer
+/// mF_9.B5f-4.1JqM`, `"access_token":"2YotnFZFEjr1zCsicMWpAA"` in OAuth libraries). Read back
+/// over real lines from the match's: blank lines and lines indented as far as the block go
+/// by; the first line indented less must be the opener, or it is the block's own less
+/// indented line (`Authorization: OAuth realm=...` above its continued parameters) and the
+/// look goes on from its indent. A line at the margin that opens nothing ends the look.
+fn in_a_literal_block(text: &str, at: usize) -> bool {
+    let before = last_bytes(&text[..at], EXAMPLE_LOOK_BACK);
+    // a quick refusal
+    if !before.contains("::") {
+        return false;
+    }
+    let indent = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
+    let opens = |l: &str| {
+        let l = l.trim();
+        if l.starts_with("..") {
+            [".. code-block::", ".. code::", ".. sourcecode::"]
+                .iter()
+                .any(|d| l.starts_with(d))
+        } else {
+            l.ends_with("::")
+        }
+    };
+    let mut lines: Vec<&str> = before.split('\n').collect();
+    let own = lines.pop().unwrap_or("");
+    // a line cut by the look is no whole line
+    if before.len() != at && !lines.is_empty() {
+        lines.remove(0);
+    }
+    let mut block = indent(own);
+    for line in lines.into_iter().rev() {
+        if block == 0 {
+            return false;
+        }
+        if line.trim().is_empty() || indent(line) >= block {
+            continue;
+        }
+        if opens(line) {
+            return true;
+        }
+        block = indent(line);
+    }
+    false
+}
 
 /// A doctest: the match's line, or a line above it with no blank line between (a doctest's
 /// expected output ends at a blank line), starts with `>>>` (Python's prompt, which docs and

@@ -1050,3 +1050,27 @@ fn counting_characters_are_a_made_up_value() {
         assert_finds_only(text, secret);
     }
 }
+
+/// Tenth round (from the `tenth` body's OAuth libraries, docstrings quoting RFC 6749's and
+/// 5849's HTTP exchanges): a value in a reStructuredText literal block (indented after a
+/// paragraph ending in `::` or a `.. code-block::` directive) is a doc's example, for the
+/// header rule too. After the block (a line back at the opener's indent) or under another
+/// directive (`.. note::`), a value is judged as before.
+#[test]
+fn a_value_in_a_literal_block_is_an_example() {
+    for text in [
+        "    \"\"\"Send the token::\n\n        GET /resource HTTP/1.1\n        Host: api.corp.io\n        Authorization: Bearer Zq4x9Lm2Tr8vKp3N\n    \"\"\"",
+        "    .. code-block:: http\n\n        HTTP/1.1 200 OK\n\n        {\n            \"access_token\":\"Zq4x9Lm2Tr8vKp3N\",\n        }",
+        "    For example::\n\n        Authorization: OAuth realm=\"Photos\",\n            oauth_token=\"Zq4x9Lm2Tr8vKp3N\",\n",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for text in [
+        "    For example::\n\n        GET / HTTP/1.1\n\n    Then:\n        token = 'Zq4x9Lm2Tr8vKp3N'",
+        "    .. note::\n\n        token = 'Zq4x9Lm2Tr8vKp3N'",
+        "class A::\n    pass\n\ntoken = 'Zq4x9Lm2Tr8vKp3N'",
+        "    Authorization: Bearer Zq4x9Lm2Tr8vKp3N",
+    ] {
+        assert_finds_only(text, "Zq4x9Lm2Tr8vKp3N");
+    }
+}
