@@ -310,12 +310,18 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             }
             Check::EnvValue => {
                 !names_what_is_not_the_secret(name)
+                    && !names_a_stand_in(name)
                     && plausible_env_value(value)
                     && !value.eq_ignore_ascii_case(name)
                     && !reads_the_environment(text, &m, name)
                     && !in_an_example(text, m.start())
             }
             Check::ConnPassword => {
+                // a sentence's stops after a word (`password = None.. That's not allowed`)
+                let value = match value.trim_end_matches('.') {
+                    "" => value,
+                    v => v,
+                };
                 // `password==void 0`, `password===x`: a comparison, not an assignment
                 !value.starts_with('=')
                     && !an_operator(value)
@@ -344,6 +350,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             Check::Assigned => {
                 let before = caps.get(1).map_or("", |n| &text[..n.start()]);
                 !names_what_is_not_the_secret(name)
+                    && !names_a_stand_in(name)
                     && looks_generated(value)
                     && !value.eq_ignore_ascii_case(name)
                     && !unquoted_property_read(text, &m)
@@ -572,6 +579,38 @@ fn names_what_is_not_the_secret(name: &str) -> bool {
         .map_or(0, |i| if b[i].is_ascii_uppercase() { i } else { i + 1 });
     let last = name[start..].to_ascii_lowercase();
     ABOUT_A_SECRET.contains(&last.as_str())
+}
+
+/// Words of a name that make what it holds a stand-in for a secret: a form's dummy value
+/// (`$dummyPassword = '_web_form_5847...'`, shown in place of the stored password), a test's
+/// fake one (`FAKE_API_KEY`, `mock_token`), a doc's sample.
+const STAND_IN: &[&str] = &[
+    "dummy",
+    "fake",
+    "mock",
+    "bogus",
+    "example",
+    "sample",
+    "placeholder",
+];
+
+/// Some word of the name (between `_`, `-`, `.`, or at a lower-to-upper case change) is one of
+/// [`STAND_IN`].
+fn names_a_stand_in(name: &str) -> bool {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut last_lower = false;
+    for c in name.chars() {
+        if matches!(c, '_' | '-' | '.') || (last_lower && c.is_ascii_uppercase()) {
+            words.push(std::mem::take(&mut word));
+        }
+        if !matches!(c, '_' | '-' | '.') {
+            word.push(c.to_ascii_lowercase());
+        }
+        last_lower = c.is_ascii_lowercase();
+    }
+    words.push(word);
+    words.iter().any(|w| STAND_IN.contains(&w.as_str()))
 }
 
 /// The header's scheme is `Basic` (`Authorization: Basic `): its value is then

@@ -1074,3 +1074,31 @@ fn a_value_in_a_literal_block_is_an_example() {
         assert_finds_only(text, "Zq4x9Lm2Tr8vKp3N");
     }
 }
+
+/// Tenth round (from the `tenth` body's Icinga Web 2 form and Impacket's comments): a value
+/// under a name that says it is a stand-in (`dummy`, `fake`, `mock`, `sample`... as one of its
+/// words) is none, and a placeholder word after `password =` is one with a sentence's stops
+/// after it. The same values under a plain secret's name, or a real password with a stop
+/// after it, are still found.
+#[test]
+fn a_stand_in_s_name_and_a_placeholder_with_stops_are_no_secret() {
+    for text in [
+        "    protected static $dummyPassword = '_web_form_Zq4x9Lm2Tr8vKp3N';",
+        "FAKE_API_KEY=Zq4x9Lm2Tr8vKp3N",
+        "mock_token = \"Zq4x9Lm2Tr8vKp3N\"",
+        "    # in case somebody sent password = None.. That's not allowed.",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        (
+            "    protected static $password = '_web_form_Zq4x9Lm2Tr8vKp3N';",
+            "_web_form_Zq4x9Lm2Tr8vKp3N",
+        ),
+        ("API_KEY=Zq4x9Lm2Tr8vKp3N", "Zq4x9Lm2Tr8vKp3N"),
+        ("tokenDummyless = \"Zq4x9Lm2Tr8vKp3N\"", "Zq4x9Lm2Tr8vKp3N"),
+        ("password = Zq4x9Lm2.", "Zq4x9Lm2."),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
