@@ -317,10 +317,11 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !in_an_example(text, m.start())
             }
             Check::ConnPassword => {
-                // a sentence's stops after a word (`password = None.. That's not allowed`)
+                // a sentence's stops after a word (`password = None.. That's not allowed`); an
+                // elision (`MyPa$$w0rd...`) keeps its dots, and with them its refusal
                 let value = match value.trim_end_matches('.') {
-                    "" => value,
-                    v => v,
+                    v if !v.is_empty() && !value.ends_with("...") => v,
+                    _ => value,
                 };
                 // `password==void 0`, `password===x`: a comparison, not an assignment
                 !value.starts_with('=')

@@ -1087,6 +1087,7 @@ fn a_stand_in_s_name_and_a_placeholder_with_stops_are_no_secret() {
         "FAKE_API_KEY=Zq4x9Lm2Tr8vKp3N",
         "mock_token = \"Zq4x9Lm2Tr8vKp3N\"",
         "    # in case somebody sent password = None.. That's not allowed.",
+        "jdbc:hive2://h:1/d;user=u;password=Zq4x9Lm2...",
     ] {
         assert_eq!(find(text), Vec::new(), "in {text:?}");
     }
