@@ -307,6 +307,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !after.starts_with('(')
                     && !commented_doc_url
                     && !in_an_example(text, m.start())
+                    && !named_after_its_user(text, &m)
             }
             Check::EnvValue => {
                 !names_what_is_not_the_secret(name)
@@ -315,6 +316,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !value.eq_ignore_ascii_case(name)
                     && !reads_the_environment(text, &m, name)
                     && !in_an_example(text, m.start())
+                    && !named_after_its_user(text, &m)
             }
             Check::ConnPassword => {
                 // a sentence's stops after a word (`password = None.. That's not allowed`); an
@@ -333,6 +335,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !commented_beside_a_documentation_url(text, m.start())
                     && !anonymous_ftp_password(text, &m)
                     && !in_an_example(text, m.start())
+                    && !named_after_its_user(text, &m)
             }
             Check::Random => looks_random(value),
             Check::RandomKey => looks_random(value) && mixes_cases(value),
@@ -966,6 +969,55 @@ fn in_a_json_example(text: &str, at: usize) -> bool {
         }
     }
     string.is_some_and(|(_, example)| example) || open.contains(&true)
+}
+
+/// The password is the name of the user (or database) it goes with, written within three lines
+/// of it: `dbname = "icingaweb2"`, `username = "icingaweb2"` above `password = "icingaweb2"` in a
+/// doc's config, `PGPASSWORD=icingaweb2` above `psql -U icingaweb2`, or `://app2:app2@` in a
+/// URL. A doc's setup names everything after the application; a password someone chose is not
+/// its own user's name. Only asked of a value that passed every other check.
+fn named_after_its_user(text: &str, value: &regex::Match) -> bool {
+    let (around, from) = lines_around(text, value.start(), value.end(), 3);
+    let Ok(user) = Regex::new(&format!(
+        r#"(?im)(?:\b(?:user(?:_?name)?|login|db_?name|database)['"]?\s*[:=]\s*['"]?|(?:^|\s)(?:-[uU][ \t]*|--user(?:name)?[= ])['"]?|://)((?-i:{}))(?:[^A-Za-z0-9_-]|$)"#,
+        regex::escape(value.as_str())
+    )) else {
+        return false;
+    };
+    // the value itself is no user's name (`://user:p4ss@` reads as `user: p4ss`)
+    let named = user
+        .captures_iter(around)
+        .any(|c| c.get(1).is_some_and(|u| from + u.start() != value.start()));
+    named
+}
+
+/// The text from `n` lines before the line of `start` to `n` lines after the line of `end`
+/// (real newlines), each side at most [`LOOK_BACK`] bytes, and where it starts in `text`.
+fn lines_around(text: &str, start: usize, end: usize, n: usize) -> (&str, usize) {
+    let before = last_bytes(&text[..start], LOOK_BACK);
+    let after = first_bytes(&text[end..], LOOK_BACK);
+    let mut from = before.len();
+    for _ in 0..=n {
+        match before[..from].rfind('\n') {
+            Some(i) => from = i,
+            None => {
+                from = 0;
+                break;
+            }
+        }
+    }
+    let mut to = 0;
+    for _ in 0..=n {
+        match after[to..].find('\n') {
+            Some(i) => to += i + 1,
+            None => {
+                to = after.len();
+                break;
+            }
+        }
+    }
+    let from = start - before.len() + from;
+    (&text[from..end + to], from)
 }
 
 /// An operator read as a value (Erlang's `Password =:= X` and `Password =/= ignore` leave

@@ -1103,3 +1103,34 @@ fn a_stand_in_s_name_and_a_placeholder_with_stops_are_no_secret() {
         assert_finds_only(text, secret);
     }
 }
+
+/// Tenth round (from the `tenth` body's Icinga Web 2 docs): a password that is the name of the
+/// user or database it goes with, within three lines of it, is a doc's setup. A password that
+/// is not, or a user's name further away, leaves the password found.
+#[test]
+fn a_password_named_after_its_user_is_a_doc_s_setup() {
+    for text in [
+        "[db]\ndbname   = \"shop2\"\nusername = \"shop2\"\npassword = \"shop2\"\n",
+        "```\n# export PGPASSWORD=shop2web\n# psql -U shop2web -d shop2web < schema.sql\n```",
+        "DATABASE_URL=postgres://shop2web:shop2web@db.corp.io/shop",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        (
+            "[db]\nusername = \"shop2\"\npassword = \"Zq4x9Lm2\"\n",
+            "Zq4x9Lm2",
+        ),
+        (
+            "username = \"shop2\"\n\n\n\n\npassword = \"shop2\"\n",
+            "shop2",
+        ),
+        ("export PGPASSWORD=shop2web", "shop2web"),
+        (
+            "DATABASE_URL=postgres://shop:shop2web@db.corp.io/shop",
+            "shop2web",
+        ),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
