@@ -793,6 +793,29 @@ fn in_an_example(text: &str, at: usize) -> bool {
         || in_an_examples_string(text, at)
         || in_a_json_example(text, at)
         || in_a_literal_block(text, at)
+        || in_a_documentation_url_query(text, at)
+}
+
+/// The match stands in the query or fragment of a URL for a host reserved for documentation
+/// (`http://www.example.com/path?access_token=...`, `http://example.com/cb#access_token=...`):
+/// the URL runs, with no space or quote in it, from its `://` on the match's line to the
+/// match, and a `?` or `#` comes after its host.
+fn in_a_documentation_url_query(text: &str, at: usize) -> bool {
+    let before = last_bytes(&text[..at], LOOK_BACK);
+    let line = &before[line_start(before).unwrap_or(0)..];
+    let Some(i) = line.rfind("://") else {
+        return false;
+    };
+    let url = &line[i + 3..];
+    if url.contains(|c: char| c.is_whitespace() || "'\"`<>\\".contains(c)) {
+        return false;
+    }
+    let Some(end) = url.find(['/', '?', '#']) else {
+        return false;
+    };
+    let host = url[..end].rsplit('@').next().unwrap_or("");
+    let host = host.split(':').next().unwrap_or("");
+    url[end..].contains(['?', '#']) && documentation_host_name(host)
 }
 
 /// How far back the example checks look for the start of an examples block: the longest of

@@ -1134,3 +1134,22 @@ fn a_password_named_after_its_user_is_a_doc_s_setup() {
         assert_finds_only(text, secret);
     }
 }
+
+/// Tenth round (from the `tenth` body's OAuth docstrings): a value in the query or fragment of
+/// a URL for a documentation host is a doc's example; on another host, or after the URL ends,
+/// it is found.
+#[test]
+fn a_value_in_a_documentation_url_s_query_is_an_example() {
+    for text in [
+        "    http://www.example.com/path?access_token=Zq4x9Lm2Tr8vKp3N\n",
+        "    Location: https://client.example.org/cb#access_token=Zq4x9Lm2Tr8vKp3N&state=x",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for text in [
+        "    https://api.corp.io/path?access_token=Zq4x9Lm2Tr8vKp3N\n",
+        "    see http://www.example.com/path?x=1 access_token=Zq4x9Lm2Tr8vKp3N",
+    ] {
+        assert_finds_only(text, "Zq4x9Lm2Tr8vKp3N");
+    }
+}
