@@ -14,7 +14,7 @@ and `report` (measured once for the numbers in docs/secrets.md); in the `new` se
 quarter and the other half (`spare`) is written only when asked for (`--half spare`), for a
 held-out run.
 
-usage: corpus.py --out DIR [--set old|new|fresh|fifth|sixth|seventh|eighth|ninth] [--half tune|report|spare|all] [--python DIR] [--cargo DIR]
+usage: corpus.py --out DIR [--set old|new|fresh|fifth|sixth|seventh|eighth|ninth|tenth] [--half tune|report|spare|all] [--python DIR] [--cargo DIR]
                  [--npm DIR[:DIR...]] [--doc DIR]
 """
 
@@ -108,7 +108,34 @@ NINTH_DEFAULT = [("botocore", DIST + "botocore", (".py", ".json")),
                  ("keystoneclient", DIST + "keystoneclient", (".py",)),
                  ("keystoneauth1", DIST + "keystoneauth1", (".py",)),
                  ("nodejs", "/usr/share/nodejs", EXTS_NPM)]
-HELD_OUT_WHOLE = ("fresh", "fifth", "sixth", "seventh", "eighth", "ninth")
+# Set `tenth` (tenth round): the same again, generated and run once with main's rules before the
+# tenth round's rules were changed, from Debian packages that are not installed but downloaded
+# (`apt-get download` of TENTH_DEBS into the folder PIDX_TENTH_DEBS, default
+# ~/.cache/pidx-test/tenth-debs) and unpacked by this script with `dpkg-deb -x` into its `root`
+# folder (symbolic links left out: they point into the machine's own files): Python clients
+# full of credentials by name (Docker, Vault's `hvac`, Google's API client, LDAP, Impacket's
+# SMB/Kerberos, passlib, MSAL, Authlib, OpenStack's SDK, social-auth, SAML, JOSE/JWT, boto 2,
+# libcloud, oauthlib, keyring) and PHP web applications with their JavaScript, templates, SQL and
+# language files (Roundcube and its plugins, phpMyAdmin, Tiny Tiny RSS, Icinga Web 2, DokuWiki).
+# 9,551 files, 70.0 MB; held out with main's rules (b7843f1): 56 findings = 79.97 per 100 MB,
+# most of them RFC 6749/5849 example tokens in OAuth libraries' docstrings (docs/secrets.md,
+# tenth round).
+TENTH_DEBS = ("python3-docker python3-hvac python3-googleapi python3-ldap3 python3-impacket "
+              "python3-passlib python3-msal python3-authlib python3-openstacksdk "
+              "python3-social-auth-core python3-pysaml2 python3-jose python3-jwcrypto python3-boto "
+              "python3-libcloud python3-jwt python3-oauthlib python3-keyring roundcube-core "
+              "roundcube-plugins phpmyadmin tt-rss icingaweb2 dokuwiki").split()
+TENTH_DEBS_DIR = os.environ.get("PIDX_TENTH_DEBS", os.path.expanduser("~/.cache/pidx-test/tenth-debs"))
+TENTH_PY = (".py", ".json", ".yml", ".yaml", ".txt", ".rst", ".cfg")
+TENTH_PHP = (".php", ".inc", ".js", ".twig", ".phtml", ".html", ".dist", ".sample", ".sql", ".txt",
+             ".md", ".json", ".yml", ".ini")
+TENTH_DEFAULT = [(name, "usr/lib/python3/dist-packages/" + name, TENTH_PY)
+                 for name in ("docker", "hvac", "googleapiclient", "ldap3", "impacket", "passlib",
+                              "msal", "authlib", "openstack", "social_core", "saml2", "jose",
+                              "jwcrypto", "boto", "libcloud", "jwt", "oauthlib", "keyring")] + \
+                [(name, "usr/share/" + name, TENTH_PHP)
+                 for name in ("roundcube", "phpmyadmin", "tt-rss", "icingaweb2", "dokuwiki")]
+HELD_OUT_WHOLE = ("fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 
 
 def unzipped(archive, exts, into):
@@ -160,6 +187,36 @@ def ext_files(exts):
                 if f.endswith(exts) and os.path.isfile(p) and os.path.getsize(p) <= MAX_NPM_FILE:
                     yield p
     return walk
+
+
+def unpacked_debs(debs):
+    """TENTH_DEBS's files in the folder `debs`, unpacked once into `debs/root`; with the
+    (package, version) of each."""
+    import glob
+    import subprocess
+    into = os.path.join(debs, "root")
+    found = []
+    for name in TENTH_DEBS:
+        files = sorted(glob.glob(os.path.join(debs, name + "_*.deb")))
+        if not files:
+            print(f"corpus.py: no {name}_*.deb in {debs} (apt-get download {name})", file=sys.stderr)
+            continue
+        meta = subprocess.run(["dpkg-deb", "-f", files[-1], "Package", "Version"],
+                              capture_output=True, text=True, check=True).stdout.split("\n")
+        found.append((files[-1], meta[0].split(": ", 1)[1], meta[1].split(": ", 1)[1]))
+    if not os.path.isdir(into):
+        os.makedirs(into + ".part", exist_ok=True)
+        for deb, _, _ in found:
+            subprocess.run(["dpkg-deb", "-x", deb, into + ".part"], check=True)
+        os.rename(into + ".part", into)
+    return into, [(p, v) for _, p, v in found]
+
+
+def no_links(walk):
+    """`walk` without symbolic links (an unpacked package's point into the machine's files)."""
+    def w(root):
+        return (p for p in walk(root) if not os.path.islink(p))
+    return w
 
 
 def dpkg_owners(root):
@@ -280,7 +337,7 @@ class Writer:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--set", default="old", choices=("old", "new", "fresh", "fifth", "sixth", "seventh", "eighth", "ninth"))
+    ap.add_argument("--set", default="old", choices=("old", "new", "fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"))
     ap.add_argument("--half", default="all", choices=("tune", "report", "spare", "all"),
                     help="spare: the `new` set's unread half, for a held-out run (docs/secrets.md)")
     ap.add_argument("--python", default="/usr/lib/python3.11")
@@ -293,7 +350,11 @@ def main():
     if a.set in HELD_OUT_WHOLE and a.half != "all":
         sys.exit(f"corpus.py: the `{a.set}` set has no halves (it is read whole, once)")
     archives = {}  # an unpacked folder -> its archive
-    if a.set == "old":
+    debs = []
+    if a.set == "tenth":
+        into, debs = unpacked_debs(TENTH_DEBS_DIR)
+        parts = [(name, os.path.join(into, rel), no_links(ext_files(exts))) for name, rel, exts in TENTH_DEFAULT]
+    elif a.set == "old":
         parts = [("python", a.python, python_files), ("cargo", a.cargo, cargo_files)]
     elif a.set in HELD_OUT_WHOLE:
         roots = {"fresh": FRESH_DEFAULT, "fifth": FIFTH_DEFAULT, "sixth": SIXTH_DEFAULT,
@@ -335,7 +396,12 @@ def main():
             files += 1
     for w in writers.values():
         w.close()
-    if a.set in HELD_OUT_WHOLE:
+    if a.set == "tenth":
+        with open(a.out.rstrip("/") + ".packages.tsv", "w", encoding="utf-8") as f:
+            f.write("root\tpackage\tversion\n")
+            for pkg, ver in debs:
+                f.write(f"{TENTH_DEBS_DIR}\t{pkg}\t{ver}\n")
+    elif a.set in HELD_OUT_WHOLE:
         with open(a.out.rstrip("/") + ".packages.tsv", "w", encoding="utf-8") as f:
             f.write("root\tpackage\tversion\n")
             for name, root in used:

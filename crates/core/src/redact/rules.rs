@@ -307,15 +307,24 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !after.starts_with('(')
                     && !commented_doc_url
                     && !in_an_example(text, m.start())
+                    && !named_after_its_user(text, &m)
             }
             Check::EnvValue => {
                 !names_what_is_not_the_secret(name)
+                    && !names_a_stand_in(name)
                     && plausible_env_value(value)
                     && !value.eq_ignore_ascii_case(name)
                     && !reads_the_environment(text, &m, name)
                     && !in_an_example(text, m.start())
+                    && !named_after_its_user(text, &m)
             }
             Check::ConnPassword => {
+                // a sentence's stops after a word (`password = None.. That's not allowed`); an
+                // elision (`MyPa$$w0rd...`) keeps its dots, and with them its refusal
+                let value = match value.trim_end_matches('.') {
+                    v if !v.is_empty() && !value.ends_with("...") => v,
+                    _ => value,
+                };
                 // `password==void 0`, `password===x`: a comparison, not an assignment
                 !value.starts_with('=')
                     && !an_operator(value)
@@ -326,6 +335,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !commented_beside_a_documentation_url(text, m.start())
                     && !anonymous_ftp_password(text, &m)
                     && !in_an_example(text, m.start())
+                    && !named_after_its_user(text, &m)
             }
             Check::Random => looks_random(value),
             Check::RandomKey => looks_random(value) && mixes_cases(value),
@@ -337,12 +347,14 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !letters_only(value)
                     && !property_read(value)
                     && (!is_basic_scheme(scheme) || basic_credentials(value))
+                    && !in_an_example(text, m.start())
             }
             Check::AwsSecret => aws_secret(value),
             Check::Cookie => cookie_holds_secret(value),
             Check::Assigned => {
                 let before = caps.get(1).map_or("", |n| &text[..n.start()]);
                 !names_what_is_not_the_secret(name)
+                    && !names_a_stand_in(name)
                     && looks_generated(value)
                     && !value.eq_ignore_ascii_case(name)
                     && !unquoted_property_read(text, &m)
@@ -573,6 +585,38 @@ fn names_what_is_not_the_secret(name: &str) -> bool {
     ABOUT_A_SECRET.contains(&last.as_str())
 }
 
+/// Words of a name that make what it holds a stand-in for a secret: a form's dummy value
+/// (`$dummyPassword = '_web_form_5847...'`, shown in place of the stored password), a test's
+/// fake one (`FAKE_API_KEY`, `mock_token`), a doc's sample.
+const STAND_IN: &[&str] = &[
+    "dummy",
+    "fake",
+    "mock",
+    "bogus",
+    "example",
+    "sample",
+    "placeholder",
+];
+
+/// Some word of the name (between `_`, `-`, `.`, or at a lower-to-upper case change) is one of
+/// [`STAND_IN`].
+fn names_a_stand_in(name: &str) -> bool {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut last_lower = false;
+    for c in name.chars() {
+        if matches!(c, '_' | '-' | '.') || (last_lower && c.is_ascii_uppercase()) {
+            words.push(std::mem::take(&mut word));
+        }
+        if !matches!(c, '_' | '-' | '.') {
+            word.push(c.to_ascii_lowercase());
+        }
+        last_lower = c.is_ascii_lowercase();
+    }
+    words.push(word);
+    words.iter().any(|w| STAND_IN.contains(&w.as_str()))
+}
+
 /// The header's scheme is `Basic` (`Authorization: Basic `): its value is then
 /// base64 of `user:password` (RFC 7617).
 fn is_basic_scheme(header: &str) -> bool {
@@ -739,11 +783,39 @@ fn commented_beside_a_documentation_url(text: &str, at: usize) -> bool {
 
 /// The match at `at` is part of a documentation example, whose values are made up to show a
 /// shape: a Python doctest ([`in_a_doctest`]), a string literal assigned to a name for
-/// examples ([`in_an_examples_string`], Ansible's `EXAMPLES = r'''...'''`), or the value of
-/// a JSON `"example"`/`"examples"` key ([`in_a_json_example`], AWS's service models, OpenAPI).
+/// examples ([`in_an_examples_string`], Ansible's `EXAMPLES = r'''...'''`), the value of
+/// a JSON `"example"`/`"examples"` key ([`in_a_json_example`], AWS's service models, OpenAPI),
+/// or a reStructuredText literal block ([`in_a_literal_block`], docstrings quoting an RFC's
+/// HTTP exchanges).
 /// Only the loose rules ask: a token in a provider's format is found wherever it stands.
 fn in_an_example(text: &str, at: usize) -> bool {
-    in_a_doctest(text, at) || in_an_examples_string(text, at) || in_a_json_example(text, at)
+    in_a_doctest(text, at)
+        || in_an_examples_string(text, at)
+        || in_a_json_example(text, at)
+        || in_a_literal_block(text, at)
+        || in_a_documentation_url_query(text, at)
+}
+
+/// The match stands in the query or fragment of a URL for a host reserved for documentation
+/// (`http://www.example.com/path?access_token=...`, `http://example.com/cb#access_token=...`):
+/// the URL runs, with no space or quote in it, from its `://` on the match's line to the
+/// match, and a `?` or `#` comes after its host.
+fn in_a_documentation_url_query(text: &str, at: usize) -> bool {
+    let before = last_bytes(&text[..at], LOOK_BACK);
+    let line = &before[line_start(before).unwrap_or(0)..];
+    let Some(i) = line.rfind("://") else {
+        return false;
+    };
+    let url = &line[i + 3..];
+    if url.contains(|c: char| c.is_whitespace() || "'\"`<>\\".contains(c)) {
+        return false;
+    }
+    let Some(end) = url.find(['/', '?', '#']) else {
+        return false;
+    };
+    let host = url[..end].rsplit('@').next().unwrap_or("");
+    let host = host.split(':').next().unwrap_or("");
+    url[end..].contains(['?', '#']) && documentation_host_name(host)
 }
 
 /// How far back the example checks look for the start of an examples block: the longest of
@@ -751,6 +823,53 @@ fn in_an_example(text: &str, at: usize) -> bool {
 /// largest examples files run to 148 KB, and a value further than this into one is judged as
 /// any other. The check runs only on a match that passed every other one.
 const EXAMPLE_LOOK_BACK: usize = 64 << 10;
+
+/// The match stands in a reStructuredText literal block: an indented block after a paragraph
+/// that ends with `::` (`For example::`) or after a code directive (`.. code-block:: http`),
+/// as Python docstrings show an RFC's requests and responses (`Authorization: Bearer
+/// mF_9.B5f-4.1JqM`, `"access_token":"2YotnFZFEjr1zCsicMWpAA"` in OAuth libraries). Read back
+/// over real lines from the match's: blank lines and lines indented as far as the block go
+/// by; the first line indented less must be the opener, or it is the block's own less
+/// indented line (`Authorization: OAuth realm=...` above its continued parameters) and the
+/// look goes on from its indent. A line at the margin that opens nothing ends the look.
+fn in_a_literal_block(text: &str, at: usize) -> bool {
+    let before = last_bytes(&text[..at], EXAMPLE_LOOK_BACK);
+    // a quick refusal
+    if !before.contains("::") {
+        return false;
+    }
+    let indent = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
+    let opens = |l: &str| {
+        let l = l.trim();
+        if l.starts_with("..") {
+            [".. code-block::", ".. code::", ".. sourcecode::"]
+                .iter()
+                .any(|d| l.starts_with(d))
+        } else {
+            l.ends_with("::")
+        }
+    };
+    let mut lines: Vec<&str> = before.split('\n').collect();
+    let own = lines.pop().unwrap_or("");
+    // a line cut by the look is no whole line
+    if before.len() != at && !lines.is_empty() {
+        lines.remove(0);
+    }
+    let mut block = indent(own);
+    for line in lines.into_iter().rev() {
+        if block == 0 {
+            return false;
+        }
+        if line.trim().is_empty() || indent(line) >= block {
+            continue;
+        }
+        if opens(line) {
+            return true;
+        }
+        block = indent(line);
+    }
+    false
+}
 
 /// A doctest: the match's line, or a line above it with no blank line between (a doctest's
 /// expected output ends at a blank line), starts with `>>>` (Python's prompt, which docs and
@@ -873,6 +992,55 @@ fn in_a_json_example(text: &str, at: usize) -> bool {
         }
     }
     string.is_some_and(|(_, example)| example) || open.contains(&true)
+}
+
+/// The password is the name of the user (or database) it goes with, written within three lines
+/// of it: `dbname = "icingaweb2"`, `username = "icingaweb2"` above `password = "icingaweb2"` in a
+/// doc's config, `PGPASSWORD=icingaweb2` above `psql -U icingaweb2`, or `://app2:app2@` in a
+/// URL. A doc's setup names everything after the application; a password someone chose is not
+/// its own user's name. Only asked of a value that passed every other check.
+fn named_after_its_user(text: &str, value: &regex::Match) -> bool {
+    let (around, from) = lines_around(text, value.start(), value.end(), 3);
+    let Ok(user) = Regex::new(&format!(
+        r#"(?im)(?:\b(?:user(?:_?name)?|login|db_?name|database)['"]?\s*[:=]\s*['"]?|(?:^|\s)(?:-[uU][ \t]*|--user(?:name)?[= ])['"]?|://)((?-i:{}))(?:[^A-Za-z0-9_-]|$)"#,
+        regex::escape(value.as_str())
+    )) else {
+        return false;
+    };
+    // the value itself is no user's name (`://user:p4ss@` reads as `user: p4ss`)
+    let named = user
+        .captures_iter(around)
+        .any(|c| c.get(1).is_some_and(|u| from + u.start() != value.start()));
+    named
+}
+
+/// The text from `n` lines before the line of `start` to `n` lines after the line of `end`
+/// (real newlines), each side at most [`LOOK_BACK`] bytes, and where it starts in `text`.
+fn lines_around(text: &str, start: usize, end: usize, n: usize) -> (&str, usize) {
+    let before = last_bytes(&text[..start], LOOK_BACK);
+    let after = first_bytes(&text[end..], LOOK_BACK);
+    let mut from = before.len();
+    for _ in 0..=n {
+        match before[..from].rfind('\n') {
+            Some(i) => from = i,
+            None => {
+                from = 0;
+                break;
+            }
+        }
+    }
+    let mut to = 0;
+    for _ in 0..=n {
+        match after[to..].find('\n') {
+            Some(i) => to += i + 1,
+            None => {
+                to = after.len();
+                break;
+            }
+        }
+    }
+    let from = start - before.len() + from;
+    (&text[from..end + to], from)
 }
 
 /// An operator read as a value (Erlang's `Password =:= X` and `Password =/= ignore` leave

@@ -1050,3 +1050,106 @@ fn counting_characters_are_a_made_up_value() {
         assert_finds_only(text, secret);
     }
 }
+
+/// Tenth round (from the `tenth` body's OAuth libraries, docstrings quoting RFC 6749's and
+/// 5849's HTTP exchanges): a value in a reStructuredText literal block (indented after a
+/// paragraph ending in `::` or a `.. code-block::` directive) is a doc's example, for the
+/// header rule too. After the block (a line back at the opener's indent) or under another
+/// directive (`.. note::`), a value is judged as before.
+#[test]
+fn a_value_in_a_literal_block_is_an_example() {
+    for text in [
+        "    \"\"\"Send the token::\n\n        GET /resource HTTP/1.1\n        Host: api.corp.io\n        Authorization: Bearer Zq4x9Lm2Tr8vKp3N\n    \"\"\"",
+        "    .. code-block:: http\n\n        HTTP/1.1 200 OK\n\n        {\n            \"access_token\":\"Zq4x9Lm2Tr8vKp3N\",\n        }",
+        "    For example::\n\n        Authorization: OAuth realm=\"Photos\",\n            oauth_token=\"Zq4x9Lm2Tr8vKp3N\",\n",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for text in [
+        "    For example::\n\n        GET / HTTP/1.1\n\n    Then:\n        token = 'Zq4x9Lm2Tr8vKp3N'",
+        "    .. note::\n\n        token = 'Zq4x9Lm2Tr8vKp3N'",
+        "class A::\n    pass\n\ntoken = 'Zq4x9Lm2Tr8vKp3N'",
+        "    Authorization: Bearer Zq4x9Lm2Tr8vKp3N",
+    ] {
+        assert_finds_only(text, "Zq4x9Lm2Tr8vKp3N");
+    }
+}
+
+/// Tenth round (from the `tenth` body's Icinga Web 2 form and Impacket's comments): a value
+/// under a name that says it is a stand-in (`dummy`, `fake`, `mock`, `sample`... as one of its
+/// words) is none, and a placeholder word after `password =` is one with a sentence's stops
+/// after it. The same values under a plain secret's name, or a real password with a stop
+/// after it, are still found.
+#[test]
+fn a_stand_in_s_name_and_a_placeholder_with_stops_are_no_secret() {
+    for text in [
+        "    protected static $dummyPassword = '_web_form_Zq4x9Lm2Tr8vKp3N';",
+        "FAKE_API_KEY=Zq4x9Lm2Tr8vKp3N",
+        "mock_token = \"Zq4x9Lm2Tr8vKp3N\"",
+        "    # in case somebody sent password = None.. That's not allowed.",
+        "jdbc:hive2://h:1/d;user=u;password=Zq4x9Lm2...",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        (
+            "    protected static $password = '_web_form_Zq4x9Lm2Tr8vKp3N';",
+            "_web_form_Zq4x9Lm2Tr8vKp3N",
+        ),
+        ("API_KEY=Zq4x9Lm2Tr8vKp3N", "Zq4x9Lm2Tr8vKp3N"),
+        ("tokenDummyless = \"Zq4x9Lm2Tr8vKp3N\"", "Zq4x9Lm2Tr8vKp3N"),
+        ("password = Zq4x9Lm2.", "Zq4x9Lm2."),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
+
+/// Tenth round (from the `tenth` body's Icinga Web 2 docs): a password that is the name of the
+/// user or database it goes with, within three lines of it, is a doc's setup. A password that
+/// is not, or a user's name further away, leaves the password found.
+#[test]
+fn a_password_named_after_its_user_is_a_doc_s_setup() {
+    for text in [
+        "[db]\ndbname   = \"shop2\"\nusername = \"shop2\"\npassword = \"shop2\"\n",
+        "```\n# export PGPASSWORD=shop2web\n# psql -U shop2web -d shop2web < schema.sql\n```",
+        "DATABASE_URL=postgres://shop2web:shop2web@db.corp.io/shop",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for (text, secret) in [
+        (
+            "[db]\nusername = \"shop2\"\npassword = \"Zq4x9Lm2\"\n",
+            "Zq4x9Lm2",
+        ),
+        (
+            "username = \"shop2\"\n\n\n\n\npassword = \"shop2\"\n",
+            "shop2",
+        ),
+        ("export PGPASSWORD=shop2web", "shop2web"),
+        (
+            "DATABASE_URL=postgres://shop:shop2web@db.corp.io/shop",
+            "shop2web",
+        ),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
+
+/// Tenth round (from the `tenth` body's OAuth docstrings): a value in the query or fragment of
+/// a URL for a documentation host is a doc's example; on another host, or after the URL ends,
+/// it is found.
+#[test]
+fn a_value_in_a_documentation_url_s_query_is_an_example() {
+    for text in [
+        "    http://www.example.com/path?access_token=Zq4x9Lm2Tr8vKp3N\n",
+        "    Location: https://client.example.org/cb#access_token=Zq4x9Lm2Tr8vKp3N&state=x",
+    ] {
+        assert_eq!(find(text), Vec::new(), "in {text:?}");
+    }
+    for text in [
+        "    https://api.corp.io/path?access_token=Zq4x9Lm2Tr8vKp3N\n",
+        "    see http://www.example.com/path?x=1 access_token=Zq4x9Lm2Tr8vKp3N",
+    ] {
+        assert_finds_only(text, "Zq4x9Lm2Tr8vKp3N");
+    }
+}
