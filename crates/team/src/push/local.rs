@@ -250,9 +250,18 @@ fn entries(
         let first = rows.texts.len();
         if kinds != 0 {
             add_texts(&line, seq, r.get(*TS_MS)?, kinds, opts.redact, rows);
-            if *LISTING_IN_BODY {
-                listing_in_body(&mut row, rows.texts.since(first));
-            }
+        }
+        // The entry's texts by kind, as sent: pg 0014 and 0015 keep them once.
+        let bodies: Vec<(i16, &str)> = rows
+            .texts
+            .since(first)
+            .filter_map(|t| match (&t[1], &t[2]) {
+                (Val::Int2(Some(kind)), Val::Text(Some(body))) => Some((*kind, body.as_str())),
+                _ => None,
+            })
+            .collect();
+        if *LISTING_IN_BODY {
+            listing_in_body(&mut row, &bodies);
         }
         let raw = if opts.images {
             None
@@ -266,14 +275,6 @@ fn entries(
             }
         }
         let packed = if *LINES_WITHOUT_TEXTS {
-            let bodies: Vec<(i16, &str)> = rows
-                .texts
-                .since(first)
-                .filter_map(|t| match (&t[1], &t[2]) {
-                    (Val::Int2(Some(kind)), Val::Text(Some(body))) => Some((*kind, body.as_str())),
-                    _ => None,
-                })
-                .collect();
             lines::pack_with(&raw, &bodies)
         } else {
             lines::pack(&raw)
@@ -286,9 +287,9 @@ fn entries(
 }
 
 /// The empty string for an entry's listing text when it is the entry's searchable text of its
-/// role's kind, which the server keeps anyway (pg 0014, `pg::LISTING_TEXT`); `texts` are the
-/// entry's text rows (seq, kind, body, ...), both redacted alike.
-fn listing_in_body<'a>(row: &mut [Val], mut texts: impl Iterator<Item = &'a [Val]>) {
+/// role's kind, which the server keeps anyway (pg 0014, `pg::LISTING_TEXT`); `bodies` are the
+/// entry's texts by kind as sent, both redacted alike.
+fn listing_in_body(row: &mut [Val], bodies: &[(i16, &str)]) {
     let kind: i16 = match &row[*ROLE] {
         Val::Text(Some(role)) if role == "user" => 0,
         Val::Text(Some(role)) if role == "assistant" => 1,
@@ -297,9 +298,7 @@ fn listing_in_body<'a>(row: &mut [Val], mut texts: impl Iterator<Item = &'a [Val
     let Val::Text(Some(text)) = &row[*TEXT] else {
         return;
     };
-    let same = texts.any(|t| {
-        matches!((&t[1], &t[2]), (Val::Int2(Some(k)), Val::Text(Some(body))) if *k == kind && body == text)
-    });
+    let same = bodies.iter().any(|&(k, body)| k == kind && body == text);
     if same && !text.is_empty() {
         row[*TEXT] = Val::Text(Some(String::new()));
     }
