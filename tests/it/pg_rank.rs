@@ -131,6 +131,44 @@ fn walrus_session(root: &std::path::Path) {
     .unwrap();
 }
 
+/// A session whose questions about `keystone` hold secrets of several words (a GitHub token,
+/// an AWS key pair): push sends them redacted, yet the server must count each text's length
+/// and positions as the local index counts the original, or the scores differ.
+fn secret_session(root: &std::path::Path) {
+    let dir = root.join("--home-user-keys--");
+    std::fs::create_dir_all(&dir).unwrap();
+    let id = "0a1b2c3d-0000-7000-8000-00000000c0de";
+    let mut lines = vec![format!(
+        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-03-08T11:00:00.000Z","cwd":"/home/user/keys"}}"#
+    )];
+    let secrets = [
+        "ghp_R4nd0mT0k3nW1thM1x3dCas3AndD1g1ts9Zq",
+        "AKIAQX7RZ4NB2LWPT6MD and aws_secret_access_key = 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",
+        "https://deploy:Zr8-Kq2-Wm5-Tn7-Vb3@registry.internal.test/v2/",
+    ];
+    for i in 0..9 {
+        let secret = if i % 3 == 2 { "" } else { secrets[i % 3] };
+        let content = format!(
+            "keystone {}rotate {secret} before the keystone audit{}",
+            "please ".repeat(i % 4),
+            " keystone".repeat(i % 2)
+        );
+        let parent = match i {
+            0 => "null".to_string(),
+            _ => format!(r#""k{:07}""#, i - 1),
+        };
+        lines.push(format!(
+            r#"{{"type":"message","id":"k{i:07}","parentId":{parent},"timestamp":"2026-03-08T11:00:{i:02}.000Z","message":{{"role":"user","content":"{content}","timestamp":{}}}}}"#,
+            1_772_967_600_000_i64 + i as i64 * 1000
+        ));
+    }
+    std::fs::write(
+        dir.join(format!("2026-03-08T11-00-00-000Z_{id}.jsonl")),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+}
+
 /// A session whose one long answer (21,000 words, `the` and `zebra` 300 times each) is past
 /// what a server `tsvector` keeps positions for (16,383, 256 a word): its counts and length must
 /// come from its body.
@@ -159,11 +197,25 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
     dense_session(&all_root);
     walrus_session(&a_root);
     walrus_session(&all_root);
+    secret_session(&a_root);
+    secret_session(&all_root);
     for (tmp, root, source) in [(&a_tmp, &a_root, "first"), (&b_tmp, &b_root, "second")] {
         let report = push(tmp.path(), root, &s.url, &["--source", source]);
         assert!(report["new"].as_u64().unwrap() >= 30, "{report}");
     }
     text_totals_hold(&mut s.admin);
+    let redacted: i64 = s
+        .admin
+        .query_one(
+            "SELECT count(*) FROM entry_text WHERE body LIKE '%keystone%[redacted: %'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        redacted, 6,
+        "the keys session's texts with a secret, redacted"
+    );
     let cases: &[&[&str]] = &[
         &["the"],
         &["answer"],
@@ -183,6 +235,9 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         &["\"the answer\" is"],
         &["\"the walrus\""],
         &["\"the walrus\" ipsum"],
+        &["keystone"],
+        &["\"keystone audit\""],
+        &["rotate before"],
         &["the", "--cwd", "/home/user/projects/pidx"],
         &["the", "--since", "2026-03-05"],
         &["test", "--in", "assistant"],

@@ -704,7 +704,14 @@ fn a_server_of_schema_9_is_partitioned_by_source_and_answers_the_same() {
         (10, 80),
         "ten tables, eight partitions each"
     );
-    assert_eq!(crate::pg_support::dump(&mut s.admin), held, "the same rows");
+    // The same rows, but that pg 0016 marks transcripts with text past ASCII to be sent again
+    // (`ino` -1).
+    assert_eq!(
+        without_ino(&crate::pg_support::dump(&mut s.admin)),
+        without_ino(&held),
+        "the same rows"
+    );
+    assert!(crate::pg_support::dump(&mut s.admin).contains("\"ino\": -1"));
     let after = answers(false);
     assert_eq!(after.len(), before.len());
     for (a, b) in after.iter().zip(&before) {
@@ -789,4 +796,21 @@ fn a_server_of_schema_9_is_partitioned_by_source_and_answers_the_same() {
         .sum();
     assert_eq!(direct, 0);
     assert!(count(&mut c, "SELECT count(*) FROM entries") > 0);
+}
+
+/// A `dump` with each transcript's `ino` (its file's inode, or -1 to be sent again) left out.
+fn without_ino(dump: &str) -> String {
+    let mut out = String::with_capacity(dump.len());
+    let mut rest = dump;
+    while let Some(at) = rest.find("\"ino\": ") {
+        let value = &rest[at + 7..];
+        let end = value
+            .find(|c: char| c != '-' && !c.is_ascii_digit())
+            .unwrap_or(value.len());
+        out.push_str(&rest[..at + 7]);
+        out.push('_');
+        rest = &value[end..];
+    }
+    out.push_str(rest);
+    out
 }

@@ -81,7 +81,30 @@ fn unescaped(raw: &str) -> String {
 
 /// The marker that stands where a secret of `rule` was.
 pub fn marker(rule: &str) -> String {
-    format!("[redacted: {rule}]")
+    format!("{MARKER_OPEN}{rule}]")
+}
+
+const MARKER_OPEN: &str = "[redacted: ";
+
+/// The byte ranges of the markers in a redacted `text` (each `[redacted: RULE]` with RULE one
+/// of [`RULES`]), in order.
+pub fn markers(text: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(off) = text[from..].find(MARKER_OPEN) {
+        let start = from + off;
+        let name_at = start + MARKER_OPEN.len();
+        let rest = &text[name_at..];
+        match rest.find(']') {
+            Some(close) if RULES.contains(&&rest[..close]) => {
+                let end = name_at + close + 1;
+                out.push((start, end));
+                from = end;
+            }
+            _ => from = name_at,
+        }
+    }
+    out
 }
 
 /// `text` with every secret replaced by its rule's marker (borrowed when there is none).
@@ -90,15 +113,21 @@ pub fn redact(text: &str) -> Cow<'_, str> {
     if found.is_empty() {
         return Cow::Borrowed(text);
     }
+    Cow::Owned(replaced(text, &found))
+}
+
+/// `text` with each of `found` (as [`find`] gives them: in order, none overlapping) replaced by
+/// its rule's marker; for a caller that needs the findings too.
+pub fn replaced(text: &str, found: &[Finding]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut at = 0;
-    for f in &found {
+    for f in found {
         out.push_str(&text[at..f.start]);
         out.push_str(&marker(f.rule));
         at = f.end;
     }
     out.push_str(&text[at..]);
-    Cow::Owned(out)
+    out
 }
 
 /// Redacts every string inside `v` (object keys are names, not values, and are kept); returns

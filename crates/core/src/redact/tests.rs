@@ -1153,3 +1153,14 @@ fn a_value_in_a_documentation_url_s_query_is_an_example() {
         assert_finds_only(text, "Zq4x9Lm2Tr8vKp3N");
     }
 }
+
+#[test]
+fn markers_are_found_where_redact_put_them() {
+    let text = "key ghp_R4nd0mT0k3nW1thM1x3dCas3AndD1g1ts9Zq and [redacted: nothing] then \
+                AKIAQX7RZ4NB2LWPT6MD end";
+    let clean = redact(text).into_owned();
+    let at: Vec<&str> = markers(&clean).iter().map(|&(s, e)| &clean[s..e]).collect();
+    assert_eq!(at, [marker("github-token"), marker("aws-access-key")]);
+    assert!(markers("[redacted: [redacted: jwt]").len() == 1);
+    assert!(markers("[redacted: jwt").is_empty());
+}

@@ -66,6 +66,14 @@ const MIGRATIONS: &[(i32, &str)] = &[
         15,
         include_str!("../../../../migrations/pg/0015_lines_without_texts.sql"),
     ),
+    (
+        16,
+        include_str!("../../../../migrations/pg/0016_words_as_the_local_index.sql"),
+    ),
+    (
+        17,
+        include_str!("../../../../migrations/pg/0017_session_counts_after_rewrites.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server

@@ -3,6 +3,7 @@
 //! per-member rights (`rights`). The server's answers to queries are `reads`'; this module
 //! knows no pi semantics.
 
+mod chars;
 mod conn;
 pub mod heads;
 pub mod lines;

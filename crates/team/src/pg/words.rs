@@ -4,13 +4,15 @@
 //! `tsvector` sent in binary costs the server nothing to parse) and agreement with the local
 //! index, whose FTS5 `unicode61 remove_diacritics 2` tokenizer splits the same way: words are
 //! runs of letters and digits (`main.rs` is `main` and `rs`), lower-cased, accents of Latin
-//! letters removed.
+//! letters removed, every character past ASCII taken as that tokenizer takes it
+//! ([`super::chars`]).
 
 use std::borrow::Cow;
 
 use postgres::types::{to_sql_checked, IsNull, ToSql, Type};
 
-use pidx_core::store::words::latin_base;
+use super::chars::{class, Class};
+use pidx_core::redact;
 
 /// PostgreSQL's limits: a lexeme's bytes, positions per lexeme, the largest position, and the
 /// bytes of a whole `tsvector` (kept under the server's 1 MiB with room for its alignment).
@@ -19,18 +21,25 @@ const MAX_POSITIONS: usize = 256;
 const MAX_POSITION: usize = 16383;
 const MAX_BYTES: usize = 1_000_000;
 
-fn word_char(c: char) -> bool {
-    c.is_alphanumeric()
+/// Whether `c` is part of a word (as the local index's tokenizer takes it).
+pub fn word_char(c: char) -> bool {
+    class(c) != Class::Separator
 }
 
 /// The words of `text`, in order, each lower-cased and without Latin accents.
 pub fn words(text: &str) -> Words<'_> {
-    Words { text, at: 0 }
+    Words {
+        text,
+        at: 0,
+        last: (0, 0),
+    }
 }
 
 pub struct Words<'a> {
     text: &'a str,
     at: usize,
+    /// The byte range of the word `next` gave last.
+    last: (usize, usize),
 }
 
 impl<'a> Iterator for Words<'a> {
@@ -77,13 +86,35 @@ impl<'a> Iterator for Words<'a> {
             }
         }
         self.at = i;
+        self.last = (start, i);
         let w = &self.text[start..i];
-        Some(if plain {
-            Cow::Borrowed(w)
-        } else {
-            Cow::Owned(fold(w))
-        })
+        if plain {
+            return Some(Cow::Borrowed(w));
+        }
+        match fold(w) {
+            // Only marks that folding takes away: no word for the local index either.
+            f if f.is_empty() => self.next(),
+            f => Some(Cow::Owned(f)),
+        }
     }
+}
+
+/// The tokens of a body as push sent it: its words, each secret's marker (`[redacted: RULE]`)
+/// one empty token that no word of a query equals. The original held the secret's words
+/// there, which the server must not keep; with one token in their place a phrase neither
+/// spans a secret nor finds the marker's words, as locally. (The text's length is its `ntok`,
+/// the original's, not the number of these tokens.)
+pub fn shown_tokens(body: &str) -> Vec<Cow<'_, str>> {
+    let marks = redact::markers(body);
+    let mut out = Vec::new();
+    let mut at = 0;
+    for (start, end) in marks {
+        out.extend(words(&body[at..start]));
+        out.push(Cow::Borrowed(""));
+        at = end;
+    }
+    out.extend(words(&body[at..]));
+    out
 }
 
 /// How often each of `wanted` (ASCII words as [`words`] gives them: lower case) stands as a
@@ -119,6 +150,21 @@ impl Counter {
             finder,
             wanted: wanted.to_vec(),
         })
+    }
+
+    /// Each wanted word's count in a body as push sent it, in `wanted`'s order: [`count`]
+    /// less the words of its secrets' markers (`[redacted: RULE]`), which the local index
+    /// never saw.
+    ///
+    /// [`count`]: Counter::count
+    pub fn count_shown(&self, body: &str) -> Vec<i64> {
+        let mut counts = self.count(body);
+        for (start, end) in redact::markers(body) {
+            for (c, inside) in counts.iter_mut().zip(self.count(&body[start..end])) {
+                *c -= inside;
+            }
+        }
+        counts
     }
 
     /// Each wanted word's count in `text`, in `wanted`'s order.
@@ -165,7 +211,9 @@ impl Counter {
 fn fold(word: &str) -> String {
     let mut out = String::with_capacity(word.len());
     for c in word.chars() {
-        out.extend(latin_base(c).unwrap_or(c).to_lowercase());
+        if let Class::Folded(f) = class(c) {
+            out.push(f);
+        }
     }
     out
 }
@@ -179,11 +227,28 @@ pub struct TsVector(Vec<u8>);
 /// PostgreSQL caps them), sorted by word then position; and how many words `text` has (a
 /// word too long to hold counts too).
 pub fn occurrences(text: &str) -> (Vec<(Cow<'_, str>, u16)>, usize) {
+    occurrences_outside(text, &[])
+}
+
+/// [`occurrences`] without the words that touch any of `hidden` (byte ranges of `text`, in
+/// order, none overlapping). Those still count in the length and take their positions, so the
+/// length and every other word's position are the whole text's. Push's words of a text whose
+/// secrets it replaces: the local index counts the original, so the server ranks it alike,
+/// and holds none of the secret's words (nor the marker's).
+pub fn occurrences_outside<'a>(
+    text: &'a str,
+    hidden: &[(usize, usize)],
+) -> (Vec<(Cow<'a, str>, u16)>, usize) {
     let mut n = 0;
     let mut occ = Vec::new();
-    for w in words(text) {
+    let mut next_hidden = hidden.iter().peekable();
+    let mut ws = words(text);
+    while let Some(w) = ws.next() {
         n += 1;
-        if w.len() <= MAX_LEXEME {
+        let (start, end) = ws.last;
+        while next_hidden.next_if(|h| h.1 <= start).is_some() {}
+        let touches = next_hidden.peek().is_some_and(|h| h.0 < end);
+        if w.len() <= MAX_LEXEME && !touches {
             occ.push((w, n.min(MAX_POSITION) as u16));
         }
     }
@@ -296,6 +361,50 @@ mod tests {
     }
 
     #[test]
+    fn hidden_words_keep_their_length_and_positions_but_not_their_place() {
+        let text = "token=AbC9x-Q7 then the key sk_live_9 end";
+        let at = |s: &str| text.find(s).unwrap();
+        // The first range cuts into its last word; the second holds two words.
+        let hidden = [(at("AbC9x"), at("-Q7") + 2), (at("sk_live"), at(" end"))];
+        let (occ, n) = occurrences_outside(text, &hidden);
+        let (whole, whole_n) = occurrences(text);
+        assert_eq!(n, whole_n);
+        let held: Vec<(&str, u16)> = occ.iter().map(|(w, p)| (w.as_ref(), *p)).collect();
+        assert_eq!(
+            held,
+            [
+                ("end", 10),
+                ("key", 6),
+                ("the", 5),
+                ("then", 4),
+                ("token", 1)
+            ]
+        );
+        assert!(whole.iter().any(|(w, _)| w == "abc9x"));
+        assert_eq!(occurrences_outside(text, &[]), (whole, whole_n));
+    }
+
+    #[test]
+    fn a_marker_is_one_token_matching_no_word_and_counts_no_word() {
+        let body = "rotate [redacted: github-token] before the token [redacted: jwt] end";
+        assert_eq!(
+            shown_tokens(body),
+            ["rotate", "", "before", "the", "token", "", "end"]
+        );
+        let wanted: Vec<String> = ["token", "redacted", "jwt", "end"]
+            .map(String::from)
+            .to_vec();
+        let c = Counter::new(&wanted).unwrap();
+        assert_eq!(c.count(body), [2, 2, 1, 1]);
+        assert_eq!(c.count_shown(body), [1, 0, 0, 1]);
+        // Not a marker: no such rule.
+        assert_eq!(
+            all("[redacted: nothing]"),
+            shown_tokens("[redacted: nothing]")
+        );
+    }
+
+    #[test]
     fn the_counter_counts_as_splitting_every_word() {
         let wanted: Vec<String> = ["error", "k", "strasse", "e2e"].map(String::from).to_vec();
         let c = Counter::new(&wanted).unwrap();
@@ -342,5 +451,88 @@ mod tests {
         assert_eq!(phrase("Main.rs", false).unwrap(), "('main' <-> 'rs')");
         assert_eq!(phrase("tok", true).unwrap(), "('tok':*)");
         assert_eq!(phrase("->", false), None);
+    }
+}
+
+#[cfg(test)]
+mod against_fts5 {
+    use super::*;
+
+    /// The local index's tokens of `text`: FTS5's `unicode61 remove_diacritics 2` of the
+    /// bundled SQLite, in order.
+    fn fts5(db: &rusqlite::Connection, text: &str) -> Vec<String> {
+        db.execute("DELETE FROM f", []).unwrap();
+        db.execute("INSERT INTO f(rowid, b) VALUES (1, ?1)", [text])
+            .unwrap();
+        let mut st = db.prepare("SELECT term FROM v ORDER BY offset").unwrap();
+        let terms = st.query_map([], |r| r.get(0)).unwrap();
+        terms.map(Result::unwrap).collect()
+    }
+
+    /// Texts of characters from everywhere (ASCII, Latin with accents, combining marks, CJK,
+    /// emoji, private use, unassigned, every plane) split as the local index splits them: the
+    /// table of `chars` is asked one character at a time, so this checks that no character's
+    /// class depends on its neighbours, and the splitting, folding and counting built on it.
+    #[test]
+    fn words_are_the_local_index_words_for_text_from_every_plane() {
+        let db = rusqlite::Connection::open_in_memory().unwrap();
+        db.execute_batch(
+            "CREATE VIRTUAL TABLE f USING fts5(b, tokenize = 'unicode61 remove_diacritics 2');
+             CREATE VIRTUAL TABLE v USING fts5vocab(f, instance);",
+        )
+        .unwrap();
+        let pools: [&[(u32, u32)]; 4] = [
+            &[(0x20, 0x7e)],
+            &[
+                (0xa0, 0x24f),
+                (0x300, 0x36f),
+                (0x1e00, 0x1eff),
+                (0x2000, 0x206f),
+            ],
+            &[
+                (0x370, 0x52f),
+                (0x900, 0xdff),
+                (0x3000, 0x30ff),
+                (0x4e00, 0x4eff),
+                (0xe000, 0xe0ff),
+                (0xff00, 0xffef),
+            ],
+            &[(0x1_0000, 0x10_ffff)],
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut checked = 0;
+        for _ in 0..3000 {
+            let mut text = String::new();
+            for _ in 0..1 + next(40) {
+                let pool = pools[next(4) as usize];
+                let (lo, hi) = pool[next(pool.len() as u64) as usize];
+                if let Some(c) = char::from_u32(lo + next(u64::from(hi - lo + 1)) as u32) {
+                    text.push(c);
+                }
+                if next(5) == 0 {
+                    text.push(' ');
+                }
+            }
+            let ours: Vec<String> = words(&text).map(Cow::into_owned).collect();
+            assert_eq!(ours, fts5(&db, &text), "{text:?}");
+            let (_, n) = occurrences(&text);
+            assert_eq!(n, ours.len());
+            let wanted: Vec<String> = ours.iter().take(3).cloned().collect();
+            if let Some(counter) = Counter::new(&wanted) {
+                let by_split: Vec<i64> = wanted
+                    .iter()
+                    .map(|w| ours.iter().filter(|o| *o == w).count() as i64)
+                    .collect();
+                assert_eq!(counter.count(&text), by_split, "{text:?}");
+            }
+            checked += ours.len();
+        }
+        assert!(checked > 10_000, "{checked}");
     }
 }

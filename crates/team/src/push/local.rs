@@ -14,7 +14,7 @@ use super::PushOptions;
 use crate::pg::heads;
 use crate::pg::lines;
 use crate::pg::values::Val;
-use crate::pg::words::{occurrences, TsVector};
+use crate::pg::words::{occurrences_outside, TsVector};
 use crate::pg::writer::{Change, FileRows, ENTRY_COLS, SESSION_COLS};
 use pidx_core::error::{Error, Result};
 use pidx_core::pi::line::{parse_json, parse_line, Line};
@@ -317,12 +317,26 @@ fn add_texts(
     let Line::Value(serde_json::Value::Object(obj)) = parse_line(line.as_bytes()) else {
         return;
     };
-    for (kind, body) in texts(&obj) {
+    for (kind, text) in texts(&obj) {
         if kinds & (1 << kind as i64) != 0 {
-            let body = redacted(body, redact);
-            let (occ, len) = occurrences(&body);
+            // The words are the original's less the secrets' (length and positions as the
+            // local index counts them, so the ranking is the local one); the body shown is
+            // redacted.
+            let secrets = if redact {
+                redact::find(&text)
+            } else {
+                Vec::new()
+            };
+            let hidden: Vec<(usize, usize)> = secrets.iter().map(|f| (f.start, f.end)).collect();
+            let (occ, len) = occurrences_outside(&text, &hidden);
             let words = TsVector::of_sorted(&occ);
             let (heads, ntok) = heads::listed(&occ, len);
+            drop(occ);
+            let body = if secrets.is_empty() {
+                text
+            } else {
+                redact::replaced(&text, &secrets)
+            };
             for (term, tf) in heads {
                 rows.bytes += term.len() + 32;
                 rows.heads.push(vec![

@@ -34,7 +34,7 @@ use super::on as server;
 use super::search::{filters, on_path, quoted_term, scoped, tsquery, On};
 use super::unlisted::chunks;
 use crate::pg::server_err;
-use crate::pg::words::{lexeme, words, Counter};
+use crate::pg::words::{lexeme, shown_tokens, words, Counter};
 use pidx_core::error::Result;
 use pidx_core::pi::js;
 use pidx_core::pi::text::TextKind;
@@ -402,7 +402,7 @@ pub(super) fn looked_up<T: Wanted>(
     on: &On,
     q: &SearchOptions,
     chunk: &[T],
-    from_body: impl Fn(&str, Option<i64>) -> Option<f64>,
+    from_body: impl Fn(&str, i64, Option<i64>) -> Option<f64>,
 ) -> Result<Vec<Scored>> {
     let keys = serde_json::Value::Array(
         chunk
@@ -413,14 +413,15 @@ pub(super) fn looked_up<T: Wanted>(
             })
             .collect(),
     );
-    let (body, texts) = if chunk.iter().any(|w| w.known().is_none()) {
+    let (body, ntok, texts) = if chunk.iter().any(|w| w.known().is_none()) {
         (
             "CASE WHEN t.body THEN x.body END",
+            "CASE WHEN t.body THEN x.ntok END",
             "JOIN entry_text x ON x.source = t.source AND x.fid = t.fid AND x.seq = t.seq
                               AND x.kind = t.kind",
         )
     } else {
-        ("NULL", "")
+        ("NULL", "NULL", "")
     };
     let mut c = scoped(on, q);
     filters(q, on, &mut c);
@@ -429,7 +430,7 @@ pub(super) fn looked_up<T: Wanted>(
     params.push(&keys);
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                {body}, s.fid, s.name, {TITLE}, e.seq, e.dup, e.ts, s.created_ms
+                {body}, s.fid, s.name, {TITLE}, e.seq, e.dup, e.ts, s.created_ms, {ntok}
          FROM (SELECT k->>0 AS source, (k->>1)::int8 AS fid, (k->>2)::int8 AS seq,
                       (k->>3)::int2 AS kind, (k->>4)::bool AS body
                FROM jsonb_array_elements(${}::text::jsonb) k) t
@@ -453,7 +454,7 @@ pub(super) fn looked_up<T: Wanted>(
         };
         let relevance = match w.known() {
             Some(relevance) => relevance,
-            None => match from_body(r.get(9), r.get(8)) {
+            None => match from_body(r.get(9), i64::from(r.get::<_, i32>(17)), r.get(8)) {
                 Some(relevance) => relevance,
                 None => continue,
             },
@@ -547,7 +548,7 @@ impl Shown {
             if self.full() {
                 break;
             }
-            let passed = looked_up(tx, on, q, &keyed[range], |_, _| None)?;
+            let passed = looked_up(tx, on, q, &keyed[range], |_, _, _| None)?;
             self.feed(tx, &passed)?;
         }
         Ok(self.full())
@@ -801,11 +802,11 @@ pub(super) fn counts_of(
             let tfs = (0..phrases.len()).map(|i| r.get(at + 2 + i)).collect();
             (tfs, i64::from(ntok))
         }
-        (Some(body), Some(counter), Some(ntok)) => (counter.count(body), i64::from(ntok)),
-        (body, _, _) => {
-            let tokens: Vec<Cow<str>> = words(body.unwrap_or_default()).collect();
+        (Some(body), Some(counter), Some(ntok)) => (counter.count_shown(body), i64::from(ntok)),
+        (body, _, ntok) => {
+            let tokens = shown_tokens(body.unwrap_or_default());
             let tfs = phrases.iter().map(|p| p.count(&tokens)).collect();
-            (tfs, tokens.len() as i64)
+            (tfs, ntok.map_or(tokens.len() as i64, i64::from))
         }
     }
 }
@@ -854,8 +855,7 @@ fn phrase_texts(tx: &mut Transaction, source: Option<&str>, p: &Phrase) -> Resul
     loop {
         let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
         for r in &rows {
-            let tokens: Vec<Cow<str>> = words(r.get(0)).collect();
-            n += i64::from(p.count(&tokens) > 0);
+            n += i64::from(p.count(&shown_tokens(r.get(0))) > 0);
         }
         if rows.len() < BATCH as usize {
             break;

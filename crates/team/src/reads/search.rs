@@ -20,7 +20,7 @@ use regex::Regex;
 
 use super::on as server;
 use crate::pg::server_err;
-use crate::pg::words::{lexeme, phrase, words};
+use crate::pg::words::{lexeme, phrase, word_char, words};
 use pidx_core::error::{Error, Result};
 use pidx_core::pi::js;
 use pidx_core::pi::text::TextKind;
@@ -342,7 +342,7 @@ pub(super) fn tsquery(fts: &str) -> Result<String> {
 /// word (it may end a longer one), the last is a prefix when it ends inside one. ANDed rather
 /// than a phrase: positions past the server's limits (16,383, 256 per word) are not kept.
 fn literal_words(needle: &str) -> Option<String> {
-    let word_at = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    let word_at = |c: Option<char>| c.is_some_and(word_char);
     let starts_inside = word_at(needle.chars().next());
     let ends_inside = word_at(needle.chars().next_back());
     let all: Vec<String> = words(needle).map(|w| w.into_owned()).collect();

@@ -24,7 +24,6 @@
 //! phrase's idf: its count of texts, counted by `ranked::prepare` (for a phrase of several
 //! words, by reading the texts holding all its words); see docs/team.md.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 
 use postgres::Transaction;
@@ -34,7 +33,7 @@ use super::search::On;
 use super::unlisted::{chunks, most_recency, Mode, ROOM};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
-use crate::pg::words::words;
+use crate::pg::words::shown_tokens;
 use pidx_core::error::Result;
 use pidx_core::query::search::{blend, Hit, SearchOptions};
 
@@ -105,9 +104,13 @@ pub(super) fn top(
             .get(range.end)
             .map_or(0.0, |c| c.most * ROOM)
             .max(bound);
-        scored.extend(looked_up(tx, on, q, &candidates[range], |body, ts_ms| {
-            score(&p.phrases, p, body, ts_ms)
-        })?);
+        scored.extend(looked_up(
+            tx,
+            on,
+            q,
+            &candidates[range],
+            |body, ntok, ts_ms| score(&p.phrases, p, body, ntok, ts_ms),
+        )?);
         sort(&mut scored);
         let settled = scored.iter().take_while(|s| s.relevance > over).count();
         if shown.feed(tx, &scored[fed..settled])? {
@@ -209,12 +212,19 @@ fn candidate(key: Key, l: &Listed, p: &Prepared, unlisted: &[f64], recency: f64)
     }
 }
 
-/// A text's exact score from its body, or `None` when it misses a phrase (no match).
-fn score(phrases: &[Phrase], p: &Prepared, body: &str, ts_ms: Option<i64>) -> Option<f64> {
-    let tokens: Vec<Cow<str>> = words(body).collect();
+/// A text's exact score from its body and length, or `None` when it misses a phrase (no
+/// match).
+fn score(
+    phrases: &[Phrase],
+    p: &Prepared,
+    body: &str,
+    ntok: i64,
+    ts_ms: Option<i64>,
+) -> Option<f64> {
+    let tokens = shown_tokens(body);
     let tfs: Vec<i64> = phrases.iter().map(|ph| ph.count(&tokens)).collect();
     if tfs.contains(&0) {
         return None;
     }
-    Some(-p.facts.sum.score(&tfs, tokens.len() as i64) * blend(ts_ms, p.now_ms))
+    Some(-p.facts.sum.score(&tfs, ntok) * blend(ts_ms, p.now_ms))
 }
