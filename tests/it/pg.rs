@@ -215,6 +215,11 @@ fn append_rewrite_and_delete_move_only_what_changed() {
         dump(&mut fresh_admin),
         "incremental pushes differ from one fresh push"
     );
+    assert_eq!(
+        crate::pg_support::rollups(&mut s.admin),
+        crate::pg_support::rollups(&mut fresh_admin),
+        "the rollups kept through a rewrite and a removal differ from a fresh push's"
+    );
 }
 
 /// An append that changes flags of entries the server already holds, in several transcripts

@@ -129,6 +129,34 @@ pub fn dump(admin: &mut postgres::Client) -> String {
     ));
     out
 }
+/// The rollups of the rollups kept by triggers (pg 0009, 0011), where the schema has them: per
+/// source and quarter hour, per transcript, per day, and each source's count of transcripts
+/// (what two pushes of the same index must agree on, however they got there).
+pub fn rollups(admin: &mut postgres::Client) -> String {
+    let mut q = |sql: &str| -> String {
+        admin
+            .query_one(sql, &[])
+            .unwrap()
+            .get::<_, Option<String>>(0)
+            .unwrap_or_default()
+    };
+    let mut out = String::new();
+    for (table, sql) in [
+        ("usage_by_source", "SELECT string_agg(to_jsonb(u)::text, E'\\n' ORDER BY source, t, dup) FROM usage_by_source u"),
+        ("usage_sessions", "SELECT string_agg(s.path || ' ' || u.dup || ' ' || u.n, E'\\n' ORDER BY s.source, s.path, u.dup)
+             FROM usage_sessions u JOIN sessions s ON s.source = u.source AND s.fid = u.fid"),
+        ("usage_days", "SELECT string_agg(to_jsonb(d)::text, E'\\n' ORDER BY source, day, dup) FROM usage_days d"),
+        ("usage_source_sessions", "SELECT string_agg(source || ' ' || dup || ' ' || sessions, E'\\n' ORDER BY source, dup)
+             FROM usage_source_sessions"),
+    ] {
+        if q(&format!("SELECT to_regclass('{table}')::text")).is_empty() {
+            continue;
+        }
+        out.push_str(&format!("\n{table}\n"));
+        out.push_str(&q(sql));
+    }
+    out
+}
 /// The `entries` rows of `dump`, each raw line as its text however the server holds it (`raw`,
 /// or compressed in `raw_z` since pg 0007, its texts' pieces taken from `entry_text` since
 /// pg 0015), and which way.
