@@ -276,6 +276,8 @@ pub(super) fn set() -> &'static RegexSet {
 /// Gives `emit` each confirmed finding of rule `i` in `text`.
 pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
     let rule = &RULE_TABLE[i];
+    // whether `text` is a test's source, read once and only for a match that asks
+    let mut test_source: Option<bool> = None;
     for caps in COMPILED.each[i].captures_iter(text) {
         let Some(m) = caps.get(rule.group) else {
             continue;
@@ -365,6 +367,11 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !in_an_example(text, m.start())
             }
         };
+        // a key, token or password a test made up for itself; asked only of a match that
+        // passed every other check
+        let ok = ok
+            && !(a_test_s_fixture_kind(rule.check)
+                && *test_source.get_or_insert_with(|| a_test_s_source(text)));
         if ok {
             emit(Finding {
                 rule: rule.name,
@@ -373,6 +380,48 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             });
         }
     }
+}
+
+/// The kinds a test makes up for itself: keys it signs with, tokens it signs or encrypts and
+/// checks, passwords and secrets it sets and compares (the loose rules, `jwt`, `private-key`).
+/// A provider's token (`ghp_`, `xoxb-`, `AKIA`, an AWS secret beside its key id...) is issued
+/// by the provider, not made up, and is found in a test's source as anywhere.
+fn a_test_s_fixture_kind(check: Check) -> bool {
+    matches!(
+        check,
+        Check::PrivateKey
+            | Check::Jwt
+            | Check::Password
+            | Check::ConnPassword
+            | Check::EnvValue
+            | Check::HeaderValue
+            | Check::Cookie
+            | Check::Assigned
+    )
+}
+
+/// The text is a test's source, and says so in its language's own way: Go's (a function
+/// taking `*testing.T`, `*testing.B` or `*testing.F`, or a `package x_test` or `package
+/// testing` clause), Python's (a class deriving from a `TestCase`, or `import pytest`), Ruby's
+/// (a class deriving from `Minitest::Test`, `Test::Unit::TestCase` or
+/// `ActiveSupport::TestCase`, or `RSpec.describe`). Its keys, tokens and passwords are the
+/// test's fixtures: a JWT library's tests sign and verify with a key written beside them
+/// (golang-jwt, go-jose), a client's tests answer with a made-up database password (godo).
+/// Read whole, once for a text, for a match that passed every other check.
+fn a_test_s_source(text: &str) -> bool {
+    static TEST: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(concat!(
+            r"(?m)^(?:func[ \t]+(?:\([^)\n]*\)[ \t]*)?[A-Za-z_][A-Za-z0-9_]*[ \t]*\([^)\n]*\*testing\.[TBF]\b",
+            r"|package[ \t]+(?:[A-Za-z0-9_]+_test|testing)[ \t]*(?://.*)?$",
+            r"|[ \t]*class[ \t]+[A-Za-z0-9_:]+[ \t]*(?:<[ \t]*(?:Minitest::Test|Test::Unit::TestCase|ActiveSupport::TestCase)\b|\((?:[A-Za-z0-9_]+\.)*[A-Za-z0-9_]*TestCase\)[ \t]*:)",
+            r"|(?:import|from)[ \t]+pytest\b",
+            r"|[ \t]*RSpec\.describe\b)"
+        ))
+        .expect("the test source pattern compiles")
+    });
+    // quick refusals: none of the markers' words
+    (text.contains("test") || text.contains("Test") || text.contains("RSpec"))
+        && TEST.is_match(text)
 }
 
 /// Base64 characters a DER key needs at least: an Ed25519 key in PKCS#8, the smallest there is,

@@ -1106,3 +1106,58 @@ fn a_value_in_a_documentation_url_s_query_is_an_example() {
         assert_finds_only(text, "Zq4x9Lm2Tr8vKp3N");
     }
 }
+
+/// Eleventh round (from the `eleventh` body's Go and Ruby libraries): a key, token or password
+/// in a test's source that says it is one (Go's `*testing.T` or `package x_test`, Python's
+/// `TestCase`, Ruby's `Minitest::Test`, `RSpec.describe`) is the test's fixture. The same values
+/// in other code are found, and a provider's token is found in a test's source too.
+#[test]
+fn a_fixture_in_a_test_s_source_is_no_secret() {
+    let jwt =
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+    let key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAAAABAAAAMwAAAAtzc2gtZWQyNTUxOQAAACDn\n-----END OPENSSH PRIVATE KEY-----";
+    let go_test = format!(
+        "package jwt\n\nimport \"testing\"\n\nvar token = \"{jwt}\"\n\nfunc TestParse(t *testing.T) {{\n}}\n"
+    );
+    let go_method = format!(
+        "package godo\n\nfunc (s *suite) TestGet(t *testing.T) {{\n\tbody := `{{\"password\": \"zt91mum075ofzyww\", \"key\": \"{key}\"}}`\n}}\n"
+    );
+    let go_fixtures =
+        "package testing\n\nconst CreateOutput = `{\"secret\": \"Zq4x9Lm2Tr8vKp3N\"}`\n";
+    let go_external = format!("package oauth2_test\n\nconst tok = \"{jwt}\"\n");
+    let python = "class TokenTests(unittest.TestCase):\n    token = 'Zq4x9Lm2Tr8vKp3N'\n";
+    let pytest = "import pytest\n\nAPI_KEY = 'Zq4x9Lm2Tr8vKp3N'\n";
+    let ruby = format!(
+        "class Mechanize::TestCase < Minitest::Test\n  PRIVATE_KEY = <<-KEY\n{key}\n  KEY\nend\n"
+    );
+    let rspec = "RSpec.describe Client do\n  let(:password) { 'Zq4x9Lm2Tr8vKp3N' }\nend\n";
+    assert_finds_none(&[
+        &go_test,
+        &go_method,
+        go_fixtures,
+        &go_external,
+        python,
+        pytest,
+        &ruby,
+        rspec,
+    ]);
+    for (text, secret) in [
+        (format!("package jwt\n\nvar token = \"{jwt}\"\n"), jwt),
+        (
+            format!("package jwt\n\n// see testing.T and unittest.TestCase\nvar token = \"{jwt}\"\n"),
+            jwt,
+        ),
+        (format!("class Keys < Base\n  PRIVATE_KEY = <<-KEY\n{key}\n  KEY\nend\n"), key),
+        (
+            "package gh\n\nfunc TestClient(t *testing.T) {\n\tc := New(\"ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8\")\n}\n"
+                .to_string(),
+            "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+        ),
+        (
+            "class Token(Base):\n    token = 'Zq4x9Lm2Tr8vKp3N'\n".to_string(),
+            "Zq4x9Lm2Tr8vKp3N",
+        ),
+    ] {
+        assert_finds_only(&text, secret);
+    }
+}
