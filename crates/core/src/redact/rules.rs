@@ -308,7 +308,6 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                 plausible_password(value)
                     && !after.starts_with('(')
                     && !commented_doc_url
-                    && !in_an_example(text, m.start())
                     && !named_after_its_user(text, &m)
             }
             Check::EnvValue => {
@@ -317,7 +316,6 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && plausible_env_value(value)
                     && !value.eq_ignore_ascii_case(name)
                     && !reads_the_environment(text, &m, name)
-                    && !in_an_example(text, m.start())
                     && !named_after_its_user(text, &m)
             }
             Check::ConnPassword => {
@@ -336,7 +334,6 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !unquoted_property_read(text, &m)
                     && !commented_beside_a_documentation_url(text, m.start())
                     && !anonymous_ftp_password(text, &m)
-                    && !in_an_example(text, m.start())
                     && !named_after_its_user(text, &m)
             }
             Check::Random => looks_random(value),
@@ -349,7 +346,6 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !letters_only(value)
                     && !property_read(value)
                     && (!is_basic_scheme(scheme) || basic_credentials(value))
-                    && !in_an_example(text, m.start())
             }
             Check::AwsSecret => aws_secret(value),
             Check::Cookie => cookie_holds_secret(value),
@@ -364,14 +360,15 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !code_follows(after)
                     && !declares_a_type(before)
                     && !jwt_io_example(value)
-                    && !in_an_example(text, m.start())
             }
         };
-        // a key, token or password a test made up for itself; asked only of a match that
-        // passed every other check
+        // a key, token or password a doc or a test made up for itself; asked only of a match
+        // that passed every other check
         let ok = ok
-            && !(a_test_s_fixture_kind(rule.check)
-                && *test_source.get_or_insert_with(|| a_test_s_source(text)));
+            && !(a_made_up_kind(rule.check)
+                && (in_an_example(text, span.0)
+                    || in_a_stand_in_s_scope(text, span.0)
+                    || *test_source.get_or_insert_with(|| a_test_s_source(text))));
         if ok {
             emit(Finding {
                 rule: rule.name,
@@ -382,11 +379,12 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
     }
 }
 
-/// The kinds a test makes up for itself: keys it signs with, tokens it signs or encrypts and
-/// checks, passwords and secrets it sets and compares (the loose rules, `jwt`, `private-key`).
-/// A provider's token (`ghp_`, `xoxb-`, `AKIA`, an AWS secret beside its key id...) is issued
-/// by the provider, not made up, and is found in a test's source as anywhere.
-fn a_test_s_fixture_kind(check: Check) -> bool {
+/// The kinds a doc's example or a test makes up for itself: keys it signs with, tokens it signs
+/// or encrypts and checks, passwords and secrets it sets and compares (the loose rules, `jwt`,
+/// `private-key`). A provider's token (`ghp_`, `xoxb-`, `AKIA`, an AWS secret beside its key
+/// id...) is issued by the provider, not made up, and is found in examples and tests as
+/// anywhere.
+fn a_made_up_kind(check: Check) -> bool {
     matches!(
         check,
         Check::PrivateKey
@@ -834,15 +832,138 @@ fn commented_beside_a_documentation_url(text: &str, at: usize) -> bool {
 /// shape: a Python doctest ([`in_a_doctest`]), a string literal assigned to a name for
 /// examples ([`in_an_examples_string`], Ansible's `EXAMPLES = r'''...'''`), the value of
 /// a JSON `"example"`/`"examples"` key ([`in_a_json_example`], AWS's service models, OpenAPI),
-/// or a reStructuredText literal block ([`in_a_literal_block`], docstrings quoting an RFC's
-/// HTTP exchanges).
-/// Only the loose rules ask: a token in a provider's format is found wherever it stands.
+/// a reStructuredText literal block ([`in_a_literal_block`], docstrings quoting an RFC's
+/// HTTP exchanges), the query of a documentation host's URL, a YAML `example:` key's value
+/// ([`under_a_yaml_example_key`], OpenAPI) or a doc comment's `@example` ([`in_a_doc_comment_example`],
+/// JSDoc).
+/// Only the kinds made up for a doc ask ([`a_made_up_kind`]): a token in a provider's format
+/// is found wherever it stands.
 fn in_an_example(text: &str, at: usize) -> bool {
     in_a_doctest(text, at)
         || in_an_examples_string(text, at)
         || in_a_json_example(text, at)
         || in_a_literal_block(text, at)
         || in_a_documentation_url_query(text, at)
+        || under_a_yaml_example_key(text, at)
+        || in_a_doc_comment_example(text, at)
+}
+
+/// The lines that enclose the line of `at` by indentation, nearest first: going back over real
+/// lines (at most [`EXAMPLE_LOOK_BACK`]), each line indented less than the last one taken,
+/// from the indent of the match's own line, down to one at the margin. Blank lines and a
+/// line cut by the look are skipped.
+fn enclosing_lines(text: &str, at: usize) -> Vec<&str> {
+    let before = last_bytes(&text[..at], EXAMPLE_LOOK_BACK);
+    let indent = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
+    let mut lines: Vec<&str> = before.split('\n').collect();
+    let own = lines.pop().unwrap_or("");
+    if before.len() != at && !lines.is_empty() {
+        lines.remove(0);
+    }
+    let mut block = indent(own);
+    let mut out = Vec::new();
+    for line in lines.into_iter().rev() {
+        if block == 0 {
+            break;
+        }
+        if line.trim().is_empty() || indent(line) >= block {
+            continue;
+        }
+        block = indent(line);
+        out.push(line);
+    }
+    out
+}
+
+/// The match stands in the value of a YAML key `example:` or `examples:` (an enclosing line
+/// by indentation is that key): OpenAPI's documents show each schema's example so (Docker's
+/// `swagger.yaml`: `example:` over a swarm's `JoinToken: "SWMTKN-1-..."`).
+fn under_a_yaml_example_key(text: &str, at: usize) -> bool {
+    // a quick refusal
+    if !last_bytes(&text[..at], EXAMPLE_LOOK_BACK).contains("example") {
+        return false;
+    }
+    enclosing_lines(text, at).iter().any(|l| {
+        let l = l.trim_start();
+        let l = l.strip_prefix("- ").unwrap_or(l).trim_start();
+        ["example:", "examples:"].iter().any(|k| {
+            l.strip_prefix(k)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '|', '>']))
+        })
+    })
+}
+
+/// The match stands in a doc comment (`/** ... */`, not closed before it) under its `@example`
+/// tag: the last line of the comment before the match that starts with a tag (after its `*`)
+/// is `@example` (JSDoc and TSDoc: `jose`'s `@example Usage` over a token it verifies).
+fn in_a_doc_comment_example(text: &str, at: usize) -> bool {
+    let before = last_bytes(&text[..at], EXAMPLE_LOOK_BACK);
+    let Some(open) = before.rfind("/**") else {
+        return false;
+    };
+    let comment = &before[open..];
+    if comment.contains("*/") {
+        return false;
+    }
+    comment
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim_start().trim_start_matches('*').trim_start();
+            l.starts_with('@').then_some(l)
+        })
+        .next_back()
+        .is_some_and(|tag| {
+            tag.strip_prefix("@example")
+                .is_some_and(|rest| !rest.starts_with(|c: char| c.is_ascii_alphanumeric()))
+        })
+}
+
+/// The match stands where code says its values are stand-ins: in a class named for one (the
+/// nearest enclosing class by indentation, `class Mock` in a fog provider's mocked requests,
+/// `class FakeClient`), or under a comment line that names one (`// Fake token to use.`
+/// right above the line). The words are [`STAND_IN`]'s, as for a value's own name.
+fn in_a_stand_in_s_scope(text: &str, at: usize) -> bool {
+    let before = last_bytes(&text[..at], LOOK_BACK);
+    // the line right above the match's line, whole (not cut by the look)
+    let lines: Vec<&str> = before.rsplit('\n').take(3).collect();
+    let above = match lines.as_slice() {
+        [_, above, _] => Some(*above),
+        [_, above] if before.len() == at => Some(*above),
+        _ => None,
+    };
+    if let Some(above) = above {
+        let line = above.trim_start();
+        let comment = ["//", "#", "/*", "*", "--"]
+            .iter()
+            .any(|m| line.starts_with(m));
+        // words between spaces, their stops trimmed (a host's `example.com` is no word)
+        if comment
+            && line.split_whitespace().any(|w| {
+                let w = w.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+                STAND_IN.contains(&w.to_ascii_lowercase().as_str())
+            })
+        {
+            return true;
+        }
+    }
+    let class = enclosing_lines(text, at).into_iter().find_map(|l| {
+        let mut words = l.split_whitespace();
+        loop {
+            match words.next()? {
+                "public" | "private" | "protected" | "static" | "final" | "abstract" | "export"
+                | "default" | "internal" | "sealed" | "open" | "data" => continue,
+                "class" => return words.next(),
+                _ => return None,
+            }
+        }
+    });
+    class.is_some_and(|c| {
+        let name = c
+            .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == ':'))
+            .next()
+            .unwrap_or("");
+        names_a_stand_in(name.rsplit("::").next().unwrap_or(name))
+    })
 }
 
 /// The match stands in the query or fragment of a URL for a host reserved for documentation

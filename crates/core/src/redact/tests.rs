@@ -1161,3 +1161,57 @@ fn a_fixture_in_a_test_s_source_is_no_secret() {
         assert_finds_only(&text, secret);
     }
 }
+
+/// Eleventh round (from the `eleventh` body's fog, Gophercloud, Docker and jose): a key, token
+/// or password where the code or the doc says it is made up is none: in a class named for a
+/// stand-in (`class Mock`), under a comment naming one (`// Fake token to use.`), under a YAML
+/// `example:` key (OpenAPI), under a doc comment's `@example` tag (JSDoc), and, for a JWT or a
+/// key too, in a doctest. The same values in a real class, under another comment or key or
+/// tag, are found, and a provider's token is found in an example too.
+#[test]
+fn a_value_in_a_stand_in_s_scope_or_a_doc_s_example_is_made_up() {
+    let jwt =
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NSJ9.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+    let key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAAAABAAAAMwAAAAtzc2gtZWQyNTUxOQAAACDn\n-----END OPENSSH PRIVATE KEY-----";
+    let escaped = key.replace('\n', "\\n");
+    let mock = format!(
+        "module Fog\n  class Compute\n    class Mock\n      def get_key_pair\n        body = {{\n          \"private_key\" => \"{escaped}\",\n          \"token\" => \"Zq4x9Lm2Tr8vKp3N\"\n        }}\n      end\n    end\n  end\nend\n"
+    );
+    let python = "class FakeSession(object):\n    def __init__(self):\n        self.token = 'Zq4x9Lm2Tr8vKp3N'\n";
+    let comment = "package client\n\n// Fake token to use.\nconst TokenID = \"Zq4x9Lm2Tr8vKp3N\"\n";
+    let yaml = "      JoinTokens:\n        example:\n          Worker: \"x\"\n          JoinToken: \"Zq4x9Lm2Tr8vKp3N\"\n";
+    let jsdoc = format!(
+        "/**\n * Verifies a token.\n *\n * @example Usage\n *\n * ```js\n * const jwt =\n *   '{jwt}'\n * ```\n */\nexport function verify() {{}}\n"
+    );
+    let doctest = format!(">>> jwt.decode('{jwt}', 'secret')\n{{'a': 'b'}}\n");
+    assert_finds_none(&[&mock, python, comment, yaml, &jsdoc, &doctest]);
+    for (text, secret) in [
+        (
+            "module Fog\n  class Compute\n    class Real\n      def get\n        \"token\" => \"Zq4x9Lm2Tr8vKp3N\"\n      end\n    end\n  end\nend\n".to_string(),
+            "Zq4x9Lm2Tr8vKp3N",
+        ),
+        (
+            "class Mock\nend\n\nclass Client\n  TOKEN = \"Zq4x9Lm2Tr8vKp3N\"\nend\n".to_string(),
+            "Zq4x9Lm2Tr8vKp3N",
+        ),
+        (
+            "package client\n\n// Token to use.\nconst TokenID = \"Zq4x9Lm2Tr8vKp3N\"\n".to_string(),
+            "Zq4x9Lm2Tr8vKp3N",
+        ),
+        (
+            "      JoinTokens:\n        properties:\n          JoinToken: \"Zq4x9Lm2Tr8vKp3N\"\n".to_string(),
+            "Zq4x9Lm2Tr8vKp3N",
+        ),
+        (
+            format!("/**\n * @example Usage\n * verify(t)\n * @param token e.g.\n *   '{jwt}'\n */\n"),
+            jwt,
+        ),
+        (format!("/** @example verify(jwt) */\n\nconst jwt = '{jwt}'\n"), jwt),
+        (
+            "    example:\n      Token: \"xoxb-1234567890-0987654321-AbCdEfGhIjKl\"\n".to_string(),
+            "xoxb-1234567890-0987654321-AbCdEfGhIjKl",
+        ),
+    ] {
+        assert_finds_only(&text, secret);
+    }
+}
