@@ -314,7 +314,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                 !names_what_is_not_the_secret(name)
                     && !names_a_stand_in(name)
                     && plausible_env_value(value)
-                    && !value.eq_ignore_ascii_case(name)
+                    && !the_name_s_own_words(name, value)
                     && !reads_the_environment(text, &m, name)
                     && !named_after_its_user(text, &m)
             }
@@ -354,7 +354,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                 !names_what_is_not_the_secret(name)
                     && !names_a_stand_in(name)
                     && looks_generated(value)
-                    && !value.eq_ignore_ascii_case(name)
+                    && !the_name_s_own_words(name, value)
                     && !unquoted_property_read(text, &m)
                     && quoted_value_is_the_literal(text, &m)
                     && !code_follows(after)
@@ -648,6 +648,14 @@ const STAND_IN: &[&str] = &[
 /// Some word of the name (between `_`, `-`, `.`, or at a lower-to-upper case change) is one of
 /// [`STAND_IN`].
 fn names_a_stand_in(name: &str) -> bool {
+    name_words(name)
+        .iter()
+        .any(|w| STAND_IN.contains(&w.as_str()))
+}
+
+/// The words of a name, in lower case: between `_`, `-`, `.`, or at a lower-to-upper case
+/// change.
+fn name_words(name: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut last_lower = false;
@@ -661,7 +669,26 @@ fn names_a_stand_in(name: &str) -> bool {
         last_lower = c.is_ascii_lowercase();
     }
     words.push(word);
-    words.iter().any(|w| STAND_IN.contains(&w.as_str()))
+    words
+}
+
+/// The value is made of its name's own words, the name again (`TOKEN=TOKEN`) or pieces of it
+/// (`AWS_SECRET_ACCESS_KEY=SECRET`, aws-sdk-go's docs: `AWS_SECRET_KEY=SECRET=SECRET`): it
+/// names the slot, as a placeholder does. Each run of letters and digits of the value must be
+/// one of the name's words (or the whole name).
+fn the_name_s_own_words(name: &str, value: &str) -> bool {
+    if value.eq_ignore_ascii_case(name) {
+        return true;
+    }
+    let words = name_words(name);
+    let mut runs = value
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|r| !r.is_empty())
+        .peekable();
+    runs.peek().is_some()
+        && runs.all(|r| {
+            r.eq_ignore_ascii_case(name) || words.iter().any(|w| r.eq_ignore_ascii_case(w))
+        })
 }
 
 /// The header's scheme is `Basic` (`Authorization: Basic `): its value is then

@@ -1215,3 +1215,23 @@ fn a_value_in_a_stand_in_s_scope_or_a_doc_s_example_is_made_up() {
         assert_finds_only(&text, secret);
     }
 }
+
+/// Eleventh round (from the `eleventh` body's aws-sdk-go and Gophercloud docs): a value made of
+/// its name's own words (`AWS_SECRET_KEY=SECRET=SECRET`) or of `my` and a secret's words
+/// (`OS_PASSWORD="myPassword"`) names the slot. A value with other words, or digits, is found.
+#[test]
+fn a_value_naming_its_slot_is_a_placeholder() {
+    assert_finds_none(&[
+        "//\tAWS_SECRET_KEY=SECRET=SECRET # only read if AWS_SECRET_ACCESS_KEY is not set.",
+        "export AWS_SECRET_ACCESS_KEY=SECRET_KEY",
+        "  OS_PASSWORD=\"myPassword\"",
+        "  API_TOKEN=my_api_token",
+    ]);
+    for (text, secret) in [
+        ("AWS_SECRET_KEY=SECRET=Zq4x9Lm2", "SECRET=Zq4x9Lm2"),
+        ("  OS_PASSWORD=\"mySecret789\"", "mySecret789"),
+        ("  OS_PASSWORD=\"myPasswordIsLong\"", "myPasswordIsLong"),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
