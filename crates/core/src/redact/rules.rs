@@ -429,16 +429,20 @@ const SHORTEST_KEY_BODY: usize = 64;
 /// Code reading a property (`headers.Authorization`, `options?.apiKey`, `this.#token`,
 /// `process.env.SECRET`): dotted pieces that are all identifiers, with JavaScript's optional
 /// chaining (`?.`), private fields (`#`) and TypeScript's non-null `!`. A token with dots has
-/// a piece that is none (`mF_9.B5f-4.1JqM`).
+/// a piece that is none (`mF_9.B5f-4.1JqM`). The first piece may be an integer literal whose
+/// methods are called (Ruby's `PASSWORD = 16.times.map { rand(256) }`).
 fn property_read(v: &str) -> bool {
-    v.contains('.')
-        && v.split('.').all(|p| {
-            let p = p.strip_suffix(['?', '!']).unwrap_or(p);
-            let p = p.strip_prefix('#').unwrap_or(p);
-            p.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$')
-                && p.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
-        })
+    let identifier = |p: &str| {
+        let p = p.strip_suffix(['?', '!']).unwrap_or(p);
+        let p = p.strip_prefix('#').unwrap_or(p);
+        p.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$')
+            && p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+    };
+    let mut pieces = v.split('.');
+    let first = pieces.next().unwrap_or("");
+    let integer = !first.is_empty() && first.bytes().all(|b| b.is_ascii_digit());
+    v.contains('.') && (identifier(first) || integer) && pieces.all(identifier)
 }
 
 /// A value after a secret's name that is code, not a literal: a property read with no quote

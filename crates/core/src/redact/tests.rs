@@ -1235,3 +1235,17 @@ fn a_value_naming_its_slot_is_a_placeholder() {
         assert_finds_only(text, secret);
     }
 }
+
+/// Eleventh round (from the `eleventh` body's httpclient): methods called on an integer literal
+/// after `password =` (`PASSWORD = 16.times.map { rand(256) }`) are code, as a property read
+/// is; a value of digits and letters with a dot in a literal is found.
+#[test]
+fn a_method_called_on_a_number_is_code() {
+    assert_finds_none(&["      PASSWORD = 16.times.map { rand(256) }.to_java(:char)"]);
+    for (text, secret) in [
+        ("password = 16x.tImes9Q", "16x.tImes9Q"),
+        ("password = '16.times.map'", "16.times.map"),
+    ] {
+        assert_finds_only(text, secret);
+    }
+}
