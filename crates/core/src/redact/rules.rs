@@ -1106,17 +1106,19 @@ fn in_a_doctest(text: &str, at: usize) -> bool {
 }
 
 /// A string literal assigned to a name for examples (`EXAMPLES = r'''`, `USAGE_EXAMPLE =
-/// """`, `const examples = \``: a name whose last word is `example` or `examples`) opens on a
-/// line before the match and is not closed before it. Ansible's modules keep their docs'
-/// examples so, as YAML in a Python string.
+/// """`, `const examples = \``: a name whose last word is `example` or `examples`) or for a
+/// stand-in (one of its words is one of [`STAND_IN`]'s: go-gitlab's `exampleDetailResponse =
+/// \``, `fakeBody = """`) opens on a line before the match and is not closed before it.
+/// Ansible's modules keep their docs' examples so, as YAML in a Python string; client
+/// libraries keep their tests' made-up responses so.
 fn in_an_examples_string(text: &str, at: usize) -> bool {
     static OPENER: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r#"(?m)^[ \t]*(?:(?:export[ \t]+)?(?:const|let|var)[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*[rRuUbBfF]{0,2}('''|"""|`)"#)
             .expect("the examples opener compiles")
     });
     let before = last_bytes(&text[..at], EXAMPLE_LOOK_BACK);
-    // a quick refusal
-    if !before.contains("xample") && !before.contains("XAMPLE") {
+    // a quick refusal: no opening quote of a multi-line string
+    if !before.contains('`') && !before.contains("'''") && !before.contains("\"\"\"") {
         return false;
     }
     let Some(open) = OPENER.captures_iter(before).last() else {
@@ -1126,8 +1128,9 @@ fn in_an_examples_string(text: &str, at: usize) -> bool {
         return false;
     };
     let last_word = name.as_str().rsplit('_').next().unwrap_or("");
-    let examples =
-        last_word.eq_ignore_ascii_case("example") || last_word.eq_ignore_ascii_case("examples");
+    let examples = last_word.eq_ignore_ascii_case("example")
+        || last_word.eq_ignore_ascii_case("examples")
+        || names_a_stand_in(name.as_str());
     examples && !before[quote.end()..].contains(quote.as_str())
 }
 

@@ -1249,3 +1249,21 @@ fn a_method_called_on_a_number_is_code() {
         assert_finds_only(text, secret);
     }
 }
+
+/// Eleventh round (from the `eleventh` body's go-gitlab): a multi-line string assigned to a
+/// stand-in's name (`exampleDetailResponse = \``, a test's made-up response) is an example
+/// like an `EXAMPLES` string. Under another name, or after the string closes, the value is
+/// found.
+#[test]
+fn a_value_in_a_stand_in_s_string_is_an_example() {
+    assert_finds_none(&[
+        "const (\n\t// exampleDetailResponse provides fixture for Runners tests.\n\texampleDetailResponse = `{\n\t\t\"active\": true,\n\t\t\"token\": \"205086a8e3b9a2b818ffac9b89d102\"\n\t}`\n)\n",
+        "fake_body = \"\"\"\n{\"token\": \"205086a8e3b9a2b818ffac9b89d102\"}\n\"\"\"\n",
+    ]);
+    for text in [
+        "const (\n\tdetailResponse = `{\n\t\t\"token\": \"205086a8e3b9a2b818ffac9b89d102\"\n\t}`\n)\n",
+        "const (\n\texampleResponse = `{}`\n\tbody = `{\n\t\t\"token\": \"205086a8e3b9a2b818ffac9b89d102\"\n\t}`\n)\n",
+    ] {
+        assert_finds_only(text, "205086a8e3b9a2b818ffac9b89d102");
+    }
+}
