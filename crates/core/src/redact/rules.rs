@@ -1033,10 +1033,15 @@ const EXAMPLE_LOOK_BACK: usize = 64 << 10;
 /// by; the first line indented less must be the opener, or it is the block's own less
 /// indented line (`Authorization: OAuth realm=...` above its continued parameters) and the
 /// look goes on from its indent. A line at the margin that opens nothing ends the look.
+///
+/// A paragraph that names an example opens such a block too, as Go's doc comments and
+/// Google-style docstrings write one: a line that starts with `Example` (`Example to Create a
+/// Token` over Gophercloud's indented code, `Examples:`) or ends with `example:` (`For
+/// example:`, `Usage example:`).
 fn in_a_literal_block(text: &str, at: usize) -> bool {
     let before = last_bytes(&text[..at], EXAMPLE_LOOK_BACK);
     // a quick refusal
-    if !before.contains("::") {
+    if !before.contains("::") && !before.contains("xample") {
         return false;
     }
     let indent = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
@@ -1047,7 +1052,12 @@ fn in_a_literal_block(text: &str, at: usize) -> bool {
                 .iter()
                 .any(|d| l.starts_with(d))
         } else {
+            let lower = l.to_ascii_lowercase();
             l.ends_with("::")
+                || l.strip_prefix("Example")
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', ':', 's']))
+                || lower.ends_with("example:")
+                || lower.ends_with("examples:")
         }
     };
     let mut lines: Vec<&str> = before.split('\n').collect();

@@ -1267,3 +1267,21 @@ fn a_value_in_a_stand_in_s_string_is_an_example() {
         assert_finds_only(text, "205086a8e3b9a2b818ffac9b89d102");
     }
 }
+
+/// Eleventh round (from the `eleventh` body's Gophercloud docs): an indented block under a
+/// paragraph that names an example (`Example to Create a Token`, `For example:`) is one, as a
+/// reStructuredText literal block is. Under another paragraph, or a line that only mentions
+/// an example, the value is found.
+#[test]
+fn a_value_under_an_example_s_heading_is_an_example() {
+    assert_finds_none(&[
+        "/*\nPackage tokens provides the EC2 token API.\n\nExample to Create a Token From an EC2 access and secret keys\n\n\tauthOptions = &ec2tokens.AuthOptions{\n\t\tAccess: \"a7f1e798b7c2417cba4a02de97dc3cdc\",\n\t\tSecret: \"18f4f6761ada4e3795fa5273c30349b9\",\n\t}\n*/\npackage tokens\n",
+        "def login():\n    \"\"\"Logs in.\n\n    For example:\n\n        client.login(token='Zq4x9Lm2Tr8vKp3N')\n    \"\"\"\n",
+    ]);
+    for text in [
+        "/*\nPackage tokens provides the EC2 token API.\n\nCreating a token from EC2 keys\n\n\tauthOptions = &ec2tokens.AuthOptions{\n\t\tSecret: \"Zq4x9Lm2Tr8vKp3N\",\n\t}\n*/\n",
+        "# see the example in the docs\nconfig:\n    secret: \"Zq4x9Lm2Tr8vKp3N\"\n",
+    ] {
+        assert_finds_only(text, "Zq4x9Lm2Tr8vKp3N");
+    }
+}
