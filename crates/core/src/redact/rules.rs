@@ -402,18 +402,24 @@ fn a_made_up_kind(check: Check) -> bool {
 /// taking `*testing.T`, `*testing.B` or `*testing.F`, or a `package x_test` or `package
 /// testing` clause), Python's (a class deriving from a `TestCase`, or `import pytest`), Ruby's
 /// (a class deriving from `Minitest::Test`, `Test::Unit::TestCase` or
-/// `ActiveSupport::TestCase`, or `RSpec.describe`). Its keys, tokens and passwords are the
-/// test's fixtures: a JWT library's tests sign and verify with a key written beside them
+/// `ActiveSupport::TestCase`, or `RSpec.describe`), PHP's and Java's (a class that `extends`
+/// a `TestCase`, JUnit's `@Test` or `import org.junit`). Its keys, tokens and passwords are
+/// the test's fixtures: a JWT library's tests sign and verify with a key written beside them
 /// (golang-jwt, go-jose), a client's tests answer with a made-up database password (godo).
 /// Read whole, once for a text, for a match that passed every other check.
+///
+/// Rust is left out: its unit tests stand in the file of the code they test (`#[cfg(test)]
+/// mod tests`), so a `#[test]` says nothing of the rest of the file.
 fn a_test_s_source(text: &str) -> bool {
     static TEST: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(concat!(
             r"(?m)^(?:func[ \t]+(?:\([^)\n]*\)[ \t]*)?[A-Za-z_][A-Za-z0-9_]*[ \t]*\([^)\n]*\*testing\.[TBF]\b",
             r"|package[ \t]+(?:[A-Za-z0-9_]+_test|testing)[ \t]*(?://.*)?$",
-            r"|[ \t]*class[ \t]+[A-Za-z0-9_:]+[ \t]*(?:<[ \t]*(?:Minitest::Test|Test::Unit::TestCase|ActiveSupport::TestCase)\b|\((?:[A-Za-z0-9_]+\.)*[A-Za-z0-9_]*TestCase\)[ \t]*:)",
+            r"|[ \t]*(?:(?:abstract|final|public)[ \t]+)*class[ \t]+[A-Za-z0-9_:]+[ \t]*(?:<[ \t]*(?:Minitest::Test|Test::Unit::TestCase|ActiveSupport::TestCase)\b|\((?:[A-Za-z0-9_]+\.)*[A-Za-z0-9_]*TestCase\)[ \t]*:|extends[ \t]+[A-Za-z0-9_\\]*TestCase\b)",
             r"|(?:import|from)[ \t]+pytest\b",
-            r"|[ \t]*RSpec\.describe\b)"
+            r"|[ \t]*RSpec\.describe\b",
+            r"|[ \t]*@Test\b",
+            r"|import[ \t]+(?:static[ \t]+)?org\.junit\.)"
         ))
         .expect("the test source pattern compiles")
     });

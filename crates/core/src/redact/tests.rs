@@ -1285,3 +1285,23 @@ fn a_value_under_an_example_s_heading_is_an_example() {
         assert_finds_only(text, "Zq4x9Lm2Tr8vKp3N");
     }
 }
+
+/// Eleventh round (the test source's markers for PHP and Java, from the `sixth` body's
+/// Symfony): a class that `extends` a `TestCase` (PHPUnit, JUnit 3), JUnit's `@Test` and
+/// `import org.junit` mark a test's source; a class extending something else, or Rust's
+/// `#[test]` (its tests share the file of the code they test), do not.
+#[test]
+fn php_and_java_tests_say_they_are_tests() {
+    assert_finds_none(&[
+        "<?php\nabstract class HttpClientTestCase extends TestCase\n{\n    public function testAuth()\n    {\n        $client->request('GET', 'http://foo:bar%3Dbar@localhost:8057');\n    }\n}\n",
+        "class ClientTest extends \\PHPUnit\\Framework\\TestCase {\n  private $token = 'Zq4x9Lm2Tr8vKp3N';\n}\n",
+        "import org.junit.Assert;\n\npublic class AuthTest {\n  String password = \"Zq4x9Lm2Tr8vKp3N\";\n}\n",
+        "public class AuthTest {\n  @Test\n  public void login() {\n    String token = \"Zq4x9Lm2Tr8vKp3N\";\n  }\n}\n",
+    ]);
+    for text in [
+        "<?php\nclass HttpClient extends Client\n{\n    private $token = 'Zq4x9Lm2Tr8vKp3N';\n}\n",
+        "fn connect() {\n    let token = \"Zq4x9Lm2Tr8vKp3N\";\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n",
+    ] {
+        assert_finds_only(text, "Zq4x9Lm2Tr8vKp3N");
+    }
+}
