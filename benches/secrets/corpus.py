@@ -14,7 +14,7 @@ and `report` (measured once for the numbers in docs/secrets.md); in the `new` se
 quarter and the other half (`spare`) is written only when asked for (`--half spare`), for a
 held-out run.
 
-usage: corpus.py --out DIR [--set old|new|fresh|fifth|sixth|seventh|eighth|ninth|tenth] [--half tune|report|spare|all] [--python DIR] [--cargo DIR]
+usage: corpus.py --out DIR [--set old|new|fresh|fifth|sixth|seventh|eighth|ninth|tenth|eleventh] [--half tune|report|spare|all] [--python DIR] [--cargo DIR]
                  [--npm DIR[:DIR...]] [--doc DIR]
 """
 
@@ -135,7 +135,72 @@ TENTH_DEFAULT = [(name, "usr/lib/python3/dist-packages/" + name, TENTH_PY)
                               "jwcrypto", "boto", "libcloud", "jwt", "oauthlib", "keyring")] + \
                 [(name, "usr/share/" + name, TENTH_PHP)
                  for name in ("roundcube", "phpmyadmin", "tt-rss", "icingaweb2", "dokuwiki")]
-HELD_OUT_WHOLE = ("fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+# Set `eleventh` (eleventh round): the same again, generated and run once with main's rules
+# before the eleventh round's rules were changed, from Debian packages downloaded as for `tenth`
+# (ELEVENTH_DEBS into PIDX_ELEVENTH_DEBS, default ~/.cache/pidx-test/eleventh-debs), none of them
+# installed on the machine nor read by an earlier set (the `fifth`, `eighth` and `ninth` sets read
+# whatever was installed under /usr/lib/ruby, /usr/share/gocode and /usr/share/nodejs; these
+# packages were not): Go libraries for credentials, cloud and HTTP (`/usr/share/gocode/src`:
+# AWS's SDK with only its core and the services listed in AWS_SERVICES, x/oauth2, go-oidc,
+# go-jose, golang-jwt and jwt-go, MinIO, Gophercloud, go-ldap, goth, Docker's credential helpers
+# and engine, go-github, go-gitlab, godo, go-tfe, Azure's autorest and blob storage, Google
+# Cloud, containers/image, go-git, the Aliyun OSS SDK, otp, webauthn, go-imap/smtp, the MS SQL
+# and pgx drivers, etcd's server), Ruby gems for the same (`/usr/lib/ruby/vendor_ruby`,
+# `/usr/share/rubygems-integration`: the AWS SDK v1 and v3 core, fog with AWS, Google and
+# OpenStack, OmniAuth, ruby-saml, OAuth 1 and 2, JWT, Devise, Doorkeeper, Rack::OAuth2,
+# OpenID Connect, net-ldap, net-ssh, Faraday, HTTParty, httpclient, rest-client, Excon,
+# Mechanize, Octokit, the GitLab client, WebAuthn, ROTP, googleauth, Signet, kubeclient, Warden,
+# bcrypt, Azure blob storage) and Node.js modules (`/usr/share/nodejs`: axios, got, jose,
+# request, http-signature, sshpk, tough-cookie, ws, superagent, the MySQL, PostgreSQL, Redis and
+# LDAP clients, hawk, undici). Go files above 1 MB (most of AWS's generated `api.go`) are left
+# out as in every body.
+ELEVENTH_DEBS = ("golang-github-aws-aws-sdk-go-dev golang-golang-x-oauth2-dev "
+                 "golang-golang-x-oauth2-google-dev golang-github-coreos-go-oidc-dev "
+                 "golang-gopkg-square-go-jose.v2-dev golang-github-golang-jwt-jwt-dev "
+                 "golang-github-dgrijalva-jwt-go-dev golang-github-minio-minio-go-v7-dev "
+                 "golang-github-gophercloud-gophercloud-dev golang-github-go-ldap-ldap-dev "
+                 "golang-github-markbates-goth-dev golang-github-docker-docker-credential-helpers-dev "
+                 "golang-github-google-go-github-dev golang-github-azure-go-autorest-dev "
+                 "golang-github-azure-azure-storage-blob-go-dev golang-github-emersion-go-imap-dev "
+                 "golang-github-emersion-go-smtp-dev golang-github-xanzy-go-gitlab-dev "
+                 "golang-github-digitalocean-godo-dev golang-github-containers-image-dev "
+                 "golang-github-docker-docker-dev golang-google-cloud-dev golang-github-go-git-go-git-dev "
+                 "golang-github-hashicorp-go-tfe-dev golang-github-aliyun-aliyun-oss-go-sdk-dev "
+                 "golang-github-pquerna-otp-dev golang-github-duo-labs-webauthn-dev "
+                 "golang-github-denisenkom-go-mssqldb-dev golang-github-jackc-pgx-v4-dev "
+                 "golang-etcd-server-dev "
+                 "ruby-aws-sdk ruby-aws-sdk-core ruby-aws-sigv4 ruby-fog-aws ruby-fog-core "
+                 "ruby-fog-openstack ruby-fog-google ruby-omniauth ruby-omniauth-oauth2 "
+                 "ruby-omniauth-github ruby-omniauth-saml ruby-saml ruby-oauth2 ruby-oauth ruby-jwt "
+                 "ruby-json-jwt ruby-devise ruby-doorkeeper ruby-rack-oauth2 ruby-openid-connect "
+                 "ruby-net-ldap ruby-net-ssh ruby-faraday ruby-httparty ruby-httpclient ruby-rest-client "
+                 "ruby-excon ruby-mechanize ruby-octokit ruby-gitlab ruby-webauthn ruby-rotp "
+                 "ruby-googleauth ruby-signet ruby-kubeclient ruby-warden ruby-bcrypt "
+                 "ruby-azure-storage-blob "
+                 "node-axios node-got node-jose node-request node-http-signature node-sshpk "
+                 "node-tough-cookie node-ws node-superagent node-mysql node-pg node-redis node-ldapjs "
+                 "node-hawk node-undici").split()
+ELEVENTH_DEBS_DIR = os.environ.get("PIDX_ELEVENTH_DEBS",
+                                   os.path.expanduser("~/.cache/pidx-test/eleventh-debs"))
+# AWS's SDK for Go has ~300 services (119 MB below 1 MB a file): these are the ones about
+# identity, secrets, keys, storage and the commonest endpoints.
+AWS_SDK_SERVICES = "github.com/aws/aws-sdk-go/service/"
+AWS_SERVICES = ("sts iam s3 secretsmanager kms ssm cognitoidentity cognitoidentityprovider sso "
+                "ssooidc ecr acm codecommit lambda rds ec2 eks apigateway cloudfront ses sns sqs "
+                "dynamodb route53 elasticache redshift organizations directoryservice").split()
+ELEVENTH_GO = (".go", ".md", ".json", ".yaml", ".yml")
+ELEVENTH_RUBY = (".rb", ".erb", ".md", ".yml", ".yaml", ".json")
+ELEVENTH_DEFAULT = [("gocode", "usr/share/gocode/src", ELEVENTH_GO),
+                    ("ruby", "usr/lib/ruby", ELEVENTH_RUBY),
+                    ("gems", "usr/share/rubygems-integration", ELEVENTH_RUBY),
+                    ("ruby-aws-sdk", "usr/share/ruby-aws-sdk", ELEVENTH_RUBY),
+                    ("ruby-doorkeeper", "usr/share/ruby-doorkeeper", ELEVENTH_RUBY),
+                    ("nodejs", "usr/share/nodejs", EXTS_NPM),
+                    ("javascript", "usr/share/javascript", EXTS_NPM)]
+# The sets read from downloaded packages: (package names, their folder, the parts to read).
+DEB_SETS = {"tenth": (TENTH_DEBS, TENTH_DEBS_DIR, TENTH_DEFAULT),
+            "eleventh": (ELEVENTH_DEBS, ELEVENTH_DEBS_DIR, ELEVENTH_DEFAULT)}
+HELD_OUT_WHOLE = ("fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh")
 
 
 def unzipped(archive, exts, into):
@@ -189,14 +254,14 @@ def ext_files(exts):
     return walk
 
 
-def unpacked_debs(debs):
-    """TENTH_DEBS's files in the folder `debs`, unpacked once into `debs/root`; with the
-    (package, version) of each."""
+def unpacked_debs(names, debs):
+    """The packages `names`' files in the folder `debs`, unpacked once into `debs/root`; with
+    the (package, version) of each."""
     import glob
     import subprocess
     into = os.path.join(debs, "root")
     found = []
-    for name in TENTH_DEBS:
+    for name in names:
         files = sorted(glob.glob(os.path.join(debs, name + "_*.deb")))
         if not files:
             print(f"corpus.py: no {name}_*.deb in {debs} (apt-get download {name})", file=sys.stderr)
@@ -216,6 +281,17 @@ def no_links(walk):
     """`walk` without symbolic links (an unpacked package's point into the machine's files)."""
     def w(root):
         return (p for p in walk(root) if not os.path.islink(p))
+    return w
+
+
+def aws_services_only(walk):
+    """`walk` with only AWS_SERVICES of AWS's SDK for Go (its core and the rest kept)."""
+    def w(root):
+        for p in walk(root):
+            rel = os.path.relpath(p, root)
+            if rel.startswith(AWS_SDK_SERVICES) and rel[len(AWS_SDK_SERVICES):].split("/")[0] not in AWS_SERVICES:
+                continue
+            yield p
     return w
 
 
@@ -337,7 +413,8 @@ class Writer:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
-    ap.add_argument("--set", default="old", choices=("old", "new", "fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"))
+    ap.add_argument("--set", default="old", choices=("old", "new", "fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+                                           "eleventh"))
     ap.add_argument("--half", default="all", choices=("tune", "report", "spare", "all"),
                     help="spare: the `new` set's unread half, for a held-out run (docs/secrets.md)")
     ap.add_argument("--python", default="/usr/lib/python3.11")
@@ -351,9 +428,12 @@ def main():
         sys.exit(f"corpus.py: the `{a.set}` set has no halves (it is read whole, once)")
     archives = {}  # an unpacked folder -> its archive
     debs = []
-    if a.set == "tenth":
-        into, debs = unpacked_debs(TENTH_DEBS_DIR)
-        parts = [(name, os.path.join(into, rel), no_links(ext_files(exts))) for name, rel, exts in TENTH_DEFAULT]
+    if a.set in DEB_SETS:
+        names, folder, roots = DEB_SETS[a.set]
+        into, debs = unpacked_debs(names, folder)
+        parts = [(name, os.path.join(into, rel), no_links(ext_files(exts))) for name, rel, exts in roots]
+        if a.set == "eleventh":
+            parts = [(n, r, aws_services_only(w) if n == "gocode" else w) for n, r, w in parts]
     elif a.set == "old":
         parts = [("python", a.python, python_files), ("cargo", a.cargo, cargo_files)]
     elif a.set in HELD_OUT_WHOLE:
@@ -396,11 +476,11 @@ def main():
             files += 1
     for w in writers.values():
         w.close()
-    if a.set == "tenth":
+    if a.set in DEB_SETS:
         with open(a.out.rstrip("/") + ".packages.tsv", "w", encoding="utf-8") as f:
             f.write("root\tpackage\tversion\n")
             for pkg, ver in debs:
-                f.write(f"{TENTH_DEBS_DIR}\t{pkg}\t{ver}\n")
+                f.write(f"{DEB_SETS[a.set][1]}\t{pkg}\t{ver}\n")
     elif a.set in HELD_OUT_WHOLE:
         with open(a.out.rstrip("/") + ".packages.tsv", "w", encoding="utf-8") as f:
             f.write("root\tpackage\tversion\n")

@@ -10,7 +10,7 @@ recall     the public scanners' test cases (fetch.py; set `old`: gitleaks, truff
            kind, how many of their positive examples pidx finds (and redacts every listed
            secret of), and how many of their negative examples it flags.
 
-usage: run.py --pidx BIN --cases-bin BIN [--half report|tune|spare|all] [--set old|new|fresh|fifth|sixth|seventh|eighth|ninth|tenth|all]
+usage: run.py --pidx BIN --cases-bin BIN [--half report|tune|spare|all] [--set old|new|fresh|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|all]
               [--work DIR] [--misses] [--only precision|recall]
 """
 
@@ -64,7 +64,7 @@ def short(s, n=90):
 
 
 def precision(a, work, cset):
-    if cset in ("fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth") and a.half != "all":
+    if cset in ("fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh") and a.half != "all":
         sys.exit(f"run.py: the `{cset}` set has no halves: use --half all")
     if a.half == "spare" and cset != "new":
         print(f"run.py: SKIPPED precision of set {cset}: only the `new` set has a spare half\n")
@@ -194,9 +194,10 @@ def main():
     ap.add_argument("--cases-bin", required=True)
     ap.add_argument("--half", default="report", choices=("report", "tune", "spare", "all"),
                     help="spare: the `new` corpus's unread half (precision only)")
-    ap.add_argument("--set", default="all", choices=("old", "new", "fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "all"),
+    ap.add_argument("--set", default="all", choices=("old", "new", "fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh",
+                                          "all"),
                     help="old: the first corpora and scanners; new: the second held-out ones; "
-                    "fresh, fifth ... tenth: the fourth to tenth rounds' held-out code, precision only, "
+                    "fresh, fifth ... eleventh: the fourth to eleventh rounds' held-out code, precision only, "
                     "--half all")
     ap.add_argument("--work", default=None, help="kept between runs (default: a temp dir)")
     ap.add_argument("--misses", action="store_true", help="list every miss and flagged negative")
@@ -218,7 +219,7 @@ def main():
             print("run.py: SKIPPED recall: no scanner snapshot could be read (see fetch.py)")
             return
         for cset in sets:
-            if cset in ("fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth"):
+            if cset in ("fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh"):
                 print(f"run.py: SKIPPED recall of set {cset}: it is ordinary code only\n")
                 continue
             recall(a, cases, cset)

@@ -59,7 +59,8 @@ const SECRET_WORDS: &[&str] = &[
 
 /// A placeholder phrase written without separators, as docs write one in capitals
 /// (`YOURSECRETKEYGOESHERE`, `your_api_token_here`, `MyTokenHere`): `your` before a secret's
-/// word, or a secret's word (or `goes`) before `here`.
+/// word, or a secret's word (or `goes`) before `here`; or `my` and nothing but secret's words
+/// (`myPassword`, `my_secret_key`: a doc's name for the value, where `mySecret789` is one).
 fn placeholder_phrase(lower: &str) -> bool {
     let joined: String = lower
         .chars()
@@ -69,6 +70,17 @@ fn placeholder_phrase(lower: &str) -> bool {
         .iter()
         .any(|w| joined.contains(&format!("your{w}")) || joined.contains(&format!("{w}here")))
         || joined.contains("goeshere")
+        || joined
+            .strip_prefix("my")
+            .is_some_and(|rest| !rest.is_empty() && secret_words_only(rest))
+}
+
+/// `s` is one or more of [`SECRET_WORDS`] run together (`secretkey`, `apitoken`).
+fn secret_words_only(s: &str) -> bool {
+    s.is_empty()
+        || SECRET_WORDS
+            .iter()
+            .any(|w| s.strip_prefix(w).is_some_and(secret_words_only))
 }
 
 /// Not a reference to a value (`$X`, `${X}`, `#{x}`, `%X%`, `<x>`, `{{x}}`, `[redacted: …]`), a

@@ -276,6 +276,8 @@ pub(super) fn set() -> &'static RegexSet {
 /// Gives `emit` each confirmed finding of rule `i` in `text`.
 pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
     let rule = &RULE_TABLE[i];
+    // whether `text` is a test's source, read once and only for a match that asks
+    let mut test_source: Option<bool> = None;
     for caps in COMPILED.each[i].captures_iter(text) {
         let Some(m) = caps.get(rule.group) else {
             continue;
@@ -306,16 +308,14 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                 plausible_password(value)
                     && !after.starts_with('(')
                     && !commented_doc_url
-                    && !in_an_example(text, m.start())
                     && !named_after_its_user(text, &m)
             }
             Check::EnvValue => {
                 !names_what_is_not_the_secret(name)
                     && !names_a_stand_in(name)
                     && plausible_env_value(value)
-                    && !value.eq_ignore_ascii_case(name)
+                    && !the_name_s_own_words(name, value)
                     && !reads_the_environment(text, &m, name)
-                    && !in_an_example(text, m.start())
                     && !named_after_its_user(text, &m)
             }
             Check::ConnPassword => {
@@ -334,7 +334,6 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !unquoted_property_read(text, &m)
                     && !commented_beside_a_documentation_url(text, m.start())
                     && !anonymous_ftp_password(text, &m)
-                    && !in_an_example(text, m.start())
                     && !named_after_its_user(text, &m)
             }
             Check::Random => looks_random(value),
@@ -347,7 +346,6 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !letters_only(value)
                     && !property_read(value)
                     && (!is_basic_scheme(scheme) || basic_credentials(value))
-                    && !in_an_example(text, m.start())
             }
             Check::AwsSecret => aws_secret(value),
             Check::Cookie => cookie_holds_secret(value),
@@ -356,15 +354,21 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                 !names_what_is_not_the_secret(name)
                     && !names_a_stand_in(name)
                     && looks_generated(value)
-                    && !value.eq_ignore_ascii_case(name)
+                    && !the_name_s_own_words(name, value)
                     && !unquoted_property_read(text, &m)
                     && quoted_value_is_the_literal(text, &m)
                     && !code_follows(after)
                     && !declares_a_type(before)
                     && !jwt_io_example(value)
-                    && !in_an_example(text, m.start())
             }
         };
+        // a key, token or password a doc or a test made up for itself; asked only of a match
+        // that passed every other check
+        let ok = ok
+            && !(a_made_up_kind(rule.check)
+                && (in_an_example(text, span.0)
+                    || in_a_stand_in_s_scope(text, span.0)
+                    || *test_source.get_or_insert_with(|| a_test_s_source(text))));
         if ok {
             emit(Finding {
                 rule: rule.name,
@@ -375,6 +379,55 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
     }
 }
 
+/// The kinds a doc's example or a test makes up for itself: keys it signs with, tokens it signs
+/// or encrypts and checks, passwords and secrets it sets and compares (the loose rules, `jwt`,
+/// `private-key`). A provider's token (`ghp_`, `xoxb-`, `AKIA`, an AWS secret beside its key
+/// id...) is issued by the provider, not made up, and is found in examples and tests as
+/// anywhere.
+fn a_made_up_kind(check: Check) -> bool {
+    matches!(
+        check,
+        Check::PrivateKey
+            | Check::Jwt
+            | Check::Password
+            | Check::ConnPassword
+            | Check::EnvValue
+            | Check::HeaderValue
+            | Check::Cookie
+            | Check::Assigned
+    )
+}
+
+/// The text is a test's source, and says so in its language's own way: Go's (a function
+/// taking `*testing.T`, `*testing.B` or `*testing.F`, or a `package x_test` or `package
+/// testing` clause), Python's (a class deriving from a `TestCase`, or `import pytest`), Ruby's
+/// (a class deriving from `Minitest::Test`, `Test::Unit::TestCase` or
+/// `ActiveSupport::TestCase`, or `RSpec.describe`), PHP's and Java's (a class that `extends`
+/// a `TestCase`, JUnit's `@Test` or `import org.junit`). Its keys, tokens and passwords are
+/// the test's fixtures: a JWT library's tests sign and verify with a key written beside them
+/// (golang-jwt, go-jose), a client's tests answer with a made-up database password (godo).
+/// Read whole, once for a text, for a match that passed every other check.
+///
+/// Rust is left out: its unit tests stand in the file of the code they test (`#[cfg(test)]
+/// mod tests`), so a `#[test]` says nothing of the rest of the file.
+fn a_test_s_source(text: &str) -> bool {
+    static TEST: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(concat!(
+            r"(?m)^(?:func[ \t]+(?:\([^)\n]*\)[ \t]*)?[A-Za-z_][A-Za-z0-9_]*[ \t]*\([^)\n]*\*testing\.[TBF]\b",
+            r"|package[ \t]+(?:[A-Za-z0-9_]+_test|testing)[ \t]*(?://.*)?$",
+            r"|[ \t]*(?:(?:abstract|final|public)[ \t]+)*class[ \t]+[A-Za-z0-9_:]+[ \t]*(?:<[ \t]*(?:Minitest::Test|Test::Unit::TestCase|ActiveSupport::TestCase)\b|\((?:[A-Za-z0-9_]+\.)*[A-Za-z0-9_]*TestCase\)[ \t]*:|extends[ \t]+[A-Za-z0-9_\\]*TestCase\b)",
+            r"|(?:import|from)[ \t]+pytest\b",
+            r"|[ \t]*RSpec\.describe\b",
+            r"|[ \t]*@Test\b",
+            r"|import[ \t]+(?:static[ \t]+)?org\.junit\.)"
+        ))
+        .expect("the test source pattern compiles")
+    });
+    // quick refusals: none of the markers' words
+    (text.contains("test") || text.contains("Test") || text.contains("RSpec"))
+        && TEST.is_match(text)
+}
+
 /// Base64 characters a DER key needs at least: an Ed25519 key in PKCS#8, the smallest there is,
 /// is 48 bytes, 64 characters.
 const SHORTEST_KEY_BODY: usize = 64;
@@ -382,16 +435,20 @@ const SHORTEST_KEY_BODY: usize = 64;
 /// Code reading a property (`headers.Authorization`, `options?.apiKey`, `this.#token`,
 /// `process.env.SECRET`): dotted pieces that are all identifiers, with JavaScript's optional
 /// chaining (`?.`), private fields (`#`) and TypeScript's non-null `!`. A token with dots has
-/// a piece that is none (`mF_9.B5f-4.1JqM`).
+/// a piece that is none (`mF_9.B5f-4.1JqM`). The first piece may be an integer literal whose
+/// methods are called (Ruby's `PASSWORD = 16.times.map { rand(256) }`).
 fn property_read(v: &str) -> bool {
-    v.contains('.')
-        && v.split('.').all(|p| {
-            let p = p.strip_suffix(['?', '!']).unwrap_or(p);
-            let p = p.strip_prefix('#').unwrap_or(p);
-            p.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$')
-                && p.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
-        })
+    let identifier = |p: &str| {
+        let p = p.strip_suffix(['?', '!']).unwrap_or(p);
+        let p = p.strip_prefix('#').unwrap_or(p);
+        p.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '$')
+            && p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'$')
+    };
+    let mut pieces = v.split('.');
+    let first = pieces.next().unwrap_or("");
+    let integer = !first.is_empty() && first.bytes().all(|b| b.is_ascii_digit());
+    v.contains('.') && (identifier(first) || integer) && pieces.all(identifier)
 }
 
 /// A value after a secret's name that is code, not a literal: a property read with no quote
@@ -601,6 +658,14 @@ const STAND_IN: &[&str] = &[
 /// Some word of the name (between `_`, `-`, `.`, or at a lower-to-upper case change) is one of
 /// [`STAND_IN`].
 fn names_a_stand_in(name: &str) -> bool {
+    name_words(name)
+        .iter()
+        .any(|w| STAND_IN.contains(&w.as_str()))
+}
+
+/// The words of a name, in lower case: between `_`, `-`, `.`, or at a lower-to-upper case
+/// change.
+fn name_words(name: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut last_lower = false;
@@ -614,7 +679,26 @@ fn names_a_stand_in(name: &str) -> bool {
         last_lower = c.is_ascii_lowercase();
     }
     words.push(word);
-    words.iter().any(|w| STAND_IN.contains(&w.as_str()))
+    words
+}
+
+/// The value is made of its name's own words, the name again (`TOKEN=TOKEN`) or pieces of it
+/// (`AWS_SECRET_ACCESS_KEY=SECRET`, aws-sdk-go's docs: `AWS_SECRET_KEY=SECRET=SECRET`): it
+/// names the slot, as a placeholder does. Each run of letters and digits of the value must be
+/// one of the name's words (or the whole name).
+fn the_name_s_own_words(name: &str, value: &str) -> bool {
+    if value.eq_ignore_ascii_case(name) {
+        return true;
+    }
+    let words = name_words(name);
+    let mut runs = value
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|r| !r.is_empty())
+        .peekable();
+    runs.peek().is_some()
+        && runs.all(|r| {
+            r.eq_ignore_ascii_case(name) || words.iter().any(|w| r.eq_ignore_ascii_case(w))
+        })
 }
 
 /// The header's scheme is `Basic` (`Authorization: Basic `): its value is then
@@ -785,15 +869,138 @@ fn commented_beside_a_documentation_url(text: &str, at: usize) -> bool {
 /// shape: a Python doctest ([`in_a_doctest`]), a string literal assigned to a name for
 /// examples ([`in_an_examples_string`], Ansible's `EXAMPLES = r'''...'''`), the value of
 /// a JSON `"example"`/`"examples"` key ([`in_a_json_example`], AWS's service models, OpenAPI),
-/// or a reStructuredText literal block ([`in_a_literal_block`], docstrings quoting an RFC's
-/// HTTP exchanges).
-/// Only the loose rules ask: a token in a provider's format is found wherever it stands.
+/// a reStructuredText literal block ([`in_a_literal_block`], docstrings quoting an RFC's
+/// HTTP exchanges), the query of a documentation host's URL, a YAML `example:` key's value
+/// ([`under_a_yaml_example_key`], OpenAPI) or a doc comment's `@example` ([`in_a_doc_comment_example`],
+/// JSDoc).
+/// Only the kinds made up for a doc ask ([`a_made_up_kind`]): a token in a provider's format
+/// is found wherever it stands.
 fn in_an_example(text: &str, at: usize) -> bool {
     in_a_doctest(text, at)
         || in_an_examples_string(text, at)
         || in_a_json_example(text, at)
         || in_a_literal_block(text, at)
         || in_a_documentation_url_query(text, at)
+        || under_a_yaml_example_key(text, at)
+        || in_a_doc_comment_example(text, at)
+}
+
+/// The lines that enclose the line of `at` by indentation, nearest first: going back over real
+/// lines (at most [`EXAMPLE_LOOK_BACK`]), each line indented less than the last one taken,
+/// from the indent of the match's own line, down to one at the margin. Blank lines and a
+/// line cut by the look are skipped.
+fn enclosing_lines(text: &str, at: usize) -> Vec<&str> {
+    let before = last_bytes(&text[..at], EXAMPLE_LOOK_BACK);
+    let indent = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
+    let mut lines: Vec<&str> = before.split('\n').collect();
+    let own = lines.pop().unwrap_or("");
+    if before.len() != at && !lines.is_empty() {
+        lines.remove(0);
+    }
+    let mut block = indent(own);
+    let mut out = Vec::new();
+    for line in lines.into_iter().rev() {
+        if block == 0 {
+            break;
+        }
+        if line.trim().is_empty() || indent(line) >= block {
+            continue;
+        }
+        block = indent(line);
+        out.push(line);
+    }
+    out
+}
+
+/// The match stands in the value of a YAML key `example:` or `examples:` (an enclosing line
+/// by indentation is that key): OpenAPI's documents show each schema's example so (Docker's
+/// `swagger.yaml`: `example:` over a swarm's `JoinToken: "SWMTKN-1-..."`).
+fn under_a_yaml_example_key(text: &str, at: usize) -> bool {
+    // a quick refusal
+    if !last_bytes(&text[..at], EXAMPLE_LOOK_BACK).contains("example") {
+        return false;
+    }
+    enclosing_lines(text, at).iter().any(|l| {
+        let l = l.trim_start();
+        let l = l.strip_prefix("- ").unwrap_or(l).trim_start();
+        ["example:", "examples:"].iter().any(|k| {
+            l.strip_prefix(k)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '|', '>']))
+        })
+    })
+}
+
+/// The match stands in a doc comment (`/** ... */`, not closed before it) under its `@example`
+/// tag: the last line of the comment before the match that starts with a tag (after its `*`)
+/// is `@example` (JSDoc and TSDoc: `jose`'s `@example Usage` over a token it verifies).
+fn in_a_doc_comment_example(text: &str, at: usize) -> bool {
+    let before = last_bytes(&text[..at], EXAMPLE_LOOK_BACK);
+    let Some(open) = before.rfind("/**") else {
+        return false;
+    };
+    let comment = &before[open..];
+    if comment.contains("*/") {
+        return false;
+    }
+    comment
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim_start().trim_start_matches('*').trim_start();
+            l.starts_with('@').then_some(l)
+        })
+        .next_back()
+        .is_some_and(|tag| {
+            tag.strip_prefix("@example")
+                .is_some_and(|rest| !rest.starts_with(|c: char| c.is_ascii_alphanumeric()))
+        })
+}
+
+/// The match stands where code says its values are stand-ins: in a class named for one (the
+/// nearest enclosing class by indentation, `class Mock` in a fog provider's mocked requests,
+/// `class FakeClient`), or under a comment line that names one (`// Fake token to use.`
+/// right above the line). The words are [`STAND_IN`]'s, as for a value's own name.
+fn in_a_stand_in_s_scope(text: &str, at: usize) -> bool {
+    let before = last_bytes(&text[..at], LOOK_BACK);
+    // the line right above the match's line, whole (not cut by the look)
+    let lines: Vec<&str> = before.rsplit('\n').take(3).collect();
+    let above = match lines.as_slice() {
+        [_, above, _] => Some(*above),
+        [_, above] if before.len() == at => Some(*above),
+        _ => None,
+    };
+    if let Some(above) = above {
+        let line = above.trim_start();
+        let comment = ["//", "#", "/*", "*", "--"]
+            .iter()
+            .any(|m| line.starts_with(m));
+        // words between spaces, their stops trimmed (a host's `example.com` is no word)
+        if comment
+            && line.split_whitespace().any(|w| {
+                let w = w.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+                STAND_IN.contains(&w.to_ascii_lowercase().as_str())
+            })
+        {
+            return true;
+        }
+    }
+    let class = enclosing_lines(text, at).into_iter().find_map(|l| {
+        let mut words = l.split_whitespace();
+        loop {
+            match words.next()? {
+                "public" | "private" | "protected" | "static" | "final" | "abstract" | "export"
+                | "default" | "internal" | "sealed" | "open" | "data" => continue,
+                "class" => return words.next(),
+                _ => return None,
+            }
+        }
+    });
+    class.is_some_and(|c| {
+        let name = c
+            .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == ':'))
+            .next()
+            .unwrap_or("");
+        names_a_stand_in(name.rsplit("::").next().unwrap_or(name))
+    })
 }
 
 /// The match stands in the query or fragment of a URL for a host reserved for documentation
@@ -832,10 +1039,15 @@ const EXAMPLE_LOOK_BACK: usize = 64 << 10;
 /// by; the first line indented less must be the opener, or it is the block's own less
 /// indented line (`Authorization: OAuth realm=...` above its continued parameters) and the
 /// look goes on from its indent. A line at the margin that opens nothing ends the look.
+///
+/// A paragraph that names an example opens such a block too, as Go's doc comments and
+/// Google-style docstrings write one: a line that starts with `Example` (`Example to Create a
+/// Token` over Gophercloud's indented code, `Examples:`) or ends with `example:` (`For
+/// example:`, `Usage example:`).
 fn in_a_literal_block(text: &str, at: usize) -> bool {
     let before = last_bytes(&text[..at], EXAMPLE_LOOK_BACK);
     // a quick refusal
-    if !before.contains("::") {
+    if !before.contains("::") && !before.contains("xample") {
         return false;
     }
     let indent = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
@@ -846,7 +1058,12 @@ fn in_a_literal_block(text: &str, at: usize) -> bool {
                 .iter()
                 .any(|d| l.starts_with(d))
         } else {
+            let lower = l.to_ascii_lowercase();
             l.ends_with("::")
+                || l.strip_prefix("Example")
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', ':', 's']))
+                || lower.ends_with("example:")
+                || lower.ends_with("examples:")
         }
     };
     let mut lines: Vec<&str> = before.split('\n').collect();
@@ -905,17 +1122,19 @@ fn in_a_doctest(text: &str, at: usize) -> bool {
 }
 
 /// A string literal assigned to a name for examples (`EXAMPLES = r'''`, `USAGE_EXAMPLE =
-/// """`, `const examples = \``: a name whose last word is `example` or `examples`) opens on a
-/// line before the match and is not closed before it. Ansible's modules keep their docs'
-/// examples so, as YAML in a Python string.
+/// """`, `const examples = \``: a name whose last word is `example` or `examples`) or for a
+/// stand-in (one of its words is one of [`STAND_IN`]'s: go-gitlab's `exampleDetailResponse =
+/// \``, `fakeBody = """`) opens on a line before the match and is not closed before it.
+/// Ansible's modules keep their docs' examples so, as YAML in a Python string; client
+/// libraries keep their tests' made-up responses so.
 fn in_an_examples_string(text: &str, at: usize) -> bool {
     static OPENER: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r#"(?m)^[ \t]*(?:(?:export[ \t]+)?(?:const|let|var)[ \t]+)?([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*[rRuUbBfF]{0,2}('''|"""|`)"#)
             .expect("the examples opener compiles")
     });
     let before = last_bytes(&text[..at], EXAMPLE_LOOK_BACK);
-    // a quick refusal
-    if !before.contains("xample") && !before.contains("XAMPLE") {
+    // a quick refusal: no opening quote of a multi-line string
+    if !before.contains('`') && !before.contains("'''") && !before.contains("\"\"\"") {
         return false;
     }
     let Some(open) = OPENER.captures_iter(before).last() else {
@@ -925,8 +1144,9 @@ fn in_an_examples_string(text: &str, at: usize) -> bool {
         return false;
     };
     let last_word = name.as_str().rsplit('_').next().unwrap_or("");
-    let examples =
-        last_word.eq_ignore_ascii_case("example") || last_word.eq_ignore_ascii_case("examples");
+    let examples = last_word.eq_ignore_ascii_case("example")
+        || last_word.eq_ignore_ascii_case("examples")
+        || names_a_stand_in(name.as_str());
     examples && !before[quote.end()..].contains(quote.as_str())
 }
 
