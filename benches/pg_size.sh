@@ -8,6 +8,8 @@
 #   bash benches/pg_size.sh 1000 100M
 #   PIDX_BIN=/path/to/other/pidx bash benches/pg_size.sh    # measure another build
 #   PIDX_PG_SIZE_IMAGES=1 bash benches/pg_size.sh           # push --images (image data kept)
+#   PIDX_BENCH_CORPUS=DIR bash benches/pg_size.sh           # sessions nobody generated, in DIR
+#     (for instance the published transcripts benches/pg_rank_real.sh rebuilds)
 #
 # Release build; on a shared 2-core machine the push time is noisy (the load average is printed).
 set -euo pipefail
@@ -27,7 +29,11 @@ pg_start
 trap 'pg_stop; rm -rf "$W"' EXIT
 URL="postgresql:///pidx?host=$PG_TMP&port=$PG_PORT&user=pidx_writer"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$T/examples/gen_corpus" --out "$W/s" --sessions "$SESSIONS" --bytes "$SIZE" --seed 1 >/dev/null
+if [[ -n "${PIDX_BENCH_CORPUS:-}" ]]; then
+  cp -a "$PIDX_BENCH_CORPUS" "$W/s"
+else
+  "$T/examples/gen_corpus" --out "$W/s" --sessions "$SESSIONS" --bytes "$SIZE" --seed 1 >/dev/null
+fi
 HOME=$W "$P" --db "$W/i.db" --root "$W/s" sync >/dev/null 2>&1
 echo "jsonl: $(du -sb "$W/s" | cut -f1) bytes; local index $(stat -c %s "$W/i.db") bytes"
 /usr/bin/time -f "push %e s (pidx %U s user, %S s system)" env HOME="$W" "$P" --db "$W/i.db" --root "$W/s" --no-sync push --pg "$URL" --source a ${PIDX_PG_SIZE_IMAGES:+--images} >/dev/null
