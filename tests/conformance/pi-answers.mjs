@@ -33,6 +33,18 @@ const SRC = join(CORPUS, "sessions");
 if (!existsSync(SRC)) throw new Error(`${SRC} does not exist`);
 const MTIMES = JSON.parse(readFileSync(join(CORPUS, "mtimes.json"), "utf8"));
 
+// The entries whose context is recorded: every one, or with PIDX_ORACLE_LEAVES=N at most N
+// spread evenly with the last among them. Every entry's context of a long real session (a
+// published corpus of chats with images) is quadratic in its length and overflows a string.
+const MAX_LEAVES = Number.parseInt(process.env.PIDX_ORACLE_LEAVES ?? "", 10);
+function atLeaves(n) {
+  const all = [...Array(n).keys()];
+  if (!(MAX_LEAVES > 0) || n <= MAX_LEAVES) return all;
+  const picked = new Set([n - 1]);
+  for (let k = 0; k < MAX_LEAVES - 1; k++) picked.add(Math.floor((k * n) / (MAX_LEAVES - 1)));
+  return [...picked].sort((a, b) => a - b);
+}
+
 // A fixed clock/seed: only open() of an empty file creates a header (id, timestamp) and
 // only v1 migration creates entry ids; both come out the same on every run.
 const FIXED_NOW = RealDate.UTC(2030, 0, 1, 0, 0, 0);
@@ -148,15 +160,27 @@ function treeHasReachableCycle(entries) {
   return roots.some(visit);
 }
 
+// Without recursion: a linear session nests one level per entry, and a published one of 6,514
+// entries (3,164 deep) overflowed the stack of a recursive projection.
 function projectTree(roots, indexOf) {
   const proj = (n) => {
     const o = { index: indexOf.get(n.entry), id: n.entry?.id, parentId: n.entry?.parentId, type: n.entry?.type };
     if (n.label !== undefined) o.label = n.label;
     if (n.labelTimestamp !== undefined) o.labelTimestamp = n.labelTimestamp;
-    o.children = n.children.map(proj);
+    o.children = [];
     return o;
   };
-  return roots.map(proj);
+  const out = roots.map(proj);
+  const todo = roots.map((n, i) => [n, out[i]]);
+  while (todo.length > 0) {
+    const [n, o] = todo.pop();
+    for (const c of n.children) {
+      const co = proj(c);
+      o.children.push(co);
+      todo.push([c, co]);
+    }
+  }
+  return out;
 }
 
 const cwds = new Set(); // distinct header cwds, for list(cwd)
@@ -218,7 +242,8 @@ for (const rel of discovered) {
   };
   const def = ctx(leafId);
   const c = { default: def.context ?? (def.cycle ? { cycle: true } : { error: def.error }) };
-  c.leaves = entries.map((e, index) => {
+  c.leaves = atLeaves(entries.length).map((index) => {
+    const e = entries[index];
     const r = ctx(e?.id);
     nLeaves++;
     if (r.cycle) nCycleLeaves++;
@@ -247,9 +272,46 @@ for (const cwd of [...cwds].sort()) {
   listCwd[cwd] = (await SessionManager.list(cwd)).map((i) => infoJson(B.root, i));
 }
 
+// JSON.stringify(value, null, 1); past the depth its recursion reaches (a tree 3,164 deep),
+// the same JSON without the indentation, made without recursion.
+function stringify(value) {
+  try {
+    return JSON.stringify(value, null, 1);
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+  }
+  const out = [];
+  const todo = [value];
+  while (todo.length > 0) {
+    const v = todo.pop();
+    if (typeof v === "string" && v.startsWith("\u0000raw:")) {
+      out.push(v.slice(5));
+    } else if (Array.isArray(v)) {
+      const parts = ["\u0000raw:["];
+      v.forEach((x, i) => {
+        if (i > 0) parts.push("\u0000raw:,");
+        parts.push(x === undefined || typeof x === "function" ? null : x);
+      });
+      parts.push("\u0000raw:]");
+      for (let i = parts.length - 1; i >= 0; i--) todo.push(parts[i]);
+    } else if (v !== null && typeof v === "object" && typeof v.toJSON !== "function") {
+      const parts = ["\u0000raw:{"];
+      for (const [k, x] of Object.entries(v)) {
+        if (x === undefined || typeof x === "function") continue;
+        parts.push(`\u0000raw:${parts.length > 1 ? "," : ""}${JSON.stringify(k)}:`, x);
+      }
+      parts.push("\u0000raw:}");
+      for (let i = parts.length - 1; i >= 0; i--) todo.push(parts[i]);
+    } else {
+      out.push(JSON.stringify(v) ?? "null");
+    }
+  }
+  return out.join("");
+}
+
 // --- write ------------------------------------------------------------------------------
 mkdirSync(OUT, { recursive: true });
-const write = (name, value) => writeFileSync(join(OUT, name), JSON.stringify(value, null, 1) + "\n");
+const write = (name, value) => writeFileSync(join(OUT, name), stringify(value) + "\n");
 write("list_all.json", listAll);
 write("list_cwd.json", listCwd);
 write("sessions.json", sortKeys(sessions));
