@@ -217,9 +217,17 @@ pub struct Figures {
     pub cache_read: i64,
     pub cache_write: i64,
     pub total_tokens: i64,
+    #[serde(serialize_with = "to_the_nano_dollar")]
     pub cost: f64,
     pub compactions: i64,
     pub active_days: i64,
+}
+
+/// A sum of costs to the billionth of a dollar (far below any price per token). A float sum's
+/// last digits depend on the order it added in: the local index's `24.239587999999998` was
+/// the team server's `24.239588` for the same entries.
+fn to_the_nano_dollar<S: serde::Serializer>(cost: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64((cost * 1e9).round() / 1e9)
 }
 
 /// A group key (one value per dimension, in order) and its figures.
