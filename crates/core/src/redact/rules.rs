@@ -353,6 +353,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                 let before = caps.get(1).map_or("", |n| &text[..n.start()]);
                 !names_what_is_not_the_secret(name)
                     && !names_a_stand_in(name)
+                    && !names_a_document_s_token(name)
                     && looks_generated(value)
                     && !the_name_s_own_words(name, value)
                     && !unquoted_property_read(text, &m)
@@ -360,6 +361,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && !code_follows(after)
                     && !declares_a_type(before)
                     && !jwt_io_example(value)
+                    && !a_document_s_address(text, value)
             }
         };
         // a key, token or password a doc or a test made up for itself; asked only of a match
@@ -661,6 +663,73 @@ fn names_a_stand_in(name: &str) -> bool {
     name_words(name)
         .iter()
         .any(|w| STAND_IN.contains(&w.as_str()))
+}
+
+/// Words that name a document, a file or a folder of an online store (a docs suite's `docx`,
+/// `base`, `wiki`; a drive's `file`, `folder`).
+const DOCUMENT: &[&str] = &[
+    "doc",
+    "docs",
+    "docx",
+    "document",
+    "documents",
+    "file",
+    "files",
+    "folder",
+    "folders",
+    "sheet",
+    "sheets",
+    "spreadsheet",
+    "spreadsheets",
+    "wiki",
+    "base",
+    "bitable",
+];
+
+/// The name is a document's token (`doc_token`, `docToken`, `file_token`, `folderToken`,
+/// `feishuDocToken`): its last word is `token` and the word before it names a document, so
+/// the value names that document in the store's API (Feishu's and Lark's docs, drive and
+/// wiki call a document's id its token). An `app_token`, a `node_token` or a bare `token`
+/// is not one of these.
+fn names_a_document_s_token(name: &str) -> bool {
+    let words = name_words(name);
+    let n = words.len();
+    n >= 2
+        && matches!(words[n - 1].as_str(), "token" | "tokens")
+        && DOCUMENT.contains(&words[n - 2].as_str())
+}
+
+/// The text also holds the value as a document's address: the segment right after a
+/// document's word in an `http(s)://` URL's path (`https://host/docx/VALUE`,
+/// `https://host/base/VALUE?table=...`), so the value is that document's id (a docs suite's
+/// listing gives each file's `token` beside its `url`). A webhook's or a bot's secret in a
+/// URL follows an id or a `bot` prefix, not a document's word, and is still found.
+fn a_document_s_address(text: &str, value: &str) -> bool {
+    let b = text.as_bytes();
+    text.match_indices(value).any(|(i, _)| {
+        let end = i + value.len();
+        if b.get(end)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+        {
+            return false;
+        }
+        let Some(path) = text[..i].strip_suffix('/') else {
+            return false;
+        };
+        let seg_start = path.rfind('/').map_or(0, |j| j + 1);
+        if !DOCUMENT.contains(&path[seg_start..].to_ascii_lowercase().as_str()) {
+            return false;
+        }
+        // the URL's start, with nothing but URL characters between it and the value
+        let line = &path[..seg_start];
+        let from = line
+            .rfind(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '<' | '(' | '['))
+            .map_or(0, |j| j + 1);
+        let url = &line[from..];
+        let lower = url.to_ascii_lowercase();
+        (lower.starts_with("https://") || lower.starts_with("http://"))
+            && url[url.find("://").unwrap_or(0) + 3..].contains('/')
+    })
 }
 
 /// The words of a name, in lower case: between `_`, `-`, `.`, or at a lower-to-upper case

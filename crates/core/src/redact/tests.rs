@@ -1316,3 +1316,62 @@ fn markers_are_found_where_redact_put_them() {
     assert!(markers("[redacted: [redacted: jwt]").len() == 1);
     assert!(markers("[redacted: jwt").is_empty());
 }
+
+/// Twelfth round (from published transcripts' docs-suite sessions): a token whose name says it
+/// is a document's (`doc_token`, `docToken`, `file_token`, `feishuDocToken`) names that
+/// document in the suite's API. The same value under `token`, `app_token`, `node_token` or
+/// `access_token` is found.
+#[test]
+fn a_document_s_token_is_its_id() {
+    let v = "Qm7RdTx2KpoWLa9xVbHcE4nZsTf";
+    let none: Vec<String> = [
+        "\"docToken\": \"{v}\",",
+        "- doc_token: `{v}`",
+        "  file_token={v}",
+        "const feishuDocToken = '{v}';",
+        "folderToken: {v}",
+    ]
+    .iter()
+    .map(|t| t.replace("{v}", v))
+    .collect();
+    assert_finds_none(&none.iter().map(String::as_str).collect::<Vec<_>>());
+    for name in [
+        "token",
+        "app_token",
+        "node_token",
+        "access_token",
+        "docAccessToken",
+    ] {
+        assert_finds_only(&format!("\"{name}\": \"{v}\","), v);
+    }
+}
+
+/// Twelfth round: a value the same text holds as a document's address (the path segment
+/// right after `docx`, `base`, `wiki`, `file`... in an `http(s)` URL: a docs suite's file
+/// listing gives each file's `token` beside its `url`) is that document's id. A webhook's
+/// token at the end of its URL, a bot's token in its API path, or a URL that holds another
+/// value leave the token found.
+#[test]
+fn a_token_in_a_document_s_address_is_its_id() {
+    let v = "Qm7RdTx2KpoWLa9xVbHcE4nZsTf";
+    let none: Vec<String> = [
+        "{\n  \"token\": \"{v}\",\n  \"name\": \"notes\",\n  \"type\": \"docx\",\n  \"url\": \"https://example.feishu.cn/docx/{v}\"\n}",
+        "app_token: {v}\nURL: https://example.feishu.cn/base/{v}?table=tbl0",
+        "{\"token\": \"{v}\", \"url\": \"https://docs.example.com/document/{v}/edit\"}",
+    ]
+    .iter()
+    .map(|t| t.replace("{v}", v))
+    .collect();
+    assert_finds_none(&none.iter().map(String::as_str).collect::<Vec<_>>());
+    for text in [
+        "{\"id\": \"1234567890\", \"token\": \"{v}\", \"url\": \"https://discord.example/api/webhooks/1234567890/{v}\"}",
+        "\"token\": \"{v}\"\ncurl https://api.example.org/bot{v}/sendMessage",
+        "\"token\": \"{v}\"\nsee https://example.feishu.cn/docx/Zz9YxWv8Ut7Sr6Qp5On4Ml3Kj2",
+        "\"token\": \"{v}\"\nthe path /docx/{v} on no host",
+        "\"token\": \"{v}\", \"url\": \"https://example.feishu.cn/docx/{v}x2\"",
+    ] {
+        let text = text.replace("{v}", v);
+        let got: Vec<&str> = find(&text).iter().map(|f| &text[f.start..f.end]).collect();
+        assert!(got.contains(&v), "{v} not found in {text:?}: {got:?}");
+    }
+}
