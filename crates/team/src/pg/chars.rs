@@ -4,9 +4,9 @@
 //! they class differently from Rust's `char::is_alphanumeric` about 958,000 of the 1,114,000
 //! characters (a character its tables do not know, such as the emoji `🛝` of Unicode 14 or any
 //! unassigned one, is part of a word there, as private use characters are; some marks are
-//! not), and fold some differently (`µ` is `μ` there). Rather than copy those tables, the tokenizer itself is asked, 4,096
-//! characters at a time the first time one of them is met (about 5 ms a block): each
-//! character `c` in `a{c}b` is one word or two.
+//! not), and fold some differently (`µ` is `μ` there). Rather than copy those tables, the
+//! tokenizer itself is asked, 4,096 characters at a time the first time one of them is met
+//! (about 5 ms a block): each character `c` in `a{c}b` is one word or two.
 
 use std::sync::OnceLock;
 
@@ -76,18 +76,8 @@ fn rust_class(c: char) -> u32 {
 /// `char` is, separates): `a{c}b` (folded) when `c` is part of a word, `ab` when it is folded
 /// away, `a` and `b` when it separates.
 fn from_fts5(chars: &[Option<char>]) -> rusqlite::Result<Box<[u32]>> {
-    let db = rusqlite::Connection::open_in_memory()?;
-    db.execute_batch(
-        "CREATE VIRTUAL TABLE f USING fts5(b, tokenize = 'unicode61 remove_diacritics 2');
-         CREATE VIRTUAL TABLE v USING fts5vocab(f, instance);",
-    )?;
     let doc: String = chars.iter().flatten().map(|c| format!("a{c}b ")).collect();
-    db.execute("INSERT INTO f(rowid, b) VALUES (1, ?1)", [&doc])?;
-    let mut st = db.prepare("SELECT term FROM v ORDER BY offset")?;
-    let terms: Vec<String> = st
-        .query_map([], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut terms = terms.into_iter().peekable();
+    let mut terms = LocalTokens::new()?.of(&doc)?.into_iter().peekable();
     let mut out = Vec::with_capacity(chars.len());
     for c in chars {
         if c.is_none() {
@@ -106,6 +96,31 @@ fn from_fts5(chars: &[Option<char>]) -> rusqlite::Result<Box<[u32]>> {
         });
     }
     Ok(out.into_boxed_slice())
+}
+
+/// The local index's tokenizer (its `fts` table, migrations/0003_search.sql) in a table of
+/// its own in memory: the terms it makes of a text.
+pub(super) struct LocalTokens(rusqlite::Connection);
+
+impl LocalTokens {
+    pub(super) fn new() -> rusqlite::Result<LocalTokens> {
+        let db = rusqlite::Connection::open_in_memory()?;
+        db.execute_batch(
+            "CREATE VIRTUAL TABLE f USING fts5(b, tokenize = 'unicode61 remove_diacritics 2');
+             CREATE VIRTUAL TABLE v USING fts5vocab(f, instance);",
+        )?;
+        Ok(LocalTokens(db))
+    }
+
+    /// The terms of `text`, in order.
+    pub(super) fn of(&self, text: &str) -> rusqlite::Result<Vec<String>> {
+        self.0.execute("DELETE FROM f", [])?;
+        self.0
+            .execute("INSERT INTO f(rowid, b) VALUES (1, ?1)", [text])?;
+        let mut st = self.0.prepare("SELECT term FROM v ORDER BY offset")?;
+        let terms = st.query_map([], |r| r.get(0))?;
+        terms.collect()
+    }
 }
 
 #[cfg(test)]

@@ -456,18 +456,8 @@ mod tests {
 
 #[cfg(test)]
 mod against_fts5 {
+    use super::super::chars::LocalTokens;
     use super::*;
-
-    /// The local index's tokens of `text`: FTS5's `unicode61 remove_diacritics 2` of the
-    /// bundled SQLite, in order.
-    fn fts5(db: &rusqlite::Connection, text: &str) -> Vec<String> {
-        db.execute("DELETE FROM f", []).unwrap();
-        db.execute("INSERT INTO f(rowid, b) VALUES (1, ?1)", [text])
-            .unwrap();
-        let mut st = db.prepare("SELECT term FROM v ORDER BY offset").unwrap();
-        let terms = st.query_map([], |r| r.get(0)).unwrap();
-        terms.map(Result::unwrap).collect()
-    }
 
     /// Texts of characters from everywhere (ASCII, Latin with accents, combining marks, CJK,
     /// emoji, private use, unassigned, every plane) split as the local index splits them: the
@@ -475,12 +465,7 @@ mod against_fts5 {
     /// class depends on its neighbours, and the splitting, folding and counting built on it.
     #[test]
     fn words_are_the_local_index_words_for_text_from_every_plane() {
-        let db = rusqlite::Connection::open_in_memory().unwrap();
-        db.execute_batch(
-            "CREATE VIRTUAL TABLE f USING fts5(b, tokenize = 'unicode61 remove_diacritics 2');
-             CREATE VIRTUAL TABLE v USING fts5vocab(f, instance);",
-        )
-        .unwrap();
+        let local = LocalTokens::new().unwrap();
         let pools: [&[(u32, u32)]; 4] = [
             &[(0x20, 0x7e)],
             &[
@@ -520,7 +505,7 @@ mod against_fts5 {
                 }
             }
             let ours: Vec<String> = words(&text).map(Cow::into_owned).collect();
-            assert_eq!(ours, fts5(&db, &text), "{text:?}");
+            assert_eq!(ours, local.of(&text).unwrap(), "{text:?}");
             let (_, n) = occurrences(&text);
             assert_eq!(n, ours.len());
             let wanted: Vec<String> = ours.iter().take(3).cloned().collect();
