@@ -275,13 +275,7 @@ fn same_figures(got: &Value, want: &Value, what: &str) {
 
 /// The rollups by source as `usage_rollup` sums them afresh, and as kept (one line a row).
 fn by_source_tables(admin: &mut postgres::Client) -> (String, String) {
-    let q = |admin: &mut postgres::Client, sql: &str| -> String {
-        admin
-            .query_one(sql, &[])
-            .unwrap()
-            .get::<_, Option<String>>(0)
-            .unwrap_or_default()
-    };
+    let q = crate::pg_support::text_of;
     let cols = "source, t, dup, n, user_msgs, assistant_msgs, tool_results, tool_calls, input,
                 output, cache_read, cache_write, cost, tool_errors, compactions";
     let line = "string_agg(concat_ws(' ', source, t, dup, n, user_msgs, assistant_msgs,

@@ -104,13 +104,7 @@ pub fn push_at(schema: i32, tmp: &Path, root: &Path, url: &str, more: &[&str]) -
 /// (what two pushes of the same index must agree on).
 pub fn dump(admin: &mut postgres::Client) -> String {
     let entry_rows = entries(admin);
-    let mut q = |sql: &str| -> String {
-        admin
-            .query_one(sql, &[])
-            .unwrap()
-            .get::<_, Option<String>>(0)
-            .unwrap_or_default()
-    };
+    let mut q = |sql: &str| text_of(admin, sql);
     let mut out = q("SELECT string_agg((to_jsonb(s) - 'fid' - 'pushed_at')::text, E'\\n' ORDER BY source, path) FROM sessions s");
     for table in pidx::team::pg::writer::CHILD_TABLES {
         if table == "entries" {
@@ -133,13 +127,7 @@ pub fn dump(admin: &mut postgres::Client) -> String {
 /// source and quarter hour, per transcript, per day, and each source's count of transcripts
 /// (what two pushes of the same index must agree on, however they got there).
 pub fn rollups(admin: &mut postgres::Client) -> String {
-    let mut q = |sql: &str| -> String {
-        admin
-            .query_one(sql, &[])
-            .unwrap()
-            .get::<_, Option<String>>(0)
-            .unwrap_or_default()
-    };
+    let mut q = |sql: &str| text_of(admin, sql);
     let mut out = String::new();
     for (table, sql) in [
         ("usage_by_source", "SELECT string_agg(to_jsonb(u)::text, E'\\n' ORDER BY source, t, dup) FROM usage_by_source u"),
@@ -156,6 +144,14 @@ pub fn rollups(admin: &mut postgres::Client) -> String {
         out.push_str(&q(sql));
     }
     out
+}
+/// The one text `sql` answers (empty for NULL).
+pub fn text_of(admin: &mut postgres::Client, sql: &str) -> String {
+    admin
+        .query_one(sql, &[])
+        .unwrap()
+        .get::<_, Option<String>>(0)
+        .unwrap_or_default()
 }
 /// The `entries` rows of `dump`, each raw line as its text however the server holds it (`raw`,
 /// or compressed in `raw_z` since pg 0007, its texts' pieces taken from `entry_text` since
