@@ -83,26 +83,51 @@ fn unlisted_session(root: &std::path::Path) {
 /// most 12 words, each at its own second): texts listed under both words, and the phrase, that
 /// settle `parse line` and `"parse line"` before 2026-03-09 (`reads::several`).
 fn dense_session(root: &std::path::Path) {
-    let dir = root.join("--home-user-dense--");
+    let questions: Vec<String> = (0..24)
+        .map(|i| format!("{}{}", "parse line ".repeat(2 + i % 3), "ok ".repeat(i % 5)))
+        .collect();
+    question_chain(
+        root,
+        "dense",
+        "0a1b2c3d-0000-7000-8000-00000000d0e5",
+        "2026-03-08T10:00",
+        'd',
+        &questions,
+    );
+}
+
+/// A session in `--home-user-{folder}--` of one user question a second from `minute` (its
+/// header's time), each the child of the one before, with ids `{prefix}0000000`, ... Each
+/// question is trimmed at its end and written into the JSON as it is (no character to escape).
+fn question_chain(
+    root: &std::path::Path,
+    folder: &str,
+    id: &str,
+    minute: &str,
+    prefix: char,
+    questions: &[String],
+) {
+    let dir = root.join(format!("--home-user-{folder}--"));
     std::fs::create_dir_all(&dir).unwrap();
-    let id = "0a1b2c3d-0000-7000-8000-00000000d0e5";
+    let start = chrono::DateTime::parse_from_rfc3339(&format!("{minute}:00Z"))
+        .unwrap()
+        .timestamp_millis();
     let mut lines = vec![format!(
-        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-03-08T10:00:00.000Z","cwd":"/home/user/dense"}}"#
+        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"{minute}:00.000Z","cwd":"/home/user/{folder}"}}"#
     )];
-    for i in 0..24 {
-        let content = format!("{}{}", "parse line ".repeat(2 + i % 3), "ok ".repeat(i % 5));
+    for (i, question) in questions.iter().enumerate() {
         let parent = match i {
             0 => "null".to_string(),
-            _ => format!(r#""d{:07}""#, i - 1),
+            _ => format!(r#""{prefix}{:07}""#, i - 1),
         };
         lines.push(format!(
-            r#"{{"type":"message","id":"d{i:07}","parentId":{parent},"timestamp":"2026-03-08T10:00:{i:02}.000Z","message":{{"role":"user","content":"{}","timestamp":{}}}}}"#,
-            content.trim_end(),
-            1_772_964_000_000_i64 + i as i64 * 1000
+            r#"{{"type":"message","id":"{prefix}{i:07}","parentId":{parent},"timestamp":"{minute}:{i:02}.000Z","message":{{"role":"user","content":"{}","timestamp":{}}}}}"#,
+            question.trim_end(),
+            start + i as i64 * 1000
         ));
     }
     std::fs::write(
-        dir.join(format!("2026-03-08T10-00-00-000Z_{id}.jsonl")),
+        dir.join(format!("{}-00-000Z_{id}.jsonl", minute.replace(':', "-"))),
         lines.join("\n") + "\n",
     )
     .unwrap();
@@ -135,38 +160,29 @@ fn walrus_session(root: &std::path::Path) {
 /// an AWS key pair): push sends them redacted, yet the server must count each text's length
 /// and positions as the local index counts the original, or the scores differ.
 fn secret_session(root: &std::path::Path) {
-    let dir = root.join("--home-user-keys--");
-    std::fs::create_dir_all(&dir).unwrap();
-    let id = "0a1b2c3d-0000-7000-8000-00000000c0de";
-    let mut lines = vec![format!(
-        r#"{{"type":"session","version":3,"id":"{id}","timestamp":"2026-03-08T11:00:00.000Z","cwd":"/home/user/keys"}}"#
-    )];
     let secrets = [
         "ghp_R4nd0mT0k3nW1thM1x3dCas3AndD1g1ts9Zq",
         "AKIAQX7RZ4NB2LWPT6MD and aws_secret_access_key = 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",
         "https://deploy:Zr8-Kq2-Wm5-Tn7-Vb3@registry.internal.test/v2/",
     ];
-    for i in 0..9 {
-        let secret = if i % 3 == 2 { "" } else { secrets[i % 3] };
-        let content = format!(
-            "keystone {}rotate {secret} before the keystone audit{}",
-            "please ".repeat(i % 4),
-            " keystone".repeat(i % 2)
-        );
-        let parent = match i {
-            0 => "null".to_string(),
-            _ => format!(r#""k{:07}""#, i - 1),
-        };
-        lines.push(format!(
-            r#"{{"type":"message","id":"k{i:07}","parentId":{parent},"timestamp":"2026-03-08T11:00:{i:02}.000Z","message":{{"role":"user","content":"{content}","timestamp":{}}}}}"#,
-            1_772_967_600_000_i64 + i as i64 * 1000
-        ));
-    }
-    std::fs::write(
-        dir.join(format!("2026-03-08T11-00-00-000Z_{id}.jsonl")),
-        lines.join("\n") + "\n",
-    )
-    .unwrap();
+    let questions: Vec<String> = (0..9)
+        .map(|i| {
+            let secret = if i % 3 == 2 { "" } else { secrets[i % 3] };
+            format!(
+                "keystone {}rotate {secret} before the keystone audit{}",
+                "please ".repeat(i % 4),
+                " keystone".repeat(i % 2)
+            )
+        })
+        .collect();
+    question_chain(
+        root,
+        "keys",
+        "0a1b2c3d-0000-7000-8000-00000000c0de",
+        "2026-03-08T11:00",
+        'k',
+        &questions,
+    );
 }
 
 /// A session whose one long answer (21,000 words, `the` and `zebra` 300 times each) is past
