@@ -46,55 +46,58 @@ impl<'a> Iterator for Words<'a> {
     type Item = Cow<'a, str>;
 
     fn next(&mut self) -> Option<Cow<'a, str>> {
-        let bytes = self.text.as_bytes();
-        let mut i = self.at;
-        while i < bytes.len() {
-            if bytes[i] < 0x80 {
-                if bytes[i].is_ascii_alphanumeric() {
-                    break;
+        loop {
+            let bytes = self.text.as_bytes();
+            let mut i = self.at;
+            while i < bytes.len() {
+                if bytes[i] < 0x80 {
+                    if bytes[i].is_ascii_alphanumeric() {
+                        break;
+                    }
+                    i += 1;
+                } else {
+                    let c = self.text[i..].chars().next()?;
+                    if word_char(c) {
+                        break;
+                    }
+                    i += c.len_utf8();
                 }
-                i += 1;
-            } else {
-                let c = self.text[i..].chars().next()?;
-                if word_char(c) {
-                    break;
-                }
-                i += c.len_utf8();
             }
-        }
-        if i >= bytes.len() {
-            self.at = bytes.len();
-            return None;
-        }
-        let start = i;
-        let mut plain = true;
-        while i < bytes.len() {
-            let b = bytes[i];
-            if b < 0x80 {
-                if !b.is_ascii_alphanumeric() {
-                    break;
-                }
-                plain &= !b.is_ascii_uppercase();
-                i += 1;
-            } else {
-                let c = self.text[i..].chars().next()?;
-                if !word_char(c) {
-                    break;
-                }
-                plain = false;
-                i += c.len_utf8();
+            if i >= bytes.len() {
+                self.at = bytes.len();
+                return None;
             }
-        }
-        self.at = i;
-        self.last = (start, i);
-        let w = &self.text[start..i];
-        if plain {
-            return Some(Cow::Borrowed(w));
-        }
-        match fold(w) {
-            // Only marks that folding takes away: no word for the local index either.
-            f if f.is_empty() => self.next(),
-            f => Some(Cow::Owned(f)),
+            let start = i;
+            let mut plain = true;
+            while i < bytes.len() {
+                let b = bytes[i];
+                if b < 0x80 {
+                    if !b.is_ascii_alphanumeric() {
+                        break;
+                    }
+                    plain &= !b.is_ascii_uppercase();
+                    i += 1;
+                } else {
+                    let c = self.text[i..].chars().next()?;
+                    if !word_char(c) {
+                        break;
+                    }
+                    plain = false;
+                    i += c.len_utf8();
+                }
+            }
+            self.at = i;
+            self.last = (start, i);
+            let w = &self.text[start..i];
+            if plain {
+                return Some(Cow::Borrowed(w));
+            }
+            match fold(w) {
+                // Only marks that folding takes away: no word for the local index either (a
+                // loop, not a call: a text of a million lone marks is a million of these).
+                f if f.is_empty() => continue,
+                f => return Some(Cow::Owned(f)),
+            }
         }
     }
 }
@@ -358,6 +361,12 @@ mod tests {
         );
         assert_eq!(all("  --> "), Vec::<String>::new());
         assert_eq!(all("日本語 テキスト"), ["日本語", "テキスト"]);
+    }
+
+    #[test]
+    fn lone_marks_make_no_word_however_many() {
+        let text = format!("{}x", " \u{301}".repeat(500_000));
+        assert_eq!(all(&text), ["x"]);
     }
 
     #[test]
