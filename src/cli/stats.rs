@@ -106,28 +106,20 @@ fn options(env: &Env, args: &StatsArgs) -> Result<StatsOptions> {
     let server = env.reads_server();
     if server {
         super::args::refuse_gateway_remote(&args.gateway, false)?;
-        if env.global.json && args.csv {
-            bail!("--json and --csv: choose one");
-        }
     }
-    let parse = if server {
-        stats::parse_server_dim
-    } else {
-        stats::parse_dim
-    };
+    if env.global.json && args.csv {
+        bail!("--json and --csv: choose one");
+    }
     let dims = args
         .by
         .iter()
-        .map(|d| parse(d.trim()))
+        .map(|d| stats::parse_dim(d.trim(), server))
         .collect::<crate::error::Result<Vec<Dim>>>()?;
     let zone = match &args.zone.tz {
         None if server => stats::Zone::Named(chrono_tz::UTC),
         _ => args.zone.zone()?,
     };
     let (since_ms, until_ms) = args.range.bounds(chrono::Utc::now().timestamp_millis())?;
-    if env.global.json && args.csv {
-        bail!("--json and --csv: choose one");
-    }
     Ok(StatsOptions {
         dims,
         since_ms,

@@ -452,7 +452,7 @@ pub fn usage_stats(c: &Call, a: StatsArgs) -> Answer {
     let dims =
         a.by.iter()
             .flatten()
-            .map(|d| stats::parse_dim(d.trim()))
+            .map(|d| stats::parse_dim(d.trim(), c.is_server()))
             .collect::<crate::Result<Vec<_>>>()
             .map_err(sentence)?;
     // As `pidx --pg URL stats`: the team server cannot know this machine's zone, so its

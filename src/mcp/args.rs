@@ -127,7 +127,7 @@ pub struct ContextArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StatsArgs {
-    /// Group by day, week, month, project, model, provider, session, tool, agent or channel; several nest.
+    /// Group by day, week, month, project, model, provider, session, tool, agent or channel (over the team server also source); several nest.
     pub by: Option<Vec<String>>,
     /// Only activity at or after this time (2026-11-01, an ISO date-time, or 12h / 7d / 2w ago).
     pub since: Option<String>,

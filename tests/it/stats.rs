@@ -481,6 +481,19 @@ fn stats_csv_and_json_parse() {
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
     }
+    // The names people reach for get the dimension they meant, in one line; the wording is the
+    // team server's too (`stats::parse_dim`).
+    for (by, says) in [
+        ("cwd", "--by cwd: group by one of day, week, month, project, model, provider, session, tool, agent, channel (a session's cwd is its project: --by project)"),
+        ("source", "--by source: group by one of day, week, month, project, model, provider, session, tool, agent, channel (the team server's: add --pg URL)"),
+    ] {
+        let out = common::pidx(&db, &root)
+            .args(["stats", "--by", by])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{by}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), format!("pidx: {says}\n"));
+    }
 }
 
 /// `stats --by session` labels every session it shows: past 64 they come from one read of every

@@ -298,7 +298,13 @@ async def check_figures(s):
         # this machine's zone).
         rows, _ = await all_pages(s, "usage_stats", "rows", by=["day"])
         check(rows == cli("stats", "--by", "day"), "usage_stats without tz over --pg equals `pidx --pg stats`")
+        rows, _ = await all_pages(s, "usage_stats", "rows", by=["source", "model"])
+        check(rows and rows == cli("stats", "--by", "source", "--by", "model"),
+              "usage_stats by source over --pg equals `pidx --pg stats --by source`")
         return
+    value, err = await call(s, "usage_stats", by=["source"])
+    check(value is None and err and "--pg" in err and "\n" not in err,
+          f"usage_stats by source locally names the team server: {err!r}")
     rows, pages = await all_pages(s, "sql_query", "rows", query=q, max_rows=10)
     check(rows == cli("sql", q) and pages > 1, f"sql_query paged by 10 equals `pidx sql` ({pages} pages)")
 

@@ -95,11 +95,8 @@ pub fn stats(tx: &mut Transaction, source: Option<&str>, o: &StatsOptions) -> Re
 fn stats_of(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
     let mut keys = Vec::new();
     for d in &o.by {
-        let sql = dim_sql(d).ok_or_else(|| {
-            Error::Invalid(format!(
-                "--by {d}: with --pg, group by one of {SERVER_DIMS}"
-            ))
-        })?;
+        let sql = dim_sql(d)
+            .ok_or_else(|| Error::Invalid(format!("--by {d}: group by one of {SERVER_DIMS}")))?;
         keys.push(sql);
     }
     let by_source = by_source_answers(tx, o)?;

@@ -609,23 +609,24 @@ pub fn figures(reader: &mut Reader, opts: &StatsOptions) -> Result<Vec<Row>> {
 pub const SERVER_DIMS: &str =
     "source, project, model, provider, session, tool, agent, channel, day, week, month";
 
-/// A `--by` value for the team server.
+/// Parses a `--by` value; the team server (`server`) also groups by `source`. The error is the
+/// same sentence for both, with a hint for the two names people reach for.
 ///
 /// # Errors
 /// `Invalid` naming the dimensions there are.
-pub fn parse_server_dim(s: &str) -> Result<Dim> {
-    Dim::parse_server(s).ok_or_else(|| {
-        Error::Invalid(format!(
-            "--by {s}: with --pg, group by one of {}",
-            SERVER_DIMS
-        ))
+pub fn parse_dim(s: &str, server: bool) -> Result<Dim> {
+    let dim = if server {
+        Dim::parse_server(s)
+    } else {
+        Dim::parse(s)
+    };
+    dim.ok_or_else(|| {
+        let names = if server { SERVER_DIMS } else { Dim::NAMES };
+        let hint = match s {
+            "source" => " (the team server's: add --pg URL)",
+            "cwd" | "dir" | "folder" | "repo" => " (a session's cwd is its project: --by project)",
+            _ => "",
+        };
+        Error::Invalid(format!("--by {s}: group by one of {names}{hint}"))
     })
-}
-
-/// Parses a `--by` value.
-///
-/// # Errors
-/// `Invalid` naming the dimensions there are.
-pub fn parse_dim(s: &str) -> Result<Dim> {
-    Dim::parse(s).ok_or_else(|| Error::Invalid(format!("--by {s:?}: use one of {}", Dim::NAMES)))
 }
