@@ -815,15 +815,16 @@ fn meaning_model() -> PathBuf {
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/meaning/.cache/model"))
 }
 
-#[test]
-fn full_text_ranks_by_meaning_when_the_index_holds_vectors() {
+/// The three sessions and a recipe's, synced with their vectors; `None`, said as SKIPPED for
+/// `test`, without the distilled model.
+fn kitchen_with_vectors(test: &str) -> Option<World> {
     let model = meaning_model();
     if !model.join("model.safetensors").is_file() {
         eprintln!(
-            "SKIPPED pick::full_text_ranks_by_meaning_when_the_index_holds_vectors: no model at {} (run `bash tests/meaning/model.sh`)",
+            "SKIPPED pick::{test}: no model at {} (run `bash tests/meaning/model.sh`)",
             model.display()
         );
-        return;
+        return None;
     }
     let w = World::new();
     three_sessions(&w);
@@ -839,6 +840,15 @@ fn full_text_ranks_by_meaning_when_the_index_holds_vectors() {
     );
     let out = w.pidx().arg("sync").arg("--embed").output().unwrap();
     assert!(out.status.success(), "{out:?}");
+    Some(w)
+}
+
+#[test]
+fn full_text_ranks_by_meaning_when_the_index_holds_vectors() {
+    let Some(w) = kitchen_with_vectors("full_text_ranks_by_meaning_when_the_index_holds_vectors")
+    else {
+        return;
+    };
     let mut t = w.pick(&["--no-sync"], &w.app);
     t.wait_text(&rows(3));
     t.send(b"\x06"); // Ctrl-F: full text
@@ -864,28 +874,11 @@ fn full_text_ranks_by_meaning_when_the_index_holds_vectors() {
 
 #[test]
 fn full_text_finds_nothing_for_nonsense_and_marks_meaning_hits() {
-    let model = meaning_model();
-    if !model.join("model.safetensors").is_file() {
-        eprintln!(
-            "SKIPPED pick::full_text_finds_nothing_for_nonsense_and_marks_meaning_hits: no model at {} (run `bash tests/meaning/model.sh`)",
-            model.display()
-        );
+    let Some(w) =
+        kitchen_with_vectors("full_text_finds_nothing_for_nonsense_and_marks_meaning_hits")
+    else {
         return;
-    }
-    let w = World::new();
-    three_sessions(&w);
-    w.add(
-        &w.app,
-        &Spec {
-            id: "44444444-dddd-4000-8000-000000000004",
-            hours_ago: 4,
-            name: Some("kitchen notes"),
-            user: "Recipe for a tomato pasta sauce with garlic, basil and olive oil.",
-            assistant: "Simmer the sauce for twenty minutes and add salt.",
-        },
-    );
-    let out = w.pidx().arg("sync").arg("--embed").output().unwrap();
-    assert!(out.status.success(), "{out:?}");
+    };
     let mut t = w.pick(&["--no-sync"], &w.app);
     t.wait_text(&rows(3));
     t.send(b"\x06"); // Ctrl-F: full text
