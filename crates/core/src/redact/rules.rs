@@ -600,7 +600,7 @@ fn jwt_io_example(token: &str) -> bool {
 
 /// Last words of a name that make it name something about a secret rather than the secret:
 /// an error code, a message, a form field, a rule (`COMPROMISED_PASSWORD_ERROR = '<uuid>'` in
-/// Symfony, `password_pattern`, `TOKEN_LENGTH`).
+/// Symfony, `password_pattern`, `TOKEN_LENGTH`), an address.
 const ABOUT_A_SECRET: &[&str] = &[
     "error",
     "errors",
@@ -627,6 +627,11 @@ const ABOUT_A_SECRET: &[&str] = &[
     "prompt",
     "hint",
     "placeholder",
+    // where something is: a crypto token's contract address (`tokenAddress`, a market API's
+    // answers), a server's (`TOKEN_SERVER_ADDR`); an address is public
+    "address",
+    "addresses",
+    "addr",
 ];
 
 /// The name's last word (after `_`, `-`, `.` or a lower-to-upper case change) is one of

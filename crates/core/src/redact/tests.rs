@@ -1365,3 +1365,31 @@ fn a_token_in_a_document_s_address_is_its_id() {
         assert!(got.contains(&v), "{v} not found in {text:?}: {got:?}");
     }
 }
+
+/// Thirteenth round: a name whose last word is `address` (`tokenAddress`, `token_address`,
+/// `TOKEN_ADDR`) holds where something is: a crypto token's contract address (base58 or
+/// `0x` hex) is public. The same value under `token` or a name ending in `token` is found.
+#[test]
+fn a_token_s_address_is_no_secret() {
+    let mint = "QWHfJSy9dYcGdGyDmQ95UihWR1oUx3FAYtmvVhHBoTpx";
+    let evm = "0x8b6b47f611ba59653752d1ea20493d982fb10aa4";
+    assert_finds_none(&[
+        "{\"tokenAddress\": \"QWHfJSy9dYcGdGyDmQ95UihWR1oUx3FAYtmvVhHBoTpx\", \"priceUsd\": \"0.0031\"}",
+        "\"token_address\": \"0x8b6b47f611ba59653752d1ea20493d982fb10aa4\",",
+        "TOKEN_ADDRESS=0x8b6b47f611ba59653752d1ea20493d982fb10aa4",
+    ]);
+    assert_finds_each(&[
+        (
+            "{\"token\": \"QWHfJSy9dYcGdGyDmQ95UihWR1oUx3FAYtmvVhHBoTpx\"}",
+            mint,
+        ),
+        (
+            "\"address_token\": \"0x8b6b47f611ba59653752d1ea20493d982fb10aa4\",",
+            evm,
+        ),
+        (
+            "SECRET_TOKEN=0x8b6b47f611ba59653752d1ea20493d982fb10aa4",
+            evm,
+        ),
+    ]);
+}
