@@ -301,7 +301,11 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                 }
                 None => false,
             },
-            Check::Jwt => !one_char_repeated(value) && !jwt_io_example(value),
+            Check::Jwt => {
+                !one_char_repeated(value)
+                    && !jwt_io_example(value)
+                    && !names_a_continuation(name_assigned_before(&text[..m.start()]))
+            }
             Check::Password => {
                 let commented_doc_url =
                     documentation_host(after) && on_a_comment_line(text, m.start());
@@ -354,6 +358,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                 !names_what_is_not_the_secret(name)
                     && !names_a_stand_in(name)
                     && !names_a_document_s_token(name)
+                    && !names_a_continuation(name)
                     && looks_generated(value)
                     && !the_name_s_own_words(name, value)
                     && !unquoted_property_read(text, &m)
@@ -735,6 +740,45 @@ fn a_document_s_address(text: &str, value: &str) -> bool {
         (lower.starts_with("https://") || lower.starts_with("http://"))
             && url[url.find("://").unwrap_or(0) + 3..].contains('/')
     })
+}
+
+/// The name is a pagination cursor's (`cursor`, `nextCursor`, `pageToken`, `nextPageToken`,
+/// `next_token`, `continuationToken`): its value, opaque or a signed JWT, is where the next
+/// page of answers starts; the request that sends it back carries its own credential.
+fn names_a_continuation(name: &str) -> bool {
+    let words = name_words(name);
+    let n = words.len();
+    match words[n - 1].as_str() {
+        "cursor" | "cursors" => true,
+        "token" | "tokens" => {
+            n >= 2
+                && matches!(
+                    words[n - 2].as_str(),
+                    "page" | "next" | "continuation" | "cursor"
+                )
+        }
+        _ => false,
+    }
+}
+
+/// The name a value at the end of `before` is assigned to (`"cursor": "`, `cursor=`,
+/// `page_token: '`), or `""` where no `=` or `:` stands right before it.
+fn name_assigned_before(before: &str) -> &str {
+    let b = before
+        .trim_end_matches(['"', '\'', '`', '\\'])
+        .trim_end_matches([' ', '\t']);
+    let Some(b) = b.strip_suffix(['=', ':']) else {
+        return "";
+    };
+    let b = b
+        .trim_end_matches([' ', '\t'])
+        .trim_end_matches(['"', '\'', '`', '\\']);
+    let start = b
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.')))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    &b[start..]
 }
 
 /// The words of a name, in lower case: between `_`, `-`, `.`, or at a lower-to-upper case

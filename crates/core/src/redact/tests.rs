@@ -1393,3 +1393,38 @@ fn a_token_s_address_is_no_secret() {
         ),
     ]);
 }
+
+/// Thirteenth round: a pagination cursor (`cursor`, `nextCursor`, `pageToken`,
+/// `nextPageToken`, `next_token`), opaque or a signed JWT, says where the next page starts;
+/// the request sending it back carries its own credential. The same JWT as a bearer or under
+/// `token`, and a page's access token (`pageAccessToken`), are found.
+#[test]
+fn a_pagination_cursor_is_no_secret() {
+    let jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJvZmZzZXQiOjUwLCJzb3J0IjoiY3JlYXRlZCIsImV4cCI6MTc2NzIyNTYwMH0.HLxDsCxqjBLd3qbJskH53rGTD-2U3OpSH5r44wLzwTG";
+    let opaque = "_8CALeWusH2BH2ETFK2AS2eOY6lifaNy59XQhL3r";
+    let none: Vec<String> = [
+        "{\"items\": [], \"cursor\": \"{jwt}\", \"page\": 2, \"pageSize\": 50}",
+        "curl 'https://api.acme-shop.io/v1/items?cursor={jwt}&limit=50'",
+        "{\"nextCursor\": \"{jwt}\"}",
+        "{\"files\": [], \"nextPageToken\": \"{opaque}\"}",
+        "page_token = '{opaque}'",
+        "NextToken: {opaque}",
+    ]
+    .iter()
+    .map(|t| t.replace("{jwt}", jwt).replace("{opaque}", opaque))
+    .collect();
+    assert_finds_none(&none.iter().map(String::as_str).collect::<Vec<_>>());
+    for (text, secret) in [
+        ("{\"token\": \"{jwt}\", \"page\": 2}", jwt),
+        ("Authorization: Bearer {jwt}", jwt),
+        (
+            "curl 'https://api.acme-shop.io/v1/items?access_token={jwt}'",
+            jwt,
+        ),
+        ("{\"pageAccessToken\": \"{opaque}\"}", opaque),
+        ("next_secret = '{opaque}'", opaque),
+    ] {
+        let text = text.replace("{jwt}", jwt).replace("{opaque}", opaque);
+        assert_finds_only(&text, secret);
+    }
+}
