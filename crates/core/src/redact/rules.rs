@@ -320,6 +320,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
                     && plausible_env_value(value)
                     && !the_name_s_own_words(name, value)
                     && !reads_the_environment(text, &m, name)
+                    && !indexes_or_calls(value, after)
                     && !named_after_its_user(text, &m)
             }
             Check::ConnPassword => {
@@ -495,6 +496,14 @@ fn reads_the_environment(text: &str, value: &regex::Match, name: &str) -> bool {
     let first = v.split('.').next().unwrap_or("");
     unquoted_property_read(text, value)
         && (last.eq_ignore_ascii_case(name) || ["process", "import", "this"].contains(&first))
+}
+
+/// An env-style value that is code indexing or calling what it names (`TOKEN=os.environ[...]`,
+/// `SECRET=System.getenv(...)`, a grep's listing of a script): dotted identifiers, then `[` or
+/// `(`. A token holds no bracket, and its dotted pieces are not all identifiers.
+fn indexes_or_calls(value: &str, after: &str) -> bool {
+    let read = value.strip_suffix('[').unwrap_or(value);
+    (read.len() < value.len() || after.starts_with('(')) && property_read(read)
 }
 
 /// Base64 characters of a key a block cut short must hold: a line's worth is what a

@@ -1428,3 +1428,22 @@ fn a_pagination_cursor_is_no_secret() {
         assert_finds_only(&text, secret);
     }
 }
+
+/// Thirteenth round: an env-style value that is code indexing or calling what it reads (a
+/// grep's listing of a script: `TOKEN=os.environ["..."]`, `SECRET=System.getenv(...)`) is no
+/// secret. A dotted token with no bracket after it is a literal and is found.
+#[test]
+fn an_env_value_indexing_or_calling_is_code() {
+    assert_finds_none(&[
+        "bot.py:12:TOKEN=os.environ[\"TG_BOT_TOKEN\"]",
+        "Main.java:8:SECRET=System.getenv(\"APP_SECRET\");",
+        "API_KEY=Config.Secrets[\"api\"]",
+    ]);
+    assert_finds_each(&[
+        ("TOKEN=Kx9.Lm2Tr8vKp3N (rotated)", "Kx9.Lm2Tr8vKp3N"),
+        (
+            "API_KEY=Config.Zq4x9Lm2Tr8vKp3N\n",
+            "Config.Zq4x9Lm2Tr8vKp3N",
+        ),
+    ]);
+}
