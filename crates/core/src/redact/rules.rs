@@ -50,7 +50,8 @@ enum Check {
     /// headers.Authorization` in JavaScript).
     HeaderValue,
     /// 40 characters of base64 near "secret" or a key id: both cases and a digit, as AWS
-    /// writes them (a 40-character hex digest is not one).
+    /// writes them (a 40-character hex digest is not one, nor a setting's name of 40 letters:
+    /// CDK's `@aws-cdk/aws-secretsmanager:useAttachedSecretResourcePolicyForSecret`).
     AwsSecret,
     /// A cookie header: some cookie's value must look random (`fig=newton` is a doctest's).
     Cookie,
@@ -110,7 +111,7 @@ const RULE_TABLE: &[Rule] = &[
         name: "aws-secret-key",
         pattern: r#"(?i:aws)[A-Za-z0-9_.-]{0,20}(?i:secret)[A-Za-z0-9_.-]{0,20}\\?['"]?\s*[:=]\s*\\?['"]?([A-Za-z0-9/+]{40})"#,
         group: 1,
-        check: Check::Random,
+        check: Check::AwsSecret,
     },
     // No prefix marks the secret half of an AWS key pair: 40 characters of base64, found by
     // the word "secret" right before it or by its key id a few lines above.

@@ -1447,3 +1447,18 @@ fn an_env_value_indexing_or_calling_is_code() {
         ),
     ]);
 }
+
+/// Thirteenth round: after `aws` and `secret`, 40 letters with no digit are a setting's name
+/// (CDK's feature flag `@aws-cdk/aws-secretsmanager:useAttachedSecretResourcePolicyForSecret`
+/// in a `cdk.json` read back), not AWS's secret key, which mixes cases and digits; the
+/// same place holding one is found.
+#[test]
+fn an_aws_setting_s_name_is_no_secret_key() {
+    assert_finds_none(&[
+        "\"@aws-cdk/aws-secretsmanager:useAttachedSecretResourcePolicyForSecret\": true,",
+    ]);
+    assert_finds_only(
+        "\"@aws-cdk/aws-secretsmanager:Kx9Lm2Tr8vKp3NwJalrXUtnFEMIbPxRfiCYzQ8rT\": true,",
+        "Kx9Lm2Tr8vKp3NwJalrXUtnFEMIbPxRfiCYzQ8rT",
+    );
+}
