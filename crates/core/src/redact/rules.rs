@@ -712,11 +712,18 @@ const DOCUMENT: &[&str] = &[
 /// wiki call a document's id its token). An `app_token`, a `node_token` or a bare `token`
 /// is not one of these.
 fn names_a_document_s_token(name: &str) -> bool {
-    let words = name_words(name);
-    let n = words.len();
-    n >= 2
-        && matches!(words[n - 1].as_str(), "token" | "tokens")
-        && DOCUMENT.contains(&words[n - 2].as_str())
+    a_token_after(&name_words(name), DOCUMENT)
+}
+
+/// The name's last word is `token` and the word before it one of `kinds` (`docToken`,
+/// `nextPageToken`): a token of that kind, which is not a credential.
+fn a_token_after(words: &[String], kinds: &[&str]) -> bool {
+    match words {
+        [.., kind, last] => {
+            matches!(last.as_str(), "token" | "tokens") && kinds.contains(&kind.as_str())
+        }
+        _ => false,
+    }
 }
 
 /// The text also holds the value as a document's address: the segment right after a
@@ -757,18 +764,8 @@ fn a_document_s_address(text: &str, value: &str) -> bool {
 /// page of answers starts; the request that sends it back carries its own credential.
 fn names_a_continuation(name: &str) -> bool {
     let words = name_words(name);
-    let n = words.len();
-    match words[n - 1].as_str() {
-        "cursor" | "cursors" => true,
-        "token" | "tokens" => {
-            n >= 2
-                && matches!(
-                    words[n - 2].as_str(),
-                    "page" | "next" | "continuation" | "cursor"
-                )
-        }
-        _ => false,
-    }
+    matches!(words.last().map(String::as_str), Some("cursor" | "cursors"))
+        || a_token_after(&words, &["page", "next", "continuation", "cursor"])
 }
 
 /// The name a value at the end of `before` is assigned to (`"cursor": "`, `cursor=`,
