@@ -268,6 +268,33 @@ fn replies_appended_to_gateway_transcripts_silence_what_the_server_holds() {
         "{second}"
     );
     assert_eq!(silent(&mut s.admin), 4, "two questions and their replies");
+    // The texts' copy of the flag (pg 0018) follows it: a search leaves silent turns out from
+    // the texts alone, as the local index does.
+    let silent_texts: i64 = (s.admin)
+        .query_one("SELECT count(*) FROM entry_text WHERE silent", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        silent_texts, 4,
+        "the texts of two questions and their replies"
+    );
+    let paths = |v: Value| -> Vec<String> {
+        let mut p: Vec<String> = (v.as_array().unwrap().iter())
+            .map(|h| h["path"].as_str().unwrap().to_string())
+            .collect();
+        p.sort();
+        p
+    };
+    for (args, n) in [
+        (&["search", "question"][..], 1),
+        (&["search", "question", "--include-silent"][..], 3),
+    ] {
+        let local = paths(json(pidx(tmp.path(), &root).args(["--no-sync"]).args(args)));
+        let remote = paths(json(
+            pidx(tmp.path(), &root).args(["--pg", &s.url]).args(args),
+        ));
+        assert_eq!((remote.len(), &remote), (n, &local), "{args:?}");
+    }
     let tmp2 = tempfile::tempdir().unwrap();
     let mut fresh = server("silent_fresh");
     push(

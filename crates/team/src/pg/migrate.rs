@@ -74,6 +74,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         17,
         include_str!("../../../../migrations/pg/0017_session_counts_after_rewrites.sql"),
     ),
+    (
+        18,
+        include_str!("../../../../migrations/pg/0018_entry_times_on_texts.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server

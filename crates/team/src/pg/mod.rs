@@ -36,6 +36,16 @@ pub const LISTING_TEXT_IN_BODY: i32 = 14;
 /// The first schema whose raw lines may be stored without their texts' pieces (`lines`).
 pub const LINES_WITHOUT_TEXTS: i32 = 15;
 
+/// The first schema whose texts carry their entry's time and silence (`entry_text.ts_ms`,
+/// `entry_text.silent`).
+pub const ENTRY_TIMES_ON_TEXTS: i32 = 18;
+
+/// Whether the schema this pidx writes and reads (`migrate::latest`) has
+/// [`ENTRY_TIMES_ON_TEXTS`].
+pub fn times_on_texts() -> bool {
+    migrate::latest() >= ENTRY_TIMES_ON_TEXTS
+}
+
 /// Advisory lock key for applying migrations (database-wide).
 const LOCK_MIGRATE: i64 = 0x7069_6478_6d69_6772; // "pidxmigr"
 

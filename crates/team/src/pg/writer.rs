@@ -85,14 +85,22 @@ pub static ENTRY_COLS: LazyLock<Vec<(&'static str, &'static str, Ty)>> = LazyLoc
         .collect()
 });
 
-const TEXT_COLS: &[(&str, Ty)] = &[
-    ("seq", Ty::Int),
-    ("kind", Ty::Int2),
-    ("body", Ty::Text),
-    ("tsv", Ty::Words),
-    // Its length in the local tokenizer's tokens, for bm25 (`reads/ranked.rs`).
-    ("ntok", Ty::Int4),
-];
+/// A text's columns; from pg 0018 on, its entry's time and silence last
+/// (`pg::times_on_texts`).
+static TEXT_COLS: LazyLock<Vec<(&'static str, Ty)>> = LazyLock::new(|| {
+    let mut cols = vec![
+        ("seq", Ty::Int),
+        ("kind", Ty::Int2),
+        ("body", Ty::Text),
+        ("tsv", Ty::Words),
+        // Its length in the local tokenizer's tokens, for bm25 (`reads/ranked.rs`).
+        ("ntok", Ty::Int4),
+    ];
+    if super::times_on_texts() {
+        cols.extend([("ts_ms", Ty::Int), ("silent", Ty::Bool)]);
+    }
+    cols
+});
 /// A text's listed words (`pg::heads`, pg 0006).
 const HEAD_COLS: &[(&str, Ty)] = &[
     ("seq", Ty::Int),
@@ -162,7 +170,7 @@ pub struct FileRows {
     pub summary_hash: i64,
     /// [`ENTRY_COLS`].
     pub entries: Rows,
-    /// (seq, kind, body, words) of full-text rows.
+    /// [`TEXT_COLS`] of full-text rows.
     pub texts: Rows,
     /// (seq, kind, term, tf, ntok, ts_ms): each text's listed words (`pg::heads`).
     pub heads: Rows,
@@ -391,7 +399,7 @@ fn copy_tables(tx: &mut Transaction, source: &str, batch: &Batch, fids: &[i64]) 
     let entry_cols: Vec<&str> = ENTRY_COLS.iter().map(|c| c.0).collect();
     let tables: [(&str, Vec<&str>, RowsOf); 6] = [
         ("entries", entry_cols, |r| &r.entries),
-        ("entry_text", names(TEXT_COLS), |r| &r.texts),
+        ("entry_text", names(&TEXT_COLS), |r| &r.texts),
         ("text_heads", names(HEAD_COLS), |r| &r.heads),
         ("tool_uses", names(TOOL_COLS), |r| &r.tools),
         ("listing_text", names(LINE_COLS), |r| &r.listing),
@@ -527,11 +535,14 @@ fn set_flags(tx: &mut Transaction, source: &str, appends: &[Appended]) -> Result
             })
             .unzip()
     };
-    for col in ["shadowed", "silent"] {
+    // The texts' copy of an entry's silence (pg 0018) changes with it.
+    let texts = super::times_on_texts().then_some(("entry_text", "silent"));
+    let flags = [("entries", "shadowed"), ("entries", "silent")];
+    for (table, col) in flags.into_iter().chain(texts) {
         let (set_fids, set_seqs) = flagged(col);
         tx.execute(
             &format!(
-                "UPDATE entries e SET {col} = NOT e.{col}
+                "UPDATE {table} e SET {col} = NOT e.{col}
                  FROM unnest($2::bigint[], $3::bigint[]) AS f(fid, upto)
                  WHERE e.source = $1 AND e.fid = f.fid AND e.seq <= f.upto
                  AND e.{col} <> ((e.fid, e.seq) IN

@@ -199,6 +199,13 @@ static LEN: LazyLock<usize> = LazyLock::new(|| field("len"));
 static TS_MS: LazyLock<usize> = LazyLock::new(|| field("ts_ms"));
 static TEXT: LazyLock<usize> = LazyLock::new(|| field("text"));
 static ROLE: LazyLock<usize> = LazyLock::new(|| field("role"));
+/// The server's own `silent` column among `ENTRY_COLS` (not an entry field).
+static SILENT: LazyLock<usize> = LazyLock::new(|| {
+    (ENTRY_COLS.iter().position(|c| c.0 == "silent")).expect("ENTRY_COLS has silent")
+});
+
+/// Whether the server's texts carry their entry's time and silence (pg 0018).
+static TIMES_ON_TEXTS: LazyLock<bool> = LazyLock::new(crate::pg::times_on_texts);
 
 /// Whether the server's schema takes the empty string for a listing text equal to its body
 /// (pg 0014; push migrates the server to `migrate::latest` first).
@@ -249,7 +256,8 @@ fn entries(
         let kinds: i64 = r.get(n)?;
         let first = rows.texts.len();
         if kinds != 0 {
-            add_texts(&line, seq, r.get(*TS_MS)?, kinds, opts.redact, rows);
+            let at = (r.get(*TS_MS)?, r.get(*SILENT)?);
+            add_texts(&line, seq, at, kinds, opts.redact, rows);
         }
         // The entry's texts by kind, as sent: pg 0014 and 0015 keep them once.
         let bodies: Vec<(i16, &str)> = rows
@@ -304,11 +312,12 @@ fn listing_in_body(row: &mut [Val], bodies: &[(i16, &str)]) {
     }
 }
 
-/// The entry's searchable texts, of the kinds the local index holds for it.
+/// The entry's searchable texts, of the kinds the local index holds for it; `at`: the entry's
+/// time and silence.
 fn add_texts(
     line: &str,
     seq: i64,
-    ts_ms: Option<i64>,
+    at: (Option<i64>, bool),
     kinds: i64,
     redact: bool,
     rows: &mut FileRows,
@@ -345,17 +354,21 @@ fn add_texts(
                     Val::Text(Some(term)),
                     Val::Int4(Some(tf)),
                     Val::Int4(Some(ntok)),
-                    Val::Int(ts_ms),
+                    Val::Int(at.0),
                 ]);
             }
             rows.bytes += body.len() + 16;
-            rows.texts.push(vec![
+            let mut row = vec![
                 Val::Int(Some(seq)),
                 Val::Int2(Some(kind as i16)),
                 Val::Text(Some(body)),
                 Val::Words(words),
                 Val::Int4(Some(ntok)),
-            ]);
+            ];
+            if *TIMES_ON_TEXTS {
+                row.extend([Val::Int(at.0), Val::Bool(Some(at.1))]);
+            }
+            rows.texts.push(row);
         }
     }
 }

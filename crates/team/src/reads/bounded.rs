@@ -20,7 +20,7 @@ use postgres::Transaction;
 
 use super::on as server;
 use super::ranked::{count_columns, counts_of, sort, Keyed, Params, Phrase, Prepared, Shown};
-use super::search::{filters, scoped, On};
+use super::search::{filters, scoped, times_alias, On};
 use super::unlisted::{chunks, Mode, ROOM};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
@@ -118,7 +118,8 @@ pub(super) fn top(
 /// count of the word when listed under it.
 fn matches(tx: &mut Transaction, on: &On, q: &SearchOptions, word: &str) -> Result<Vec<Match>> {
     let mut c = scoped(on, q);
-    filters(q, on, &mut c);
+    let times = times_alias("t");
+    filters(q, on, &mut c, times);
     let mut params = server::params(&c);
     let (lexeme, word) = (lexeme(word), word.to_string());
     params.push(&lexeme);
@@ -133,20 +134,30 @@ fn matches(tx: &mut Transaction, on: &On, q: &SearchOptions, word: &str) -> Resu
     // 0.35 s; only a word in nearly every text, which the listed texts settle, is faster
     // joined). The probe reads the entry's time and silence (what the filters ask of it) from
     // pg 0013's index alone, not the entry's row: `regression` at a million sessions 5.7 ->
-    // 3.6 s. Only the listed rows of matches that pass the filters
-    // come back: all of them, whatever `--source` or `--cwd` keep, made `the --cwd X` at
-    // 10,000 sessions hold 114 MB, against 29 MB scoring every match.
+    // 3.6 s. From pg 0018 on, the text's own copy of both is read and there is no probe:
+    // half of the read at 100,000 sessions (docs/performance.md). Only the listed rows of
+    // matches that pass the filters come back: all of them, whatever `--source` or `--cwd`
+    // keep, made `the --cwd X` at 10,000 sessions hold 114 MB, against 29 MB scoring every
+    // match.
+    let (copied, probe) = if times == "t" {
+        (", x.ts_ms, x.silent", "")
+    } else {
+        (
+            "",
+            "JOIN LATERAL (SELECT e.ts_ms, e.silent FROM entries e
+                           WHERE e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
+                           LIMIT 1) e ON true",
+        )
+    };
     let sql = format!(
         "WITH t AS MATERIALIZED (
-             SELECT x.source, x.fid, x.seq, x.kind, x.ntok, h.tf FROM entry_text x
+             SELECT x.source, x.fid, x.seq, x.kind, x.ntok, h.tf{copied} FROM entry_text x
              LEFT JOIN text_heads h ON h.term = ${} AND h.source = x.source
                   AND h.fid = x.fid AND h.seq = x.seq AND h.kind = x.kind
              WHERE x.tsv @@ (${}::text)::tsquery)
-         SELECT t.source, t.fid, t.seq, t.kind, e.ts_ms, t.ntok, t.tf
+         SELECT t.source, t.fid, t.seq, t.kind, {times}.ts_ms, t.ntok, t.tf
          FROM t
-         JOIN LATERAL (SELECT e.ts_ms, e.silent FROM entries e
-                       WHERE e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
-                       LIMIT 1) e ON true
+         {probe}
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
          WHERE {}",
         params.len(),

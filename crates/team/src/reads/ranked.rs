@@ -31,7 +31,7 @@ use postgres::types::ToSql;
 use postgres::Transaction;
 
 use super::on as server;
-use super::search::{filters, on_path, quoted_term, scoped, tsquery, On};
+use super::search::{filters, on_path, quoted_term, scoped, times_alias, tsquery, On};
 use super::unlisted::chunks;
 use crate::pg::server_err;
 use crate::pg::words::{lexeme, shown_tokens, words, Counter};
@@ -260,7 +260,8 @@ pub(super) fn every_match(
             );
         }
     }
-    filters(q, on, &mut c);
+    let times = times_alias("t");
+    filters(q, on, &mut c, times);
     // Single words (no phrase, no prefix) are counted by the server where it can
     // (`count_columns`); anything else from the body.
     let singles: Option<Vec<String>> = phrases
@@ -273,10 +274,16 @@ pub(super) fn every_match(
     let lexemes: Vec<String> = singles.iter().flatten().map(|w| lexeme(w)).collect();
     let mut params = server::params(&c);
     let columns = count_columns(&mut params, singles.as_ref().map(|w| (w, &lexemes[..])));
+    // The entry only for its time and silence, which pg 0018's texts carry themselves.
+    let entry = if times == "e" {
+        "JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq"
+    } else {
+        ""
+    };
     let sql = format!(
-        "SELECT t.source, t.fid, t.seq, t.kind, e.ts_ms, {columns}
+        "SELECT t.source, t.fid, t.seq, t.kind, {times}.ts_ms, {columns}
          FROM entry_text t
-         JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
+         {entry}
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
          WHERE {}",
         c.pg_sql(),
@@ -424,7 +431,7 @@ pub(super) fn looked_up<T: Wanted>(
         ("NULL", "NULL", "")
     };
     let mut c = scoped(on, q);
-    filters(q, on, &mut c);
+    filters(q, on, &mut c, "e");
     let keys = keys.to_string();
     let mut params = server::params(&c);
     params.push(&keys);

@@ -65,7 +65,7 @@ const BATCH: i32 = 256;
 pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hit>> {
     let mut c = scoped(on, q);
     let (matcher, score, body) = candidates(q, &mut c)?;
-    filters(q, on, &mut c);
+    filters(q, on, &mut c, "e");
     let sql = format!(
         "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
                 {score} AS score, {body}, s.fid, s.name, {TITLE}, e.seq, e.dup
@@ -125,8 +125,10 @@ pub(super) fn scoped(on: &On, q: &SearchOptions) -> Where {
     c
 }
 
-/// `--in`, `--since`, `--until`, `--model`, `--session` and silent turns.
-pub(super) fn filters(q: &SearchOptions, on: &On, c: &mut Where) {
+/// `--in`, `--since`, `--until`, `--model`, `--session` and silent turns; `times`: the alias
+/// whose `ts_ms` and `silent` they read, the entry's (`e`) or, from pg 0018 on, a text's
+/// copy of them ([`times_alias`]).
+pub(super) fn filters(q: &SearchOptions, on: &On, c: &mut Where, times: &str) {
     if !q.kinds.is_empty() {
         // Typed as the values bound (bigint): `t.kind` is a smallint.
         let kinds = vec!["?::int8"; q.kinds.len()].join(", ");
@@ -136,10 +138,10 @@ pub(super) fn filters(q: &SearchOptions, on: &On, c: &mut Where) {
         );
     }
     if let Some(t) = q.since_ms {
-        c.and("e.ts_ms >= ?", [int(t)]);
+        c.and(format!("{times}.ts_ms >= ?"), [int(t)]);
     }
     if let Some(t) = q.until_ms {
-        c.and("e.ts_ms < ?", [int(t)]);
+        c.and(format!("{times}.ts_ms < ?"), [int(t)]);
     }
     if let Some(m) = &q.model {
         // SQLite's `model LIKE '%' || ? || '%'`: no escape character, ASCII letters folded.
@@ -156,7 +158,17 @@ pub(super) fn filters(q: &SearchOptions, on: &On, c: &mut Where) {
         c.and("s.fid = ?", [int(fid)]);
     }
     if !on.include_silent {
-        c.and("NOT e.silent", []);
+        c.and(format!("NOT {times}.silent"), []);
+    }
+}
+
+/// `text` when the server's texts carry their entry's time and silence (pg 0018), else `e`:
+/// the alias [`filters`] reads them from where a query has a text `text` and its entry `e`.
+pub(super) fn times_alias(text: &'static str) -> &'static str {
+    if crate::pg::times_on_texts() {
+        text
+    } else {
+        "e"
     }
 }
 
