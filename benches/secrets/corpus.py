@@ -14,8 +14,9 @@ and `report` (measured once for the numbers in docs/secrets.md); in the `new` se
 quarter and the other half (`spare`) is written only when asked for (`--half spare`), for a
 held-out run.
 
-usage: corpus.py --out DIR [--set old|new|fresh|fifth|sixth|seventh|eighth|ninth|tenth|eleventh] [--half tune|report|spare|all] [--python DIR] [--cargo DIR]
-                 [--npm DIR[:DIR...]] [--doc DIR]
+usage: corpus.py --out DIR [--set old|new|fresh|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|fourteenth]
+                 [--half tune|report|spare|all] [--python DIR] [--cargo DIR] [--npm DIR[:DIR...]]
+                 [--doc DIR] [--dir DIR]
 """
 
 import argparse
@@ -200,6 +201,18 @@ ELEVENTH_DEFAULT = [("gocode", "usr/share/gocode/src", ELEVENTH_GO),
 # The sets read from downloaded packages: (package names, their folder, the parts to read).
 DEB_SETS = {"tenth": (TENTH_DEBS, TENTH_DEBS_DIR, TENTH_DEFAULT),
             "eleventh": (ELEVENTH_DEBS, ELEVENTH_DEBS_DIR, ELEVENTH_DEFAULT)}
+# Set `fourteenth` (fourteenth round): registry packages nobody here had scanned, downloaded
+# with the registries' own clients (`pip download --no-deps --only-binary :all:` of PyPI wheels,
+# `npm pack` of npm tarballs) and unpacked, one folder a package (`pypi-NAME-VERSION`,
+# `npm-NAME-VERSION`), under `--dir` (default PIDX_FOURTEENTH_DIR, else
+# ~/.cache/pidx-test/fourteenth); the folders read are listed in `OUT.packages.tsv`, and the
+# downloads (registry, name, version, file, sha256) in a manifest kept beside the folder
+# (docs/secrets.md, fourteenth round). Unlike the fourth to eleventh rounds'
+# bodies it has halves, `tune` and `report`, by a hash of each file's path, as set `old`.
+FOURTEENTH_DIR = os.environ.get("PIDX_FOURTEENTH_DIR",
+                                os.path.expanduser("~/.cache/pidx-test/fourteenth"))
+FOURTEENTH_EXTS = (".py", ".pyi", ".md", ".rst", ".txt", ".cfg", ".ini", ".toml", ".json", ".yml",
+                   ".yaml") + EXTS_NPM
 HELD_OUT_WHOLE = ("fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh")
 
 
@@ -414,13 +427,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--set", default="old", choices=("old", "new", "fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
-                                           "eleventh"))
+                                           "eleventh", "fourteenth"))
     ap.add_argument("--half", default="all", choices=("tune", "report", "spare", "all"),
                     help="spare: the `new` set's unread half, for a held-out run (docs/secrets.md)")
     ap.add_argument("--python", default="/usr/lib/python3.11")
     ap.add_argument("--cargo", default=os.path.expanduser("~/.cargo/registry/src"))
     ap.add_argument("--npm", default=NPM_DEFAULT, help="node_modules folders, `:` between them")
     ap.add_argument("--doc", default="/usr/share/doc")
+    ap.add_argument("--dir", default=FOURTEENTH_DIR,
+                    help="set fourteenth: the unpacked packages, one folder each")
     a = ap.parse_args()
     if a.half == "spare" and a.set != "new":
         sys.exit("corpus.py: only the `new` set has a spare half")
@@ -434,6 +449,9 @@ def main():
         parts = [(name, os.path.join(into, rel), no_links(ext_files(exts))) for name, rel, exts in roots]
         if a.set == "eleventh":
             parts = [(n, r, aws_services_only(w) if n == "gocode" else w) for n, r, w in parts]
+    elif a.set == "fourteenth":
+        parts = [(name, os.path.join(a.dir, name), ext_files(FOURTEENTH_EXTS))
+                 for name in sorted(os.listdir(a.dir)) if os.path.isdir(os.path.join(a.dir, name))]
     elif a.set == "old":
         parts = [("python", a.python, python_files), ("cargo", a.cargo, cargo_files)]
     elif a.set in HELD_OUT_WHOLE:
@@ -487,6 +505,11 @@ def main():
             for name, root in used:
                 for pkg, ver in dpkg_owners(root):
                     f.write(f"{root}\t{pkg}\t{ver}\n")
+    if a.set == "fourteenth":
+        with open(a.out.rstrip("/") + ".packages.tsv", "w", encoding="utf-8") as f:
+            f.write("root\tpackage\n")
+            for name, root in used:
+                f.write(f"{a.dir}\t{name}\n")
     if a.set == "new":
         with open(a.out.rstrip("/") + ".packages.tsv", "w", encoding="utf-8") as f:
             f.write("root\tpackage\tversion\n")

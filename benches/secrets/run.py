@@ -10,8 +10,9 @@ recall     the public scanners' test cases (fetch.py; set `old`: gitleaks, truff
            kind, how many of their positive examples pidx finds (and redacts every listed
            secret of), and how many of their negative examples it flags.
 
-usage: run.py --pidx BIN --cases-bin BIN [--half report|tune|spare|all] [--set old|new|fresh|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|all]
-              [--work DIR] [--misses] [--only precision|recall]
+usage: run.py --pidx BIN --cases-bin BIN [--half report|tune|spare|all]
+              [--set old|new|fresh|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|fourteenth|all]
+              [--work DIR] [--misses] [--only precision|recall] [--dir DIR]
 """
 
 import argparse
@@ -72,7 +73,8 @@ def precision(a, work, cset):
     sessions = os.path.join(work, f"sessions-{cset}-{a.half}")
     if not os.path.isdir(sessions):
         made = subprocess.run([sys.executable, os.path.join(HERE, "corpus.py"), "--out", sessions,
-                               "--set", cset, "--half", a.half], capture_output=True, text=True)
+                               "--set", cset, "--half", a.half]
+                              + (["--dir", a.dir] if a.dir else []), capture_output=True, text=True)
         if made.returncode != 0:
             sys.exit(f"run.py: corpus.py failed: {made.stderr.strip()}")
         with open(sessions + ".json", "w") as f:
@@ -195,10 +197,12 @@ def main():
     ap.add_argument("--half", default="report", choices=("report", "tune", "spare", "all"),
                     help="spare: the `new` corpus's unread half (precision only)")
     ap.add_argument("--set", default="all", choices=("old", "new", "fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh",
-                                          "all"),
+                                          "fourteenth", "all"),
                     help="old: the first corpora and scanners; new: the second held-out ones; "
                     "fresh, fifth ... eleventh: the fourth to eleventh rounds' held-out code, precision only, "
-                    "--half all")
+                    "--half all; fourteenth: the fourteenth round's registry packages, precision only")
+    ap.add_argument("--dir", default=None,
+                    help="set fourteenth: the unpacked packages (corpus.py --dir)")
     ap.add_argument("--work", default=None, help="kept between runs (default: a temp dir)")
     ap.add_argument("--misses", action="store_true", help="list every miss and flagged negative")
     ap.add_argument("--only", choices=("precision", "recall"))
@@ -219,7 +223,8 @@ def main():
             print("run.py: SKIPPED recall: no scanner snapshot could be read (see fetch.py)")
             return
         for cset in sets:
-            if cset in ("fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh"):
+            if cset in ("fresh", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth", "eleventh",
+                        "fourteenth"):
                 print(f"run.py: SKIPPED recall of set {cset}: it is ordinary code only\n")
                 continue
             recall(a, cases, cset)

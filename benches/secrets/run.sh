@@ -5,7 +5,7 @@
 # scanners' test cases (old: gitleaks, trufflehog, detect-secrets, Nosey Parker; new:
 # secretlint, ripsecrets). Method, sources and numbers: docs/secrets.md.
 #
-#   bash benches/secrets/run.sh [--half report|tune|spare|all] [--set old|new|fresh|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|all] [--work DIR] [--misses]
+#   bash benches/secrets/run.sh [--half report|tune|spare|all] [--set old|new|fresh|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|fourteenth|all] [--work DIR] [--misses] [--dir DIR]
 #
 # The scanners' repositories are read from git snapshots (default /work/.mirror/OWNER+NAME/repo,
 # or --gitleaks/--secretlint/... through fetch.py); without any, recall is SKIPPED loudly.
