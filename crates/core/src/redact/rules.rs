@@ -546,17 +546,30 @@ fn key_span(block: &str) -> Option<(usize, usize)> {
     Some((held.first()?.0, held.last()?.1))
 }
 
-/// One BEGIN line and what follows it to its END line or, cut short, to the match's end.
+/// One BEGIN line and what follows it to its END line or, cut short, to the match's end. A
+/// whole block whose body ends in an elision (`MIIEpQIBAAKCAQEAuyf...` or a line of dots
+/// before its END line, Twilio's API docs) shows a key's shape, not a key: base64 holds no
+/// `.`, and a key's start is its version and public modulus.
 fn whole_block_holds_a_key(block: &str) -> bool {
     let ended = block.rfind("-----END");
     let end = ended.unwrap_or(block.len());
-    let chars = key_chars(&block[pem_header_end(block).min(end)..end]);
-    chars
-        >= if ended.is_some() {
-            SHORTEST_KEY_BODY
-        } else {
-            CUT_KEY_BODY
-        }
+    let body = &block[pem_header_end(block).min(end)..end];
+    if ended.is_some() {
+        key_chars(body) >= SHORTEST_KEY_BODY && !ends_in_an_elision(body)
+    } else {
+        key_chars(body) >= CUT_KEY_BODY
+    }
+}
+
+/// The body's last characters, line breaks (real or a JSON `\n` escape) and spaces aside, are
+/// dots or `…`. A body elided in its middle (`MIIE...(cut)...Xk2=`) keeps what follows the
+/// elision, a piece of the key's private part, and is still read as a key.
+fn ends_in_an_elision(body: &str) -> bool {
+    let mut rest = body.trim_end();
+    while let Some(r) = rest.strip_suffix("\\n").or_else(|| rest.strip_suffix('\\')) {
+        rest = r.trim_end();
+    }
+    rest.ends_with(['.', '\u{2026}'])
 }
 
 /// Where a PEM BEGIN line's closing dashes end: after the first `-----` past its opening ones.

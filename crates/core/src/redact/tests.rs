@@ -1462,3 +1462,26 @@ fn an_aws_setting_s_name_is_no_secret_key() {
         "Kx9Lm2Tr8vKp3NwJalrXUtnFEMIbPxRfiCYzQ8rT",
     );
 }
+
+/// Fourteenth round (from the `fourteenth` body's Twilio clients, whose API docs show the key
+/// to upload as `-----BEGIN RSA PRIVATE KEY-----MIIEpQ...\n.-----END RSA PRIVATE KEY-----`):
+/// a whole key block whose body ends in an elision shows a key's shape. The same block with a
+/// body that ends in base64, or elided only in its middle, is still a key.
+#[test]
+fn a_key_block_ending_in_an_elision_is_a_doc_s_shape() {
+    let start = "MIIEpQIBAAKCAQEAuyf/lNrH9ck8DmNyo3fGgvCI1l9s+cmBY3WIz+cUDqmxiieR";
+    assert_finds_none(&[
+        &format!(
+            "e.g. `-----BEGIN RSA PRIVATE KEY-----{start}\\\\n.-----END RSA PRIVATE KEY-----`"
+        ),
+        &format!("-----BEGIN RSA PRIVATE KEY-----\n{start}...\n-----END RSA PRIVATE KEY-----"),
+        &format!("-----BEGIN PRIVATE KEY-----\\n{start}\\n\u{2026}\\n-----END PRIVATE KEY-----"),
+    ]);
+    for body in [
+        format!("{start}\\\\n"),
+        format!("{start}\n...\nKx9Lm2Tr8vKp3NwJalrXUtnF=="),
+    ] {
+        let key = format!("-----BEGIN RSA PRIVATE KEY-----{body}-----END RSA PRIVATE KEY-----");
+        assert_finds_only(&format!("e.g. `{key}`"), &key);
+    }
+}
