@@ -50,6 +50,15 @@ const PLACEHOLDERS: &[&str] = &[
     "hidden",
     "empty",
     "test",
+    // the internet's joke password (a chat log's `*******`), which docs and tests copy
+    "hunter2",
+];
+
+/// Programmers' hex words, written where a made-up hex value goes (`deadbeef12346` as a
+/// bearer token in FastAPI's docs, `0xCAFEBABE`): a generator writes one of these eight
+/// letters with a chance of 2^-32 at a place.
+const HEX_WORDS: &[&str] = &[
+    "deadbeef", "cafebabe", "feedface", "baadf00d", "deadc0de", "decafbad",
 ];
 
 /// A secret's word that a placeholder phrase names (`your secret key goes here`).
@@ -85,8 +94,8 @@ fn secret_words_only(s: &str) -> bool {
 
 /// Not a reference to a value (`$X`, `${X}`, `#{x}`, `%X%`, `<x>`, `{{x}}`, `[redacted: …]`), a
 /// placeholder word or phrase, one character repeated (`****`, `xxxx`), an elided example
-/// (`nsec1...`, `sk-…`) or a PEM armor line standing as a value (`-----BEGIN`: a whole key
-/// block is the `private-key` rule's).
+/// (`nsec1...`, `sk-…`), a value built on one of [`HEX_WORDS`] or a PEM armor line standing as
+/// a value (`-----BEGIN`: a whole key block is the `private-key` rule's).
 pub fn not_a_placeholder(v: &str) -> bool {
     let lower = v.to_ascii_lowercase();
     let Some(first) = v.chars().next() else {
@@ -119,6 +128,7 @@ pub fn not_a_placeholder(v: &str) -> bool {
             ">",
         ]
         .iter()
+        .chain(HEX_WORDS)
         .any(|p| lower.contains(p)))
 }
 

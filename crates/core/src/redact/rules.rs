@@ -317,6 +317,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             }
             Check::EnvValue => {
                 !names_what_is_not_the_secret(name)
+                    && !names_a_client_id(name)
                     && !names_a_stand_in(name)
                     && plausible_env_value(value)
                     && !the_name_s_own_words(name, value)
@@ -358,6 +359,7 @@ pub(super) fn findings(i: usize, text: &str, emit: &mut impl FnMut(Finding)) {
             Check::Assigned => {
                 let before = caps.get(1).map_or("", |n| &text[..n.start()]);
                 !names_what_is_not_the_secret(name)
+                    && !names_a_client_id(name)
                     && !names_a_stand_in(name)
                     && !names_a_document_s_token(name)
                     && !names_a_continuation(name)
@@ -675,6 +677,19 @@ fn names_what_is_not_the_secret(name: &str) -> bool {
         .map_or(0, |i| if b[i].is_ascii_uppercase() { i } else { i + 1 });
     let last = name[start..].to_ascii_lowercase();
     ABOUT_A_SECRET.contains(&last.as_str())
+}
+
+/// The name's last words are `client id` (`DEFAULT_CREDENTIALS_DEFAULT_CLIENT_ID`,
+/// `oauthClientId`, `TOKEN_CLIENTID`): an OAuth client's identifier, which is no secret (RFC
+/// 6749, 2.2: it is shown to the user and sent in URLs; installed apps ship it). The name
+/// matched for another of its words (`credentials`, `token`); the client's secret
+/// (`CLIENT_SECRET`) is found.
+fn names_a_client_id(name: &str) -> bool {
+    match name_words(name).as_slice() {
+        [.., client, id] if client == "client" && id == "id" => true,
+        [.., last] => last == "clientid",
+        [] => false,
+    }
 }
 
 /// Words of a name that make what it holds a stand-in for a secret: a form's dummy value

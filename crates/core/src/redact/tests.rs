@@ -1485,3 +1485,73 @@ fn a_key_block_ending_in_an_elision_is_a_doc_s_shape() {
         assert_finds_only(&format!("e.g. `{key}`"), &key);
     }
 }
+
+/// Fourteenth round (from the `fourteenth` body's FastAPI docs: `Authorization: Bearer
+/// deadbeef12346`): a value built on a programmers' hex word is made up. The same shapes with
+/// other hex digits are found.
+#[test]
+fn a_value_built_on_a_hex_word_is_made_up() {
+    assert_finds_none(&[
+        "    Authorization: Bearer deadbeef12346",
+        "API_TOKEN=0xCAFEBABE7731",
+        "secret_key = \"feedface00112233445566778899aabb\"",
+        "psql \"host=db password=DeadBeef!2024 user=app\"",
+    ]);
+    assert_finds_each(&[
+        ("    Authorization: Bearer d7a2b9ef12346", "d7a2b9ef12346"),
+        ("API_TOKEN=0xC9F3B1E47731", "0xC9F3B1E47731"),
+        (
+            "secret_key = \"f3e1d4c900112233445566778899aabb\"",
+            "f3e1d4c900112233445566778899aabb",
+        ),
+        (
+            "psql \"host=db password=Dq8Be3f!2024 user=app\"",
+            "Dq8Be3f!2024",
+        ),
+    ]);
+}
+
+/// Fourteenth round (from the `old` tune half, seen: tokio-postgres' test parses `password =
+/// hunter2`): the internet's joke password is a placeholder, as `changeme` is. A password
+/// built on it is still one (`hunter2Xy` in `FOUND`).
+#[test]
+fn the_joke_password_is_a_placeholder() {
+    assert_finds_none(&[
+        " user\t=\r\n\x0bfoo \t password = hunter2 ",
+        "export DB_PASSWORD='hunter2'",
+        "postgres://app:hunter2@db.internal:5432/app",
+    ]);
+    assert_finds_each(&[
+        (" user = foo password = hunter2Qz ", "hunter2Qz"),
+        (
+            "postgres://app:Hunter2-Qz@db.internal:5432/app",
+            "Hunter2-Qz",
+        ),
+    ]);
+}
+
+/// Fourteenth round (from the `fresh` body, seen: the Cloud SDK's
+/// `DEFAULT_CREDENTIALS_DEFAULT_CLIENT_ID = '<n>-<id>.apps.googleusercontent.com'`): a name
+/// ending in `client id` names an OAuth client's identifier, which is public, even where
+/// another of its words (`credentials`, `token`) names a secret. The client's secret beside it
+/// is found.
+#[test]
+fn an_oauth_client_s_id_is_no_secret() {
+    let id = "381920475512-k2m9xq4vt7rb1zp8wn3c6yd5hj0fls2e.apps.googleusercontent.com";
+    assert_finds_none(&[
+        &format!("DEFAULT_CREDENTIALS_DEFAULT_CLIENT_ID = '{id}'"),
+        &format!("{{\"oauthTokenClientId\": \"{id}\"}}"),
+        "TOKEN_CLIENTID=Kq7Lm2Tr8vKp3NwXz9",
+    ]);
+    assert_finds_each(&[
+        (
+            "DEFAULT_CREDENTIALS_DEFAULT_CLIENT_SECRET = 'q-Xb72Kd9Lm4Tz8Rv1Wn3Ps6'",
+            "q-Xb72Kd9Lm4Tz8Rv1Wn3Ps6",
+        ),
+        (
+            &format!("DEFAULT_CREDENTIALS_DEFAULT_CLIENT_TOKEN = '{id}'"),
+            id,
+        ),
+        ("TOKEN_CLIENT=Kq7Lm2Tr8vKp3NwXz9", "Kq7Lm2Tr8vKp3NwXz9"),
+    ]);
+}
