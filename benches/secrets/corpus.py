@@ -450,8 +450,12 @@ def main():
         if a.set == "eleventh":
             parts = [(n, r, aws_services_only(w) if n == "gocode" else w) for n, r, w in parts]
     elif a.set == "fourteenth":
+        if not os.path.isdir(a.dir):
+            print(f"corpus.py: {a.dir} is missing (set fourteenth: docs/secrets.md, fourteenth "
+                  "round, says how to fill it)", file=sys.stderr)
+        names = sorted(os.listdir(a.dir)) if os.path.isdir(a.dir) else []
         parts = [(name, os.path.join(a.dir, name), ext_files(FOURTEENTH_EXTS))
-                 for name in sorted(os.listdir(a.dir)) if os.path.isdir(os.path.join(a.dir, name))]
+                 for name in names if os.path.isdir(os.path.join(a.dir, name))]
     elif a.set == "old":
         parts = [("python", a.python, python_files), ("cargo", a.cargo, cargo_files)]
     elif a.set in HELD_OUT_WHOLE:
