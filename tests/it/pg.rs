@@ -220,6 +220,11 @@ fn append_rewrite_and_delete_move_only_what_changed() {
         crate::pg_support::rollups(&mut fresh_admin),
         "the rollups kept through a rewrite and a removal differ from a fresh push's"
     );
+    assert_eq!(
+        crate::pg_support::word_counts_differ(&mut s.admin),
+        0,
+        "the counts of texts per word kept through a rewrite and a removal"
+    );
 }
 
 /// An append that changes flags of entries the server already holds, in several transcripts
@@ -305,6 +310,7 @@ fn replies_appended_to_gateway_transcripts_silence_what_the_server_holds() {
     );
     assert_eq!(silent(&mut fresh.admin), 4);
     assert_eq!(dump(&mut s.admin), dump(&mut fresh.admin));
+    assert_eq!(crate::pg_support::word_counts_differ(&mut s.admin), 0);
 }
 
 #[test]

@@ -695,8 +695,8 @@ fn a_server_of_schema_9_is_partitioned_by_source_and_answers_the_same() {
     );
     assert_eq!(
         partitioned(&mut s.admin),
-        (10, 80),
-        "ten tables, eight partitions each"
+        (11, 88),
+        "eleven tables (pg 0019's counts of texts per word too), eight partitions each"
     );
     // The same rows, but that pg 0016 marks transcripts with text past ASCII to be sent again
     // (`ino` -1) and pg 0018 gives each text its entry's time and silence, which must be the
@@ -719,6 +719,11 @@ fn a_server_of_schema_9_is_partitioned_by_source_and_answers_the_same() {
     assert_eq!(
         differ, 0,
         "texts whose time or silence is not their entry's"
+    );
+    assert_eq!(
+        crate::pg_support::word_counts_differ(&mut s.admin),
+        0,
+        "pg 0019's counts of texts per word, from the texts there"
     );
     assert!(
         timed > 100 && texts > timed,

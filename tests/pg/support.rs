@@ -136,6 +136,8 @@ pub fn rollups(admin: &mut postgres::Client) -> String {
         ("usage_days", "SELECT string_agg(to_jsonb(d)::text, E'\\n' ORDER BY source, day, dup) FROM usage_days d"),
         ("usage_source_sessions", "SELECT string_agg(source || ' ' || dup || ' ' || sessions, E'\\n' ORDER BY source, dup)
              FROM usage_source_sessions"),
+        ("word_texts", "SELECT string_agg(source || ' ' || term || ' ' || n, E'\\n' ORDER BY source, term)
+             FROM word_texts WHERE n <> 0"),
     ] {
         if q(&format!("SELECT to_regclass('{table}')::text")).is_empty() {
             continue;
@@ -144,6 +146,25 @@ pub fn rollups(admin: &mut postgres::Client) -> String {
         out.push_str(&q(sql));
     }
     out
+}
+/// How many (source, word) counts of `word_texts` (pg 0019) differ from the texts' words as the
+/// server holds them (each text's `tsvector`, each lexeme once); 0 where the schema has none.
+pub fn word_counts_differ(admin: &mut postgres::Client) -> i64 {
+    if text_of(admin, "SELECT to_regclass('word_texts')::text").is_empty() {
+        return 0;
+    }
+    admin
+        .query_one(
+            "WITH held AS (SELECT source, term, n FROM word_texts WHERE n <> 0),
+                  counted AS (SELECT t.source, w.term, count(*) AS n
+                              FROM entry_text t, unnest(tsvector_to_array(t.tsv)) AS w(term)
+                              GROUP BY t.source, w.term)
+             SELECT count(*) FROM held FULL JOIN counted USING (source, term)
+             WHERE held.n IS DISTINCT FROM counted.n",
+            &[],
+        )
+        .unwrap()
+        .get(0)
 }
 /// The one text `sql` answers (empty for NULL).
 pub fn text_of(admin: &mut postgres::Client, sql: &str) -> String {

@@ -78,6 +78,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         18,
         include_str!("../../../../migrations/pg/0018_entry_times_on_texts.sql"),
     ),
+    (
+        19,
+        include_str!("../../../../migrations/pg/0019_word_counts.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server

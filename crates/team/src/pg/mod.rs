@@ -40,6 +40,14 @@ pub const LINES_WITHOUT_TEXTS: i32 = 15;
 /// `entry_text.silent`).
 pub const ENTRY_TIMES_ON_TEXTS: i32 = 18;
 
+/// The first schema that keeps each source's count of texts per word (`word_texts`).
+pub const WORD_COUNTS: i32 = 19;
+
+/// Whether the schema this pidx writes and reads (`migrate::latest`) has [`WORD_COUNTS`].
+pub fn words_counted() -> bool {
+    migrate::latest() >= WORD_COUNTS
+}
+
 /// Whether the schema this pidx writes and reads (`migrate::latest`) has
 /// [`ENTRY_TIMES_ON_TEXTS`].
 pub fn times_on_texts() -> bool {

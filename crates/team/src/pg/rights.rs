@@ -19,6 +19,9 @@ fn written() -> String {
     if super::migrate::latest() >= 11 {
         tables.push_str(", usage_days, usage_source_sessions");
     }
+    if super::words_counted() {
+        tables.push_str(", word_texts");
+    }
     tables
 }
 const READ: &str = "pidx_schema, v_sessions, v_entries, v_messages, v_usage, v_tool_calls";

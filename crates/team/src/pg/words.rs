@@ -307,6 +307,23 @@ impl TsVector {
     }
 }
 
+impl TsVector {
+    /// Its lexemes, each once, in its order: what `tsvector_to_array` gives on the server, and
+    /// what `word_texts` counts (pg 0019).
+    pub fn lexemes(&self) -> impl Iterator<Item = &str> {
+        let bytes = &self.0;
+        let count = i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        let mut at = 4;
+        (0..count).map_while(move |_| {
+            let len = bytes[at..].iter().position(|&b| b == 0)?;
+            let lex = std::str::from_utf8(&bytes[at..at + len]).ok()?;
+            let npos = u16::from_be_bytes([bytes[at + len + 1], bytes[at + len + 2]]);
+            at += len + 3 + 2 * usize::from(npos);
+            Some(lex)
+        })
+    }
+}
+
 impl ToSql for TsVector {
     fn to_sql(
         &self,
@@ -347,6 +364,23 @@ pub fn phrase(text: &str, prefix: bool) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tsvector_s_lexemes_are_its_words_each_once() {
+        let v = TsVector::of("Deploy the deploy script; the script ran");
+        assert_eq!(
+            v.lexemes().collect::<Vec<_>>(),
+            ["deploy", "ran", "script", "the"]
+        );
+        assert_eq!(TsVector::of("").lexemes().count(), 0);
+        // Past the positions' half of the size, lexemes come without positions; past the
+        // size, none: the lexemes are what the value holds, not every word of the text.
+        let big: String = (0..120_000).map(|i| format!("w{i} ")).collect();
+        let v = TsVector::of(&big);
+        let n = v.lexemes().count();
+        assert!(n > 1000 && n < 120_000, "{n}");
+        assert!(v.lexemes().all(|l| l.starts_with('w')));
+    }
 
     fn all(s: &str) -> Vec<String> {
         words(s).map(Cow::into_owned).collect()

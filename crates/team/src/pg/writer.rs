@@ -297,6 +297,7 @@ pub fn write_batch(client: &mut impl GenericClient, source: &str, batch: &Batch)
     )
     .map_err(server_err)?;
     copy_tables(&mut tx, source, batch, &fids)?;
+    add_word_counts(&mut tx, source, batch)?;
     refresh_statistics(&mut tx, batch)?;
     let (ranked, after): (Vec<i64>, Vec<i64>) = (batch.files.iter().zip(&fids))
         .filter_map(|((_, _, change), fid)| match change {
@@ -312,6 +313,41 @@ pub fn write_batch(client: &mut impl GenericClient, source: &str, batch: &Batch)
     .map_err(server_err)?;
     tx.commit().map_err(server_err)
 }
+
+/// Each word's count of this batch's texts (the lexemes of each text's `tsvector`, each once)
+/// added to the source's counts (pg 0019), sorted by word. The texts a batch replaces or
+/// removes were taken away by the server as they were deleted (pg 0019's trigger).
+fn add_word_counts(tx: &mut Transaction, source: &str, batch: &Batch) -> Result<()> {
+    if !super::words_counted() {
+        return Ok(());
+    }
+    let mut counts: std::collections::BTreeMap<&str, i64> = std::collections::BTreeMap::new();
+    for (_, rows, _) in &batch.files {
+        for row in rows.texts.rows() {
+            if let Val::Words(words) = &row[*TSV] {
+                for lexeme in words.lexemes() {
+                    *counts.entry(lexeme).or_default() += 1;
+                }
+            }
+        }
+    }
+    if counts.is_empty() {
+        return Ok(());
+    }
+    let (terms, ns): (Vec<&str>, Vec<i64>) = counts.into_iter().unzip();
+    tx.execute(
+        "INSERT INTO word_texts (source, term, n)
+         SELECT $1, u.term, u.n FROM unnest($2::text[], $3::int8[]) AS u(term, n)
+         ON CONFLICT (term, source) DO UPDATE SET n = word_texts.n + excluded.n",
+        &[&source, &terms, &ns],
+    )
+    .map_err(server_err)?;
+    Ok(())
+}
+
+/// Where a text's words sit among [`TEXT_COLS`].
+static TSV: LazyLock<usize> =
+    LazyLock::new(|| (TEXT_COLS.iter().position(|c| c.0 == "tsv")).expect("TEXT_COLS has tsv"));
 
 /// Statistics that still describe a (nearly) empty table after a large `COPY` make the
 /// re-ranking's join scan the table per row (minutes for a first push into an empty

@@ -267,8 +267,8 @@ fn periods_answer(tx: &mut Transaction, o: &PgStats) -> Result<bool> {
 }
 
 /// Whether the reader reads every row (a limited one, `--reads`, `--reads-project`, reads
-/// none of the rollups by source: see pg 0009).
-fn unlimited(tx: &mut Transaction) -> Result<bool> {
+/// none of the rollups by source, see pg 0009, nor the counts of texts per word, pg 0019).
+pub(super) fn unlimited(tx: &mut Transaction) -> Result<bool> {
     let limited: bool = tx
         .query_one("SELECT pidx_read_limited(current_user)", &[])
         .map_err(server_err)?
