@@ -15,7 +15,7 @@ use std::fs::File;
 use postgres::{Client, Transaction};
 use rusqlite::Connection;
 
-use crate::pg::writer::{self, Batch, Change};
+use crate::pg::writer::{self, Batch, Change, WordCounts};
 use crate::pg::{lock_source, migrate, server_err};
 pub use local::LocalFile;
 use pidx_core::error::{Error, Result};
@@ -158,13 +158,14 @@ pub fn push(
     // The server writes one batch while pidx reads, redacts and compresses the next: the two
     // took turns (a first push of 1,000 sessions: 7 s in pidx, 10 s in the server, 17 s).
     // One batch waits between them, so memory holds at most three.
-    let (mut batch, mut tx) = std::thread::scope(|s| -> Result<(Batch, Transaction)> {
+    let (mut batch, mut tx, mut words) = std::thread::scope(|s| {
         let (send, batches) = std::sync::mpsc::sync_channel::<Batch>(1);
-        let writer = s.spawn(move || -> Result<Transaction> {
+        let writer = s.spawn(move || -> Result<(Transaction, WordCounts)> {
+            let mut words = WordCounts::default();
             for batch in batches {
-                writer::write_batch(&mut tx, source, &batch)?;
+                writer::write_batch(&mut tx, source, &batch, &mut words)?;
             }
-            Ok(tx)
+            Ok((tx, words))
         });
         let produced = (|| -> Result<Batch> {
             let mut batch = Batch::default();
@@ -194,10 +195,10 @@ pub fn push(
             Ok(batch)
         })();
         drop(send);
-        let tx = writer
+        let (tx, words) = writer
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
-        Ok((produced?, tx))
+        Ok::<_, Error>((produced?, tx, words))
     })?;
     delete_gone(
         &mut tx,
@@ -207,8 +208,10 @@ pub fn push(
         &opts.source,
         &mut batch,
         &mut report,
+        &mut words,
     )?;
-    writer::write_batch(&mut tx, &opts.source, &batch)?;
+    writer::write_batch(&mut tx, &opts.source, &batch, &mut words)?;
+    words.write(&mut tx, &opts.source)?;
     tx.execute(
         "UPDATE sources SET last_push = now(), pidx = $2 WHERE name = $1",
         &[&opts.source, &env!("CARGO_PKG_VERSION")],
@@ -299,6 +302,7 @@ fn delete_gone(
     source: &str,
     batch: &mut Batch,
     report: &mut PushReport,
+    words: &mut WordCounts,
 ) -> Result<()> {
     let roots: HashSet<String> = files
         .iter()
@@ -314,7 +318,7 @@ fn delete_gone(
         batch.delete(gone.fid);
         report.deleted += 1;
         if batch.full() {
-            writer::write_batch(client, source, &std::mem::take(batch))?;
+            writer::write_batch(client, source, &std::mem::take(batch), words)?;
         }
     }
     Ok(())
