@@ -200,16 +200,13 @@ pub fn push(
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
         Ok::<_, Error>((produced?, tx, words))
     })?;
-    delete_gone(
-        &mut tx,
-        scope,
-        &files,
-        &remote,
-        &opts.source,
-        &mut batch,
-        &mut report,
-        &mut words,
-    )?;
+    for fid in gone(scope, &files, &remote) {
+        batch.delete(fid);
+        report.deleted += 1;
+        if batch.full() {
+            writer::write_batch(&mut tx, source, &std::mem::take(&mut batch), &mut words)?;
+        }
+    }
     writer::write_batch(&mut tx, &opts.source, &batch, &mut words)?;
     words.write(&mut tx, &opts.source)?;
     tx.execute(
@@ -293,17 +290,9 @@ fn analyze_parents(client: &mut Client, stale: &[String]) {
     }
 }
 
-/// Transcripts the server holds under these roots that this machine no longer has.
-fn delete_gone(
-    client: &mut Transaction,
-    scope: &Scope,
-    files: &[LocalFile],
-    remote: &HashMap<String, Remote>,
-    source: &str,
-    batch: &mut Batch,
-    report: &mut PushReport,
-    words: &mut WordCounts,
-) -> Result<()> {
+/// The server's ids of the transcripts it holds under these roots that this machine no longer
+/// has.
+fn gone(scope: &Scope, files: &[LocalFile], remote: &HashMap<String, Remote>) -> Vec<i64> {
     let roots: HashSet<String> = files
         .iter()
         .map(|f| f.root.clone())
@@ -314,14 +303,10 @@ fn delete_gone(
                 .map(|r| r.path.to_string_lossy().into_owned()),
         )
         .collect();
-    for gone in remote.values().filter(|r| roots.contains(&r.root)) {
-        batch.delete(gone.fid);
-        report.deleted += 1;
-        if batch.full() {
-            writer::write_batch(client, source, &std::mem::take(batch), words)?;
-        }
-    }
-    Ok(())
+    (remote.values())
+        .filter(|r| roots.contains(&r.root))
+        .map(|r| r.fid)
+        .collect()
 }
 
 /// The push's own settings: 64 MB of memory to sort in, and plans that do not trust the
