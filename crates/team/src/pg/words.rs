@@ -305,9 +305,7 @@ impl TsVector {
         out[..4].copy_from_slice(&count.to_be_bytes());
         TsVector(out)
     }
-}
 
-impl TsVector {
     /// Its lexemes, each once, in its order: what `tsvector_to_array` gives on the server, and
     /// what `word_texts` counts (pg 0019).
     pub fn lexemes(&self) -> impl Iterator<Item = &str> {

@@ -207,8 +207,8 @@ pub fn push(
             writer::write_batch(&mut tx, source, &std::mem::take(&mut batch), &mut words)?;
         }
     }
-    writer::write_batch(&mut tx, &opts.source, &batch, &mut words)?;
-    words.write(&mut tx, &opts.source)?;
+    writer::write_batch(&mut tx, source, &batch, &mut words)?;
+    words.write(&mut tx, source)?;
     tx.execute(
         "UPDATE sources SET last_push = now(), pidx = $2 WHERE name = $1",
         &[&opts.source, &env!("CARGO_PKG_VERSION")],

@@ -895,11 +895,14 @@ fn table_facts(
     }
     let mut hits = Vec::with_capacity(phrases.len());
     // Each source's count of texts per word, kept by push (pg 0019), unless the reader is a
-    // limited one, who reads none of them and counts the texts it sees.
-    let counted = crate::pg::words_counted() && super::stats::unlimited(tx)?;
+    // limited one, who reads none of them and counts the texts it sees (asked of the server
+    // only when a phrase is one word).
+    let one_word = |p: &Phrase| p.words.len() == 1 && !p.prefix;
+    let counted =
+        crate::pg::words_counted() && phrases.iter().any(one_word) && super::stats::unlimited(tx)?;
     for p in phrases {
         let q = p.words_tsquery();
-        if let ([word], false, true) = (p.words.as_slice(), p.prefix, counted) {
+        if let ([word], true) = (p.words.as_slice(), counted && one_word(p)) {
             let r = tx
                 .query_one(
                     "SELECT coalesce(sum(n), 0)::int8 FROM word_texts
