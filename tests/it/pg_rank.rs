@@ -567,12 +567,17 @@ fn a_word_in_texts_not_listed_ranks_by_their_bounds_as_the_local_index() {
     }
     let (all_tmp, all_root) = &dirs[2];
     let week_ago = iso(now - 7 * 86_400_000);
+    // A filter that leaves the oldest matches out: a read by weeks (tried as pg 0020, not kept:
+    // docs/performance.md) once lost the texts counted before the weeks left without a match.
+    let weeks_ago = iso(now - 45 * 86_400_000);
     let cases: &[&[&str]] = &[
         &["kestrel"],
         &["kestrel", "--limit", "5"],
         &["kestrel", "--limit", "100"],
         &["kestrel", "--in", "user"],
         &["kestrel", "--until", &week_ago],
+        &["kestrel", "--since", &weeks_ago],
+        &["kestrel", "--since", &weeks_ago, "--in", "assistant"],
     ];
     for case in cases {
         let mut args = vec!["search"];
