@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# A short run of every fuzz target (docs/fuzzing.md), for .ci/run: 6-7 minutes in all there,
-# cargo-fuzz's install and the build without sanitizer included (docs/fuzzing.md). Needs a nightly toolchain and
-# cargo-fuzz; installs cargo-fuzz when missing and skips LOUDLY when it cannot. Each target
-# first replays its kept inputs (tests/fixtures/fuzz/<target>: the inputs that found bugs) and
-# seeds, then fuzzes for PIDX_FUZZ_SECONDS (default 20) seconds. A crash fails the run and
-# leaves its input in tests/fuzz/artifacts/<target>/.
+# A short run of every fuzz target (docs/fuzzing.md), for .ci/run (its time there:
+# docs/fuzzing.md, "Time in .ci/run"). Needs a nightly toolchain and cargo-fuzz; installs
+# cargo-fuzz when missing and skips LOUDLY when it cannot. Each target first replays its kept
+# inputs (tests/fixtures/fuzz/<target>: the inputs that found bugs) and seeds, then fuzzes
+# for PIDX_FUZZ_SECONDS (default 20) seconds. A crash fails the run and leaves its input in
+# tests/fuzz/artifacts/<target>/.
 #
 #   bash tests/fuzz/run.sh [TARGET...]     PIDX_FUZZ_SECONDS=600 for a longer campaign
 #   PIDX_FUZZ_FLAGS="--dev -s none" PIDX_FUZZ_SECONDS=15 bash tests/fuzz/run.sh   # what .ci/run does
@@ -39,8 +39,9 @@ if [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then
 fi
 
 # PIDX_FUZZ_FLAGS: the build, `-O` by default (release with debug assertions, the address
-# sanitizer). .ci/run passes `--dev -s none` (no optimisation, no sanitizer: 4.3 minutes cold
-# here where the sanitizer build took over 60; the coverage that guides libFuzzer is the same).
+# sanitizer). .ci/run passes `--dev -s none` (no optimisation, no sanitizer: minutes to build
+# cold where the sanitizer build took over an hour; the coverage that guides libFuzzer is the
+# same).
 read -r -a flags <<<"${PIDX_FUZZ_FLAGS:--O}"
 start=$(date +%s)
 cargo +nightly fuzz build --fuzz-dir . "${flags[@]}"
