@@ -269,6 +269,12 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         // Every match scored (the server counting single words from their `tsvector`s), as
         // a search the listed texts do not settle is answered.
         same_top(&a_tmp, &a_root, &all_tmp, &all_root, &s.url, case, "off");
+        // A word alone is answered from its postings (pg 0020), whatever the filters.
+        if one_word(case) {
+            same_top(
+                &a_tmp, &a_root, &all_tmp, &all_root, &s.url, case, "postings",
+            );
+        }
     }
     assert!(full >= 3, "only {full} queries fill a top 20");
     // Within one source (`--source`), against a local index of that source alone. A word the
@@ -280,7 +286,7 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         (&b_tmp, &b_root, "second", WITHIN_SECOND),
     ] {
         for case in cases {
-            for heads in ["", "off"] {
+            for heads in ["", "off", "postings"] {
                 same_top_within(tmp, root, tmp, root, &s.url, Some(source), case, heads);
             }
         }
@@ -321,15 +327,25 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
     // Against the local index synced again over the changed files, and one synced afresh:
     // the first took the rewritten and removed texts out, which must leave bm25's totals as
     // the second has them (`store::fts5::settle`).
+    // The rewritten transcript's texts are sent under a new file id (its old texts' postings
+    // stay, naming keys no text has): the postings must give the local top 20 all the same.
     let fresh = tempfile::tempdir().unwrap();
     for local in [&all_tmp, &fresh] {
-        for case in [&["the"][..], &["zebra"], &["the", "--branch"]] {
+        for case in [&["the"][..], &["zebra"], &["the", "--branch"], &["tests"]] {
             same_top(&a_tmp, &a_root, local, &all_root, &s.url, case, "");
+            same_top(&a_tmp, &a_root, local, &all_root, &s.url, case, "postings");
         }
         for case in SETTLED {
             same_top(&a_tmp, &a_root, local, &all_root, &s.url, case, "only");
         }
     }
+}
+
+/// Whether a case's query is one word (no phrase of several, prefix, `OR` or `NOT`): what the
+/// postings answer.
+fn one_word(case: &[&str]) -> bool {
+    let q = case[0];
+    !q.contains([' ', '*', '"']) && !q.starts_with('-')
 }
 
 /// Searches kept to the first source (`--source first`), and to the second.
@@ -504,7 +520,7 @@ fn same_top_within(
 #[test]
 #[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
 fn a_word_in_texts_not_listed_ranks_by_their_bounds_as_the_local_index() {
-    let s = server("by_bounds");
+    let mut s = server("by_bounds");
     let dirs: Vec<(tempfile::TempDir, PathBuf)> = (0..3)
         .map(|_| {
             let t = tempfile::tempdir().unwrap();
@@ -587,11 +603,74 @@ fn a_word_in_texts_not_listed_ranks_by_their_bounds_as_the_local_index() {
         args.extend_from_slice(case);
         let want = ranked(&json(pidx(all_tmp.path(), all_root).args(&args)));
         assert!(want.len() >= 5, "{args:?}: {want:?}");
+        for heads in ["", "off", "postings"] {
+            let got = ranked(&json(
+                pidx(dirs[0].0.path(), &dirs[0].1)
+                    .env("PIDX_PG_HEADS", heads)
+                    .args(["--pg", &s.url])
+                    .args(&args),
+            ));
+            same_ranking(&got, &want, &format!("{args:?} PIDX_PG_HEADS={heads}"));
+        }
+    }
+
+    // Twelve pushes of one grown transcript each: a row of postings a push for each word it
+    // sent, a word's small rows merged into one at eight (`pg::writer::WordCounts`), and the
+    // postings read across the merged rows rank as the local index.
+    let (tmp, root) = &dirs[0];
+    let mut files: Vec<PathBuf> = Vec::new();
+    for e in std::fs::read_dir(root.join("--home-user-birds--")).unwrap() {
+        files.push(e.unwrap().path());
+    }
+    files.sort();
+    for (n, file) in files.iter().rev().take(12).enumerate() {
+        let name = file.file_name().unwrap();
+        let at = now - n as i64 * 60_000;
+        let last = std::fs::read_to_string(file).unwrap();
+        let parent = last
+            .lines()
+            .last()
+            .and_then(|l| serde_json::from_str::<Value>(l).ok())
+            .and_then(|v| v["id"].as_str().map(str::to_string))
+            .unwrap();
+        let line = format!(
+            r#"{{"type":"message","id":"g{n:07}","parentId":"{parent}","timestamp":"{}","message":{{"role":"user","content":"kestrel again and again {n}","timestamp":{at}}}}}"#,
+            iso(at)
+        );
+        for r in [root, &dirs[2].1] {
+            let path = r.join("--home-user-birds--").join(name);
+            let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+            std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).unwrap();
+        }
+        let report = push(tmp.path(), root, &s.url, &["--source", "even"]);
+        assert_eq!(report["appended"].as_u64(), Some(1), "{report}");
+    }
+    let rows: i64 = s
+        .admin
+        .query_one(
+            "SELECT count(*) FROM word_postings WHERE term = 'kestrel' AND source = 'even'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(
+        rows <= 8,
+        "{rows} rows of postings of one word after 13 pushes"
+    );
+    for heads in ["", "postings"] {
+        let args = ["search", "--limit", "30", "kestrel"];
+        let want = ranked(&json(pidx(all_tmp.path(), all_root).args(args)));
         let got = ranked(&json(
             pidx(dirs[0].0.path(), &dirs[0].1)
+                .env("PIDX_PG_HEADS", heads)
                 .args(["--pg", &s.url])
-                .args(&args),
+                .args(args),
         ));
-        same_ranking(&got, &want, &format!("{args:?}"));
+        assert!(want.iter().any(|h| h.0.contains("g0000011")), "{want:?}");
+        same_ranking(
+            &got,
+            &want,
+            &format!("after the appends, PIDX_PG_HEADS={heads}"),
+        );
     }
 }

@@ -542,6 +542,14 @@ fn a_server_pushed_before_is_migrated_and_answers_the_same() {
         }
     };
     same();
+    // The member's first push after the migration sends every transcript again (pg 0020: each
+    // text's postings) and keeps them too.
+    let all = push(tme.path(), &rme, &member, &["--source", "me"]);
+    assert_eq!(all["appended"].as_u64(), Some(0), "{all}");
+    assert!(all["rewritten"].as_u64() > Some(50), "{all}");
+    let (kept, fresh) = by_source_tables(&mut s.admin);
+    assert_eq!(kept, fresh, "after every transcript is sent again");
+    same();
     // A later push by the member (a transcript grown by a line) keeps them; grown again in the
     // same quarter hour, its rollup row is updated (old and new rows of the same day at once),
     // not added.
@@ -695,8 +703,9 @@ fn a_server_of_schema_9_is_partitioned_by_source_and_answers_the_same() {
     );
     assert_eq!(
         partitioned(&mut s.admin),
-        (11, 88),
-        "eleven tables (pg 0019's counts of texts per word too), eight partitions each"
+        (12, 96),
+        "twelve tables (pg 0019's counts of texts per word and pg 0020's postings too), eight \
+         partitions each"
     );
     // The same rows, but that pg 0016 marks transcripts with text past ASCII to be sent again
     // (`ino` -1) and pg 0018 gives each text its entry's time and silence, which must be the
@@ -750,10 +759,12 @@ fn a_server_of_schema_9_is_partitioned_by_source_and_answers_the_same() {
     }
 
     // The member's next push (a transcript grown by a line) lands through the parents, and
-    // its answers are the local ones.
+    // its answers are the local ones. It sends every transcript again, the grown one with
+    // them (pg 0020: each text's postings).
     crate::pg_support::append(&file, "after-10", "grown after partitioning");
     let again = push(tme.path(), &rme, &member, &["--source", "me"]);
-    assert_eq!(again["appended"].as_u64(), Some(1), "{again}");
+    assert_eq!(again["appended"].as_u64(), Some(0), "{again}");
+    assert!(again["rewritten"].as_u64() > Some(50), "{again}");
     let found = outcome(pidx(tme.path(), &rme).args(["--pg", &s.url, "search", "partitioning"]));
     assert!(found.1.contains("grown after partitioning"), "{found:?}");
     let (kept, fresh) = by_source_tables(&mut s.admin);

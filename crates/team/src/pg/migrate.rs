@@ -82,6 +82,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         19,
         include_str!("../../../../migrations/pg/0019_word_counts.sql"),
     ),
+    (
+        20,
+        include_str!("../../../../migrations/pg/0020_word_postings.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server

@@ -8,6 +8,7 @@ mod conn;
 pub mod heads;
 pub mod lines;
 pub mod migrate;
+pub mod postings;
 pub mod rights;
 pub mod values;
 pub mod words;
@@ -42,6 +43,14 @@ pub const ENTRY_TIMES_ON_TEXTS: i32 = 18;
 
 /// The first schema that keeps each source's count of texts per word (`word_texts`).
 pub const WORD_COUNTS: i32 = 19;
+
+/// The first schema that keeps each source's texts of a word packed (`word_postings`).
+pub const WORD_POSTINGS: i32 = 20;
+
+/// Whether the schema this pidx writes and reads (`migrate::latest`) has [`WORD_POSTINGS`].
+pub fn words_posted() -> bool {
+    migrate::latest() >= WORD_POSTINGS
+}
 
 /// Whether the schema this pidx writes and reads (`migrate::latest`) has [`WORD_COUNTS`].
 pub fn words_counted() -> bool {

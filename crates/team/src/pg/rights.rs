@@ -22,6 +22,9 @@ fn written() -> String {
     if super::words_counted() {
         tables.push_str(", word_texts");
     }
+    if super::words_posted() {
+        tables.push_str(", word_postings");
+    }
     tables
 }
 const READ: &str = "pidx_schema, v_sessions, v_entries, v_messages, v_usage, v_tool_calls";

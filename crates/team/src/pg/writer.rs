@@ -11,6 +11,7 @@ use std::sync::LazyLock;
 
 use postgres::{Client, GenericClient, Transaction};
 
+use super::postings::{Posting, Segment};
 use super::server_err;
 use super::values::{copy_header, copy_row, copy_trailer, Ty, Val};
 use pidx_core::error::{Error, Result};
@@ -172,6 +173,9 @@ pub struct FileRows {
     pub entries: Rows,
     /// [`TEXT_COLS`] of full-text rows.
     pub texts: Rows,
+    /// Each text's count of each word of its `tsvector`, in the `tsvector`'s order, a list per
+    /// row of `texts` (empty before `pg::WORD_POSTINGS`): what its postings hold.
+    pub tfs: Vec<Vec<u32>>,
     /// (seq, kind, term, tf, ntok, ts_ms): each text's listed words (`pg::heads`).
     pub heads: Rows,
     /// (seq, n, name) of tool calls.
@@ -195,6 +199,7 @@ impl FileRows {
             summary_hash: 0,
             entries: Rows::new(ENTRY_COLS.len()),
             texts: Rows::new(TEXT_COLS.len()),
+            tfs: Vec::new(),
             heads: Rows::new(HEAD_COLS.len()),
             tools: Rows::new(TOOL_COLS.len()),
             listing: Rows::new(LINE_COLS.len()),
@@ -302,8 +307,8 @@ pub fn write_batch(
     )
     .map_err(server_err)?;
     copy_tables(&mut tx, source, batch, &fids)?;
-    words.add(batch);
-    if words.0.len() > WordCounts::MOST {
+    words.add(batch, &fids);
+    if words.full() {
         words.write(&mut tx, source)?;
     }
     refresh_statistics(&mut tx, batch)?;
@@ -323,48 +328,98 @@ pub fn write_batch(
 }
 
 /// Each word's count of the texts written and not yet added to the source's counts
-/// (`word_texts`, pg 0019), kept across a push's batches and written once before it commits:
-/// written a batch at a time, the counts of a first push of 10,000 sessions were upserted
-/// again with each batch (18.7-27.9 s against 12.5-20.5 s without them, at 140,000 sessions on
-/// the server). The texts a batch replaces or removes are taken away by the server as they are
-/// deleted (pg 0019's trigger).
+/// (`word_texts`, pg 0019), and those texts' postings (`word_postings`, pg 0020), kept across a
+/// push's batches and written once before it commits: written a batch at a time, the counts
+/// of a first push of 10,000 sessions were upserted again with each batch (18.7-27.9 s against
+/// 12.5-20.5 s without them, at 140,000 sessions on the server), and each batch would have
+/// written a row of postings for each of its words. The texts a batch replaces or removes are
+/// taken away from the counts by the server as they are deleted (pg 0019's trigger); their
+/// postings stay and name keys no text has (pg 0020).
 #[derive(Debug, Default)]
-pub struct WordCounts(std::collections::BTreeMap<String, i64>);
+pub struct WordCounts {
+    words: std::collections::BTreeMap<String, Word>,
+    bytes: usize,
+}
+
+/// One word's texts since the last write.
+#[derive(Debug, Default)]
+struct Word {
+    n: i64,
+    postings: Segment,
+}
 
 impl WordCounts {
     /// Words held before they are written whatever is left of the push (memory).
     const MOST: usize = 500_000;
+    /// Bytes of postings held before they are written (memory).
+    const MOST_BYTES: usize = 128 << 20;
+    /// A word's rows of fewer postings than this are merged once it has [`Self::MERGED`] of
+    /// them: a push writes a row for each word it sent, and a search reads every row.
+    const SMALL: i32 = 4096;
+    const MERGED: i64 = 8;
 
-    /// Adds the lexemes of each text's `tsvector` in `batch`, each once a text.
-    fn add(&mut self, batch: &Batch) {
+    /// Whether to write what is held now.
+    fn full(&self) -> bool {
+        self.words.len() > Self::MOST || self.bytes > Self::MOST_BYTES
+    }
+
+    /// Adds the lexemes of each text's `tsvector` in `batch`, each once a text, and (pg 0020)
+    /// the text's postings under them; `fids`: the batch's files' ids.
+    fn add(&mut self, batch: &Batch, fids: &[i64]) {
         if !super::words_counted() {
             return;
         }
-        for (_, rows, _) in &batch.files {
-            for row in rows.texts.rows() {
-                if let Val::Words(words) = &row[*TSV] {
-                    for lexeme in words.lexemes() {
-                        match self.0.get_mut(lexeme) {
-                            Some(n) => *n += 1,
-                            None => {
-                                self.0.insert(lexeme.to_string(), 1);
-                            }
-                        }
+        let posted = super::words_posted();
+        for ((_, rows, _), &fid) in batch.files.iter().zip(fids) {
+            for (i, row) in rows.texts.rows().enumerate() {
+                let Val::Words(words) = &row[*TSV] else {
+                    continue;
+                };
+                let mut posting = posted.then(|| posting_of(fid, row));
+                let tfs = rows.tfs.get(i).map_or(&[][..], Vec::as_slice);
+                for (j, lexeme) in words.lexemes().enumerate() {
+                    let word = match self.words.get_mut(lexeme) {
+                        Some(w) => w,
+                        None => self.words.entry(lexeme.to_string()).or_default(),
+                    };
+                    word.n += 1;
+                    if let Some(p) = posting.as_mut() {
+                        p.tf = tfs.get(j).copied().unwrap_or(1);
+                        let before = word.postings.bytes();
+                        word.postings.add(p);
+                        self.bytes += word.postings.bytes() - before;
                     }
                 }
             }
         }
     }
 
-    /// Adds the counts held to the source's, sorted by word, and forgets them.
+    /// Adds the counts held to the source's, sorted by word, writes the postings held as a row
+    /// a word (merging a word's small rows), and forgets them.
     ///
     /// # Errors
     /// Server errors.
     pub fn write(&mut self, client: &mut impl GenericClient, source: &str) -> Result<()> {
-        if self.0.is_empty() {
+        if self.words.is_empty() {
             return Ok(());
         }
-        let (terms, ns): (Vec<String>, Vec<i64>) = std::mem::take(&mut self.0).into_iter().unzip();
+        self.bytes = 0;
+        let words = std::mem::take(&mut self.words);
+        let mut terms = Vec::with_capacity(words.len());
+        let (mut ns, mut posted, mut data, mut small) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for (term, w) in words {
+            ns.push(w.n);
+            if !w.postings.is_empty() {
+                let n = i32::try_from(w.postings.len()).unwrap_or(i32::MAX);
+                if n < Self::SMALL {
+                    small.push(term.clone());
+                }
+                posted.push(n);
+                data.push(w.postings.finish());
+            }
+            terms.push(term);
+        }
         client
             .execute(
                 "INSERT INTO word_texts (source, term, n)
@@ -373,13 +428,62 @@ impl WordCounts {
                 &[&source, &terms, &ns],
             )
             .map_err(server_err)?;
+        if data.is_empty() {
+            return Ok(());
+        }
+        client
+            .execute(
+                "INSERT INTO word_postings (source, term, n, data)
+                 SELECT $1, u.term, u.n, u.data
+                 FROM unnest($2::text[], $3::int4[], $4::bytea[]) AS u(term, n, data)",
+                &[&source, &terms, &posted, &data],
+            )
+            .map_err(server_err)?;
+        client
+            .execute(
+                "WITH many AS (
+                     SELECT term FROM word_postings
+                     WHERE source = $1 AND term = ANY($2) AND n < $3
+                     GROUP BY term HAVING count(*) >= $4),
+                 gone AS (
+                     DELETE FROM word_postings w USING many
+                     WHERE w.source = $1 AND w.term = many.term AND w.n < $3
+                     RETURNING w.term, w.n, w.data)
+                 INSERT INTO word_postings (source, term, n, data)
+                 SELECT $1, term, sum(n)::int4, string_agg(data, ''::bytea) FROM gone GROUP BY term",
+                &[&source, &small, &Self::SMALL, &Self::MERGED],
+            )
+            .map_err(server_err)?;
         Ok(())
     }
 }
 
-/// Where a text's words sit among [`TEXT_COLS`].
-static TSV: LazyLock<usize> =
-    LazyLock::new(|| (TEXT_COLS.iter().position(|c| c.0 == "tsv")).expect("TEXT_COLS has tsv"));
+/// A text row's posting (its count of a word set for each word).
+fn posting_of(fid: i64, row: &[Val]) -> Posting {
+    let int = |v: &Val| match v {
+        Val::Int(Some(n)) => Some(*n),
+        Val::Int4(Some(n)) => Some(i64::from(*n)),
+        Val::Int2(Some(n)) => Some(i64::from(*n)),
+        _ => None,
+    };
+    Posting {
+        fid,
+        seq: int(&row[0]).unwrap_or(0),
+        kind: int(&row[1]).map_or(0, |k| k as i16),
+        tf: 1,
+        ntok: int(&row[*NTOK]).map_or(0, |n| u32::try_from(n).unwrap_or(0)),
+        ts_ms: TS_MS.and_then(|at| int(&row[at])),
+    }
+}
+
+/// Where a text's words, length and time sit among [`TEXT_COLS`].
+static TSV: LazyLock<usize> = LazyLock::new(|| column("tsv").expect("TEXT_COLS has tsv"));
+static NTOK: LazyLock<usize> = LazyLock::new(|| column("ntok").expect("TEXT_COLS has ntok"));
+static TS_MS: LazyLock<Option<usize>> = LazyLock::new(|| column("ts_ms"));
+
+fn column(name: &str) -> Option<usize> {
+    TEXT_COLS.iter().position(|c| c.0 == name)
+}
 
 /// Statistics that still describe a (nearly) empty table after a large `COPY` make the
 /// re-ranking's join scan the table per row (minutes for a first push into an empty
@@ -408,9 +512,14 @@ fn refresh_statistics(tx: &mut Transaction, batch: &Batch) -> Result<()> {
     Ok(())
 }
 
-/// Each file's id: the server's, or one reserved from the identity sequence for a new file.
+/// Each file's id: the server's, or one reserved from the identity sequence for a new file, and
+/// (`pg::WORD_POSTINGS` on) for one sent again whole: the postings of its old texts then name
+/// keys no text has, and are dropped where they are read (pg 0020).
 fn fids(tx: &mut Transaction, batch: &Batch) -> Result<Vec<i64>> {
-    let new = batch.files.iter().filter(|f| f.0.is_none()).count() as i64;
+    let renew = super::words_posted();
+    let kept =
+        |f: &(Option<i64>, FileRows, Change)| f.0.filter(|_| !(renew && f.2 == Change::Full));
+    let new = batch.files.iter().filter(|f| kept(f).is_none()).count() as i64;
     let mut reserved = Vec::new();
     if new > 0 {
         reserved = tx
@@ -428,9 +537,7 @@ fn fids(tx: &mut Transaction, batch: &Batch) -> Result<Vec<i64>> {
     Ok(batch
         .files
         .iter()
-        .map(|f| {
-            f.0.unwrap_or_else(|| reserved.next().expect("one per new file"))
-        })
+        .map(|f| kept(f).unwrap_or_else(|| reserved.next().expect("one per new file")))
         .collect())
 }
 

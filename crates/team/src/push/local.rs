@@ -312,6 +312,9 @@ fn listing_in_body(row: &mut [Val], bodies: &[(i16, &str)]) {
     }
 }
 
+/// Whether push sends postings (`pg::WORD_POSTINGS`), read once.
+static POSTED: LazyLock<bool> = LazyLock::new(crate::pg::words_posted);
+
 /// The entry's searchable texts, of the kinds the local index holds for it; `at`: the entry's
 /// time and silence.
 fn add_texts(
@@ -340,6 +343,16 @@ fn add_texts(
             let (occ, len) = occurrences_outside(&text, &hidden);
             let words = TsVector::of_sorted(&occ);
             let (heads, ntok) = heads::listed(&occ, len);
+            // Each word's count, in the `tsvector`'s order: it holds the first of the sorted
+            // words' runs that fit (`TsVector::of_sorted`).
+            if *POSTED {
+                let runs = occ.chunk_by(|a, b| a.0 == b.0);
+                let tfs = runs.zip(words.lexemes()).map(|(run, lexeme)| {
+                    debug_assert_eq!(run[0].0, lexeme);
+                    u32::try_from(run.len()).unwrap_or(u32::MAX)
+                });
+                rows.tfs.push(tfs.collect());
+            }
             drop(occ);
             let body = if secrets.is_empty() {
                 text

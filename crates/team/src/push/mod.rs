@@ -209,6 +209,16 @@ pub fn push(
     }
     writer::write_batch(&mut tx, source, &batch, &mut words)?;
     words.write(&mut tx, source)?;
+    if crate::pg::words_posted() {
+        // Every text of the source has its postings once no transcript waits to be sent again
+        // (pg 0020 sent them all again; a push of part of the index may leave some waiting).
+        tx.execute(
+            "UPDATE sources SET postings = true WHERE name = $1 AND NOT postings
+             AND NOT EXISTS (SELECT 1 FROM sessions WHERE source = $1 AND ino = -1)",
+            &[&opts.source],
+        )
+        .map_err(server_err)?;
+    }
     tx.execute(
         "UPDATE sources SET last_push = now(), pidx = $2 WHERE name = $1",
         &[&opts.source, &env!("CARGO_PKG_VERSION")],

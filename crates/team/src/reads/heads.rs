@@ -12,7 +12,8 @@
 //! weight of the newest entry the reader sees. Once the hits are full of listed texts scoring
 //! above that, they are the first ones of every match, in the same order.
 //!
-//! [`search`] is the server's words search: this way for one word, `several.rs`'s for an AND
+//! [`search`] is the server's words search: for one word its postings (`postings.rs`, pg 0020)
+//! when every source has them, else this way, `several.rs`'s for an AND
 //! of several words or phrases, else (a prefix, `OR`, `NOT`, or when the listed texts cannot
 //! settle the top: too few pass the filters, or too few score above the bound, a rare word or a
 //! long `--limit`) `ranked::every_match`.
@@ -25,7 +26,7 @@ use postgres::Transaction;
 use super::ranked::{every_match, prepare, sort, walk, Facts, Keyed, Phrase};
 use super::search::On;
 use super::unlisted::{most_recency, Mode, ROOM};
-use super::{bounded, several};
+use super::{bounded, postings, several};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
 use pidx_core::error::Result;
@@ -48,12 +49,13 @@ pub(super) fn search(
         return Ok(Vec::new());
     };
     let listed = match p.phrases.as_slice() {
-        [one] if one.words.len() == 1 => {
-            match top(tx, on, q, terms, &p.phrases, p.and_only, &p.facts, p.now_ms)? {
+        [one] if one.words.len() == 1 => match postings::top(tx, on, q, terms, &p)? {
+            Some(hits) => Some(hits),
+            None => match top(tx, on, q, terms, &p.phrases, p.and_only, &p.facts, p.now_ms)? {
                 Some(hits) => Some(hits),
                 None => bounded::top(tx, on, q, terms, &p)?,
-            }
-        }
+            },
+        },
         _ => several::top(tx, on, q, terms, &p)?,
     };
     match listed {

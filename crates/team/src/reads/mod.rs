@@ -27,6 +27,7 @@ pub mod handle;
 mod heads;
 pub mod list;
 pub mod on;
+mod postings;
 pub mod ranked;
 pub mod resolve;
 pub mod search;

@@ -31,8 +31,10 @@ pub(super) fn chunks(len: usize) -> impl Iterator<Item = std::ops::Range<usize>>
     })
 }
 
-/// `PIDX_PG_HEADS`: `off` never reads the listed texts, `only` makes a search they cannot settle
-/// an error (the tests' proof that a search was answered from them).
+/// `PIDX_PG_HEADS`: `off` never reads the listed texts nor the postings, `only` makes a search
+/// the listed texts cannot settle an error and reads no postings, `postings` makes a search of
+/// one word its postings do not answer an error (the tests' proofs that a search was answered
+/// from them, `postings.rs`).
 pub(super) struct Mode(String);
 
 impl Mode {
@@ -42,6 +44,23 @@ impl Mode {
 
     pub(super) fn off(&self) -> bool {
         self.0 == "off"
+    }
+
+    /// Whether the postings are read.
+    pub(super) fn postings(&self) -> bool {
+        !self.off() && self.0 != "only"
+    }
+
+    /// What a search the postings do not answer gives: `None` (the other ways), or the error
+    /// `postings` asks for.
+    pub(super) fn not_posted<T>(&self) -> Result<Option<T>> {
+        if self.0 == "postings" {
+            Err(Error::Invalid(
+                "PIDX_PG_HEADS=postings: the postings do not answer this search".into(),
+            ))
+        } else {
+            Ok(None)
+        }
     }
 
     /// What a search the listed texts do not settle gives: `None` (score every match), or the

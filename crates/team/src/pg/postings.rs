@@ -1,0 +1,245 @@
+//! Each source's texts of a word packed in a few rows (`word_postings`, pg 0020): every text
+//! holding the word with what its score needs, its key, its count of the word, its length in
+//! tokens and its entry's time, in about eight bytes. A search of one word reads these rows
+//! instead of a heap page of `entry_text` per match (`reads::postings`).
+//!
+//! A row's `data` is one or more segments, each a varint count then that many postings; a
+//! posting's file, entry and time are differences from the posting before it in the segment
+//! (zigzag varints: any order encodes, the texts of one file in order encode small), its kind
+//! and count one varint, its length another. Segments start afresh, so two rows of a word
+//! concatenated (`string_agg`) are a row: push merges a word's small rows so.
+
+/// One text holding a word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Posting {
+    pub fid: i64,
+    pub seq: i64,
+    pub kind: i16,
+    /// The word's count in the text.
+    pub tf: u32,
+    /// The text's length in tokens.
+    pub ntok: u32,
+    pub ts_ms: Option<i64>,
+}
+
+/// Kinds fit under this (`TextKind` has 8), packed beside the count.
+const KINDS: u64 = 16;
+
+/// One word's postings of a push, a segment in the making.
+#[derive(Debug, Default)]
+pub struct Segment {
+    n: u64,
+    buf: Vec<u8>,
+    fid: i64,
+    seq: i64,
+    ts: i64,
+}
+
+impl Segment {
+    pub fn add(&mut self, p: &Posting) {
+        if p.fid != self.fid {
+            self.seq = 0;
+        }
+        zigzag(&mut self.buf, p.fid.wrapping_sub(self.fid));
+        zigzag(&mut self.buf, p.seq.wrapping_sub(self.seq));
+        let kind = u64::try_from(p.kind).unwrap_or(0).min(KINDS - 1);
+        let timed = if p.ts_ms.is_some() { KINDS } else { 0 };
+        varint(&mut self.buf, u64::from(p.tf) * 2 * KINDS + timed + kind);
+        varint(&mut self.buf, u64::from(p.ntok));
+        if let Some(ts) = p.ts_ms {
+            zigzag(&mut self.buf, ts.wrapping_sub(self.ts));
+            self.ts = ts;
+        }
+        (self.fid, self.seq) = (p.fid, p.seq);
+        self.n += 1;
+    }
+
+    /// How many postings it holds.
+    pub fn len(&self) -> u64 {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// Bytes held (what a push flushes by).
+    pub fn bytes(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The segment as stored: its count, then its postings.
+    pub fn finish(self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.buf.len() + 10);
+        varint(&mut out, self.n);
+        out.extend_from_slice(&self.buf);
+        out
+    }
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn zigzag(out: &mut Vec<u8>, v: i64) {
+    varint(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+/// Reads varints off a row.
+struct Reader<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn varint(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = *self.data.get(self.at)?;
+            self.at += 1;
+            v |= u64::from(b & 0x7f) << shift;
+            if b < 0x80 {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    fn zigzag(&mut self) -> Option<i64> {
+        self.varint().map(|v| ((v >> 1) as i64) ^ -((v & 1) as i64))
+    }
+}
+
+/// Calls `each` with every posting of a stored row, in order; `false` when the row is not
+/// whole (it was cut short or holds a value out of range: a bug or a foreign row, which the
+/// caller reports rather than ranks from).
+pub fn decode(data: &[u8], mut each: impl FnMut(Posting)) -> bool {
+    let mut r = Reader { data, at: 0 };
+    while r.at < data.len() {
+        let Some(n) = r.varint() else { return false };
+        let (mut fid, mut seq, mut ts) = (0i64, 0i64, 0i64);
+        for _ in 0..n {
+            let (Some(df), Some(ds), Some(tk), Some(ntok)) =
+                (r.zigzag(), r.zigzag(), r.varint(), r.varint())
+            else {
+                return false;
+            };
+            if df != 0 {
+                seq = 0;
+            }
+            fid = fid.wrapping_add(df);
+            seq = seq.wrapping_add(ds);
+            let ts_ms = if tk & KINDS != 0 {
+                let Some(d) = r.zigzag() else { return false };
+                ts = ts.wrapping_add(d);
+                Some(ts)
+            } else {
+                None
+            };
+            let (Ok(tf), Ok(ntok)) = (u32::try_from(tk / (2 * KINDS)), u32::try_from(ntok)) else {
+                return false;
+            };
+            each(Posting {
+                fid,
+                seq,
+                kind: (tk % KINDS) as i16,
+                tf,
+                ntok,
+                ts_ms,
+            });
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(data: &[u8]) -> Vec<Posting> {
+        let mut out = Vec::new();
+        assert!(decode(data, |p| out.push(p)));
+        out
+    }
+
+    fn postings() -> Vec<Posting> {
+        let p = |fid, seq, kind, tf, ntok, ts_ms| Posting {
+            fid,
+            seq,
+            kind,
+            tf,
+            ntok,
+            ts_ms,
+        };
+        vec![
+            p(7, 0, 0, 1, 3, Some(1_764_000_000_000)),
+            p(7, 2, 1, 300, 16_383, Some(1_764_000_000_500)),
+            p(7, 2, 3, 1, 1, None),
+            // Another file, before the first: files need not come in order.
+            p(3, 9, 7, u32::MAX, u32::MAX, Some(1_700_000_000_000)),
+            p(i64::MAX, i64::MAX, 2, 0, 0, Some(i64::MIN)),
+            p(0, 0, 0, 1, 1, Some(i64::MAX)),
+        ]
+    }
+
+    #[test]
+    fn a_segment_gives_back_what_went_in() {
+        let mut s = Segment::default();
+        for p in postings() {
+            s.add(&p);
+        }
+        assert_eq!(s.len(), 6);
+        assert_eq!(all(&s.finish()), postings());
+    }
+
+    #[test]
+    fn rows_concatenated_are_a_row_of_both() {
+        let (mut a, mut b) = (Segment::default(), Segment::default());
+        let ps = postings();
+        for p in &ps[..2] {
+            a.add(p);
+        }
+        for p in &ps[2..] {
+            b.add(p);
+        }
+        let mut row = a.finish();
+        row.extend(b.finish());
+        assert_eq!(all(&row), ps);
+    }
+
+    #[test]
+    fn a_row_cut_short_is_refused_not_misread() {
+        let mut s = Segment::default();
+        for p in postings() {
+            s.add(&p);
+        }
+        let row = s.finish();
+        for cut in 1..row.len() {
+            let mut seen = 0;
+            // Whatever a cut row yields before it is refused, it is refused.
+            assert!(!decode(&row[..cut], |_| seen += 1), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn texts_of_one_file_in_order_take_few_bytes() {
+        let mut s = Segment::default();
+        for seq in 0..1000 {
+            s.add(&Posting {
+                fid: 123_456,
+                seq: seq * 3,
+                kind: 1,
+                tf: 2,
+                ntok: 150,
+                ts_ms: Some(1_764_000_000_000 + seq * 20_000),
+            });
+        }
+        // The first posting in full, then a byte each for the file, entry, kind and count, two
+        // for the length, three for 20 s in milliseconds.
+        assert!(s.bytes() <= 16 + 1000 * 8, "{} bytes", s.bytes());
+    }
+}
