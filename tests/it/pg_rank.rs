@@ -269,8 +269,8 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         // Every match scored (the server counting single words from their `tsvector`s), as
         // a search the listed texts do not settle is answered.
         same_top(&a_tmp, &a_root, &all_tmp, &all_root, &s.url, case, "off");
-        // A word alone is answered from its postings (pg 0020), whatever the filters.
-        if one_word(case) {
+        // Words alone are answered from their postings (pg 0020), whatever the filters.
+        if words_only(case) {
             same_top(
                 &a_tmp, &a_root, &all_tmp, &all_root, &s.url, case, "postings",
             );
@@ -331,7 +331,13 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
     // stay, naming keys no text has): the postings must give the local top 20 all the same.
     let fresh = tempfile::tempdir().unwrap();
     for local in [&all_tmp, &fresh] {
-        for case in [&["the"][..], &["zebra"], &["the", "--branch"], &["tests"]] {
+        for case in [
+            &["the"][..],
+            &["zebra"],
+            &["the", "--branch"],
+            &["tests"],
+            &["zebra tests"],
+        ] {
             same_top(&a_tmp, &a_root, local, &all_root, &s.url, case, "");
             same_top(&a_tmp, &a_root, local, &all_root, &s.url, case, "postings");
         }
@@ -341,11 +347,14 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
     }
 }
 
-/// Whether a case's query is one word (no phrase of several, prefix, `OR` or `NOT`): what the
-/// postings answer.
-fn one_word(case: &[&str]) -> bool {
+/// Whether a case's query is words ANDed (no phrase, prefix, `OR` or `NOT`): what the postings
+/// answer.
+fn words_only(case: &[&str]) -> bool {
     let q = case[0];
-    !q.contains([' ', '*', '"']) && !q.starts_with('-')
+    !q.contains(['*', '"'])
+        && !q
+            .split(' ')
+            .any(|w| w.starts_with('-') || ["OR", "AND", "NOT"].contains(&w))
 }
 
 /// Searches kept to the first source (`--source first`), and to the second.

@@ -12,8 +12,8 @@
 //! weight of the newest entry the reader sees. Once the hits are full of listed texts scoring
 //! above that, they are the first ones of every match, in the same order.
 //!
-//! [`search`] is the server's words search: for one word its postings (`postings.rs`, pg 0020)
-//! when every source has them, else this way, `several.rs`'s for an AND
+//! [`search`] is the server's words search: for one word or several ANDed their postings
+//! (`postings.rs`, pg 0020) when every source has them, else this way for one word, `several.rs`'s for an AND
 //! of several words or phrases, else (a prefix, `OR`, `NOT`, or when the listed texts cannot
 //! settle the top: too few pass the filters, or too few score above the bound, a rare word or a
 //! long `--limit`) `ranked::every_match`.
@@ -48,15 +48,15 @@ pub(super) fn search(
     let Some(p) = prepare(tx, on, fts)? else {
         return Ok(Vec::new());
     };
-    let listed = match p.phrases.as_slice() {
-        [one] if one.words.len() == 1 => match postings::top(tx, on, q, terms, &p)? {
-            Some(hits) => Some(hits),
-            None => match top(tx, on, q, terms, &p.phrases, p.and_only, &p.facts, p.now_ms)? {
+    let listed = match (postings::top(tx, on, q, terms, &p)?, p.phrases.as_slice()) {
+        (Some(hits), _) => Some(hits),
+        (None, [one]) if one.words.len() == 1 => {
+            match top(tx, on, q, terms, &p.phrases, p.and_only, &p.facts, p.now_ms)? {
                 Some(hits) => Some(hits),
                 None => bounded::top(tx, on, q, terms, &p)?,
-            },
-        },
-        _ => several::top(tx, on, q, terms, &p)?,
+            }
+        }
+        (None, _) => several::top(tx, on, q, terms, &p)?,
     };
     match listed {
         Some(hits) => Ok(group_by_session(hits)),
