@@ -36,6 +36,7 @@ use crate::pg::server_err;
 use crate::pg::words::shown_tokens;
 use pidx_core::error::Result;
 use pidx_core::query::search::{blend, Hit, SearchOptions};
+use pidx_core::store::fts5::impact_below;
 
 /// A text on the server: source, file, entry and kind.
 type Key = (String, i64, i64, i16);
@@ -133,7 +134,12 @@ fn candidates(
     bound: f64,
 ) -> Result<Vec<Candidate>> {
     let avgdl = p.facts.each[0].avgdl();
-    let least = MIN_IMPACT * (avgdl / AVGDL).max(1.0) * recency * (1.0 - 1e-6);
+    // Rows are left out under what a text not listed has at most at the reader's mean length
+    // (`unlisted`), as `heads.rs` does: a row left out is then bounded by at least what it
+    // scores. A listed text's impact at a mean length under `AVGDL` is less than at `AVGDL`,
+    // so a threshold of `MIN_IMPACT` there left out rows scoring over that bound (the test
+    // `several_words_of_short_texts_rank_from_the_listed_texts_as_the_local_index`).
+    let least = impact_below(MIN_IMPACT, AVGDL, avgdl) * recency * (1.0 - 1e-6);
     let mut all: Vec<String> = p.phrases.iter().flat_map(|ph| ph.words.clone()).collect();
     all.sort();
     all.dedup();
