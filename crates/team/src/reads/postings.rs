@@ -79,6 +79,10 @@ pub(super) fn top(
     // Sources as indexes into `sources`, so that a million postings hold no string each.
     let mut sources: Vec<String> = Vec::new();
     let mut each: Vec<Vec<(u32, Posting)>> = vec![Vec::new(); words.len()];
+    let score = |tfs: &[i64], posting: &Posting| {
+        -p.facts.sum.score(tfs, i64::from(posting.ntok)) * blend(posting.ts_ms, p.now_ms)
+    };
+    let mut best = Best::default();
     for r in &rows {
         let (source, term, data): (String, String, &[u8]) = (r.get(0), r.get(1), r.get(2));
         let Ok(w) = words.binary_search(&term) else {
@@ -91,27 +95,29 @@ pub(super) fn top(
                 sources.len() - 1
             }
         } as u32;
-        let list = &mut each[w];
-        if !decode(data, |posting| list.push((at, posting))) {
+        // One word: each posting scored as it is read (a common word's millions are never
+        // held); several: each word's postings held for the intersection below.
+        let whole = if words.len() == 1 {
+            decode(data, |posting| {
+                if passes(q, &posting) {
+                    let tfs = vec![i64::from(posting.tf); slot.len()];
+                    best.push(score(&tfs, &posting), key(at, &posting));
+                }
+            })
+        } else {
+            let list = &mut each[w];
+            decode(data, |posting| list.push((at, posting)))
+        };
+        if !whole {
             return Err(Error::Server(format!(
                 "the server's postings of a word for source {source} do not decode (pg 0020)"
             )));
         }
     }
-    let mut scored: Vec<(f64, u32, Posting)> = Vec::new();
-    let score = |tfs: &[i64], posting: &Posting| {
-        -p.facts.sum.score(tfs, i64::from(posting.ntok)) * blend(posting.ts_ms, p.now_ms)
-    };
-    if let [list] = each.as_slice() {
-        let tfs_of = |posting: &Posting| vec![i64::from(posting.tf); slot.len()];
-        for &(at, posting) in list.iter().filter(|(_, posting)| passes(q, posting)) {
-            scored.push((score(&tfs_of(&posting), &posting), at, posting));
-        }
-    } else {
+    if words.len() > 1 {
         // The texts holding every word: those of the word with the fewest, then each other
         // word's count in them.
         let fewest = (0..each.len()).min_by_key(|&w| each[w].len()).unwrap_or(0);
-        let key = |at: u32, posting: &Posting| (at, posting.fid, posting.seq, posting.kind);
         let mut counts: std::collections::HashMap<Key, (Posting, Vec<u32>)> = (each[fewest].iter())
             .filter(|(_, posting)| passes(q, posting))
             .map(|&(at, posting)| {
@@ -127,38 +133,70 @@ pub(super) fn top(
                 }
             }
         }
-        for ((at, ..), (posting, tfs)) in counts {
+        for (k, (posting, tfs)) in counts {
             if tfs.iter().all(|&tf| tf > 0) {
                 let tfs: Vec<i64> = slot.iter().map(|&w| i64::from(tfs[w])).collect();
-                scored.push((score(&tfs, &posting), at, posting));
+                best.push(score(&tfs, &posting), k);
             }
         }
     }
-    // Best first, then the later text, as `ranked::sort`; only as many sorted as are looked up.
-    let order = |a: &(f64, u32, Posting), b: &(f64, u32, Posting)| {
-        b.0.total_cmp(&a.0)
-            .then((b.2.fid, b.2.seq, b.2.kind).cmp(&(a.2.fid, a.2.seq, a.2.kind)))
-    };
-    // Every text holding the word is looked up when there are few enough, else the best.
-    let all = scored.len() <= MOST_LOOKED_UP;
-    if !all {
-        scored.select_nth_unstable_by(MOST_LOOKED_UP, order);
-        scored.truncate(MOST_LOOKED_UP);
-    }
-    let mut keyed: Vec<Keyed> = scored
+    // Every text holding the words is looked up when there are few enough, else the best.
+    let (best, all) = best.finish();
+    let mut keyed: Vec<Keyed> = best
         .into_iter()
-        .map(|(relevance, i, posting)| Keyed {
+        .map(|(relevance, (at, fid, seq, kind))| Keyed {
             relevance,
-            source: sources[i as usize].clone(),
-            fid: posting.fid,
-            seq: posting.seq,
-            kind: posting.kind,
+            source: sources[at as usize].clone(),
+            fid,
+            seq,
+            kind,
         })
         .collect();
     sort(&mut keyed);
     match walk(tx, on, q, terms, &keyed)? {
         (hits, full) if full || all => Ok(Some(hits)),
         _ => mode.not_posted(),
+    }
+}
+
+fn key(at: u32, posting: &Posting) -> Key {
+    (at, posting.fid, posting.seq, posting.kind)
+}
+
+/// The [`MOST_LOOKED_UP`] best texts of those pushed, cut down to them whenever it holds a
+/// million: a common word's millions of postings are never all held.
+#[derive(Default)]
+struct Best {
+    texts: Vec<(f64, Key)>,
+    cut: bool,
+}
+
+impl Best {
+    const HELD: usize = 1 << 20;
+
+    fn push(&mut self, relevance: f64, key: Key) {
+        self.texts.push((relevance, key));
+        if self.texts.len() >= Self::HELD {
+            self.cut_to_best();
+        }
+    }
+
+    /// Best first, then the later text (`ranked::sort`'s order, by which ties are cut too).
+    fn cut_to_best(&mut self) {
+        if self.texts.len() > MOST_LOOKED_UP {
+            self.texts.select_nth_unstable_by(MOST_LOOKED_UP, |a, b| {
+                b.0.total_cmp(&a.0)
+                    .then((b.1 .1, b.1 .2, b.1 .3).cmp(&(a.1 .1, a.1 .2, a.1 .3)))
+            });
+            self.texts.truncate(MOST_LOOKED_UP);
+            self.cut = true;
+        }
+    }
+
+    /// The best, and whether they are every text pushed.
+    fn finish(mut self) -> (Vec<(f64, Key)>, bool) {
+        self.cut_to_best();
+        (self.texts, !self.cut)
     }
 }
 
