@@ -347,6 +347,47 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
     }
 }
 
+/// Milliseconds since the epoch as pi writes a time.
+fn iso(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .unwrap()
+        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+        .to_string()
+}
+
+/// Session `n` of `/home/user/{cwd}` under `root`, started at `t` (ms): a question (`q` and
+/// `n`, a second later) and its answer (`a` and `n`, two seconds later).
+fn question_session(
+    root: &std::path::Path,
+    cwd: &str,
+    n: i64,
+    t: i64,
+    question: &str,
+    answer: &str,
+) {
+    let id = format!("0a1b2c3d-0000-7000-8000-{n:012}");
+    let lines = [
+        format!(
+            r#"{{"type":"session","version":3,"id":"{id}","timestamp":"{}","cwd":"/home/user/{cwd}"}}"#,
+            iso(t)
+        ),
+        format!(
+            r#"{{"type":"message","id":"q{n:07}","parentId":null,"timestamp":"{}","message":{{"role":"user","content":"{question}","timestamp":{}}}}}"#,
+            iso(t + 1000),
+            t + 1000
+        ),
+        format!(
+            r#"{{"type":"message","id":"a{n:07}","parentId":"q{n:07}","timestamp":"{}","message":{{"role":"assistant","content":[{{"type":"text","text":"{answer}"}}],"provider":"p","model":"m","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}},"stopReason":"stop","timestamp":{}}}}}"#,
+            iso(t + 2000),
+            t + 2000
+        ),
+    ];
+    let dir = root.join(format!("--home-user-{cwd}--"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let name = format!("{}_{id}.jsonl", iso(t).replace([':', '.'], "-"));
+    std::fs::write(dir.join(name), lines.join("\n") + "\n").unwrap();
+}
+
 /// Whether a case's query is words ANDed (no phrase, prefix, `OR` or `NOT`): what the postings
 /// answer.
 fn words_only(case: &[&str]) -> bool {
@@ -538,15 +579,8 @@ fn a_word_in_texts_not_listed_ranks_by_their_bounds_as_the_local_index() {
         })
         .collect();
     let now = chrono::Utc::now().timestamp_millis();
-    let iso = |ms: i64| {
-        chrono::DateTime::from_timestamp_millis(ms)
-            .unwrap()
-            .format("%Y-%m-%dT%H:%M:%S%.3fZ")
-            .to_string()
-    };
     for i in 0..120i64 {
         let t = now - i * 86_400_000 - (i * 7919 % 3600) * 1000;
-        let id = format!("0a1b2c3d-0000-7000-8000-{i:012}");
         let filler = |n: i64| {
             (0..n)
                 .map(|j| format!("w{}", (i * 31 + j) % 97))
@@ -561,29 +595,8 @@ fn a_word_in_texts_not_listed_ranks_by_their_bounds_as_the_local_index() {
         ]
         .concat();
         let answer = [filler(19 + i * 13 % 30), vec!["kestrel".to_string()]].concat();
-        let lines = [
-            format!(
-                r#"{{"type":"session","version":3,"id":"{id}","timestamp":"{}","cwd":"/home/user/birds"}}"#,
-                iso(t)
-            ),
-            format!(
-                r#"{{"type":"message","id":"q{i:07}","parentId":null,"timestamp":"{}","message":{{"role":"user","content":"{}","timestamp":{}}}}}"#,
-                iso(t + 1000),
-                question.join(" "),
-                t + 1000
-            ),
-            format!(
-                r#"{{"type":"message","id":"a{i:07}","parentId":"q{i:07}","timestamp":"{}","message":{{"role":"assistant","content":[{{"type":"text","text":"{}"}}],"provider":"p","model":"m","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}},"stopReason":"stop","timestamp":{}}}}}"#,
-                iso(t + 2000),
-                answer.join(" "),
-                t + 2000
-            ),
-        ];
-        let name = format!("{}_{id}.jsonl", iso(t).replace([':', '.'], "-"));
         for root in [&dirs[(i % 2) as usize].1, &dirs[2].1] {
-            let dir = root.join("--home-user-birds--");
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(dir.join(&name), lines.join("\n") + "\n").unwrap();
+            question_session(root, "birds", i, t, &question.join(" "), &answer.join(" "));
         }
     }
     for (source, (tmp, root)) in ["even", "odd"].iter().zip(&dirs) {
@@ -701,12 +714,6 @@ fn several_words_of_short_texts_rank_from_the_listed_texts_as_the_local_index() 
         (t, r)
     };
     let now = chrono::Utc::now().timestamp_millis();
-    let iso = |ms: i64| {
-        chrono::DateTime::from_timestamp_millis(ms)
-            .unwrap()
-            .format("%Y-%m-%dT%H:%M:%S%.3fZ")
-            .to_string()
-    };
     let filler = |i: usize, n: usize| {
         (0..n)
             .map(|j| format!("f{i}x{j}"))
@@ -727,28 +734,7 @@ fn several_words_of_short_texts_rank_from_the_listed_texts_as_the_local_index() 
     }
     for (i, (question, days)) in sessions.iter().enumerate() {
         let t = now - (days * 86_400_000.0) as i64 - i as i64 * 1000;
-        let id = format!("0a1b2c3d-0000-7000-8000-{i:012}");
-        let lines = [
-            format!(
-                r#"{{"type":"session","version":3,"id":"{id}","timestamp":"{}","cwd":"/home/user/short"}}"#,
-                iso(t)
-            ),
-            format!(
-                r#"{{"type":"message","id":"q{i:07}","parentId":null,"timestamp":"{}","message":{{"role":"user","content":"{question}","timestamp":{}}}}}"#,
-                iso(t + 100),
-                t + 100
-            ),
-            format!(
-                r#"{{"type":"message","id":"a{i:07}","parentId":"q{i:07}","timestamp":"{}","message":{{"role":"assistant","content":[{{"type":"text","text":"{}"}}],"provider":"p","model":"m","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}},"stopReason":"stop","timestamp":{}}}}}"#,
-                iso(t + 200),
-                filler(1000 + i, 20),
-                t + 200
-            ),
-        ];
-        let dir = root.join("--home-user-short--");
-        std::fs::create_dir_all(&dir).unwrap();
-        let name = format!("{}_{id}.jsonl", iso(t).replace([':', '.'], "-"));
-        std::fs::write(dir.join(name), lines.join("\n") + "\n").unwrap();
+        question_session(&root, "short", i as i64, t, question, &filler(1000 + i, 20));
     }
     let report = push(tmp.path(), &root, &s.url, &["--source", "short"]);
     assert_eq!(report["new"].as_u64(), Some(101), "{report}");
