@@ -13,10 +13,10 @@
 //! above that, they are the first ones of every match, in the same order.
 //!
 //! [`search`] is the server's words search: for one word or several ANDed their postings
-//! (`postings.rs`, pg 0020) when every source has them, else this way for one word, `several.rs`'s for an AND
-//! of several words or phrases, else (a prefix, `OR`, `NOT`, or when the listed texts cannot
-//! settle the top: too few pass the filters, or too few score above the bound, a rare word or a
-//! long `--limit`) `ranked::every_match`.
+//! (`postings.rs`, pg 0020) when every source has them; else this way for one word,
+//! `several.rs`'s for an AND of several words or phrases, else (a prefix, `OR`, `NOT`, or when
+//! the listed texts cannot settle the top: too few pass the filters, or too few score above
+//! the bound, a rare word or a long `--limit`) `ranked::every_match`.
 //!
 //! `PIDX_PG_HEADS=off` never takes these ways, `=only` makes a search they cannot settle an
 //! error (the tests' proof that a search was answered from the listed texts, `unlisted.rs`).

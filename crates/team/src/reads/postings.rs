@@ -1,20 +1,19 @@
 //! The top of a search of one word, or of several ANDed, from the words' postings
 //! (`word_postings`, pg 0020): every text holding a word, with its count of it, its length and
-//! its entry's time, packed about nine bytes a text (`pg::postings`); for several words, the
-//! texts of the word with the fewest that every other word's postings hold too, with each
-//! word's count. Each is scored exactly (the arithmetic of scoring it from its
-//! body), all are sorted, and the best are looked up with their entries and sessions under the
+//! its entry's time, about nine bytes a text (`pg::postings`); for several words, the texts of
+//! the word with the fewest that every other word's postings hold too, with each word's count.
+//! Each is scored exactly (the arithmetic of scoring it from its body), the best
+//! [`MOST_LOOKED_UP`] kept and sorted, and looked up with their entries and sessions under the
 //! search's filters into the hits the local rules show (`ranked::walk`: `--branch`, copies,
 //! `--limit`); a posting whose text is gone (its transcript rewritten or removed) is not found
 //! there and drops out. No heap page of `entry_text` is read per match, which is what a common
 //! word's search cost before (`bounded.rs`).
 //!
 //! Taken when every source the search reads has its postings (`sources.postings`), the reader
-//! reads every row (a limited one reads no postings), the query is words ANDed (no phrase of
-//! several words, prefix, `OR` or `NOT`); and
-//! given up (for `heads.rs` and `bounded.rs`) when the filters keep so few of the best texts
-//! that [`MOST_LOOKED_UP`] are looked up without filling the hits: those ways filter on the
-//! server.
+//! reads every row (a limited one reads no postings), and the query is words ANDed (no phrase
+//! of several words, prefix, `OR` or `NOT`); given up (for `heads.rs`, `bounded.rs` and
+//! `several.rs`) when more texts hold the words than are kept and the filters leave too few
+//! of the kept ones to fill the hits: those ways filter on the server.
 
 use postgres::Transaction;
 
