@@ -1,7 +1,8 @@
 //! Each source's texts of a word packed in a few rows (`word_postings`, pg 0020): every text
 //! holding the word with what its score needs, its key, its count of the word, its length in
-//! tokens and its entry's time, in about nine bytes (four of them the time in milliseconds). A search of one word reads these rows
-//! instead of a heap page of `entry_text` per match (`reads::postings`).
+//! tokens and its entry's time, in about nine bytes (four of them the time in milliseconds). A
+//! search of words reads these rows instead of a heap page of `entry_text` per match
+//! (`reads::postings`).
 //!
 //! A row's `data` is one or more segments, each a varint count then that many postings; a
 //! posting's file, entry and time are differences from the posting before it in the segment
