@@ -39,6 +39,35 @@ ALTER TABLE sources ADD COLUMN postings boolean NOT NULL DEFAULT false;
 -- limited reader reads none (its searches read the matches it sees, as before).
 SELECT pidx_protect('word_postings', 'false', 'entry_text');
 
+-- A word none of a source's texts holds any more leaves both tables: its count (pg 0019 kept a
+-- row at 0) and its postings, all of texts gone. A forgotten or removed session's own words (a
+-- codename, a path) leave the server with it; a word other texts still hold keeps the postings
+-- of the gone ones, which name keys no text has.
+CREATE OR REPLACE FUNCTION pidx_word_texts_deleted() RETURNS trigger LANGUAGE plpgsql AS $f$
+DECLARE
+    gone_sources text[];
+    gone_terms text[];
+BEGIN
+    WITH u AS (
+        UPDATE word_texts w SET n = w.n - d.n
+        FROM (SELECT o.source, x.term, count(*) AS n
+              FROM old_rows o, unnest(tsvector_to_array(o.tsv)) AS x(term)
+              GROUP BY o.source, x.term) d
+        WHERE w.term = d.term AND w.source = d.source
+        RETURNING w.source, w.term, w.n)
+    SELECT array_agg(u.source), array_agg(u.term) INTO gone_sources, gone_terms
+    FROM u WHERE u.n <= 0;
+    IF gone_terms IS NOT NULL THEN
+        DELETE FROM word_texts w USING unnest(gone_sources, gone_terms) AS g(source, term)
+        WHERE w.term = g.term AND w.source = g.source;
+        DELETE FROM word_postings p USING unnest(gone_sources, gone_terms) AS g(source, term)
+        WHERE p.term = g.term AND p.source = g.source;
+    END IF;
+    RETURN NULL;
+END
+$f$;
+DELETE FROM word_texts WHERE n <= 0;
+
 -- Texts pushed before have no postings: the next push of each source sends every transcript
 -- again (`ino = -1` never matches a file, as pg 0002, 0005 and 0006 did).
 UPDATE sessions SET ino = -1;

@@ -310,8 +310,35 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         std::fs::remove_file(root.join(&gone)).unwrap();
         long_session_rewritten(root);
     }
+    let words = |admin: &mut postgres::Client| -> i64 {
+        admin
+            .query_one("SELECT count(*) FROM word_texts WHERE source = 'first'", &[])
+            .unwrap()
+            .get(0)
+    };
+    let words_before = words(&mut s.admin);
     let report = push(a_tmp.path(), &a_root, &s.url, &["--source", "first"]);
     assert!(report["deleted"].as_u64().unwrap() >= 1, "{report}");
+    // The words only the removed and rewritten texts held leave the server with them: no
+    // count at 0, no postings of a word no text holds (pg 0020).
+    let (zeros, orphans): (i64, i64) = {
+        let r = s
+            .admin
+            .query_one(
+                "SELECT (SELECT count(*) FROM word_texts WHERE n <= 0),
+                        (SELECT count(*) FROM word_postings p WHERE NOT EXISTS (
+                             SELECT 1 FROM word_texts w
+                             WHERE w.source = p.source AND w.term = p.term AND w.n > 0))",
+                &[],
+            )
+            .unwrap();
+        (r.get(0), r.get(1))
+    };
+    assert_eq!((zeros, orphans), (0, 0), "words of gone texts left on the server");
+    assert!(
+        words(&mut s.admin) < words_before,
+        "no word went with the removed session"
+    );
     assert!(report["rewritten"].as_u64().unwrap() >= 1, "{report}");
     text_totals_hold(&mut s.admin);
     let orphans: i64 = s
