@@ -312,7 +312,10 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
     }
     let words = |admin: &mut postgres::Client| -> i64 {
         admin
-            .query_one("SELECT count(*) FROM word_texts WHERE source = 'first'", &[])
+            .query_one(
+                "SELECT count(*) FROM word_texts WHERE source = 'first'",
+                &[],
+            )
             .unwrap()
             .get(0)
     };
@@ -334,7 +337,11 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
             .unwrap();
         (r.get(0), r.get(1))
     };
-    assert_eq!((zeros, orphans), (0, 0), "words of gone texts left on the server");
+    assert_eq!(
+        (zeros, orphans),
+        (0, 0),
+        "words of gone texts left on the server"
+    );
     assert!(
         words(&mut s.admin) < words_before,
         "no word went with the removed session"
