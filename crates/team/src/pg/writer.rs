@@ -333,8 +333,9 @@ pub fn write_batch(
 /// of a first push of 10,000 sessions were upserted again with each batch (18.7-27.9 s against
 /// 12.5-20.5 s without them, at 140,000 sessions on the server), and each batch would have
 /// written a row of postings for each of its words. The texts a batch replaces or removes are
-/// taken away from the counts by the server as they are deleted (pg 0019's trigger); their
-/// postings stay and name keys no text has (pg 0020).
+/// taken away from the counts by the server as they are deleted (pg 0019's trigger, pg 0020's
+/// form); their postings stay and name keys no text has, unless no text of the source holds
+/// the word any more, when the word's postings go too.
 #[derive(Debug, Default)]
 pub struct WordCounts {
     words: std::collections::BTreeMap<String, Word>,

@@ -17,7 +17,7 @@
 
 use postgres::Transaction;
 
-use super::ranked::{sort, walk, Keyed, Phrase, Prepared};
+use super::ranked::{best_first, sort, walk, Keyed, Phrase, Prepared, Ranked};
 use super::search::On;
 use super::unlisted::Mode;
 use crate::pg::postings::{decode, Posting};
@@ -97,9 +97,11 @@ pub(super) fn top(
         // One word: each posting scored as it is read (a common word's millions are never
         // held); several: each word's postings held for the intersection below.
         let whole = if words.len() == 1 {
+            // Each phrase is this word (a query may repeat it): every count is the posting's.
+            let mut tfs = vec![0; slot.len()];
             decode(data, |posting| {
                 if passes(q, &posting) {
-                    let tfs = vec![i64::from(posting.tf); slot.len()];
+                    tfs.fill(i64::from(posting.tf));
                     best.push(score(&tfs, &posting), key(at, &posting));
                 }
             })
@@ -183,10 +185,8 @@ impl Best {
     /// Best first, then the later text (`ranked::sort`'s order, by which ties are cut too).
     fn cut_to_best(&mut self) {
         if self.texts.len() > MOST_LOOKED_UP {
-            self.texts.select_nth_unstable_by(MOST_LOOKED_UP, |a, b| {
-                b.0.total_cmp(&a.0)
-                    .then((b.1 .1, b.1 .2, b.1 .3).cmp(&(a.1 .1, a.1 .2, a.1 .3)))
-            });
+            self.texts
+                .select_nth_unstable_by(MOST_LOOKED_UP, best_first);
             self.texts.truncate(MOST_LOOKED_UP);
             self.cut = true;
         }
@@ -196,6 +196,12 @@ impl Best {
     fn finish(mut self) -> (Vec<(f64, Key)>, bool) {
         self.cut_to_best();
         (self.texts, !self.cut)
+    }
+}
+
+impl Ranked for (f64, Key) {
+    fn order(&self) -> (f64, i64, i64, i16) {
+        (self.0, self.1 .1, self.1 .2, self.1 .3)
     }
 }
 

@@ -373,11 +373,14 @@ impl Ranked for Scored {
 
 /// Best first, then the later row (the local index's rowid: a later file, a later line).
 pub(super) fn sort<T: Ranked>(scored: &mut [T]) {
-    scored.sort_by(|a, b| {
-        let (a, b) = (a.order(), b.order());
-        b.0.total_cmp(&a.0)
-            .then((b.1, b.2, b.3).cmp(&(a.1, a.2, a.3)))
-    });
+    scored.sort_by(best_first);
+}
+
+/// The order [`sort`] puts candidates in.
+pub(super) fn best_first<T: Ranked>(a: &T, b: &T) -> std::cmp::Ordering {
+    let (a, b) = (a.order(), b.order());
+    b.0.total_cmp(&a.0)
+        .then((b.1, b.2, b.3).cmp(&(a.1, a.2, a.3)))
 }
 
 /// The hits `keyed` (sorted) make under the local rules ([`Shown`]), their entries and

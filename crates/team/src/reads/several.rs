@@ -28,7 +28,7 @@ use std::collections::HashMap;
 
 use postgres::Transaction;
 
-use super::ranked::{looked_up, sort, Phrase, Prepared, Scored, Shown, Wanted};
+use super::ranked::{looked_up, sort, Phrase, Prepared, Ranked, Scored, Shown, Wanted};
 use super::search::On;
 use super::unlisted::{chunks, most_recency, Mode, ROOM};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
@@ -54,6 +54,13 @@ struct Candidate {
     key: Key,
     most: f64,
     exact: Option<f64>,
+}
+
+impl Ranked for Candidate {
+    /// By the most it can score.
+    fn order(&self) -> (f64, i64, i64, i16) {
+        (self.most, self.key.1, self.key.2, self.key.3)
+    }
 }
 
 impl Wanted for Candidate {
@@ -178,11 +185,7 @@ fn candidates(
             (c.most * ROOM > bound).then_some(c)
         })
         .collect();
-    out.sort_by(|a, b| {
-        b.most
-            .total_cmp(&a.most)
-            .then((b.key.1, b.key.2, b.key.3).cmp(&(a.key.1, a.key.2, a.key.3)))
-    });
+    sort(&mut out);
     Ok(out)
 }
 

@@ -33,7 +33,7 @@ pub(super) fn chunks(len: usize) -> impl Iterator<Item = std::ops::Range<usize>>
 
 /// `PIDX_PG_HEADS`: `off` never reads the listed texts nor the postings, `only` makes a search
 /// the listed texts cannot settle an error and reads no postings, `postings` makes a search of
-/// one word its postings do not answer an error (the tests' proofs that a search was answered
+/// words its postings do not answer an error (the tests' proofs that a search was answered
 /// from them, `postings.rs`).
 pub(super) struct Mode(String);
 
