@@ -1,8 +1,8 @@
--- pg 0020: each source's texts of a word packed in a few rows, for a search of one word
+-- pg 0020: each source's texts of a word packed in a few rows, for a search of words
 -- without a heap page per match (issue 52). A common word's search read every match's row of
 -- `entry_text` for its key, time, length and count: about a page a match (each row holds its
 -- body and its words, 3.6 KB on average), 89,533 pages for `function` at 190,000 sessions.
--- Here every text holding a word is a posting of about eight bytes (its key, its count of the
+-- Here every text holding a word is a posting of about nine bytes (its key, its count of the
 -- word, its length, its entry's time; crates/team/src/pg/postings.rs), a source's postings of a
 -- word in one row per push (a push writes one row for each word it sent; push merges a word's
 -- small rows, so a word has few rows whatever the number of pushes). A search reads the word's
@@ -11,7 +11,8 @@
 --
 -- Postings are never updated: a transcript rewritten or removed loses its texts, and one sent
 -- again whole gets a new file id (push), so a posting whose text is gone names a key no text
--- has, and the look-up drops it. A text's silence (a later `NO_REPLY`) is read at the look-up.
+-- has, and the look-up drops it; a word no text of the source holds any more loses its rows
+-- (below). A text's silence (a later `NO_REPLY`) is read at the look-up.
 CREATE TABLE word_postings (
     source text NOT NULL,
     term   text NOT NULL,
