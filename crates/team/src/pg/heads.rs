@@ -29,7 +29,7 @@ pub fn heads(text: &str) -> (Vec<(String, i32)>, i32) {
 
 /// [`heads`] of a text's sorted [`occurrences`] (split once for its `tsvector` and its heads)
 /// and its length in tokens: each run of one word is its count.
-pub fn listed(occ: &[(Cow<'_, str>, u16)], len: usize) -> (Vec<(String, i32)>, i32) {
+pub fn listed(occ: &[(Cow<'_, str>, u32)], len: usize) -> (Vec<(String, i32)>, i32) {
     let len = i64::try_from(len).unwrap_or(i64::MAX);
     let mut out = Vec::new();
     for run in occ.chunk_by(|a, b| a.0 == b.0) {

@@ -86,6 +86,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         20,
         include_str!("../../../../migrations/pg/0020_word_postings.sql"),
     ),
+    (
+        21,
+        include_str!("../../../../migrations/pg/0021_word_positions.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server

@@ -47,6 +47,14 @@ pub const WORD_COUNTS: i32 = 19;
 /// The first schema that keeps each source's texts of a word packed (`word_postings`).
 pub const WORD_POSTINGS: i32 = 20;
 
+/// The first schema whose postings hold each text's positions of the word (`word_postings.pos`).
+pub const WORD_POSITIONS: i32 = 21;
+
+/// Whether the schema this pidx writes and reads (`migrate::latest`) has [`WORD_POSITIONS`].
+pub fn words_positioned() -> bool {
+    migrate::latest() >= WORD_POSITIONS
+}
+
 /// Whether the schema this pidx writes and reads (`migrate::latest`) has [`WORD_POSTINGS`].
 pub fn words_posted() -> bool {
     migrate::latest() >= WORD_POSTINGS

@@ -9,6 +9,13 @@
 //! (zigzag varints: any order encodes, the texts of one file in order encode small), its kind
 //! and count one varint, its length another. Segments start afresh, so two rows of a word
 //! concatenated (`string_agg`) are a row: push merges a word's small rows so.
+//!
+//! Since pg 0021 a row also holds its texts' positions of the word (`pos`, beside `data`):
+//! for each posting in `data`'s order, its count of positions (token numbers, 1-based, as
+//! the local index numbers a text's tokens), the first as is and each other as its distance
+//! from the one before, in varints. A phrase's texts are then those where its words stand one
+//! after the other, found from the postings alone (`reads::postings`). Concatenated as `data`
+//! is, in the same order.
 
 /// One text holding a word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,13 +38,22 @@ const KINDS: u64 = 16;
 pub struct Segment {
     n: u64,
     buf: Vec<u8>,
+    pos: Vec<u8>,
     fid: i64,
     seq: i64,
     ts: i64,
 }
 
 impl Segment {
-    pub fn add(&mut self, p: &Posting) {
+    /// Adds a posting and its positions of the word (ascending; `p.tf` of them, or none when
+    /// the row keeps no positions).
+    pub fn add(&mut self, p: &Posting, positions: &[u32]) {
+        debug_assert!(positions.is_empty() || positions.len() == p.tf as usize);
+        let mut last = 0;
+        for &at in positions {
+            varint(&mut self.pos, u64::from(at.wrapping_sub(last)));
+            last = at;
+        }
         if p.fid != self.fid {
             self.seq = 0;
         }
@@ -66,15 +82,15 @@ impl Segment {
 
     /// Bytes held (what a push flushes by).
     pub fn bytes(&self) -> usize {
-        self.buf.len()
+        self.buf.len() + self.pos.len()
     }
 
-    /// The segment as stored: its count, then its postings.
-    pub fn finish(self) -> Vec<u8> {
+    /// The segment as stored: its count, then its postings; and its positions.
+    pub fn finish(self) -> (Vec<u8>, Vec<u8>) {
         let mut out = Vec::with_capacity(self.buf.len() + 10);
         varint(&mut out, self.n);
         out.extend_from_slice(&self.buf);
-        out
+        (out, self.pos)
     }
 }
 
@@ -119,7 +135,22 @@ impl Reader<'_> {
 /// whole (it was cut short or holds a value out of range: a bug or a foreign row, which the
 /// caller reports rather than ranks from).
 pub fn decode(data: &[u8], mut each: impl FnMut(Posting)) -> bool {
+    decode_rows(data, None, |p, _| each(p))
+}
+
+/// [`decode`] with each posting's positions of the word from the row's `pos` (pg 0021);
+/// `false` as well when `pos` does not hold exactly the postings' counts of positions.
+pub fn decode_positioned(data: &[u8], pos: &[u8], each: impl FnMut(Posting, &[u32])) -> bool {
+    decode_rows(data, Some(pos), each)
+}
+
+fn decode_rows(data: &[u8], pos: Option<&[u8]>, mut each: impl FnMut(Posting, &[u32])) -> bool {
     let mut r = Reader { data, at: 0 };
+    let mut at = Reader {
+        data: pos.unwrap_or(&[]),
+        at: 0,
+    };
+    let mut positions: Vec<u32> = Vec::new();
     while r.at < data.len() {
         let Some(n) = r.varint() else { return false };
         let (mut fid, mut seq, mut ts) = (0i64, 0i64, 0i64);
@@ -144,17 +175,29 @@ pub fn decode(data: &[u8], mut each: impl FnMut(Posting)) -> bool {
             let (Ok(tf), Ok(ntok)) = (u32::try_from(tk / (2 * KINDS)), u32::try_from(ntok)) else {
                 return false;
             };
-            each(Posting {
+            positions.clear();
+            if pos.is_some() {
+                let mut last = 0u32;
+                for _ in 0..tf {
+                    let Some(d) = at.varint().and_then(|d| u32::try_from(d).ok()) else {
+                        return false;
+                    };
+                    last = last.wrapping_add(d);
+                    positions.push(last);
+                }
+            }
+            let posting = Posting {
                 fid,
                 seq,
                 kind: (tk % KINDS) as i16,
                 tf,
                 ntok,
                 ts_ms,
-            });
+            };
+            each(posting, &positions);
         }
     }
-    true
+    at.at == at.data.len()
 }
 
 #[cfg(test)]
@@ -191,10 +234,10 @@ mod tests {
     fn a_segment_gives_back_what_went_in() {
         let mut s = Segment::default();
         for p in postings() {
-            s.add(&p);
+            s.add(&p, &[]);
         }
         assert_eq!(s.len(), 6);
-        assert_eq!(all(&s.finish()), postings());
+        assert_eq!(all(&s.finish().0), postings());
     }
 
     #[test]
@@ -202,13 +245,13 @@ mod tests {
         let (mut a, mut b) = (Segment::default(), Segment::default());
         let ps = postings();
         for p in &ps[..2] {
-            a.add(p);
+            a.add(p, &[]);
         }
         for p in &ps[2..] {
-            b.add(p);
+            b.add(p, &[]);
         }
-        let mut row = a.finish();
-        row.extend(b.finish());
+        let mut row = a.finish().0;
+        row.extend(b.finish().0);
         assert_eq!(all(&row), ps);
     }
 
@@ -216,9 +259,9 @@ mod tests {
     fn a_row_cut_short_is_refused_not_misread() {
         let mut s = Segment::default();
         for p in postings() {
-            s.add(&p);
+            s.add(&p, &[]);
         }
-        let row = s.finish();
+        let row = s.finish().0;
         for cut in 1..row.len() {
             let mut seen = 0;
             // Whatever a cut row yields before it is refused, it is refused.
@@ -230,17 +273,51 @@ mod tests {
     fn texts_of_one_file_in_order_take_few_bytes() {
         let mut s = Segment::default();
         for seq in 0..1000 {
-            s.add(&Posting {
-                fid: 123_456,
-                seq: seq * 3,
-                kind: 1,
-                tf: 2,
-                ntok: 150,
-                ts_ms: Some(1_764_000_000_000 + seq * 20_000),
-            });
+            s.add(
+                &Posting {
+                    fid: 123_456,
+                    seq: seq * 3,
+                    kind: 1,
+                    tf: 2,
+                    ntok: 150,
+                    ts_ms: Some(1_764_000_000_000 + seq * 20_000),
+                },
+                &[],
+            );
         }
         // The first posting in full, then a byte each for the file, entry, kind and count, two
         // for the length, three for 20 s in milliseconds.
         assert!(s.bytes() <= 16 + 1000 * 8, "{} bytes", s.bytes());
+    }
+
+    #[test]
+    fn positions_come_back_with_their_postings_and_rows_concatenate() {
+        let ps = postings();
+        // Positions for each posting but the ones whose counts are too many to spell out.
+        let with: Vec<(Posting, Vec<u32>)> = ps
+            .iter()
+            .filter(|p| p.tf <= 300)
+            .map(|p| (*p, (0..p.tf).map(|i| 1 + i * 7).collect()))
+            .collect();
+        let (mut a, mut b) = (Segment::default(), Segment::default());
+        for (p, at) in &with[..2] {
+            a.add(p, at);
+        }
+        for (p, at) in &with[2..] {
+            b.add(p, at);
+        }
+        let ((mut data, mut pos), (d2, p2)) = (a.finish(), b.finish());
+        data.extend(d2);
+        pos.extend(p2);
+        let mut out = Vec::new();
+        assert!(decode_positioned(&data, &pos, |p, at| out.push((p, at.to_vec()))));
+        assert_eq!(out, with);
+        // Postings and positions that do not agree are refused.
+        assert!(!decode_positioned(&data, &pos[..pos.len() - 1], |_, _| {}));
+        let mut more = pos.clone();
+        more.push(1);
+        assert!(!decode_positioned(&data, &more, |_, _| {}));
+        // The postings alone still read.
+        assert_eq!(all(&data).len(), with.len());
     }
 }

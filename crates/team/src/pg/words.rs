@@ -226,10 +226,10 @@ fn fold(word: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TsVector(Vec<u8>);
 
-/// The words of `text` a `tsvector` can hold, each with its position (1-based, capped as
-/// PostgreSQL caps them), sorted by word then position; and how many words `text` has (a
-/// word too long to hold counts too).
-pub fn occurrences(text: &str) -> (Vec<(Cow<'_, str>, u16)>, usize) {
+/// The words of `text` a `tsvector` can hold, each with its position (1-based, the token's:
+/// the `tsvector` caps them as PostgreSQL does, the postings keep them, pg 0021), sorted by
+/// word then position; and how many words `text` has (a word too long to hold counts too).
+pub fn occurrences(text: &str) -> (Vec<(Cow<'_, str>, u32)>, usize) {
     occurrences_outside(text, &[])
 }
 
@@ -241,7 +241,7 @@ pub fn occurrences(text: &str) -> (Vec<(Cow<'_, str>, u16)>, usize) {
 pub fn occurrences_outside<'a>(
     text: &'a str,
     hidden: &[(usize, usize)],
-) -> (Vec<(Cow<'a, str>, u16)>, usize) {
+) -> (Vec<(Cow<'a, str>, u32)>, usize) {
     let mut n = 0;
     let mut occ = Vec::new();
     let mut next_hidden = hidden.iter().peekable();
@@ -252,7 +252,7 @@ pub fn occurrences_outside<'a>(
         while next_hidden.next_if(|h| h.1 <= start).is_some() {}
         let touches = next_hidden.peek().is_some_and(|h| h.0 < end);
         if w.len() <= MAX_LEXEME && !touches {
-            occ.push((w, n.min(MAX_POSITION) as u16));
+            occ.push((w, u32::try_from(n).unwrap_or(u32::MAX)));
         }
     }
     occ.sort_unstable();
@@ -267,7 +267,7 @@ impl TsVector {
     }
 
     /// The `tsvector` of [`occurrences`].
-    pub fn of_sorted(occ: &[(Cow<'_, str>, u16)]) -> TsVector {
+    pub fn of_sorted(occ: &[(Cow<'_, str>, u32)]) -> TsVector {
         let mut out = Vec::with_capacity(16 + occ.len() * 4);
         out.extend_from_slice(&0i32.to_be_bytes());
         let mut count = 0i32;
@@ -280,7 +280,10 @@ impl TsVector {
             while end < occ.len() && occ[end].0 == *lex {
                 end += 1;
             }
-            let mut positions: Vec<u16> = occ[i..end].iter().map(|o| o.1).collect();
+            let mut positions: Vec<u16> = occ[i..end]
+                .iter()
+                .map(|o| o.1.min(MAX_POSITION as u32) as u16)
+                .collect();
             positions.dedup();
             positions.truncate(MAX_POSITIONS);
             if with_positions && size + lex.len() + 3 + 2 * positions.len() > MAX_BYTES / 2 {
@@ -410,7 +413,7 @@ mod tests {
         let (occ, n) = occurrences_outside(text, &hidden);
         let (whole, whole_n) = occurrences(text);
         assert_eq!(n, whole_n);
-        let held: Vec<(&str, u16)> = occ.iter().map(|(w, p)| (w.as_ref(), *p)).collect();
+        let held: Vec<(&str, u32)> = occ.iter().map(|(w, p)| (w.as_ref(), *p)).collect();
         assert_eq!(
             held,
             [

@@ -176,6 +176,9 @@ pub struct FileRows {
     /// Each text's count of each word of its `tsvector`, in the `tsvector`'s order, a list per
     /// row of `texts` (empty before `pg::WORD_POSTINGS`): what its postings hold.
     pub tfs: Vec<Vec<u32>>,
+    /// Each text's positions of each word of its `tsvector`, in the `tsvector`'s order, the
+    /// word's count of them each (empty before `pg::WORD_POSITIONS`).
+    pub positions: Vec<Vec<u32>>,
     /// (seq, kind, term, tf, ntok, ts_ms): each text's listed words (`pg::heads`).
     pub heads: Rows,
     /// (seq, n, name) of tool calls.
@@ -200,6 +203,7 @@ impl FileRows {
             entries: Rows::new(ENTRY_COLS.len()),
             texts: Rows::new(TEXT_COLS.len()),
             tfs: Vec::new(),
+            positions: Vec::new(),
             heads: Rows::new(HEAD_COLS.len()),
             tools: Rows::new(TOOL_COLS.len()),
             listing: Rows::new(LINE_COLS.len()),
@@ -378,6 +382,7 @@ impl WordCounts {
                 };
                 let mut posting = posted.then(|| posting_of(fid, row));
                 let tfs = rows.tfs.get(i).map_or(&[][..], Vec::as_slice);
+                let mut positions = rows.positions.get(i).map_or(&[][..], Vec::as_slice);
                 for (j, lexeme) in words.lexemes().enumerate() {
                     let word = match self.words.get_mut(lexeme) {
                         Some(w) => w,
@@ -386,8 +391,10 @@ impl WordCounts {
                     word.n += 1;
                     if let Some(p) = posting.as_mut() {
                         p.tf = tfs.get(j).copied().unwrap_or(1);
+                        let (at, rest) = positions.split_at(positions.len().min(p.tf as usize));
+                        positions = rest;
                         let before = word.postings.bytes();
-                        word.postings.add(p);
+                        word.postings.add(p, at);
                         self.bytes += word.postings.bytes() - before;
                     }
                 }
@@ -407,8 +414,8 @@ impl WordCounts {
         self.bytes = 0;
         let words = std::mem::take(&mut self.words);
         let mut terms = Vec::with_capacity(words.len());
-        let (mut ns, mut posted, mut data, mut small) =
-            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let (mut ns, mut posted, mut data, mut pos, mut small) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (term, w) in words {
             ns.push(w.n);
             if !w.postings.is_empty() {
@@ -417,7 +424,9 @@ impl WordCounts {
                     small.push(term.clone());
                 }
                 posted.push(n);
-                data.push(w.postings.finish());
+                let (d, p) = w.postings.finish();
+                data.push(d);
+                pos.push(p);
             }
             terms.push(term);
         }
@@ -432,26 +441,42 @@ impl WordCounts {
         if data.is_empty() {
             return Ok(());
         }
-        client
-            .execute(
-                "INSERT INTO word_postings (source, term, n, data)
-                 SELECT $1, u.term, u.n, u.data
-                 FROM unnest($2::text[], $3::int4[], $4::bytea[]) AS u(term, n, data)",
-                &[&source, &terms, &posted, &data],
+        // Rows keep their texts' positions of the word (pg 0021) beside the postings, merged
+        // in the same order (one scan feeds both aggregates).
+        let (pos_col, pos_in, pos_out, pos_agg) = if super::words_positioned() {
+            (
+                ", pos",
+                ", u.pos",
+                ", w.pos",
+                ", string_agg(pos, ''::bytea)",
             )
+        } else {
+            ("", "", "", "")
+        };
+        let insert = format!(
+            "INSERT INTO word_postings (source, term, n, data{pos_col})
+             SELECT $1, u.term, u.n, u.data{pos_in}
+             FROM unnest($2::text[], $3::int4[], $4::bytea[], $5::bytea[]) AS u(term, n, data, pos)"
+        );
+        client
+            .execute(insert.as_str(), &[&source, &terms, &posted, &data, &pos])
             .map_err(server_err)?;
+        let merge = format!(
+            "WITH many AS (
+                 SELECT term FROM word_postings
+                 WHERE source = $1 AND term = ANY($2) AND n < $3
+                 GROUP BY term HAVING count(*) >= $4),
+             gone AS (
+                 DELETE FROM word_postings w USING many
+                 WHERE w.source = $1 AND w.term = many.term AND w.n < $3
+                 RETURNING w.term, w.n, w.data{pos_out})
+             INSERT INTO word_postings (source, term, n, data{pos_col})
+             SELECT $1, term, sum(n)::int4, string_agg(data, ''::bytea){pos_agg}
+             FROM gone GROUP BY term"
+        );
         client
             .execute(
-                "WITH many AS (
-                     SELECT term FROM word_postings
-                     WHERE source = $1 AND term = ANY($2) AND n < $3
-                     GROUP BY term HAVING count(*) >= $4),
-                 gone AS (
-                     DELETE FROM word_postings w USING many
-                     WHERE w.source = $1 AND w.term = many.term AND w.n < $3
-                     RETURNING w.term, w.n, w.data)
-                 INSERT INTO word_postings (source, term, n, data)
-                 SELECT $1, term, sum(n)::int4, string_agg(data, ''::bytea) FROM gone GROUP BY term",
+                merge.as_str(),
                 &[&source, &small, &Self::SMALL, &Self::MERGED],
             )
             .map_err(server_err)?;

@@ -314,6 +314,8 @@ fn listing_in_body(row: &mut [Val], bodies: &[(i16, &str)]) {
 
 /// Whether push sends postings (`pg::WORD_POSTINGS`), read once.
 static POSTED: LazyLock<bool> = LazyLock::new(crate::pg::words_posted);
+/// Whether they hold the words' positions (`pg::WORD_POSITIONS`).
+static POSITIONED: LazyLock<bool> = LazyLock::new(crate::pg::words_positioned);
 
 /// The entry's searchable texts, of the kinds the local index holds for it; `at`: the entry's
 /// time and silence.
@@ -347,11 +349,16 @@ fn add_texts(
             // words' runs that fit (`TsVector::of_sorted`).
             if *POSTED {
                 let runs = occ.chunk_by(|a, b| a.0 == b.0);
-                let tfs = runs.zip(words.lexemes()).map(|(run, lexeme)| {
+                let (mut tfs, mut positions) = (Vec::new(), Vec::new());
+                for (run, lexeme) in runs.zip(words.lexemes()) {
                     debug_assert_eq!(run[0].0, lexeme);
-                    u32::try_from(run.len()).unwrap_or(u32::MAX)
-                });
-                rows.tfs.push(tfs.collect());
+                    tfs.push(u32::try_from(run.len()).unwrap_or(u32::MAX));
+                    if *POSITIONED {
+                        positions.extend(run.iter().map(|o| o.1));
+                    }
+                }
+                rows.tfs.push(tfs);
+                rows.positions.push(positions);
             }
             drop(occ);
             let body = if secrets.is_empty() {

@@ -45,10 +45,16 @@ pub(super) fn search(
     fts: &str,
     terms: &[String],
 ) -> Result<Vec<Hit>> {
-    let Some(p) = prepare(tx, on, fts)? else {
+    let later = |phrases: &[_], and_only| postings::may_answer(q, phrases, and_only);
+    let Some(mut p) = prepare(tx, on, fts, later)? else {
         return Ok(Vec::new());
     };
-    let listed = match (postings::top(tx, on, q, terms, &p)?, p.phrases.as_slice()) {
+    let posted = postings::top(tx, on, q, terms, &mut p)?;
+    // The other ways need every phrase's count of texts, which the postings may not have found.
+    if posted.is_none() {
+        p.count(tx, on)?;
+    }
+    let listed = match (posted, p.phrases.as_slice()) {
         (Some(hits), _) => Some(hits),
         (None, [one]) if one.words.len() == 1 => {
             match top(tx, on, q, terms, &p.phrases, p.and_only, &p.facts, p.now_ms)? {

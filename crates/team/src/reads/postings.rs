@@ -1,7 +1,10 @@
-//! The top of a search of one word, or of several ANDed, from the words' postings
-//! (`word_postings`, pg 0020): every text holding a word, with its count of it, its length and
-//! its entry's time, about nine bytes a text (`pg::postings`); for several words, the texts of
-//! the word with the fewest that every other word's postings hold too, with each word's count.
+//! The top of a search of one word, or of several words and phrases ANDed, from the words'
+//! postings (`word_postings`, pg 0020): every text holding a word, with its count of it, its
+//! length and its entry's time, about nine bytes a text (`pg::postings`), and its token numbers
+//! of the word (pg 0021); for several words, the texts of the word with the fewest that every
+//! other word's postings hold too, with each word's count, and each phrase's count of places
+//! it starts from its words' token numbers (FTS5's instances). A phrase's count of texts (its
+//! idf) is counted from the same postings, of transcripts the server still holds.
 //! Each is scored exactly (the arithmetic of scoring it from its body), the best
 //! [`MOST_LOOKED_UP`] kept and sorted, and looked up with their entries and sessions under the
 //! search's filters into the hits the local rules show (`ranked::walk`: `--branch`, copies,
@@ -10,17 +13,17 @@
 //! word's search cost before (`bounded.rs`).
 //!
 //! Taken when every source the search reads has its postings (`sources.postings`), the reader
-//! reads every row (a limited one reads no postings), and the query is words ANDed (no phrase
-//! of several words, prefix, `OR` or `NOT`); given up (for `heads.rs`, `bounded.rs` and
+//! reads every row (a limited one reads no postings), and the query is words and phrases
+//! ANDed (no prefix, `OR` or `NOT`); given up (for `heads.rs`, `bounded.rs` and
 //! `several.rs`) when more texts hold the words than are kept and the filters leave too few
 //! of the kept ones to fill the hits: those ways filter on the server.
 
 use postgres::Transaction;
 
-use super::ranked::{best_first, sort, walk, Keyed, Phrase, Prepared, Ranked};
+use super::ranked::{best_first, sort, walk, Facts, Keyed, Phrase, Prepared, Ranked};
 use super::search::On;
 use super::unlisted::Mode;
-use crate::pg::postings::{decode, Posting};
+use crate::pg::postings::{decode, decode_positioned, Posting};
 use crate::pg::server_err;
 use pidx_core::error::{Error, Result};
 use pidx_core::query::search::{blend, Hit, SearchOptions};
@@ -32,8 +35,24 @@ type Key = (u32, i64, i64, i16);
 /// filter on the server.
 const MOST_LOOKED_UP: usize = 20_000;
 
-/// The hits of a search of one word, or of several ANDed, from their postings, or `None` when
-/// this way does not apply (see the module).
+/// Whether the postings may answer a search of these phrases (before the server is asked):
+/// words ANDed, each phrase a word or (pg 0021's positions) several, none a prefix, and hits
+/// asked for.
+pub(super) fn may_answer(q: &SearchOptions, phrases: &[Phrase], and_only: bool) -> bool {
+    let fits = |ph: &Phrase| {
+        !ph.prefix && (ph.words.len() == 1 || (ph.words.len() > 1 && crate::pg::words_positioned()))
+    };
+    Mode::now().postings()
+        && crate::pg::words_posted()
+        && and_only
+        && q.limit != 0
+        && !phrases.is_empty()
+        && phrases.iter().all(fits)
+}
+
+/// The hits of a search of words ANDed, or phrases, from their postings, or `None` when this
+/// way does not apply (see the module). The counts of texts of the phrases of several words
+/// that `p` was prepared without are found here (`Prepared::counted`).
 ///
 /// # Errors
 /// Server errors; a stored row that does not decode.
@@ -42,102 +61,132 @@ pub(super) fn top(
     on: &On,
     q: &SearchOptions,
     terms: &[String],
-    p: &Prepared,
+    p: &mut Prepared,
 ) -> Result<Option<Vec<Hit>>> {
     let mode = Mode::now();
     if !mode.postings() {
         return Ok(None);
     }
-    let one_word = |ph: &Phrase| ph.words.len() == 1 && !ph.prefix;
-    if !crate::pg::words_posted()
-        || !p.and_only
-        || q.limit == 0
-        || p.phrases.is_empty()
-        || p.phrases.len() != p.facts.each.len()
-        || !p.phrases.iter().all(one_word)
-    {
+    if !may_answer(q, &p.phrases, p.and_only) || p.phrases.len() != p.facts.each.len() {
         return mode.not_posted();
     }
     if !posted(tx, on)? {
         return mode.not_posted();
     }
-    // Each phrase's word, each word read once.
-    let mut words: Vec<String> = p.phrases.iter().map(|ph| ph.words[0].clone()).collect();
+    // Each phrase's words, each word read once.
+    let mut words: Vec<String> = p.phrases.iter().flat_map(|ph| ph.words.clone()).collect();
     words.sort();
     words.dedup();
-    let slot: Vec<usize> = (p.phrases.iter())
-        .map(|ph| words.binary_search(&ph.words[0]).unwrap_or(0))
+    let slots: Vec<Vec<usize>> = (p.phrases.iter())
+        .map(|ph| {
+            (ph.words.iter())
+                .map(|w| words.binary_search(w).unwrap_or(0))
+                .collect()
+        })
         .collect();
+    let positioned = slots.iter().any(|s| s.len() > 1);
     let rows = tx
         .query(
-            "SELECT source, term, data FROM word_postings
+            "SELECT source, term, n, data, CASE WHEN $3 THEN pos END FROM word_postings
              WHERE term = ANY($1) AND ($2::text IS NULL OR source = $2)",
-            &[&words, &on.source],
+            &[&words, &on.source, &positioned],
         )
         .map_err(server_err)?;
-    // Sources as indexes into `sources`, so that a million postings hold no string each.
-    let mut sources: Vec<String> = Vec::new();
-    let mut each: Vec<Vec<(u32, Posting)>> = vec![Vec::new(); words.len()];
-    let score = |tfs: &[i64], posting: &Posting| {
-        -p.facts.sum.score(tfs, i64::from(posting.ntok)) * blend(posting.ts_ms, p.now_ms)
+    let mut read = Read {
+        rows: Vec::with_capacity(rows.len()),
+        sources: Vec::new(),
+        counts: vec![0; words.len()],
     };
-    let mut best = Best::default();
     for r in &rows {
-        let (source, term, data): (String, String, &[u8]) = (r.get(0), r.get(1), r.get(2));
+        let (source, term, n): (String, String, i32) = (r.get(0), r.get(1), r.get(2));
+        let (data, pos): (&[u8], Option<&[u8]>) = (r.get(3), r.get(4));
         let Ok(w) = words.binary_search(&term) else {
             continue;
         };
-        let at = match sources.iter().position(|s| *s == source) {
+        if positioned && pos.is_none() {
+            // Rows of before pg 0021 (a server not migrated by this pidx's push yet).
+            return mode.not_posted();
+        }
+        let at = match read.sources.iter().position(|s| *s == source) {
             Some(at) => at,
             None => {
-                sources.push(source.clone());
-                sources.len() - 1
+                read.sources.push(source);
+                read.sources.len() - 1
             }
         } as u32;
-        // One word: each posting scored as it is read (a common word's millions are never
-        // held); several: each word's postings held for the intersection below.
-        let whole = if words.len() == 1 {
-            // Each phrase is this word (a query may repeat it): every count is the posting's.
-            let mut tfs = vec![0; slot.len()];
-            decode(data, |posting| {
+        read.counts[w] += i64::from(n);
+        read.rows.push(Stored {
+            word: w,
+            at,
+            data,
+            pos,
+        });
+    }
+    let now_ms = p.now_ms;
+    let score = |tfs: &[i64], posting: &Posting, facts: &Facts| {
+        -facts.sum.score(tfs, i64::from(posting.ntok)) * blend(posting.ts_ms, now_ms)
+    };
+    let mut best = Best::default();
+    if words.len() == 1 && !positioned {
+        // One word (a query may repeat it): each posting scored as it is read, every count the
+        // posting's (a common word's millions are never held).
+        let mut tfs = vec![0; slots.len()];
+        for &Stored { at, data, .. } in &read.rows {
+            let whole = decode(data, |posting| {
                 if passes(q, &posting) {
                     tfs.fill(i64::from(posting.tf));
-                    best.push(score(&tfs, &posting), key(at, &posting));
+                    best.push(score(&tfs, &posting, &p.facts), key(at, &posting));
                 }
-            })
-        } else {
-            let list = &mut each[w];
-            decode(data, |posting| list.push((at, posting)))
-        };
-        if !whole {
-            return Err(Error::Server(format!(
-                "the server's postings of a word for source {source} do not decode (pg 0020)"
-            )));
-        }
-    }
-    if words.len() > 1 {
-        // The texts holding every word: those of the word with the fewest, then each other
-        // word's count in them.
-        let fewest = (0..each.len()).min_by_key(|&w| each[w].len()).unwrap_or(0);
-        let mut counts: std::collections::HashMap<Key, (Posting, Vec<u32>)> = (each[fewest].iter())
-            .filter(|(_, posting)| passes(q, posting))
-            .map(|&(at, posting)| {
-                let mut tfs = vec![0; words.len()];
-                tfs[fewest] = posting.tf;
-                (key(at, &posting), (posting, tfs))
-            })
-            .collect();
-        for (w, list) in each.iter().enumerate().filter(|(w, _)| *w != fewest) {
-            for (at, posting) in list {
-                if let Some((_, tfs)) = counts.get_mut(&key(*at, posting)) {
-                    tfs[w] = posting.tf;
-                }
+            });
+            if !whole {
+                return Err(undecoded(&read.sources[at as usize]));
             }
         }
-        for (k, (posting, tfs)) in counts {
+    } else {
+        let all: Vec<usize> = (0..words.len()).collect();
+        let texts = read.holding(&all, positioned)?;
+        let counts_of = |t: &Text| -> Vec<i64> {
+            slots
+                .iter()
+                .map(|s| match s.as_slice() {
+                    [w] => i64::from(t.tfs[*w]),
+                    more => instances(more.iter().map(|&w| t.positions[w].as_slice())),
+                })
+                .collect()
+        };
+        if !p.counted {
+            // Each phrase's count of texts: those holding the phrase, whatever else they hold,
+            // of transcripts still on the server (a posting of a text gone names a file no
+            // session has).
+            let mut hits = Vec::with_capacity(slots.len());
+            for (i, s) in slots.iter().enumerate() {
+                let held: Vec<Key> = match s.as_slice() {
+                    [_] => {
+                        hits.push(p.hits[i]);
+                        continue;
+                    }
+                    _ if slots.len() == 1 => (texts.iter())
+                        .filter(|(_, t)| counts_of(t)[i] > 0)
+                        .map(|(k, _)| *k)
+                        .collect(),
+                    more => (read.holding(more, true)?.into_iter())
+                        .filter(|(_, t)| {
+                            instances(more.iter().map(|&w| t.positions[w].as_slice())) > 0
+                        })
+                        .map(|(k, _)| k)
+                        .collect(),
+                };
+                hits.push(live(tx, &read.sources, &held)?);
+            }
+            p.counted(&hits);
+        }
+        for (k, t) in &texts {
+            if !passes(q, &t.posting) {
+                continue;
+            }
+            let tfs = counts_of(t);
             if tfs.iter().all(|&tf| tf > 0) {
-                let tfs: Vec<i64> = slot.iter().map(|&w| i64::from(tfs[w])).collect();
-                best.push(score(&tfs, &posting), k);
+                best.push(score(&tfs, &t.posting, &p.facts), *k);
             }
         }
     }
@@ -147,7 +196,7 @@ pub(super) fn top(
         .into_iter()
         .map(|(relevance, (at, fid, seq, kind))| Keyed {
             relevance,
-            source: sources[at as usize].clone(),
+            source: read.sources[at as usize].clone(),
             fid,
             seq,
             kind,
@@ -158,6 +207,136 @@ pub(super) fn top(
         (hits, full) if full || all => Ok(Some(hits)),
         _ => mode.not_posted(),
     }
+}
+
+/// A row read: its word, its source (in `Read::sources`), its postings and positions.
+#[derive(Clone, Copy)]
+struct Stored<'a> {
+    word: usize,
+    at: u32,
+    data: &'a [u8],
+    pos: Option<&'a [u8]>,
+}
+
+/// The rows read, the sources, each word's count of postings.
+struct Read<'a> {
+    rows: Vec<Stored<'a>>,
+    sources: Vec<String>,
+    counts: Vec<i64>,
+}
+
+/// A text holding some words: its posting (of the first word read), its count of each word and
+/// its positions of each (empty unless asked for).
+struct Text {
+    posting: Posting,
+    tfs: Vec<u32>,
+    positions: Vec<Vec<u32>>,
+}
+
+impl Read<'_> {
+    /// The texts holding every word of `of` (indexes of the words), with their counts and,
+    /// when `positioned`, their positions of those words: the texts of the word with the
+    /// fewest postings, then each other word's postings of those texts.
+    fn holding(
+        &self,
+        of: &[usize],
+        positioned: bool,
+    ) -> Result<std::collections::HashMap<Key, Text>> {
+        let n = self.counts.len();
+        let mut order = of.to_vec();
+        order.sort_by_key(|&w| self.counts[w]);
+        order.dedup();
+        let mut texts: std::collections::HashMap<Key, Text> = std::collections::HashMap::new();
+        for (i, &w) in order.iter().enumerate() {
+            for &Stored {
+                word,
+                at,
+                data,
+                pos,
+            } in &self.rows
+            {
+                if word != w {
+                    continue;
+                }
+                let mut each = |posting: Posting, at_pos: &[u32]| {
+                    let k = key(at, &posting);
+                    let t = if i == 0 {
+                        texts.entry(k).or_insert_with(|| Text {
+                            posting,
+                            tfs: vec![0; n],
+                            positions: vec![Vec::new(); n],
+                        })
+                    } else {
+                        match texts.get_mut(&k) {
+                            Some(t) => t,
+                            None => return,
+                        }
+                    };
+                    t.tfs[w] = posting.tf;
+                    if positioned {
+                        t.positions[w] = at_pos.to_vec();
+                    }
+                };
+                let whole = match (positioned, pos) {
+                    (true, Some(pos)) => decode_positioned(data, pos, &mut each),
+                    _ => decode(data, |posting| each(posting, &[])),
+                };
+                if !whole {
+                    return Err(undecoded(&self.sources[at as usize]));
+                }
+            }
+        }
+        texts.retain(|_, t| order.iter().all(|&w| t.tfs[w] > 0));
+        Ok(texts)
+    }
+}
+
+/// How many times a phrase starts in a text, given its words' positions there in the phrase's
+/// order (FTS5's instances, overlapping ones too: `ranked::Phrase::count`).
+fn instances<'a>(mut words: impl Iterator<Item = &'a [u32]>) -> i64 {
+    let Some(first) = words.next() else { return 0 };
+    let rest: Vec<&[u32]> = words.collect();
+    first
+        .iter()
+        .filter(|&&p| {
+            (rest.iter().enumerate()).all(|(j, at)| {
+                (p.checked_add(1 + j as u32)).is_some_and(|next| at.binary_search(&next).is_ok())
+            })
+        })
+        .count() as i64
+}
+
+/// How many of `texts` belong to transcripts the server still holds.
+///
+/// # Errors
+/// Server errors.
+fn live(tx: &mut Transaction, sources: &[String], texts: &[Key]) -> Result<i64> {
+    let mut files: Vec<(u32, i64)> = texts.iter().map(|k| (k.0, k.1)).collect();
+    files.sort_unstable();
+    files.dedup();
+    let names: Vec<&str> = files
+        .iter()
+        .map(|f| sources[f.0 as usize].as_str())
+        .collect();
+    let fids: Vec<i64> = files.iter().map(|f| f.1).collect();
+    let rows = tx
+        .query(
+            "SELECT u.i FROM unnest($1::text[], $2::int8[]) WITH ORDINALITY AS u(source, fid, i)
+             WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.source = u.source AND s.fid = u.fid)",
+            &[&names, &fids],
+        )
+        .map_err(server_err)?;
+    let on: std::collections::HashSet<(u32, i64)> = rows
+        .iter()
+        .map(|r| files[r.get::<_, i64>(0) as usize - 1])
+        .collect();
+    Ok(texts.iter().filter(|k| on.contains(&(k.0, k.1))).count() as i64)
+}
+
+fn undecoded(source: &str) -> Error {
+    Error::Server(format!(
+        "the server's postings of a word for source {source} do not decode (pg 0020, 0021)"
+    ))
 }
 
 fn key(at: u32, posting: &Posting) -> Key {

@@ -190,27 +190,68 @@ pub(super) struct Prepared {
     pub and_only: bool,
     pub facts: Facts,
     pub now_ms: i64,
+    /// The table's rows and tokens, and each phrase's count of texts, the facts were made of.
+    pub table: (i64, i64),
+    pub hits: Vec<i64>,
+    /// Each phrase's count of texts, as in `facts`; false while the counts of the phrases of
+    /// several words are not asked yet (they are 0 in `facts` until [`Prepared::count`]
+    /// or [`Prepared::counted`] sets them).
+    pub counted: bool,
 }
 
-/// The query's phrases and the table's facts; `None` when the server holds no text.
+impl Prepared {
+    /// The facts of the phrases' counts of texts `hits` (in the phrases' order).
+    pub(super) fn counted(&mut self, hits: &[i64]) {
+        self.facts = Facts::new(self.table, hits);
+        self.hits = hits.to_vec();
+        self.counted = true;
+    }
+
+    /// Asks the server the counts [`prepare`] left for later, if any.
+    ///
+    /// # Errors
+    /// Server errors.
+    pub(super) fn count(&mut self, tx: &mut Transaction, on: &On) -> Result<()> {
+        if !self.counted {
+            let hits = phrase_counts(tx, on.source, &self.phrases, false)?;
+            self.counted(&hits);
+        }
+        Ok(())
+    }
+}
+
+/// The query's phrases and the table's facts; `None` when the server holds no text. When
+/// `later` says so (given the phrases and whether they are only ANDed), the counts of texts of
+/// the phrases of several words are left to the caller (`Prepared::counted`): the postings
+/// find them (`postings.rs`), where the server would read every text holding their words.
 ///
 /// # Errors
 /// Server errors; a word too long for the server's index.
-pub(super) fn prepare(tx: &mut Transaction, on: &On, fts: &str) -> Result<Option<Prepared>> {
+pub(super) fn prepare(
+    tx: &mut Transaction,
+    on: &On,
+    fts: &str,
+    later: impl FnOnce(&[Phrase], bool) -> bool,
+) -> Result<Option<Prepared>> {
     let exact = tsquery(fts)?;
     let (phrases, and_only) = phrases(fts);
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
-    let Some(facts) = table_facts(tx, on.source, &phrases)? else {
+    let Some(table) = table(tx, on.source)? else {
         return Ok(None);
     };
+    let later = later(&phrases, and_only) && phrases.iter().any(|p| p.words.len() > 1);
+    let hits = phrase_counts(tx, on.source, &phrases, later)?;
     Ok(Some(Prepared {
         exact,
-        phrases,
         and_only,
-        facts,
+        facts: Facts::new(table, &hits),
+        phrases,
         now_ms,
+        table,
+        hits,
+        counted: !later,
     }))
 }
 
@@ -231,6 +272,7 @@ pub(super) fn every_match(
         and_only,
         facts,
         now_ms,
+        ..
     } = prepared;
     let mut c = scoped(on, q);
     // An AND of phrases is matched on its words and confirmed on the tokens (exact for every
@@ -874,28 +916,30 @@ fn phrase_texts(tx: &mut Transaction, source: Option<&str>, p: &Phrase) -> Resul
     Ok(n)
 }
 
-/// bm25's table-wide facts over the texts this reader sees (of `source` when given): rows,
-/// tokens and each phrase's count of texts. `None` when there is no text.
-fn table_facts(
+/// The table's rows and tokens over the texts this reader sees (of `source` when given), or
+/// `None` when there is no text.
+fn table(tx: &mut Transaction, source: Option<&str>) -> Result<Option<(i64, i64)>> {
+    // Kept per source by push (pg 0005's triggers); a limited reader sums the sources it sees.
+    let sql = "SELECT coalesce(sum(texts), 0)::int8, coalesce(sum(tokens), 0)::int8
+               FROM sources WHERE $1::text IS NULL OR name = $1";
+    let r = tx.query_one(sql, &[&source]).map_err(server_err)?;
+    let (rows, tokens): (i64, i64) = (r.get(0), r.get(1));
+    Ok((rows > 0).then_some((rows, tokens)))
+}
+
+/// Each phrase's count of texts over the texts this reader sees (of `source` when given);
+/// 0 for the phrases of several words when `later`.
+fn phrase_counts(
     tx: &mut Transaction,
     source: Option<&str>,
     phrases: &[Phrase],
-) -> Result<Option<Facts>> {
+    later: bool,
+) -> Result<Vec<i64>> {
     let only = if source.is_some() {
         " AND t.source = $2"
     } else {
         ""
     };
-    // Kept per source by push (pg 0005's triggers); a limited reader sums the sources it sees.
-    let (rows, tokens): (i64, i64) = {
-        let sql = "SELECT coalesce(sum(texts), 0)::int8, coalesce(sum(tokens), 0)::int8
-                   FROM sources WHERE $1::text IS NULL OR name = $1";
-        let r = tx.query_one(sql, &[&source]).map_err(server_err)?;
-        (r.get(0), r.get(1))
-    };
-    if rows == 0 {
-        return Ok(None);
-    }
     let mut hits = Vec::with_capacity(phrases.len());
     // Each source's count of texts per word, kept by push (pg 0019), unless the reader is a
     // limited one, who reads none of them and counts the texts it sees (asked of the server
@@ -936,12 +980,23 @@ fn table_facts(
             hits.push(r.get::<_, i64>(0));
             continue;
         }
-        hits.push(phrase_texts(tx, source, p)?);
+        hits.push(if later {
+            0
+        } else {
+            phrase_texts(tx, source, p)?
+        });
     }
-    Ok(Some(Facts {
-        sum: Bm25Sum::new(rows, tokens, &hits),
-        each: hits.iter().map(|&h| Bm25::new(rows, tokens, h)).collect(),
-    }))
+    Ok(hits)
+}
+
+impl Facts {
+    /// bm25's table-wide facts: the table's rows and tokens, each phrase's count of texts.
+    fn new((rows, tokens): (i64, i64), hits: &[i64]) -> Facts {
+        Facts {
+            sum: Bm25Sum::new(rows, tokens, hits),
+            each: hits.iter().map(|&h| Bm25::new(rows, tokens, h)).collect(),
+        }
+    }
 }
 
 #[cfg(test)]
