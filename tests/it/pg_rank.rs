@@ -792,3 +792,69 @@ fn several_words_of_short_texts_rank_from_the_listed_texts_as_the_local_index() 
         same_ranking(&got, &want, &format!("alpha beta, PIDX_PG_HEADS={heads}"));
     }
 }
+
+/// A server pushed at schema 20 (postings without positions), read by a pidx held there: a
+/// word is answered from its postings, a phrase the way before (its words' rows hold no
+/// positions to read). Migrated by the next push of this pidx (pg 0021 sends every transcript
+/// again): the phrase is answered from the postings, and both still rank as the local index.
+#[test]
+#[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
+fn a_server_of_schema_20_answers_phrases_from_postings_once_pushed_at_21() {
+    let s = server("positions_upgrade");
+    let (tmp, root) = common::conformance_copy();
+    crate::pg_support::push_at(20, tmp.path(), &root, &s.url, &["--source", "me"]);
+    let local = |q: &str| {
+        ranked(&json(
+            pidx(tmp.path(), &root).args(["search", "--limit", "20", q]),
+        ))
+    };
+    let remote = |q: &str, schema: Option<&str>, heads: &str| {
+        let mut cmd = pidx(tmp.path(), &root);
+        if let Some(schema) = schema {
+            cmd.env("PIDX_PG_SCHEMA", schema);
+        }
+        cmd.env("PIDX_PG_HEADS", heads)
+            .args(["--pg", &s.url, "search", "--limit", "20", q]);
+        let out = cmd.arg("--json").output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (
+            serde_json::from_slice::<Value>(&out.stdout).map(|v| ranked(&v)),
+            err,
+        )
+    };
+    let (word, phrase) = ("the", "\"the test\"");
+    assert!(!local(phrase).is_empty(), "the phrase is in the corpus");
+    let (got, err) = remote(word, Some("20"), "postings");
+    same_ranking(
+        &got.expect(&err),
+        &local(word),
+        "a word at schema 20, from its postings",
+    );
+    let (got, err) = remote(phrase, Some("20"), "postings");
+    assert!(
+        got.is_err(),
+        "a phrase at schema 20 is not answered from postings: {err}"
+    );
+    let (got, err) = remote(phrase, Some("20"), "");
+    same_ranking(
+        &got.expect(&err),
+        &local(phrase),
+        "a phrase at schema 20, the way before",
+    );
+    // A reader of schema 21 refuses the server until it is migrated, then the push does it.
+    let (got, err) = remote(phrase, None, "");
+    assert!(got.is_err() && err.contains("pidx pg migrate"), "{err}");
+    let report = push(tmp.path(), &root, &s.url, &["--source", "me"]);
+    assert!(
+        report["rewritten"].as_u64() > Some(50),
+        "every transcript sent again: {report}"
+    );
+    for (q, heads) in [(word, "postings"), (phrase, "postings"), (phrase, "off")] {
+        let (got, err) = remote(q, None, heads);
+        same_ranking(
+            &got.expect(&err),
+            &local(q),
+            &format!("{q} at 21, PIDX_PG_HEADS={heads}"),
+        );
+    }
+}

@@ -85,11 +85,15 @@ pub(super) fn top(
         })
         .collect();
     let positioned = slots.iter().any(|s| s.len() > 1);
+    // Positions only for a phrase of several words (a server held at pg 0020 has none).
+    let pos = if positioned { "pos" } else { "NULL::bytea" };
     let rows = tx
         .query(
-            "SELECT source, term, n, data, CASE WHEN $3 THEN pos END FROM word_postings
-             WHERE term = ANY($1) AND ($2::text IS NULL OR source = $2)",
-            &[&words, &on.source, &positioned],
+            &format!(
+                "SELECT source, term, n, data, {pos} FROM word_postings
+                 WHERE term = ANY($1) AND ($2::text IS NULL OR source = $2)"
+            ),
+            &[&words, &on.source],
         )
         .map_err(server_err)?;
     let mut read = Read {
