@@ -19,16 +19,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SESSIONS=${1:-1000}
 SIZE=${2:-100M}
-T=${CARGO_TARGET_DIR:-target}/release
-cargo build --release --bin pidx --example gen_corpus >/dev/null 2>&1
-P=${PIDX_BIN:-$T/pidx}
-W=$(mktemp -d /tmp/pidx-pgprofile.XXXXXX)
-pg_skip() { echo "benches/pg_push_profile.sh: no PostgreSQL server: $*" >&2; exit 1; }
-PG_TMP_PREFIX=/tmp/pidx-pgprofile-server
-source tests/pg/server.sh
-pg_start -c log_min_duration_statement=0
-trap 'pg_stop; rm -rf "$W"' EXIT
-URL="postgresql:///pidx?host=$PG_TMP&port=$PG_PORT&user=pidx_writer"
+source benches/pg_throwaway.sh
+pg_throwaway pgprofile -c log_min_duration_statement=0
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$T/examples/gen_corpus" --out "$W/sessions" --sessions "$SESSIONS" --bytes "$SIZE" --seed 1 >/dev/null 2>&1
 echo "jsonl: $(du -sb "$W/sessions" | cut -f1) bytes, $SESSIONS sessions"

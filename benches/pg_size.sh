@@ -16,18 +16,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SESSIONS=${1:-1000}
 SIZE=${2:-100M}
-T=${CARGO_TARGET_DIR:-target}/release
-if [[ -z "${PIDX_BIN:-}" ]]; then
-  cargo build --release --bin pidx --example gen_corpus >/dev/null 2>&1
-fi
-P=${PIDX_BIN:-$T/pidx}
-W=$(mktemp -d /tmp/pidx-pgsize.XXXXXX)
-pg_skip() { echo "benches/pg_size.sh: no PostgreSQL server: $*" >&2; exit 1; }
-PG_TMP_PREFIX=/tmp/pidx-pgsize-server
-source tests/pg/server.sh
-pg_start
-trap 'pg_stop; rm -rf "$W"' EXIT
-URL="postgresql:///pidx?host=$PG_TMP&port=$PG_PORT&user=pidx_writer"
+source benches/pg_throwaway.sh
+pg_throwaway pgsize
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [[ -n "${PIDX_BENCH_CORPUS:-}" ]]; then
   cp -a "$PIDX_BENCH_CORPUS" "$W/s"
