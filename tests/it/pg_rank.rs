@@ -251,6 +251,12 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         &["\"the answer\" is"],
         &["\"the walrus\""],
         &["\"the walrus\" ipsum"],
+        // Two phrases of several words (each one's count of texts, then the texts of both),
+        // and one phrase twice.
+        &["\"the answer\" \"answer 0\""],
+        &["\"the lorem\" \"the walrus\""],
+        &["\"the zebra\" \"zebra tests\""],
+        &["\"zebra tests\" \"zebra tests\""],
         &["keystone"],
         &["\"keystone audit\""],
         &["rotate before"],

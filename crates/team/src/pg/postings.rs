@@ -129,22 +129,47 @@ impl Reader<'_> {
     fn zigzag(&mut self) -> Option<i64> {
         self.varint().map(|v| ((v >> 1) as i64) ^ -((v & 1) as i64))
     }
+
+    /// Steps over `n` varints without their values; `None` when the row ends first.
+    fn skip(&mut self, n: u32) -> Option<()> {
+        let mut left = n;
+        while left > 0 {
+            let b = *self.data.get(self.at)?;
+            self.at += 1;
+            if b < 0x80 {
+                left -= 1;
+            }
+        }
+        Some(())
+    }
 }
 
 /// Calls `each` with every posting of a stored row, in order; `false` when the row is not
 /// whole (it was cut short or holds a value out of range: a bug or a foreign row, which the
 /// caller reports rather than ranks from).
 pub fn decode(data: &[u8], mut each: impl FnMut(Posting)) -> bool {
-    decode_rows(data, None, |p, _| each(p))
+    decode_rows(data, None, |_| true, |p, _| each(p))
 }
 
-/// [`decode`] with each posting's positions of the word from the row's `pos` (pg 0021);
-/// `false` as well when `pos` does not hold exactly the postings' counts of positions.
-pub fn decode_positioned(data: &[u8], pos: &[u8], each: impl FnMut(Posting, &[u32])) -> bool {
-    decode_rows(data, Some(pos), each)
+/// [`decode`] with each posting's positions of the word from the row's `pos` (pg 0021), for
+/// the postings `want` keeps (the others' positions are stepped over, not read: a common
+/// word's millions of positions, of texts a rarer word already ruled out); `false` as well
+/// when `pos` does not hold exactly the postings' counts of positions.
+pub fn decode_positioned(
+    data: &[u8],
+    pos: &[u8],
+    want: impl FnMut(&Posting) -> bool,
+    each: impl FnMut(Posting, &[u32]),
+) -> bool {
+    decode_rows(data, Some(pos), want, each)
 }
 
-fn decode_rows(data: &[u8], pos: Option<&[u8]>, mut each: impl FnMut(Posting, &[u32])) -> bool {
+fn decode_rows(
+    data: &[u8],
+    pos: Option<&[u8]>,
+    mut want: impl FnMut(&Posting) -> bool,
+    mut each: impl FnMut(Posting, &[u32]),
+) -> bool {
     let mut r = Reader { data, at: 0 };
     let mut at = Reader {
         data: pos.unwrap_or(&[]),
@@ -175,6 +200,20 @@ fn decode_rows(data: &[u8], pos: Option<&[u8]>, mut each: impl FnMut(Posting, &[
             let (Ok(tf), Ok(ntok)) = (u32::try_from(tk / (2 * KINDS)), u32::try_from(ntok)) else {
                 return false;
             };
+            let posting = Posting {
+                fid,
+                seq,
+                kind: (tk % KINDS) as i16,
+                tf,
+                ntok,
+                ts_ms,
+            };
+            if !want(&posting) {
+                if pos.is_some() && at.skip(tf).is_none() {
+                    return false;
+                }
+                continue;
+            }
             positions.clear();
             if pos.is_some() {
                 let mut last = 0u32;
@@ -186,14 +225,6 @@ fn decode_rows(data: &[u8], pos: Option<&[u8]>, mut each: impl FnMut(Posting, &[
                     positions.push(last);
                 }
             }
-            let posting = Posting {
-                fid,
-                seq,
-                kind: (tk % KINDS) as i16,
-                tf,
-                ntok,
-                ts_ms,
-            };
             each(posting, &positions);
         }
     }
@@ -310,14 +341,38 @@ mod tests {
         data.extend(d2);
         pos.extend(p2);
         let mut out = Vec::new();
-        assert!(decode_positioned(&data, &pos, |p, at| out.push((p, at.to_vec()))));
+        assert!(decode_positioned(
+            &data,
+            &pos,
+            |_| true,
+            |p, at| out.push((p, at.to_vec()))
+        ));
         assert_eq!(out, with);
         // Postings and positions that do not agree are refused.
-        assert!(!decode_positioned(&data, &pos[..pos.len() - 1], |_, _| {}));
+        assert!(!decode_positioned(
+            &data,
+            &pos[..pos.len() - 1],
+            |_| true,
+            |_, _| {}
+        ));
         let mut more = pos.clone();
         more.push(1);
-        assert!(!decode_positioned(&data, &more, |_, _| {}));
+        assert!(!decode_positioned(&data, &more, |_| true, |_, _| {}));
         // The postings alone still read.
         assert_eq!(all(&data).len(), with.len());
+        // Those left out are stepped over: the others keep their own positions, and a row
+        // cut short is still refused.
+        let mut once = Vec::new();
+        let single = |p: &Posting| p.tf == 1;
+        assert!(decode_positioned(&data, &pos, single, |p, at| once.push((p, at.to_vec()))));
+        let want: Vec<_> = with.iter().filter(|(p, _)| single(p)).cloned().collect();
+        assert_eq!(want.len(), 3, "kept after ones stepped over");
+        assert_eq!(once, want);
+        assert!(!decode_positioned(
+            &data,
+            &pos[..pos.len() - 1],
+            |_| false,
+            |_, _| {}
+        ));
     }
 }

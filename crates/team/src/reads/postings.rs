@@ -18,6 +18,9 @@
 //! `several.rs`) when more texts hold the words than are kept and the filters leave too few
 //! of the kept ones to fill the hits: those ways filter on the server.
 
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+
 use postgres::Transaction;
 
 use super::ranked::{best_first, sort, walk, Facts, Keyed, Phrase, Prepared, Ranked};
@@ -96,10 +99,17 @@ pub(super) fn top(
             &[&words, &on.source],
         )
         .map_err(server_err)?;
+    let mut placed = vec![false; words.len()];
+    for s in slots.iter().filter(|s| s.len() > 1) {
+        for &w in s {
+            placed[w] = true;
+        }
+    }
     let mut read = Read {
         rows: Vec::with_capacity(rows.len()),
         sources: Vec::new(),
         counts: vec![0; words.len()],
+        placed,
     };
     for r in &rows {
         let (source, term, n): (String, String, i32) = (r.get(0), r.get(1), r.get(2));
@@ -147,8 +157,6 @@ pub(super) fn top(
             }
         }
     } else {
-        let all: Vec<usize> = (0..words.len()).collect();
-        let texts = read.holding(&all, positioned)?;
         let counts_of = |t: &Text| -> Vec<i64> {
             slots
                 .iter()
@@ -158,32 +166,46 @@ pub(super) fn top(
                 })
                 .collect()
         };
-        if !p.counted {
+        let all: Vec<usize> = (0..words.len()).collect();
+        let texts = if p.counted {
+            read.holding(&all, None)?
+        } else {
             // Each phrase's count of texts: those holding the phrase, whatever else they hold,
             // of transcripts still on the server (a posting of a text gone names a file no
-            // session has).
-            let mut hits = Vec::with_capacity(slots.len());
+            // session has). The fewest of them then seed the texts holding every word, so that
+            // no word's postings are read twice.
+            let mut hits: Vec<i64> = Vec::with_capacity(slots.len());
+            let mut seed: Option<(&[usize], HashMap<Key, Text>)> = None;
             for (i, s) in slots.iter().enumerate() {
-                let held: Vec<Key> = match s.as_slice() {
-                    [_] => {
-                        hits.push(p.hits[i]);
-                        continue;
-                    }
-                    _ if slots.len() == 1 => (texts.iter())
-                        .filter(|(_, t)| counts_of(t)[i] > 0)
-                        .map(|(k, _)| *k)
-                        .collect(),
-                    more => (read.holding(more, true)?.into_iter())
-                        .filter(|(_, t)| {
-                            instances(more.iter().map(|&w| t.positions[w].as_slice())) > 0
-                        })
-                        .map(|(k, _)| k)
-                        .collect(),
-                };
-                hits.push(live(tx, &read.sources, &held)?);
+                if let [_] = s.as_slice() {
+                    hits.push(p.hits[i]);
+                    continue;
+                }
+                if let Some(before) = slots[..i].iter().position(|b| b == s) {
+                    hits.push(hits[before]);
+                    continue;
+                }
+                let mut held = read.holding(s, None)?;
+                held.retain(|_, t| instances(s.iter().map(|&w| t.positions[w].as_slice())) > 0);
+                let keys: Vec<Key> = held.keys().copied().collect();
+                hits.push(live(tx, &read.sources, &keys)?);
+                if seed
+                    .as_ref()
+                    .is_none_or(|(_, fewest)| held.len() < fewest.len())
+                {
+                    seed = Some((s, held));
+                }
             }
             p.counted(&hits);
-        }
+            match seed {
+                Some((done, held)) => {
+                    let rest: Vec<usize> =
+                        all.iter().copied().filter(|w| !done.contains(w)).collect();
+                    read.holding(&rest, Some(held))?
+                }
+                None => read.holding(&all, None)?,
+            }
+        };
         for (k, t) in &texts {
             if !passes(q, &t.posting) {
                 continue;
@@ -222,11 +244,13 @@ struct Stored<'a> {
     pos: Option<&'a [u8]>,
 }
 
-/// The rows read, the sources, each word's count of postings.
+/// The rows read, the sources, each word's count of postings, and whether its positions are
+/// read (a word of a phrase of several words).
 struct Read<'a> {
     rows: Vec<Stored<'a>>,
     sources: Vec<String>,
     counts: Vec<i64>,
+    placed: Vec<bool>,
 }
 
 /// A text holding some words: its posting (of the first word read), its count of each word and
@@ -238,20 +262,24 @@ struct Text {
 }
 
 impl Read<'_> {
-    /// The texts holding every word of `of` (indexes of the words), with their counts and,
-    /// when `positioned`, their positions of those words: the texts of the word with the
-    /// fewest postings, then each other word's postings of those texts.
+    /// The texts holding every word of `of` (indexes of the words), with their counts and
+    /// their positions of the words whose positions are read: the texts of the word with the
+    /// fewest postings, then each other word's postings of those texts; or, given `seed` (texts
+    /// holding other words already), each word's postings of the seed's texts. A posting of a
+    /// text already ruled out is stepped over, its positions not read.
     fn holding(
         &self,
         of: &[usize],
-        positioned: bool,
-    ) -> Result<std::collections::HashMap<Key, Text>> {
+        seed: Option<HashMap<Key, Text>>,
+    ) -> Result<HashMap<Key, Text>> {
         let n = self.counts.len();
         let mut order = of.to_vec();
         order.sort_by_key(|&w| self.counts[w]);
         order.dedup();
-        let mut texts: std::collections::HashMap<Key, Text> = std::collections::HashMap::new();
+        let seeded = seed.is_some();
+        let texts = RefCell::new(seed.unwrap_or_default());
         for (i, &w) in order.iter().enumerate() {
+            let first = i == 0 && !seeded;
             for &Stored {
                 word,
                 at,
@@ -262,34 +290,34 @@ impl Read<'_> {
                 if word != w {
                     continue;
                 }
-                let mut each = |posting: Posting, at_pos: &[u32]| {
-                    let k = key(at, &posting);
-                    let t = if i == 0 {
-                        texts.entry(k).or_insert_with(|| Text {
-                            posting,
-                            tfs: vec![0; n],
-                            positions: vec![Vec::new(); n],
-                        })
-                    } else {
-                        match texts.get_mut(&k) {
-                            Some(t) => t,
-                            None => return,
-                        }
-                    };
+                let want =
+                    |posting: &Posting| first || texts.borrow().contains_key(&key(at, posting));
+                let each = |posting: Posting, at_pos: &[u32]| {
+                    let mut texts = texts.borrow_mut();
+                    let t = texts.entry(key(at, &posting)).or_insert_with(|| Text {
+                        posting,
+                        tfs: vec![0; n],
+                        positions: vec![Vec::new(); n],
+                    });
                     t.tfs[w] = posting.tf;
-                    if positioned {
+                    if self.placed[w] {
                         t.positions[w] = at_pos.to_vec();
                     }
                 };
-                let whole = match (positioned, pos) {
-                    (true, Some(pos)) => decode_positioned(data, pos, &mut each),
-                    _ => decode(data, |posting| each(posting, &[])),
+                let whole = match (self.placed[w], pos) {
+                    (true, Some(pos)) => decode_positioned(data, pos, want, each),
+                    _ => decode(data, |posting| {
+                        if want(&posting) {
+                            each(posting, &[]);
+                        }
+                    }),
                 };
                 if !whole {
                     return Err(undecoded(&self.sources[at as usize]));
                 }
             }
         }
+        let mut texts = texts.into_inner();
         texts.retain(|_, t| order.iter().all(|&w| t.tfs[w] > 0));
         Ok(texts)
     }
@@ -318,22 +346,19 @@ fn live(tx: &mut Transaction, sources: &[String], texts: &[Key]) -> Result<i64> 
     let mut files: Vec<(u32, i64)> = texts.iter().map(|k| (k.0, k.1)).collect();
     files.sort_unstable();
     files.dedup();
-    let names: Vec<&str> = files
-        .iter()
-        .map(|f| sources[f.0 as usize].as_str())
-        .collect();
-    let fids: Vec<i64> = files.iter().map(|f| f.1).collect();
-    let rows = tx
-        .query(
-            "SELECT u.i FROM unnest($1::text[], $2::int8[]) WITH ORDINALITY AS u(source, fid, i)
-             WHERE EXISTS (SELECT 1 FROM sessions s WHERE s.source = u.source AND s.fid = u.fid)",
-            &[&names, &fids],
-        )
-        .map_err(server_err)?;
-    let on: std::collections::HashSet<(u32, i64)> = rows
-        .iter()
-        .map(|r| files[r.get::<_, i64>(0) as usize - 1])
-        .collect();
+    // A source's files at a time, by its key: one partition, its primary key.
+    let mut on: HashSet<(u32, i64)> = HashSet::with_capacity(files.len());
+    for of_one in files.chunk_by(|a, b| a.0 == b.0) {
+        let at = of_one[0].0;
+        let fids: Vec<i64> = of_one.iter().map(|f| f.1).collect();
+        let rows = tx
+            .query(
+                "SELECT fid FROM sessions WHERE source = $1 AND fid = ANY($2::int8[])",
+                &[&sources[at as usize], &fids],
+            )
+            .map_err(server_err)?;
+        on.extend(rows.iter().map(|r| (at, r.get::<_, i64>(0))));
+    }
     Ok(texts.iter().filter(|k| on.contains(&(k.0, k.1))).count() as i64)
 }
 

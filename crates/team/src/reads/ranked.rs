@@ -213,7 +213,21 @@ impl Prepared {
     /// Server errors.
     pub(super) fn count(&mut self, tx: &mut Transaction, on: &On) -> Result<()> {
         if !self.counted {
-            let hits = phrase_counts(tx, on.source, &self.phrases, false)?;
+            // Only the phrases of several words are left to count; the others are in `hits`.
+            let several: Vec<Phrase> = (self.phrases.iter())
+                .filter(|p| p.words.len() > 1)
+                .cloned()
+                .collect();
+            let mut counts = phrase_counts(tx, on.source, &several, false)?.into_iter();
+            let hits: Vec<i64> = (self.phrases.iter().zip(&self.hits))
+                .map(|(p, &h)| {
+                    if p.words.len() > 1 {
+                        counts.next().unwrap_or(0)
+                    } else {
+                        h
+                    }
+                })
+                .collect();
             self.counted(&hits);
         }
         Ok(())
