@@ -34,6 +34,10 @@ use pidx_core::query::search::{blend, Hit, SearchOptions};
 /// A text among every source's: its source (an index into the rows' sources), file, entry, kind.
 type Key = (u32, i64, i64, i16);
 
+/// Texts by key, hashed by foldhash: SipHash was a tenth of a phrase's CPU (`perf record` of
+/// `"the borrow"` at 100,000 sessions), a map a posting of the phrase's commonest word.
+type Texts = HashMap<Key, Text, foldhash::fast::RandomState>;
+
 /// Texts looked up at most before a selective filter hands the search to the ways that
 /// filter on the server.
 const MOST_LOOKED_UP: usize = 20_000;
@@ -137,9 +141,11 @@ pub(super) fn top(
         });
     }
     let now_ms = p.now_ms;
-    let score = |tfs: &[i64], posting: &Posting, facts: &Facts| {
-        -facts.sum.score(tfs, i64::from(posting.ntok)) * blend(posting.ts_ms, now_ms)
+    // bm25, then blended by recency (the arithmetic of scoring a text from its body).
+    let bm25 = |tfs: &[i64], posting: &Posting, facts: &Facts| {
+        -facts.sum.score(tfs, i64::from(posting.ntok))
     };
+    let blended = |bm25: f64, posting: &Posting| bm25 * blend(posting.ts_ms, now_ms);
     let mut best = Best::default();
     if words.len() == 1 && !positioned {
         // One word (a query may repeat it): each posting scored as it is read, every count the
@@ -149,7 +155,10 @@ pub(super) fn top(
             let whole = decode(data, |posting| {
                 if passes(q, &posting) {
                     tfs.fill(i64::from(posting.tf));
-                    best.push(score(&tfs, &posting, &p.facts), key(at, &posting));
+                    let bm25 = bm25(&tfs, &posting, &p.facts);
+                    if !best.beneath(bm25) {
+                        best.push(blended(bm25, &posting), key(at, &posting));
+                    }
                 }
             });
             if !whole {
@@ -175,7 +184,7 @@ pub(super) fn top(
             // session has). The fewest of them then seed the texts holding every word, so that
             // no word's postings are read twice.
             let mut hits: Vec<i64> = Vec::with_capacity(slots.len());
-            let mut seed: Option<(&[usize], HashMap<Key, Text>)> = None;
+            let mut seed: Option<(&[usize], Texts)> = None;
             for (i, s) in slots.iter().enumerate() {
                 if let [_] = s.as_slice() {
                     hits.push(p.hits[i]);
@@ -212,7 +221,10 @@ pub(super) fn top(
             }
             let tfs = counts_of(t);
             if tfs.iter().all(|&tf| tf > 0) {
-                best.push(score(&tfs, &t.posting, &p.facts), *k);
+                let bm25 = bm25(&tfs, &t.posting, &p.facts);
+                if !best.beneath(bm25) {
+                    best.push(blended(bm25, &t.posting), *k);
+                }
             }
         }
     }
@@ -267,11 +279,7 @@ impl Read<'_> {
     /// fewest postings, then each other word's postings of those texts; or, given `seed` (texts
     /// holding other words already), each word's postings of the seed's texts. A posting of a
     /// text already ruled out is stepped over, its positions not read.
-    fn holding(
-        &self,
-        of: &[usize],
-        seed: Option<HashMap<Key, Text>>,
-    ) -> Result<HashMap<Key, Text>> {
+    fn holding(&self, of: &[usize], seed: Option<Texts>) -> Result<Texts> {
         let n = self.counts.len();
         let mut order = of.to_vec();
         order.sort_by_key(|&w| self.counts[w]);
@@ -372,22 +380,34 @@ fn key(at: u32, posting: &Posting) -> Key {
     (at, posting.fid, posting.seq, posting.kind)
 }
 
-/// The [`MOST_LOOKED_UP`] best texts of those pushed, cut down to them whenever it holds a
-/// million: a common word's millions of postings are never all held.
+/// The [`MOST_LOOKED_UP`] best texts of those pushed, cut down to them whenever it holds
+/// [`Best::HELD`]: a common word's millions of postings are never all held. Once cut, the worst
+/// kept is a floor: a text that would score under it even at the full recency weight is not
+/// scored (`Best::beneath`), which spares most postings of a common word the blend's `powf`.
 #[derive(Default)]
 struct Best {
     texts: Vec<(f64, Key)>,
     cut: bool,
+    floor: Option<f64>,
 }
 
 impl Best {
-    const HELD: usize = 1 << 20;
+    const HELD: usize = 4 * MOST_LOOKED_UP;
 
     fn push(&mut self, relevance: f64, key: Key) {
         self.texts.push((relevance, key));
         if self.texts.len() >= Self::HELD {
             self.cut_to_best();
         }
+    }
+
+    /// Whether a text of this bm25 (before the recency blend) cannot be among the best kept
+    /// whatever its time: the blend weighs a score by 2/3 to 1 (`query::search::blend`), and a
+    /// product rounds monotonically, so a score strictly under the floor at both ends is under
+    /// it at every weight between. (A score equal to the floor may still win its tie by row.)
+    fn beneath(&self, bm25: f64) -> bool {
+        self.floor
+            .is_some_and(|floor| bm25.max(bm25 * (2.0 / 3.0)) < floor)
     }
 
     /// Best first, then the later text (`ranked::sort`'s order, by which ties are cut too).
@@ -397,6 +417,7 @@ impl Best {
                 .select_nth_unstable_by(MOST_LOOKED_UP, best_first);
             self.texts.truncate(MOST_LOOKED_UP);
             self.cut = true;
+            self.floor = self.texts.iter().map(|t| t.0).reduce(f64::min);
         }
     }
 
@@ -436,5 +457,44 @@ fn passes(q: &SearchOptions, p: &Posting) -> bool {
         (None, None, _) => true,
         (_, _, None) => false,
         (since, until, Some(t)) => since.is_none_or(|s| t >= s) && until.is_none_or(|u| t < u),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The best kept with the floor are the best of every text, ties by row included: many
+    /// texts share a bm25 (scores drawn from 64 values), each blended by a weight in [2/3, 1].
+    #[test]
+    fn the_floor_keeps_the_best_of_every_text() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut best = Best::default();
+        let mut every = Vec::new();
+        let (mut beneath, n) = (0, 3 * Best::HELD + 12_345);
+        for i in 0..n {
+            let bm25 = (next() % 64) as f64 / 8.0;
+            let weight = [1.0, 1.0, 2.0 / 3.0, 0.75][(next() % 4) as usize];
+            let key: Key = ((next() % 3) as u32, (i / 7) as i64, (i % 7) as i64, 1);
+            every.push((bm25 * weight, key));
+            if best.beneath(bm25) {
+                beneath += 1;
+            } else {
+                best.push(bm25 * weight, key);
+            }
+        }
+        let (mut kept, all) = best.finish();
+        assert!(!all);
+        assert!(beneath > n / 3, "only {beneath} of {n} beneath the floor");
+        every.sort_by(best_first);
+        every.truncate(MOST_LOOKED_UP);
+        kept.sort_by(best_first);
+        assert_eq!(kept, every);
     }
 }
