@@ -103,6 +103,8 @@ fn a_member_writes_only_its_own_source_even_with_hand_written_sql() {
         "DROP POLICY pidx_member_delete ON entries",
         "DELETE FROM pidx_members",
         "INSERT INTO pidx_members (role, source) VALUES ('rw_alice', 'bob@desk')",
+        // The ids of gone files (pg 0022) are written for her own sources only.
+        "INSERT INTO stale_files (fid, source) VALUES (1, 'bob@desk')",
     ];
     for stmt in refused {
         assert!(sql.batch_execute(stmt).is_err(), "alice could run: {stmt}");
@@ -166,6 +168,17 @@ fn a_member_writes_only_its_own_source_even_with_hand_written_sql() {
         "alice@laptop",
     ]));
     assert_eq!(holding(&mut s.admin, "alice@laptop").1, 5);
+    // Its file id is listed as gone (pg 0022's trigger, run as her), so no search counts
+    // its postings.
+    let gone: i64 = s
+        .admin
+        .query_one(
+            "SELECT count(*) FROM stale_files WHERE source = 'alice@laptop'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(gone, 1, "the forgotten session's file id");
     ok(pidx(ta.path(), &ra).args(["push", "--pg", &alice, "--source", "alice@laptop"]));
     assert_eq!(holding(&mut s.admin, "alice@laptop").1, 5);
     ok(pidx(ta.path(), &ra).args(["forget", "--undo"]));

@@ -90,6 +90,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         21,
         include_str!("../../../../migrations/pg/0021_word_positions.sql"),
     ),
+    (
+        22,
+        include_str!("../../../../migrations/pg/0022_stale_files.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server

@@ -55,6 +55,14 @@ pub fn words_positioned() -> bool {
     migrate::latest() >= WORD_POSITIONS
 }
 
+/// The first schema that lists the file ids no session has any more (`stale_files`).
+pub const STALE_FILES: i32 = 22;
+
+/// Whether the schema this pidx writes and reads (`migrate::latest`) has [`STALE_FILES`].
+pub fn stale_files_listed() -> bool {
+    migrate::latest() >= STALE_FILES
+}
+
 /// Whether the schema this pidx writes and reads (`migrate::latest`) has [`WORD_POSTINGS`].
 pub fn words_posted() -> bool {
     migrate::latest() >= WORD_POSTINGS

@@ -25,6 +25,9 @@ fn written() -> String {
     if super::words_posted() {
         tables.push_str(", word_postings");
     }
+    if super::stale_files_listed() {
+        tables.push_str(", stale_files");
+    }
     tables
 }
 const READ: &str = "pidx_schema, v_sessions, v_entries, v_messages, v_usage, v_tool_calls";

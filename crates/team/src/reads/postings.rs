@@ -346,7 +346,9 @@ fn instances<'a>(mut words: impl Iterator<Item = &'a [u32]>) -> i64 {
         .count() as i64
 }
 
-/// How many of `texts` belong to transcripts the server still holds.
+/// How many of `texts` belong to transcripts the server still holds: those of files not
+/// listed as gone (`stale_files`, pg 0022; file ids are unique across sources), or before that
+/// schema, those of files `sessions` still has, asked a source at a time.
 ///
 /// # Errors
 /// Server errors.
@@ -354,7 +356,19 @@ fn live(tx: &mut Transaction, sources: &[String], texts: &[Key]) -> Result<i64> 
     let mut files: Vec<(u32, i64)> = texts.iter().map(|k| (k.0, k.1)).collect();
     files.sort_unstable();
     files.dedup();
-    // A source's files at a time, by its key: one partition, its primary key.
+    if crate::pg::stale_files_listed() {
+        let mut fids: Vec<i64> = files.iter().map(|f| f.1).collect();
+        fids.sort_unstable();
+        fids.dedup();
+        let rows = tx
+            .query(
+                "SELECT fid FROM stale_files WHERE fid = ANY($1::int8[])",
+                &[&fids],
+            )
+            .map_err(server_err)?;
+        let gone: HashSet<i64> = rows.iter().map(|r| r.get(0)).collect();
+        return Ok(texts.iter().filter(|k| !gone.contains(&k.1)).count() as i64);
+    }
     let mut on: HashSet<(u32, i64)> = HashSet::with_capacity(files.len());
     for of_one in files.chunk_by(|a, b| a.0 == b.0) {
         let at = of_one[0].0;
