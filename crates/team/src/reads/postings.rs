@@ -171,7 +171,7 @@ pub(super) fn top(
                 .iter()
                 .map(|s| match s.as_slice() {
                     [w] => i64::from(t.tfs[*w]),
-                    more => instances(more.iter().map(|&w| t.positions[w].as_slice())),
+                    more => instances(more, &t.positions),
                 })
                 .collect()
         };
@@ -195,7 +195,7 @@ pub(super) fn top(
                     continue;
                 }
                 let mut held = read.holding(s, None)?;
-                held.retain(|_, t| instances(s.iter().map(|&w| t.positions[w].as_slice())) > 0);
+                held.retain(|_, t| instances(s, &t.positions) > 0);
                 let keys: Vec<Key> = held.keys().copied().collect();
                 hits.push(live(tx, &read.sources, &keys)?);
                 if seed
@@ -331,16 +331,25 @@ impl Read<'_> {
     }
 }
 
-/// How many times a phrase starts in a text, given its words' positions there in the phrase's
-/// order (FTS5's instances, overlapping ones too: `ranked::Phrase::count`).
-fn instances<'a>(mut words: impl Iterator<Item = &'a [u32]>) -> i64 {
-    let Some(first) = words.next() else { return 0 };
-    let rest: Vec<&[u32]> = words.collect();
-    first
+/// How many times a phrase starts in a text, given the indexes of its words in the phrase's
+/// order and the text's positions of each word (FTS5's instances, overlapping ones too:
+/// `ranked::Phrase::count`). Each place is found from the phrase's word with the fewest
+/// positions there (`borrow`, not `the`, for `"the borrow"`), the others looked up.
+fn instances(phrase: &[usize], positions: &[Vec<u32>]) -> i64 {
+    let Some((anchor, &w)) = (phrase.iter().enumerate()).min_by_key(|(_, &w)| positions[w].len())
+    else {
+        return 0;
+    };
+    positions[w]
         .iter()
-        .filter(|&&p| {
-            (rest.iter().enumerate()).all(|(j, at)| {
-                (p.checked_add(1 + j as u32)).is_some_and(|next| at.binary_search(&next).is_ok())
+        .filter(|&&at| {
+            let Some(start) = at.checked_sub(anchor as u32) else {
+                return false;
+            };
+            (phrase.iter().enumerate()).all(|(k, &other)| {
+                k == anchor
+                    || (start.checked_add(k as u32))
+                        .is_some_and(|next| positions[other].binary_search(&next).is_ok())
             })
         })
         .count() as i64
@@ -477,6 +486,48 @@ fn passes(q: &SearchOptions, p: &Posting) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::borrow::Cow;
+
+    /// A phrase's places from its words' positions are the places `Phrase::count` finds in
+    /// the tokens (FTS5's instances), for phrases of one to four words over a vocabulary of
+    /// three, repeated words (`"a a"`) included.
+    #[test]
+    fn instances_from_positions_are_the_phrases_places_in_the_tokens() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let vocabulary = ["a", "b", "c"];
+        for _ in 0..2_000 {
+            let len = (next() % 40) as usize;
+            let tokens: Vec<Cow<str>> = (0..len)
+                .map(|_| Cow::Borrowed(vocabulary[(next() % 3) as usize]))
+                .collect();
+            // Token numbers are 1-based, as the local index numbers a text's tokens.
+            let positions: Vec<Vec<u32>> = (vocabulary.iter())
+                .map(|v| {
+                    (tokens.iter().enumerate())
+                        .filter(|(_, t)| t == v)
+                        .map(|(i, _)| i as u32 + 1)
+                        .collect()
+                })
+                .collect();
+            let words: Vec<usize> = (0..1 + next() % 4).map(|_| (next() % 3) as usize).collect();
+            let phrase = super::super::ranked::Phrase {
+                words: words.iter().map(|&w| vocabulary[w].to_string()).collect(),
+                prefix: false,
+            };
+            assert_eq!(
+                instances(&words, &positions),
+                phrase.count(&tokens),
+                "{:?} in {tokens:?}",
+                phrase.words
+            );
+        }
+    }
 
     /// The best kept with the floor are the best of every text, ties by row included: many
     /// texts share a bm25 (scores drawn from 64 values), each blended by a weight in [2/3, 1].
