@@ -488,18 +488,22 @@ mod tests {
     use super::*;
     use std::borrow::Cow;
 
+    /// A seeded stream of numbers (xorshift64): the same cases on every run.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     /// A phrase's places from its words' positions are the places `Phrase::count` finds in
     /// the tokens (FTS5's instances), for phrases of one to four words over a vocabulary of
     /// three, repeated words (`"a a"`) included.
     #[test]
     fn instances_from_positions_are_the_phrases_places_in_the_tokens() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let vocabulary = ["a", "b", "c"];
         for _ in 0..2_000 {
             let len = (next() % 40) as usize;
@@ -533,13 +537,7 @@ mod tests {
     /// texts share a bm25 (scores drawn from 64 values), each blended by a weight in [2/3, 1].
     #[test]
     fn the_floor_keeps_the_best_of_every_text() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let mut best = Best::default();
         let mut every = Vec::new();
         let (mut beneath, n) = (0, 3 * Best::HELD + 12_345);
