@@ -29,7 +29,7 @@ use super::unlisted::Mode;
 use crate::pg::postings::{decode, decode_positioned, Posting};
 use crate::pg::server_err;
 use pidx_core::error::{Error, Result};
-use pidx_core::query::search::{blend, Hit, SearchOptions};
+use pidx_core::query::search::{blend, most, Hit, SearchOptions};
 
 /// A text among every source's: its source (an index into the rows' sources), file, entry, kind.
 type Key = (u32, i64, i64, i16);
@@ -425,12 +425,11 @@ impl Best {
     }
 
     /// Whether a text of this bm25 (before the recency blend) cannot be among the best kept
-    /// whatever its time: the blend weighs a score by 2/3 to 1 (`query::search::blend`), and a
-    /// product rounds monotonically, so a score strictly under the floor at both ends is under
-    /// it at every weight between. (A score equal to the floor may still win its tie by row.)
+    /// whatever its time: the most it can blend to at a weight of at most 1
+    /// (`query::search::most`, the bound the local index's floors use) is strictly under the
+    /// floor. (A score equal to the floor may still win its tie by row.)
     fn beneath(&self, bm25: f64) -> bool {
-        self.floor
-            .is_some_and(|floor| bm25.max(bm25 * (2.0 / 3.0)) < floor)
+        self.floor.is_some_and(|floor| most(bm25, 1.0) < floor)
     }
 
     /// Best first, then the later text (`ranked::sort`'s order, by which ties are cut too).

@@ -41,7 +41,7 @@ pub use meaning::{
 };
 pub use newest::LOOSE_READS;
 pub use parse::{parse, Query};
-pub use ranked::blend;
+pub use ranked::{blend, most};
 pub use raw::RawStats;
 pub use required::required_runs;
 pub use snippet::{terms_regex, Snippet};

@@ -253,7 +253,7 @@ impl<'c, 's> Best<'c, 's> {
 
 /// The most relevance `raw` can blend to with a recency weight of at most `weight` (a negative
 /// relevance blends highest at the lowest weight, two thirds).
-pub(super) fn most(raw: f64, weight: f64) -> f64 {
+pub fn most(raw: f64, weight: f64) -> f64 {
     if raw >= 0.0 {
         raw * weight
     } else {
