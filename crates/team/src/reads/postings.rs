@@ -362,11 +362,8 @@ fn instances(phrase: &[usize], positions: &[Vec<u32>]) -> i64 {
 /// # Errors
 /// Server errors.
 fn live(tx: &mut Transaction, sources: &[String], texts: &[Key]) -> Result<i64> {
-    let mut files: Vec<(u32, i64)> = texts.iter().map(|k| (k.0, k.1)).collect();
-    files.sort_unstable();
-    files.dedup();
     if crate::pg::stale_files_listed() {
-        let mut fids: Vec<i64> = files.iter().map(|f| f.1).collect();
+        let mut fids: Vec<i64> = texts.iter().map(|k| k.1).collect();
         fids.sort_unstable();
         fids.dedup();
         let rows = tx
@@ -378,6 +375,9 @@ fn live(tx: &mut Transaction, sources: &[String], texts: &[Key]) -> Result<i64> 
         let gone: HashSet<i64> = rows.iter().map(|r| r.get(0)).collect();
         return Ok(texts.iter().filter(|k| !gone.contains(&k.1)).count() as i64);
     }
+    let mut files: Vec<(u32, i64)> = texts.iter().map(|k| (k.0, k.1)).collect();
+    files.sort_unstable();
+    files.dedup();
     let mut on: HashSet<(u32, i64)> = HashSet::with_capacity(files.len());
     for of_one in files.chunk_by(|a, b| a.0 == b.0) {
         let at = of_one[0].0;
