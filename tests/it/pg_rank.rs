@@ -935,3 +935,94 @@ fn files_gone_before_schema_22_are_listed_by_its_migration() {
         same_ranking(&got, &local, &format!("{q} rewritten at 22"));
     }
 }
+
+/// pg 0023: rows pushed before it have no blocks and are read whole; the next push puts its
+/// source's rows in blocks, and rows merged later keep them. Phrases of a common word (read
+/// through its blocks once the rarer word's texts are known) rank as the local index does at
+/// each step.
+#[test]
+#[ignore = "needs a PostgreSQL server: tests/pg/run.sh"]
+fn rows_pushed_before_schema_23_are_put_in_blocks_by_the_next_push() {
+    let mut s = server("blocks");
+    let (tmp, root) = common::conformance_copy();
+    // `the` in every text, so its rows span several blocks; `zebra` in a few, in a few files.
+    let chain = |n: usize, zebra: bool| {
+        let questions: Vec<String> = (0..50)
+            .map(|i| match (zebra, i % 17) {
+                (true, 3) => format!("feed the zebra {i} then the rest"),
+                _ => format!("the question {n} {i} about the parser"),
+            })
+            .collect();
+        question_chain(
+            &root,
+            &format!("many{n}"),
+            &format!("0a1b2c3d-0000-7000-8000-{:012}", 3000 + n),
+            &format!("2026-03-{:02}T10:00", 1 + n),
+            'm',
+            &questions,
+        );
+    };
+    for n in 0..12 {
+        chain(n, n % 5 == 2);
+    }
+    crate::pg_support::push_at(22, tmp.path(), &root, &s.url, &["--source", "me"]);
+    let queries = ["\"the zebra\"", "\"the zebra\" rest", "\"the rest\" zebra", "\"the parser\""];
+    let check = |when: &str| {
+        for q in queries {
+            let local = ranked(&json(
+                pidx(tmp.path(), &root).args(["search", "--limit", "20", q]),
+            ));
+            let got = ranked(&json(
+                pidx(tmp.path(), &root)
+                    .env("PIDX_PG_HEADS", "postings")
+                    .args(["--pg", &s.url, "search", "--limit", "20", q]),
+            ));
+            assert!(!local.is_empty(), "{q} is pushed");
+            same_ranking(&got, &local, &format!("{q} {when}"));
+        }
+    };
+    let rows = |admin: &mut postgres::Client| -> (i64, i64, bool) {
+        let r = admin
+            .query_one(
+                "SELECT count(*) FILTER (WHERE skips IS NULL), count(*) FILTER (WHERE skips IS NOT NULL),
+                        (SELECT bool_and(postings_blocked) FROM sources)
+                 FROM word_postings",
+                &[],
+            )
+            .unwrap();
+        (r.get(0), r.get(1), r.get(2))
+    };
+    let (code, _, err) = outcome(pidx(tmp.path(), &root).args(["pg", "migrate", "--pg", &s.url]));
+    assert_eq!(code, Some(0), "{err}");
+    let (unblocked, blocked, all) = rows(&mut s.admin);
+    assert!(unblocked > 0 && blocked == 0 && !all, "{unblocked} {blocked} {all}");
+    check("read whole (pg 0023, rows of 22)");
+    // The next push (nothing to send) puts the rows in blocks.
+    let report = push(tmp.path(), &root, &s.url, &["--source", "me"]);
+    assert_eq!(report["new"].as_u64(), Some(0), "{report}");
+    let (unblocked, blocked, all) = rows(&mut s.admin);
+    assert!(unblocked == 0 && blocked > 0 && all, "{unblocked} {blocked} {all}");
+    let blocks_of_the: i64 = s
+        .admin
+        .query_one(
+            "SELECT sum(length(skips)) FROM word_postings WHERE term = 'the'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(blocks_of_the > 4 * 4, "the's blocks: {blocks_of_the} bytes of entries");
+    check("through blocks");
+    // Pushes of a session each: a word's small rows merged (pg 0020), their blocks with them.
+    for n in 12..22 {
+        chain(n, n % 2 == 0);
+        push(tmp.path(), &root, &s.url, &["--source", "me"]);
+    }
+    let rows_of_the: i64 = s
+        .admin
+        .query_one("SELECT count(*) FROM word_postings WHERE term = 'the'", &[])
+        .unwrap()
+        .get(0);
+    assert!(rows_of_the < 10, "the's rows merged: {rows_of_the}");
+    assert_eq!(rows(&mut s.admin).0, 0, "every row in blocks after merges");
+    check("merged");
+}

@@ -94,6 +94,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         22,
         include_str!("../../../../migrations/pg/0022_stale_files.sql"),
     ),
+    (
+        23,
+        include_str!("../../../../migrations/pg/0023_postings_in_blocks.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server

@@ -63,6 +63,15 @@ pub fn stale_files_listed() -> bool {
     migrate::latest() >= STALE_FILES
 }
 
+/// The first schema whose postings are in blocks with each block's range of files
+/// (`word_postings.skips`).
+pub const POSTINGS_BLOCKED: i32 = 23;
+
+/// Whether the schema this pidx writes and reads (`migrate::latest`) has [`POSTINGS_BLOCKED`].
+pub fn postings_blocked() -> bool {
+    migrate::latest() >= POSTINGS_BLOCKED
+}
+
 /// Whether the schema this pidx writes and reads (`migrate::latest`) has [`WORD_POSTINGS`].
 pub fn words_posted() -> bool {
     migrate::latest() >= WORD_POSTINGS

@@ -33,15 +33,40 @@ pub struct Posting {
 /// Kinds fit under this (`TextKind` has 8), packed beside the count.
 const KINDS: u64 = 16;
 
-/// One word's postings of a push, a segment in the making.
+/// Postings a block holds at most (pg 0023): the unit a search steps over without decoding. A
+/// block of a word in most texts spans a few files; the smaller the block, the more of a common
+/// word's blocks hold none of a rarer word's files, and the more bytes the blocks' fresh starts
+/// and their entries in `skips` take (about 16 bytes a block, 3% of 64 postings).
+pub const BLOCK: u64 = 64;
+
+/// One word's postings of a push, a row in the making: blocks of at most [`BLOCK`] postings,
+/// each a segment of its own.
 #[derive(Debug, Default)]
 pub struct Segment {
     n: u64,
+    /// The blocks closed, as stored.
+    out: Vec<u8>,
+    /// The open block's postings, and how many.
     buf: Vec<u8>,
+    open: u64,
     pos: Vec<u8>,
+    /// Where the open block's positions start in `pos`.
+    pos_open: usize,
+    skips: Vec<u8>,
+    /// The open block's least and greatest file.
+    lo: i64,
+    hi: i64,
     fid: i64,
     seq: i64,
     ts: i64,
+}
+
+/// A row as stored: its postings, their positions, and (pg 0023) its blocks' entries.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub data: Vec<u8>,
+    pub pos: Vec<u8>,
+    pub skips: Vec<u8>,
 }
 
 impl Segment {
@@ -49,6 +74,14 @@ impl Segment {
     /// the row keeps no positions).
     pub fn add(&mut self, p: &Posting, positions: &[u32]) {
         debug_assert!(positions.is_empty() || positions.len() == p.tf as usize);
+        if self.open == BLOCK {
+            self.close();
+        }
+        if self.open == 0 {
+            (self.fid, self.seq, self.ts) = (0, 0, 0);
+            (self.lo, self.hi) = (p.fid, p.fid);
+        }
+        (self.lo, self.hi) = (self.lo.min(p.fid), self.hi.max(p.fid));
         let mut last = 0;
         for &at in positions {
             varint(&mut self.pos, u64::from(at.wrapping_sub(last)));
@@ -69,6 +102,27 @@ impl Segment {
         }
         (self.fid, self.seq) = (p.fid, p.seq);
         self.n += 1;
+        self.open += 1;
+    }
+
+    /// Closes the open block: its count and postings onto the row, its entry onto `skips`.
+    fn close(&mut self) {
+        if self.open == 0 {
+            return;
+        }
+        let start = self.out.len();
+        varint(&mut self.out, self.open);
+        self.out.extend_from_slice(&self.buf);
+        skip_entry(
+            &mut self.skips,
+            (self.out.len() - start) as u64,
+            (self.pos.len() - self.pos_open) as u64,
+            self.lo,
+            self.hi.wrapping_sub(self.lo) as u64,
+        );
+        self.buf.clear();
+        self.open = 0;
+        self.pos_open = self.pos.len();
     }
 
     /// How many postings it holds.
@@ -82,16 +136,29 @@ impl Segment {
 
     /// Bytes held (what a push flushes by).
     pub fn bytes(&self) -> usize {
-        self.buf.len() + self.pos.len()
+        self.out.len() + self.buf.len() + self.pos.len() + self.skips.len()
     }
 
-    /// The segment as stored: its count, then its postings; and its positions.
-    pub fn finish(self) -> (Vec<u8>, Vec<u8>) {
-        let mut out = Vec::with_capacity(self.buf.len() + 10);
-        varint(&mut out, self.n);
-        out.extend_from_slice(&self.buf);
-        (out, self.pos)
+    /// The row as stored.
+    pub fn finish(mut self) -> Row {
+        self.close();
+        Row {
+            data: self.out,
+            pos: self.pos,
+            skips: self.skips,
+        }
     }
+}
+
+/// A block's entry in a row's `skips` (pg 0023): its bytes of postings and of positions, its
+/// least file and its greatest (from its least). Lengths, not offsets, and each entry whole in
+/// itself: the `skips` of rows concatenated are the concatenated row's, as its `data` and `pos`
+/// are (push merges rows so).
+fn skip_entry(out: &mut Vec<u8>, data: u64, pos: u64, lo: i64, span: u64) {
+    varint(out, data);
+    varint(out, pos);
+    zigzag(out, lo);
+    varint(out, span);
 }
 
 fn varint(out: &mut Vec<u8>, mut v: u64) {
@@ -162,6 +229,80 @@ pub fn decode_positioned(
     each: impl FnMut(Posting, &[u32]),
 ) -> bool {
     decode_rows(data, Some(pos), want, each)
+}
+
+/// One block of a stored row, from its `skips` (pg 0023): its least and greatest file and
+/// where its postings and positions lie in the row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    pub lo: i64,
+    pub hi: i64,
+    pub data: std::ops::Range<usize>,
+    pub pos: std::ops::Range<usize>,
+}
+
+/// A row's blocks from its `skips`; `None` unless they add up to exactly its bytes of postings
+/// and of positions (`pos_len` `None`: the positions were not read, and are not checked).
+pub fn blocks(skips: &[u8], data_len: usize, pos_len: Option<usize>) -> Option<Vec<Block>> {
+    let mut r = Reader { data: skips, at: 0 };
+    let (mut d, mut p) = (0usize, 0usize);
+    let mut out = Vec::new();
+    while r.at < skips.len() {
+        let (dl, pl) = (r.varint()?, r.varint()?);
+        let (lo, span) = (r.zigzag()?, r.varint()?);
+        let (dl, pl) = (usize::try_from(dl).ok()?, usize::try_from(pl).ok()?);
+        let hi = lo.checked_add(i64::try_from(span).ok()?)?;
+        out.push(Block {
+            lo,
+            hi,
+            data: d..d.checked_add(dl)?,
+            pos: p..p.checked_add(pl)?,
+        });
+        (d, p) = (d + dl, p + pl);
+    }
+    (d == data_len && pos_len.is_none_or(|n| n == p)).then_some(out)
+}
+
+/// [`decode_positioned`] (or [`decode`], `pos` `None`) of the blocks of a row whose files
+/// `keep` may hold, given the row's `skips` (pg 0023): the other blocks are stepped over
+/// whole, neither postings nor positions read. `false` when the row is not whole, as there,
+/// or its `skips` do not add up to its bytes.
+pub fn decode_blocks(
+    data: &[u8],
+    pos: Option<&[u8]>,
+    skips: &[u8],
+    mut keep: impl FnMut(i64, i64) -> bool,
+    mut want: impl FnMut(&Posting) -> bool,
+    mut each: impl FnMut(Posting, &[u32]),
+) -> bool {
+    let Some(blocks) = blocks(skips, data.len(), pos.map(<[u8]>::len)) else {
+        return false;
+    };
+    blocks.iter().filter(|b| keep(b.lo, b.hi)).all(|b| {
+        let pos = pos.map(|pos| &pos[b.pos.clone()]);
+        decode_block(&data[b.data.clone()], pos, b, &mut want, &mut each)
+    })
+}
+
+/// One block's postings, checked to be one segment of files within the block's range.
+fn decode_block(
+    data: &[u8],
+    pos: Option<&[u8]>,
+    block: &Block,
+    want: &mut impl FnMut(&Posting) -> bool,
+    each: &mut impl FnMut(Posting, &[u32]),
+) -> bool {
+    let mut within = true;
+    let whole = decode_rows(
+        data,
+        pos,
+        |p| {
+            within &= (block.lo..=block.hi).contains(&p.fid);
+            within && want(p)
+        },
+        |p, at| each(p, at),
+    );
+    whole && within
 }
 
 fn decode_rows(
@@ -268,7 +409,7 @@ mod tests {
             s.add(&p, &[]);
         }
         assert_eq!(s.len(), 6);
-        assert_eq!(all(&s.finish().0), postings());
+        assert_eq!(all(&s.finish().data), postings());
     }
 
     #[test]
@@ -281,8 +422,8 @@ mod tests {
         for p in &ps[2..] {
             b.add(p, &[]);
         }
-        let mut row = a.finish().0;
-        row.extend(b.finish().0);
+        let mut row = a.finish().data;
+        row.extend(b.finish().data);
         assert_eq!(all(&row), ps);
     }
 
@@ -292,7 +433,7 @@ mod tests {
         for p in postings() {
             s.add(&p, &[]);
         }
-        let row = s.finish().0;
+        let row = s.finish().data;
         for cut in 1..row.len() {
             let mut seen = 0;
             // Whatever a cut row yields before it is refused, it is refused.
@@ -316,9 +457,11 @@ mod tests {
                 &[],
             );
         }
-        // The first posting in full, then a byte each for the file, entry, kind and count, two
-        // for the length, three for 20 s in milliseconds.
-        assert!(s.bytes() <= 16 + 1000 * 8, "{} bytes", s.bytes());
+        // The first posting of each block in full and the block's entry (about 16 bytes a
+        // block), then a byte each for the file, entry, kind and count, two for the length,
+        // three for 20 s in milliseconds.
+        let blocks = 1000usize.div_ceil(BLOCK as usize);
+        assert!(s.bytes() <= 16 * blocks + 1000 * 8, "{} bytes", s.bytes());
     }
 
     #[test]
@@ -337,9 +480,10 @@ mod tests {
         for (p, at) in &with[2..] {
             b.add(p, at);
         }
-        let ((mut data, mut pos), (d2, p2)) = (a.finish(), b.finish());
-        data.extend(d2);
-        pos.extend(p2);
+        let (a, b) = (a.finish(), b.finish());
+        let (mut data, mut pos) = (a.data, a.pos);
+        data.extend(b.data);
+        pos.extend(b.pos);
         let mut out = Vec::new();
         assert!(decode_positioned(
             &data,
@@ -374,5 +518,124 @@ mod tests {
             |_| false,
             |_, _| {}
         ));
+    }
+
+    /// Postings of many files, a few texts each, with positions: `files` files from `first`.
+    fn many(first: i64, files: i64) -> Vec<(Posting, Vec<u32>)> {
+        (0..files * 3)
+            .map(|i| {
+                let tf = 1 + (i % 4) as u32;
+                let p = Posting {
+                    fid: first + i / 3,
+                    seq: i % 3,
+                    kind: 1,
+                    tf,
+                    ntok: 40,
+                    ts_ms: (i % 5 != 0).then_some(1_764_000_000_000 + i * 1000),
+                };
+                (p, (0..tf).map(|k| 2 + 3 * k).collect())
+            })
+            .collect()
+    }
+
+    fn row_of(postings: &[(Posting, Vec<u32>)]) -> Row {
+        let mut s = Segment::default();
+        for (p, at) in postings {
+            s.add(p, at);
+        }
+        s.finish()
+    }
+
+    /// Blocks hold at most `BLOCK` postings, their entries add up to the row, each names the
+    /// files it holds; decoded through them, the blocks kept give back exactly their postings
+    /// and positions, and rows concatenated (push's merge) are still a row of blocks.
+    #[test]
+    fn blocks_step_over_the_files_not_asked_for() {
+        let (one, two) = (many(100, 150), many(10_000, 40));
+        let (a, b) = (row_of(&one), row_of(&two));
+        let mut row = a.clone();
+        row.data.extend(&b.data);
+        row.pos.extend(&b.pos);
+        row.skips.extend(&b.skips);
+        let every: Vec<_> = one.iter().chain(&two).cloned().collect();
+        let bs = blocks(&row.skips, row.data.len(), Some(row.pos.len())).expect("adds up");
+        assert_eq!(bs.len(), 450usize.div_ceil(64) + 120usize.div_ceil(64));
+        assert_eq!(bs[0].lo, 100);
+        assert_eq!(bs[0].hi, 100 + 63 / 3);
+        for b in &bs {
+            let mut n = 0;
+            assert!(decode_positioned(
+                &row.data[b.data.clone()],
+                &row.pos[b.pos.clone()],
+                |_| true,
+                |p, _| {
+                    n += 1;
+                    assert!((b.lo..=b.hi).contains(&p.fid));
+                }
+            ));
+            assert!(n <= BLOCK && n > 0);
+        }
+        // Every block read: the row as it went in.
+        let mut out = Vec::new();
+        let read = |out: &mut Vec<_>, keep: &dyn Fn(i64, i64) -> bool| {
+            decode_blocks(
+                &row.data,
+                Some(&row.pos),
+                &row.skips,
+                |lo, hi| keep(lo, hi),
+                |_| true,
+                |p, at| out.push((p, at.to_vec())),
+            )
+        };
+        assert!(read(&mut out, &|_, _| true));
+        assert!(out == every, "{} of {}", out.len(), every.len());
+        // Files 120-129 and 10,005 asked for: the blocks holding them, no other.
+        let asked = |f: i64| (120..130).contains(&f) || f == 10_005;
+        let keep = |lo: i64, hi: i64| (lo..=hi).any(asked);
+        out.clear();
+        assert!(read(&mut out, &keep));
+        assert!(out.iter().any(|(p, _)| p.fid == 10_005));
+        // The blocks as written: each row's postings sixty-four at a time.
+        let held: Vec<_> = (one.chunks(BLOCK as usize))
+            .chain(two.chunks(BLOCK as usize))
+            .filter(|b| keep(b[0].0.fid, b[b.len() - 1].0.fid))
+            .flatten()
+            .cloned()
+            .collect();
+        assert!(out == held, "{} postings read, {} held", out.len(), held.len());
+        // Files 120-129 are postings 60-89 of the first row (its blocks 0 and 1), 10,005 the
+        // second row's first block: three blocks of the nine.
+        assert_eq!(out.len(), 3 * BLOCK as usize);
+        assert!(out.iter().filter(|(p, _)| asked(p.fid)).count() == 10 * 3 + 3);
+    }
+
+    /// Entries that do not add up to the row, or a block holding a file outside its range, are
+    /// refused, not misread.
+    #[test]
+    fn blocks_that_do_not_add_up_are_refused() {
+        let row = row_of(&many(1, 50));
+        let read = |data: &[u8], pos: &[u8], skips: &[u8]| {
+            decode_blocks(data, Some(pos), skips, |_, _| true, |_| true, |_, _| {})
+        };
+        assert!(read(&row.data, &row.pos, &row.skips));
+        assert!(!read(&row.data[..row.data.len() - 1], &row.pos, &row.skips));
+        assert!(!read(&row.data, &row.pos[1..], &row.skips));
+        for cut in 1..row.skips.len() {
+            assert!(!read(&row.data, &row.pos, &row.skips[..cut]), "cut at {cut}");
+        }
+        // The first block's range moved one file up: its first file is outside it.
+        let mut moved = Vec::new();
+        let first = blocks(&row.skips, row.data.len(), Some(row.pos.len())).unwrap();
+        for (i, b) in first.iter().enumerate() {
+            let lo = if i == 0 { b.lo + 1 } else { b.lo };
+            skip_entry(
+                &mut moved,
+                b.data.len() as u64,
+                b.pos.len() as u64,
+                lo,
+                (b.hi - lo) as u64,
+            );
+        }
+        assert!(!read(&row.data, &row.pos, &moved));
     }
 }

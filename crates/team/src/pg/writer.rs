@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 
 use postgres::{Client, GenericClient, Transaction};
 
-use super::postings::{Posting, Segment};
+use super::postings::{decode, decode_positioned, Posting, Row, Segment};
 use super::server_err;
 use super::values::{copy_header, copy_row, copy_trailer, Ty, Val};
 use pidx_core::error::{Error, Result};
@@ -418,7 +418,7 @@ impl WordCounts {
         let mut words: Vec<(String, Word)> = std::mem::take(&mut self.words).into_iter().collect();
         words.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut terms = Vec::with_capacity(words.len());
-        let (mut ns, mut posted, mut data, mut pos, mut small) =
+        let (mut ns, mut posted, mut rows, mut terms_posted, mut small) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (term, w) in words {
             ns.push(w.n);
@@ -428,9 +428,8 @@ impl WordCounts {
                     small.push(term.clone());
                 }
                 posted.push(n);
-                let (d, p) = w.postings.finish();
-                data.push(d);
-                pos.push(p);
+                rows.push(w.postings.finish());
+                terms_posted.push(term.clone());
             }
             terms.push(term);
         }
@@ -442,29 +441,22 @@ impl WordCounts {
                 &[&source, &terms, &ns],
             )
             .map_err(server_err)?;
-        if data.is_empty() {
+        if rows.is_empty() {
             return Ok(());
         }
-        // Rows keep their texts' positions of the word (pg 0021) beside the postings, merged
-        // in the same order (one scan feeds both aggregates).
-        let (pos_col, pos_in, pos_out, pos_agg) = if super::words_positioned() {
-            (
-                ", pos",
-                ", u.pos",
-                ", w.pos",
-                ", string_agg(pos, ''::bytea)",
-            )
-        } else {
-            ("", "", "", "")
-        };
-        let insert = format!(
-            "INSERT INTO word_postings (source, term, n, data{pos_col})
-             SELECT $1, u.term, u.n, u.data{pos_in}
-             FROM unnest($2::text[], $3::int4[], $4::bytea[], $5::bytea[]) AS u(term, n, data, pos)"
-        );
-        client
-            .execute(insert.as_str(), &[&source, &terms, &posted, &data, &pos])
-            .map_err(server_err)?;
+        insert_postings(client, source, &terms_posted, &posted, rows)?;
+        let Columns {
+            col: pos_col,
+            out: pos_out,
+            agg: pos_agg,
+            ..
+        } = Columns::pos();
+        let Columns {
+            col: skips_col,
+            out: skips_out,
+            agg: skips_agg,
+            ..
+        } = Columns::skips();
         let merge = format!(
             "WITH many AS (
                  SELECT term FROM word_postings
@@ -473,9 +465,9 @@ impl WordCounts {
              gone AS (
                  DELETE FROM word_postings w USING many
                  WHERE w.source = $1 AND w.term = many.term AND w.n < $3
-                 RETURNING w.term, w.n, w.data{pos_out})
-             INSERT INTO word_postings (source, term, n, data{pos_col})
-             SELECT $1, term, sum(n)::int4, string_agg(data, ''::bytea){pos_agg}
+                 RETURNING w.term, w.n, w.data{pos_out}{skips_out})
+             INSERT INTO word_postings (source, term, n, data{pos_col}{skips_col})
+             SELECT $1, term, sum(n)::int4, string_agg(data, ''::bytea){pos_agg}{skips_agg}
              FROM gone GROUP BY term"
         );
         client
@@ -486,6 +478,154 @@ impl WordCounts {
             .map_err(server_err)?;
         Ok(())
     }
+}
+
+/// The columns of `word_postings` a row's part fills in this schema, as named in an `INSERT`,
+/// from `unnest` (`u`), from a `DELETE ... RETURNING` (`w`) and merged.
+struct Columns {
+    col: &'static str,
+    of_u: &'static str,
+    out: &'static str,
+    agg: &'static str,
+}
+
+impl Columns {
+    /// Each text's positions of the word (pg 0021), merged in the order of the postings (one
+    /// scan feeds every aggregate).
+    fn pos() -> Columns {
+        if super::words_positioned() {
+            Columns {
+                col: ", pos",
+                of_u: ", u.pos",
+                out: ", w.pos",
+                agg: ", string_agg(pos, ''::bytea)",
+            }
+        } else {
+            Columns::none()
+        }
+    }
+
+    /// The blocks' entries (pg 0023), merged alike; a row without them (written before that
+    /// schema and not given them yet, [`reblock`]) makes the merged row one without, read whole.
+    fn skips() -> Columns {
+        if super::postings_blocked() {
+            Columns {
+                col: ", skips",
+                of_u: ", u.skips",
+                out: ", w.skips",
+                agg: ", CASE WHEN bool_and(skips IS NOT NULL) THEN string_agg(skips, ''::bytea) END",
+            }
+        } else {
+            Columns::none()
+        }
+    }
+
+    fn none() -> Columns {
+        Columns {
+            col: "",
+            of_u: "",
+            out: "",
+            agg: "",
+        }
+    }
+}
+
+/// Writes a row of postings for each term.
+fn insert_postings(
+    client: &mut impl GenericClient,
+    source: &str,
+    terms: &[String],
+    ns: &[i32],
+    rows: Vec<Row>,
+) -> Result<()> {
+    let (pos, skips) = (Columns::pos(), Columns::skips());
+    let insert = format!(
+        "INSERT INTO word_postings (source, term, n, data{}{})
+         SELECT $1, u.term, u.n, u.data{}{}
+         FROM unnest($2::text[], $3::int4[], $4::bytea[], $5::bytea[], $6::bytea[])
+             AS u(term, n, data, pos, skips)",
+        pos.col, skips.col, pos.of_u, skips.of_u
+    );
+    let (mut data, mut positions, mut entries) = (Vec::new(), Vec::new(), Vec::new());
+    for row in rows {
+        data.push(row.data);
+        positions.push(row.pos);
+        entries.push(row.skips);
+    }
+    client
+        .execute(
+            insert.as_str(),
+            &[&source, &terms, &ns, &data, &positions, &entries],
+        )
+        .map_err(server_err)?;
+    Ok(())
+}
+
+/// Rewrites a source's rows of postings written before pg 0023 into blocks with their entries,
+/// once (`sources.postings_blocked`): until then a search reads those rows whole. A row at a
+/// time is decoded and encoded again, a thousand rows a statement; about what its postings
+/// weigh to read and write, in the push that first finds the source unblocked.
+///
+/// # Errors
+/// Server errors; a stored row that does not decode.
+pub fn reblock(tx: &mut Transaction, source: &str) -> Result<()> {
+    let blocked: Option<bool> = tx
+        .query_opt(
+            "SELECT postings_blocked FROM sources WHERE name = $1",
+            &[&source],
+        )
+        .map_err(server_err)?
+        .map(|r| r.get(0));
+    if blocked != Some(false) {
+        return Ok(());
+    }
+    let tids: Vec<String> = tx
+        .query(
+            "SELECT ctid::text FROM word_postings WHERE source = $1 AND skips IS NULL",
+            &[&source],
+        )
+        .map_err(server_err)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    for some in tids.chunks(1000) {
+        let read = tx
+            .query(
+                "SELECT term, n, data, pos FROM word_postings
+                 WHERE source = $1 AND ctid = ANY($2::text[]::tid[])",
+                &[&source, &some],
+            )
+            .map_err(server_err)?;
+        let (mut terms, mut ns, mut rows) = (Vec::new(), Vec::new(), Vec::new());
+        for r in &read {
+            let (data, pos): (&[u8], Option<&[u8]>) = (r.get(2), r.get(3));
+            let mut segment = Segment::default();
+            let whole = match pos {
+                Some(pos) => decode_positioned(data, pos, |_| true, |p, at| segment.add(&p, at)),
+                None => decode(data, |p| segment.add(&p, &[])),
+            };
+            if !whole {
+                return Err(Error::Server(format!(
+                    "the server's postings of a word for source {source} do not decode (pg 0020, 0021)"
+                )));
+            }
+            terms.push(r.get::<_, String>(0));
+            ns.push(r.get::<_, i32>(1));
+            rows.push(segment.finish());
+        }
+        tx.execute(
+            "DELETE FROM word_postings WHERE source = $1 AND ctid = ANY($2::text[]::tid[])",
+            &[&source, &some],
+        )
+        .map_err(server_err)?;
+        insert_postings(tx, source, &terms, &ns, rows)?;
+    }
+    tx.execute(
+        "UPDATE sources SET postings_blocked = true WHERE name = $1",
+        &[&source],
+    )
+    .map_err(server_err)?;
+    Ok(())
 }
 
 /// A text row's posting (its count of a word set for each word).

@@ -209,6 +209,9 @@ pub fn push(
     }
     writer::write_batch(&mut tx, source, &batch, &mut words)?;
     words.write(&mut tx, source)?;
+    if crate::pg::postings_blocked() {
+        writer::reblock(&mut tx, source)?;
+    }
     if crate::pg::words_posted() {
         // Every text of the source has its postings once no transcript waits to be sent again
         // (pg 0020 sent them all again; a push of part of the index may leave some waiting).

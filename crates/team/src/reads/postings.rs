@@ -26,7 +26,7 @@ use postgres::Transaction;
 use super::ranked::{best_first, sort, walk, Facts, Keyed, Phrase, Prepared, Ranked};
 use super::search::On;
 use super::unlisted::Mode;
-use crate::pg::postings::{decode, decode_positioned, Posting};
+use crate::pg::postings::{decode, decode_blocks, decode_positioned, Posting};
 use crate::pg::server_err;
 use pidx_core::error::{Error, Result};
 use pidx_core::query::search::{blend, most, Hit, SearchOptions};
@@ -94,10 +94,16 @@ pub(super) fn top(
     let positioned = slots.iter().any(|s| s.len() > 1);
     // Positions only for a phrase of several words (a server held at pg 0020 has none).
     let pos = if positioned { "pos" } else { "NULL::bytea" };
+    // The blocks' entries (pg 0023) for the words read after another's texts are known.
+    let skips = if crate::pg::postings_blocked() && words.len() > 1 {
+        "skips"
+    } else {
+        "NULL::bytea"
+    };
     let rows = tx
         .query(
             &format!(
-                "SELECT source, term, n, data, {pos} FROM word_postings
+                "SELECT source, term, n, data, {pos}, {skips} FROM word_postings
                  WHERE term = ANY($1) AND ($2::text IS NULL OR source = $2)"
             ),
             &[&words, &on.source],
@@ -117,7 +123,8 @@ pub(super) fn top(
     };
     for r in &rows {
         let (source, term, n): (String, String, i32) = (r.get(0), r.get(1), r.get(2));
-        let (data, pos): (&[u8], Option<&[u8]>) = (r.get(3), r.get(4));
+        let (data, pos, skips): (&[u8], Option<&[u8]>, Option<&[u8]>) =
+            (r.get(3), r.get(4), r.get(5));
         let Ok(w) = words.binary_search(&term) else {
             continue;
         };
@@ -138,6 +145,7 @@ pub(super) fn top(
             at,
             data,
             pos,
+            skips,
         });
     }
     let now_ms = p.now_ms;
@@ -247,13 +255,15 @@ pub(super) fn top(
     }
 }
 
-/// A row read: its word, its source (in `Read::sources`), its postings and positions.
+/// A row read: its word, its source (in `Read::sources`), its postings and positions, and its
+/// blocks' entries (pg 0023; read for a query of several words).
 #[derive(Clone, Copy)]
 struct Stored<'a> {
     word: usize,
     at: u32,
     data: &'a [u8],
     pos: Option<&'a [u8]>,
+    skips: Option<&'a [u8]>,
 }
 
 /// The rows read, the sources, each word's count of postings, and whether its positions are
@@ -288,16 +298,33 @@ impl Read<'_> {
         let texts = RefCell::new(seed.unwrap_or_default());
         for (i, &w) in order.iter().enumerate() {
             let first = i == 0 && !seeded;
+            // The files of each source the texts so far hold, for the blocks to step over.
+            let mut files: Vec<Vec<i64>> = vec![Vec::new(); self.sources.len()];
+            if !first {
+                for k in texts.borrow().keys() {
+                    files[k.0 as usize].push(k.1);
+                }
+                for f in &mut files {
+                    f.sort_unstable();
+                    f.dedup();
+                }
+            }
             for &Stored {
                 word,
                 at,
                 data,
                 pos,
+                skips,
             } in &self.rows
             {
                 if word != w {
                     continue;
                 }
+                let files = &files[at as usize];
+                let keep = |lo: i64, hi: i64| {
+                    let from = files.partition_point(|&f| f < lo);
+                    files.get(from).is_some_and(|&f| f <= hi)
+                };
                 let want =
                     |posting: &Posting| first || texts.borrow().contains_key(&key(at, posting));
                 let each = |posting: Posting, at_pos: &[u32]| {
@@ -312,9 +339,11 @@ impl Read<'_> {
                         t.positions[w] = at_pos.to_vec();
                     }
                 };
-                let whole = match (self.placed[w], pos) {
-                    (true, Some(pos)) => decode_positioned(data, pos, want, each),
-                    _ => decode(data, |posting| {
+                let pos = pos.filter(|_| self.placed[w]);
+                let whole = match (first, skips, pos) {
+                    (false, Some(skips), pos) => decode_blocks(data, pos, skips, keep, want, each),
+                    (_, _, Some(pos)) => decode_positioned(data, pos, want, each),
+                    (_, _, None) => decode(data, |posting| {
                         if want(&posting) {
                             each(posting, &[]);
                         }
