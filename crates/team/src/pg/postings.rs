@@ -16,6 +16,12 @@
 //! from the one before, in varints. A phrase's texts are then those where its words stand one
 //! after the other, found from the postings alone (`reads::postings`). Concatenated as `data`
 //! is, in the same order.
+//!
+//! Since pg 0023 a row's segments are blocks of at most [`BLOCK`] postings, and `skips`
+//! (beside `data`) holds an entry for each: its bytes of postings and of positions, its least
+//! file and its greatest. A reader who knows which files it wants steps over every block whose
+//! range holds none of them, reading neither its postings nor its positions
+//! ([`blocks`], [`decode_block`]); the entries concatenate with their rows.
 
 /// One text holding a word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,29 +269,9 @@ pub fn blocks(skips: &[u8], data_len: usize, pos_len: Option<usize>) -> Option<V
     (d == data_len && pos_len.is_none_or(|n| n == p)).then_some(out)
 }
 
-/// [`decode_positioned`] (or [`decode`], `pos` `None`) of the blocks of a row whose files
-/// `keep` may hold, given the row's `skips` (pg 0023): the other blocks are stepped over
-/// whole, neither postings nor positions read. `false` when the row is not whole, as there,
-/// or its `skips` do not add up to its bytes.
-pub fn decode_blocks(
-    data: &[u8],
-    pos: Option<&[u8]>,
-    skips: &[u8],
-    mut keep: impl FnMut(i64, i64) -> bool,
-    mut want: impl FnMut(&Posting) -> bool,
-    mut each: impl FnMut(Posting, &[u32]),
-) -> bool {
-    let Some(blocks) = blocks(skips, data.len(), pos.map(<[u8]>::len)) else {
-        return false;
-    };
-    blocks.iter().filter(|b| keep(b.lo, b.hi)).all(|b| {
-        let pos = pos.map(|pos| &pos[b.pos.clone()]);
-        decode_block(&data[b.data.clone()], pos, b, &mut want, &mut each)
-    })
-}
-
-/// One block's postings, checked to be one segment of files within the block's range.
-fn decode_block(
+/// One block's postings (`data` and `pos` its bytes alone), checked to be one segment of files
+/// within the block's range.
+pub fn decode_block(
     data: &[u8],
     pos: Option<&[u8]>,
     block: &Block,
@@ -375,6 +361,27 @@ fn decode_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`decode_positioned`] (or [`decode`], `pos` `None`) of the blocks of a row whose files
+    /// `keep` may hold, given the row's `skips` (pg 0023): the other blocks are stepped over
+    /// whole, neither postings nor positions read. `false` when the row is not whole, as there,
+    /// or its `skips` do not add up to its bytes.
+    fn decode_blocks(
+        data: &[u8],
+        pos: Option<&[u8]>,
+        skips: &[u8],
+        mut keep: impl FnMut(i64, i64) -> bool,
+        mut want: impl FnMut(&Posting) -> bool,
+        mut each: impl FnMut(Posting, &[u32]),
+    ) -> bool {
+        let Some(blocks) = blocks(skips, data.len(), pos.map(<[u8]>::len)) else {
+            return false;
+        };
+        blocks.iter().filter(|b| keep(b.lo, b.hi)).all(|b| {
+            let pos = pos.map(|pos| &pos[b.pos.clone()]);
+            decode_block(&data[b.data.clone()], pos, b, &mut want, &mut each)
+        })
+    }
 
     fn all(data: &[u8]) -> Vec<Posting> {
         let mut out = Vec::new();
@@ -582,7 +589,7 @@ mod tests {
                 &row.data,
                 Some(&row.pos),
                 &row.skips,
-                |lo, hi| keep(lo, hi),
+                keep,
                 |_| true,
                 |p, at| out.push((p, at.to_vec())),
             )
@@ -602,7 +609,12 @@ mod tests {
             .flatten()
             .cloned()
             .collect();
-        assert!(out == held, "{} postings read, {} held", out.len(), held.len());
+        assert!(
+            out == held,
+            "{} postings read, {} held",
+            out.len(),
+            held.len()
+        );
         // Files 120-129 are postings 60-89 of the first row (its blocks 0 and 1), 10,005 the
         // second row's first block: three blocks of the nine.
         assert_eq!(out.len(), 3 * BLOCK as usize);
@@ -621,7 +633,10 @@ mod tests {
         assert!(!read(&row.data[..row.data.len() - 1], &row.pos, &row.skips));
         assert!(!read(&row.data, &row.pos[1..], &row.skips));
         for cut in 1..row.skips.len() {
-            assert!(!read(&row.data, &row.pos, &row.skips[..cut]), "cut at {cut}");
+            assert!(
+                !read(&row.data, &row.pos, &row.skips[..cut]),
+                "cut at {cut}"
+            );
         }
         // The first block's range moved one file up: its first file is outside it.
         let mut moved = Vec::new();

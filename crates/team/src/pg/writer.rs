@@ -513,7 +513,8 @@ impl Columns {
                 col: ", skips",
                 of_u: ", u.skips",
                 out: ", w.skips",
-                agg: ", CASE WHEN bool_and(skips IS NOT NULL) THEN string_agg(skips, ''::bytea) END",
+                agg:
+                    ", CASE WHEN bool_and(skips IS NOT NULL) THEN string_agg(skips, ''::bytea) END",
             }
         } else {
             Columns::none()

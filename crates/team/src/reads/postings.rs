@@ -20,13 +20,14 @@
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 
 use postgres::Transaction;
 
 use super::ranked::{best_first, sort, walk, Facts, Keyed, Phrase, Prepared, Ranked};
 use super::search::On;
 use super::unlisted::Mode;
-use crate::pg::postings::{decode, decode_blocks, decode_positioned, Posting};
+use crate::pg::postings::{blocks, decode, decode_block, decode_positioned, Block, Posting};
 use crate::pg::server_err;
 use pidx_core::error::{Error, Result};
 use pidx_core::query::search::{blend, most, Hit, SearchOptions};
@@ -92,18 +93,29 @@ pub(super) fn top(
         })
         .collect();
     let positioned = slots.iter().any(|s| s.len() > 1);
-    // Positions only for a phrase of several words (a server held at pg 0020 has none).
-    let pos = if positioned { "pos" } else { "NULL::bytea" };
-    // The blocks' entries (pg 0023) for the words read after another's texts are known.
-    let skips = if crate::pg::postings_blocked() && words.len() > 1 {
+    // One word's rows are read whole with this query; several words' rows are only listed
+    // here, with their lengths and (pg 0023) their blocks' entries, and read word by word as
+    // `Read::holding` needs them: the commonest words' only in the blocks that may hold the
+    // texts the rarer ones left.
+    let one = words.len() == 1 && !positioned;
+    let data = if one { "data" } else { "NULL::bytea" };
+    let skips = if crate::pg::postings_blocked() && !one {
         "skips"
     } else {
         "NULL::bytea"
     };
+    // A server held at pg 0020 has no positions.
+    let pos_len = if crate::pg::words_positioned() {
+        "octet_length(pos)"
+    } else {
+        "NULL::int4"
+    };
     let rows = tx
         .query(
             &format!(
-                "SELECT source, term, n, data, {pos}, {skips} FROM word_postings
+                "SELECT source, term, n, {data}, tableoid, ctid::text, {skips},
+                        octet_length(data), {pos_len}
+                 FROM word_postings
                  WHERE term = ANY($1) AND ($2::text IS NULL OR source = $2)"
             ),
             &[&words, &on.source],
@@ -123,12 +135,11 @@ pub(super) fn top(
     };
     for r in &rows {
         let (source, term, n): (String, String, i32) = (r.get(0), r.get(1), r.get(2));
-        let (data, pos, skips): (&[u8], Option<&[u8]>, Option<&[u8]>) =
-            (r.get(3), r.get(4), r.get(5));
         let Ok(w) = words.binary_search(&term) else {
             continue;
         };
-        if positioned && pos.is_none() {
+        let (data_len, pos_len): (i32, Option<i32>) = (r.get(7), r.get(8));
+        if positioned && pos_len.is_none() {
             // Rows of before pg 0021 (a server not migrated by this pidx's push yet).
             return mode.not_posted();
         }
@@ -143,9 +154,12 @@ pub(super) fn top(
         read.rows.push(Stored {
             word: w,
             at,
-            data,
-            pos,
-            skips,
+            data: r.get(3),
+            table: r.get(4),
+            tid: r.get(5),
+            skips: r.get(6),
+            data_len: usize::try_from(data_len).unwrap_or(0),
+            pos_len: pos_len.and_then(|n| usize::try_from(n).ok()),
         });
     }
     let now_ms = p.now_ms;
@@ -160,7 +174,7 @@ pub(super) fn top(
         // posting's (a common word's millions are never held).
         let mut tfs = vec![0; slots.len()];
         for &Stored { at, data, .. } in &read.rows {
-            let whole = decode(data, |posting| {
+            let whole = decode(data.unwrap_or_default(), |posting| {
                 if passes(q, &posting) {
                     tfs.fill(i64::from(posting.tf));
                     let bm25 = bm25(&tfs, &posting, &p.facts);
@@ -185,7 +199,7 @@ pub(super) fn top(
         };
         let all: Vec<usize> = (0..words.len()).collect();
         let texts = if p.counted {
-            read.holding(&all, None)?
+            read.holding(tx, &all, None)?
         } else {
             // Each phrase's count of texts: those holding the phrase, whatever else they hold,
             // of transcripts still on the server (a posting of a text gone names a file no
@@ -202,7 +216,7 @@ pub(super) fn top(
                     hits.push(hits[before]);
                     continue;
                 }
-                let mut held = read.holding(s, None)?;
+                let mut held = read.holding(tx, s, None)?;
                 held.retain(|_, t| instances(s, &t.positions) > 0);
                 let keys: Vec<Key> = held.keys().copied().collect();
                 hits.push(live(tx, &read.sources, &keys)?);
@@ -218,9 +232,9 @@ pub(super) fn top(
                 Some((done, held)) => {
                     let rest: Vec<usize> =
                         all.iter().copied().filter(|w| !done.contains(w)).collect();
-                    read.holding(&rest, Some(held))?
+                    read.holding(tx, &rest, Some(held))?
                 }
-                None => read.holding(&all, None)?,
+                None => read.holding(tx, &all, None)?,
             }
         };
         for (k, t) in &texts {
@@ -255,18 +269,20 @@ pub(super) fn top(
     }
 }
 
-/// A row read: its word, its source (in `Read::sources`), its postings and positions, and its
-/// blocks' entries (pg 0023; read for a query of several words).
-#[derive(Clone, Copy)]
+/// A row listed: its word, its source (in `Read::sources`), its postings when read with the
+/// list (one word), where it is on the server, its blocks' entries (pg 0023) and its lengths.
 struct Stored<'a> {
     word: usize,
     at: u32,
-    data: &'a [u8],
-    pos: Option<&'a [u8]>,
+    data: Option<&'a [u8]>,
+    table: u32,
+    tid: &'a str,
     skips: Option<&'a [u8]>,
+    data_len: usize,
+    pos_len: Option<usize>,
 }
 
-/// The rows read, the sources, each word's count of postings, and whether its positions are
+/// The rows listed, the sources, each word's count of postings, and whether its positions are
 /// read (a word of a phrase of several words).
 struct Read<'a> {
     rows: Vec<Stored<'a>>,
@@ -283,13 +299,31 @@ struct Text {
     positions: Vec<Vec<u32>>,
 }
 
+/// Part of a row to read: its bytes of postings and of positions, and the blocks in them to
+/// decode (their ranges from the part's start), or `None` for a whole row decoded whole.
+struct Part {
+    row: usize,
+    data: Range<usize>,
+    pos: Range<usize>,
+    blocks: Option<Vec<Block>>,
+}
+
+/// A part's bytes of postings and, when read, of positions.
+type PartBytes = (Vec<u8>, Option<Vec<u8>>);
+
+/// Kept blocks closer than this many bytes of postings are read as one part: a part costs the
+/// server a look-up of the row's first chunk (about 2 kB) of each column.
+const GAP: usize = 4096;
+
 impl Read<'_> {
     /// The texts holding every word of `of` (indexes of the words), with their counts and
     /// their positions of the words whose positions are read: the texts of the word with the
     /// fewest postings, then each other word's postings of those texts; or, given `seed` (texts
-    /// holding other words already), each word's postings of the seed's texts. A posting of a
-    /// text already ruled out is stepped over, its positions not read.
-    fn holding(&self, of: &[usize], seed: Option<Texts>) -> Result<Texts> {
+    /// holding other words already), each word's postings of the seed's texts. Of a word read
+    /// after another, only the blocks (pg 0023) whose files a text so far is of are read and
+    /// decoded, and a posting of a text already ruled out is stepped over, its positions not
+    /// read.
+    fn holding(&self, tx: &mut Transaction, of: &[usize], seed: Option<Texts>) -> Result<Texts> {
         let n = self.counts.len();
         let mut order = of.to_vec();
         order.sort_by_key(|&w| self.counts[w]);
@@ -309,25 +343,13 @@ impl Read<'_> {
                     f.dedup();
                 }
             }
-            for &Stored {
-                word,
-                at,
-                data,
-                pos,
-                skips,
-            } in &self.rows
-            {
-                if word != w {
-                    continue;
-                }
-                let files = &files[at as usize];
-                let keep = |lo: i64, hi: i64| {
-                    let from = files.partition_point(|&f| f < lo);
-                    files.get(from).is_some_and(|&f| f <= hi)
-                };
-                let want =
+            let parts = self.parts(w, (!first).then_some(&files))?;
+            let placed = self.placed[w];
+            for (part, (data, pos)) in parts.iter().zip(self.fetch(tx, &parts, placed)?) {
+                let at = self.rows[part.row].at;
+                let mut want =
                     |posting: &Posting| first || texts.borrow().contains_key(&key(at, posting));
-                let each = |posting: Posting, at_pos: &[u32]| {
+                let mut each = |posting: Posting, at_pos: &[u32]| {
                     let mut texts = texts.borrow_mut();
                     let t = texts.entry(key(at, &posting)).or_insert_with(|| Text {
                         posting,
@@ -335,15 +357,22 @@ impl Read<'_> {
                         positions: vec![Vec::new(); n],
                     });
                     t.tfs[w] = posting.tf;
-                    if self.placed[w] {
+                    if placed {
                         t.positions[w] = at_pos.to_vec();
                     }
                 };
-                let pos = pos.filter(|_| self.placed[w]);
-                let whole = match (first, skips, pos) {
-                    (false, Some(skips), pos) => decode_blocks(data, pos, skips, keep, want, each),
-                    (_, _, Some(pos)) => decode_positioned(data, pos, want, each),
-                    (_, _, None) => decode(data, |posting| {
+                let pos = pos.as_deref();
+                let whole = match (&part.blocks, pos) {
+                    (Some(blocks), pos) => blocks.iter().all(|b| {
+                        let (Some(d), p) =
+                            (data.get(b.data.clone()), pos.map(|p| p.get(b.pos.clone())))
+                        else {
+                            return false;
+                        };
+                        p != Some(None) && decode_block(d, p.flatten(), b, &mut want, &mut each)
+                    }),
+                    (None, Some(pos)) => decode_positioned(&data, pos, want, each),
+                    (None, None) => decode(&data, |posting| {
                         if want(&posting) {
                             each(posting, &[]);
                         }
@@ -357,6 +386,114 @@ impl Read<'_> {
         let mut texts = texts.into_inner();
         texts.retain(|_, t| order.iter().all(|&w| t.tfs[w] > 0));
         Ok(texts)
+    }
+
+    /// What to read of word `w`'s rows: each whole, or (`files`: of each source, the files the
+    /// texts so far are of, ascending) only the blocks whose range holds one of them, blocks
+    /// near each other read as one part. A row without blocks' entries (written before pg 0023
+    /// and not yet put in blocks by a push) is read whole.
+    fn parts(&self, w: usize, files: Option<&Vec<Vec<i64>>>) -> Result<Vec<Part>> {
+        let placed = self.placed[w];
+        let mut parts = Vec::new();
+        for (row, stored) in self.rows.iter().enumerate().filter(|(_, r)| r.word == w) {
+            let pos_len = stored.pos_len.filter(|_| placed);
+            let (Some(files), Some(skips)) = (files, stored.skips) else {
+                parts.push(Part {
+                    row,
+                    data: 0..stored.data_len,
+                    pos: 0..pos_len.unwrap_or(0),
+                    blocks: None,
+                });
+                continue;
+            };
+            let Some(blocks) = blocks(skips, stored.data_len, stored.pos_len) else {
+                return Err(undecoded(&self.sources[stored.at as usize]));
+            };
+            let files = &files[stored.at as usize];
+            let keep = |b: &&Block| {
+                let from = files.partition_point(|&f| f < b.lo);
+                files.get(from).is_some_and(|&f| f <= b.hi)
+            };
+            let mut open: Option<Part> = None;
+            for b in blocks.iter().filter(keep) {
+                if let Some(part) = open.as_mut().filter(|p| b.data.start - p.data.end < GAP) {
+                    part.data.end = b.data.end;
+                    part.pos.end = b.pos.end;
+                    part.blocks.get_or_insert_with(Vec::new).push(b.clone());
+                    continue;
+                }
+                parts.extend(open.take());
+                open = Some(Part {
+                    row,
+                    data: b.data.clone(),
+                    pos: b.pos.clone(),
+                    blocks: Some(vec![b.clone()]),
+                });
+            }
+            parts.extend(open);
+        }
+        // Each part's blocks as ranges from the part's own start, and no positions unless read.
+        for part in &mut parts {
+            if let Some(blocks) = part.blocks.as_mut() {
+                for b in blocks {
+                    b.data = b.data.start - part.data.start..b.data.end - part.data.start;
+                    b.pos = b.pos.start - part.pos.start..b.pos.end - part.pos.start;
+                }
+            }
+            if !placed {
+                part.pos = 0..0;
+            }
+        }
+        Ok(parts)
+    }
+
+    /// Each part's bytes, read in one statement (`substring` of a column stored uncompressed
+    /// reads only the chunks it spans); the positions only when `placed`.
+    fn fetch(&self, tx: &mut Transaction, parts: &[Part], placed: bool) -> Result<Vec<PartBytes>> {
+        if parts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let int = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
+        let (mut tables, mut tids, mut d0, mut dl, mut p0, mut pl) =
+            (vec![], vec![], vec![], vec![], vec![], vec![]);
+        for part in parts {
+            let stored = &self.rows[part.row];
+            tables.push(stored.table);
+            tids.push(stored.tid);
+            d0.push(int(part.data.start + 1));
+            dl.push(int(part.data.len()));
+            p0.push(int(part.pos.start + 1));
+            pl.push(int(part.pos.len()));
+        }
+        let pos = if placed {
+            "substring(w.pos FROM r.p0 FOR r.pl)"
+        } else {
+            "NULL::bytea"
+        };
+        let rows = tx
+            .query(
+                &format!(
+                    "SELECT r.i::int4, substring(w.data FROM r.d0 FOR r.dl), {pos}
+                     FROM unnest($1::oid[], $2::text[], $3::int4[], $4::int4[], $5::int4[],
+                                 $6::int4[]) WITH ORDINALITY AS r(tab, tid, d0, dl, p0, pl, i)
+                     JOIN word_postings w ON w.tableoid = r.tab AND w.ctid = r.tid::tid
+                     WHERE w.ctid = ANY($2::text[]::tid[])"
+                ),
+                &[&tables, &tids, &d0, &dl, &p0, &pl],
+            )
+            .map_err(server_err)?;
+        let mut out: Vec<Option<PartBytes>> = vec![None; parts.len()];
+        for r in rows {
+            let i: i32 = r.get(0);
+            if let Some(slot) = usize::try_from(i - 1).ok().and_then(|i| out.get_mut(i)) {
+                *slot = Some((r.get(1), r.get(2)));
+            }
+        }
+        (out.into_iter().enumerate())
+            .map(|(i, part)| {
+                part.ok_or_else(|| undecoded(&self.sources[self.rows[parts[i].row].at as usize]))
+            })
+            .collect()
     }
 }
 
