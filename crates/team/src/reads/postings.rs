@@ -308,6 +308,41 @@ struct Part {
     blocks: Option<Vec<Block>>,
 }
 
+/// A source's files the texts so far are of, as bits from the least: most postings of a
+/// common word are of files no such text is of, ruled out here before a look-up of their key
+/// (`contains_key` was a sixth of `"the borrow"`'s CPU at 300,000 sessions, `perf record`).
+struct FileSet {
+    lo: i64,
+    bits: Vec<u64>,
+}
+
+impl FileSet {
+    /// The set of `files` (ascending).
+    fn of(files: &[i64]) -> FileSet {
+        let (Some(&lo), Some(&hi)) = (files.first(), files.last()) else {
+            return FileSet {
+                lo: 0,
+                bits: Vec::new(),
+            };
+        };
+        let mut bits = vec![0u64; usize::try_from((hi - lo) / 64 + 1).unwrap_or(0)];
+        for &f in files {
+            let at = (f - lo) as usize;
+            bits[at / 64] |= 1 << (at % 64);
+        }
+        FileSet { lo, bits }
+    }
+
+    fn holds(&self, fid: i64) -> bool {
+        let Ok(at) = usize::try_from(fid.wrapping_sub(self.lo)) else {
+            return false;
+        };
+        self.bits
+            .get(at / 64)
+            .is_some_and(|w| w & (1 << (at % 64)) != 0)
+    }
+}
+
 /// A part's bytes of postings and, when read, of positions.
 type PartBytes = (Vec<u8>, Option<Vec<u8>>);
 
@@ -343,12 +378,17 @@ impl Read<'_> {
                     f.dedup();
                 }
             }
+            let sets: Vec<FileSet> = files.iter().map(|f| FileSet::of(f)).collect();
             let parts = self.parts(w, (!first).then_some(&files))?;
             let placed = self.placed[w];
             for (part, (data, pos)) in parts.iter().zip(self.fetch(tx, &parts, placed)?) {
                 let at = self.rows[part.row].at;
-                let mut want =
-                    |posting: &Posting| first || texts.borrow().contains_key(&key(at, posting));
+                let set = &sets[at as usize];
+                let mut want = |posting: &Posting| {
+                    first
+                        || (set.holds(posting.fid)
+                            && texts.borrow().contains_key(&key(at, posting)))
+                };
                 let mut each = |posting: Posting, at_pos: &[u32]| {
                     let mut texts = texts.borrow_mut();
                     let t = texts.entry(key(at, &posting)).or_insert_with(|| Text {
@@ -414,8 +454,20 @@ impl Read<'_> {
                 let from = files.partition_point(|&f| f < b.lo);
                 files.get(from).is_some_and(|&f| f <= b.hi)
             };
+            let kept: Vec<&Block> = blocks.iter().filter(keep).collect();
+            if kept.iter().map(|b| b.data.len()).sum::<usize>() * 2 > stored.data_len {
+                // Most of the row: read whole in one part (a part costs the server a look-up of
+                // its chunks), its kept blocks still the only ones decoded.
+                parts.push(Part {
+                    row,
+                    data: 0..stored.data_len,
+                    pos: 0..pos_len.unwrap_or(0),
+                    blocks: Some(kept.into_iter().cloned().collect()),
+                });
+                continue;
+            }
             let mut open: Option<Part> = None;
-            for b in blocks.iter().filter(keep) {
+            for b in kept {
                 if let Some(part) = open.as_mut().filter(|p| b.data.start - p.data.end < GAP) {
                     part.data.end = b.data.end;
                     part.pos.end = b.pos.end;
@@ -724,5 +776,24 @@ mod tests {
         every.truncate(MOST_LOOKED_UP);
         kept.sort_by(best_first);
         assert_eq!(kept, every);
+    }
+
+    /// A set of files holds exactly its files, whatever their spread, and none before or after.
+    #[test]
+    fn a_file_set_holds_its_files_and_no_other() {
+        let mut next = xorshift(0x51_7cc1_b727_220a);
+        for _ in 0..200 {
+            let spread = 1 + next() % 5_000;
+            let mut files: Vec<i64> = (0..next() % 300)
+                .map(|_| 1_000_000 + (next() % spread) as i64)
+                .collect();
+            files.sort_unstable();
+            files.dedup();
+            let set = FileSet::of(&files);
+            for fid in 999_900..1_000_000 + spread as i64 + 100 {
+                assert_eq!(set.holds(fid), files.binary_search(&fid).is_ok(), "{fid}");
+            }
+            assert!(!set.holds(i64::MIN) && !set.holds(i64::MAX));
+        }
     }
 }
