@@ -538,6 +538,26 @@ fn a_session_in_two_sources_is_one_hit_as_two_copies_are_locally() {
 
 /// The server's hits `got` are the local `want`: the same hits in the same order, each score
 /// the same to a millionth (the two runs blend with recency a moment apart).
+/// Hits by name and score, best first (`ranked`).
+type Top = Vec<(String, f64)>;
+
+/// A search's top 20 from the server's postings (`PIDX_PG_HEADS=postings`: an error when they
+/// do not answer it) and from the local index.
+fn from_postings_and_local(
+    tmp: &std::path::Path,
+    root: &std::path::Path,
+    url: &str,
+    q: &str,
+) -> (Top, Top) {
+    let local = ranked(&json(pidx(tmp, root).args(["search", "--limit", "20", q])));
+    let got = ranked(&json(
+        pidx(tmp, root)
+            .env("PIDX_PG_HEADS", "postings")
+            .args(["--pg", url, "search", "--limit", "20", q]),
+    ));
+    (got, local)
+}
+
 fn same_ranking(got: &[(String, f64)], want: &[(String, f64)], what: &str) {
     let names = |v: &[(String, f64)]| v.iter().map(|h| h.0.clone()).collect::<Vec<_>>();
     assert_eq!(
@@ -890,17 +910,7 @@ fn files_gone_before_schema_22_are_listed_by_its_migration() {
     long_session_rewritten(&root);
     let report = crate::pg_support::push_at(21, tmp.path(), &root, &s.url, &["--source", "me"]);
     assert_eq!(report["rewritten"].as_u64(), Some(1), "{report}");
-    let search = |q: &str| {
-        let local = ranked(&json(
-            pidx(tmp.path(), &root).args(["search", "--limit", "20", q]),
-        ));
-        let got = ranked(&json(
-            pidx(tmp.path(), &root)
-                .env("PIDX_PG_HEADS", "postings")
-                .args(["--pg", &s.url, "search", "--limit", "20", q]),
-        ));
-        (got, local)
-    };
+    let search = |q: &str| from_postings_and_local(tmp.path(), &root, &s.url, q);
     let listed = |admin: &mut postgres::Client| -> i64 {
         admin
             .query_one("SELECT count(*) FROM stale_files", &[])
@@ -975,14 +985,7 @@ fn rows_pushed_before_schema_23_are_put_in_blocks_by_the_next_push() {
     ];
     let check = |when: &str| {
         for q in queries {
-            let local = ranked(&json(
-                pidx(tmp.path(), &root).args(["search", "--limit", "20", q]),
-            ));
-            let got = ranked(&json(
-                pidx(tmp.path(), &root)
-                    .env("PIDX_PG_HEADS", "postings")
-                    .args(["--pg", &s.url, "search", "--limit", "20", q]),
-            ));
+            let (got, local) = from_postings_and_local(tmp.path(), &root, &s.url, q);
             assert!(!local.is_empty(), "{q} is pushed");
             same_ranking(&got, &local, &format!("{q} {when}"));
         }
