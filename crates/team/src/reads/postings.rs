@@ -506,32 +506,49 @@ impl Read<'_> {
             return Ok(Vec::new());
         }
         let int = |n: usize| i32::try_from(n).unwrap_or(i32::MAX);
-        let (mut tables, mut tids, mut d0, mut dl, mut p0, mut pl) =
-            (vec![], vec![], vec![], vec![], vec![], vec![]);
-        for part in parts {
-            let stored = &self.rows[part.row];
-            tables.push(stored.table);
-            tids.push(stored.tid);
+        // The rows once each, with their parts' first index and count (a row's parts are
+        // consecutive, `parts`), so that the server joins a few hundred rows with their tuples
+        // and takes each part's range from the arrays by index: the plan stays linear in the
+        // parts however many they are (a join of the parts themselves with the tuples was
+        // planned as a nested loop over both).
+        let (mut tables, mut tids, mut first, mut count) = (vec![], vec![], vec![], vec![]);
+        let (mut d0, mut dl, mut p0, mut pl) = (vec![], vec![], vec![], vec![]);
+        for (i, part) in parts.iter().enumerate() {
+            if i == 0 || parts[i - 1].row != part.row {
+                let stored = &self.rows[part.row];
+                tables.push(stored.table);
+                tids.push(stored.tid);
+                first.push(int(i + 1));
+                count.push(0);
+            }
+            if let Some(n) = count.last_mut() {
+                *n += 1;
+            }
             d0.push(int(part.data.start + 1));
             dl.push(int(part.data.len()));
             p0.push(int(part.pos.start + 1));
             pl.push(int(part.pos.len()));
         }
         let pos = if placed {
-            "substring(w.pos FROM r.p0 FOR r.pl)"
+            "substring(w.pos FROM ($7::int4[])[x.first + g.j] FOR ($8::int4[])[x.first + g.j])"
         } else {
             "NULL::bytea"
         };
+        let params: [&(dyn postgres::types::ToSql + Sync); 8] =
+            [&tables, &tids, &first, &count, &d0, &dl, &p0, &pl];
         let rows = tx
             .query(
                 &format!(
-                    "SELECT r.i::int4, substring(w.data FROM r.d0 FOR r.dl), {pos}
-                     FROM unnest($1::oid[], $2::text[], $3::int4[], $4::int4[], $5::int4[],
-                                 $6::int4[]) WITH ORDINALITY AS r(tab, tid, d0, dl, p0, pl, i)
-                     JOIN word_postings w ON w.tableoid = r.tab AND w.ctid = r.tid::tid
+                    "SELECT x.first + g.j, substring(w.data FROM ($5::int4[])[x.first + g.j] FOR ($6::int4[])[x.first + g.j]),
+                            {pos}
+                     FROM unnest($1::oid[], $2::text[], $3::int4[], $4::int4[])
+                              AS x(tab, tid, first, n)
+                     JOIN word_postings w ON w.tableoid = x.tab AND w.ctid = x.tid::tid
+                     CROSS JOIN LATERAL generate_series(0, x.n - 1) AS g(j)
                      WHERE w.ctid = ANY($2::text[]::tid[])"
                 ),
-                &[&tables, &tids, &d0, &dl, &p0, &pl],
+                // The positions' ranges only when the statement reads them.
+                &params[..if placed { 8 } else { 6 }],
             )
             .map_err(server_err)?;
         let mut out: Vec<Option<PartBytes>> = vec![None; parts.len()];
