@@ -13,7 +13,7 @@ cd "$(dirname "$0")"
 seconds="${PIDX_FUZZ_SECONDS:-20}"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(line context openclaw search markdown)
+  targets=(line context openclaw search markdown postings)
 fi
 
 skip() {
