@@ -237,6 +237,14 @@ pub fn decode_positioned(
     decode_rows(data, Some(pos), want, each)
 }
 
+/// The error of a stored row that does not decode (cut short, or not what pidx writes): the
+/// caller reports it rather than ranks from it or rewrites it.
+pub fn undecoded(source: &str) -> pidx_core::error::Error {
+    pidx_core::error::Error::Server(format!(
+        "the server's postings of a word for source {source} do not decode (pg 0020, 0021)"
+    ))
+}
+
 /// One block of a stored row, from its `skips` (pg 0023): its least and greatest file and
 /// where its postings and positions lie in the row.
 #[derive(Debug, Clone, PartialEq, Eq)]

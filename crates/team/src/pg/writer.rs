@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 
 use postgres::{Client, GenericClient, Transaction};
 
-use super::postings::{decode, decode_positioned, Posting, Row, Segment};
+use super::postings::{decode, decode_positioned, undecoded, Posting, Row, Segment};
 use super::server_err;
 use super::values::{copy_header, copy_row, copy_trailer, Ty, Val};
 use pidx_core::error::{Error, Result};
@@ -606,9 +606,7 @@ pub fn reblock(tx: &mut Transaction, source: &str) -> Result<()> {
                 None => decode(data, |p| segment.add(&p, &[])),
             };
             if !whole {
-                return Err(Error::Server(format!(
-                    "the server's postings of a word for source {source} do not decode (pg 0020, 0021)"
-                )));
+                return Err(undecoded(source));
             }
             terms.push(r.get::<_, String>(0));
             ns.push(r.get::<_, i32>(1));

@@ -27,9 +27,11 @@ use postgres::Transaction;
 use super::ranked::{best_first, sort, walk, Facts, Keyed, Phrase, Prepared, Ranked};
 use super::search::On;
 use super::unlisted::Mode;
-use crate::pg::postings::{blocks, decode, decode_block, decode_positioned, Block, Posting};
+use crate::pg::postings::{
+    blocks, decode, decode_block, decode_positioned, undecoded, Block, Posting,
+};
 use crate::pg::server_err;
-use pidx_core::error::{Error, Result};
+use pidx_core::error::Result;
 use pidx_core::query::search::{blend, most, Hit, SearchOptions};
 
 /// A text among every source's: its source (an index into the rows' sources), file, entry, kind.
@@ -417,12 +419,15 @@ impl Read<'_> {
                 let pos = pos.as_deref();
                 let whole = match (&part.blocks, pos) {
                     (Some(blocks), pos) => blocks.iter().all(|b| {
-                        let (Some(d), p) =
-                            (data.get(b.data.clone()), pos.map(|p| p.get(b.pos.clone())))
-                        else {
-                            return false;
-                        };
-                        p != Some(None) && decode_block(d, p.flatten(), b, &mut want, &mut each)
+                        let data = data.get(b.data.clone());
+                        match (data, pos.map(|p| p.get(b.pos.clone()))) {
+                            (Some(d), None) => decode_block(d, None, b, &mut want, &mut each),
+                            (Some(d), Some(Some(p))) => {
+                                decode_block(d, Some(p), b, &mut want, &mut each)
+                            }
+                            // A part shorter than its blocks: the server gave back other bytes.
+                            _ => false,
+                        }
                     }),
                     (None, Some(pos)) => decode_positioned(&data, pos, want, each),
                     (None, None) => decode(&data, |posting| {
@@ -639,12 +644,6 @@ fn live(tx: &mut Transaction, sources: &[String], texts: &[Key]) -> Result<i64> 
         on.extend(rows.iter().map(|r| (at, r.get::<_, i64>(0))));
     }
     Ok(texts.iter().filter(|k| on.contains(&(k.0, k.1))).count() as i64)
-}
-
-fn undecoded(source: &str) -> Error {
-    Error::Server(format!(
-        "the server's postings of a word for source {source} do not decode (pg 0020, 0021)"
-    ))
 }
 
 fn key(at: u32, posting: &Posting) -> Key {
