@@ -946,10 +946,11 @@ fn files_gone_before_schema_22_are_listed_by_its_migration() {
     }
 }
 
-/// pg 0023: rows pushed before it have no blocks and are read whole; the next push puts its
-/// source's rows in blocks, and rows merged later keep them. Phrases of a common word (read
-/// through its blocks once the rarer word's texts are known) rank as the local index does at
-/// each step.
+/// pg 0023 and 0024: rows pushed before them have no blocks (nor bounds) and are read whole;
+/// the next push puts its source's rows in blocks with their bounds, and rows merged later keep
+/// both. Phrases of a common word (read through its blocks once the rarer word's texts are
+/// known) and the common word alone (its blocks read best bound first, 2,000 texts of which
+/// the best 1,000 are kept) rank as the local index does at each step.
 #[test]
 #[ignore = "needs a PostgreSQL server: tests/pg/run.sh"]
 fn rows_pushed_before_schema_23_are_put_in_blocks_by_the_next_push() {
@@ -982,6 +983,9 @@ fn rows_pushed_before_schema_23_are_put_in_blocks_by_the_next_push() {
         "\"the zebra\" rest",
         "\"the rest\" zebra",
         "\"the parser\"",
+        "the",
+        "parser",
+        "zebra",
     ];
     let check = |when: &str| {
         for q in queries {
@@ -990,10 +994,12 @@ fn rows_pushed_before_schema_23_are_put_in_blocks_by_the_next_push() {
             same_ranking(&got, &local, &format!("{q} {when}"));
         }
     };
+    // Rows without blocks or bounds, rows with both, every source blocked.
     let rows = |admin: &mut postgres::Client| -> (i64, i64, bool) {
         let r = admin
             .query_one(
-                "SELECT count(*) FILTER (WHERE skips IS NULL), count(*) FILTER (WHERE skips IS NOT NULL),
+                "SELECT count(*) FILTER (WHERE skips IS NULL OR bounds IS NULL),
+                        count(*) FILTER (WHERE skips IS NOT NULL AND bounds IS NOT NULL),
                         (SELECT bool_and(postings_blocked) FROM sources)
                  FROM word_postings",
                 &[],
@@ -1017,17 +1023,17 @@ fn rows_pushed_before_schema_23_are_put_in_blocks_by_the_next_push() {
         unblocked == 0 && blocked > 0 && all,
         "{unblocked} {blocked} {all}"
     );
-    let blocks_of_the: i64 = s
+    let (blocks_of_the, bounds_of_the): (i64, i64) = s
         .admin
         .query_one(
-            "SELECT sum(length(skips)) FROM word_postings WHERE term = 'the'",
+            "SELECT sum(length(skips)), sum(length(bounds)) FROM word_postings WHERE term = 'the'",
             &[],
         )
-        .unwrap()
-        .get(0);
+        .map(|r| (r.get(0), r.get(1)))
+        .unwrap();
     assert!(
-        blocks_of_the > 4 * 4,
-        "the's blocks: {blocks_of_the} bytes of entries"
+        blocks_of_the > 4 * 4 && bounds_of_the > 4 * 3,
+        "the's blocks: {blocks_of_the} bytes of entries, {bounds_of_the} of bounds"
     );
     check("through blocks");
     // Pushes of a session each: a word's small rows merged (pg 0020), their blocks with them.
@@ -1043,4 +1049,101 @@ fn rows_pushed_before_schema_23_are_put_in_blocks_by_the_next_push() {
     assert!(rows_of_the < 10, "the's rows merged: {rows_of_the}");
     assert_eq!(rows(&mut s.admin).0, 0, "every row in blocks after merges");
     check("merged");
+}
+
+/// pg 0024: a search of one word reads its blocks best bound first and stops where no block
+/// left can beat the best kept. Old long texts holding `the` once are pushed first (a row of
+/// their own) and then made unreadable on the server; 3,000 newer short texts holding it
+/// twice beat every one of them, and a short text among long ones beats those: `the` still
+/// ranks as the local index does (the old row's blocks were never read, the short text's
+/// was), while a phrase of a word only the old texts hold must read them and fails.
+#[test]
+#[ignore = "needs a PostgreSQL server: tests/pg/run.sh"]
+fn a_words_blocks_its_best_cannot_be_in_are_not_read() {
+    let mut s = server("bounds");
+    // Only these sessions, so that the first push's row of `the` holds only the old texts.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    for n in 0..3 {
+        let long: Vec<String> = (0..20)
+            .map(|i| {
+                // Each its own length: texts this old all weigh 2/3 for recency, and texts of
+                // equal scores would be ties by row.
+                let filler = (0..100 + 20 * n + i).map(|j| format!("w{j}"));
+                let filler = filler.collect::<Vec<_>>();
+                format!("the walrus {n} {i} {}", filler.join(" "))
+            })
+            .collect();
+        question_chain(
+            &root,
+            &format!("old{n}"),
+            &format!("0a1b2c3d-0000-7000-8000-{:012}", 5000 + n),
+            &format!("2019-01-{:02}T10:00", 1 + n),
+            'o',
+            &long,
+        );
+    }
+    push(tmp.path(), &root, &s.url, &["--source", "me"]);
+    for n in 0..60 {
+        let questions: Vec<String> = (0..50)
+            .map(|i| format!("the question {n} {i} about the parser"))
+            .collect();
+        question_chain(
+            &root,
+            &format!("new{n}"),
+            &format!("0a1b2c3d-0000-7000-8000-{:012}", 6000 + n),
+            // Each session its own minute: texts of equal scores would be ties by row.
+            &format!("2026-11-{:02}T{:02}:00", 1 + n % 28, 10 + n / 28),
+            'n',
+            &questions,
+        );
+    }
+    // A block whose one short text is the best of all, among long ones: read first by its
+    // bound (its greatest count, least length, latest time), whatever its other texts score.
+    let mixed: Vec<String> = (0..60)
+        .map(|i| match i {
+            30 => "the the the".to_string(),
+            _ => format!("the mixed {i} {}", vec!["filler"; 150].join(" ")),
+        })
+        .collect();
+    question_chain(
+        &root,
+        "mixed",
+        "0a1b2c3d-0000-7000-8000-000000007000",
+        "2026-12-01T09:00",
+        'x',
+        &mixed,
+    );
+    push(tmp.path(), &root, &s.url, &["--source", "me"]);
+    let (local_the, local_walrus) = (
+        from_postings_and_local(tmp.path(), &root, &s.url, "the"),
+        from_postings_and_local(tmp.path(), &root, &s.url, "\"the walrus\""),
+    );
+    same_ranking(&local_the.0, &local_the.1, "the, before");
+    same_ranking(&local_walrus.0, &local_walrus.1, "the walrus, before");
+    // The row of `the` holding only the old texts (60 postings), every byte of it unreadable.
+    let spoilt = s
+        .admin
+        .execute(
+            "UPDATE word_postings SET data = decode(repeat('ff', octet_length(data)), 'hex')
+             WHERE term = 'the' AND n = 60",
+            &[],
+        )
+        .unwrap();
+    assert_eq!(spoilt, 1, "the old texts' row of the");
+    let (got, local) = from_postings_and_local(tmp.path(), &root, &s.url, "the");
+    assert_eq!(got.len(), 20, "{got:?}");
+    assert!(
+        got[0].0.contains("\"x0000030\""),
+        "the short text first: {:?}",
+        got[0]
+    );
+    same_ranking(&got, &local, "the, its old row unreadable");
+    let (code, _, err) = outcome(
+        pidx(tmp.path(), &root)
+            .env("PIDX_PG_HEADS", "postings")
+            .args(["--pg", &s.url, "search", "\"the walrus\""]),
+    );
+    assert_ne!(code, Some(0), "the old row is read for the walrus");
+    assert!(err.contains("do not decode"), "{err}");
 }

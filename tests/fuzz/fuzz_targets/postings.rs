@@ -1,11 +1,14 @@
-//! The team server's postings (`pidx_team::pg::postings`, pg 0020-0023): any bytes as a stored
-//! row (postings, positions, blocks' entries) decode or are refused, never panic, and a block
-//! read alone gives exactly what the whole row gives for it; and postings made from the bytes
-//! and written as a row come back whole, each block holding files within its range.
+//! The team server's postings (`pidx_team::pg::postings`, pg 0020-0024): any bytes as a stored
+//! row (postings, positions, blocks' entries and bounds) decode or are refused, never panic,
+//! and a block read alone gives exactly what the whole row gives for it; and postings made
+//! from the bytes and written as a row come back whole, each block holding files within its
+//! range and postings within its bound.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pidx_team::pg::postings::{blocks, decode_block, decode_positioned, Posting, Segment};
+use pidx_team::pg::postings::{
+    blocks, bounds, decode_block, decode_positioned, Posting, Segment,
+};
 
 /// Reads little-endian numbers off the input, zero once it runs out.
 struct Bytes<'a>(&'a [u8]);
@@ -25,6 +28,10 @@ fuzz_target!(|input: &[u8]| {
         let a = usize::from(input[0]).min(rest.len());
         let b = (a + usize::from(input[1])).min(rest.len());
         let (data, pos, skips) = (&rest[..a], &rest[a..b], &rest[b..]);
+        // Any bytes as bounds: as many as asked for, or refused.
+        if let Some(read) = bounds(skips, usize::from(input[0])) {
+            assert_eq!(read.len(), usize::from(input[0]));
+        }
         let mut whole = Vec::new();
         let row_ok = decode_positioned(data, pos, |_| true, |p, at| whole.push((p, at.to_vec())));
         if let Some(bs) = blocks(skips, data.len(), Some(pos.len())) {
@@ -74,8 +81,9 @@ fuzz_target!(|input: &[u8]| {
     }
     let row = segment.finish();
     let bs = blocks(&row.skips, row.data.len(), Some(row.pos.len())).expect("entries add up");
+    let bound = bounds(&row.bounds, bs.len()).expect("a bound a block");
     let mut read = Vec::new();
-    for b in &bs {
+    for (b, bound) in bs.iter().zip(&bound) {
         let mut n = 0;
         let ok = decode_block(
             &row.data[b.data.clone()],
@@ -84,6 +92,7 @@ fuzz_target!(|input: &[u8]| {
             &mut |_| true,
             &mut |p, at| {
                 n += 1;
+                assert!(bound.holds(&p), "{p:?} within {bound:?}");
                 read.push((p, at.to_vec()));
             },
         );

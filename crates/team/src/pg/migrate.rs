@@ -98,6 +98,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         23,
         include_str!("../../../../migrations/pg/0023_postings_in_blocks.sql"),
     ),
+    (
+        24,
+        include_str!("../../../../migrations/pg/0024_postings_bounded.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server

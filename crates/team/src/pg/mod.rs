@@ -72,6 +72,15 @@ pub fn postings_blocked() -> bool {
     migrate::latest() >= POSTINGS_BLOCKED
 }
 
+/// The first schema whose postings' blocks carry what their best posting can score at most
+/// (`word_postings.bounds`).
+pub const POSTINGS_BOUNDED: i32 = 24;
+
+/// Whether the schema this pidx writes and reads (`migrate::latest`) has [`POSTINGS_BOUNDED`].
+pub fn postings_bounded() -> bool {
+    migrate::latest() >= POSTINGS_BOUNDED
+}
+
 /// Whether the schema this pidx writes and reads (`migrate::latest`) has [`WORD_POSTINGS`].
 pub fn words_posted() -> bool {
     migrate::latest() >= WORD_POSTINGS

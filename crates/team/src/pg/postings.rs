@@ -22,9 +22,14 @@
 //! file and its greatest. A reader who knows which files it wants steps over every block whose
 //! range holds none of them, reading neither its postings nor its positions
 //! ([`blocks`], [`decode_block`]); the entries concatenate with their rows.
+//!
+//! Since pg 0024 `bounds` (beside `skips`) holds for each block what its best posting can
+//! score at most: its greatest count of the word, its least length, its latest time (and
+//! whether any posting has none). A search of one word reads the blocks best bound first and
+//! stops where no block left can beat the best kept ([`Bound`]).
 
 /// One text holding a word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Posting {
     pub fid: i64,
     pub seq: i64,
@@ -62,17 +67,102 @@ pub struct Segment {
     /// The open block's least and greatest file.
     lo: i64,
     hi: i64,
+    /// The blocks' bounds (pg 0024), and the open block's.
+    bounds: Vec<u8>,
+    bound: Bound,
     fid: i64,
     seq: i64,
     ts: i64,
 }
 
-/// A row as stored: its postings, their positions, and (pg 0023) its blocks' entries.
+/// A row as stored: its postings, their positions, and (pg 0023) its blocks' entries and
+/// (pg 0024) their bounds.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Row {
     pub data: Vec<u8>,
     pub pos: Vec<u8>,
     pub skips: Vec<u8>,
+    pub bounds: Vec<u8>,
+}
+
+/// What a block's postings hold at most and least (pg 0024): a posting's score grows with its
+/// count of the word and its time and falls with its length, so the score of these together
+/// bounds every posting's in the block (`reads::postings`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Bound {
+    pub tf: u32,
+    pub ntok: u32,
+    /// The latest time of a posting that has one.
+    pub ts_ms: Option<i64>,
+    /// Whether a posting has no time (scored as a year old).
+    pub untimed: bool,
+}
+
+impl Bound {
+    fn first(p: &Posting) -> Bound {
+        Bound {
+            tf: p.tf,
+            ntok: p.ntok,
+            ts_ms: p.ts_ms,
+            untimed: p.ts_ms.is_none(),
+        }
+    }
+
+    fn add(&mut self, p: &Posting) {
+        self.tf = self.tf.max(p.tf);
+        self.ntok = self.ntok.min(p.ntok);
+        match p.ts_ms {
+            Some(t) => self.ts_ms = Some(self.ts_ms.map_or(t, |b| b.max(t))),
+            None => self.untimed = true,
+        }
+    }
+
+    /// Whether `p` is within it (a stored bound that is not is refused: a search would skip
+    /// postings by it).
+    pub fn holds(&self, p: &Posting) -> bool {
+        p.tf <= self.tf
+            && p.ntok >= self.ntok
+            && match p.ts_ms {
+                Some(t) => self.ts_ms.is_some_and(|b| t <= b),
+                None => self.untimed,
+            }
+    }
+
+    /// Its entry in a row's `bounds`: each whole in itself, so that rows' bounds concatenate.
+    fn write(&self, out: &mut Vec<u8>) {
+        let flags = u64::from(self.ts_ms.is_some()) << 1 | u64::from(self.untimed);
+        varint(out, u64::from(self.tf) << 2 | flags);
+        varint(out, u64::from(self.ntok));
+        if let Some(t) = self.ts_ms {
+            zigzag(out, t);
+        }
+    }
+}
+
+/// A row's blocks' bounds from its `bounds`; `None` unless there is exactly one for each of its
+/// `n` blocks.
+pub fn bounds(stored: &[u8], n: usize) -> Option<Vec<Bound>> {
+    let mut r = Reader {
+        data: stored,
+        at: 0,
+    };
+    let mut out = Vec::with_capacity(n);
+    while r.at < stored.len() {
+        let head = r.varint()?;
+        let ntok = u32::try_from(r.varint()?).ok()?;
+        let ts_ms = if head & 2 != 0 {
+            Some(r.zigzag()?)
+        } else {
+            None
+        };
+        out.push(Bound {
+            tf: u32::try_from(head >> 2).ok()?,
+            ntok,
+            ts_ms,
+            untimed: head & 1 != 0,
+        });
+    }
+    (out.len() == n).then_some(out)
 }
 
 impl Segment {
@@ -86,7 +176,9 @@ impl Segment {
         if self.open == 0 {
             (self.fid, self.seq, self.ts) = (0, 0, 0);
             (self.lo, self.hi) = (p.fid, p.fid);
+            self.bound = Bound::first(p);
         }
+        self.bound.add(p);
         (self.lo, self.hi) = (self.lo.min(p.fid), self.hi.max(p.fid));
         let mut last = 0;
         for &at in positions {
@@ -126,6 +218,7 @@ impl Segment {
             self.lo,
             self.hi.wrapping_sub(self.lo) as u64,
         );
+        self.bound.write(&mut self.bounds);
         self.buf.clear();
         self.open = 0;
         self.pos_open = self.pos.len();
@@ -142,7 +235,7 @@ impl Segment {
 
     /// Bytes held (what a push flushes by).
     pub fn bytes(&self) -> usize {
-        self.out.len() + self.buf.len() + self.pos.len() + self.skips.len()
+        self.out.len() + self.buf.len() + self.pos.len() + self.skips.len() + self.bounds.len()
     }
 
     /// The row as stored.
@@ -152,6 +245,7 @@ impl Segment {
             data: self.out,
             pos: self.pos,
             skips: self.skips,
+            bounds: self.bounds,
         }
     }
 }
@@ -472,11 +566,11 @@ mod tests {
                 &[],
             );
         }
-        // The first posting of each block in full and the block's entry (about 16 bytes a
-        // block), then a byte each for the file, entry, kind and count, two for the length,
-        // three for 20 s in milliseconds.
+        // The first posting of each block in full, the block's entry and its bound (its time
+        // in full: about 26 bytes a block), then a byte each for the file, entry, kind and
+        // count, two for the length, three for 20 s in milliseconds.
         let blocks = 1000usize.div_ceil(BLOCK as usize);
-        assert!(s.bytes() <= 16 * blocks + 1000 * 8, "{} bytes", s.bytes());
+        assert!(s.bytes() <= 26 * blocks + 1000 * 8, "{} bytes", s.bytes());
     }
 
     #[test]
@@ -660,5 +754,70 @@ mod tests {
             );
         }
         assert!(!read(&row.data, &row.pos, &moved));
+    }
+    /// Each block's bound (pg 0024) is exactly what its postings hold at most and least, for
+    /// rows concatenated too (push's merge); a bound a posting is not within is told, and
+    /// bounds that are not one a block are refused.
+    #[test]
+    fn each_blocks_bound_is_its_postings_greatest_and_least() {
+        let mut one = many(100, 150);
+        // Lengths, counts and times that differ within a block, a block without any time.
+        for (i, (p, at)) in one.iter_mut().enumerate() {
+            p.ntok = 10 + (i as u32 * 7919) % 500;
+            p.tf = 1 + (i as u32 * 104_729) % 9;
+            *at = (0..p.tf).map(|k| 1 + k).collect();
+            if (64..128).contains(&i) {
+                p.ts_ms = None;
+            }
+        }
+        let two: Vec<_> = postings().into_iter().map(|p| (p, Vec::new())).collect();
+        let (a, b) = (row_of(&one), row_of(&two));
+        let mut row = a.clone();
+        row.data.extend(&b.data);
+        row.skips.extend(&b.skips);
+        row.bounds.extend(&b.bounds);
+        let bs = blocks(&row.skips, row.data.len(), None).expect("adds up");
+        let bound = bounds(&row.bounds, bs.len()).expect("one a block");
+        let written: Vec<&[(Posting, Vec<u32>)]> = one
+            .chunks(BLOCK as usize)
+            .chain(two.chunks(BLOCK as usize))
+            .collect();
+        assert_eq!(written.len(), bs.len());
+        for (i, (held, bound)) in written.iter().zip(&bound).enumerate() {
+            let ps: Vec<&Posting> = held.iter().map(|h| &h.0).collect();
+            let want = Bound {
+                tf: ps.iter().map(|p| p.tf).max().unwrap(),
+                ntok: ps.iter().map(|p| p.ntok).min().unwrap(),
+                ts_ms: ps.iter().filter_map(|p| p.ts_ms).max(),
+                untimed: ps.iter().any(|p| p.ts_ms.is_none()),
+            };
+            assert_eq!(*bound, want, "block {i}");
+            assert!(ps.iter().all(|p| bound.holds(p)), "block {i}");
+            let lower = Bound {
+                tf: want.tf - 1,
+                ..want
+            };
+            let longer = Bound {
+                ntok: want.ntok + 1,
+                ..want
+            };
+            let earlier = Bound {
+                ts_ms: want.ts_ms.map(|t| t - 1),
+                ..want
+            };
+            for (what, b) in [("count", lower), ("length", longer), ("time", earlier)] {
+                if want.tf > 0 && (what != "time" || want.ts_ms.is_some()) {
+                    assert!(!ps.iter().all(|p| b.holds(p)), "block {i}: {what}");
+                }
+            }
+        }
+        assert!(bound[1].untimed && bound[1].ts_ms.is_none());
+        assert!(bound.iter().filter(|b| b.untimed).count() >= 3);
+        assert!(bounds(&row.bounds, bs.len() + 1).is_none());
+        assert!(bounds(&row.bounds, bs.len() - 1).is_none());
+        for cut in 1..row.bounds.len() {
+            let short = bounds(&row.bounds[..cut], bs.len());
+            assert!(short.is_none(), "cut at {cut}");
+        }
     }
 }

@@ -457,6 +457,12 @@ impl WordCounts {
             agg: skips_agg,
             ..
         } = Columns::skips();
+        let Columns {
+            col: bounds_col,
+            out: bounds_out,
+            agg: bounds_agg,
+            ..
+        } = Columns::bounds();
         let merge = format!(
             "WITH many AS (
                  SELECT term FROM word_postings
@@ -465,9 +471,9 @@ impl WordCounts {
              gone AS (
                  DELETE FROM word_postings w USING many
                  WHERE w.source = $1 AND w.term = many.term AND w.n < $3
-                 RETURNING w.term, w.n, w.data{pos_out}{skips_out})
-             INSERT INTO word_postings (source, term, n, data{pos_col}{skips_col})
-             SELECT $1, term, sum(n)::int4, string_agg(data, ''::bytea){pos_agg}{skips_agg}
+                 RETURNING w.term, w.n, w.data{pos_out}{skips_out}{bounds_out})
+             INSERT INTO word_postings (source, term, n, data{pos_col}{skips_col}{bounds_col})
+             SELECT $1, term, sum(n)::int4, string_agg(data, ''::bytea){pos_agg}{skips_agg}{bounds_agg}
              FROM gone GROUP BY term"
         );
         client
@@ -521,6 +527,21 @@ impl Columns {
         }
     }
 
+    /// The blocks' bounds (pg 0024), merged alike; a row without them (written before that
+    /// schema, [`reblock`]) makes the merged row one without.
+    fn bounds() -> Columns {
+        if super::postings_bounded() {
+            Columns {
+                col: ", bounds",
+                of_u: ", u.bounds",
+                out: ", w.bounds",
+                agg: ", CASE WHEN bool_and(bounds IS NOT NULL) THEN string_agg(bounds, ''::bytea) END",
+            }
+        } else {
+            Columns::none()
+        }
+    }
+
     fn none() -> Columns {
         Columns {
             col: "",
@@ -539,31 +560,34 @@ fn insert_postings(
     ns: &[i32],
     rows: Vec<Row>,
 ) -> Result<()> {
-    let (pos, skips) = (Columns::pos(), Columns::skips());
+    let (pos, skips, bounds) = (Columns::pos(), Columns::skips(), Columns::bounds());
     let insert = format!(
-        "INSERT INTO word_postings (source, term, n, data{}{})
-         SELECT $1, u.term, u.n, u.data{}{}
-         FROM unnest($2::text[], $3::int4[], $4::bytea[], $5::bytea[], $6::bytea[])
-             AS u(term, n, data, pos, skips)",
-        pos.col, skips.col, pos.of_u, skips.of_u
+        "INSERT INTO word_postings (source, term, n, data{}{}{})
+         SELECT $1, u.term, u.n, u.data{}{}{}
+         FROM unnest($2::text[], $3::int4[], $4::bytea[], $5::bytea[], $6::bytea[], $7::bytea[])
+             AS u(term, n, data, pos, skips, bounds)",
+        pos.col, skips.col, bounds.col, pos.of_u, skips.of_u, bounds.of_u
     );
-    let (mut data, mut positions, mut entries) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut data, mut positions) = (Vec::new(), Vec::new());
+    let (mut entries, mut most) = (Vec::new(), Vec::new());
     for row in rows {
         data.push(row.data);
         positions.push(row.pos);
         entries.push(row.skips);
+        most.push(row.bounds);
     }
     client
         .execute(
             insert.as_str(),
-            &[&source, &terms, &ns, &data, &positions, &entries],
+            &[&source, &terms, &ns, &data, &positions, &entries, &most],
         )
         .map_err(server_err)?;
     Ok(())
 }
 
-/// Rewrites a source's rows of postings written before pg 0023 into blocks with their entries,
-/// once (`sources.postings_blocked`): until then a search reads those rows whole. A row at a
+/// Rewrites a source's rows of postings written before pg 0023 into blocks with their entries
+/// (and before pg 0024, with their bounds), once (`sources.postings_blocked`): until then a
+/// search reads those rows whole. A row at a
 /// time is decoded and encoded again, a thousand rows a statement; about what its postings
 /// weigh to read and write, in the push that first finds the source unblocked.
 ///
@@ -580,9 +604,14 @@ pub fn reblock(tx: &mut Transaction, source: &str) -> Result<()> {
     if blocked != Some(false) {
         return Ok(());
     }
+    let without = if super::postings_bounded() {
+        "skips IS NULL OR bounds IS NULL"
+    } else {
+        "skips IS NULL"
+    };
     let tids: Vec<String> = tx
         .query(
-            "SELECT ctid::text FROM word_postings WHERE source = $1 AND skips IS NULL",
+            &format!("SELECT ctid::text FROM word_postings WHERE source = $1 AND ({without})"),
             &[&source],
         )
         .map_err(server_err)?

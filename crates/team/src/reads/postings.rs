@@ -26,9 +26,9 @@ use postgres::Transaction;
 
 use super::ranked::{best_first, sort, walk, Facts, Keyed, Phrase, Prepared, Ranked};
 use super::search::On;
-use super::unlisted::Mode;
+use super::unlisted::{Mode, ROOM};
 use crate::pg::postings::{
-    blocks, decode, decode_block, decode_positioned, undecoded, Block, Posting,
+    blocks, bounds, decode, decode_block, decode_positioned, undecoded, Block, Bound, Posting,
 };
 use crate::pg::server_err;
 use pidx_core::error::Result;
@@ -44,6 +44,18 @@ type Texts = HashMap<Key, Text, foldhash::fast::RandomState>;
 /// Texts looked up at most before a selective filter hands the search to the ways that
 /// filter on the server.
 const MOST_LOOKED_UP: usize = 20_000;
+
+/// Texts a search of one word keeps first (pg 0024's bounds): enough to fill the hits unless
+/// the filters or the copies of the texts rule most out, when the search keeps
+/// [`MOST_LOOKED_UP`] instead. A block's bound beats the best kept's floor the more often the
+/// more are kept: of a word in a million texts, the best 20,000 are one in fifty, and most
+/// blocks of 64 hold one that may be among them.
+const FEW_LOOKED_UP: usize = 1_000;
+
+/// Blocks a search of one word reads first, best bound first (twice what [`FEW_LOOKED_UP`]
+/// texts fill); each further round reads up to twice as many, of those that can still beat the
+/// best kept.
+const FIRST_BLOCKS: usize = 32;
 
 /// Whether the postings may answer a search of these phrases (before the server is asked):
 /// words ANDed, each phrase a word or (pg 0021's positions) several, none a prefix, and hits
@@ -100,12 +112,19 @@ pub(super) fn top(
     // `Read::holding` needs them: the commonest words' only in the blocks that may hold the
     // texts the rarer ones left.
     let one = words.len() == 1 && !positioned;
-    let data = if one { "data" } else { "NULL::bytea" };
-    let skips = if crate::pg::postings_blocked() && !one {
+    // One word's rows (pg 0024) are listed with their blocks' bounds and read best bound first.
+    let bounded = one && crate::pg::postings_bounded();
+    let data = if one && !bounded {
+        "data"
+    } else {
+        "NULL::bytea"
+    };
+    let skips = if crate::pg::postings_blocked() && (!one || bounded) {
         "skips"
     } else {
         "NULL::bytea"
     };
+    let bounds = if bounded { "bounds" } else { "NULL::bytea" };
     // A server held at pg 0020 has no positions.
     let pos_len = if crate::pg::words_positioned() {
         "octet_length(pos)"
@@ -116,7 +135,7 @@ pub(super) fn top(
         .query(
             &format!(
                 "SELECT source, term, n, {data}, tableoid, ctid::text, {skips},
-                        octet_length(data), {pos_len}
+                        octet_length(data), {pos_len}, {bounds}
                  FROM word_postings
                  WHERE term = ANY($1) AND ($2::text IS NULL OR source = $2)"
             ),
@@ -162,6 +181,7 @@ pub(super) fn top(
             skips: r.get(6),
             data_len: usize::try_from(data_len).unwrap_or(0),
             pos_len: pos_len.and_then(|n| usize::try_from(n).ok()),
+            bounds: r.get(9),
         });
     }
     let now_ms = p.now_ms;
@@ -170,8 +190,51 @@ pub(super) fn top(
         -facts.sum.score(tfs, i64::from(posting.ntok))
     };
     let blended = |bm25: f64, posting: &Posting| bm25 * blend(posting.ts_ms, now_ms);
-    let mut best = Best::default();
-    if words.len() == 1 && !positioned {
+    let mut best = Best::new(MOST_LOOKED_UP);
+    if bounded {
+        // The fewest best texts that fill the hits when nothing rules many out (the walk says),
+        // else as many as any other search keeps: the fewer kept, the higher the best's floor
+        // and the fewer blocks that can beat it.
+        let mut tfs = vec![0; slots.len()];
+        let score = |posting: &Posting, tfs: &mut Vec<i64>| {
+            tfs.fill(i64::from(posting.tf));
+            bm25(tfs, posting, &p.facts)
+        };
+        let most_of = |b: &Bound| {
+            let at_most = Posting {
+                tf: b.tf,
+                ntok: b.ntok,
+                ts_ms: b.ts_ms,
+                ..Posting::default()
+            };
+            let mut tfs = vec![0; slots.len()];
+            let mut weight = b.ts_ms.map_or(0.0, |t| blend(Some(t), now_ms));
+            if b.untimed {
+                weight = weight.max(blend(None, now_ms));
+            }
+            most(score(&at_most, &mut tfs), weight)
+        };
+        for k in [FEW_LOOKED_UP, MOST_LOOKED_UP] {
+            let mut best = Best::new(k);
+            read.best_blocks(tx, &mut best, &most_of, |best, at, posting| {
+                if passes(q, &posting) {
+                    let bm25 = score(&posting, &mut tfs);
+                    if !best.beneath(bm25) {
+                        best.push(blended(bm25, &posting), key(at, &posting));
+                    }
+                }
+            })?;
+            let (best, all) = best.finish();
+            let mut keyed = keyed_of(best, &read.sources);
+            sort(&mut keyed);
+            match walk(tx, on, q, terms, &keyed)? {
+                (hits, full) if full || all => return Ok(Some(hits)),
+                _ => continue,
+            }
+        }
+        return mode.not_posted();
+    }
+    if one {
         // One word (a query may repeat it): each posting scored as it is read, every count the
         // posting's (a common word's millions are never held).
         let mut tfs = vec![0; slots.len()];
@@ -254,21 +317,25 @@ pub(super) fn top(
     }
     // Every text holding the words is looked up when there are few enough, else the best.
     let (best, all) = best.finish();
-    let mut keyed: Vec<Keyed> = best
-        .into_iter()
-        .map(|(relevance, (at, fid, seq, kind))| Keyed {
-            relevance,
-            source: read.sources[at as usize].clone(),
-            fid,
-            seq,
-            kind,
-        })
-        .collect();
+    let mut keyed = keyed_of(best, &read.sources);
     sort(&mut keyed);
     match walk(tx, on, q, terms, &keyed)? {
         (hits, full) if full || all => Ok(Some(hits)),
         _ => mode.not_posted(),
     }
+}
+
+/// The best texts as the walk looks them up.
+fn keyed_of(best: Vec<(f64, Key)>, sources: &[String]) -> Vec<Keyed> {
+    best.into_iter()
+        .map(|(relevance, (at, fid, seq, kind))| Keyed {
+            relevance,
+            source: sources[at as usize].clone(),
+            fid,
+            seq,
+            kind,
+        })
+        .collect()
 }
 
 /// A row listed: its word, its source (in `Read::sources`), its postings when read with the
@@ -282,6 +349,7 @@ struct Stored<'a> {
     skips: Option<&'a [u8]>,
     data_len: usize,
     pos_len: Option<usize>,
+    bounds: Option<&'a [u8]>,
 }
 
 /// The rows listed, the sources, each word's count of postings, and whether its positions are
@@ -454,42 +522,137 @@ impl Read<'_> {
         let placed = self.placed[w];
         let mut parts = Vec::new();
         for (row, stored) in self.rows.iter().enumerate().filter(|(_, r)| r.word == w) {
-            let pos_len = stored.pos_len.filter(|_| placed);
             let (Some(files), Some(skips)) = (files, stored.skips) else {
-                parts.push(Part {
-                    row,
-                    data: 0..stored.data_len,
-                    pos: 0..pos_len.unwrap_or(0),
-                    blocks: None,
-                });
+                parts.push(self.whole(row, placed));
                 continue;
             };
             let Some(blocks) = blocks(skips, stored.data_len, stored.pos_len) else {
                 return Err(undecoded(&self.sources[stored.at as usize]));
             };
             let files = &files[stored.at as usize];
-            let keep = |b: &&Block| {
+            let keep = |b: &Block| {
                 let from = files.partition_point(|&f| f < b.lo);
                 files.get(from).is_some_and(|&f| f <= b.hi)
             };
-            let kept: Vec<&Block> = blocks.iter().filter(keep).collect();
-            if kept.iter().map(|b| b.data.len()).sum::<usize>() * 2 > stored.data_len {
-                // Most of the row: read whole in one part (a part costs the server a look-up of
-                // its chunks), its kept blocks still the only ones decoded.
-                parts.push(Part {
-                    row,
-                    data: 0..stored.data_len,
-                    pos: 0..pos_len.unwrap_or(0),
-                    blocks: Some(kept.into_iter().cloned().collect()),
-                });
+            self.cut(
+                row,
+                blocks.into_iter().filter(keep).collect(),
+                placed,
+                &mut parts,
+            );
+        }
+        Ok(parts)
+    }
+
+    /// Feeds `best` (through `each`) the postings of every row's blocks that may hold one of
+    /// the best: blocks in order of their bound (`most_of`), read in rounds of
+    /// [`FIRST_BLOCKS`], then twice as many each round, until the best kept's floor is above
+    /// every block left (those are never read; `best` is then cut, not every text). A row
+    /// without bounds (written before pg 0024, not yet rewritten by a push) is read whole
+    /// first.
+    fn best_blocks(
+        &self,
+        tx: &mut Transaction,
+        best: &mut Best,
+        most_of: &impl Fn(&Bound) -> f64,
+        mut each: impl FnMut(&mut Best, u32, Posting),
+    ) -> Result<()> {
+        let mut whole = Vec::new();
+        // Each block of the rows with bounds: its bound's score, its row, the block, the bound.
+        let mut ranked: Vec<(f64, usize, Block, Bound)> = Vec::new();
+        for (row, stored) in self.rows.iter().enumerate() {
+            let bad = || undecoded(&self.sources[stored.at as usize]);
+            let (Some(skips), Some(stored_bounds)) = (stored.skips, stored.bounds) else {
+                whole.push(self.whole(row, false));
                 continue;
+            };
+            let blocks = blocks(skips, stored.data_len, None).ok_or_else(bad)?;
+            let bounds = bounds(stored_bounds, blocks.len()).ok_or_else(bad)?;
+            for (block, bound) in blocks.into_iter().zip(bounds) {
+                ranked.push((most_of(&bound), row, block, bound));
             }
+        }
+        for (part, (data, _)) in whole.iter().zip(self.fetch(tx, &whole, false)?) {
+            let at = self.rows[part.row].at;
+            if !decode(&data, |posting| each(best, at, posting)) {
+                return Err(undecoded(&self.sources[at as usize]));
+            }
+        }
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let (mut next, mut round) = (0, FIRST_BLOCKS);
+        loop {
+            let floor = best.floor();
+            let mut end = next;
+            while end < ranked.len().min(next + round) && beats(ranked[end].0, floor) {
+                end += 1;
+            }
+            if end == next {
+                break;
+            }
+            let mut chosen: Vec<&(f64, usize, Block, Bound)> = ranked[next..end].iter().collect();
+            chosen.sort_by_key(|c| (c.1, c.2.data.start));
+            let mut parts = Vec::new();
+            for of_row in chosen.chunk_by(|a, b| a.1 == b.1) {
+                let kept = of_row.iter().map(|c| c.2.clone()).collect();
+                self.cut(of_row[0].1, kept, false, &mut parts);
+            }
+            // The parts' blocks come in `chosen`'s order: each with its bound.
+            let mut bound_of = chosen.iter().map(|c| c.3);
+            for (part, (data, _)) in parts.iter().zip(self.fetch(tx, &parts, false)?) {
+                let at = self.rows[part.row].at;
+                for b in part.blocks.iter().flatten() {
+                    let bound = bound_of.next().unwrap_or_default();
+                    let mut within = true;
+                    let whole = data.get(b.data.clone()).is_some_and(|d| {
+                        decode_block(d, None, b, &mut |_| true, &mut |posting, _| {
+                            within &= bound.holds(&posting);
+                            each(best, at, posting);
+                        })
+                    });
+                    if !whole || !within {
+                        return Err(undecoded(&self.sources[at as usize]));
+                    }
+                }
+            }
+            (next, round) = (end, round * 2);
+        }
+        if next < ranked.len() {
+            best.cut = true;
+        }
+        Ok(())
+    }
+
+    /// Row `row` read whole, decoded whole.
+    fn whole(&self, row: usize, placed: bool) -> Part {
+        let stored = &self.rows[row];
+        Part {
+            row,
+            data: 0..stored.data_len,
+            pos: 0..stored.pos_len.filter(|_| placed).unwrap_or(0),
+            blocks: None,
+        }
+    }
+
+    /// Adds to `parts` what reads `kept`, blocks of row `row` in the row's order: blocks near
+    /// each other one part, a row mostly kept one part (a part costs the server a look-up of
+    /// its chunks); each part's blocks as ranges from the part's own start, and its positions
+    /// only when `placed`.
+    fn cut(&self, row: usize, kept: Vec<Block>, placed: bool, parts: &mut Vec<Part>) {
+        let from = parts.len();
+        let stored = &self.rows[row];
+        if kept.iter().map(|b| b.data.len()).sum::<usize>() * 2 > stored.data_len {
+            // Its kept blocks still the only ones decoded.
+            parts.push(Part {
+                blocks: Some(kept),
+                ..self.whole(row, true)
+            });
+        } else {
             let mut open: Option<Part> = None;
             for b in kept {
                 if let Some(part) = open.as_mut().filter(|p| b.data.start - p.data.end < GAP) {
                     part.data.end = b.data.end;
                     part.pos.end = b.pos.end;
-                    part.blocks.get_or_insert_with(Vec::new).push(b.clone());
+                    part.blocks.get_or_insert_with(Vec::new).push(b);
                     continue;
                 }
                 parts.extend(open.take());
@@ -497,13 +660,12 @@ impl Read<'_> {
                     row,
                     data: b.data.clone(),
                     pos: b.pos.clone(),
-                    blocks: Some(vec![b.clone()]),
+                    blocks: Some(vec![b]),
                 });
             }
             parts.extend(open);
         }
-        // Each part's blocks as ranges from the part's own start, and no positions unless read.
-        for part in &mut parts {
+        for part in &mut parts[from..] {
             if let Some(blocks) = part.blocks.as_mut() {
                 for b in blocks {
                     b.data = b.data.start - part.data.start..b.data.end - part.data.start;
@@ -514,7 +676,6 @@ impl Read<'_> {
                 part.pos = 0..0;
             }
         }
-        Ok(parts)
     }
 
     /// Each part's bytes, read in one statement (`substring` of a column stored uncompressed
@@ -646,27 +807,41 @@ fn live(tx: &mut Transaction, sources: &[String], texts: &[Key]) -> Result<i64> 
     Ok(texts.iter().filter(|k| on.contains(&(k.0, k.1))).count() as i64)
 }
 
+/// Whether a block of this bound may hold a text that reaches `floor` (with room for the
+/// rounding of the bound's arithmetic, done in another order than a text's).
+fn beats(bound: f64, floor: Option<f64>) -> bool {
+    floor.is_none_or(|floor| bound * ROOM >= floor)
+}
+
 fn key(at: u32, posting: &Posting) -> Key {
     (at, posting.fid, posting.seq, posting.kind)
 }
 
-/// The [`MOST_LOOKED_UP`] best texts of those pushed, cut down to them whenever it holds
-/// [`Best::HELD`]: a common word's millions of postings are never all held. Once cut, the worst
+/// The `k` best texts of those pushed, cut down to them whenever it holds four times as many:
+/// a common word's millions of postings are never all held. Once cut, the worst
 /// kept is a floor: a text that would score under it even at the full recency weight is not
 /// scored (`Best::beneath`), which spares most postings of a common word the blend's `powf`.
-#[derive(Default)]
 struct Best {
+    /// How many are kept.
+    k: usize,
     texts: Vec<(f64, Key)>,
     cut: bool,
     floor: Option<f64>,
 }
 
 impl Best {
-    const HELD: usize = 4 * MOST_LOOKED_UP;
+    fn new(k: usize) -> Best {
+        Best {
+            k,
+            texts: Vec::new(),
+            cut: false,
+            floor: None,
+        }
+    }
 
     fn push(&mut self, relevance: f64, key: Key) {
         self.texts.push((relevance, key));
-        if self.texts.len() >= Self::HELD {
+        if self.texts.len() >= 4 * self.k {
             self.cut_to_best();
         }
     }
@@ -681,16 +856,21 @@ impl Best {
 
     /// Best first, then the later text (`ranked::sort`'s order, by which ties are cut too).
     fn cut_to_best(&mut self) {
-        if self.texts.len() > MOST_LOOKED_UP {
-            self.texts
-                .select_nth_unstable_by(MOST_LOOKED_UP, best_first);
-            self.texts.truncate(MOST_LOOKED_UP);
+        if self.texts.len() > self.k {
+            self.texts.select_nth_unstable_by(self.k, best_first);
+            self.texts.truncate(self.k);
             self.cut = true;
             self.floor = self.texts.iter().map(|t| t.0).reduce(f64::min);
         }
     }
 
     /// The best, and whether they are every text pushed.
+    /// The least score a text must reach to be kept, once `k` are.
+    fn floor(&mut self) -> Option<f64> {
+        self.cut_to_best();
+        self.floor
+    }
+
     fn finish(mut self) -> (Vec<(f64, Key)>, bool) {
         self.cut_to_best();
         (self.texts, !self.cut)
@@ -784,9 +964,9 @@ mod tests {
     #[test]
     fn the_floor_keeps_the_best_of_every_text() {
         let mut next = xorshift(0x2545_f491_4f6c_dd1d);
-        let mut best = Best::default();
+        let mut best = Best::new(MOST_LOOKED_UP);
         let mut every = Vec::new();
-        let (mut beneath, n) = (0, 3 * Best::HELD + 12_345);
+        let (mut beneath, n) = (0, 12 * MOST_LOOKED_UP + 12_345);
         for i in 0..n {
             let bm25 = (next() % 64) as f64 / 8.0;
             let weight = [1.0, 1.0, 2.0 / 3.0, 0.75][(next() % 4) as usize];
