@@ -47,14 +47,15 @@ const MOST_LOOKED_UP: usize = 20_000;
 
 /// Texts a search of one word keeps first (pg 0024's bounds): enough to fill the hits unless
 /// the filters or the copies of the texts rule most out, when the search keeps
-/// [`MOST_LOOKED_UP`] instead. A block's bound beats the best kept's floor the more often the
-/// more are kept: of a word in a million texts, the best 20,000 are one in fifty, and most
-/// blocks of 64 hold one that may be among them.
-const FEW_LOOKED_UP: usize = 1_000;
+/// [`MOST_LOOKED_UP`] instead. The fewer kept, the higher the floor they set and the fewer the
+/// blocks whose bound reaches it: of `function`'s 4,316 blocks at 300,000 generated sessions
+/// (files numbered by time), the best 200 texts could be in 171 by the blocks' bounds, the
+/// best 1,000 in 638, the best 20,000 in nearly all (docs/performance.md).
+const FEW_LOOKED_UP: usize = 200;
 
-/// Blocks a search of one word reads first, best bound first (twice what [`FEW_LOOKED_UP`]
-/// texts fill); each further round reads up to twice as many, of those that can still beat the
-/// best kept.
+/// Blocks a search of one word reads first, best bound first (a round trip costs more than a
+/// few kilobytes more); each further round reads up to twice as many, of those that can still
+/// beat the best kept.
 const FIRST_BLOCKS: usize = 32;
 
 /// Whether the postings may answer a search of these phrases (before the server is asked):
@@ -200,19 +201,23 @@ pub(super) fn top(
             tfs.fill(i64::from(posting.tf));
             bm25(tfs, posting, &p.facts)
         };
+        // The most a block's posting can score: its best corner's score at the corner's weight.
         let most_of = |b: &Bound| {
-            let at_most = Posting {
-                tf: b.tf,
-                ntok: b.ntok,
-                ts_ms: b.ts_ms,
-                ..Posting::default()
-            };
             let mut tfs = vec![0; slots.len()];
-            let mut weight = b.ts_ms.map_or(0.0, |t| blend(Some(t), now_ms));
-            if b.untimed {
-                weight = weight.max(blend(None, now_ms));
-            }
-            most(score(&at_most, &mut tfs), weight)
+            (b.corners.iter())
+                .map(|c| {
+                    let at_most = Posting {
+                        tf: c.tf,
+                        ntok: c.ntok,
+                        ..Posting::default()
+                    };
+                    let mut weight = c.ts_ms.map_or(0.0, |t| blend(Some(t), now_ms));
+                    if c.untimed {
+                        weight = weight.max(blend(None, now_ms));
+                    }
+                    most(score(&at_most, &mut tfs), weight)
+                })
+                .fold(f64::NEG_INFINITY, f64::max)
         };
         for k in [FEW_LOOKED_UP, MOST_LOOKED_UP] {
             let mut best = Best::new(k);
@@ -597,11 +602,13 @@ impl Read<'_> {
                 self.cut(of_row[0].1, kept, false, &mut parts);
             }
             // The parts' blocks come in `chosen`'s order: each with its bound.
-            let mut bound_of = chosen.iter().map(|c| c.3);
+            let mut bound_of = chosen.iter().map(|c| &c.3);
             for (part, (data, _)) in parts.iter().zip(self.fetch(tx, &parts, false)?) {
                 let at = self.rows[part.row].at;
                 for b in part.blocks.iter().flatten() {
-                    let bound = bound_of.next().unwrap_or_default();
+                    let Some(bound) = bound_of.next() else {
+                        return Err(undecoded(&self.sources[at as usize]));
+                    };
                     let mut within = true;
                     let whole = data.get(b.data.clone()).is_some_and(|d| {
                         decode_block(d, None, b, &mut |_| true, &mut |posting, _| {
