@@ -950,7 +950,7 @@ fn files_gone_before_schema_22_are_listed_by_its_migration() {
 /// the next push puts its source's rows in blocks with their bounds, and rows merged later keep
 /// both. Phrases of a common word (read through its blocks once the rarer word's texts are
 /// known) and the common word alone (its blocks read best bound first, 2,000 texts of which
-/// the best 1,000 are kept) rank as the local index does at each step.
+/// the best 200 are kept) rank as the local index does at each step.
 #[test]
 #[ignore = "needs a PostgreSQL server: tests/pg/run.sh"]
 fn rows_pushed_before_schema_23_are_put_in_blocks_by_the_next_push() {
@@ -1099,7 +1099,8 @@ fn a_words_blocks_its_best_cannot_be_in_are_not_read() {
         );
     }
     // A block whose one short text is the best of all, among long ones: read first by its
-    // bound (its greatest count, least length, latest time), whatever its other texts score.
+    // bound (its corner of the greatest count and least length, at its latest time), whatever
+    // its other texts score.
     let mixed: Vec<String> = (0..60)
         .map(|i| match i {
             30 => "the the the".to_string(),
