@@ -102,6 +102,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         24,
         include_str!("../../../../migrations/pg/0024_postings_bounded.sql"),
     ),
+    (
+        25,
+        include_str!("../../../../migrations/pg/0025_common_grams.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server

@@ -81,6 +81,15 @@ pub fn postings_bounded() -> bool {
     migrate::latest() >= POSTINGS_BOUNDED
 }
 
+/// The first schema whose postings hold the pairs of the common words too (`pg::words::grams`),
+/// under terms of two words.
+pub const COMMON_GRAMS: i32 = 25;
+
+/// Whether the schema this pidx writes and reads (`migrate::latest`) has [`COMMON_GRAMS`].
+pub fn grams_posted() -> bool {
+    migrate::latest() >= COMMON_GRAMS
+}
+
 /// Whether the schema this pidx writes and reads (`migrate::latest`) has [`WORD_POSTINGS`].
 pub fn words_posted() -> bool {
     migrate::latest() >= WORD_POSTINGS

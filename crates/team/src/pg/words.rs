@@ -259,6 +259,46 @@ pub fn occurrences_outside<'a>(
     (occ, n)
 }
 
+/// The words so common that a phrase holding one is read from the pairs it makes (pg 0025,
+/// "common grams"): `"the borrow"` reads the postings of the term `the borrow`, the texts
+/// where `the` is followed by `borrow`, instead of every posting of `the` (a million at
+/// 300,000 sessions, where `borrow` is in one text in five). English's commonest function
+/// words and the halves of its contractions (`it's` is `it` and `s`), which fill most prose;
+/// a word of code, however frequent, is rarely half of a phrase. The list is the server's:
+/// pushed grams are of these words, and migration 0025's `pidx_common_words()` names the same
+/// (a test compares them); another list would need another migration and pushes again.
+pub const COMMON: [&str; 35] = [
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "for", "from", "have", "i", "if",
+    "in", "is", "it", "no", "not", "of", "on", "or", "s", "t", "that", "the", "this", "to", "was",
+    "we", "will", "with", "you", "your",
+];
+
+/// Whether `word` (a folded word) is one of [`COMMON`].
+pub fn common(word: &str) -> bool {
+    COMMON.binary_search(&word).is_ok()
+}
+
+/// The term of the pair `a` `b` (folded words, `b` right after `a`) when the server holds
+/// one: either is [`COMMON`], and the term fits a lexeme. Words hold no space, so no word is
+/// such a term.
+pub fn gram(a: &str, b: &str) -> Option<String> {
+    ((common(a) || common(b)) && a.len() + 1 + b.len() <= MAX_LEXEME).then(|| format!("{a} {b}"))
+}
+
+/// The grams of a text's [`occurrences`] (sorted by word then position): each pair of words
+/// one right after the other of which [`gram`] makes a term, with the first word's position,
+/// sorted by term then position.
+pub fn grams(occ: &[(Cow<'_, str>, u32)]) -> Vec<(String, u32)> {
+    let mut by_place: Vec<(u32, &str)> = occ.iter().map(|(w, at)| (*at, w.as_ref())).collect();
+    by_place.sort_unstable();
+    let mut out: Vec<(String, u32)> = (by_place.windows(2))
+        .filter(|pair| pair[0].0.checked_add(1) == Some(pair[1].0))
+        .filter_map(|pair| gram(pair[0].1, pair[1].1).map(|g| (g, pair[0].0)))
+        .collect();
+    out.sort_unstable();
+    out
+}
+
 impl TsVector {
     /// The words of `text` with their positions. A text too big for one `tsvector` keeps
     /// positions only while they fit, then only lexemes.
@@ -563,5 +603,59 @@ mod against_fts5 {
             checked += ours.len();
         }
         assert!(checked > 10_000, "{checked}");
+    }
+
+    #[test]
+    fn the_common_words_are_sorted_folded_words() {
+        assert!(
+            COMMON.windows(2).all(|w| w[0] < w[1]),
+            "binary search needs order"
+        );
+        for w in COMMON {
+            assert_eq!(words(w).collect::<Vec<_>>(), [w]);
+            assert!(common(w));
+        }
+        assert!(!common("borrow") && !common("th") && !common(""));
+        // The server's list (migration 0025), which its trigger takes a gone word's grams by.
+        let sql = include_str!("../../../../migrations/pg/0025_common_grams.sql");
+        let list = sql.split("ARRAY[").nth(1).and_then(|s| s.split(']').next());
+        let server: Vec<&str> = (list.unwrap().split(','))
+            .map(|w| w.trim().trim_matches('\''))
+            .collect();
+        assert_eq!(server, COMMON);
+    }
+
+    #[test]
+    fn grams_are_the_adjacent_pairs_with_a_common_word() {
+        let text = "The borrow of THE checker; parse line, it's done";
+        let got = grams(&occurrences(text).0);
+        let want: Vec<(String, u32)> = [
+            ("borrow of", 2),
+            ("it s", 8),
+            ("line it", 7),
+            ("of the", 3),
+            ("s done", 9),
+            ("the borrow", 1),
+            ("the checker", 4),
+        ]
+        .iter()
+        .map(|(g, at)| (g.to_string(), *at))
+        .collect();
+        assert_eq!(got, want);
+        // A hidden word is no half of a pair (`THE checker` hidden: `of` and `parse` were
+        // next to it).
+        let at = text.find("checker").unwrap();
+        let (occ, n) = occurrences_outside(text, &[(at - 4, at + 7)]);
+        assert_eq!(n, 10);
+        let got: Vec<String> = grams(&occ).into_iter().map(|g| g.0).collect();
+        assert_eq!(
+            got,
+            ["borrow of", "it s", "line it", "s done", "the borrow"]
+        );
+        // A pair too long for a lexeme is no term, on push and on search alike.
+        let long = "x".repeat(MAX_LEXEME - 4);
+        assert!(gram("the", &long).is_some());
+        assert!(gram("the", &format!("{long}x")).is_none());
+        assert!(gram("parse", "line").is_none());
     }
 }

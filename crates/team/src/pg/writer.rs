@@ -179,6 +179,9 @@ pub struct FileRows {
     /// Each text's positions of each word of its `tsvector`, in the `tsvector`'s order, the
     /// word's count of them each (empty before `pg::WORD_POSITIONS`).
     pub positions: Vec<Vec<u32>>,
+    /// Each text's grams (`pg::words::grams`) with their positions, by term, a list per row of
+    /// `texts` (empty before `pg::COMMON_GRAMS`): postings under terms no text counts.
+    pub grams: Vec<Vec<(String, Vec<u32>)>>,
     /// (seq, kind, term, tf, ntok, ts_ms): each text's listed words (`pg::heads`).
     pub heads: Rows,
     /// (seq, n, name) of tool calls.
@@ -204,6 +207,7 @@ impl FileRows {
             texts: Rows::new(TEXT_COLS.len()),
             tfs: Vec::new(),
             positions: Vec::new(),
+            grams: Vec::new(),
             heads: Rows::new(HEAD_COLS.len()),
             tools: Rows::new(TOOL_COLS.len()),
             listing: Rows::new(LINE_COLS.len()),
@@ -400,6 +404,21 @@ impl WordCounts {
                         self.bytes += word.postings.bytes() - before;
                     }
                 }
+                // A gram's postings, under a term of no text's count (`n` stays 0: its texts
+                // are counted from its postings when a phrase needs them).
+                let Some(p) = posting.as_mut() else {
+                    continue;
+                };
+                for (term, at) in rows.grams.get(i).map_or(&[][..], Vec::as_slice) {
+                    let word = match self.words.get_mut(term.as_str()) {
+                        Some(w) => w,
+                        None => self.words.entry(term.clone()).or_default(),
+                    };
+                    p.tf = u32::try_from(at.len()).unwrap_or(u32::MAX);
+                    let before = word.postings.bytes();
+                    word.postings.add(p, at);
+                    self.bytes += word.postings.bytes() - before;
+                }
             }
         }
     }
@@ -421,7 +440,6 @@ impl WordCounts {
         let (mut ns, mut posted, mut rows, mut terms_posted, mut small) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (term, w) in words {
-            ns.push(w.n);
             if !w.postings.is_empty() {
                 let n = i32::try_from(w.postings.len()).unwrap_or(i32::MAX);
                 if n < Self::SMALL {
@@ -431,7 +449,12 @@ impl WordCounts {
                 rows.push(w.postings.finish());
                 terms_posted.push(term.clone());
             }
-            terms.push(term);
+            // A gram is counted by no text (its count would never go down: the server's
+            // trigger counts a deleted text's `tsvector`, which holds no grams).
+            if w.n > 0 {
+                ns.push(w.n);
+                terms.push(term);
+            }
         }
         client
             .execute(

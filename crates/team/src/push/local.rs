@@ -14,7 +14,7 @@ use super::PushOptions;
 use crate::pg::heads;
 use crate::pg::lines;
 use crate::pg::values::Val;
-use crate::pg::words::{occurrences_outside, TsVector};
+use crate::pg::words::{grams, occurrences_outside, TsVector};
 use crate::pg::writer::{Change, FileRows, ENTRY_COLS, SESSION_COLS};
 use pidx_core::error::{Error, Result};
 use pidx_core::pi::line::{parse_json, parse_line, Line};
@@ -320,6 +320,8 @@ fn listing_in_body(row: &mut [Val], bodies: &[(i16, &str)]) {
 static POSTED: LazyLock<bool> = LazyLock::new(crate::pg::words_posted);
 /// Whether they hold the words' positions (`pg::WORD_POSITIONS`).
 static POSITIONED: LazyLock<bool> = LazyLock::new(crate::pg::words_positioned);
+/// Whether they hold the pairs of the common words too (`pg::COMMON_GRAMS`).
+static GRAMS: LazyLock<bool> = LazyLock::new(crate::pg::grams_posted);
 
 /// The entry's searchable texts, of the kinds the local index holds for it; `at`: the entry's
 /// time and silence.
@@ -361,8 +363,23 @@ fn add_texts(
                         positions.extend(run.iter().map(|o| o.1));
                     }
                 }
+                let held = tfs.len();
                 rows.tfs.push(tfs);
                 rows.positions.push(positions);
+                if *GRAMS {
+                    let mut grams = grams(&occ);
+                    // Of a text too big for its `tsvector` (which then holds the first words
+                    // in order), only the grams of words it holds: the server takes a word's
+                    // grams away with the word's last text, which it knows by the `tsvector`s.
+                    if held < occ.chunk_by(|a, b| a.0 == b.0).count() {
+                        let last = words.lexemes().last().unwrap_or_default();
+                        grams.retain(|(g, _)| g.split(' ').all(|w| w <= last));
+                    }
+                    let runs = grams.chunk_by(|a, b| a.0 == b.0);
+                    let runs =
+                        runs.map(|run| (run[0].0.clone(), run.iter().map(|g| g.1).collect()));
+                    rows.grams.push(runs.collect());
+                }
             }
             drop(occ);
             let body = if secrets.is_empty() {

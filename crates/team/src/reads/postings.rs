@@ -96,23 +96,30 @@ pub(super) fn top(
     if !posted(tx, on)? {
         return mode.not_posted();
     }
-    // Each phrase's words, each word read once.
-    let mut words: Vec<String> = p.phrases.iter().flat_map(|ph| ph.words.clone()).collect();
+    // Each phrase's terms (its words, or pg 0025's grams where it holds a common word), each
+    // term read once, and each phrase's slots: its terms' indexes with their places in it.
+    let grams = crate::pg::grams_posted();
+    let units: Vec<Vec<(String, u32)>> = (p.phrases.iter())
+        .map(|ph| units(&ph.words, grams))
+        .collect();
+    let mut words: Vec<String> = units.iter().flatten().map(|u| u.0.clone()).collect();
     words.sort();
     words.dedup();
-    let slots: Vec<Vec<usize>> = (p.phrases.iter())
-        .map(|ph| {
-            (ph.words.iter())
-                .map(|w| words.binary_search(w).unwrap_or(0))
+    let slots: Vec<Vec<(usize, u32)>> = (units.iter())
+        .map(|u| {
+            (u.iter())
+                .map(|(w, at)| (words.binary_search(w).unwrap_or(0), *at))
                 .collect()
         })
         .collect();
+    // Whether each phrase is of several words (its count of texts is counted here).
+    let several: Vec<bool> = p.phrases.iter().map(|ph| ph.words.len() > 1).collect();
     let positioned = slots.iter().any(|s| s.len() > 1);
     // One word's rows are read whole with this query; several words' rows are only listed
     // here, with their lengths and (pg 0023) their blocks' entries, and read word by word as
     // `Read::holding` needs them: the commonest words' only in the blocks that may hold the
     // texts the rarer ones left.
-    let one = words.len() == 1 && !positioned;
+    let one = words.len() == 1 && !several.contains(&true);
     // One word's rows (pg 0024) are listed with their blocks' bounds and read best bound first.
     let bounded = one && crate::pg::postings_bounded();
     let data = if one && !bounded {
@@ -145,7 +152,7 @@ pub(super) fn top(
         .map_err(server_err)?;
     let mut placed = vec![false; words.len()];
     for s in slots.iter().filter(|s| s.len() > 1) {
-        for &w in s {
+        for &(w, _) in s {
             placed[w] = true;
         }
     }
@@ -262,7 +269,7 @@ pub(super) fn top(
             slots
                 .iter()
                 .map(|s| match s.as_slice() {
-                    [w] => i64::from(t.tfs[*w]),
+                    [(w, _)] => i64::from(t.tfs[*w]),
                     more => instances(more, &t.positions),
                 })
                 .collect()
@@ -276,9 +283,9 @@ pub(super) fn top(
             // session has). The fewest of them then seed the texts holding every word, so that
             // no word's postings are read twice.
             let mut hits: Vec<i64> = Vec::with_capacity(slots.len());
-            let mut seed: Option<(&[usize], Texts)> = None;
+            let mut seed: Option<(Vec<usize>, Texts)> = None;
             for (i, s) in slots.iter().enumerate() {
-                if let [_] = s.as_slice() {
+                if !several[i] {
                     hits.push(p.hits[i]);
                     continue;
                 }
@@ -286,15 +293,18 @@ pub(super) fn top(
                     hits.push(hits[before]);
                     continue;
                 }
-                let mut held = read.holding(tx, s, None)?;
-                held.retain(|_, t| instances(s, &t.positions) > 0);
+                let of: Vec<usize> = s.iter().map(|u| u.0).collect();
+                let mut held = read.holding(tx, &of, None)?;
+                if s.len() > 1 {
+                    held.retain(|_, t| instances(s, &t.positions) > 0);
+                }
                 let keys: Vec<Key> = held.keys().copied().collect();
                 hits.push(live(tx, &read.sources, &keys)?);
                 if seed
                     .as_ref()
                     .is_none_or(|(_, fewest)| held.len() < fewest.len())
                 {
-                    seed = Some((s, held));
+                    seed = Some((of, held));
                 }
             }
             p.counted(&hits);
@@ -752,24 +762,53 @@ impl Read<'_> {
     }
 }
 
-/// How many times a phrase starts in a text, given the indexes of its words in the phrase's
-/// order and the text's positions of each word (FTS5's instances, overlapping ones too:
-/// `ranked::Phrase::count`). Each place is found from the phrase's word with the fewest
-/// positions there (`borrow`, not `the`, for `"the borrow"`), the others looked up.
-fn instances(phrase: &[usize], positions: &[Vec<u32>]) -> i64 {
-    let Some((anchor, &w)) = (phrase.iter().enumerate()).min_by_key(|(_, &w)| positions[w].len())
-    else {
+/// A phrase's terms to read, each with its place in the phrase: each word, or with `grams`
+/// (pg 0025) each pair of words one right after the other that the server holds as a term
+/// (`the borrow`: either is common), so that no common word is read alone; together they
+/// cover every word. `"fix the borrow"` is `fix the` at 0 and `the borrow` at 1 (a pair is
+/// never in more texts than either of its words). A phrase of one word is that word.
+fn units(words: &[String], grams: bool) -> Vec<(String, u32)> {
+    let n = words.len();
+    let gram = |k: usize| {
+        (grams && k + 1 < n)
+            .then(|| crate::pg::words::gram(&words[k], &words[k + 1]))
+            .flatten()
+    };
+    let (mut out, mut k) = (Vec::new(), 0);
+    while k < n {
+        let at = u32::try_from(k).unwrap_or(u32::MAX);
+        if let Some(g) = gram(k) {
+            out.push((g, at));
+            k += 2;
+        } else if let Some(g) = k.checked_sub(1).and_then(gram) {
+            out.push((g, at - 1));
+            k += 1;
+        } else {
+            out.push((words[k].clone(), at));
+            k += 1;
+        }
+    }
+    out
+}
+
+/// How many times a phrase starts in a text, given its terms (indexes of words or grams, each
+/// with its place in the phrase) and the text's positions of each term (FTS5's instances,
+/// overlapping ones too: `ranked::Phrase::count`). Each place is found from the phrase's term
+/// with the fewest positions there (`borrow`, not `the`, for `"the borrow"`), the others
+/// looked up.
+fn instances(phrase: &[(usize, u32)], positions: &[Vec<u32>]) -> i64 {
+    let Some(&(w, anchor)) = phrase.iter().min_by_key(|(w, _)| positions[*w].len()) else {
         return 0;
     };
     positions[w]
         .iter()
         .filter(|&&at| {
-            let Some(start) = at.checked_sub(anchor as u32) else {
+            let Some(start) = at.checked_sub(anchor) else {
                 return false;
             };
-            (phrase.iter().enumerate()).all(|(k, &other)| {
-                k == anchor
-                    || (start.checked_add(k as u32))
+            phrase.iter().all(|&(other, k)| {
+                (other == w && k == anchor)
+                    || (start.checked_add(k))
                         .is_some_and(|next| positions[other].binary_search(&next).is_ok())
             })
         })
@@ -937,33 +976,80 @@ mod tests {
     #[test]
     fn instances_from_positions_are_the_phrases_places_in_the_tokens() {
         let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
-        let vocabulary = ["a", "b", "c"];
-        for _ in 0..2_000 {
+        // Two common words (pg 0025's grams are their pairs) and two others.
+        let vocabulary = ["the", "of", "borrow", "x"];
+        let mut grams = 0;
+        for _ in 0..3_000 {
             let len = (next() % 40) as usize;
             let tokens: Vec<Cow<str>> = (0..len)
-                .map(|_| Cow::Borrowed(vocabulary[(next() % 3) as usize]))
+                .map(|_| Cow::Borrowed(vocabulary[(next() % 4) as usize]))
                 .collect();
-            // Token numbers are 1-based, as the local index numbers a text's tokens.
-            let positions: Vec<Vec<u32>> = (vocabulary.iter())
-                .map(|v| {
-                    (tokens.iter().enumerate())
-                        .filter(|(_, t)| t == v)
-                        .map(|(i, _)| i as u32 + 1)
-                        .collect()
-                })
+            // Each term's token numbers, as push writes them: a word's, 1-based as the local
+            // index numbers a text's tokens, and a gram's, its first word's.
+            let text = tokens.join(" ");
+            let (occ, _) = crate::pg::words::occurrences(&text);
+            let mut terms: Vec<(String, u32)> =
+                occ.iter().map(|(w, at)| (w.to_string(), *at)).collect();
+            terms.extend(crate::pg::words::grams(&occ));
+            terms.sort();
+            let mut names: Vec<String> = terms.iter().map(|t| t.0.clone()).collect();
+            names.dedup();
+            let positions: Vec<Vec<u32>> = (names.iter())
+                .map(|n| terms.iter().filter(|t| t.0 == *n).map(|t| t.1).collect())
                 .collect();
-            let words: Vec<usize> = (0..1 + next() % 4).map(|_| (next() % 3) as usize).collect();
+            let words: Vec<String> = (0..1 + next() % 4)
+                .map(|_| vocabulary[(next() % 4) as usize].to_string())
+                .collect();
             let phrase = super::super::ranked::Phrase {
-                words: words.iter().map(|&w| vocabulary[w].to_string()).collect(),
+                words: words.clone(),
                 prefix: false,
             };
-            assert_eq!(
-                instances(&words, &positions),
-                phrase.count(&tokens),
-                "{:?} in {tokens:?}",
-                phrase.words
-            );
+            for with_grams in [false, true] {
+                let u = units(&words, with_grams);
+                grams += usize::from(u.iter().any(|t| t.0.contains(' ')));
+                // A term no token makes has no positions (a slot past `names`).
+                let mut positions = positions.clone();
+                let slots: Vec<(usize, u32)> = (u.iter())
+                    .map(|(t, at)| match names.binary_search(t) {
+                        Ok(i) => (i, *at),
+                        Err(_) => {
+                            positions.push(Vec::new());
+                            (positions.len() - 1, *at)
+                        }
+                    })
+                    .collect();
+                assert_eq!(
+                    instances(&slots, &positions),
+                    phrase.count(&tokens),
+                    "{words:?} as {u:?} in {tokens:?}",
+                );
+            }
         }
+        assert!(grams > 500, "{grams}");
+    }
+
+    #[test]
+    fn a_phrase_reads_the_pairs_of_its_common_words() {
+        let of = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let t = |s: &str, at: u32| (s.to_string(), at);
+        assert_eq!(units(&of("the borrow"), true), [t("the borrow", 0)]);
+        assert_eq!(
+            units(&of("fix the borrow"), true),
+            [t("fix the", 0), t("the borrow", 1)]
+        );
+        assert_eq!(
+            units(&of("borrow of the checker"), true),
+            [t("borrow of", 0), t("the checker", 2)]
+        );
+        assert_eq!(
+            units(&of("parse line"), true),
+            [t("parse", 0), t("line", 1)]
+        );
+        assert_eq!(
+            units(&of("the borrow"), false),
+            [t("the", 0), t("borrow", 1)]
+        );
+        assert_eq!(units(&of("the"), true), [t("the", 0)]);
     }
 
     /// The best kept with the floor are the best of every text, ties by row included: many
