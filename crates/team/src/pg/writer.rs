@@ -359,6 +359,15 @@ struct Word {
     postings: Segment,
 }
 
+impl Word {
+    /// Adds a text's posting; the bytes it took.
+    fn post(&mut self, p: &Posting, at: &[u32]) -> usize {
+        let before = self.postings.bytes();
+        self.postings.add(p, at);
+        self.postings.bytes() - before
+    }
+}
+
 impl WordCounts {
     /// Words held before they are written whatever is left of the push (memory).
     const MOST: usize = 500_000;
@@ -399,9 +408,7 @@ impl WordCounts {
                         p.tf = tfs.get(j).copied().unwrap_or(1);
                         let (at, rest) = positions.split_at(positions.len().min(p.tf as usize));
                         positions = rest;
-                        let before = word.postings.bytes();
-                        word.postings.add(p, at);
-                        self.bytes += word.postings.bytes() - before;
+                        self.bytes += word.post(p, at);
                     }
                 }
                 // A gram's postings, under a term of no text's count (`n` stays 0: its texts
@@ -410,14 +417,12 @@ impl WordCounts {
                     continue;
                 };
                 for (term, at) in rows.grams.get(i).map_or(&[][..], Vec::as_slice) {
+                    p.tf = u32::try_from(at.len()).unwrap_or(u32::MAX);
                     let word = match self.words.get_mut(term.as_str()) {
                         Some(w) => w,
                         None => self.words.entry(term.clone()).or_default(),
                     };
-                    p.tf = u32::try_from(at.len()).unwrap_or(u32::MAX);
-                    let before = word.postings.bytes();
-                    word.postings.add(p, at);
-                    self.bytes += word.postings.bytes() - before;
+                    self.bytes += word.post(p, at);
                 }
             }
         }

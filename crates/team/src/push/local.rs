@@ -363,7 +363,6 @@ fn add_texts(
                         positions.extend(run.iter().map(|o| o.1));
                     }
                 }
-                let held = tfs.len();
                 rows.tfs.push(tfs);
                 rows.positions.push(positions);
                 if *GRAMS {
@@ -371,8 +370,9 @@ fn add_texts(
                     // Of a text too big for its `tsvector` (which then holds the first words
                     // in order), only the grams of words it holds: the server takes a word's
                     // grams away with the word's last text, which it knows by the `tsvector`s.
-                    if held < occ.chunk_by(|a, b| a.0 == b.0).count() {
-                        let last = words.lexemes().last().unwrap_or_default();
+                    // It is cut when its greatest word is not the text's (`occ` is sorted).
+                    let last = words.lexemes().last().unwrap_or_default();
+                    if occ.last().is_some_and(|o| o.0 != last) {
                         grams.retain(|(g, _)| g.split(' ').all(|w| w <= last));
                     }
                     let runs = grams.chunk_by(|a, b| a.0 == b.0);

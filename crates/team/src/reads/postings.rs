@@ -112,14 +112,12 @@ pub(super) fn top(
                 .collect()
         })
         .collect();
-    // Whether each phrase is of several words (its count of texts is counted here).
-    let several: Vec<bool> = p.phrases.iter().map(|ph| ph.words.len() > 1).collect();
     let positioned = slots.iter().any(|s| s.len() > 1);
     // One word's rows are read whole with this query; several words' rows are only listed
     // here, with their lengths and (pg 0023) their blocks' entries, and read word by word as
     // `Read::holding` needs them: the commonest words' only in the blocks that may hold the
     // texts the rarer ones left.
-    let one = words.len() == 1 && !several.contains(&true);
+    let one = words.len() == 1 && !p.phrases.iter().any(|ph| ph.words.len() > 1);
     // One word's rows (pg 0024) are listed with their blocks' bounds and read best bound first.
     let bounded = one && crate::pg::postings_bounded();
     let data = if one && !bounded {
@@ -285,7 +283,8 @@ pub(super) fn top(
             let mut hits: Vec<i64> = Vec::with_capacity(slots.len());
             let mut seed: Option<(Vec<usize>, Texts)> = None;
             for (i, s) in slots.iter().enumerate() {
-                if !several[i] {
+                // A phrase of several words has its count of texts counted here.
+                if p.phrases[i].words.len() <= 1 {
                     hits.push(p.hits[i]);
                     continue;
                 }
