@@ -530,6 +530,30 @@ mod tests {
         assert!(v.0.len() <= MAX_BYTES + 4, "{}", v.0.len());
     }
 
+    /// Push keeps only the grams of words a cut `tsvector` holds, and tells it is cut by its
+    /// last lexeme (`push::local`): that holds only while it keeps a prefix of the sorted words.
+    #[test]
+    fn a_cut_tsvector_holds_the_first_sorted_words_and_ends_before_the_texts_last() {
+        for (text, cut) in [
+            (
+                (0..300_000)
+                    .map(|i| format!("w{i} same "))
+                    .collect::<String>(),
+                true,
+            ),
+            ("the borrow of the checker".to_string(), false),
+        ] {
+            let occ = occurrences(&text).0;
+            let mut all: Vec<&str> = occ.iter().map(|o| o.0.as_ref()).collect();
+            all.dedup();
+            let v = TsVector::of_sorted(&occ);
+            let held: Vec<&str> = v.lexemes().collect();
+            assert_eq!(held, all[..held.len()]);
+            assert_eq!(held.len() < all.len(), cut);
+            assert_eq!(held.last() != all.last(), cut);
+        }
+    }
+
     #[test]
     fn phrases_quote_each_word() {
         assert_eq!(phrase("Main.rs", false).unwrap(), "('main' <-> 'rs')");
