@@ -64,10 +64,9 @@ corpus() { # N: makes source N's corpus and index when it has its own; sets R, P
   R="$W/sessions"; (( n == 0 )) || R="$W/sessions-$n"
   local db="$W/index.db"; (( n == 0 )) || db="$W/index-$n.db"
   P=("$T/pidx" --db "$db" --root "$R")
-  if [[ ! -e "$db" ]]; then
-    "$T/examples/gen_corpus" --out "$R" --sessions "$SESSIONS" --bytes "$SIZE" --seed $((n + 1)) >/dev/null 2>&1
-    "${P[@]}" sync >/dev/null 2>&1
-  fi
+  # The corpus stays; its index, once pushed, may have gone (below) and is made again.
+  [[ -e "$R" ]] || "$T/examples/gen_corpus" --out "$R" --sessions "$SESSIONS" --bytes "$SIZE" --seed $((n + 1)) >/dev/null 2>&1
+  [[ -e "$db" ]] || "${P[@]}" sync >/dev/null 2>&1
   mb=$(echo "scale=1; $(du -sb "$R" | cut -f1) / 1000000" | bc)
 }
 corpus 0
