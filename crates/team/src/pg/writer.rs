@@ -14,6 +14,7 @@ use postgres::{Client, GenericClient, Transaction};
 use super::postings::{decode, decode_positioned, undecoded, Posting, Row, Segment};
 use super::server_err;
 use super::values::{copy_header, copy_row, copy_trailer, Ty, Val};
+use super::words::Grams;
 use pidx_core::error::{Error, Result};
 use pidx_core::store::schema::{FieldType, ENTRY_FIELDS, FIRST_MESSAGE};
 
@@ -179,9 +180,9 @@ pub struct FileRows {
     /// Each text's positions of each word of its `tsvector`, in the `tsvector`'s order, the
     /// word's count of them each (empty before `pg::WORD_POSITIONS`).
     pub positions: Vec<Vec<u32>>,
-    /// Each text's grams (`pg::words::grams`) with their positions, by term, a list per row of
-    /// `texts` (empty before `pg::COMMON_GRAMS`): postings under terms no text counts.
-    pub grams: Vec<Vec<(String, Vec<u32>)>>,
+    /// Each text's grams (`pg::words::grams`) with their positions, a list per row of `texts`
+    /// (empty before `pg::COMMON_GRAMS`): postings under terms no text counts.
+    pub grams: Vec<Grams>,
     /// (seq, kind, term, tf, ntok, ts_ms): each text's listed words (`pg::heads`).
     pub heads: Rows,
     /// (seq, n, name) of tool calls.
@@ -347,10 +348,20 @@ pub fn write_batch(
 #[derive(Debug, Default)]
 pub struct WordCounts {
     // Hashed, not ordered: a push looks every word of every text up here (a B-tree's string
-    // comparisons were a fifth of pidx's CPU in a first push); `write` sorts them once.
-    words: std::collections::HashMap<String, Word, foldhash::fast::RandomState>,
+    // comparisons were a fifth of pidx's CPU in a first push); `write` sorts them once. Each
+    // word is numbered (its place in `held`), and a gram is held under its two words' numbers.
+    words: HashMap<String, u32>,
+    held: Vec<Word>,
+    grams: HashMap<(u32, u32), Segment>,
     bytes: usize,
+    /// The numbers of the text's words being added (kept for its allocation).
+    text: Vec<u32>,
+    /// Whether the source held postings before this push's first write, and its writes since.
+    had_rows: Option<bool>,
+    writes: i64,
 }
+
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// One word's texts since the last write.
 #[derive(Debug, Default)]
@@ -359,17 +370,15 @@ struct Word {
     postings: Segment,
 }
 
-impl Word {
-    /// Adds a text's posting; the bytes it took.
-    fn post(&mut self, p: &Posting, at: &[u32]) -> usize {
-        let before = self.postings.bytes();
-        self.postings.add(p, at);
-        self.postings.bytes() - before
-    }
+/// Adds a text's posting to `postings`; the bytes it took.
+fn post(postings: &mut Segment, p: &Posting, at: &[u32]) -> usize {
+    let before = postings.bytes();
+    postings.add(p, at);
+    postings.bytes() - before
 }
 
 impl WordCounts {
-    /// Words held before they are written whatever is left of the push (memory).
+    /// Words and grams held before they are written whatever is left of the push (memory).
     const MOST: usize = 500_000;
     /// Bytes of postings held before they are written (memory).
     const MOST_BYTES: usize = 128 << 20;
@@ -380,7 +389,7 @@ impl WordCounts {
 
     /// Whether to write what is held now.
     fn full(&self) -> bool {
-        self.words.len() > Self::MOST || self.bytes > Self::MOST_BYTES
+        self.words.len() + self.grams.len() > Self::MOST || self.bytes > Self::MOST_BYTES
     }
 
     /// Adds the lexemes of each text's `tsvector` in `batch`, each once a text, and (pg 0020)
@@ -398,31 +407,45 @@ impl WordCounts {
                 let mut posting = posted.then(|| posting_of(fid, row));
                 let tfs = rows.tfs.get(i).map_or(&[][..], Vec::as_slice);
                 let mut positions = rows.positions.get(i).map_or(&[][..], Vec::as_slice);
+                self.text.clear();
                 for (j, lexeme) in words.lexemes().enumerate() {
-                    let word = match self.words.get_mut(lexeme) {
-                        Some(w) => w,
-                        None => self.words.entry(lexeme.to_string()).or_default(),
+                    let id = match self.words.get(lexeme) {
+                        Some(&id) => id,
+                        None => {
+                            let id = u32::try_from(self.held.len()).expect("words held < 2^32");
+                            self.words.insert(lexeme.to_string(), id);
+                            self.held.push(Word::default());
+                            id
+                        }
                     };
+                    self.text.push(id);
+                    let word = &mut self.held[id as usize];
                     word.n += 1;
                     if let Some(p) = posting.as_mut() {
                         p.tf = tfs.get(j).copied().unwrap_or(1);
                         let (at, rest) = positions.split_at(positions.len().min(p.tf as usize));
                         positions = rest;
-                        self.bytes += word.post(p, at);
+                        self.bytes += post(&mut word.postings, p, at);
                     }
                 }
-                // A gram's postings, under a term of no text's count (`n` stays 0: its texts
-                // are counted from its postings when a phrase needs them).
+                // A gram's postings, under a term of no text's count (its texts are counted
+                // from its postings when a phrase needs them).
                 let Some(p) = posting.as_mut() else {
                     continue;
                 };
-                for (term, at) in rows.grams.get(i).map_or(&[][..], Vec::as_slice) {
-                    p.tf = u32::try_from(at.len()).unwrap_or(u32::MAX);
-                    let word = match self.words.get_mut(term.as_str()) {
-                        Some(w) => w,
-                        None => self.words.entry(term.clone()).or_default(),
+                let Some(grams) = rows.grams.get(i) else {
+                    continue;
+                };
+                for ((a, b), at) in grams.each() {
+                    let (Some(&a), Some(&b)) =
+                        (self.text.get(a as usize), self.text.get(b as usize))
+                    else {
+                        debug_assert!(false, "a gram of words the text's tsvector lacks");
+                        continue;
                     };
-                    self.bytes += word.post(p, at);
+                    p.tf = u32::try_from(at.len()).unwrap_or(u32::MAX);
+                    let postings = self.grams.entry((a, b)).or_default();
+                    self.bytes += post(postings, p, at);
                 }
             }
         }
@@ -438,8 +461,19 @@ impl WordCounts {
             return Ok(());
         }
         self.bytes = 0;
+        // Taken, not drained: the tables go now, not at the push's end (memory).
+        let mut names = vec![String::new(); self.held.len()];
+        for (name, id) in std::mem::take(&mut self.words) {
+            names[id as usize] = name;
+        }
+        let grams = std::mem::take(&mut self.grams);
+        let mut words: Vec<(String, Word)> = Vec::with_capacity(names.len() + grams.len());
+        for ((a, b), postings) in grams {
+            let term = format!("{} {}", names[a as usize], names[b as usize]);
+            words.push((term, Word { n: 0, postings }));
+        }
+        words.extend(names.into_iter().zip(std::mem::take(&mut self.held)));
         // Sorted, so that pushes of several sources update `word_texts` in one order.
-        let mut words: Vec<(String, Word)> = std::mem::take(&mut self.words).into_iter().collect();
         words.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut terms = Vec::with_capacity(words.len());
         let (mut ns, mut posted, mut rows, mut terms_posted, mut small) =
@@ -472,7 +506,24 @@ impl WordCounts {
         if rows.is_empty() {
             return Ok(());
         }
+        if self.had_rows.is_none() {
+            let had: bool = client
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM word_postings WHERE source = $1)",
+                    &[&source],
+                )
+                .map_err(server_err)?
+                .get(0);
+            self.had_rows = Some(had);
+        }
         insert_postings(client, source, &terms_posted, &posted, rows)?;
+        self.writes += 1;
+        // A source's first push has written each word at most once a write: no word has rows
+        // to merge before its [`Self::MERGED`]th (the look for them took 1.7 s of a first push
+        // of 1,000 sessions, a term of each gram in it).
+        if self.had_rows == Some(false) && self.writes < Self::MERGED {
+            return Ok(());
+        }
         let Columns {
             col: pos_col,
             out: pos_out,

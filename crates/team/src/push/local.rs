@@ -366,19 +366,9 @@ fn add_texts(
                 rows.tfs.push(tfs);
                 rows.positions.push(positions);
                 if *GRAMS {
-                    let mut grams = grams(&occ);
                     // Of a text too big for its `tsvector` (which then holds the first words
-                    // in order), only the grams of words it holds: the server takes a word's
-                    // grams away with the word's last text, which it knows by the `tsvector`s.
-                    // It is cut when its greatest word is not the text's (`occ` is sorted).
-                    let last = words.lexemes().last().unwrap_or_default();
-                    if occ.last().is_some_and(|o| o.0 != last) {
-                        grams.retain(|(g, _)| g.split(' ').all(|w| w <= last));
-                    }
-                    let runs = grams.chunk_by(|a, b| a.0 == b.0);
-                    let runs =
-                        runs.map(|run| (run[0].0.clone(), run.iter().map(|g| g.1).collect()));
-                    rows.grams.push(runs.collect());
+                    // in order), only the grams of words it holds.
+                    rows.grams.push(grams(&occ, words.lexemes().count()));
                 }
             }
             drop(occ);

@@ -1003,7 +1003,7 @@ mod tests {
             let (occ, _) = crate::pg::words::occurrences(&text);
             let mut terms: Vec<(String, u32)> =
                 occ.iter().map(|(w, at)| (w.to_string(), *at)).collect();
-            terms.extend(crate::pg::words::grams(&occ));
+            terms.extend(crate::pg::words::gram_terms(&occ, usize::MAX));
             terms.sort();
             let mut names: Vec<String> = terms.iter().map(|t| t.0.clone()).collect();
             names.dedup();
