@@ -218,11 +218,17 @@ fn a_full_disk_makes_the_watcher_back_off_and_catch_up() {
             .collect();
         (f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()) / 100.0
     };
+    // The least share of a CPU over five windows of two seconds: a spinning watcher keeps
+    // every window busy, one backing off leaves some idle. One window of four seconds two
+    // seconds in caught the first attempt still indexing on a loaded machine (0.50 CPU).
     std::thread::sleep(Duration::from_secs(2));
-    let c0 = cpu(w.id());
-    let t0 = Instant::now();
-    std::thread::sleep(Duration::from_secs(4));
-    let idle_share = (cpu(w.id()) - c0) / t0.elapsed().as_secs_f64();
+    let mut idle_share = f64::MAX;
+    for _ in 0..5 {
+        let c0 = cpu(w.id());
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_secs(2));
+        idle_share = idle_share.min((cpu(w.id()) - c0) / t0.elapsed().as_secs_f64());
+    }
     assert_eq!(
         count(&db, "SELECT count(*) FROM entries"),
         before,
