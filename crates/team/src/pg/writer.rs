@@ -291,12 +291,8 @@ pub fn write_batch(
     }
     let appends: Vec<Appended> = (batch.files.iter().zip(&fids))
         .filter_map(|((_, rows, change), fid)| match *change {
-            Change::Append {
-                after_seq,
-                from_line,
-            } => Some(Appended {
+            Change::Append { from_line, .. } => Some(Appended {
                 fid: *fid,
-                after_seq,
                 from_line,
                 rows,
             }),
@@ -941,11 +937,10 @@ fn delete_children(tx: &mut Transaction, source: &str, fids: &[i64]) -> Result<(
     Ok(())
 }
 
-/// A transcript of the batch that grew: the server holds its entries up to `after_seq` and
-/// its lines before `from_line`.
+/// A transcript of the batch that grew: the server holds its lines before `from_line`, and
+/// `rows` lists its older entries' flags (`set_flags`).
 struct Appended<'a> {
     fid: i64,
-    after_seq: i64,
     from_line: i64,
     rows: &'a FileRows,
 }
@@ -969,12 +964,17 @@ fn delete_tails(tx: &mut Transaction, source: &str, appends: &[Appended]) -> Res
 }
 
 /// Older entries' flags that later lines change: `shadowed` (a later entry took the id) and
-/// `silent` (a later `NO_REPLY` reply). One statement a flag for the whole batch: each fires
-/// the rollup triggers of `entries` (pg 0003, 0009, 0011) once, which cost 2-3 ms even when
-/// no row changed, so a statement per transcript took 0.6 of the 1.1 s of an incremental
-/// push of 100 grown transcripts.
+/// `silent` (a later `NO_REPLY` reply). An append only ever sets them: lines added after an
+/// entry cannot take back the entry that took its id or the reply that silenced it, and the
+/// local index sets each once, when the line that changes it comes (`local::flagged` lists
+/// every older entry flagged so far). So only the listed entries not yet flagged on the server
+/// are written, looked up by key, and a flag nobody listed costs no statement: the `UPDATE` of
+/// every older entry of the grown transcripts, which compared each entry's flag with the list,
+/// read a few hundred keys of partitions of millions of rows and fired the rollup triggers of
+/// `entries` (pg 0003, 0009, 0011) even when no row changed: 357 ms of the 1.24 s the server
+/// spent on an incremental push of 100 grown transcripts at a million sessions, where none of
+/// them had a flag to set (docs/performance.md). One statement a flag for the whole batch.
 fn set_flags(tx: &mut Transaction, source: &str, appends: &[Appended]) -> Result<()> {
-    let (fids, upto): (Vec<i64>, Vec<i64>) = appends.iter().map(|a| (a.fid, a.after_seq)).unzip();
     let flagged = |col: &str| -> (Vec<i64>, Vec<i64>) {
         (appends.iter())
             .flat_map(|a| {
@@ -991,16 +991,17 @@ fn set_flags(tx: &mut Transaction, source: &str, appends: &[Appended]) -> Result
     let texts = super::times_on_texts().then_some(("entry_text", "silent"));
     let flags = [("entries", "shadowed"), ("entries", "silent")];
     for (table, col) in flags.into_iter().chain(texts) {
-        let (set_fids, set_seqs) = flagged(col);
+        let (fids, seqs) = flagged(col);
+        if fids.is_empty() {
+            continue;
+        }
         tx.execute(
             &format!(
-                "UPDATE {table} e SET {col} = NOT e.{col}
-                 FROM unnest($2::bigint[], $3::bigint[]) AS f(fid, upto)
-                 WHERE e.source = $1 AND e.fid = f.fid AND e.seq <= f.upto
-                 AND e.{col} <> ((e.fid, e.seq) IN
-                     (SELECT * FROM unnest($4::bigint[], $5::bigint[])))"
+                "UPDATE {table} e SET {col} = true
+                 FROM unnest($2::bigint[], $3::bigint[]) AS f(fid, seq)
+                 WHERE e.source = $1 AND e.fid = f.fid AND e.seq = f.seq AND NOT e.{col}"
             ),
-            &[&source, &fids, &upto, &set_fids, &set_seqs],
+            &[&source, &fids, &seqs],
         )
         .map_err(server_err)?;
     }
