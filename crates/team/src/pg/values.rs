@@ -135,7 +135,7 @@ impl ToSql for Val {
     to_sql_checked!();
 }
 
-type EncodeError = Box<dyn std::error::Error + Sync + Send>;
+pub type EncodeError = Box<dyn std::error::Error + Sync + Send>;
 
 /// `COPY ... (FORMAT binary)`'s signature, flags and header extension.
 pub fn copy_header(out: &mut bytes::BytesMut) {
@@ -159,6 +159,18 @@ pub fn copy_row(
     out.extend_from_slice(&(vals.len() as i16 + 2).to_be_bytes());
     field(out, &source)?;
     field(out, &fid)?;
+    for v in vals {
+        field(out, v)?;
+    }
+    Ok(())
+}
+
+/// One row of binary `COPY` of `vals` alone (a table without `fid`).
+///
+/// # Errors
+/// A value that cannot be encoded.
+pub fn copy_fields(out: &mut bytes::BytesMut, vals: &[Val]) -> Result<(), EncodeError> {
+    out.extend_from_slice(&(vals.len() as i16).to_be_bytes());
     for v in vals {
         field(out, v)?;
     }
