@@ -156,25 +156,18 @@ pub fn copy_row(
     fid: i64,
     vals: &[Val],
 ) -> Result<(), EncodeError> {
-    out.extend_from_slice(&(vals.len() as i16 + 2).to_be_bytes());
-    field(out, &source)?;
-    field(out, &fid)?;
+    copy_fields(out, vals.len() + 2);
+    copy_field(out, &source)?;
+    copy_field(out, &fid)?;
     for v in vals {
-        field(out, v)?;
+        copy_field(out, v)?;
     }
     Ok(())
 }
 
-/// One row of binary `COPY` of `vals` alone (a table without `fid`).
-///
-/// # Errors
-/// A value that cannot be encoded.
-pub fn copy_fields(out: &mut bytes::BytesMut, vals: &[Val]) -> Result<(), EncodeError> {
-    out.extend_from_slice(&(vals.len() as i16).to_be_bytes());
-    for v in vals {
-        field(out, v)?;
-    }
-    Ok(())
+/// The start of a row of binary `COPY` of `n` fields, each then written by [`copy_field`].
+pub fn copy_fields(out: &mut bytes::BytesMut, n: usize) {
+    out.extend_from_slice(&(n as i16).to_be_bytes());
 }
 
 /// The end of binary `COPY` data.
@@ -182,7 +175,11 @@ pub fn copy_trailer(out: &mut bytes::BytesMut) {
     out.extend_from_slice(&(-1i16).to_be_bytes());
 }
 
-fn field<T: ToSql>(out: &mut bytes::BytesMut, v: &T) -> Result<(), EncodeError> {
+/// One field of a row of binary `COPY`: its length and its binary value.
+///
+/// # Errors
+/// A value that cannot be encoded.
+pub fn copy_field<T: ToSql>(out: &mut bytes::BytesMut, v: &T) -> Result<(), EncodeError> {
     let at = out.len();
     out.extend_from_slice(&[0; 4]);
     let len = match v.to_sql(&Type::UNKNOWN, out)? {

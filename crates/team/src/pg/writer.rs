@@ -13,7 +13,9 @@ use postgres::{Client, GenericClient, Transaction};
 
 use super::postings::{decode, decode_positioned, undecoded, Posting, Row, Segment};
 use super::server_err;
-use super::values::{copy_fields, copy_header, copy_row, copy_trailer, EncodeError, Ty, Val};
+use super::values::{
+    copy_field, copy_fields, copy_header, copy_row, copy_trailer, EncodeError, Ty, Val,
+};
 use super::words::Grams;
 use pidx_core::error::{Error, Result};
 use pidx_core::store::schema::{FieldType, ENTRY_FIELDS, FIRST_MESSAGE};
@@ -640,7 +642,7 @@ fn insert_postings(
         pos.col, skips.col, bounds.col
     );
     // What the schema holds of a row (pg 0021, 0023, 0024), in the order of `cols`.
-    let parts = [
+    let in_schema = [
         !pos.col.is_empty(),
         !skips.col.is_empty(),
         !bounds.col.is_empty(),
@@ -651,18 +653,19 @@ fn insert_postings(
         .map_err(server_err)?
         .get(0);
     let put = |buf: &mut bytes::BytesMut, ((term, n), row): ((&String, &i32), Row)| {
-        let mut fields = vec![
-            Val::Text(Some(source.to_string())),
-            Val::Text(Some(term.clone())),
-            Val::Int4(Some(*n)),
-            Val::Bytes(Some(row.data)),
-        ];
-        for (held, part) in parts.iter().zip([row.pos, row.skips, row.bounds]) {
-            if *held {
-                fields.push(Val::Bytes(Some(part)));
-            }
-        }
-        copy_fields(buf, &fields)
+        let parts = [&row.pos, &row.skips, &row.bounds];
+        let held = || {
+            in_schema
+                .iter()
+                .zip(parts)
+                .filter_map(|(h, part)| h.then_some(part))
+        };
+        copy_fields(buf, 4 + held().count());
+        copy_field(buf, &source)?;
+        copy_field(buf, term)?;
+        copy_field(buf, n)?;
+        copy_field(buf, &row.data)?;
+        held().try_for_each(|part| copy_field(buf, part))
     };
     let rows = terms.iter().zip(ns).zip(rows);
     copy(client, staged, "word_postings", &cols, rows, put)
