@@ -266,6 +266,18 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         &["pars*"],
         &["answer OR test"],
         &["the -test"],
+        // Literal and regular-expression searches, newest first, from the texts their words'
+        // postings name (`reads::matching`), or from every text: a needle of whole words, one
+        // ending inside a word (its last word a prefix), one starting inside a word (its first
+        // piece dropped), one inside a single word (no word: every text); a pattern with
+        // literal runs, and one without.
+        &["--literal", "the answer"],
+        &["--literal", "the ans"],
+        &["--literal", "e walrus"],
+        &["--literal", "nswe"],
+        &["re:pars(e|ing) \\w+"],
+        &["re:the (answer|test)"],
+        &["re:(walrus|zebra) \\w+"],
         &["the", "--branch"],
         &["the", "--until", "2026-03-06"],
     ];
@@ -454,7 +466,9 @@ fn question_session(
 /// postings answer.
 fn posted(case: &[&str]) -> bool {
     let q = case[0];
-    !q.contains('*')
+    q != "--literal"
+        && !q.starts_with("re:")
+        && !q.contains('*')
         && !q
             .split(' ')
             .any(|w| w.starts_with('-') || ["OR", "AND", "NOT"].contains(&w))

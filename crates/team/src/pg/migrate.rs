@@ -106,6 +106,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         25,
         include_str!("../../../../migrations/pg/0025_common_grams.sql"),
     ),
+    (
+        26,
+        include_str!("../../../../migrations/pg/0026_words_without_gin.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server

@@ -90,6 +90,15 @@ pub fn grams_posted() -> bool {
     migrate::latest() >= COMMON_GRAMS
 }
 
+/// The first schema without a GIN index on every text's words: searches find their texts from
+/// the words' postings (`reads::matching`).
+pub const WORDS_WITHOUT_GIN: i32 = 26;
+
+/// Whether the schema this pidx writes and reads (`migrate::latest`) has [`WORDS_WITHOUT_GIN`].
+pub fn words_unindexed() -> bool {
+    migrate::latest() >= WORDS_WITHOUT_GIN
+}
+
 /// Whether the schema this pidx writes and reads (`migrate::latest`) has [`WORD_POSTINGS`].
 pub fn words_posted() -> bool {
     migrate::latest() >= WORD_POSTINGS

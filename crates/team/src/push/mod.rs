@@ -234,16 +234,18 @@ pub fn push(
     };
     tx.commit().map_err(server_err)?;
     if report.changed() > 0 {
-        // Words written since the last flush wait in the GIN index's pending list, which every
-        // search reads through; merge them now rather than on the first searches (the index of
-        // each partition, pg 0010; one with nothing pending costs nothing). Only the
-        // index's owner may: another writer role leaves it to autovacuum. After the commit: a
-        // failure inside the push's transaction would undo the push.
-        let _ = client.execute(
-            "SELECT gin_clean_pending_list(relid) FROM pg_partition_tree('entry_text_words')
-             WHERE isleaf",
-            &[],
-        );
+        // Words written since the last flush wait in the GIN index's pending list (before pg
+        // 0026), which every search reads through; merge them now rather than on the first
+        // searches (the index of each partition, pg 0010; one with nothing pending costs
+        // nothing). Only the index's owner may: another writer role leaves it to autovacuum.
+        // After the commit: a failure inside the push's transaction would undo the push.
+        if !crate::pg::words_unindexed() {
+            let _ = client.execute(
+                "SELECT gin_clean_pending_list(relid) FROM pg_partition_tree('entry_text_words')
+                 WHERE isleaf",
+                &[],
+            );
+        }
         analyze_parents(client, &stale);
     }
     client

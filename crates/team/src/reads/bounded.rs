@@ -18,6 +18,7 @@ use std::collections::HashMap;
 
 use postgres::Transaction;
 
+use super::matching::Matching;
 use super::on as server;
 use super::ranked::{count_columns, counts_of, sort, Keyed, Params, Phrase, Prepared, Shown};
 use super::search::{filters, scoped, times_alias, On};
@@ -27,6 +28,7 @@ use crate::pg::server_err;
 use crate::pg::words::{lexeme, Counter};
 use pidx_core::error::Result;
 use pidx_core::query::search::{blend, Hit, SearchOptions};
+use pidx_core::store::filter::Where;
 
 /// A match before it is counted: its key, time and length, and its count when listed.
 struct Match {
@@ -120,10 +122,42 @@ fn matches(tx: &mut Transaction, on: &On, q: &SearchOptions, word: &str) -> Resu
     let mut c = scoped(on, q);
     let times = times_alias("t");
     filters(q, on, &mut c, times);
-    let mut params = server::params(&c);
     let (lexeme, word) = (lexeme(word), word.to_string());
-    params.push(&lexeme);
-    params.push(&word);
+    // The word's texts by key, a chunk at a time, from its postings; or the words' index's.
+    let candidates = Matching::of(tx, on, &lexeme)?;
+    let runs: Vec<Option<String>> = match &candidates {
+        Some(m) => m.chunks().into_iter().map(Some).collect(),
+        None => vec![None],
+    };
+    let mut out = Vec::new();
+    for chunk in &runs {
+        out.extend(matches_of(tx, &c, times, &lexeme, &word, chunk.as_ref())?);
+    }
+    Ok(out)
+}
+
+/// [`matches`] of the texts `chunk` keys (`Matching::chunks`), or of every text.
+fn matches_of(
+    tx: &mut Transaction,
+    c: &Where,
+    times: &str,
+    lexeme: &String,
+    word: &String,
+    chunk: Option<&String>,
+) -> Result<Vec<Match>> {
+    let mut params = server::params(c);
+    params.push(lexeme);
+    params.push(word);
+    let within = match chunk {
+        Some(k) => {
+            params.push(k);
+            format!(
+                " AND {}",
+                Matching::within("x").replace('?', &format!("${}", params.len()))
+            )
+        }
+        None => String::new(),
+    };
     // The words index's matches first, each with its listed row if any: left to plan the
     // join with the entries, the server walked every entry and probed its text (3.1 s for
     // `regression` at 10,000 sessions, against 0.5 s); the listed rows joined outside, after
@@ -154,14 +188,14 @@ fn matches(tx: &mut Transaction, on: &On, q: &SearchOptions, word: &str) -> Resu
              SELECT x.source, x.fid, x.seq, x.kind, x.ntok, h.tf{copied} FROM entry_text x
              LEFT JOIN text_heads h ON h.term = ${} AND h.source = x.source
                   AND h.fid = x.fid AND h.seq = x.seq AND h.kind = x.kind
-             WHERE x.tsv @@ (${}::text)::tsquery)
+             WHERE x.tsv @@ (${}::text)::tsquery{within})
          SELECT t.source, t.fid, t.seq, t.kind, {times}.ts_ms, t.ntok, t.tf
          FROM t
          {probe}
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
          WHERE {}",
-        params.len(),
-        params.len() - 1,
+        params.len() - usize::from(chunk.is_some()),
+        params.len() - 1 - usize::from(chunk.is_some()),
         c.pg_sql(),
     );
     let rows = tx.query(sql.as_str(), &params).map_err(server_err)?;

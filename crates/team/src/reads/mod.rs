@@ -26,6 +26,7 @@ pub mod context;
 pub mod handle;
 mod heads;
 pub mod list;
+mod matching;
 pub mod on;
 mod postings;
 pub mod ranked;

@@ -943,7 +943,7 @@ impl Ranked for (f64, Key) {
 }
 
 /// Whether every source this search reads has its postings, and the reader reads every row.
-fn posted(tx: &mut Transaction, on: &On) -> Result<bool> {
+pub(super) fn posted(tx: &mut Transaction, on: &On) -> Result<bool> {
     let all: Option<bool> = tx
         .query_one(
             "SELECT bool_and(postings) AND NOT pidx_read_limited(current_user) FROM sources

@@ -30,6 +30,7 @@ use std::collections::{HashMap, HashSet};
 use postgres::types::ToSql;
 use postgres::Transaction;
 
+use super::matching::Matching;
 use super::on as server;
 use super::search::{filters, on_path, quoted_term, scoped, times_alias, tsquery, On};
 use super::unlisted::chunks;
@@ -300,6 +301,7 @@ pub(super) fn every_match(
     } else {
         exact
     };
+    let candidates = Matching::of(tx, on, &matching)?;
     c.and("t.tsv @@ (?::text)::tsquery", [text(matching)]);
     if and_only {
         // A text holding a phrase's words is read back only when the phrase operator finds the
@@ -328,40 +330,51 @@ pub(super) fn every_match(
         })
         .collect();
     let lexemes: Vec<String> = singles.iter().flatten().map(|w| lexeme(w)).collect();
-    let mut params = server::params(&c);
-    let columns = count_columns(&mut params, singles.as_ref().map(|w| (w, &lexemes[..])));
-    // The entry only for its time and silence, which pg 0018's texts carry themselves.
-    let entry = if times == "e" {
-        "JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq"
-    } else {
-        ""
-    };
-    let sql = format!(
-        "SELECT t.source, t.fid, t.seq, t.kind, {times}.ts_ms, {columns}
-         FROM entry_text t
-         {entry}
-         JOIN sessions s ON s.source = t.source AND s.fid = t.fid
-         WHERE {}",
-        c.pg_sql(),
-    );
-    let portal = tx.bind(sql.as_str(), &params).map_err(server_err)?;
     let counter = singles.as_deref().and_then(Counter::new);
     let mut scored = Vec::new();
-    loop {
-        let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
-        for r in &rows {
-            let (tfs, len) = counts_of(r, 5, &phrases, counter.as_ref());
-            if and_only && tfs.contains(&0) {
-                continue;
-            }
-            let ts_ms: Option<i64> = r.get(4);
-            scored.push(Keyed::of(
-                r,
-                -facts.sum.score(&tfs, len) * blend(ts_ms, now_ms),
-            ));
+    // The candidates a chunk at a time by key, each confirmed on its words; or every text.
+    let runs: Vec<Option<String>> = match &candidates {
+        Some(m) => m.chunks().into_iter().map(Some).collect(),
+        None => vec![None],
+    };
+    for chunk in runs {
+        let mut c = c.clone();
+        if let Some(chunk) = chunk {
+            c.and(Matching::within("t"), [text(chunk)]);
         }
-        if rows.len() < BATCH as usize {
-            break;
+        let mut params = server::params(&c);
+        let columns = count_columns(&mut params, singles.as_ref().map(|w| (w, &lexemes[..])));
+        // The entry only for its time and silence, which pg 0018's texts carry themselves.
+        let entry = if times == "e" {
+            "JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq"
+        } else {
+            ""
+        };
+        let sql = format!(
+            "SELECT t.source, t.fid, t.seq, t.kind, {times}.ts_ms, {columns}
+             FROM entry_text t
+             {entry}
+             JOIN sessions s ON s.source = t.source AND s.fid = t.fid
+             WHERE {}",
+            c.pg_sql(),
+        );
+        let portal = tx.bind(sql.as_str(), &params).map_err(server_err)?;
+        loop {
+            let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
+            for r in &rows {
+                let (tfs, len) = counts_of(r, 5, &phrases, counter.as_ref());
+                if and_only && tfs.contains(&0) {
+                    continue;
+                }
+                let ts_ms: Option<i64> = r.get(4);
+                scored.push(Keyed::of(
+                    r,
+                    -facts.sum.score(&tfs, len) * blend(ts_ms, now_ms),
+                ));
+            }
+            if rows.len() < BATCH as usize {
+                break;
+            }
         }
     }
     sort(&mut scored);
@@ -883,15 +896,47 @@ pub(super) fn counts_of(
 /// (their `tsvector` read, not their body); the others are read back and the phrase looked for
 /// in their tokens.
 fn phrase_texts(tx: &mut Transaction, source: Option<&str>, p: &Phrase) -> Result<i64> {
-    let only = if source.is_some() {
-        " AND t.source = $3"
-    } else {
-        ""
+    let on = On {
+        source,
+        include_silent: true,
     };
+    let candidates = Matching::of(tx, &on, &p.words_tsquery())?;
+    let runs: Vec<Option<String>> = match &candidates {
+        Some(m) => m.chunks().into_iter().map(Some).collect(),
+        None => vec![None],
+    };
+    let mut n = 0;
+    for chunk in runs {
+        n += phrase_texts_of(tx, source, p, chunk.as_deref())?;
+    }
+    Ok(n)
+}
+
+/// [`phrase_texts`] over the texts `chunk` keys (`Matching::chunks`), or every text.
+fn phrase_texts_of(
+    tx: &mut Transaction,
+    source: Option<&str>,
+    p: &Phrase,
+    chunk: Option<&str>,
+) -> Result<i64> {
+    let mut only = if source.is_some() {
+        " AND t.source = $3".to_string()
+    } else {
+        String::new()
+    };
+    if chunk.is_some() {
+        let at = if source.is_some() { 4 } else { 3 };
+        only.push_str(&format!(
+            " AND {}",
+            Matching::within("t").replace('?', &format!("${at}"))
+        ));
+    }
     let terms: Vec<String> = p.words.clone();
-    let run = |tx: &mut Transaction, sql: &str, q: &String| match source {
-        Some(s) => tx.bind(sql, &[q, &terms, &s]),
-        None => tx.bind(sql, &[q, &terms]),
+    let run = |tx: &mut Transaction, sql: &str, q: &String| match (source, chunk) {
+        (Some(s), Some(k)) => tx.bind(sql, &[q, &terms, &s, &k]),
+        (Some(s), None) => tx.bind(sql, &[q, &terms, &s]),
+        (None, Some(k)) => tx.bind(sql, &[q, &terms, &k]),
+        (None, None) => tx.bind(sql, &[q, &terms]),
     };
     let mut n = 0;
     if !p.prefix {
@@ -978,19 +1023,26 @@ fn phrase_counts(
             let sql = format!(
                 "SELECT count(*) FROM entry_text t WHERE t.tsv @@ ($1::text)::tsquery{only}"
             );
-            // The words index answers a word's count exactly (no row to recheck), though
-            // PostgreSQL 15 still reads every page holding a match (pg 0019); for a word in
-            // most texts the planner would rather read every row's words (`the` at 1,000
-            // sessions: 120-160 ms against 23 ms), so the count is told to use the index.
-            tx.batch_execute("SET LOCAL enable_seqscan = off")
-                .map_err(server_err)?;
+            // Only a limited reader's count (the others read `word_texts`): before pg 0026
+            // the words index answered it exactly (no row to recheck), though PostgreSQL 15
+            // still reads every page holding a match (pg 0019); for a word in most texts the
+            // planner would rather read every row's words (`the` at 1,000 sessions: 120-160 ms
+            // against 23 ms), so the count is told to use the index. Since, it reads the
+            // texts the reader sees.
+            let indexed = !crate::pg::words_unindexed();
+            if indexed {
+                tx.batch_execute("SET LOCAL enable_seqscan = off")
+                    .map_err(server_err)?;
+            }
             let r = match source {
                 Some(s) => tx.query_one(sql.as_str(), &[&q, &s]),
                 None => tx.query_one(sql.as_str(), &[&q]),
             }
             .map_err(server_err)?;
-            tx.batch_execute("SET LOCAL enable_seqscan TO DEFAULT")
-                .map_err(server_err)?;
+            if indexed {
+                tx.batch_execute("SET LOCAL enable_seqscan TO DEFAULT")
+                    .map_err(server_err)?;
+            }
             hits.push(r.get::<_, i64>(0));
             continue;
         }

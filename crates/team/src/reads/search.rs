@@ -18,6 +18,7 @@ use std::collections::{HashMap, HashSet};
 use postgres::Transaction;
 use regex::Regex;
 
+use super::matching::Matching;
 use super::on as server;
 use crate::pg::server_err;
 use crate::pg::words::{lexeme, phrase, word_char, words};
@@ -64,26 +65,51 @@ const BATCH: i32 = 256;
 /// Server errors (a query PostgreSQL cannot parse is reported as such).
 pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hit>> {
     let mut c = scoped(on, q);
-    let (matcher, score, body) = candidates(q, &mut c)?;
+    let (matcher, score, body, words) = candidates(q, &mut c)?;
     filters(q, on, &mut c, "e");
-    let sql = format!(
-        "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
-                {score} AS score, {body}, s.fid, s.name, {TITLE}, e.seq, e.dup
-         FROM entry_text t
-         JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
-         JOIN sessions s ON s.source = t.source AND s.fid = t.fid
-         WHERE {} ORDER BY score DESC, e.ts_ms DESC NULLS LAST, s.path, e.seq, t.kind",
-        c.pg_sql(),
-    );
+    let sql_of = |c: &Where| {
+        format!(
+            "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
+                    {score} AS score, {body}, s.fid, s.name, {TITLE}, e.seq, e.dup
+             FROM entry_text t
+             JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
+             JOIN sessions s ON s.source = t.source AND s.fid = t.fid
+             WHERE {} ORDER BY score DESC, e.ts_ms DESC NULLS LAST, s.path, e.seq, t.kind",
+            c.pg_sql(),
+        )
+    };
+    let matching = match &words {
+        Some(w) => Matching::of(tx, on, w)?,
+        None => None,
+    };
+    // The candidates newest first, a chunk at a time, each chunk ordered as the hits are (a
+    // chunk ends between times), so the first chunks fill the hits; or every text under the
+    // words' `tsquery`, when the postings do not say which.
+    let runs: Box<dyn Iterator<Item = Where>> = match (matching, words) {
+        (Some(m), _) => Box::new(m.chunks().into_iter().map(move |chunk| {
+            let mut c = c.clone();
+            c.and(Matching::within("t"), [text(chunk)]);
+            c
+        })),
+        (None, words) => {
+            if let Some(w) = words {
+                c.and("t.tsv @@ (?::text)::tsquery", [text(w)]);
+            }
+            Box::new(std::iter::once(c))
+        }
+    };
     // Read from a cursor whatever the query: a fork's copied entry is one hit (as locally),
     // so a plain `LIMIT` could leave the page short.
-    let hits = confirmed(tx, &sql, &c, q, &matcher)?;
+    let hits = confirmed(tx, runs, sql_of, q, &matcher)?;
     Ok(group_by_session(hits))
 }
 
-/// The text condition of the query (added to `c`), its matcher, and the score and body
-/// columns.
-fn candidates(q: &SearchOptions, c: &mut Where) -> Result<(Matcher, String, String)> {
+/// The text condition of the query (added to `c`), its matcher, the score and body columns,
+/// and the `tsquery` of the words every match holds, if any (its candidates: `Matching`).
+fn candidates(
+    q: &SearchOptions,
+    c: &mut Where,
+) -> Result<(Matcher, String, String, Option<String>)> {
     let by_time = "0::float8".to_string();
     Ok(match &q.query {
         Query::Words { .. } => {
@@ -92,26 +118,26 @@ fn candidates(q: &SearchOptions, c: &mut Where) -> Result<(Matcher, String, Stri
             ))
         }
         Query::Literal(needle) => {
-            if let Some(words) = literal_words(needle) {
-                c.and("t.tsv @@ (?::text)::tsquery", [text(words)]);
-            }
             c.and("strpos(t.body, ?) > 0", [text(needle.as_str())]);
             // The literal's window starts before its first occurrence, which may lie past 4000.
             let body = format!(
                 "substr(t.body, greatest(1, strpos(t.body, ${}) - 300), 4000)",
                 c.values().len()
             );
-            (Matcher::Literal(needle.clone()), by_time, body)
+            (
+                Matcher::Literal(needle.clone()),
+                by_time,
+                body,
+                literal_words(needle),
+            )
         }
         Query::Regex(re) => {
             let runs: Vec<String> = required_runs(re.as_str())
                 .iter()
                 .filter_map(|r| literal_words(r))
                 .collect();
-            if !runs.is_empty() {
-                c.and("t.tsv @@ (?::text)::tsquery", [text(runs.join(" & "))]);
-            }
-            (Matcher::Regex(re.clone()), by_time, "t.body".into())
+            let words = (!runs.is_empty()).then(|| runs.join(" & "));
+            (Matcher::Regex(re.clone()), by_time, "t.body".into(), words)
         }
     })
 }
@@ -176,33 +202,41 @@ pub(super) fn times_alias(text: &'static str) -> &'static str {
 /// session's current path), each copied entry once, read from a cursor a batch at a time.
 fn confirmed(
     tx: &mut Transaction,
-    sql: &str,
-    c: &Where,
+    runs: impl Iterator<Item = Where>,
+    sql_of: impl Fn(&Where) -> String,
     q: &SearchOptions,
     matcher: &Matcher,
 ) -> Result<Vec<Hit>> {
-    let portal = tx.bind(sql, &server::params(c)).map_err(server_err)?;
     let mut paths: HashMap<i64, HashSet<i64>> = HashMap::new();
     let mut hits = OneHitPerCopy::default();
-    loop {
-        let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
-        for r in &rows {
-            if q.branch && !on_path(tx, &mut paths, &r.get::<_, String>(0), r.get(11), r.get(14))? {
-                continue;
-            }
-            if let Some(h) = hit(r, matcher) {
-                let ts: Option<i64> = r.get(8);
-                let key = h.entry_id.clone().zip(ts).map(|(id, ts)| (id, ts, h.kind));
-                hits.add(h, key, r.get(15));
-                if hits.hits.len() >= q.limit {
-                    return Ok(hits.hits);
+    for c in runs {
+        let sql = sql_of(&c);
+        let portal = tx
+            .bind(sql.as_str(), &server::params(&c))
+            .map_err(server_err)?;
+        loop {
+            let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
+            for r in &rows {
+                if q.branch
+                    && !on_path(tx, &mut paths, &r.get::<_, String>(0), r.get(11), r.get(14))?
+                {
+                    continue;
+                }
+                if let Some(h) = hit(r, matcher) {
+                    let ts: Option<i64> = r.get(8);
+                    let key = h.entry_id.clone().zip(ts).map(|(id, ts)| (id, ts, h.kind));
+                    hits.add(h, key, r.get(15));
+                    if hits.hits.len() >= q.limit {
+                        return Ok(hits.hits);
+                    }
                 }
             }
-        }
-        if rows.len() < BATCH as usize {
-            return Ok(hits.hits);
+            if rows.len() < BATCH as usize {
+                break;
+            }
         }
     }
+    Ok(hits.hits)
 }
 
 /// The leaf-to-root walk of `store::schema::ANCESTORS`, seqs only.

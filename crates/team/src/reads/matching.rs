@@ -1,0 +1,503 @@
+//! The texts a `tsquery` can match, from its words' postings (`word_postings`, pg 0020)
+//! rather than a GIN index on every text's words (dropped by pg 0026: a third of the server's
+//! time in a first push, 3.2 of 8-9 s at 1,000 sessions, and 89 MB of its 348, docs/team.md).
+//! A term's texts are its postings (a prefix's, the postings of every word starting with it,
+//! listed from `word_texts`); `&` and a phrase's `<->` keep the texts in every operand, `|`
+//! those in any, and `!` anything (the superset is what a candidate needs: each query still
+//! confirms a text on its row, with the `tsquery` on its words or the needle on its body). The
+//! candidates come back keyed and newest first (the posting's time is its entry's, pg 0018),
+//! for the queries to look up [`CHUNK`] at a time by key ([`Matching::chunks`],
+//! [`Matching::within`]).
+//!
+//! `None` (the query reads the texts under its own conditions, every row a candidate) when a
+//! source the search reads has no postings yet (`sources.postings`), the reader is a limited one
+//! (it reads no postings: their keys and times would tell of texts it may not see), the
+//! expression keeps everything (a lone `NOT`), or `PIDX_PG_HEADS` says no postings.
+
+use postgres::Transaction;
+
+use super::search::On;
+use super::unlisted::Mode;
+use crate::pg::postings::{decode, undecoded};
+use crate::pg::server_err;
+use pidx_core::error::Result;
+
+/// A text: its source (an index into [`Matching::sources`]), file, entry and kind.
+type Key = (u32, i64, i64, i16);
+
+/// Texts with their times, sorted by key.
+type Texts = Vec<(Key, Option<i64>)>;
+
+/// Candidates looked up by one query: the look-up probes each key's row by its primary key,
+/// and a JSON array of 4,096 keys is about 150 kB.
+pub(super) const CHUNK: usize = 4096;
+
+/// The candidates of a `tsquery`, newest first (a text without a time last).
+pub(super) struct Matching {
+    pub sources: Vec<String>,
+    texts: Texts,
+}
+
+/// A `tsquery` as `search::tsquery` and its callers write it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Expr {
+    Term { word: String, prefix: bool },
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
+    Not,
+}
+
+/// The texts of an expression: `All` when it cannot be narrowed from the postings.
+enum Set {
+    All,
+    Some(Texts),
+}
+
+impl Matching {
+    /// The candidates of `tsquery` in the sources the search reads, or `None` (see the module).
+    ///
+    /// # Errors
+    /// Server errors; a stored row that does not decode.
+    pub(super) fn of(tx: &mut Transaction, on: &On, tsquery: &str) -> Result<Option<Matching>> {
+        if !Mode::now().postings() || !crate::pg::words_posted() {
+            return Ok(None);
+        }
+        let Some(expr) = parse(tsquery) else {
+            return Ok(None);
+        };
+        if !super::postings::posted(tx, on)? {
+            return Ok(None);
+        }
+        let mut terms = Vec::new();
+        expr.terms(&mut terms);
+        // A prefix's words, from each source's counts of texts per word (one row a word).
+        let mut words: Vec<String> = Vec::new();
+        let mut of_prefix: Vec<(String, Vec<String>)> = Vec::new();
+        for (word, prefix) in terms {
+            if !prefix {
+                words.push(word);
+                continue;
+            }
+            let like = format!("{}%", like_escaped(&word));
+            let rows = tx
+                .query(
+                    "SELECT DISTINCT term FROM word_texts
+                     WHERE term LIKE $1 AND ($2::text IS NULL OR source = $2)",
+                    &[&like, &on.source],
+                )
+                .map_err(server_err)?;
+            let started: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
+            words.extend(started.iter().cloned());
+            of_prefix.push((word, started));
+        }
+        words.sort();
+        words.dedup();
+        let rows = tx
+            .query(
+                "SELECT source, term, data FROM word_postings
+                 WHERE term = ANY($1) AND ($2::text IS NULL OR source = $2)",
+                &[&words, &on.source],
+            )
+            .map_err(server_err)?;
+        let mut sources: Vec<String> = Vec::new();
+        let mut postings: Vec<Texts> = vec![Vec::new(); words.len()];
+        for r in &rows {
+            let (source, term, data): (String, String, &[u8]) = (r.get(0), r.get(1), r.get(2));
+            let Ok(w) = words.binary_search(&term) else {
+                continue;
+            };
+            let at = match sources.iter().position(|s| *s == source) {
+                Some(at) => at,
+                None => {
+                    sources.push(source);
+                    sources.len() - 1
+                }
+            } as u32;
+            let texts = &mut postings[w];
+            if !decode(data, |p| texts.push(((at, p.fid, p.seq, p.kind), p.ts_ms))) {
+                return Err(undecoded(&sources[at as usize]));
+            }
+        }
+        for texts in &mut postings {
+            texts.sort_unstable();
+            texts.dedup();
+        }
+        let texts_of = |word: &str, prefix: bool| -> Texts {
+            let of = |w: &str| {
+                words
+                    .binary_search_by(|x| x.as_str().cmp(w))
+                    .map_or(&[][..], |i| &postings[i][..])
+            };
+            if !prefix {
+                return of(word).to_vec();
+            }
+            let started = of_prefix
+                .iter()
+                .find(|(p, _)| p == word)
+                .map_or(&[][..], |(_, s)| &s[..]);
+            started
+                .iter()
+                .fold(Vec::new(), |all, w| union(all, of(w).to_vec()))
+        };
+        match expr.eval(&texts_of) {
+            Set::All => Ok(None),
+            Set::Some(mut texts) => {
+                texts.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                Ok(Some(Matching { sources, texts }))
+            }
+        }
+    }
+
+    /// The candidates as JSON arrays of `[source, fid, seq, kind]`, [`CHUNK`] or a few more at
+    /// a time: a chunk never ends inside a run of texts of one time, so that a query ordering
+    /// each chunk newest first orders all of them so.
+    pub(super) fn chunks(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < self.texts.len() {
+            let mut end = (at + CHUNK).min(self.texts.len());
+            while end < self.texts.len() && self.texts[end].1 == self.texts[end - 1].1 {
+                end += 1;
+            }
+            let keys: Vec<serde_json::Value> = self.texts[at..end]
+                .iter()
+                .map(|((s, fid, seq, kind), _)| {
+                    serde_json::json!([self.sources[*s as usize], fid, seq, kind])
+                })
+                .collect();
+            out.push(serde_json::Value::Array(keys).to_string());
+            at = end;
+        }
+        out
+    }
+
+    /// The condition that keeps `alias`'s texts to a chunk's keys, bound as one text (`?`).
+    pub(super) fn within(alias: &str) -> String {
+        format!(
+            "({alias}.source, {alias}.fid, {alias}.seq, {alias}.kind) IN
+                 (SELECT k->>0, (k->>1)::int8, (k->>2)::int8, (k->>3)::int2
+                  FROM jsonb_array_elements(?::text::jsonb) k)"
+        )
+    }
+}
+
+/// The keys in both sorted lists (the time of the first).
+fn intersection(a: &[(Key, Option<i64>)], b: &[(Key, Option<i64>)]) -> Texts {
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::with_capacity(a.len().min(b.len()));
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The keys in either sorted list, sorted, each once.
+fn union(a: Texts, b: Texts) -> Texts {
+    if a.is_empty() {
+        return b;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let take_a = j >= b.len() || (i < a.len() && a[i].0 <= b[j].0);
+        if take_a {
+            if j < b.len() && a[i].0 == b[j].0 {
+                j += 1;
+            }
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out
+}
+
+/// `word` with LIKE's wildcards and escape character escaped.
+fn like_escaped(word: &str) -> String {
+    let mut out = String::with_capacity(word.len());
+    for c in word.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl Expr {
+    fn terms(&self, out: &mut Vec<(String, bool)>) {
+        match self {
+            Expr::Term { word, prefix } => out.push((word.clone(), *prefix)),
+            Expr::And(xs) | Expr::Or(xs) => xs.iter().for_each(|x| x.terms(out)),
+            Expr::Not => {}
+        }
+    }
+
+    fn eval(&self, texts_of: &dyn Fn(&str, bool) -> Texts) -> Set {
+        match self {
+            Expr::Term { word, prefix } => Set::Some(texts_of(word, *prefix)),
+            Expr::Not => Set::All,
+            Expr::And(xs) => {
+                let mut kept: Option<Texts> = None;
+                for x in xs {
+                    if let Set::Some(t) = x.eval(texts_of) {
+                        kept = Some(match kept {
+                            None => t,
+                            Some(k) => intersection(&k, &t),
+                        });
+                    }
+                }
+                kept.map_or(Set::All, Set::Some)
+            }
+            Expr::Or(xs) => {
+                let mut all = Vec::new();
+                for x in xs {
+                    match x.eval(texts_of) {
+                        Set::All => return Set::All,
+                        Set::Some(t) => all = union(all, t),
+                    }
+                }
+                Set::Some(all)
+            }
+        }
+    }
+}
+
+/// The expression of a `tsquery` as this crate writes it: quoted lexemes (`''` for a quote,
+/// `\\` for a backslash), `:*` after a prefix, `!`, `<->`, `&`, `|` (PostgreSQL's order of
+/// binding: `!`, then `<->`, then `&`, then `|`) and parentheses. `None` for anything else:
+/// the query then reads without candidates.
+fn parse(tsquery: &str) -> Option<Expr> {
+    let tokens = tokens(tsquery)?;
+    let mut at = 0;
+    let e = or(&tokens, &mut at)?;
+    (at == tokens.len()).then_some(e)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Term(String, bool),
+    Not,
+    And,
+    Or,
+    Open,
+    Close,
+}
+
+fn tokens(s: &str) -> Option<Vec<Token>> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b' ' | b'\t' | b'\n' => i += 1,
+            b'!' => {
+                out.push(Token::Not);
+                i += 1;
+            }
+            b'&' => {
+                out.push(Token::And);
+                i += 1;
+            }
+            b'|' => {
+                out.push(Token::Or);
+                i += 1;
+            }
+            b'(' => {
+                out.push(Token::Open);
+                i += 1;
+            }
+            b')' => {
+                out.push(Token::Close);
+                i += 1;
+            }
+            b'<' if s[i..].starts_with("<->") => {
+                out.push(Token::And);
+                i += 3;
+            }
+            b'\'' => {
+                let mut word = Vec::new();
+                i += 1;
+                loop {
+                    match b.get(i)? {
+                        b'\'' if b.get(i + 1) == Some(&b'\'') => {
+                            word.push(b'\'');
+                            i += 2;
+                        }
+                        b'\'' => {
+                            i += 1;
+                            break;
+                        }
+                        b'\\' => {
+                            word.push(*b.get(i + 1)?);
+                            i += 2;
+                        }
+                        &c => {
+                            word.push(c);
+                            i += 1;
+                        }
+                    }
+                }
+                let prefix = s[i..].starts_with(":*");
+                if prefix {
+                    i += 2;
+                }
+                out.push(Token::Term(String::from_utf8(word).ok()?, prefix));
+            }
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+fn or(t: &[Token], at: &mut usize) -> Option<Expr> {
+    let mut xs = vec![and(t, at)?];
+    while t.get(*at) == Some(&Token::Or) {
+        *at += 1;
+        xs.push(and(t, at)?);
+    }
+    Some(if xs.len() == 1 {
+        xs.remove(0)
+    } else {
+        Expr::Or(xs)
+    })
+}
+
+fn and(t: &[Token], at: &mut usize) -> Option<Expr> {
+    let mut xs = vec![unary(t, at)?];
+    loop {
+        match t.get(*at) {
+            Some(Token::And) => *at += 1,
+            // Operands side by side (not written here, but FTS5's implicit AND).
+            Some(Token::Term(..) | Token::Not | Token::Open) => {}
+            _ => break,
+        }
+        xs.push(unary(t, at)?);
+    }
+    Some(if xs.len() == 1 {
+        xs.remove(0)
+    } else {
+        Expr::And(xs)
+    })
+}
+
+fn unary(t: &[Token], at: &mut usize) -> Option<Expr> {
+    let token = t.get(*at)?.clone();
+    *at += 1;
+    match token {
+        Token::Not => {
+            unary(t, at)?;
+            Some(Expr::Not)
+        }
+        Token::Open => {
+            let e = or(t, at)?;
+            (t.get(*at) == Some(&Token::Close)).then(|| *at += 1)?;
+            Some(e)
+        }
+        Token::Term(word, prefix) => Some(Expr::Term { word, prefix }),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn term(w: &str, prefix: bool) -> Expr {
+        Expr::Term {
+            word: w.into(),
+            prefix,
+        }
+    }
+
+    #[test]
+    fn the_tsqueries_this_crate_writes_parse() {
+        let q = crate::reads::search::tsquery;
+        let fts = |s: &str| match pidx_core::query::search::parse(s, false).unwrap() {
+            pidx_core::query::search::Query::Words { fts, .. } => fts,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            parse(&q(&fts("foo Bar")).unwrap()),
+            Some(Expr::And(vec![term("foo", false), term("bar", false)]))
+        );
+        assert_eq!(
+            parse(&q(&fts("\"error handling\" OR pre*")).unwrap()),
+            Some(Expr::Or(vec![
+                Expr::And(vec![term("error", false), term("handling", false)]),
+                term("pre", true)
+            ]))
+        );
+        assert_eq!(
+            parse(&q(&fts("a -b")).unwrap()),
+            Some(Expr::And(vec![term("a", false), Expr::Not]))
+        );
+        assert_eq!(
+            parse("'it''s' & 'a\\\\b':*"),
+            Some(Expr::And(vec![term("it's", false), term("a\\b", true)]))
+        );
+        assert_eq!(parse("'a' &"), None);
+        assert_eq!(parse("('a'"), None);
+        assert_eq!(parse("a"), None);
+    }
+
+    fn k(fid: i64) -> (Key, Option<i64>) {
+        ((0, fid, 1, 0), Some(fid))
+    }
+
+    #[test]
+    fn sets_combine_as_sorted_lists() {
+        let a = vec![k(1), k(3), k(5)];
+        let b = vec![k(2), k(3), k(6)];
+        assert_eq!(intersection(&a, &b), vec![k(3)]);
+        assert_eq!(union(a.clone(), b), vec![k(1), k(2), k(3), k(5), k(6)]);
+        assert_eq!(union(Vec::new(), a.clone()), a);
+        assert_eq!(union(a.clone(), Vec::new()), a);
+    }
+
+    #[test]
+    fn an_and_with_a_not_keeps_its_positive_side_and_a_lone_not_keeps_everything() {
+        let texts_of = |w: &str, _| match w {
+            "a" => vec![k(1), k(2)],
+            "b" => vec![k(2), k(3)],
+            _ => Vec::new(),
+        };
+        let keys = |s: Set| match s {
+            Set::All => None,
+            Set::Some(t) => Some(t.iter().map(|x| x.0 .1).collect::<Vec<_>>()),
+        };
+        let e = |s: &str| parse(s).unwrap().eval(&texts_of);
+        assert_eq!(keys(e("'a' & !'b'")), Some(vec![1, 2]));
+        assert_eq!(keys(e("!'b'")), None);
+        assert_eq!(keys(e("'a' | !'b'")), None);
+        assert_eq!(keys(e("'a' | 'b'")), Some(vec![1, 2, 3]));
+        assert_eq!(keys(e("'a' <-> 'b'")), Some(vec![2]));
+        assert_eq!(keys(e("'c' & 'a'")), Some(vec![]));
+    }
+
+    #[test]
+    fn chunks_end_between_times() {
+        let texts: Texts = (0..(CHUNK as i64 + 10))
+            .map(|i| ((0, i, 1, 0), Some(if i < CHUNK as i64 + 5 { 7 } else { 6 })))
+            .collect();
+        let m = Matching {
+            sources: vec!["s".into()],
+            texts,
+        };
+        let chunks = m.chunks();
+        assert_eq!(chunks.len(), 2);
+        let first: serde_json::Value = serde_json::from_str(&chunks[0]).unwrap();
+        assert_eq!(first.as_array().unwrap().len(), CHUNK + 5);
+        assert_eq!(first[0], serde_json::json!(["s", 0, 1, 0]));
+    }
+}
