@@ -264,6 +264,9 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         &["the", "--since", "2026-03-05"],
         &["test", "--in", "assistant"],
         &["pars*"],
+        // A prefix of several words in one text (`and`, `answer`): its count is theirs summed.
+        &["an*"],
+        &["zebra OR te*"],
         &["answer OR test"],
         &["the -test"],
         // Literal and regular-expression searches, newest first, from the texts their words'

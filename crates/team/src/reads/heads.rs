@@ -26,7 +26,7 @@ use postgres::Transaction;
 use super::ranked::{every_match, prepare, sort, walk, Facts, Keyed, Phrase};
 use super::search::On;
 use super::unlisted::{most_recency, Mode, ROOM};
-use super::{bounded, postings, several};
+use super::{bounded, matching, postings, several};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
 use pidx_core::error::Result;
@@ -49,7 +49,12 @@ pub(super) fn search(
     let Some(mut p) = prepare(tx, on, fts, later)? else {
         return Ok(Vec::new());
     };
-    let posted = postings::top(tx, on, q, terms, &mut p)?;
+    // Words ANDed from their postings; else, each phrase one word or a prefix under any
+    // expression, from theirs (`matching`).
+    let posted = match postings::top(tx, on, q, terms, &mut p)? {
+        Some(hits) => Some(hits),
+        None => matching::top(tx, on, q, terms, &p)?,
+    };
     // The other ways need every phrase's count of texts, which the postings may not have found.
     if posted.is_none() {
         p.count(tx, on)?;

@@ -16,11 +16,14 @@
 
 use postgres::Transaction;
 
+use super::postings::{keyed_of, live, passes, Best, MOST_LOOKED_UP};
+use super::ranked::{sort, walk, Prepared};
 use super::search::On;
 use super::unlisted::Mode;
-use crate::pg::postings::{decode, undecoded};
+use crate::pg::postings::{decode, undecoded, Posting};
 use crate::pg::server_err;
 use pidx_core::error::Result;
+use pidx_core::query::search::{blend, Hit, SearchOptions};
 
 /// A text: its source (an index into [`Matching::sources`]), file, entry and kind.
 type Key = (u32, i64, i64, i16);
@@ -44,7 +47,7 @@ enum Expr {
     Term { word: String, prefix: bool },
     And(Vec<Expr>),
     Or(Vec<Expr>),
-    Not,
+    Not(Box<Expr>),
 }
 
 /// The texts of an expression: `All` when it cannot be narrowed from the postings.
@@ -53,32 +56,33 @@ enum Set {
     Some(Texts),
 }
 
-impl Matching {
-    /// The candidates of `tsquery` in the sources the search reads, or `None` (see the module).
+/// Each term's postings in the sources a search reads, decoded whole and sorted by key; a
+/// prefix's words listed.
+struct Decoded {
+    sources: Vec<String>,
+    words: Vec<String>,
+    postings: Vec<Vec<(Key, Posting)>>,
+    of_prefix: Vec<(String, Vec<String>)>,
+}
+
+impl Decoded {
+    /// The postings of `terms` (a word, and whether it is a prefix) in the sources `on` reads.
     ///
     /// # Errors
     /// Server errors; a stored row that does not decode.
-    pub(super) fn of(tx: &mut Transaction, on: &On, tsquery: &str) -> Result<Option<Matching>> {
-        if !Mode::now().postings() || !crate::pg::words_posted() {
-            return Ok(None);
-        }
-        let Some(expr) = parse(tsquery) else {
-            return Ok(None);
-        };
-        if !super::postings::posted(tx, on)? {
-            return Ok(None);
-        }
-        let mut terms = Vec::new();
-        expr.terms(&mut terms);
+    fn read(tx: &mut Transaction, on: &On, terms: &[(String, bool)]) -> Result<Decoded> {
         // A prefix's words, from each source's counts of texts per word (one row a word).
         let mut words: Vec<String> = Vec::new();
         let mut of_prefix: Vec<(String, Vec<String>)> = Vec::new();
         for (word, prefix) in terms {
             if !prefix {
-                words.push(word);
+                words.push(word.clone());
                 continue;
             }
-            let like = format!("{}%", like_escaped(&word));
+            if of_prefix.iter().any(|(p, _)| p == word) {
+                continue;
+            }
+            let like = format!("{}%", like_escaped(word));
             let rows = tx
                 .query(
                     "SELECT DISTINCT term FROM word_texts
@@ -88,7 +92,7 @@ impl Matching {
                 .map_err(server_err)?;
             let started: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
             words.extend(started.iter().cloned());
-            of_prefix.push((word, started));
+            of_prefix.push((word.clone(), started));
         }
         words.sort();
         words.dedup();
@@ -100,7 +104,7 @@ impl Matching {
             )
             .map_err(server_err)?;
         let mut sources: Vec<String> = Vec::new();
-        let mut postings: Vec<Texts> = vec![Vec::new(); words.len()];
+        let mut postings: Vec<Vec<(Key, Posting)>> = vec![Vec::new(); words.len()];
         for r in &rows {
             let (source, term, data): (String, String, &[u8]) = (r.get(0), r.get(1), r.get(2));
             let Ok(w) = words.binary_search(&term) else {
@@ -114,40 +118,80 @@ impl Matching {
                 }
             } as u32;
             let texts = &mut postings[w];
-            if !decode(data, |p| texts.push(((at, p.fid, p.seq, p.kind), p.ts_ms))) {
+            if !decode(data, |p| texts.push(((at, p.fid, p.seq, p.kind), p))) {
                 return Err(undecoded(&sources[at as usize]));
             }
         }
         for texts in &mut postings {
-            texts.sort_unstable();
-            texts.dedup();
+            texts.sort_unstable_by_key(|t| t.0);
+            texts.dedup_by_key(|t| t.0);
         }
-        let texts_of = |word: &str, prefix: bool| -> Texts {
-            let of = |w: &str| {
-                words
-                    .binary_search_by(|x| x.as_str().cmp(w))
-                    .map_or(&[][..], |i| &postings[i][..])
-            };
-            if !prefix {
-                return of(word).to_vec();
-            }
-            let started = of_prefix
-                .iter()
-                .find(|(p, _)| p == word)
-                .map_or(&[][..], |(_, s)| &s[..]);
-            started
-                .iter()
-                .fold(Vec::new(), |all, w| union(all, of(w).to_vec()))
+        Ok(Decoded {
+            sources,
+            words,
+            postings,
+            of_prefix,
+        })
+    }
+
+    /// The postings of a word, or of a prefix (each text once, its count of the prefix's
+    /// words summed: the tokens starting with it).
+    fn of(&self, word: &str, prefix: bool) -> Vec<(Key, Posting)> {
+        let of = |w: &str| {
+            self.words
+                .binary_search_by(|x| x.as_str().cmp(w))
+                .map_or(&[][..], |i| &self.postings[i][..])
         };
-        match expr.eval(&texts_of) {
+        if !prefix {
+            return of(word).to_vec();
+        }
+        let started = (self.of_prefix.iter())
+            .find(|(p, _)| p == word)
+            .map_or(&[][..], |(_, s)| &s[..]);
+        let mut all: Vec<(Key, Posting)> = started.iter().flat_map(|w| of(w)).copied().collect();
+        all.sort_unstable_by_key(|t| t.0);
+        all.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1.tf += later.1.tf;
+            }
+            same
+        });
+        all
+    }
+}
+
+impl Matching {
+    /// The candidates of `tsquery` in the sources the search reads, or `None` (see the module).
+    ///
+    /// # Errors
+    /// Server errors; a stored row that does not decode.
+    pub(super) fn of(tx: &mut Transaction, on: &On, tsquery: &str) -> Result<Option<Matching>> {
+        if !readable(tx, on)? {
+            return Ok(None);
+        }
+        let Some(expr) = parse(tsquery) else {
+            return Ok(None);
+        };
+        let mut terms = Vec::new();
+        expr.terms(&mut terms);
+        let decoded = Decoded::read(tx, on, &terms)?;
+        let texts_of = |word: &str, prefix: bool| -> Texts {
+            (decoded.of(word, prefix).into_iter())
+                .map(|(k, p)| (k, p.ts_ms))
+                .collect()
+        };
+        match expr.candidates(&texts_of) {
             Set::All => Ok(None),
             Set::Some(mut texts) => {
                 texts.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-                Ok(Some(Matching { sources, texts }))
+                Ok(Some(Matching {
+                    sources: decoded.sources,
+                    texts,
+                }))
             }
         }
     }
-
     /// The candidates as JSON arrays of `[source, fid, seq, kind]`, [`CHUNK`] or a few more at
     /// a time: a chunk never ends inside a run of texts of one time, so that a query ordering
     /// each chunk newest first orders all of them so.
@@ -179,6 +223,107 @@ impl Matching {
                   FROM jsonb_array_elements(?::text::jsonb) k)"
         )
     }
+}
+
+/// Whether the postings may be read for this search: `PIDX_PG_HEADS` allows them, the schema
+/// has them, every source the search reads has them, and the reader reads every row.
+///
+/// # Errors
+/// Server errors.
+fn readable(tx: &mut Transaction, on: &On) -> Result<bool> {
+    Ok(Mode::now().postings() && crate::pg::words_posted() && super::postings::posted(tx, on)?)
+}
+
+/// The hits of a words search whose every phrase is one word or a prefix, under any
+/// expression (`OR`, `NOT`, a prefix: what `postings::top` leaves), scored from the postings
+/// alone: each text holding a term with its count of each (a prefix's words summed), matched
+/// against the expression exactly (a term counts where its count is not 0) and scored with the
+/// arithmetic of scoring it from its body; the best looked up as `postings::top` does.
+/// `None` when this way does not apply (a phrase of several words, the postings not
+/// readable, or the filters leave too few of the best kept to fill the hits).
+///
+/// # Errors
+/// Server errors; a stored row that does not decode.
+pub(super) fn top(
+    tx: &mut Transaction,
+    on: &On,
+    q: &SearchOptions,
+    terms: &[String],
+    p: &Prepared,
+) -> Result<Option<Vec<Hit>>> {
+    let single = p.phrases.iter().all(|ph| ph.words.len() == 1);
+    if !single || q.limit == 0 || p.phrases.len() != p.facts.each.len() {
+        return Ok(None);
+    }
+    let Some(expr) = parse(&p.exact) else {
+        return Ok(None);
+    };
+    let mut written = Vec::new();
+    expr.terms_of(true, &mut written);
+    let same = written.len() == p.phrases.len()
+        && (written.iter().zip(&p.phrases))
+            .all(|((w, prefix), ph)| ph.words[0] == *w && ph.prefix == *prefix);
+    if !same || !readable(tx, on)? {
+        return Ok(None);
+    }
+    let decoded = Decoded::read(tx, on, &written)?;
+    let lists: Vec<Vec<(Key, Posting)>> = (written.iter())
+        .map(|(w, prefix)| decoded.of(w, *prefix))
+        .collect();
+    let mut best = Best::new(MOST_LOOKED_UP);
+    let mut heads = vec![0usize; lists.len()];
+    let mut tfs = vec![0i64; lists.len()];
+    // The texts of every list, each once, by key (each list is sorted by key).
+    loop {
+        let next = (lists.iter().zip(&heads))
+            .filter_map(|(l, &h)| l.get(h).map(|t| t.0))
+            .min();
+        let Some(key) = next else {
+            break;
+        };
+        let mut posting = None;
+        for (i, l) in lists.iter().enumerate() {
+            tfs[i] = 0;
+            if let Some((k, p)) = l.get(heads[i]) {
+                if *k == key {
+                    tfs[i] = i64::from(p.tf);
+                    posting.get_or_insert(*p);
+                    heads[i] += 1;
+                }
+            }
+        }
+        let Some(posting) = posting else {
+            break;
+        };
+        if !passes(q, &posting) || !expr.holds(&tfs, &mut 0) {
+            continue;
+        }
+        let bm25 = -p.facts.sum.score(&tfs, i64::from(posting.ntok));
+        if !best.beneath(bm25) {
+            best.push(bm25 * blend(posting.ts_ms, p.now_ms), key);
+        }
+    }
+    let (best, all) = best.finish();
+    let mut keyed = keyed_of(best, &decoded.sources);
+    sort(&mut keyed);
+    match walk(tx, on, q, terms, &keyed)? {
+        (hits, full) if full || all => Ok(Some(hits)),
+        _ => Ok(None),
+    }
+}
+
+/// How many texts hold a word starting with `prefix` (a prefix phrase's count of texts, its
+/// idf), of transcripts the server still holds; `None` when the postings are not readable.
+///
+/// # Errors
+/// Server errors; a stored row that does not decode.
+pub(super) fn prefix_texts(tx: &mut Transaction, on: &On, prefix: &str) -> Result<Option<i64>> {
+    if !readable(tx, on)? {
+        return Ok(None);
+    }
+    let decoded = Decoded::read(tx, on, &[(prefix.to_string(), true)])?;
+    let keys: Vec<Key> = decoded.of(prefix, true).iter().map(|t| t.0).collect();
+    Ok(Some(live(tx, &decoded.sources, &keys)?))
 }
 
 /// The keys in both sorted lists (the time of the first).
@@ -235,22 +380,58 @@ fn like_escaped(word: &str) -> String {
 }
 
 impl Expr {
-    fn terms(&self, out: &mut Vec<(String, bool)>) {
+    /// Its terms in the order written; those under a `!` only when `negated`.
+    fn terms_of(&self, negated: bool, out: &mut Vec<(String, bool)>) {
         match self {
             Expr::Term { word, prefix } => out.push((word.clone(), *prefix)),
-            Expr::And(xs) | Expr::Or(xs) => xs.iter().for_each(|x| x.terms(out)),
-            Expr::Not => {}
+            Expr::And(xs) | Expr::Or(xs) => xs.iter().for_each(|x| x.terms_of(negated, out)),
+            Expr::Not(x) if negated => x.terms_of(negated, out),
+            Expr::Not(_) => {}
         }
     }
 
-    fn eval(&self, texts_of: &dyn Fn(&str, bool) -> Texts) -> Set {
+    /// The terms whose texts can match it (none under a `!`).
+    fn terms(&self, out: &mut Vec<(String, bool)>) {
+        self.terms_of(false, out);
+    }
+
+    /// Whether a text whose count of each term (in the order written, those under a `!` too)
+    /// is `tfs` matches; `at`: the next term's place.
+    fn holds(&self, tfs: &[i64], at: &mut usize) -> bool {
+        match self {
+            Expr::Term { .. } => {
+                *at += 1;
+                tfs.get(*at - 1).is_some_and(|&tf| tf > 0)
+            }
+            // Every operand is walked, whatever the first ones say: each moves `at`.
+            Expr::And(xs) => {
+                let mut all = true;
+                for x in xs {
+                    all &= x.holds(tfs, at);
+                }
+                all
+            }
+            Expr::Or(xs) => {
+                let mut any = false;
+                for x in xs {
+                    any |= x.holds(tfs, at);
+                }
+                any
+            }
+            Expr::Not(x) => !x.holds(tfs, at),
+        }
+    }
+
+    /// The texts that can match it, a superset: a term's, those in every operand of an AND
+    /// and in any of an OR; anything under a `!`.
+    fn candidates(&self, texts_of: &dyn Fn(&str, bool) -> Texts) -> Set {
         match self {
             Expr::Term { word, prefix } => Set::Some(texts_of(word, *prefix)),
-            Expr::Not => Set::All,
+            Expr::Not(_) => Set::All,
             Expr::And(xs) => {
                 let mut kept: Option<Texts> = None;
                 for x in xs {
-                    if let Set::Some(t) = x.eval(texts_of) {
+                    if let Set::Some(t) = x.candidates(texts_of) {
                         kept = Some(match kept {
                             None => t,
                             Some(k) => intersection(&k, &t),
@@ -262,7 +443,7 @@ impl Expr {
             Expr::Or(xs) => {
                 let mut all = Vec::new();
                 for x in xs {
-                    match x.eval(texts_of) {
+                    match x.candidates(texts_of) {
                         Set::All => return Set::All,
                         Set::Some(t) => all = union(all, t),
                     }
@@ -395,10 +576,7 @@ fn unary(t: &[Token], at: &mut usize) -> Option<Expr> {
     let token = t.get(*at)?.clone();
     *at += 1;
     match token {
-        Token::Not => {
-            unary(t, at)?;
-            Some(Expr::Not)
-        }
+        Token::Not => Some(Expr::Not(Box::new(unary(t, at)?))),
         Token::Open => {
             let e = or(t, at)?;
             (t.get(*at) == Some(&Token::Close)).then(|| *at += 1)?;
@@ -440,7 +618,10 @@ mod tests {
         );
         assert_eq!(
             parse(&q(&fts("a -b")).unwrap()),
-            Some(Expr::And(vec![term("a", false), Expr::Not]))
+            Some(Expr::And(vec![
+                term("a", false),
+                Expr::Not(Box::new(term("b", false)))
+            ]))
         );
         assert_eq!(
             parse("'it''s' & 'a\\\\b':*"),
@@ -449,6 +630,20 @@ mod tests {
         assert_eq!(parse("'a' &"), None);
         assert_eq!(parse("('a'"), None);
         assert_eq!(parse("a"), None);
+    }
+
+    #[test]
+    fn a_text_matches_by_its_counts_of_the_terms_in_the_order_written() {
+        let holds = |q: &str, tfs: &[i64]| parse(q).unwrap().holds(tfs, &mut 0);
+        assert!(holds("'a' & !'b'", &[2, 0]));
+        assert!(!holds("'a' & !'b'", &[2, 1]));
+        assert!(holds("'a' | 'b'", &[0, 1]));
+        assert!(!holds("'a' | 'b'", &[0, 0]));
+        // The second operand of an OR is still counted past: `c` is the third term.
+        assert!(holds("('a' | 'b') & 'c'", &[1, 0, 3]));
+        assert!(!holds("('a' | 'b') & 'c'", &[1, 1, 0]));
+        assert!(holds("'a' & !('b' | 'c') | 'd'", &[0, 1, 1, 1]));
+        assert!(!holds("'a' & !('b' | 'c') | 'd'", &[1, 0, 1, 0]));
     }
 
     fn k(fid: i64) -> (Key, Option<i64>) {
@@ -476,7 +671,7 @@ mod tests {
             Set::All => None,
             Set::Some(t) => Some(t.iter().map(|x| x.0 .1).collect::<Vec<_>>()),
         };
-        let e = |s: &str| parse(s).unwrap().eval(&texts_of);
+        let e = |s: &str| parse(s).unwrap().candidates(&texts_of);
         assert_eq!(keys(e("'a' & !'b'")), Some(vec![1, 2]));
         assert_eq!(keys(e("!'b'")), None);
         assert_eq!(keys(e("'a' | !'b'")), None);

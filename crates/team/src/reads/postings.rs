@@ -36,7 +36,7 @@ use pidx_core::error::Result;
 use pidx_core::query::search::{blend, most, Hit, SearchOptions};
 
 /// A text among every source's: its source (an index into the rows' sources), file, entry, kind.
-type Key = (u32, i64, i64, i16);
+pub(super) type Key = (u32, i64, i64, i16);
 
 /// Texts by key, hashed by foldhash: SipHash was a tenth of a phrase's CPU (`perf record` of
 /// `"the borrow"` at 100,000 sessions), a map a posting of the phrase's commonest word.
@@ -44,7 +44,7 @@ type Texts = HashMap<Key, Text, foldhash::fast::RandomState>;
 
 /// Texts looked up at most before a selective filter hands the search to the ways that
 /// filter on the server.
-const MOST_LOOKED_UP: usize = 20_000;
+pub(super) const MOST_LOOKED_UP: usize = 20_000;
 
 /// Texts a search of one word keeps first (pg 0024's bounds): enough to fill the hits unless
 /// the filters or the copies of the texts rule most out, when the search keeps
@@ -341,7 +341,7 @@ pub(super) fn top(
 }
 
 /// The best texts as the walk looks them up.
-fn keyed_of(best: Vec<(f64, Key)>, sources: &[String]) -> Vec<Keyed> {
+pub(super) fn keyed_of(best: Vec<(f64, Key)>, sources: &[String]) -> Vec<Keyed> {
     best.into_iter()
         .map(|(relevance, (at, fid, seq, kind))| Keyed {
             relevance,
@@ -834,7 +834,7 @@ fn instances<P: AsRef<[u32]>>(phrase: &[(usize, u32)], positions: &[P]) -> i64 {
 ///
 /// # Errors
 /// Server errors.
-fn live(tx: &mut Transaction, sources: &[String], texts: &[Key]) -> Result<i64> {
+pub(super) fn live(tx: &mut Transaction, sources: &[String], texts: &[Key]) -> Result<i64> {
     if crate::pg::stale_files_listed() {
         let mut fids: Vec<i64> = texts.iter().map(|k| k.1).collect();
         fids.sort_unstable();
@@ -880,7 +880,7 @@ fn key(at: u32, posting: &Posting) -> Key {
 /// a common word's millions of postings are never all held. Once cut, the worst
 /// kept is a floor: a text that would score under it even at the full recency weight is not
 /// scored (`Best::beneath`), which spares most postings of a common word the blend's `powf`.
-struct Best {
+pub(super) struct Best {
     /// How many are kept.
     k: usize,
     texts: Vec<(f64, Key)>,
@@ -889,7 +889,7 @@ struct Best {
 }
 
 impl Best {
-    fn new(k: usize) -> Best {
+    pub(super) fn new(k: usize) -> Best {
         Best {
             k,
             texts: Vec::new(),
@@ -898,7 +898,7 @@ impl Best {
         }
     }
 
-    fn push(&mut self, relevance: f64, key: Key) {
+    pub(super) fn push(&mut self, relevance: f64, key: Key) {
         self.texts.push((relevance, key));
         if self.texts.len() >= 4 * self.k {
             self.cut_to_best();
@@ -909,7 +909,7 @@ impl Best {
     /// whatever its time: the most it can blend to at a weight of at most 1
     /// (`query::search::most`, the bound the local index's floors use) is strictly under the
     /// floor. (A score equal to the floor may still win its tie by row.)
-    fn beneath(&self, bm25: f64) -> bool {
+    pub(super) fn beneath(&self, bm25: f64) -> bool {
         self.floor.is_some_and(|floor| most(bm25, 1.0) < floor)
     }
 
@@ -930,7 +930,7 @@ impl Best {
         self.floor
     }
 
-    fn finish(mut self) -> (Vec<(f64, Key)>, bool) {
+    pub(super) fn finish(mut self) -> (Vec<(f64, Key)>, bool) {
         self.cut_to_best();
         (self.texts, !self.cut)
     }
@@ -957,7 +957,7 @@ pub(super) fn posted(tx: &mut Transaction, on: &On) -> Result<bool> {
 
 /// Whether a posting passes the filters its own fields answer (kinds, `--since`, `--until`,
 /// as `search::filters` puts them to the server); the others are asked at the look-up.
-fn passes(q: &SearchOptions, p: &Posting) -> bool {
+pub(super) fn passes(q: &SearchOptions, p: &Posting) -> bool {
     if !q.kinds.is_empty() && !q.kinds.iter().any(|k| *k as i64 == i64::from(p.kind)) {
         return false;
     }

@@ -1019,6 +1019,17 @@ fn phrase_counts(
             hits.push(r.get::<_, i64>(0));
             continue;
         }
+        if let ([word], true) = (p.words.as_slice(), p.prefix) {
+            // A prefix's count of texts from its words' postings (`matching`), when readable.
+            let on = On {
+                source,
+                include_silent: true,
+            };
+            if let Some(n) = super::matching::prefix_texts(tx, &on, word)? {
+                hits.push(n);
+                continue;
+            }
+        }
         if p.words.len() == 1 {
             let sql = format!(
                 "SELECT count(*) FROM entry_text t WHERE t.tsv @@ ($1::text)::tsquery{only}"
