@@ -272,12 +272,13 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         // Literal and regular-expression searches, newest first, from the texts their words'
         // postings name (`reads::matching`), or from every text: a needle of whole words, one
         // ending inside a word (its last word a prefix), one starting inside a word (its first
-        // piece dropped), one inside a single word (no word: every text); a pattern with
-        // literal runs, and one without.
+        // piece dropped), pieces inside a single word (the texts of the words holding them);
+        // a pattern with literal runs, and one without.
         &["--literal", "the answer"],
         &["--literal", "the ans"],
         &["--literal", "e walrus"],
         &["--literal", "nswe"],
+        &["--literal", "alru"],
         &["re:pars(e|ing) \\w+"],
         &["re:the (answer|test)"],
         &["re:(walrus|zebra) \\w+"],

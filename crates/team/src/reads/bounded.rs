@@ -125,12 +125,12 @@ fn matches(tx: &mut Transaction, on: &On, q: &SearchOptions, word: &str) -> Resu
     let (lexeme, word) = (lexeme(word), word.to_string());
     // The word's texts by key, a chunk at a time, from its postings; or the words' index's.
     let candidates = Matching::of(tx, on, &lexeme)?;
-    let runs: Vec<Option<String>> = match &candidates {
-        Some(m) => m.chunks().into_iter().map(Some).collect(),
-        None => vec![None],
+    let runs: Box<dyn Iterator<Item = Option<String>>> = match candidates {
+        Some(m) => Box::new(m.into_chunks().map(Some)),
+        None => Box::new(std::iter::once(None)),
     };
     let mut out = Vec::new();
-    for chunk in &runs {
+    for chunk in runs {
         out.extend(matches_of(tx, &c, times, &lexeme, &word, chunk.as_ref())?);
     }
     Ok(out)

@@ -35,6 +35,12 @@ type Texts = Vec<(Key, Option<i64>)>;
 /// and a JSON array of 4,096 keys is about 150 kB.
 pub(super) const CHUNK: usize = 4096;
 
+/// Words a piece of a word may be inside before its search reads every text instead.
+const MOST_WORDS_INSIDE: i64 = 10_000;
+
+/// Candidates in the first chunk.
+const FIRST_CHUNK: usize = 256;
+
 /// The candidates of a `tsquery`, newest first (a text without a time last).
 pub(super) struct Matching {
     pub sources: Vec<String>,
@@ -183,36 +189,74 @@ impl Matching {
         };
         match expr.candidates(&texts_of) {
             Set::All => Ok(None),
-            Set::Some(mut texts) => {
-                texts.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-                Ok(Some(Matching {
-                    sources: decoded.sources,
-                    texts,
-                }))
-            }
+            Set::Some(texts) => Ok(Some(Matching::newest_first(decoded.sources, texts))),
         }
     }
-    /// The candidates as JSON arrays of `[source, fid, seq, kind]`, [`CHUNK`] or a few more at
-    /// a time: a chunk never ends inside a run of texts of one time, so that a query ordering
-    /// each chunk newest first orders all of them so.
-    pub(super) fn chunks(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        let mut at = 0;
-        while at < self.texts.len() {
-            let mut end = (at + CHUNK).min(self.texts.len());
-            while end < self.texts.len() && self.texts[end].1 == self.texts[end - 1].1 {
+
+    /// The candidates of a literal inside one word at both ends (`nswe`, a piece of a word):
+    /// the texts of every word holding it, folded as words are (`pg::words`: the piece is
+    /// letters and digits, each folded alone), listed from each source's words (`word_texts`,
+    /// read whole: no index finds a piece inside a word); `None` as [`Matching::of`] and when
+    /// more than [`MOST_WORDS_INSIDE`] words hold it (every text is then about as near).
+    ///
+    /// # Errors
+    /// Server errors; a stored row that does not decode.
+    pub(super) fn inside(tx: &mut Transaction, on: &On, piece: &str) -> Result<Option<Matching>> {
+        if !readable(tx, on)? {
+            return Ok(None);
+        }
+        let like = format!("%{}%", like_escaped(piece));
+        let rows = tx
+            .query(
+                "SELECT DISTINCT term FROM word_texts
+                 WHERE term LIKE $1 AND ($2::text IS NULL OR source = $2) LIMIT $3",
+                &[&like, &on.source, &(MOST_WORDS_INSIDE + 1)],
+            )
+            .map_err(server_err)?;
+        if rows.len() as i64 > MOST_WORDS_INSIDE {
+            return Ok(None);
+        }
+        let terms: Vec<(String, bool)> = rows.iter().map(|r| (r.get(0), false)).collect();
+        let decoded = Decoded::read(tx, on, &terms)?;
+        let texts = terms.iter().fold(Vec::new(), |all, (w, _)| {
+            let of: Texts = (decoded.of(w, false).into_iter())
+                .map(|(k, p)| (k, p.ts_ms))
+                .collect();
+            union(all, of)
+        });
+        Ok(Some(Matching::newest_first(decoded.sources, texts)))
+    }
+
+    fn newest_first(sources: Vec<String>, mut texts: Texts) -> Matching {
+        texts.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        Matching { sources, texts }
+    }
+    /// The candidates as JSON arrays of `[source, fid, seq, kind]`, made as they are asked
+    /// for: [`FIRST_CHUNK`], then four times more each time up to [`CHUNK`] (a literal
+    /// search's hits are often all in the newest few hundred), each perhaps a few more, as a
+    /// chunk never ends inside a run of texts of one time: a query ordering each chunk newest
+    /// first orders all of them so.
+    pub(super) fn into_chunks(self) -> impl Iterator<Item = String> {
+        let (mut at, mut size) = (0, FIRST_CHUNK);
+        std::iter::from_fn(move || {
+            let texts = &self.texts;
+            if at >= texts.len() {
+                return None;
+            }
+            let mut end = (at + size).min(texts.len());
+            while end < texts.len() && texts[end].1 == texts[end - 1].1 {
                 end += 1;
             }
-            let keys: Vec<serde_json::Value> = self.texts[at..end]
+            let keys: Vec<serde_json::Value> = texts[at..end]
                 .iter()
                 .map(|((s, fid, seq, kind), _)| {
                     serde_json::json!([self.sources[*s as usize], fid, seq, kind])
                 })
                 .collect();
-            out.push(serde_json::Value::Array(keys).to_string());
             at = end;
-        }
-        out
+            size = (size * 4).min(CHUNK);
+            Some(serde_json::Value::Array(keys).to_string())
+        })
     }
 
     /// The condition that keeps `alias`'s texts to a chunk's keys, bound as one text (`?`).
@@ -681,18 +725,24 @@ mod tests {
     }
 
     #[test]
-    fn chunks_end_between_times() {
-        let texts: Texts = (0..(CHUNK as i64 + 10))
-            .map(|i| ((0, i, 1, 0), Some(if i < CHUNK as i64 + 5 { 7 } else { 6 })))
+    fn chunks_grow_and_end_between_times() {
+        // 300 texts of time 9, then the rest of time 8, 7, ... one each.
+        let n = 300 + 1024 + CHUNK + 10;
+        let texts: Texts = (0..n as i64)
+            .map(|i| ((0, i, 1, 0), Some(if i < 300 { 9 } else { -i })))
             .collect();
         let m = Matching {
             sources: vec!["s".into()],
             texts,
         };
-        let chunks = m.chunks();
-        assert_eq!(chunks.len(), 2);
-        let first: serde_json::Value = serde_json::from_str(&chunks[0]).unwrap();
-        assert_eq!(first.as_array().unwrap().len(), CHUNK + 5);
-        assert_eq!(first[0], serde_json::json!(["s", 0, 1, 0]));
+        let sizes: Vec<usize> = m
+            .into_chunks()
+            .map(|c| {
+                let v: serde_json::Value = serde_json::from_str(&c).unwrap();
+                v.as_array().unwrap().len()
+            })
+            .collect();
+        // The first chunk runs on to the end of its time's 300; then 1,024; then the most.
+        assert_eq!(sizes, vec![300, 1024, CHUNK, 10]);
     }
 }

@@ -333,9 +333,9 @@ pub(super) fn every_match(
     let counter = singles.as_deref().and_then(Counter::new);
     let mut scored = Vec::new();
     // The candidates a chunk at a time by key, each confirmed on its words; or every text.
-    let runs: Vec<Option<String>> = match &candidates {
-        Some(m) => m.chunks().into_iter().map(Some).collect(),
-        None => vec![None],
+    let runs: Box<dyn Iterator<Item = Option<String>>> = match candidates {
+        Some(m) => Box::new(m.into_chunks().map(Some)),
+        None => Box::new(std::iter::once(None)),
     };
     for chunk in runs {
         let mut c = c.clone();
@@ -901,9 +901,9 @@ fn phrase_texts(tx: &mut Transaction, source: Option<&str>, p: &Phrase) -> Resul
         include_silent: true,
     };
     let candidates = Matching::of(tx, &on, &p.words_tsquery())?;
-    let runs: Vec<Option<String>> = match &candidates {
-        Some(m) => m.chunks().into_iter().map(Some).collect(),
-        None => vec![None],
+    let runs: Box<dyn Iterator<Item = Option<String>>> = match candidates {
+        Some(m) => Box::new(m.into_chunks().map(Some)),
+        None => Box::new(std::iter::once(None)),
     };
     let mut n = 0;
     for chunk in runs {

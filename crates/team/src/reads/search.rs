@@ -1,17 +1,19 @@
 //! `pidx --pg URL search`: full text on the server. The query language is the local one
 //! (`query::search::parse`: words, "phrases", prefix*, -excluded, OR), turned into a `tsquery`
-//! over the words push stored (`pg::words`, split as the local index splits them) under
-//! the GIN index. `--literal` takes its candidates from the words the needle must contain and
-//! keeps the texts that hold it exactly (`strpos`); `re:` takes its candidates from the words
-//! of the literal runs every match contains (`query::search::required_runs`) and confirms each
-//! text with the Rust `regex` crate, as locally, reading the candidates a few hundred at a time
-//! from a cursor. `--branch` keeps the entries on each session's current path (its leaf's
+//! over the words push stored (`pg::words`, split as the local index splits them).
+//! `--literal` takes its candidates from the words the needle must contain and keeps the texts
+//! that hold it exactly (`strpos`); `re:` takes its candidates from the words of the literal
+//! runs every match contains (`query::search::required_runs`) and confirms each text with the
+//! Rust `regex` crate, as locally, reading the candidates a few hundred at a time from a
+//! cursor. Without words (`re:[0-9]+`), or without postings to read, every text is read. `--branch` keeps the entries on each session's current path (its leaf's
 //! ancestors, walked on the server as `store::schema::ANCESTORS`). Each hit names its source;
 //! hits come grouped by session, best session first, as locally.
 //!
-//! Words are ranked as locally, by bm25 blended with recency (`ranked.rs`). A difference from
-//! the local FTS5 search: a literal that is a piece of a single word (inside it at both ends) has no word to
-//! look up, so it reads every text (the local index looks the piece up in its vocabulary).
+//! Words are ranked as locally, by bm25 blended with recency (`ranked.rs`). The candidates of
+//! a literal or a pattern are the texts its words' postings name (`matching.rs`), newest
+//! first; a literal that is a piece of a single word (inside it at both ends) takes the
+//! texts of every word holding the piece, as the local index looks the piece up in its
+//! vocabulary.
 
 use std::collections::{HashMap, HashSet};
 
@@ -78,15 +80,19 @@ pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hi
             c.pg_sql(),
         )
     };
-    let matching = match &words {
-        Some(w) => Matching::of(tx, on, w)?,
-        None => None,
+    let matching = match (&words, &q.query) {
+        (Some(w), _) => Matching::of(tx, on, w)?,
+        (None, Query::Literal(needle)) => match piece_of_a_word(needle) {
+            Some(piece) => Matching::inside(tx, on, &piece)?,
+            None => None,
+        },
+        (None, _) => None,
     };
     // The candidates newest first, a chunk at a time, each chunk ordered as the hits are (a
     // chunk ends between times), so the first chunks fill the hits; or every text under the
     // words' `tsquery`, when the postings do not say which.
     let runs: Box<dyn Iterator<Item = Where>> = match (matching, words) {
-        (Some(m), _) => Box::new(m.chunks().into_iter().map(move |chunk| {
+        (Some(m), _) => Box::new(m.into_chunks().map(move |chunk| {
             let mut c = c.clone();
             c.and(Matching::within("t"), [text(chunk)]);
             c
@@ -383,6 +389,17 @@ pub(super) fn tsquery(fts: &str) -> Result<String> {
     Ok(out)
 }
 
+/// A needle of letters and digits only (inside one word at both ends), folded as the words
+/// are: the piece every word holding it contains (`Matching::inside`).
+fn piece_of_a_word(needle: &str) -> Option<String> {
+    if needle.is_empty() || !needle.chars().all(word_char) {
+        return None;
+    }
+    let mut words = words(needle);
+    let piece = words.next()?.into_owned();
+    (words.next().is_none() && piece.len() <= 2047).then_some(piece)
+}
+
 /// The words every text containing `needle` holds (as `query::search`'s literal plan): pieces
 /// between separators are whole words; the first is dropped when the needle starts inside a
 /// word (it may end a longer one), the last is a prefix when it ends inside one. ANDed rather
@@ -439,6 +456,10 @@ mod tests {
 
     #[test]
     fn a_literal_needs_the_words_it_holds_whole() {
+        assert_eq!(piece_of_a_word("nswE"), Some("nswe".into()));
+        assert_eq!(piece_of_a_word("Café"), Some("cafe".into()));
+        assert_eq!(piece_of_a_word("a b"), None);
+        assert_eq!(piece_of_a_word(""), None);
         assert_eq!(literal_words("fn main("), Some("'main'".into()));
         assert_eq!(literal_words(" fn main"), Some("'fn' & 'main':*".into()));
         assert_eq!(
