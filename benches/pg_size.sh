@@ -30,7 +30,7 @@ echo "jsonl: $(du -sb "$W/s" | cut -f1) bytes; local index $(stat -c %s "$W/i.db
 Q=("$BIN/psql" -h "$PG_TMP" -p "$PG_PORT" -U postgres -d pidx)
 "${Q[@]}" -At -c "VACUUM ANALYZE"
 # Each table with its partitions (pg 0010: in schema pidx_parts) summed: its rows with their
-# TOAST, its indexes, and the words' GIN index apart.
+# TOAST, its indexes, and the words' GIN index apart (none since pg 0026).
 "${Q[@]}" -c "
 SELECT coalesce(p.relname, c.relname) AS relation,
        pg_size_pretty(sum(pg_table_size(c.oid))) AS rows_and_toast,
@@ -41,8 +41,8 @@ FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_inherits i ON i.inhrelid = c.oid LEFT JOIN pg_class p ON p.oid = i.inhparent
 WHERE n.nspname IN ('public', 'pidx_parts') AND c.relkind IN ('r', 'm')
 GROUP BY 1 ORDER BY sum(pg_total_relation_size(c.oid)) DESC LIMIT 30;
-SELECT pg_size_pretty(sum(pg_relation_size(relid))) AS words_gin_index
-FROM pg_partition_tree('entry_text_words') WHERE isleaf;
+SELECT coalesce(pg_size_pretty(sum(pg_relation_size(relid))), 'none (pg 0026)') AS words_gin_index
+FROM pg_partition_tree(to_regclass('entry_text_words')) WHERE isleaf;
 SELECT pg_database_size('pidx') AS database_bytes, pg_size_pretty(pg_database_size('pidx'));"
 for q in "SELECT pg_size_pretty(sum(pg_column_size(raw))) raw_stored, pg_size_pretty(sum(octet_length(raw))) raw_bytes, pg_size_pretty(sum(pg_column_size(text))) text_stored FROM entries" \
          "SELECT pg_size_pretty(sum(pg_column_size(raw_z))) raw_z_stored, count(raw_z) FROM entries" \
