@@ -284,6 +284,41 @@ fn a_limited_reader_sees_only_its_sources_and_projects() {
             .all(|h| h["source"] == "a@x"),
         "{hits}"
     );
+    // Carol reads her source whole, so its words' counts and postings too (pg 0027), and her
+    // search is answered from them (`PIDX_PG_HEADS=postings` makes any other way an error):
+    // the same hits, in the same order, as the writer's search kept to her source (their
+    // scores apart by the recency of the moment each ran).
+    for table in ["word_postings", "word_texts"] {
+        let hers = count(&carol, &format!("SELECT count(*) AS n FROM {table}"));
+        assert!(hers > 0, "{table}");
+        assert_eq!(
+            hers,
+            count(
+                &s.url,
+                &format!("SELECT count(*) AS n FROM {table} WHERE source = 'a@x'")
+            ),
+            "{table}"
+        );
+    }
+    let search = |url: &str, source: Option<&str>| -> Vec<String> {
+        let mut c = pidx(ta.path(), &ra);
+        c.env("PIDX_PG_HEADS", "postings").args(["--pg", url]);
+        if let Some(source) = source {
+            c.args(["--source", source]);
+        }
+        let v = json_of(c.args(["search", "words", "--limit", "20"]));
+        (v.as_array().unwrap().iter())
+            .map(|h| {
+                format!(
+                    "{} {} {} {}",
+                    h["source"], h["path"], h["entryId"], h["kind"]
+                )
+            })
+            .collect()
+    };
+    let hers = search(&carol, None);
+    assert!(!hers.is_empty());
+    assert_eq!(hers, search(&s.url, Some("a@x")));
     // Dave: project /home/u/p1 of every source (odd sessions: 2 of a@x, 3 of b@y).
     let rows = listed(&dave);
     assert_eq!(rows.len(), 5, "{rows:?}");
@@ -308,6 +343,21 @@ fn a_limited_reader_sees_only_its_sources_and_projects() {
             "SELECT count(*) AS n FROM text_heads h JOIN sessions s USING (source, fid)
              WHERE s.cwd = '/home/u/p1'"
         )
+    );
+    // Dave reads no source whole: no counts, postings or gone files of any, and his search
+    // reads the texts he sees.
+    for table in ["word_postings", "word_texts", "stale_files"] {
+        assert_eq!(
+            count(&dave, &format!("SELECT count(*) AS n FROM {table}")),
+            0
+        );
+    }
+    let hits =
+        json_of(pidx(ta.path(), &ra).args(["--pg", &dave, "search", "words", "--limit", "1000"]));
+    assert!(!hits.as_array().unwrap().is_empty());
+    assert!(
+        (hits.as_array().unwrap().iter()).all(|h| h["cwd"] == "/home/u/p1"),
+        "{hits}"
     );
     // The shared reader role registered before schema 4 still reads everything.
     assert_eq!(listed(&s.reader).len(), 10);

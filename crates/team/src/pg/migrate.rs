@@ -110,6 +110,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         26,
         include_str!("../../../../migrations/pg/0026_words_without_gin.sql"),
     ),
+    (
+        27,
+        include_str!("../../../../migrations/pg/0027_postings_for_whole_sources.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server

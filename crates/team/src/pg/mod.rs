@@ -99,6 +99,15 @@ pub fn words_unindexed() -> bool {
     migrate::latest() >= WORDS_WITHOUT_GIN
 }
 
+/// The first schema whose readers limited to whole sources read those sources' postings.
+pub const POSTINGS_FOR_WHOLE_SOURCES: i32 = 27;
+
+/// Whether the schema this pidx writes and reads (`migrate::latest`) has
+/// [`POSTINGS_FOR_WHOLE_SOURCES`].
+pub fn postings_for_whole_sources() -> bool {
+    migrate::latest() >= POSTINGS_FOR_WHOLE_SOURCES
+}
+
 /// Whether the schema this pidx writes and reads (`migrate::latest`) has [`WORD_POSTINGS`].
 pub fn words_posted() -> bool {
     migrate::latest() >= WORD_POSTINGS

@@ -11,8 +11,9 @@
 //!
 //! `None` (the query reads the texts under its own conditions, every row a candidate) when a
 //! source the search reads has no postings yet (`sources.postings`), the reader is a limited one
-//! (it reads no postings: their keys and times would tell of texts it may not see), the
-//! expression keeps everything (a lone `NOT`), or `PIDX_PG_HEADS` says no postings.
+//! that does not read each of those sources whole (it reads none of their postings: their keys
+//! and times would tell of texts it may not see; pg 0027), the expression keeps everything (a
+//! lone `NOT`), or `PIDX_PG_HEADS` says no postings.
 
 use postgres::Transaction;
 

@@ -942,14 +942,30 @@ impl Ranked for (f64, Key) {
     }
 }
 
-/// Whether every source this search reads has its postings, and the reader reads every row.
+/// Whether every source this search reads has its postings, and the reader reads them
+/// ([`whole`]).
 pub(super) fn posted(tx: &mut Transaction, on: &On) -> Result<bool> {
+    whole(tx, on, true)
+}
+
+/// Whether the reader reads every row of every source this search reads (not a limited one,
+/// or, from pg 0027 on, one that reads each of those sources whole: it then reads their words'
+/// counts and postings too), and, when `postings`, each of them has its postings.
+///
+/// # Errors
+/// Server errors.
+pub(super) fn whole(tx: &mut Transaction, on: &On, postings: bool) -> Result<bool> {
+    let sql = if crate::pg::postings_for_whole_sources() {
+        "SELECT bool_and((NOT $2 OR postings)
+                         AND (NOT pidx_read_limited(current_user)
+                              OR pidx_reader_sees_whole_source(current_user, name)))
+         FROM sources WHERE $1::text IS NULL OR name = $1"
+    } else {
+        "SELECT bool_and(NOT $2 OR postings) AND NOT pidx_read_limited(current_user)
+         FROM sources WHERE $1::text IS NULL OR name = $1"
+    };
     let all: Option<bool> = tx
-        .query_one(
-            "SELECT bool_and(postings) AND NOT pidx_read_limited(current_user) FROM sources
-             WHERE $1::text IS NULL OR name = $1",
-            &[&on.source],
-        )
+        .query_one(sql, &[&on.source, &postings])
         .map_err(server_err)?
         .get(0);
     Ok(all.unwrap_or(false))

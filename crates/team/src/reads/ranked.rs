@@ -1001,11 +1001,16 @@ fn phrase_counts(
     };
     let mut hits = Vec::with_capacity(phrases.len());
     // Each source's count of texts per word, kept by push (pg 0019), unless the reader is a
-    // limited one, who reads none of them and counts the texts it sees (asked of the server
-    // only when a phrase is one word).
+    // limited one that does not read every source here whole (pg 0027), who reads none of them
+    // and counts the texts it sees (asked of the server only when a phrase is one word).
     let one_word = |p: &Phrase| p.words.len() == 1 && !p.prefix;
-    let counted =
-        crate::pg::words_counted() && phrases.iter().any(one_word) && super::stats::unlimited(tx)?;
+    let on = On {
+        source,
+        include_silent: true,
+    };
+    let counted = crate::pg::words_counted()
+        && phrases.iter().any(one_word)
+        && super::postings::whole(tx, &on, false)?;
     for p in phrases {
         let q = p.words_tsquery();
         if let ([word], true) = (p.words.as_slice(), counted && one_word(p)) {
@@ -1021,10 +1026,6 @@ fn phrase_counts(
         }
         if let ([word], true) = (p.words.as_slice(), p.prefix) {
             // A prefix's count of texts from its words' postings (`matching`), when readable.
-            let on = On {
-                source,
-                include_silent: true,
-            };
             if let Some(n) = super::matching::prefix_texts(tx, &on, word)? {
                 hits.push(n);
                 continue;
