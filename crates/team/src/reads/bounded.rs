@@ -124,7 +124,7 @@ fn matches(tx: &mut Transaction, on: &On, q: &SearchOptions, word: &str) -> Resu
     filters(q, on, &mut c, times);
     let (lexeme, word) = (lexeme(word), word.to_string());
     // The word's texts by key, a chunk at a time, from its postings; or the words' index's.
-    let candidates = Matching::of(tx, on, &lexeme)?;
+    let candidates = Matching::of(tx, on.source, &lexeme)?;
     let runs: Box<dyn Iterator<Item = Option<String>>> = match candidates {
         Some(m) => Box::new(m.into_chunks().map(Some)),
         None => Box::new(std::iter::once(None)),

@@ -26,7 +26,7 @@ use postgres::Transaction;
 use super::ranked::{every_match, prepare, sort, walk, Facts, Keyed, Phrase};
 use super::search::On;
 use super::unlisted::{most_recency, Mode, ROOM};
-use super::{bounded, matching, postings, several};
+use super::{bounded, expression, postings, several};
 use crate::pg::heads::{AVGDL, MIN_IMPACT};
 use crate::pg::server_err;
 use pidx_core::error::Result;
@@ -50,10 +50,10 @@ pub(super) fn search(
         return Ok(Vec::new());
     };
     // Words ANDed from their postings; else, each phrase one word or a prefix under any
-    // expression, from theirs (`matching`).
+    // expression, from theirs (`expression`).
     let posted = match postings::top(tx, on, q, terms, &mut p)? {
         Some(hits) => Some(hits),
-        None => matching::top(tx, on, q, terms, &p)?,
+        None => expression::top(tx, on, q, terms, &p)?,
     };
     // The other ways need every phrase's count of texts, which the postings may not have found.
     if posted.is_none() {

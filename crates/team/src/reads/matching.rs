@@ -9,25 +9,27 @@
 //! for the queries to look up [`CHUNK`] at a time by key ([`Matching::chunks`],
 //! [`Matching::within`]).
 //!
+//! Whether a search may read the postings at all is this module's too ([`whole`], [`posted`]),
+//! and which of their texts are still on the server ([`live`]): the ways that score from the
+//! postings (`postings.rs`, `expression.rs`) ask here.
+//!
 //! `None` (the query reads the texts under its own conditions, every row a candidate) when a
 //! source the search reads has no postings yet (`sources.postings`), the reader is a limited one
 //! that does not read each of those sources whole (it reads none of their postings: their keys
 //! and times would tell of texts it may not see; pg 0027), the expression keeps everything (a
 //! lone `NOT`), or `PIDX_PG_HEADS` says no postings.
 
+use std::collections::HashSet;
+
 use postgres::Transaction;
 
-use super::postings::{keyed_of, live, passes, Best, MOST_LOOKED_UP};
-use super::ranked::{sort, walk, Prepared};
-use super::search::On;
 use super::unlisted::Mode;
 use crate::pg::postings::{decode, undecoded, Posting};
 use crate::pg::server_err;
 use pidx_core::error::Result;
-use pidx_core::query::search::{blend, Hit, SearchOptions};
 
 /// A text: its source (an index into [`Matching::sources`]), file, entry and kind.
-type Key = (u32, i64, i64, i16);
+pub(super) type Key = (u32, i64, i64, i16);
 
 /// Texts with their times, sorted by key.
 type Texts = Vec<(Key, Option<i64>)>;
@@ -50,7 +52,7 @@ pub(super) struct Matching {
 
 /// A `tsquery` as `search::tsquery` and its callers write it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Expr {
+pub(super) enum Expr {
     Term { word: String, prefix: bool },
     And(Vec<Expr>),
     Or(Vec<Expr>),
@@ -65,19 +67,24 @@ enum Set {
 
 /// Each term's postings in the sources a search reads, decoded whole and sorted by key; a
 /// prefix's words listed.
-struct Decoded {
-    sources: Vec<String>,
+pub(super) struct Decoded {
+    pub(super) sources: Vec<String>,
     words: Vec<String>,
     postings: Vec<Vec<(Key, Posting)>>,
     of_prefix: Vec<(String, Vec<String>)>,
 }
 
 impl Decoded {
-    /// The postings of `terms` (a word, and whether it is a prefix) in the sources `on` reads.
+    /// The postings of `terms` (a word, and whether it is a prefix) in the sources a search
+    /// reads (every one the reader sees, or `source`).
     ///
     /// # Errors
     /// Server errors; a stored row that does not decode.
-    fn read(tx: &mut Transaction, on: &On, terms: &[(String, bool)]) -> Result<Decoded> {
+    pub(super) fn read(
+        tx: &mut Transaction,
+        source: Option<&str>,
+        terms: &[(String, bool)],
+    ) -> Result<Decoded> {
         // A prefix's words, from each source's counts of texts per word (one row a word).
         let mut words: Vec<String> = Vec::new();
         let mut of_prefix: Vec<(String, Vec<String>)> = Vec::new();
@@ -94,7 +101,7 @@ impl Decoded {
                 .query(
                     "SELECT DISTINCT term FROM word_texts
                      WHERE term LIKE $1 AND ($2::text IS NULL OR source = $2)",
-                    &[&like, &on.source],
+                    &[&like, &source],
                 )
                 .map_err(server_err)?;
             let started: Vec<String> = rows.iter().map(|r| r.get(0)).collect();
@@ -107,7 +114,7 @@ impl Decoded {
             .query(
                 "SELECT source, term, data FROM word_postings
                  WHERE term = ANY($1) AND ($2::text IS NULL OR source = $2)",
-                &[&words, &on.source],
+                &[&words, &source],
             )
             .map_err(server_err)?;
         let mut sources: Vec<String> = Vec::new();
@@ -143,7 +150,7 @@ impl Decoded {
 
     /// The postings of a word, or of a prefix (each text once, its count of the prefix's
     /// words summed: the tokens starting with it).
-    fn of(&self, word: &str, prefix: bool) -> Vec<(Key, Posting)> {
+    pub(super) fn of(&self, word: &str, prefix: bool) -> Vec<(Key, Posting)> {
         let of = |w: &str| {
             self.words
                 .binary_search_by(|x| x.as_str().cmp(w))
@@ -173,8 +180,12 @@ impl Matching {
     ///
     /// # Errors
     /// Server errors; a stored row that does not decode.
-    pub(super) fn of(tx: &mut Transaction, on: &On, tsquery: &str) -> Result<Option<Matching>> {
-        if !readable(tx, on)? {
+    pub(super) fn of(
+        tx: &mut Transaction,
+        source: Option<&str>,
+        tsquery: &str,
+    ) -> Result<Option<Matching>> {
+        if !readable(tx, source)? {
             return Ok(None);
         }
         let Some(expr) = parse(tsquery) else {
@@ -182,7 +193,7 @@ impl Matching {
         };
         let mut terms = Vec::new();
         expr.terms(&mut terms);
-        let decoded = Decoded::read(tx, on, &terms)?;
+        let decoded = Decoded::read(tx, source, &terms)?;
         let texts_of = |word: &str, prefix: bool| -> Texts {
             (decoded.of(word, prefix).into_iter())
                 .map(|(k, p)| (k, p.ts_ms))
@@ -202,8 +213,12 @@ impl Matching {
     ///
     /// # Errors
     /// Server errors; a stored row that does not decode.
-    pub(super) fn inside(tx: &mut Transaction, on: &On, piece: &str) -> Result<Option<Matching>> {
-        if !readable(tx, on)? {
+    pub(super) fn inside(
+        tx: &mut Transaction,
+        source: Option<&str>,
+        piece: &str,
+    ) -> Result<Option<Matching>> {
+        if !readable(tx, source)? {
             return Ok(None);
         }
         let like = format!("%{}%", like_escaped(piece));
@@ -211,14 +226,14 @@ impl Matching {
             .query(
                 "SELECT DISTINCT term FROM word_texts
                  WHERE term LIKE $1 AND ($2::text IS NULL OR source = $2) LIMIT $3",
-                &[&like, &on.source, &(MOST_WORDS_INSIDE + 1)],
+                &[&like, &source, &(MOST_WORDS_INSIDE + 1)],
             )
             .map_err(server_err)?;
         if rows.len() as i64 > MOST_WORDS_INSIDE {
             return Ok(None);
         }
         let terms: Vec<(String, bool)> = rows.iter().map(|r| (r.get(0), false)).collect();
-        let decoded = Decoded::read(tx, on, &terms)?;
+        let decoded = Decoded::read(tx, source, &terms)?;
         let texts = terms.iter().fold(Vec::new(), |all, (w, _)| {
             let of: Texts = (decoded.of(w, false).into_iter())
                 .map(|(k, p)| (k, p.ts_ms))
@@ -270,91 +285,80 @@ impl Matching {
     }
 }
 
+/// Whether every source this search reads has its postings, and the reader reads them
+/// ([`whole`]).
+pub(super) fn posted(tx: &mut Transaction, source: Option<&str>) -> Result<bool> {
+    whole(tx, source, true)
+}
+
+/// Whether the reader reads every row of every source this search reads (not a limited one,
+/// or, from pg 0027 on, one that reads each of those sources whole: it then reads their words'
+/// counts and postings too), and, when `postings`, each of them has its postings.
+///
+/// # Errors
+/// Server errors.
+pub(super) fn whole(tx: &mut Transaction, source: Option<&str>, postings: bool) -> Result<bool> {
+    let sql = if crate::pg::postings_for_whole_sources() {
+        "SELECT bool_and((NOT $2 OR postings)
+                         AND (NOT pidx_read_limited(current_user)
+                              OR pidx_reader_sees_whole_source(current_user, name)))
+         FROM sources WHERE $1::text IS NULL OR name = $1"
+    } else {
+        "SELECT bool_and(NOT $2 OR postings) AND NOT pidx_read_limited(current_user)
+         FROM sources WHERE $1::text IS NULL OR name = $1"
+    };
+    let all: Option<bool> = tx
+        .query_one(sql, &[&source, &postings])
+        .map_err(server_err)?
+        .get(0);
+    Ok(all.unwrap_or(false))
+}
+
+/// How many of `texts` belong to transcripts the server still holds: those of files not
+/// listed as gone (`stale_files`, pg 0022; file ids are unique across sources), or before that
+/// schema, those of files `sessions` still has, asked a source at a time.
+///
+/// # Errors
+/// Server errors.
+pub(super) fn live(tx: &mut Transaction, sources: &[String], texts: &[Key]) -> Result<i64> {
+    if crate::pg::stale_files_listed() {
+        let mut fids: Vec<i64> = texts.iter().map(|k| k.1).collect();
+        fids.sort_unstable();
+        fids.dedup();
+        let rows = tx
+            .query(
+                "SELECT fid FROM stale_files WHERE fid = ANY($1::int8[])",
+                &[&fids],
+            )
+            .map_err(server_err)?;
+        let gone: HashSet<i64> = rows.iter().map(|r| r.get(0)).collect();
+        return Ok(texts.iter().filter(|k| !gone.contains(&k.1)).count() as i64);
+    }
+    let mut files: Vec<(u32, i64)> = texts.iter().map(|k| (k.0, k.1)).collect();
+    files.sort_unstable();
+    files.dedup();
+    let mut on: HashSet<(u32, i64)> = HashSet::with_capacity(files.len());
+    for of_one in files.chunk_by(|a, b| a.0 == b.0) {
+        let at = of_one[0].0;
+        let fids: Vec<i64> = of_one.iter().map(|f| f.1).collect();
+        let rows = tx
+            .query(
+                "SELECT fid FROM sessions WHERE source = $1 AND fid = ANY($2::int8[])",
+                &[&sources[at as usize], &fids],
+            )
+            .map_err(server_err)?;
+        on.extend(rows.iter().map(|r| (at, r.get::<_, i64>(0))));
+    }
+    Ok(texts.iter().filter(|k| on.contains(&(k.0, k.1))).count() as i64)
+}
+
 /// Whether the postings may be read for this search: `PIDX_PG_HEADS` allows them, the schema
 /// has them, every source the search reads has them, and the reader reads every row.
 ///
 /// # Errors
 /// Server errors.
-fn readable(tx: &mut Transaction, on: &On) -> Result<bool> {
-    Ok(Mode::now().postings() && crate::pg::words_posted() && super::postings::posted(tx, on)?)
-}
-
-/// The hits of a words search whose every phrase is one word or a prefix, under any
-/// expression (`OR`, `NOT`, a prefix: what `postings::top` leaves), scored from the postings
-/// alone: each text holding a term with its count of each (a prefix's words summed), matched
-/// against the expression exactly (a term counts where its count is not 0) and scored with the
-/// arithmetic of scoring it from its body; the best looked up as `postings::top` does.
-/// `None` when this way does not apply (a phrase of several words, the postings not
-/// readable, or the filters leave too few of the best kept to fill the hits).
-///
-/// # Errors
-/// Server errors; a stored row that does not decode.
-pub(super) fn top(
-    tx: &mut Transaction,
-    on: &On,
-    q: &SearchOptions,
-    terms: &[String],
-    p: &Prepared,
-) -> Result<Option<Vec<Hit>>> {
-    let single = p.phrases.iter().all(|ph| ph.words.len() == 1);
-    if !single || q.limit == 0 || p.phrases.len() != p.facts.each.len() {
-        return Ok(None);
-    }
-    let Some(expr) = parse(&p.exact) else {
-        return Ok(None);
-    };
-    let mut written = Vec::new();
-    expr.terms_of(true, &mut written);
-    let same = written.len() == p.phrases.len()
-        && (written.iter().zip(&p.phrases))
-            .all(|((w, prefix), ph)| ph.words[0] == *w && ph.prefix == *prefix);
-    if !same || !readable(tx, on)? {
-        return Ok(None);
-    }
-    let decoded = Decoded::read(tx, on, &written)?;
-    let lists: Vec<Vec<(Key, Posting)>> = (written.iter())
-        .map(|(w, prefix)| decoded.of(w, *prefix))
-        .collect();
-    let mut best = Best::new(MOST_LOOKED_UP);
-    let mut heads = vec![0usize; lists.len()];
-    let mut tfs = vec![0i64; lists.len()];
-    // The texts of every list, each once, by key (each list is sorted by key).
-    loop {
-        let next = (lists.iter().zip(&heads))
-            .filter_map(|(l, &h)| l.get(h).map(|t| t.0))
-            .min();
-        let Some(key) = next else {
-            break;
-        };
-        let mut posting = None;
-        for (i, l) in lists.iter().enumerate() {
-            tfs[i] = 0;
-            if let Some((k, p)) = l.get(heads[i]) {
-                if *k == key {
-                    tfs[i] = i64::from(p.tf);
-                    posting.get_or_insert(*p);
-                    heads[i] += 1;
-                }
-            }
-        }
-        let Some(posting) = posting else {
-            break;
-        };
-        if !passes(q, &posting) || !expr.holds(&tfs, &mut 0) {
-            continue;
-        }
-        let bm25 = -p.facts.sum.score(&tfs, i64::from(posting.ntok));
-        if !best.beneath(bm25) {
-            best.push(bm25 * blend(posting.ts_ms, p.now_ms), key);
-        }
-    }
-    let (best, all) = best.finish();
-    let mut keyed = keyed_of(best, &decoded.sources);
-    sort(&mut keyed);
-    match walk(tx, on, q, terms, &keyed)? {
-        (hits, full) if full || all => Ok(Some(hits)),
-        _ => Ok(None),
-    }
+pub(super) fn readable(tx: &mut Transaction, source: Option<&str>) -> Result<bool> {
+    Ok(Mode::now().postings() && crate::pg::words_posted() && posted(tx, source)?)
 }
 
 /// How many texts hold a word starting with `prefix` (a prefix phrase's count of texts, its
@@ -362,11 +366,15 @@ pub(super) fn top(
 ///
 /// # Errors
 /// Server errors; a stored row that does not decode.
-pub(super) fn prefix_texts(tx: &mut Transaction, on: &On, prefix: &str) -> Result<Option<i64>> {
-    if !readable(tx, on)? {
+pub(super) fn prefix_texts(
+    tx: &mut Transaction,
+    source: Option<&str>,
+    prefix: &str,
+) -> Result<Option<i64>> {
+    if !readable(tx, source)? {
         return Ok(None);
     }
-    let decoded = Decoded::read(tx, on, &[(prefix.to_string(), true)])?;
+    let decoded = Decoded::read(tx, source, &[(prefix.to_string(), true)])?;
     let keys: Vec<Key> = decoded.of(prefix, true).iter().map(|t| t.0).collect();
     Ok(Some(live(tx, &decoded.sources, &keys)?))
 }
@@ -426,7 +434,7 @@ fn like_escaped(word: &str) -> String {
 
 impl Expr {
     /// Its terms in the order written; those under a `!` only when `negated`.
-    fn terms_of(&self, negated: bool, out: &mut Vec<(String, bool)>) {
+    pub(super) fn terms_of(&self, negated: bool, out: &mut Vec<(String, bool)>) {
         match self {
             Expr::Term { word, prefix } => out.push((word.clone(), *prefix)),
             Expr::And(xs) | Expr::Or(xs) => xs.iter().for_each(|x| x.terms_of(negated, out)),
@@ -442,7 +450,7 @@ impl Expr {
 
     /// Whether a text whose count of each term (in the order written, those under a `!` too)
     /// is `tfs` matches; `at`: the next term's place.
-    fn holds(&self, tfs: &[i64], at: &mut usize) -> bool {
+    pub(super) fn holds(&self, tfs: &[i64], at: &mut usize) -> bool {
         match self {
             Expr::Term { .. } => {
                 *at += 1;
@@ -503,7 +511,7 @@ impl Expr {
 /// `\\` for a backslash), `:*` after a prefix, `!`, `<->`, `&`, `|` (PostgreSQL's order of
 /// binding: `!`, then `<->`, then `&`, then `|`) and parentheses. `None` for anything else:
 /// the query then reads without candidates.
-fn parse(tsquery: &str) -> Option<Expr> {
+pub(super) fn parse(tsquery: &str) -> Option<Expr> {
     let tokens = tokens(tsquery)?;
     let mut at = 0;
     let e = or(&tokens, &mut at)?;

@@ -23,6 +23,7 @@ use pidx_core::query::{Reader, TeamReads, TeamServer};
 
 mod bounded;
 pub mod context;
+mod expression;
 pub mod handle;
 mod heads;
 pub mod list;

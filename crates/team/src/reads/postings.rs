@@ -19,12 +19,13 @@
 //! of the kept ones to fill the hits: those ways filter on the server.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ops::Range;
 
 use postgres::Transaction;
 use smallvec::SmallVec;
 
+use super::matching::{live, posted};
 use super::ranked::{best_first, sort, walk, Facts, Keyed, Phrase, Prepared, Ranked};
 use super::search::On;
 use super::unlisted::{Mode, ROOM};
@@ -94,7 +95,7 @@ pub(super) fn top(
     if !may_answer(q, &p.phrases, p.and_only) || p.phrases.len() != p.facts.each.len() {
         return mode.not_posted();
     }
-    if !posted(tx, on)? {
+    if !posted(tx, on.source)? {
         return mode.not_posted();
     }
     // Each phrase's terms (its words, or pg 0025's grams where it holds a common word), each
@@ -828,44 +829,6 @@ fn instances<P: AsRef<[u32]>>(phrase: &[(usize, u32)], positions: &[P]) -> i64 {
         .count() as i64
 }
 
-/// How many of `texts` belong to transcripts the server still holds: those of files not
-/// listed as gone (`stale_files`, pg 0022; file ids are unique across sources), or before that
-/// schema, those of files `sessions` still has, asked a source at a time.
-///
-/// # Errors
-/// Server errors.
-pub(super) fn live(tx: &mut Transaction, sources: &[String], texts: &[Key]) -> Result<i64> {
-    if crate::pg::stale_files_listed() {
-        let mut fids: Vec<i64> = texts.iter().map(|k| k.1).collect();
-        fids.sort_unstable();
-        fids.dedup();
-        let rows = tx
-            .query(
-                "SELECT fid FROM stale_files WHERE fid = ANY($1::int8[])",
-                &[&fids],
-            )
-            .map_err(server_err)?;
-        let gone: HashSet<i64> = rows.iter().map(|r| r.get(0)).collect();
-        return Ok(texts.iter().filter(|k| !gone.contains(&k.1)).count() as i64);
-    }
-    let mut files: Vec<(u32, i64)> = texts.iter().map(|k| (k.0, k.1)).collect();
-    files.sort_unstable();
-    files.dedup();
-    let mut on: HashSet<(u32, i64)> = HashSet::with_capacity(files.len());
-    for of_one in files.chunk_by(|a, b| a.0 == b.0) {
-        let at = of_one[0].0;
-        let fids: Vec<i64> = of_one.iter().map(|f| f.1).collect();
-        let rows = tx
-            .query(
-                "SELECT fid FROM sessions WHERE source = $1 AND fid = ANY($2::int8[])",
-                &[&sources[at as usize], &fids],
-            )
-            .map_err(server_err)?;
-        on.extend(rows.iter().map(|r| (at, r.get::<_, i64>(0))));
-    }
-    Ok(texts.iter().filter(|k| on.contains(&(k.0, k.1))).count() as i64)
-}
-
 /// Whether a block of this bound may hold a text that reaches `floor` (with room for the
 /// rounding of the bound's arithmetic, done in another order than a text's).
 fn beats(bound: f64, floor: Option<f64>) -> bool {
@@ -940,35 +903,6 @@ impl Ranked for (f64, Key) {
     fn order(&self) -> (f64, i64, i64, i16) {
         (self.0, self.1 .1, self.1 .2, self.1 .3)
     }
-}
-
-/// Whether every source this search reads has its postings, and the reader reads them
-/// ([`whole`]).
-pub(super) fn posted(tx: &mut Transaction, on: &On) -> Result<bool> {
-    whole(tx, on, true)
-}
-
-/// Whether the reader reads every row of every source this search reads (not a limited one,
-/// or, from pg 0027 on, one that reads each of those sources whole: it then reads their words'
-/// counts and postings too), and, when `postings`, each of them has its postings.
-///
-/// # Errors
-/// Server errors.
-pub(super) fn whole(tx: &mut Transaction, on: &On, postings: bool) -> Result<bool> {
-    let sql = if crate::pg::postings_for_whole_sources() {
-        "SELECT bool_and((NOT $2 OR postings)
-                         AND (NOT pidx_read_limited(current_user)
-                              OR pidx_reader_sees_whole_source(current_user, name)))
-         FROM sources WHERE $1::text IS NULL OR name = $1"
-    } else {
-        "SELECT bool_and(NOT $2 OR postings) AND NOT pidx_read_limited(current_user)
-         FROM sources WHERE $1::text IS NULL OR name = $1"
-    };
-    let all: Option<bool> = tx
-        .query_one(sql, &[&on.source, &postings])
-        .map_err(server_err)?
-        .get(0);
-    Ok(all.unwrap_or(false))
 }
 
 /// Whether a posting passes the filters its own fields answer (kinds, `--since`, `--until`,

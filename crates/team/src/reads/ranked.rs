@@ -301,7 +301,7 @@ pub(super) fn every_match(
     } else {
         exact
     };
-    let candidates = Matching::of(tx, on, &matching)?;
+    let candidates = Matching::of(tx, on.source, &matching)?;
     c.and("t.tsv @@ (?::text)::tsquery", [text(matching)]);
     if and_only {
         // A text holding a phrase's words is read back only when the phrase operator finds the
@@ -896,11 +896,7 @@ pub(super) fn counts_of(
 /// (their `tsvector` read, not their body); the others are read back and the phrase looked for
 /// in their tokens.
 fn phrase_texts(tx: &mut Transaction, source: Option<&str>, p: &Phrase) -> Result<i64> {
-    let on = On {
-        source,
-        include_silent: true,
-    };
-    let candidates = Matching::of(tx, &on, &p.words_tsquery())?;
+    let candidates = Matching::of(tx, source, &p.words_tsquery())?;
     let runs: Box<dyn Iterator<Item = Option<String>>> = match candidates {
         Some(m) => Box::new(m.into_chunks().map(Some)),
         None => Box::new(std::iter::once(None)),
@@ -1004,13 +1000,9 @@ fn phrase_counts(
     // limited one that does not read every source here whole (pg 0027), who reads none of them
     // and counts the texts it sees (asked of the server only when a phrase is one word).
     let one_word = |p: &Phrase| p.words.len() == 1 && !p.prefix;
-    let on = On {
-        source,
-        include_silent: true,
-    };
     let counted = crate::pg::words_counted()
         && phrases.iter().any(one_word)
-        && super::postings::whole(tx, &on, false)?;
+        && super::matching::whole(tx, source, false)?;
     for p in phrases {
         let q = p.words_tsquery();
         if let ([word], true) = (p.words.as_slice(), counted && one_word(p)) {
@@ -1026,7 +1018,7 @@ fn phrase_counts(
         }
         if let ([word], true) = (p.words.as_slice(), p.prefix) {
             // A prefix's count of texts from its words' postings (`matching`), when readable.
-            if let Some(n) = super::matching::prefix_texts(tx, &on, word)? {
+            if let Some(n) = super::matching::prefix_texts(tx, source, word)? {
                 hits.push(n);
                 continue;
             }

@@ -81,9 +81,9 @@ pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hi
         )
     };
     let matching = match (&words, &q.query) {
-        (Some(w), _) => Matching::of(tx, on, w)?,
+        (Some(w), _) => Matching::of(tx, on.source, w)?,
         (None, Query::Literal(needle)) => match piece_of_a_word(needle) {
-            Some(piece) => Matching::inside(tx, on, &piece)?,
+            Some(piece) => Matching::inside(tx, on.source, &piece)?,
             None => None,
         },
         (None, _) => None,
