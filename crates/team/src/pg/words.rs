@@ -275,7 +275,9 @@ pub const COMMON: [&str; 35] = [
 
 /// Whether `word` (a folded word) is one of [`COMMON`].
 pub fn common(word: &str) -> bool {
-    COMMON.binary_search(&word).is_ok()
+    // Every common word is at most five bytes: most words are ruled out by their length alone
+    // (the search's string comparisons were 1.5% of pidx's CPU in a first push).
+    word.len() <= 5 && COMMON.binary_search(&word).is_ok()
 }
 
 /// The term of the pair `a` `b` (folded words, `b` right after `a`) when the server holds
@@ -695,8 +697,8 @@ mod against_fts5 {
     #[test]
     fn the_common_words_are_sorted_folded_words() {
         assert!(
-            COMMON.windows(2).all(|w| w[0] < w[1]),
-            "binary search needs order"
+            COMMON.windows(2).all(|w| w[0] < w[1]) && COMMON.iter().all(|w| w.len() <= 5),
+            "binary search needs order, and `common` rules longer words out by their length"
         );
         for w in COMMON {
             assert_eq!(words(w).collect::<Vec<_>>(), [w]);
