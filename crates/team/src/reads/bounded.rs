@@ -237,10 +237,12 @@ fn counts(
     let mut params: Params = vec![&keys];
     let columns = count_columns(&mut params, Some((&phrase.words, &lexemes)));
     let sql = format!(
-        "SELECT (k->>4)::int8, {columns}
-         FROM jsonb_array_elements($1::text::jsonb) k
-         JOIN entry_text t ON t.source = k->>0 AND t.fid = (k->>1)::int8
-                          AND t.seq = (k->>2)::int8 AND t.kind = (k->>3)::int2"
+        "SELECT k.i, {columns}
+         FROM (SELECT (k->>4)::int8 AS i, k->>0 AS source, (k->>1)::int8 AS fid,
+                      (k->>2)::int8 AS seq, (k->>3)::int2 AS kind
+               FROM jsonb_array_elements($1::text::jsonb) k OFFSET 0) k
+         JOIN entry_text t ON t.source = k.source AND t.fid = k.fid
+                          AND t.seq = k.seq AND t.kind = k.kind"
     );
     let rows = tx.query(sql.as_str(), &params).map_err(server_err)?;
     let phrases = std::slice::from_ref(phrase);

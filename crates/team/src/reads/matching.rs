@@ -276,11 +276,16 @@ impl Matching {
     }
 
     /// The condition that keeps `alias`'s texts to a chunk's keys, bound as one text (`?`).
+    /// Every look-up of keys from JSON keeps its keys in a subquery the planner may not pull up
+    /// (`OFFSET 0`): the texts are then probed by plain columns, whose comparisons row-level
+    /// security lets into the protected table's index scan; with `k->>0` in the join (not
+    /// leakproof), a limited reader's plan applied its policy to every row first and the key
+    /// after, reading the whole table per key (1.2 s for 64 keys at 1,000 sessions).
     pub(super) fn within(alias: &str) -> String {
         format!(
             "({alias}.source, {alias}.fid, {alias}.seq, {alias}.kind) IN
                  (SELECT k->>0, (k->>1)::int8, (k->>2)::int8, (k->>3)::int2
-                  FROM jsonb_array_elements(?::text::jsonb) k)"
+                  FROM jsonb_array_elements(?::text::jsonb) k OFFSET 0)"
         )
     }
 }

@@ -512,7 +512,7 @@ pub(super) fn looked_up<T: Wanted>(
                 {body}, s.fid, s.name, {TITLE}, e.seq, e.dup, e.ts, s.created_ms, {ntok}
          FROM (SELECT k->>0 AS source, (k->>1)::int8 AS fid, (k->>2)::int8 AS seq,
                       (k->>3)::int2 AS kind, (k->>4)::bool AS body
-               FROM jsonb_array_elements(${}::text::jsonb) k) t
+               FROM jsonb_array_elements(${}::text::jsonb) k OFFSET 0) t
          {texts}
          JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
          JOIN sessions s ON s.source = t.source AND s.fid = t.fid
@@ -700,10 +700,12 @@ fn snippets(
     }
     let rows = tx
         .query(
-            "SELECT (k->>4)::int8, t.body
-             FROM jsonb_array_elements($1::text::jsonb) k
-             JOIN entry_text t ON t.source = k->>0 AND t.fid = (k->>1)::int8
-                              AND t.seq = (k->>2)::int8 AND t.kind = (k->>3)::int2",
+            "SELECT k.i, t.body
+             FROM (SELECT (k->>4)::int8 AS i, k->>0 AS source, (k->>1)::int8 AS fid,
+                          (k->>2)::int8 AS seq, (k->>3)::int2 AS kind
+                   FROM jsonb_array_elements($1::text::jsonb) k OFFSET 0) k
+             JOIN entry_text t ON t.source = k.source AND t.fid = k.fid
+                              AND t.seq = k.seq AND t.kind = k.kind",
             &[&serde_json::Value::Array(keys).to_string()],
         )
         .map_err(server_err)?;
