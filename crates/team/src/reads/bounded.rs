@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 use postgres::Transaction;
 
-use super::matching::Matching;
+use super::matching::{Chunk, Matching};
 use super::on as server;
 use super::ranked::{count_columns, counts_of, sort, Keyed, Params, Phrase, Prepared, Shown};
 use super::search::{filters, scoped, times_alias, On};
@@ -125,7 +125,7 @@ fn matches(tx: &mut Transaction, on: &On, q: &SearchOptions, word: &str) -> Resu
     let (lexeme, word) = (lexeme(word), word.to_string());
     // The word's texts by key, a chunk at a time, from its postings; or the words' index's.
     let candidates = Matching::of(tx, on.source, &lexeme)?;
-    let runs: Box<dyn Iterator<Item = Option<String>>> = match candidates {
+    let runs: Box<dyn Iterator<Item = Option<Chunk>>> = match candidates {
         Some(m) => Box::new(m.into_chunks().map(Some)),
         None => Box::new(std::iter::once(None)),
     };
@@ -143,17 +143,17 @@ fn matches_of(
     times: &str,
     lexeme: &String,
     word: &String,
-    chunk: Option<&String>,
+    chunk: Option<&Chunk>,
 ) -> Result<Vec<Match>> {
     let mut params = server::params(c);
     params.push(lexeme);
     params.push(word);
     let within = match chunk {
         Some(k) => {
-            params.push(k);
+            params.push(&k.keys);
             format!(
                 " AND {}",
-                Matching::within("x").replace('?', &format!("${}", params.len()))
+                k.within("x").replace('?', &format!("${}", params.len()))
             )
         }
         None => String::new(),

@@ -94,7 +94,7 @@ pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hi
     let runs: Box<dyn Iterator<Item = Where>> = match (matching, words) {
         (Some(m), _) => Box::new(m.into_chunks().map(move |chunk| {
             let mut c = c.clone();
-            c.and(Matching::within("t"), [text(chunk)]);
+            c.and(chunk.within("t"), [text(chunk.keys)]);
             c
         })),
         (None, words) => {
