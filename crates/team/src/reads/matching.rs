@@ -1,12 +1,12 @@
 //! The texts a `tsquery` can match, from its words' postings (`word_postings`, pg 0020)
 //! rather than a GIN index on every text's words (dropped by pg 0026: a third of the server's
-//! time in a first push, 3.2 of 8-9 s at 1,000 sessions, and 89 MB of its 348, docs/team.md).
+//! time in a first push, 3.2 of 8-9 s at 1,000 sessions, and 21 MB of its 348, docs/team.md).
 //! A term's texts are its postings (a prefix's, the postings of every word starting with it,
 //! listed from `word_texts`); `&` and a phrase's `<->` keep the texts in every operand, `|`
 //! those in any, and `!` anything (the superset is what a candidate needs: each query still
 //! confirms a text on its row, with the `tsquery` on its words or the needle on its body). The
 //! candidates come back keyed and newest first (the posting's time is its entry's, pg 0018),
-//! for the queries to look up [`CHUNK`] at a time by key ([`Matching::chunks`],
+//! for the queries to look up a chunk at a time by key ([`Matching::into_chunks`],
 //! [`Chunk::within`]).
 //!
 //! Whether a search may read the postings at all is this module's too ([`whole`], [`posted`]),
