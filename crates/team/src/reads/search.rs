@@ -61,7 +61,9 @@ impl Matcher {
 /// Candidate texts read from the cursor at a time.
 const BATCH: i32 = 256;
 
-/// Runs a literal or regex search, newest first (words: `ranked::search`).
+/// Runs a literal or regex search, newest first (words: `ranked::search`); texts of one time
+/// in the local index's order, the later row first (`ranked::best_first`: a later file, line,
+/// kind of text), as its rowid puts them (`query::search::newest`).
 ///
 /// # Errors
 /// Server errors (a query PostgreSQL cannot parse is reported as such).
@@ -76,7 +78,7 @@ pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hi
              FROM entry_text t
              JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
              JOIN sessions s ON s.source = t.source AND s.fid = t.fid
-             WHERE {} ORDER BY score DESC, e.ts_ms DESC NULLS LAST, s.path, e.seq, t.kind",
+             WHERE {} ORDER BY score DESC, e.ts_ms DESC NULLS LAST, t.fid DESC, t.seq DESC, t.kind DESC",
             c.pg_sql(),
         )
     };
