@@ -3,7 +3,8 @@
 # into one local index, then pushed to a PostgreSQL server as SOURCES sources (the same index
 # each time, `--source bench-N`): push throughput (the first push, an incremental push after 1%
 # of the sessions grew by a line, and each further source), then server latency of `list`
-# (first page), `search` (a rare, a mid-frequency and a common word and a phrase) and `stats`
+# (first page), `search` (a rare, a mid-frequency and a common word, a phrase, a prefix, an `OR`,
+# a literal and a regular expression) and `stats`
 # over all the sources, with the server's database size. Medians of 5 runs, end to end (process
 # start, connection, query, printing).
 #
@@ -95,9 +96,11 @@ same_as_local() {
   fi
   for r in "${roots[@]}"; do u+=(--root "$r"); done
   "${u[@]}" sync >/dev/null 2>&1
-  for q in jalapeño regression function '"the borrow"'; do
-    "${u[@]}" --no-sync --redact search "$q" --limit 20 --json >"$W/local.json" 2>/dev/null || true
-    "${Q[@]}" search "$q" --limit 20 --json >"$W/server.json" 2>/dev/null || true
+  for q in jalapeño regression function '"the borrow"' 'fil*' 'filter OR value' 're:filter \w+ value' 'literal:filter is'; do
+    local a=("$q")
+    [[ $q == literal:* ]] && a=(--literal "${q#literal:}")
+    "${u[@]}" --no-sync --redact search "${a[@]}" --limit 20 --json >"$W/local.json" 2>/dev/null || true
+    "${Q[@]}" search "${a[@]}" --limit 20 --json >"$W/server.json" 2>/dev/null || true
     out+=("$q: $(compare "$W/local.json" "$W/server.json")")
   done
   echo "top 20 against the local index of the union ($(IFS=' '; echo "${#roots[@]}") corpora): $(IFS=';'; echo "${out[*]}" | sed 's/;/; /g')"
@@ -142,6 +145,10 @@ queries() {
   echo "| \`search regression\` (mid-frequency word, top 20) | $(median "${Q[@]}" search regression) ms |"
   echo "| \`search function\` (common word, top 20) | $(median "${Q[@]}" search function) ms |"
   echo "| \`search '\"the borrow\"'\` (phrase, top 20) | $(median "${Q[@]}" search '"the borrow"') ms |"
+  echo "| \`search 'fil*'\` (prefix, top 20) | $(median "${Q[@]}" search 'fil*') ms |"
+  echo "| \`search 'filter OR value'\` (top 20) | $(median "${Q[@]}" search 'filter OR value') ms |"
+  echo "| \`search --literal 'filter is'\` (newest 20) | $(median "${Q[@]}" search --literal 'filter is') ms |"
+  echo "| \`search 're:filter \\w+ value'\` (newest 20) | $(median "${Q[@]}" search 're:filter \w+ value') ms |"
   echo "| \`stats\` | $(median "${Q[@]}" stats) ms |"
   echo "| \`stats --by source\` | $(median "${Q[@]}" stats --by source) ms |"
   echo "| \`stats --by day\` | $(median "${Q[@]}" stats --by day) ms |"
