@@ -298,12 +298,26 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         // Every match scored (the server counting single words from their `tsvector`s), as
         // a search the listed texts do not settle is answered.
         same_top(&a_tmp, &a_root, &all_tmp, &all_root, &s.url, case, "off");
-        // Words and phrases ANDed are answered from their postings (pg 0020; a phrase of
-        // several words from their positions, pg 0021), whatever the filters.
+        // Words are answered from their postings (pg 0020; a phrase of several words from
+        // their positions, pg 0021; any expression, `reads::expression`), whatever the filters.
         if posted(case) {
             same_top(
                 &a_tmp, &a_root, &all_tmp, &all_root, &s.url, case, "postings",
             );
+        }
+    }
+    // Phrases of several words under an `OR` or a `NOT`, counted from their words' positions
+    // in the postings, exact as locally. Not with every match scored (`off`): that way matches
+    // them with the `tsquery`'s phrase operator, whose positions stop at 256 a word, and the
+    // walrus session's phrase is past them (docs/team.md, "What can still differ").
+    for case in [
+        &["\"the walrus\" OR zebra"][..],
+        &["\"zebra tests\" OR \"the answer\""],
+        &["the -\"the answer\""],
+        &["answer -\"answer 0\" OR \"the walrus\""],
+    ] {
+        for heads in ["", "postings"] {
+            same_top(&a_tmp, &a_root, &all_tmp, &all_root, &s.url, case, heads);
         }
     }
     assert!(full >= 3, "only {full} queries fill a top 20");
@@ -473,16 +487,11 @@ fn question_session(
     std::fs::write(dir.join(name), lines.join("\n") + "\n").unwrap();
 }
 
-/// Whether a case's query is words and phrases ANDed (no prefix, `OR` or `NOT`): what the
-/// postings answer.
+/// Whether a case's query is words: what the postings answer (words and phrases ANDed
+/// `reads::postings`, any other expression `reads::expression`).
 fn posted(case: &[&str]) -> bool {
     let q = case[0];
-    q != "--literal"
-        && !q.starts_with("re:")
-        && !q.contains('*')
-        && !q
-            .split(' ')
-            .any(|w| w.starts_with('-') || ["OR", "AND", "NOT"].contains(&w))
+    q != "--literal" && !q.starts_with("re:")
 }
 
 /// Searches kept to the first source (`--source first`), and to the second.

@@ -1,29 +1,51 @@
-//! The top of a words search whose every phrase is one word or a prefix, under any
-//! expression (`OR`, `NOT`, a prefix alone or ANDed: what `postings::top` leaves), from the
-//! terms' postings alone (`matching::Decoded`). Each text holding a term comes with its count
-//! of each (a prefix's words summed: the tokens starting with it), is matched against the
-//! expression exactly on those counts (a term is in a text where its count is not 0), scored
-//! with the arithmetic of scoring it from its body, and the best are looked up as
-//! `postings::top` looks its best up. Against the GIN index of before pg 0026, `fil*`,
-//! `filter OR value` and `the -filter` at 10,000 sessions took 56, 38 and 45 ms against 882,
-//! 310 and 499 ms (docs/performance.md).
+//! The top of a words search under any expression (`OR`, `NOT`, a prefix alone or ANDed: what
+//! `postings::top` leaves), from the terms' postings alone. Each text holding a phrase comes
+//! with its count of each (a prefix's words summed: the tokens starting with it, from
+//! `matching::Decoded`; a phrase of several words, its places from its words' positions, from
+//! `postings::each_phrase`), is matched against the expression exactly on those counts (a
+//! phrase is in a text where its count is not 0), scored with the arithmetic of scoring it from
+//! its body, and the best are looked up as `postings::top` looks its best up. Against the GIN
+//! index of before pg 0026, `fil*`, `filter OR value` and `the -filter` at 10,000 sessions took
+//! 56, 38 and 45 ms against 882, 310 and 499 ms; a phrase of several words under an `OR` or a
+//! `NOT` was scored from every body holding its words (`function -"the borrow"` 5.5 s at
+//! 100,000 sessions; docs/performance.md).
 
 use postgres::Transaction;
 
-use super::matching::{parse, readable, Decoded, Key};
-use super::postings::{keyed_of, passes, Best, MOST_LOOKED_UP};
-use super::ranked::{sort, walk, Prepared};
+use super::matching::{live, parse, readable, Decoded, Key};
+use super::postings::{each_phrase, keyed_of, passes, Best, MOST_LOOKED_UP};
+use super::ranked::{sort, walk, Phrase, Prepared};
 use super::search::On;
+use super::unlisted::Mode;
 use crate::pg::postings::Posting;
 use pidx_core::error::Result;
 use pidx_core::query::search::{blend, Hit, SearchOptions};
 
-/// The hits of a words search whose every phrase is one word or a prefix, under any
-/// expression (`OR`, `NOT`, a prefix: what `postings::top` leaves), scored from the postings
-/// alone: each text holding a term with its count of each (a prefix's words summed), matched
-/// against the expression exactly (a term counts where its count is not 0) and scored with the
-/// arithmetic of scoring it from its body; the best looked up as `postings::top` does.
-/// `None` when this way does not apply (a phrase of several words, the postings not
+/// Whether this way may answer a search of these phrases (before the server is asked, so that
+/// the counts of texts of its phrases of several words are left to it: `ranked::prepare`'s
+/// `later`): what `postings::top` leaves (not only ANDed, or a prefix), hits asked for, no
+/// prefix beside a phrase of several words, and the server's postings (with their positions
+/// for such a phrase).
+pub(super) fn may_answer(q: &SearchOptions, phrases: &[Phrase], and_only: bool) -> bool {
+    let several = phrases.iter().any(|ph| ph.words.len() > 1);
+    let prefix = phrases.iter().any(|ph| ph.prefix);
+    Mode::now().postings()
+        && crate::pg::words_posted()
+        && q.limit != 0
+        && !phrases.is_empty()
+        && (!and_only || prefix)
+        && !(several && prefix)
+        && (!several || crate::pg::words_positioned())
+}
+
+/// The hits of a words search under any expression (`OR`, `NOT`, a prefix: what
+/// `postings::top` leaves), scored from the postings alone: each text holding a phrase with its
+/// count of each (a prefix's words summed, a phrase's places), matched against the expression
+/// exactly (a phrase counts where its count is not 0) and scored with the arithmetic of
+/// scoring it from its body; the best looked up as `postings::top` does. The counts of texts
+/// of the phrases of several words that `p` was prepared without are found here
+/// (`Prepared::counted`: the texts holding each, of transcripts still on the server). `None`
+/// when this way does not apply (a prefix beside a phrase of several words, the postings not
 /// readable, or the filters leave too few of the best kept to fill the hits).
 ///
 /// # Errors
@@ -33,27 +55,67 @@ pub(super) fn top(
     on: &On,
     q: &SearchOptions,
     terms: &[String],
-    p: &Prepared,
+    p: &mut Prepared,
 ) -> Result<Option<Vec<Hit>>> {
-    let single = p.phrases.iter().all(|ph| ph.words.len() == 1);
-    if !single || q.limit == 0 || p.phrases.len() != p.facts.each.len() {
+    if q.limit == 0 || p.phrases.len() != p.facts.each.len() {
         return Ok(None);
     }
     let Some(expr) = parse(&p.exact) else {
         return Ok(None);
     };
     let mut written = Vec::new();
-    expr.terms_of(true, &mut written);
+    expr.phrases(&mut written);
     let same = written.len() == p.phrases.len()
         && (written.iter().zip(&p.phrases))
-            .all(|((w, prefix), ph)| ph.words[0] == *w && ph.prefix == *prefix);
-    if !same || !readable(tx, on.source)? {
+            .all(|((words, prefix), ph)| ph.words == *words && ph.prefix == *prefix);
+    // A text holding none of the phrases must not match (else every text is a candidate).
+    if !same || expr.holds(&vec![0; written.len()], &mut 0) || !readable(tx, on.source)? {
         return Ok(None);
     }
-    let decoded = Decoded::read(tx, on.source, &written)?;
-    let lists: Vec<Vec<(Key, Posting)>> = (written.iter())
-        .map(|(w, prefix)| decoded.of(w, *prefix))
-        .collect();
+    let several = written.iter().any(|(words, _)| words.len() > 1);
+    let lists: Vec<Vec<(Key, Posting)>>;
+    let sources: Vec<String>;
+    if several {
+        if written.iter().any(|(_, prefix)| *prefix) || !crate::pg::words_positioned() {
+            return Ok(None);
+        }
+        let phrases: Vec<Vec<String>> = written.iter().map(|(w, _)| w.clone()).collect();
+        let Some((read, each)) = each_phrase(tx, on.source, &phrases)? else {
+            return Ok(None);
+        };
+        if !p.counted {
+            let mut hits = Vec::with_capacity(each.len());
+            for (i, texts) in each.iter().enumerate() {
+                if p.phrases[i].words.len() <= 1 {
+                    hits.push(p.hits[i]);
+                    continue;
+                }
+                let keys: Vec<Key> = texts.iter().map(|t| t.0).collect();
+                hits.push(live(tx, &read, &keys)?);
+            }
+            p.counted(&hits);
+        }
+        lists = (each.into_iter())
+            .map(|texts| {
+                (texts.into_iter())
+                    .map(|(k, n, mut posting)| {
+                        posting.tf = u32::try_from(n).unwrap_or(u32::MAX);
+                        (k, posting)
+                    })
+                    .collect()
+            })
+            .collect();
+        sources = read;
+    } else {
+        let terms: Vec<(String, bool)> = (written.iter())
+            .map(|(w, prefix)| (w[0].clone(), *prefix))
+            .collect();
+        let decoded = Decoded::read(tx, on.source, &terms)?;
+        lists = (terms.iter())
+            .map(|(w, prefix)| decoded.of(w, *prefix))
+            .collect();
+        sources = decoded.sources;
+    }
     let mut best = Best::new(MOST_LOOKED_UP);
     let mut heads = vec![0usize; lists.len()];
     let mut tfs = vec![0i64; lists.len()];
@@ -88,7 +150,7 @@ pub(super) fn top(
         }
     }
     let (best, all) = best.finish();
-    let mut keyed = keyed_of(best, &decoded.sources);
+    let mut keyed = keyed_of(best, &sources);
     sort(&mut keyed);
     match walk(tx, on, q, terms, &keyed)? {
         (hits, full) if full || all => Ok(Some(hits)),

@@ -45,15 +45,21 @@ pub(super) fn search(
     fts: &str,
     terms: &[String],
 ) -> Result<Vec<Hit>> {
-    let later = |phrases: &[_], and_only| postings::may_answer(q, phrases, and_only);
+    let later = |phrases: &[_], and_only| {
+        postings::may_answer(q, phrases, and_only) || expression::may_answer(q, phrases, and_only)
+    };
     let Some(mut p) = prepare(tx, on, fts, later)? else {
         return Ok(Vec::new());
     };
-    // Words ANDed from their postings; else, each phrase one word or a prefix under any
-    // expression, from theirs (`expression`).
-    let posted = match postings::top(tx, on, q, terms, &mut p)? {
-        Some(hits) => Some(hits),
-        None => expression::top(tx, on, q, terms, &p)?,
+    // Words ANDed from their postings; else any expression of words, prefixes and phrases
+    // from theirs (`expression`; not a prefix beside a phrase of several words).
+    let posted = if expression::may_answer(q, &p.phrases, p.and_only) {
+        match expression::top(tx, on, q, terms, &mut p)? {
+            Some(hits) => Some(hits),
+            None => Mode::now().not_posted()?,
+        }
+    } else {
+        postings::top(tx, on, q, terms, &mut p)?
     };
     // The other ways need every phrase's count of texts, which the postings may not have found.
     if posted.is_none() {

@@ -61,7 +61,13 @@ pub(super) struct Chunk {
 /// A `tsquery` as `search::tsquery` and its callers write it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Expr {
-    Term { word: String, prefix: bool },
+    Term {
+        word: String,
+        prefix: bool,
+    },
+    /// Words one right after the other (`<->` between plain words): one term of the query,
+    /// counted by its places in a text (`reads::expression`); its texts hold every word.
+    Phrase(Vec<String>),
     And(Vec<Expr>),
     Or(Vec<Expr>),
     Not(Box<Expr>),
@@ -469,6 +475,7 @@ impl Expr {
     pub(super) fn terms_of(&self, negated: bool, out: &mut Vec<(String, bool)>) {
         match self {
             Expr::Term { word, prefix } => out.push((word.clone(), *prefix)),
+            Expr::Phrase(words) => out.extend(words.iter().map(|w| (w.clone(), false))),
             Expr::And(xs) | Expr::Or(xs) => xs.iter().for_each(|x| x.terms_of(negated, out)),
             Expr::Not(x) if negated => x.terms_of(negated, out),
             Expr::Not(_) => {}
@@ -480,11 +487,22 @@ impl Expr {
         self.terms_of(false, out);
     }
 
-    /// Whether a text whose count of each term (in the order written, those under a `!` too)
-    /// is `tfs` matches; `at`: the next term's place.
+    /// The phrases of its terms in the order written, those under a `!` too: a term is a
+    /// phrase of one word, a [`Expr::Phrase`] one of its words ([`Expr::holds`]'s places).
+    pub(super) fn phrases(&self, out: &mut Vec<(Vec<String>, bool)>) {
+        match self {
+            Expr::Term { word, prefix } => out.push((vec![word.clone()], *prefix)),
+            Expr::Phrase(words) => out.push((words.clone(), false)),
+            Expr::And(xs) | Expr::Or(xs) => xs.iter().for_each(|x| x.phrases(out)),
+            Expr::Not(x) => x.phrases(out),
+        }
+    }
+
+    /// Whether a text whose count of each phrase ([`Expr::phrases`]) is `tfs` matches; `at`:
+    /// the next phrase's place.
     pub(super) fn holds(&self, tfs: &[i64], at: &mut usize) -> bool {
         match self {
-            Expr::Term { .. } => {
+            Expr::Term { .. } | Expr::Phrase(_) => {
                 *at += 1;
                 tfs.get(*at - 1).is_some_and(|&tf| tf > 0)
             }
@@ -512,6 +530,12 @@ impl Expr {
     fn candidates(&self, texts_of: &dyn Fn(&str, bool) -> Texts) -> Set {
         match self {
             Expr::Term { word, prefix } => Set::Some(texts_of(word, *prefix)),
+            Expr::Phrase(words) => Set::Some(
+                (words.iter())
+                    .map(|w| texts_of(w, false))
+                    .reduce(|kept, t| intersection(&kept, &t))
+                    .unwrap_or_default(),
+            ),
             Expr::Not(_) => Set::All,
             Expr::And(xs) => {
                 let mut kept: Option<Texts> = None;
@@ -554,6 +578,7 @@ pub(super) fn parse(tsquery: &str) -> Option<Expr> {
 enum Token {
     Term(String, bool),
     Not,
+    Next,
     And,
     Or,
     Open,
@@ -588,7 +613,7 @@ fn tokens(s: &str) -> Option<Vec<Token>> {
                 i += 1;
             }
             b'<' if s[i..].starts_with("<->") => {
-                out.push(Token::And);
+                out.push(Token::Next);
                 i += 3;
             }
             b'\'' => {
@@ -640,7 +665,7 @@ fn or(t: &[Token], at: &mut usize) -> Option<Expr> {
 }
 
 fn and(t: &[Token], at: &mut usize) -> Option<Expr> {
-    let mut xs = vec![unary(t, at)?];
+    let mut xs = vec![next(t, at)?];
     loop {
         match t.get(*at) {
             Some(Token::And) => *at += 1,
@@ -648,13 +673,36 @@ fn and(t: &[Token], at: &mut usize) -> Option<Expr> {
             Some(Token::Term(..) | Token::Not | Token::Open) => {}
             _ => break,
         }
-        xs.push(unary(t, at)?);
+        xs.push(next(t, at)?);
     }
     Some(if xs.len() == 1 {
         xs.remove(0)
     } else {
         Expr::And(xs)
     })
+}
+
+/// Operands joined by `<->`: a [`Expr::Phrase`] when each is a plain word, else (a prefix or
+/// an expression inside) their AND, which keeps the texts a candidate needs.
+fn next(t: &[Token], at: &mut usize) -> Option<Expr> {
+    let mut xs = vec![unary(t, at)?];
+    while t.get(*at) == Some(&Token::Next) {
+        *at += 1;
+        xs.push(unary(t, at)?);
+    }
+    if xs.len() == 1 {
+        return xs.pop();
+    }
+    let words: Option<Vec<String>> = (xs.iter())
+        .map(|x| match x {
+            Expr::Term {
+                word,
+                prefix: false,
+            } => Some(word.clone()),
+            _ => None,
+        })
+        .collect();
+    Some(words.map_or(Expr::And(xs), Expr::Phrase))
 }
 
 fn unary(t: &[Token], at: &mut usize) -> Option<Expr> {
@@ -697,7 +745,7 @@ mod tests {
         assert_eq!(
             parse(&q(&fts("\"error handling\" OR pre*")).unwrap()),
             Some(Expr::Or(vec![
-                Expr::And(vec![term("error", false), term("handling", false)]),
+                Expr::Phrase(vec!["error".into(), "handling".into()]),
                 term("pre", true)
             ]))
         );
@@ -729,6 +777,10 @@ mod tests {
         assert!(!holds("('a' | 'b') & 'c'", &[1, 1, 0]));
         assert!(holds("'a' & !('b' | 'c') | 'd'", &[0, 1, 1, 1]));
         assert!(!holds("'a' & !('b' | 'c') | 'd'", &[1, 0, 1, 0]));
+        // A phrase is one place, counted by where it starts, not by its words.
+        assert!(holds("'a' <-> 'b' | 'c'", &[1, 0]));
+        assert!(!holds("'f' & !('a' <-> 'b')", &[3, 1]));
+        assert!(holds("'f' & !('a' <-> 'b')", &[3, 0]));
     }
 
     fn k(fid: i64) -> (Key, Option<i64>) {

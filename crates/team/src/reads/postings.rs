@@ -98,23 +98,7 @@ pub(super) fn top(
     if !posted(tx, on.source)? {
         return mode.not_posted();
     }
-    // Each phrase's terms (its words, or pg 0025's grams where it holds a common word), each
-    // term read once, and each phrase's slots: its terms' indexes with their places in it.
-    let grams = crate::pg::grams_posted();
-    let units: Vec<Vec<(String, u32)>> = (p.phrases.iter())
-        .map(|ph| units(&ph.words, grams))
-        .collect();
-    let mut words: Vec<String> = units.iter().flatten().map(|u| u.0.clone()).collect();
-    words.sort();
-    words.dedup();
-    let slots: Vec<Vec<(usize, u32)>> = (units.iter())
-        .map(|u| {
-            (u.iter())
-                .map(|(w, at)| (words.binary_search(w).unwrap_or(0), *at))
-                .collect()
-        })
-        .collect();
-    let positioned = slots.iter().any(|s| s.len() > 1);
+    let (words, slots) = slots_of(p.phrases.iter().map(|ph| &ph.words[..]));
     // One word's rows are read whole with this query; several words' rows are only listed
     // here, with their lengths and (pg 0023) their blocks' entries, and read word by word as
     // `Read::holding` needs them: the commonest words' only in the blocks that may hold the
@@ -150,48 +134,9 @@ pub(super) fn top(
             &[&words, &on.source],
         )
         .map_err(server_err)?;
-    let mut placed = vec![false; words.len()];
-    for s in slots.iter().filter(|s| s.len() > 1) {
-        for &(w, _) in s {
-            placed[w] = true;
-        }
-    }
-    let mut read = Read {
-        rows: Vec::with_capacity(rows.len()),
-        sources: Vec::new(),
-        counts: vec![0; words.len()],
-        placed,
+    let Some(read) = Read::listed(&rows, &words, &slots) else {
+        return mode.not_posted();
     };
-    for r in &rows {
-        let (source, term, n): (String, String, i32) = (r.get(0), r.get(1), r.get(2));
-        let Ok(w) = words.binary_search(&term) else {
-            continue;
-        };
-        let (data_len, pos_len): (i32, Option<i32>) = (r.get(7), r.get(8));
-        if positioned && pos_len.is_none() {
-            // Rows of before pg 0021 (a server not migrated by this pidx's push yet).
-            return mode.not_posted();
-        }
-        let at = match read.sources.iter().position(|s| *s == source) {
-            Some(at) => at,
-            None => {
-                read.sources.push(source);
-                read.sources.len() - 1
-            }
-        } as u32;
-        read.counts[w] += i64::from(n);
-        read.rows.push(Stored {
-            word: w,
-            at,
-            data: r.get(3),
-            table: r.get(4),
-            tid: r.get(5),
-            skips: r.get(6),
-            data_len: usize::try_from(data_len).unwrap_or(0),
-            pos_len: pos_len.and_then(|n| usize::try_from(n).ok()),
-            bounds: r.get(9),
-        });
-    }
     let now_ms = p.now_ms;
     // bm25, then blended by recency (the arithmetic of scoring a text from its body).
     let bm25 = |tfs: &[i64], posting: &Posting, facts: &Facts| {
@@ -341,6 +286,85 @@ pub(super) fn top(
     }
 }
 
+/// Each phrase's terms (its words, or pg 0025's grams where it holds a common word), each
+/// term once and sorted, and each phrase's slots: its terms' indexes with their places in it.
+fn slots_of<'w>(
+    phrases: impl Iterator<Item = &'w [String]>,
+) -> (Vec<String>, Vec<Vec<(usize, u32)>>) {
+    let grams = crate::pg::grams_posted();
+    let units: Vec<Vec<(String, u32)>> = phrases.map(|words| units(words, grams)).collect();
+    let mut words: Vec<String> = units.iter().flatten().map(|u| u.0.clone()).collect();
+    words.sort();
+    words.dedup();
+    let slots = (units.iter())
+        .map(|u| {
+            (u.iter())
+                .map(|(w, at)| (words.binary_search(w).unwrap_or(0), *at))
+                .collect()
+        })
+        .collect();
+    (words, slots)
+}
+
+/// A phrase's texts by key, each with the phrase's count in it and its posting.
+pub(super) type Counted = Vec<(Key, i64, Posting)>;
+
+/// The texts holding each of `phrases` (plain words, one or several each), with the phrase's
+/// count in each (its places, for several words: FTS5's instances) and the text's posting,
+/// sorted by key; and the sources the keys name. `None` when a row of a phrase of several
+/// words has no positions (a server not migrated by this pidx's push yet). What
+/// `reads::expression` matches an `OR` or a `NOT` of phrases on.
+///
+/// # Errors
+/// Server errors; a stored row that does not decode.
+pub(super) fn each_phrase(
+    tx: &mut Transaction,
+    source: Option<&str>,
+    phrases: &[Vec<String>],
+) -> Result<Option<(Vec<String>, Vec<Counted>)>> {
+    let (words, slots) = slots_of(phrases.iter().map(|p| &p[..]));
+    let skips = if crate::pg::postings_blocked() {
+        "skips"
+    } else {
+        "NULL::bytea"
+    };
+    let rows = tx
+        .query(
+            &format!(
+                "SELECT source, term, n, NULL::bytea, tableoid, ctid::text, {skips},
+                        octet_length(data), octet_length(pos), NULL::bytea
+                 FROM word_postings
+                 WHERE term = ANY($1) AND ($2::text IS NULL OR source = $2)"
+            ),
+            &[&words, &source],
+        )
+        .map_err(server_err)?;
+    let Some(read) = Read::listed(&rows, &words, &slots) else {
+        return Ok(None);
+    };
+    let mut each: Vec<Counted> = Vec::with_capacity(slots.len());
+    for (i, s) in slots.iter().enumerate() {
+        if let Some(before) = slots[..i].iter().position(|b| b == s) {
+            let same = each[before].clone();
+            each.push(same);
+            continue;
+        }
+        let of: Vec<usize> = s.iter().map(|u| u.0).collect();
+        let mut texts: Vec<(Key, i64, Posting)> = (read.holding(tx, &of, None)?.into_iter())
+            .filter_map(|(k, t)| {
+                let n = match s.as_slice() {
+                    [(w, _)] => i64::from(t.tfs[*w]),
+                    more => instances(more, &t.positions),
+                };
+                (n > 0).then_some((k, n, t.posting))
+            })
+            .collect();
+        texts.sort_unstable_by_key(|t| t.0);
+        each.push(texts);
+    }
+    Ok(Some((read.sources, each)))
+}
+
 /// The best texts as the walk looks them up.
 pub(super) fn keyed_of(best: Vec<(f64, Key)>, sources: &[String]) -> Vec<Keyed> {
     best.into_iter()
@@ -454,7 +478,61 @@ type PartBytes = (Vec<u8>, Option<Vec<u8>>);
 /// server a look-up of the row's first chunk (about 2 kB) of each column.
 const GAP: usize = 4096;
 
-impl Read<'_> {
+impl<'a> Read<'a> {
+    /// The rows of `words` (`SELECT source, term, n, data, tableoid, ctid, skips,
+    /// octet_length(data), octet_length(pos), bounds`), the positions of the words of `slots`
+    /// of several terms to be read; `None` when one of those rows has none (a row of before pg
+    /// 0021, on a server not migrated by this pidx's push yet).
+    fn listed(
+        rows: &'a [postgres::Row],
+        words: &[String],
+        slots: &[Vec<(usize, u32)>],
+    ) -> Option<Read<'a>> {
+        let positioned = slots.iter().any(|s| s.len() > 1);
+        let mut placed = vec![false; words.len()];
+        for s in slots.iter().filter(|s| s.len() > 1) {
+            for &(w, _) in s {
+                placed[w] = true;
+            }
+        }
+        let mut read = Read {
+            rows: Vec::with_capacity(rows.len()),
+            sources: Vec::new(),
+            counts: vec![0; words.len()],
+            placed,
+        };
+        for r in rows {
+            let (source, term, n): (String, String, i32) = (r.get(0), r.get(1), r.get(2));
+            let Ok(w) = words.binary_search(&term) else {
+                continue;
+            };
+            let (data_len, pos_len): (i32, Option<i32>) = (r.get(7), r.get(8));
+            if positioned && pos_len.is_none() {
+                return None;
+            }
+            let at = match read.sources.iter().position(|s| *s == source) {
+                Some(at) => at,
+                None => {
+                    read.sources.push(source);
+                    read.sources.len() - 1
+                }
+            } as u32;
+            read.counts[w] += i64::from(n);
+            read.rows.push(Stored {
+                word: w,
+                at,
+                data: r.get(3),
+                table: r.get(4),
+                tid: r.get(5),
+                skips: r.get(6),
+                data_len: usize::try_from(data_len).unwrap_or(0),
+                pos_len: pos_len.and_then(|n| usize::try_from(n).ok()),
+                bounds: r.get(9),
+            });
+        }
+        Some(read)
+    }
+
     /// The texts holding every word of `of` (indexes of the words), with their counts and
     /// their positions of the words whose positions are read: the texts of the word with the
     /// fewest postings, then each other word's postings of those texts; or, given `seed` (texts
