@@ -279,6 +279,10 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         &["--literal", "e walrus"],
         &["--literal", "nswe"],
         &["--literal", "alru"],
+        // Pieces starting inside a word: the texts of the words ending with the first piece
+        // (`lorem`, `keystone`), among those of the rest (pg 0028).
+        &["--literal", "orem ipsum"],
+        &["--literal", "ystone audit"],
         &["re:pars(e|ing) \\w+"],
         &["re:the (answer|test)"],
         &["re:(walrus|zebra) \\w+"],

@@ -114,6 +114,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         27,
         include_str!("../../../../migrations/pg/0027_postings_for_whole_sources.sql"),
     ),
+    (
+        28,
+        include_str!("../../../../migrations/pg/0028_words_by_suffix.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server

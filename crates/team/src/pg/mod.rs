@@ -108,6 +108,14 @@ pub fn postings_for_whole_sources() -> bool {
     migrate::latest() >= POSTINGS_FOR_WHOLE_SOURCES
 }
 
+/// The first schema whose words can be looked up by their last bytes (`word_texts_by_suffix`).
+pub const WORDS_BY_SUFFIX: i32 = 28;
+
+/// Whether the schema this pidx writes and reads (`migrate::latest`) has [`WORDS_BY_SUFFIX`].
+pub fn words_by_suffix() -> bool {
+    migrate::latest() >= WORDS_BY_SUFFIX
+}
+
 /// Whether the schema this pidx writes and reads (`migrate::latest`) has [`WORD_POSTINGS`].
 pub fn words_posted() -> bool {
     migrate::latest() >= WORD_POSTINGS

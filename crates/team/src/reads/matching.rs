@@ -41,6 +41,10 @@ pub(super) const CHUNK: usize = 4096;
 /// Words a piece of a word may be inside before its search reads every text instead.
 const MOST_WORDS_INSIDE: i64 = 10_000;
 
+/// The words ending with a literal's first piece narrow its candidates when they are in at
+/// most one text in this many ([`Matching::ending`]).
+const FEW_TEXTS: i64 = 20;
+
 /// Candidates in the first chunk.
 const FIRST_CHUNK: usize = 256;
 
@@ -255,6 +259,51 @@ impl Matching {
             union(all, of)
         });
         Ok(Some(Matching::newest_first(tx, decoded.sources, texts)?))
+    }
+
+    /// The words ending with `piece` (letters and digits, folded as words are: the first piece
+    /// of a literal that starts inside a word), from each source's words (pg 0028's index of
+    /// them reversed); `None` when the postings are not readable, the server has no such
+    /// index, or the piece narrows little: more than [`MOST_WORDS_INSIDE`] words end so, or
+    /// their texts are more than one in [`FEW_TEXTS`] of those the reader sees (`is` ends
+    /// `this` and `is`: reading their postings would cost more than the texts they rule out).
+    ///
+    /// # Errors
+    /// Server errors.
+    pub(super) fn ending(
+        tx: &mut Transaction,
+        source: Option<&str>,
+        piece: &str,
+    ) -> Result<Option<Vec<String>>> {
+        if !crate::pg::words_by_suffix() || !readable(tx, source)? {
+            return Ok(None);
+        }
+        let reversed: String = piece.chars().rev().collect();
+        let like = format!("{}%", like_escaped(&reversed));
+        let rows = tx
+            .query(
+                "SELECT term, sum(n)::int8 FROM word_texts
+                 WHERE reverse(term) LIKE $1 AND ($2::text IS NULL OR source = $2)
+                 GROUP BY term LIMIT $3",
+                &[&like, &source, &(MOST_WORDS_INSIDE + 1)],
+            )
+            .map_err(server_err)?;
+        if rows.len() as i64 > MOST_WORDS_INSIDE {
+            return Ok(None);
+        }
+        let held: i64 = rows.iter().map(|r| r.get::<_, i64>(1)).sum();
+        let texts: i64 = tx
+            .query_one(
+                "SELECT coalesce(sum(texts), 0)::int8 FROM sources
+                 WHERE $1::text IS NULL OR name = $1",
+                &[&source],
+            )
+            .map_err(server_err)?
+            .get(0);
+        if held > texts / FEW_TEXTS {
+            return Ok(None);
+        }
+        Ok(Some(rows.iter().map(|r| r.get(0)).collect()))
     }
 
     fn newest_first(

@@ -69,7 +69,20 @@ const BATCH: i32 = 256;
 /// Server errors (a query PostgreSQL cannot parse is reported as such).
 pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hit>> {
     let mut c = scoped(on, q);
-    let (matcher, score, body, words) = candidates(q, &mut c)?;
+    let (matcher, score, body, mut words) = candidates(q, &mut c)?;
+    // A literal starting inside a word: its first piece ends one of the words its texts hold.
+    if let (Query::Literal(needle), Some(rest)) = (&q.query, &words) {
+        if let Some(piece) = first_piece(needle) {
+            match Matching::ending(tx, on.source, &piece)? {
+                Some(ends) if ends.is_empty() => return Ok(Vec::new()),
+                Some(ends) => {
+                    let any: Vec<String> = ends.iter().map(|e| lexeme(e)).collect();
+                    words = Some(format!("({}) & {rest}", any.join(" | ")));
+                }
+                None => {}
+            }
+        }
+    }
     filters(q, on, &mut c, "e");
     let sql_of = |c: &Where| {
         format!(
@@ -391,6 +404,17 @@ pub(super) fn tsquery(fts: &str) -> Result<String> {
     Ok(out)
 }
 
+/// The first piece of a needle that starts inside a word and holds more than one (a piece
+/// `literal_words` drops: it may end a longer word), folded as the words are.
+fn first_piece(needle: &str) -> Option<String> {
+    if !needle.chars().next().is_some_and(word_char) {
+        return None;
+    }
+    let mut words = words(needle);
+    let piece = words.next()?.into_owned();
+    (words.next().is_some() && piece.len() <= 2047).then_some(piece)
+}
+
 /// A needle of letters and digits only (inside one word at both ends), folded as the words
 /// are: the piece every word holding it contains (`Matching::inside`).
 fn piece_of_a_word(needle: &str) -> Option<String> {
@@ -469,6 +493,10 @@ mod tests {
             Some("'main' & 'rs' & '42':*".into())
         );
         assert_eq!(literal_words("okeni"), None);
+        assert_eq!(first_piece("Filter is"), Some("filter".into()));
+        assert_eq!(first_piece(" filter is"), None);
+        assert_eq!(first_piece("okeni"), None);
+        assert_eq!(first_piece("src/main.rs"), Some("src".into()));
         assert_eq!(literal_words("->"), None);
     }
 }
