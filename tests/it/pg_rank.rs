@@ -308,6 +308,30 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
             same_top(
                 &a_tmp, &a_root, &all_tmp, &all_root, &s.url, case, "postings",
             );
+        } else {
+            // A search that reads every text reads it a window of times at a time (four
+            // entries first here, then sixteen, then the rest), as one query would; those with
+            // candidates are unchanged by it.
+            same_top_with(
+                &a_tmp,
+                &a_root,
+                &all_tmp,
+                &all_root,
+                &s.url,
+                None,
+                case,
+                &[("PIDX_PG_WINDOW", "4"), ("PIDX_PG_HEADS", "off")],
+            );
+            same_top_with(
+                &a_tmp,
+                &a_root,
+                &all_tmp,
+                &all_root,
+                &s.url,
+                None,
+                case,
+                &[("PIDX_PG_WINDOW", "4")],
+            );
         }
     }
     // Phrases of several words under an `OR` or a `NOT`, counted from their words' positions
@@ -671,13 +695,36 @@ fn same_top_within(
     case: &[&str],
     heads: &str,
 ) -> usize {
+    let env: &[(&str, &str)] = if heads.is_empty() {
+        &[]
+    } else {
+        &[("PIDX_PG_HEADS", heads)]
+    };
+    same_top_with(a_tmp, a_root, all_tmp, all_root, url, source, case, env)
+}
+
+/// [`same_top_within`] with the server's search under `env`.
+#[allow(clippy::too_many_arguments)]
+fn same_top_with(
+    a_tmp: &tempfile::TempDir,
+    a_root: &std::path::Path,
+    all_tmp: &tempfile::TempDir,
+    all_root: &std::path::Path,
+    url: &str,
+    source: Option<&str>,
+    case: &[&str],
+    env: &[(&str, &str)],
+) -> usize {
     let mut args = vec!["search", "--limit", "20"];
     args.extend_from_slice(case);
     let want = ranked(&json(pidx(all_tmp.path(), all_root).args(&args)));
     let mut server = pidx(a_tmp.path(), a_root);
-    if !heads.is_empty() {
-        server.env("PIDX_PG_HEADS", heads);
-    }
+    server.envs(env.iter().copied());
+    let heads = env
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ");
     server.args(["--pg", url]);
     if let Some(source) = source {
         server.args(["--source", source]);
@@ -687,10 +734,10 @@ fn same_top_within(
     same_ranking(
         &got,
         &want,
-        &format!("{args:?} (--source {source:?}, PIDX_PG_HEADS={heads})"),
+        &format!("{args:?} (--source {source:?}, {heads})"),
     );
     eprintln!(
-        "{args:?} (--source {source:?}, PIDX_PG_HEADS={heads}): {} hits, same order and scores",
+        "{args:?} (--source {source:?}, {heads}): {} hits, same order and scores",
         want.len()
     );
     want.len()
