@@ -292,14 +292,7 @@ impl Matching {
             return Ok(None);
         }
         let held: i64 = rows.iter().map(|r| r.get::<_, i64>(1)).sum();
-        let texts: i64 = tx
-            .query_one(
-                "SELECT coalesce(sum(texts), 0)::int8 FROM sources
-                 WHERE $1::text IS NULL OR name = $1",
-                &[&source],
-            )
-            .map_err(server_err)?
-            .get(0);
+        let texts = table(tx, source)?.map_or(0, |(texts, _)| texts);
         if held > texts / FEW_TEXTS {
             return Ok(None);
         }
@@ -446,6 +439,20 @@ impl Chunk {
 /// Server errors.
 pub(super) fn readable(tx: &mut Transaction, source: Option<&str>) -> Result<bool> {
     Ok(Mode::now().postings() && crate::pg::words_posted() && posted(tx, source)?)
+}
+
+/// The table's rows and tokens over the texts this reader sees (of `source` when given), or
+/// `None` when there is no text.
+///
+/// # Errors
+/// Server errors.
+pub(super) fn table(tx: &mut Transaction, source: Option<&str>) -> Result<Option<(i64, i64)>> {
+    // Kept per source by push (pg 0005's triggers); a limited reader sums the sources it sees.
+    let sql = "SELECT coalesce(sum(texts), 0)::int8, coalesce(sum(tokens), 0)::int8
+               FROM sources WHERE $1::text IS NULL OR name = $1";
+    let r = tx.query_one(sql, &[&source]).map_err(server_err)?;
+    let (rows, tokens): (i64, i64) = (r.get(0), r.get(1));
+    Ok((rows > 0).then_some((rows, tokens)))
 }
 
 /// How many texts hold a word starting with `prefix` (a prefix phrase's count of texts, its

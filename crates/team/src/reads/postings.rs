@@ -106,34 +106,7 @@ pub(super) fn top(
     let one = words.len() == 1 && !p.phrases.iter().any(|ph| ph.words.len() > 1);
     // One word's rows (pg 0024) are listed with their blocks' bounds and read best bound first.
     let bounded = one && crate::pg::postings_bounded();
-    let data = if one && !bounded {
-        "data"
-    } else {
-        "NULL::bytea"
-    };
-    let skips = if crate::pg::postings_blocked() && (!one || bounded) {
-        "skips"
-    } else {
-        "NULL::bytea"
-    };
-    let bounds = if bounded { "bounds" } else { "NULL::bytea" };
-    // A server held at pg 0020 has no positions.
-    let pos_len = if crate::pg::words_positioned() {
-        "octet_length(pos)"
-    } else {
-        "NULL::int4"
-    };
-    let rows = tx
-        .query(
-            &format!(
-                "SELECT source, term, n, {data}, tableoid, ctid::text, {skips},
-                        octet_length(data), {pos_len}, {bounds}
-                 FROM word_postings
-                 WHERE term = ANY($1) AND ($2::text IS NULL OR source = $2)"
-            ),
-            &[&words, &on.source],
-        )
-        .map_err(server_err)?;
+    let rows = listing(tx, &words, on.source, one, bounded)?;
     let Some(read) = Read::listed(&rows, &words, &slots) else {
         return mode.not_posted();
     };
@@ -286,6 +259,47 @@ pub(super) fn top(
     }
 }
 
+/// The rows of `words` as [`Read::listed`] takes them: one word's whole (`one`), or with its
+/// blocks' bounds (`bounded`); several words' only listed, with their blocks' entries.
+///
+/// # Errors
+/// Server errors.
+fn listing(
+    tx: &mut Transaction,
+    words: &[String],
+    source: Option<&str>,
+    one: bool,
+    bounded: bool,
+) -> Result<Vec<postgres::Row>> {
+    let data = if one && !bounded {
+        "data"
+    } else {
+        "NULL::bytea"
+    };
+    let skips = if crate::pg::postings_blocked() && (!one || bounded) {
+        "skips"
+    } else {
+        "NULL::bytea"
+    };
+    let bounds = if bounded { "bounds" } else { "NULL::bytea" };
+    // A server held at pg 0020 has no positions.
+    let pos_len = if crate::pg::words_positioned() {
+        "octet_length(pos)"
+    } else {
+        "NULL::int4"
+    };
+    tx.query(
+        &format!(
+            "SELECT source, term, n, {data}, tableoid, ctid::text, {skips},
+                    octet_length(data), {pos_len}, {bounds}
+             FROM word_postings
+             WHERE term = ANY($1) AND ($2::text IS NULL OR source = $2)"
+        ),
+        &[&words, &source],
+    )
+    .map_err(server_err)
+}
+
 /// Each phrase's terms (its words, or pg 0025's grams where it holds a common word), each
 /// term once and sorted, and each phrase's slots: its terms' indexes with their places in it.
 fn slots_of<'w>(
@@ -323,22 +337,7 @@ pub(super) fn each_phrase(
     phrases: &[Vec<String>],
 ) -> Result<Option<(Vec<String>, Vec<Counted>)>> {
     let (words, slots) = slots_of(phrases.iter().map(|p| &p[..]));
-    let skips = if crate::pg::postings_blocked() {
-        "skips"
-    } else {
-        "NULL::bytea"
-    };
-    let rows = tx
-        .query(
-            &format!(
-                "SELECT source, term, n, NULL::bytea, tableoid, ctid::text, {skips},
-                        octet_length(data), octet_length(pos), NULL::bytea
-                 FROM word_postings
-                 WHERE term = ANY($1) AND ($2::text IS NULL OR source = $2)"
-            ),
-            &[&words, &source],
-        )
-        .map_err(server_err)?;
+    let rows = listing(tx, &words, source, false, false)?;
     let Some(read) = Read::listed(&rows, &words, &slots) else {
         return Ok(None);
     };
@@ -479,8 +478,7 @@ type PartBytes = (Vec<u8>, Option<Vec<u8>>);
 const GAP: usize = 4096;
 
 impl<'a> Read<'a> {
-    /// The rows of `words` (`SELECT source, term, n, data, tableoid, ctid, skips,
-    /// octet_length(data), octet_length(pos), bounds`), the positions of the words of `slots`
+    /// The rows of `words` ([`listing`]), the positions of the words of `slots`
     /// of several terms to be read; `None` when one of those rows has none (a row of before pg
     /// 0021, on a server not migrated by this pidx's push yet).
     fn listed(

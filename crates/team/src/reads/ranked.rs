@@ -30,7 +30,7 @@ use std::collections::{HashMap, HashSet};
 use postgres::types::ToSql;
 use postgres::Transaction;
 
-use super::matching::{Chunk, Matching};
+use super::matching::{table, Chunk, Matching};
 use super::on as server;
 use super::search::{filters, on_path, quoted_term, scoped, times_alias, tsquery, On};
 use super::unlisted::chunks;
@@ -975,17 +975,6 @@ fn phrase_texts_of(
         }
     }
     Ok(n)
-}
-
-/// The table's rows and tokens over the texts this reader sees (of `source` when given), or
-/// `None` when there is no text.
-fn table(tx: &mut Transaction, source: Option<&str>) -> Result<Option<(i64, i64)>> {
-    // Kept per source by push (pg 0005's triggers); a limited reader sums the sources it sees.
-    let sql = "SELECT coalesce(sum(texts), 0)::int8, coalesce(sum(tokens), 0)::int8
-               FROM sources WHERE $1::text IS NULL OR name = $1";
-    let r = tx.query_one(sql, &[&source]).map_err(server_err)?;
-    let (rows, tokens): (i64, i64) = (r.get(0), r.get(1));
-    Ok((rows > 0).then_some((rows, tokens)))
 }
 
 /// Each phrase's count of texts over the texts this reader sees (of `source` when given);

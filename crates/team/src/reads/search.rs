@@ -277,10 +277,10 @@ fn confirmed(
 struct Windows {
     /// The least time read so far (the next window's times are below it).
     below: Option<i64>,
-    /// Entries in the last window, windows read, and whether none is left.
+    /// Entries in the last window, and windows read (the rest counts as one past
+    /// [`Windows::MOST`]).
     size: i64,
     read: usize,
-    done: bool,
 }
 
 impl Windows {
@@ -289,12 +289,12 @@ impl Windows {
 
     /// `base` kept to the next window, or `None` when every one has been read.
     fn next(&mut self, tx: &mut Transaction, base: &Where) -> Result<Option<Where>> {
-        if self.done {
+        if self.read > Self::MOST {
             return Ok(None);
         }
         let mut c = base.clone();
         if self.read == Self::MOST {
-            self.done = true;
+            self.read += 1;
             if let Some(b) = self.below {
                 c.and("(e.ts_ms < ? OR e.ts_ms IS NULL)", [int(b)]);
             }
