@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The server's ranking against the local one on transcripts nobody wrote for pidx (issue 52):
 queries drawn with a seed from the corpus's own words, by how many texts hold them (rare to
-common), pairs of adjacent words as phrases and as two words, and words with `--in assistant`
-and `--since`. For each, `pidx --pg URL search Q --json` (through one source's index) is
+common), pairs of adjacent words as phrases and as two words, words with `--in assistant` and
+`--since`, and (`kinds`, the server's paths from pg 0026 on) prefixes, `OR`, `NOT`, a phrase
+`OR` a word, literals across and inside words, and patterns. For each, `pidx --pg URL search Q --json` (through one source's index) is
 compared with the local `pidx search Q --json` over the whole corpus: the same hits (file,
 entry, kind) in the same order with the same scores to a millionth. Prints each query that
 differs and one line of totals.
@@ -45,6 +46,24 @@ queries += [['%s %s' % p] for p in rnd.sample(two, 20)]
 common = sorted(w for w, n in df.items() if n >= 50)
 queries += [[w, '--in', 'assistant'] for w in rnd.sample(common, 10)]
 queries += [[w, '--since', '2026-03-10'] for w in rnd.sample(common, 10)]
+# The kinds the server answers from its postings and by reading texts (reads::expression,
+# matching, search): drawn after the ones above so that their draws stay what they were.
+ascii_words = sorted(w for w, n in df.items() if n >= 2 and w.isascii() and w.isalpha() and len(w) >= 5)
+mid = sorted(w for w in ascii_words if 4 <= df[w] <= 3000)
+kinds = {'prefix': [[w[:4] + '*'] for w in rnd.sample(ascii_words, 10)],
+         'or': [['%s OR %s' % tuple(rnd.sample(mid, 2))] for _ in range(10)],
+         'not': [['%s -%s' % (w, v)] for w, v in (rnd.sample(common, 2) for _ in range(10))],
+         'phrase or word': [['"%s %s" OR %s' % (*p, w)]
+                            for p, w in zip(rnd.sample(two, 5), rnd.sample(mid, 5))],
+         'literal': [['--literal', '%s %s' % p] for p in rnd.sample(two, 5)]
+                    + [['--literal', w[1:-1]] for w in rnd.sample(mid, 5)],
+         'regex': [['re:\\b%s\\w*' % w[:5]] for w in rnd.sample(ascii_words, 5)]
+                  + [['re:(?i)%s \\w+' % w] for w in rnd.sample(mid, 5)]}
+kind_of = {}
+for k, qs in kinds.items():
+    for q in qs:
+        kind_of[len(queries)] = k
+        queries.append(q)
 
 
 def search(db, root, extra, q):
@@ -61,11 +80,13 @@ def key(h):
 
 
 def close(a, b):
-    return abs(a['score'] - b['score']) <= 1e-6 * max(1.0, abs(a['score']))
+    x, y = a.get('score', 0.0), b.get('score', 0.0)
+    return abs(x - y) <= 1e-6 * max(1.0, abs(x))
 
 
 same = scores = differ = failed = 0
-for q in queries:
+tally = collections.defaultdict(lambda: [0, 0])
+for i, q in enumerate(queries):
     want = search(all_db, all_root, [], q)
     got = search(src_db, src_root, ['--pg', url], q)
     if want is None or got is None:
@@ -79,6 +100,9 @@ for q in queries:
         print(f'scores differ: {q}')
     else:
         same += 1
+        tally[kind_of.get(i, 'words')][0] += 1
+    tally[kind_of.get(i, 'words')][1] += 1
+print('identical by kind: ' + ', '.join(f'{k} {a}/{n}' for k, (a, n) in tally.items()))
 print(f'seed {seed}: {len(queries)} queries, {same} identical (hits, order, scores to 1e-6), '
       f'{scores} with the same hits in the same order and other scores, {differ} with other '
       f'hits or order, {failed} failed')

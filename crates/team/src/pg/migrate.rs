@@ -118,6 +118,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         28,
         include_str!("../../../../migrations/pg/0028_words_by_suffix.sql"),
     ),
+    (
+        29,
+        include_str!("../../../../migrations/pg/0029_words_by_one_index.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server
