@@ -3,8 +3,9 @@
 # the real meaning evaluation (tests/meaning/real: 862 pi/OpenClaw session files from 9 public
 # repositories, rebuilt from their snapshots by corpus.py; nothing of it is committed), its
 # folders split in two sources pushed to a throwaway PostgreSQL, and one local index over all
-# of it. benches/pg_rank_real.py draws 245 queries a seed from the corpus's words and compares
-# every top 20, scores included. Push redacts by default: a word inside a secret is on the
+# of it. benches/pg_rank_real.py draws 300 queries a seed from the corpus's words (245 words,
+# phrases and filters; 55 prefixes, ORs, NOTs, literals and patterns) and compares every top
+# 20, scores included. Push redacts by default: a word inside a secret is on the
 # local index and not on the server, by design; PIDX_BENCH_NO_REDACT=1 pushes with --no-redact.
 #
 #   bash benches/pg_rank_real.sh            # seeds 11, 13 and 14
