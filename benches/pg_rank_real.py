@@ -3,8 +3,9 @@
 queries drawn with a seed from the corpus's own words, by how many texts hold them (rare to
 common), pairs of adjacent words as phrases and as two words, words with `--in assistant` and
 `--since`, and (`kinds`, the server's paths from pg 0026 on) prefixes, `OR`, `NOT`, a phrase
-`OR` a word, literals across and inside words, and patterns. For each, `pidx --pg URL search Q --json` (through one source's index) is
-compared with the local `pidx search Q --json` over the whole corpus: the same hits (file,
+`OR` a word, literals across and inside words, and patterns. For each, `pidx --pg URL search Q
+--json` (through one source's index) is compared with the local `pidx search Q --json` over
+the whole corpus: the same hits (file,
 entry, kind) in the same order with the same scores to a millionth. Prints each query that
 differs and one line of totals.
 
