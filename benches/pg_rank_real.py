@@ -5,9 +5,9 @@ common), pairs of adjacent words as phrases and as two words, words with `--in a
 `--since`, and (`kinds`, the server's paths from pg 0026 on) prefixes, `OR`, `NOT`, a phrase
 `OR` a word, literals across and inside words, and patterns. For each, `pidx --pg URL search Q
 --json` (through one source's index) is compared with the local `pidx search Q --json` over
-the whole corpus: the same hits (file,
-entry, kind) in the same order with the same scores to a millionth. Prints each query that
-differs and one line of totals.
+the whole corpus: the same hits (file, entry, kind) in the same order with the same scores to
+a millionth. Prints each query that differs, the identical ones by kind, and one line of
+totals.
 
 usage: pg_rank_real.py PIDX ALL_DB ALL_ROOT SOURCE_DB SOURCE_ROOT URL [SEED]"""
 import collections, json, os, random, re, subprocess, sys
