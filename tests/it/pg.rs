@@ -227,6 +227,56 @@ fn append_rewrite_and_delete_move_only_what_changed() {
     );
 }
 
+/// A source's first push copies its counts of texts per word (the server holds none of its
+/// texts, so none of its words is counted); a count the server holds for it anyway, out of
+/// step with its texts, is added to as a later push adds to its counts, not a failed push.
+#[test]
+#[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
+fn a_first_push_adds_to_a_count_the_server_held_for_its_source() {
+    let mut s = server("stray_count");
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("sessions");
+    corpus(&root, 6, 40);
+    assert!(pidx(tmp.path(), &root)
+        .args(["pg", "migrate", "--pg", &s.url])
+        .status()
+        .unwrap()
+        .success());
+    s.admin
+        .execute(
+            "INSERT INTO word_texts (source, term, n) VALUES ('stray', 'words', 1000)",
+            &[],
+        )
+        .unwrap();
+    let report = push(tmp.path(), &root, &s.url, &["--source", "stray"]);
+    assert_eq!(report["new"].as_u64(), Some(6), "{report}");
+    let count = |admin: &mut postgres::Client, sql: &str| -> i64 {
+        admin.query_one(sql, &[]).unwrap().get(0)
+    };
+    let texts = count(
+        &mut s.admin,
+        "SELECT count(*) FROM entry_text t
+         WHERE t.source = 'stray' AND 'words' = ANY(tsvector_to_array(t.tsv))",
+    );
+    assert!(texts > 0, "no text holds `words`");
+    assert_eq!(
+        count(
+            &mut s.admin,
+            "SELECT n FROM word_texts WHERE source = 'stray' AND term = 'words'"
+        ),
+        1000 + texts,
+        "the held count added to"
+    );
+    assert_eq!(
+        count(
+            &mut s.admin,
+            "SELECT count(*) FROM word_texts WHERE source = 'stray' AND term = 'some'"
+        ),
+        1,
+        "the other words counted once"
+    );
+}
+
 /// An append that changes flags of entries the server already holds, in several transcripts
 /// of one push: a `NO_REPLY` reply in a gateway transcript silences the question before it.
 #[test]

@@ -354,9 +354,12 @@ pub struct WordCounts {
     bytes: usize,
     /// The numbers of the text's words being added (kept for its allocation).
     text: Vec<u32>,
-    /// Whether the source held postings before this push's first write, and its writes since.
-    had_rows: Option<bool>,
+    /// Whether the source held texts (so postings) when the push began, and its writes since.
+    had_rows: bool,
     writes: i64,
+    /// Whether the source held no texts when the push began, until the first write: none of
+    /// its words is counted yet, so that write copies its counts instead of upserting them.
+    fresh: bool,
 }
 
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
@@ -384,6 +387,20 @@ impl WordCounts {
     /// them: a push writes a row for each word it sent, and a search reads every row.
     const SMALL: i32 = 4096;
     const MERGED: i64 = 8;
+
+    /// The counts of a push; `fresh`: the server held none of the source's texts when the
+    /// push began (a first push). Known from its transcripts, not asked of `word_postings`:
+    /// no index finds a source's rows there, and the look scanned the partition up to the
+    /// source's first row (46 ms for the last of ten sources at 100,000 sessions, growing with
+    /// the sources that share its partition). Either way only whether small rows are merged
+    /// early hangs on it.
+    pub fn new(fresh: bool) -> WordCounts {
+        WordCounts {
+            fresh,
+            had_rows: !fresh,
+            ..WordCounts::default()
+        }
+    }
 
     /// Whether to write what is held now.
     fn full(&self) -> bool {
@@ -493,33 +510,25 @@ impl WordCounts {
                 terms.push(term);
             }
         }
-        client
-            .execute(
-                "INSERT INTO word_texts (source, term, n)
-                 SELECT $1, u.term, u.n FROM unnest($2::text[], $3::int8[]) AS u(term, n)
-                 ON CONFLICT (term, source) DO UPDATE SET n = word_texts.n + excluded.n",
-                &[&source, &terms, &ns],
-            )
-            .map_err(server_err)?;
+        if !(std::mem::take(&mut self.fresh) && copied_counts(client, source, &terms, &ns)?) {
+            client
+                .execute(
+                    "INSERT INTO word_texts (source, term, n)
+                     SELECT $1, u.term, u.n FROM unnest($2::text[], $3::int8[]) AS u(term, n)
+                     ON CONFLICT (term, source) DO UPDATE SET n = word_texts.n + excluded.n",
+                    &[&source, &terms, &ns],
+                )
+                .map_err(server_err)?;
+        }
         if rows.is_empty() {
             return Ok(());
-        }
-        if self.had_rows.is_none() {
-            let had: bool = client
-                .query_one(
-                    "SELECT EXISTS (SELECT 1 FROM word_postings WHERE source = $1)",
-                    &[&source],
-                )
-                .map_err(server_err)?
-                .get(0);
-            self.had_rows = Some(had);
         }
         insert_postings(client, source, &terms_posted, &posted, rows)?;
         self.writes += 1;
         // A source's first push has written each word at most once a write: no word has rows
         // to merge before its [`Self::MERGED`]th (the look for them took 1.7 s of a first push
         // of 1,000 sessions, a term of each gram in it).
-        if self.had_rows == Some(false) && self.writes < Self::MERGED {
+        if !self.had_rows && self.writes < Self::MERGED {
             return Ok(());
         }
         let Columns {
@@ -560,6 +569,45 @@ impl WordCounts {
             )
             .map_err(server_err)?;
         Ok(())
+    }
+}
+
+/// Writes a source's first counts of texts per word by binary `COPY`, when none of its words
+/// is counted yet: for the 232,126 words of the published transcripts' first pushes the
+/// statement took 1.4-1.6 s against 2.2-3.1 s upserted (docs/performance.md). In a savepoint,
+/// so that a count the server held after all (counts out of step with the texts) makes the
+/// upsert add to it instead: `false` then.
+///
+/// # Errors
+/// Server errors but a refused copy.
+fn copied_counts(
+    client: &mut impl GenericClient,
+    source: &str,
+    terms: &[String],
+    ns: &[i64],
+) -> Result<bool> {
+    let mut savepoint = client.transaction().map_err(server_err)?;
+    let staged: bool = savepoint
+        .query_one("SELECT row_security_active('word_texts')", &[])
+        .map_err(server_err)?
+        .get(0);
+    let put = |buf: &mut bytes::BytesMut, (term, n): (&String, &i64)| {
+        copy_fields(buf, 3);
+        copy_field(buf, &source)?;
+        copy_field(buf, term)?;
+        copy_field(buf, n)
+    };
+    match copy(
+        &mut savepoint,
+        staged,
+        "word_texts",
+        "source, term, n",
+        terms.iter().zip(ns),
+        put,
+    ) {
+        Ok(()) => savepoint.commit().map_err(server_err).map(|()| true),
+        Err(Error::Stopped) => Err(Error::Stopped),
+        Err(_) => savepoint.rollback().map_err(server_err).map(|()| false),
     }
 }
 
