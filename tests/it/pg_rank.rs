@@ -997,6 +997,83 @@ fn a_server_of_schema_20_answers_phrases_from_postings_once_pushed_at_21() {
 /// sent again, with its grams) answers phrases as the local index does; with the rows of `the`
 /// made unreadable (read whole, without blocks to step over), its phrases still do: their
 /// grams were read, not `the`, which alone now fails.
+/// A transcript that grew keeps its file id and is pushed again by its new entries: none of its
+/// texts leaves a phrase's or a prefix's count of texts (their idf), so their scores stay the
+/// local ones; the ids listed as gone (pg 0022) are only those no session has. Before pg 0030
+/// every grown transcript was listed: its migration takes them off the list.
+#[test]
+#[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
+fn a_grown_transcript_s_texts_still_count_for_a_phrase_and_a_prefix() {
+    let mut s = server("grown_counts");
+    let (tmp, root) = common::conformance_copy();
+    walrus_session(&root);
+    let at_29 = |more: &[&str]| {
+        let mut args = vec!["--source", "me"];
+        args.extend_from_slice(more);
+        crate::pg_support::push_at(29, tmp.path(), &root, &s.url, &args)
+    };
+    at_29(&[]);
+    let holding: Vec<PathBuf> = (session_files(&root).into_iter())
+        .filter(|f| appendable(f))
+        .filter(|f| {
+            let body = std::fs::read_to_string(f).unwrap().to_lowercase();
+            body.contains("the walrus") || body.contains("the test")
+        })
+        .collect();
+    assert!(
+        holding.len() >= 4,
+        "too few transcripts to grow hold a phrase"
+    );
+    let grow = |round: usize| {
+        for (i, f) in holding.iter().enumerate() {
+            // Texts of different lengths: equal scores would leave their order to the ties.
+            let text = format!("the walrus and the test {}", "again ".repeat(i + 1));
+            append(f, &format!("grown{round}-{i}"), &text);
+        }
+    };
+    let listed_live = |admin: &mut postgres::Client| -> i64 {
+        (admin.query_one(
+            "SELECT count(*) FROM stale_files g JOIN sessions x ON x.fid = g.fid",
+            &[],
+        ))
+        .unwrap()
+        .get(0)
+    };
+    grow(0);
+    let report = at_29(&[]);
+    assert!(report["appended"].as_u64() >= Some(2), "{report}");
+    assert!(
+        listed_live(&mut s.admin) > 0,
+        "schema 29 lists grown transcripts as gone"
+    );
+    // The migration (an empty push), then more growth pushed at this schema.
+    let report = push(tmp.path(), &root, &s.url, &["--source", "me"]);
+    assert_eq!(
+        (report["new"].as_u64(), report["appended"].as_u64()),
+        (Some(0), Some(0)),
+        "{report}"
+    );
+    assert_eq!(listed_live(&mut s.admin), 0, "listed as gone after pg 0030");
+    grow(1);
+    let report = push(tmp.path(), &root, &s.url, &["--source", "me"]);
+    assert!(report["appended"].as_u64() >= Some(2), "{report}");
+    assert_eq!(
+        listed_live(&mut s.admin),
+        0,
+        "a grown transcript listed as gone"
+    );
+    for q in [
+        "\"the walrus\"",
+        "\"the test\"",
+        "walr*",
+        "\"the walrus\" ipsum",
+    ] {
+        let (got, local) = from_postings_and_local(tmp.path(), &root, &s.url, q);
+        assert!(!local.is_empty(), "{q} is in the corpus");
+        same_ranking(&got, &local, &format!("{q} after transcripts grew"));
+    }
+}
+
 #[test]
 #[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
 fn a_phrase_with_a_common_word_reads_its_grams_once_pushed_at_25() {

@@ -122,6 +122,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         29,
         include_str!("../../../../migrations/pg/0029_words_by_one_index.sql"),
     ),
+    (
+        30,
+        include_str!("../../../../migrations/pg/0030_stale_files_only_gone.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server
