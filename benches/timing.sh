@@ -12,20 +12,31 @@ median() {
   printf '%s\n' "${times[@]}" | sort -n | sed -n 3p | xargs printf '%.0f'
 }
 
-# Whether two `search --json` answers (files) are the same hits in the same order: "identical
-# (N)", or how many they share and where they first differ. A hit is its file (from the
-# sessions folder on, so two copies of a corpus compare), entry and kind; an answer that is
-# not JSON (a failed search) is no hits.
+# Whether two `search --json` answers (files) are the same hits in the same order with the
+# same scores: "identical (N)", or how many they share and where they first differ, or the
+# first hit whose score differs by more than a millionth (the two searches blend recency a
+# moment apart). A hit is its file (from the sessions folder on, so two copies of a corpus
+# compare), entry and kind; an answer that is not JSON (a failed search) is no hits.
 compare() {
   python3 - "$1" "$2" <<'PY'
 import json, sys
-def top(f):
+def hits(f):
     try:
-        return [(h["path"].rsplit("/sessions/", 1)[-1], h.get("entryId"), h["kind"]) for h in json.load(open(f))]
+        return json.load(open(f))
     except ValueError:
         return []
-want, got = top(sys.argv[1]), top(sys.argv[2])
-if want == got:
+def top(v):
+    return [(h["path"].rsplit("/sessions/", 1)[-1], h.get("entryId"), h["kind"]) for h in v]
+want_hits, got_hits = hits(sys.argv[1]), hits(sys.argv[2])
+want, got = top(want_hits), top(got_hits)
+def apart(a, b):
+    return a is not None and b is not None and abs(a - b) > 1e-6 * max(abs(b), 1.0)
+drift = next((i for i, (a, b) in enumerate(zip(got_hits, want_hits))
+              if apart(a.get("score"), b.get("score"))), None)
+if want == got and drift is not None:
+    print(f"same hits ({len(want)}), score {drift + 1} differs: "
+          f"{got_hits[drift]['score']} against {want_hits[drift]['score']}")
+elif want == got:
     print(f"identical ({len(want)})")
 else:
     first = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))

@@ -380,17 +380,25 @@ pub(super) fn whole(tx: &mut Transaction, source: Option<&str>, postings: bool) 
 /// listed as gone (`stale_files`, pg 0022; file ids are unique across sources), or before that
 /// schema, those of files `sessions` still has, asked a source at a time.
 ///
+/// The gone files are read by the range of the texts' file ids, not by each id: the list is
+/// small (a row a transcript rewritten or removed, pg 0030), while a common prefix's texts are
+/// in most files, and the planner weighed each id of `fid = ANY($1)` (`fil*` at 100,000
+/// sessions: 66,094 ids, 28 ms to plan a 3 ms statement; the search 231-236 -> 179-181 ms).
+///
 /// # Errors
 /// Server errors.
 pub(super) fn live(tx: &mut Transaction, sources: &[String], texts: &[Key]) -> Result<i64> {
     if crate::pg::stale_files_listed() {
-        let mut fids: Vec<i64> = texts.iter().map(|k| k.1).collect();
-        fids.sort_unstable();
-        fids.dedup();
+        let (Some(lo), Some(hi)) = (
+            texts.iter().map(|k| k.1).min(),
+            texts.iter().map(|k| k.1).max(),
+        ) else {
+            return Ok(0);
+        };
         let rows = tx
             .query(
-                "SELECT fid FROM stale_files WHERE fid = ANY($1::int8[])",
-                &[&fids],
+                "SELECT fid FROM stale_files WHERE fid BETWEEN $1 AND $2",
+                &[&lo, &hi],
             )
             .map_err(server_err)?;
         let gone: HashSet<i64> = rows.iter().map(|r| r.get(0)).collect();
