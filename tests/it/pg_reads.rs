@@ -52,6 +52,51 @@ impl Pushed {
     }
 }
 
+/// More transcripts than one statement reads the texts of (`reads::list`: 64 transcripts or
+/// 4,096 messages a run): `list --query` still gives the local answer, each session's text its
+/// own, whichever run read it.
+#[test]
+#[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
+fn list_query_reads_many_transcripts_texts_a_few_at_a_time_as_locally() {
+    let s = server("list_query_runs");
+    // 150 transcripts of 100 messages (runs cut by the messages: 40 a run), and 140 of 3 (runs
+    // cut by the count), each its own source and local index.
+    let corpora: Vec<(tempfile::TempDir, std::path::PathBuf, &str)> =
+        [(150, 100, "long"), (140, 3, "short")]
+            .into_iter()
+            .map(|(sessions, entries, source)| {
+                let tmp = tempfile::tempdir().unwrap();
+                let root = tmp.path().join("sessions");
+                corpus(&root, sessions, entries);
+                let report = push(tmp.path(), &root, &s.url, &["--source", source]);
+                assert_eq!(report["new"].as_u64(), Some(sessions as u64), "{report}");
+                (tmp, root, source)
+            })
+            .collect();
+    for q in ["words 97", "re:words 9[0-9]", "some words 2", "zzqx"] {
+        for (tmp, root, source) in &corpora {
+            let args = ["list", "--all", "--query", q];
+            let want = json(pidx(tmp.path(), root).args(args));
+            let got = json(
+                pidx(tmp.path(), root)
+                    .args(["--pg", &s.url, "--source", source])
+                    .args(args),
+            );
+            assert_eq!(without_source(&got), want, "list --query {q:?} of {source}");
+        }
+    }
+    let (tmp, root, _) = &corpora[1];
+    let with_text = ["list", "--all", "--query", "words", "--with-text"];
+    let want = json(pidx(tmp.path(), root).args(with_text));
+    assert_eq!(want.as_array().map(Vec::len), Some(140));
+    let got = json(
+        pidx(tmp.path(), root)
+            .args(["--pg", &s.url, "--source", "short"])
+            .args(with_text),
+    );
+    assert_eq!(without_source(&got), want, "list --with-text");
+}
+
 #[test]
 #[ignore = "needs a PostgreSQL server: bash tests/pg/run.sh"]
 fn list_query_on_the_server_is_pis_picker_as_locally() {
