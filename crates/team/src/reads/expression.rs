@@ -43,8 +43,9 @@ pub(super) fn may_answer(q: &SearchOptions, phrases: &[Phrase], and_only: bool) 
 /// count of each (a prefix's words summed, a phrase's places), matched against the expression
 /// exactly (a phrase counts where its count is not 0) and scored with the arithmetic of
 /// scoring it from its body; the best looked up as `postings::top` does. The counts of texts
-/// of the phrases of several words that `p` was prepared without are found here
-/// (`Prepared::counted`: the texts holding each, of transcripts still on the server). `None`
+/// of the phrases of several words and of the prefixes that `p` was prepared without are found
+/// here (`Prepared::counted`: the texts holding each, of transcripts still on the server; a
+/// prefix's postings were read twice, for its count and here). `None`
 /// when this way does not apply (a prefix beside a phrase of several words, the postings not
 /// readable, or the filters leave too few of the best kept to fill the hits).
 ///
@@ -83,18 +84,6 @@ pub(super) fn top(
         let Some((read, each)) = each_phrase(tx, on.source, &phrases)? else {
             return Ok(None);
         };
-        if !p.counted {
-            let mut hits = Vec::with_capacity(each.len());
-            for (i, texts) in each.iter().enumerate() {
-                if p.phrases[i].words.len() <= 1 {
-                    hits.push(p.hits[i]);
-                    continue;
-                }
-                let keys: Vec<Key> = texts.iter().map(|t| t.0).collect();
-                hits.push(live(tx, &read, &keys)?);
-            }
-            p.counted(&hits);
-        }
         lists = (each.into_iter())
             .map(|texts| {
                 (texts.into_iter())
@@ -115,6 +104,20 @@ pub(super) fn top(
             .map(|(w, prefix)| decoded.of(w, *prefix))
             .collect();
         sources = decoded.sources;
+    }
+    if !p.counted {
+        // The counts `prepare` left: each such phrase's texts, those just read (a phrase's
+        // places, a prefix's words' postings), of transcripts still on the server.
+        let mut hits = Vec::with_capacity(lists.len());
+        for (i, texts) in lists.iter().enumerate() {
+            if !p.phrases[i].counted_later() {
+                hits.push(p.hits[i]);
+                continue;
+            }
+            let keys: Vec<Key> = texts.iter().map(|t| t.0).collect();
+            hits.push(live(tx, &sources, &keys)?);
+        }
+        p.counted(&hits);
     }
     let mut best = Best::new(MOST_LOOKED_UP);
     let mut heads = vec![0usize; lists.len()];

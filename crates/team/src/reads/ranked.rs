@@ -56,6 +56,14 @@ pub(super) struct Phrase {
 }
 
 impl Phrase {
+    /// Whether [`prepare`] may leave this phrase's count of texts to the way that reads its
+    /// postings (`later`): a phrase of several words (its texts are the places its words
+    /// follow each other) or a prefix (its texts are its words' postings), both read there
+    /// anyway.
+    pub(super) fn counted_later(&self) -> bool {
+        self.words.len() > 1 || self.prefix
+    }
+
     /// How many times the phrase starts in `tokens` (FTS5's instances: overlapping ones too).
     pub(super) fn count(&self, tokens: &[Cow<str>]) -> i64 {
         let k = self.words.len();
@@ -194,9 +202,9 @@ pub(super) struct Prepared {
     /// The table's rows and tokens, and each phrase's count of texts, the facts were made of.
     pub table: (i64, i64),
     pub hits: Vec<i64>,
-    /// Each phrase's count of texts, as in `facts`; false while the counts of the phrases of
-    /// several words are not asked yet (they are 0 in `facts` until [`Prepared::count`]
-    /// or [`Prepared::counted`] sets them).
+    /// Each phrase's count of texts, as in `facts`; false while the counts of the phrases
+    /// counted later ([`Phrase::counted_later`]) are not asked yet (they are 0 in `facts`
+    /// until [`Prepared::count`] or [`Prepared::counted`] sets them).
     pub counted: bool,
 }
 
@@ -214,15 +222,15 @@ impl Prepared {
     /// Server errors.
     pub(super) fn count(&mut self, tx: &mut Transaction, on: &On) -> Result<()> {
         if !self.counted {
-            // Only the phrases of several words are left to count; the others are in `hits`.
+            // Only the phrases counted later are left to count; the others are in `hits`.
             let several: Vec<Phrase> = (self.phrases.iter())
-                .filter(|p| p.words.len() > 1)
+                .filter(|p| p.counted_later())
                 .cloned()
                 .collect();
             let mut counts = phrase_counts(tx, on.source, &several, false)?.into_iter();
             let hits: Vec<i64> = (self.phrases.iter().zip(&self.hits))
                 .map(|(p, &h)| {
-                    if p.words.len() > 1 {
+                    if p.counted_later() {
                         counts.next().unwrap_or(0)
                     } else {
                         h
@@ -237,8 +245,10 @@ impl Prepared {
 
 /// The query's phrases and the table's facts; `None` when the server holds no text. When
 /// `later` says so (given the phrases and whether they are only ANDed), the counts of texts of
-/// the phrases of several words are left to the caller (`Prepared::counted`): the postings
-/// find them (`postings.rs`), where the server would read every text holding their words.
+/// the phrases of several words and of prefixes ([`Phrase::counted_later`]) are left to the
+/// caller (`Prepared::counted`): the postings it reads find them (`postings.rs`,
+/// `expression.rs`), where the server would read every text holding their words, or the
+/// prefix's postings a second time.
 ///
 /// # Errors
 /// Server errors; a word too long for the server's index.
@@ -256,7 +266,7 @@ pub(super) fn prepare(
     let Some(table) = table(tx, on.source)? else {
         return Ok(None);
     };
-    let later = later(&phrases, and_only) && phrases.iter().any(|p| p.words.len() > 1);
+    let later = later(&phrases, and_only) && phrases.iter().any(Phrase::counted_later);
     let hits = phrase_counts(tx, on.source, &phrases, later)?;
     Ok(Some(Prepared {
         exact,
@@ -978,7 +988,7 @@ fn phrase_texts_of(
 }
 
 /// Each phrase's count of texts over the texts this reader sees (of `source` when given);
-/// 0 for the phrases of several words when `later`.
+/// 0 for the phrases counted later ([`Phrase::counted_later`]) when `later`.
 fn phrase_counts(
     tx: &mut Transaction,
     source: Option<&str>,
@@ -1012,6 +1022,10 @@ fn phrase_counts(
             continue;
         }
         if let ([word], true) = (p.words.as_slice(), p.prefix) {
+            if later {
+                hits.push(0);
+                continue;
+            }
             // A prefix's count of texts from its words' postings (`matching`), when readable.
             if let Some(n) = super::matching::prefix_texts(tx, source, word)? {
                 hits.push(n);
