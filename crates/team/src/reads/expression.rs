@@ -45,7 +45,7 @@ pub(super) fn may_answer(q: &SearchOptions, phrases: &[Phrase], and_only: bool) 
 /// scoring it from its body; the best looked up as `postings::top` does. The counts of texts
 /// of the phrases of several words and of the prefixes that `p` was prepared without are found
 /// here (`Prepared::counted`: the texts holding each, of transcripts still on the server; a
-/// prefix's postings were read twice, for its count and here). `None`
+/// prefix's from the postings read here, not read a second time for it). `None`
 /// when this way does not apply (a prefix beside a phrase of several words, the postings not
 /// readable, or the filters leave too few of the best kept to fill the hits).
 ///
