@@ -587,10 +587,7 @@ fn copied_counts(
     ns: &[i64],
 ) -> Result<bool> {
     let mut savepoint = client.transaction().map_err(server_err)?;
-    let staged: bool = savepoint
-        .query_one("SELECT row_security_active('word_texts')", &[])
-        .map_err(server_err)?
-        .get(0);
+    let staged = staged(&mut savepoint, "word_texts")?;
     let put = |buf: &mut bytes::BytesMut, (term, n): (&String, &i64)| {
         copy_fields(buf, 3);
         copy_field(buf, &source)?;
@@ -695,11 +692,7 @@ fn insert_postings(
         !skips.col.is_empty(),
         !bounds.col.is_empty(),
     ];
-    // A member's role, bound by row-level security, copies through a temporary table (`copy`).
-    let staged: bool = client
-        .query_one("SELECT row_security_active('word_postings')", &[])
-        .map_err(server_err)?
-        .get(0);
+    let staged = staged(client, "word_postings")?;
     let put = |buf: &mut bytes::BytesMut, ((term, n), row): ((&String, &i32), Row)| {
         let parts = [&row.pos, &row.skips, &row.bounds];
         let held = || {
@@ -878,13 +871,8 @@ type RowsOf = fn(&FileRows) -> &Rows;
 
 /// The batch's rows, one binary `COPY` per table.
 fn copy_tables(tx: &mut Transaction, source: &str, batch: &Batch, fids: &[i64]) -> Result<()> {
-    // PostgreSQL refuses `COPY FROM` into a table whose row-level security binds the role (a
-    // member's, `pg::rights`): such a role copies into a temporary table, then inserts
-    // from it, where the policies check every row.
-    let staged: bool = tx
-        .query_one("SELECT row_security_active('sessions')", &[])
-        .map_err(server_err)?
-        .get(0);
+    // Every table of a transcript's rows has the same policies as `sessions`.
+    let staged = staged(tx, "sessions")?;
     let mut session_cols: Vec<&str> = SESSION_COLS.iter().map(|c| c.0).collect();
     session_cols.push("summary_hash");
     let sessions: Vec<(i64, Vec<Val>)> = (batch.files.iter().zip(fids))
@@ -923,9 +911,22 @@ fn copy_tables(tx: &mut Transaction, source: &str, batch: &Batch, fids: &[i64]) 
     Ok(())
 }
 
+/// Whether `copy` into `table` must go through a temporary table: PostgreSQL refuses `COPY
+/// FROM` into a table whose row-level security binds the role (a member's, `pg::rights`);
+/// such a role copies into a temporary table, then inserts from it, where the policies check
+/// every row.
+///
+/// # Errors
+/// Server errors.
+fn staged(client: &mut impl GenericClient, table: &str) -> Result<bool> {
+    Ok(client
+        .query_one("SELECT row_security_active($1::text)", &[&table])
+        .map_err(server_err)?
+        .get(0))
+}
+
 /// One binary `COPY` of `rows` into `table`'s `cols` (named as in SQL), each row encoded by
-/// `put`, sent in pieces of about a megabyte; `staged`: through a temporary table (see
-/// `copy_tables`).
+/// `put`, sent in pieces of about a megabyte; `staged`: through a temporary table (`staged`).
 fn copy<R>(
     tx: &mut impl GenericClient,
     staged: bool,

@@ -1009,6 +1009,10 @@ fn phrase_counts(
         && phrases.iter().any(one_word)
         && super::matching::whole(tx, source, false)?;
     for p in phrases {
+        if later && p.counted_later() {
+            hits.push(0);
+            continue;
+        }
         let q = p.words_tsquery();
         if let ([word], true) = (p.words.as_slice(), counted && one_word(p)) {
             let r = tx
@@ -1022,10 +1026,6 @@ fn phrase_counts(
             continue;
         }
         if let ([word], true) = (p.words.as_slice(), p.prefix) {
-            if later {
-                hits.push(0);
-                continue;
-            }
             // A prefix's count of texts from its words' postings (`matching`), when readable.
             if let Some(n) = super::matching::prefix_texts(tx, source, word)? {
                 hits.push(n);
@@ -1059,11 +1059,7 @@ fn phrase_counts(
             hits.push(r.get::<_, i64>(0));
             continue;
         }
-        hits.push(if later {
-            0
-        } else {
-            phrase_texts(tx, source, p)?
-        });
+        hits.push(phrase_texts(tx, source, p)?);
     }
     Ok(hits)
 }
