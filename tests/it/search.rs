@@ -708,6 +708,23 @@ fn a_forks_copied_entries_are_one_hit() {
     let two = hits(&["wombat_cache", "--limit", "2"]);
     let ids: Vec<&str> = two.iter().map(|h| h["entryId"].as_str().unwrap()).collect();
     assert_eq!(ids, ["u1", "u3"]);
+    // The two copies of u1 tie, and the fork's row comes first on a tie: the limit falls
+    // between them (words: u1 first; newest first: u3, then u1), and the copy shown is still
+    // the first session's, the fork's named in `alsoIn`, as with a larger limit.
+    for (q, limit, at) in [
+        (&["wombat_cache"][..], "1", 0),
+        (&["--literal", "wombat_cache"], "2", 1),
+        (&["re:wombat_c[a-z]+"], "2", 1),
+    ] {
+        let got = hits(&[q, &["--limit", limit][..]].concat());
+        assert_eq!(got.len(), at + 1, "{q:?}: {got:?}");
+        assert_eq!(got[at]["entryId"], "u1", "{q:?}: {got:?}");
+        assert_eq!(
+            got[at]["sessionId"], "orig",
+            "{q:?}: the first session's copy"
+        );
+        assert_eq!(got[at]["alsoIn"], serde_json::json!([fork]), "{q:?}");
+    }
     let fork_s = fork.to_string_lossy().into_owned();
     let alone = hits(&["wombat_cache", "--session", &fork_s]);
     assert_eq!(alone.len(), 2, "{alone:?}");

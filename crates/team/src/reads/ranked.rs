@@ -568,7 +568,6 @@ pub(super) fn looked_up<T: Wanted>(
 /// "The shown hits fed once").
 pub(super) struct Shown {
     copies: Copies,
-    limit: usize,
     branch: bool,
     paths: HashMap<i64, HashSet<i64>>,
     hits: OneHitPerCopy,
@@ -584,35 +583,36 @@ impl Shown {
     pub(super) fn new(tx: &mut Transaction, q: &SearchOptions) -> Result<Shown> {
         Ok(Shown {
             copies: Copies::new(tx)?,
-            limit: q.limit,
             branch: q.branch,
             paths: HashMap::new(),
-            hits: OneHitPerCopy::default(),
+            hits: OneHitPerCopy::new(q.limit),
             texts: HashMap::new(),
         })
     }
 
     /// Whether `--limit` hits are shown: the candidates after the last one taken are never
-    /// looked at.
+    /// looked at, but those that tie it within the same feed (`OneHitPerCopy`: they may only
+    /// settle which copy of a shown entry is shown).
     pub(super) fn full(&self) -> bool {
-        self.hits.hits.len() >= self.limit
+        self.hits.full()
     }
 
-    /// Takes `scored` (sorted, every one after those fed before) until the hits are full; and
-    /// whether they are.
+    /// Takes `scored` (sorted, every one after those fed before) until the hits are full, and
+    /// the candidates tying the last one taken; and whether they are full.
     ///
     /// # Errors
     /// Server errors.
     pub(super) fn feed(&mut self, tx: &mut Transaction, scored: &[Scored]) -> Result<bool> {
+        let done = |hits: &OneHitPerCopy, s: &Scored| hits.done_before(s.relevance, s.ts_ms);
         for range in chunks(scored.len()) {
-            if self.full() {
+            let chunk = &scored[range];
+            if done(&self.hits, &chunk[0]) {
                 break;
             }
-            let chunk = &scored[range];
             let elsewhere = self.copies.elsewhere(tx, chunk)?;
             for (s, elsewhere) in chunk.iter().zip(elsewhere) {
-                if self.full() {
-                    break;
+                if done(&self.hits, s) {
+                    return Ok(true);
                 }
                 if self.branch && !on_path(tx, &mut self.paths, &s.source, s.fid, s.seq)? {
                     continue;

@@ -233,7 +233,7 @@ fn confirmed(
     matcher: &Matcher,
 ) -> Result<Vec<Hit>> {
     let mut paths: HashMap<i64, HashSet<i64>> = HashMap::new();
-    let mut hits = OneHitPerCopy::default();
+    let mut hits = OneHitPerCopy::new(q.limit);
     while let Some(c) = runs(tx)? {
         let sql = sql_of(&c);
         let portal = tx
@@ -242,23 +242,30 @@ fn confirmed(
         loop {
             let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
             for r in &rows {
+                // Newest first (a hit's score is its time): once the hits are full, only a
+                // candidate of the last one's time may still settle a copy (`OneHitPerCopy`).
+                let ts: Option<i64> = r.get(8);
+                if hits.done_before(ts.unwrap_or(0) as f64, ts) {
+                    return Ok(hits.hits);
+                }
                 if q.branch
                     && !on_path(tx, &mut paths, &r.get::<_, String>(0), r.get(11), r.get(14))?
                 {
                     continue;
                 }
                 if let Some(h) = hit(r, matcher) {
-                    let ts: Option<i64> = r.get(8);
                     let key = h.entry_id.clone().zip(ts).map(|(id, ts)| (id, ts, h.kind));
                     hits.add(h, key, r.get(15));
-                    if hits.hits.len() >= q.limit {
-                        return Ok(hits.hits);
-                    }
                 }
             }
             if rows.len() < BATCH as usize {
                 break;
             }
+        }
+        // The next run's texts are older (windows and chunks end between times): none ties
+        // the last hit.
+        if hits.full() {
+            break;
         }
     }
     Ok(hits.hits)

@@ -927,6 +927,16 @@ impl<'c> Sessions<'c> {
     }
 }
 
+/// A candidate's score as its hit shows it: its relevance, or its time when it has none (a
+/// search newest first).
+fn score_of(c: &Candidate) -> f64 {
+    if c.relevance == 0.0 {
+        c.ts_ms.unwrap_or(0) as f64
+    } else {
+        c.relevance
+    }
+}
+
 /// Reads each candidate's text back from its line and keeps those `matcher` accepts, up to
 /// `limit`, in the order given, unless `stop` is set first; also says how many it read. A
 /// line `raw` rejects is not parsed.
@@ -939,13 +949,19 @@ fn confirm(
     matcher: impl Fn(&str) -> Option<Snippet>,
 ) -> Result<(Vec<Hit>, usize)> {
     let mut sessions = Sessions::new(conn)?;
-    let mut hits = OneHitPerCopy::default();
+    let mut hits = OneHitPerCopy::new(limit);
     let mut read = 0;
     for c in candidates {
-        if hits.hits.len() >= limit {
+        if limit == 0 {
             break;
         }
-        let c = c?;
+        let c = match c {
+            Err(_) if hits.full() => break,
+            c => c?,
+        };
+        if hits.done_before(score_of(&c), c.ts_ms) {
+            break;
+        }
         if stop.load(Ordering::Relaxed) {
             return Err(Error::Stopped);
         }
@@ -984,11 +1000,7 @@ fn confirm(
             kind: kind.name(),
             role,
             timestamp: c.ts_ms.map(js::iso),
-            score: if c.relevance == 0.0 {
-                c.ts_ms.unwrap_or(0) as f64
-            } else {
-                c.relevance
-            },
+            score: score_of(&c),
             by: By::Words,
             similarity: None,
             snippet,
@@ -1003,23 +1015,64 @@ fn confirm(
 
 /// Hits with each copied entry once: a fork or clone copies entries with their ids and times
 /// (`store::copies`' rule), and a copy is the same entry, as `stats` counts it.
+///
+/// A copy scores as its entry does (the same text and time), so the two are a tie, fed in
+/// whatever order the rows came: with [`OneHitPerCopy::new`]'s limit, the candidates that tie
+/// the last hit taken are still fed once the hits are full ([`OneHitPerCopy::done_before`]),
+/// and may only settle which copy of a shown entry is shown. Otherwise the copy shown at the
+/// limit depended on `--limit` and on the rows' order, which the team server's differs from
+/// the local one's (the published benchmark at a million sessions found one, 2026-12-07).
 #[derive(Default)]
 pub struct OneHitPerCopy {
     pub hits: Vec<Hit>,
     /// (entry id, time, text kind) -> the hit showing it, and whether that is a later copy.
     shown: HashMap<(String, i64, &'static str), (usize, bool)>,
+    /// Hits shown at most (none when 0), and the score of the last hit taken.
+    limit: usize,
+    last: Option<f64>,
 }
 
 impl OneHitPerCopy {
+    /// At most `limit` hits.
+    pub fn new(limit: usize) -> OneHitPerCopy {
+        OneHitPerCopy {
+            limit,
+            ..OneHitPerCopy::default()
+        }
+    }
+
+    /// Whether `limit` hits are shown.
+    pub fn full(&self) -> bool {
+        self.limit > 0 && self.hits.len() >= self.limit
+    }
+
+    /// Whether a candidate scoring `score` (and every later one, scoring no more) can change
+    /// nothing: the hits are full and it does not tie the last one taken, or it has no time
+    /// (no copy without one: a tie of untimed texts may be most of the candidates).
+    pub fn done_before(&self, score: f64, ts_ms: Option<i64>) -> bool {
+        self.full() && (self.last != Some(score) || ts_ms.is_none())
+    }
+
     /// Adds `hit` (its entry a later session's copy when `copy`), or names its session in the
-    /// hit that shows the same entry; the first session's copy is the one shown.
+    /// hit that shows the same entry; the first session's copy is the one shown. Once the hits
+    /// are full, only the latter.
     pub fn add(&mut self, hit: Hit, key: Option<(String, i64, &'static str)>, copy: bool) {
+        let full = self.full();
+        if !full {
+            self.last = Some(hit.score);
+        }
         let Some(key) = key else {
-            self.hits.push(hit);
+            if !full {
+                self.hits.push(hit);
+            }
             return;
         };
         match self.shown.get(&key) {
-            Some(&(at, _)) if self.hits[at].file_id == hit.file_id => self.hits.push(hit),
+            Some(&(at, _)) if self.hits[at].file_id == hit.file_id => {
+                if !full {
+                    self.hits.push(hit);
+                }
+            }
             Some(&(at, shown_copy)) if shown_copy && !copy => {
                 let old = std::mem::replace(&mut self.hits[at], hit);
                 let also = &mut self.hits[at].also_in;
@@ -1028,6 +1081,7 @@ impl OneHitPerCopy {
                 self.shown.insert(key, (at, false));
             }
             Some(&(at, _)) => self.hits[at].also_in.push(hit.path),
+            None if full => {}
             None => {
                 self.shown.insert(key, (self.hits.len(), copy));
                 self.hits.push(hit);
