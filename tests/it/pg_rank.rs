@@ -570,6 +570,21 @@ fn a_session_in_two_sources_is_one_hit_as_two_copies_are_locally() {
             })
             .collect()
     };
+    // A search's answer from one local index over both folders, and from the server.
+    let answers = |args: &[&str]| -> (Value, Value) {
+        let local = json(
+            pidx(parent.path(), &roots[0].1)
+                .arg("--root")
+                .arg(&roots[1].1)
+                .args(args),
+        );
+        let server = json(
+            pidx(&roots[0].0, &roots[0].1)
+                .args(["--pg", &s.url])
+                .args(args),
+        );
+        (local, server)
+    };
     let mut with_copies = 0;
     for case in [
         &["the"][..],
@@ -580,17 +595,7 @@ fn a_session_in_two_sources_is_one_hit_as_two_copies_are_locally() {
     ] {
         let mut args = vec!["search", "--limit", "20"];
         args.extend_from_slice(case);
-        let local = json(
-            pidx(parent.path(), &roots[0].1)
-                .arg("--root")
-                .arg(&roots[1].1)
-                .args(&args),
-        );
-        let server = json(
-            pidx(&roots[0].0, &roots[0].1)
-                .args(["--pg", &s.url])
-                .args(&args),
-        );
+        let (local, server) = answers(&args);
         let want = shown(&local);
         assert!(!want.is_empty(), "{args:?} finds nothing locally");
         same_ranking(&shown(&server), &want, &format!("{args:?}"));
@@ -609,17 +614,7 @@ fn a_session_in_two_sources_is_one_hit_as_two_copies_are_locally() {
         for limit in 1..want.len() {
             let limit = limit.to_string();
             let args = [&["search", "--limit", &limit][..], case].concat();
-            let local = json(
-                pidx(parent.path(), &roots[0].1)
-                    .arg("--root")
-                    .arg(&roots[1].1)
-                    .args(&args),
-            );
-            let server = json(
-                pidx(&roots[0].0, &roots[0].1)
-                    .args(["--pg", &s.url])
-                    .args(&args),
-            );
+            let (local, server) = answers(&args);
             let first = roots[0].1.to_string_lossy().into_owned();
             for h in local.as_array().unwrap() {
                 let path = h["path"].as_str().unwrap();
