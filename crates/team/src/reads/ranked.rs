@@ -591,8 +591,8 @@ impl Shown {
     }
 
     /// Whether `--limit` hits are shown: the candidates after the last one taken are never
-    /// looked at, but those that tie it within the same feed (`OneHitPerCopy`: they may only
-    /// settle which copy of a shown entry is shown).
+    /// looked at, but those that tie it (`OneHitPerCopy`: they may only settle which copy of
+    /// a shown entry is shown; [`Shown::walk`] reads on into the next chunk for them).
     pub(super) fn full(&self) -> bool {
         self.hits.full()
     }
@@ -637,7 +637,9 @@ impl Shown {
         keyed: &[Keyed],
     ) -> Result<bool> {
         for range in chunks(keyed.len()) {
-            if self.full() {
+            // Once full, a chunk whose first text ties the last hit is still read: it may
+            // hold the copy of that hit's entry that is shown (`OneHitPerCopy`).
+            if self.full() && !self.hits.ties_last(keyed[range.start].relevance) {
                 break;
             }
             let passed = looked_up(tx, on, q, &keyed[range], |_, _, _| None)?;

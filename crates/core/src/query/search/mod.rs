@@ -1050,7 +1050,14 @@ impl OneHitPerCopy {
     /// nothing: the hits are full and it does not tie the last one taken, or it has no time
     /// (no copy without one: a tie of untimed texts may be most of the candidates).
     pub fn done_before(&self, score: f64, ts_ms: Option<i64>) -> bool {
-        self.full() && (self.last != Some(score) || ts_ms.is_none())
+        self.full() && (!self.ties_last(score) || ts_ms.is_none())
+    }
+
+    /// Whether `score` is the last hit's: a candidate scoring it may still settle which copy
+    /// of that hit's entry is shown, once the hits are full (what a reader asks of its next
+    /// batch of candidates before reading their times).
+    pub fn ties_last(&self, score: f64) -> bool {
+        self.last == Some(score)
     }
 
     /// Adds `hit` (its entry a later session's copy when `copy`), or names its session in the
