@@ -24,6 +24,9 @@
 #                                           # team's machines hold different sessions; without
 #                                           # it every source pushes the same index, so each
 #                                           # text is on the server once per source
+#   PIDX_BENCH_BOUNCER=1 bash benches/pg.sh ...   # the reads also through PgBouncer (Debian's
+#                                           # `pgbouncer`, session pooling, installed when missing)
+#                                           # in front of the throwaway server: a second column
 #   PIDX_BENCH_OLD=/path/to/old/pidx bash benches/pg.sh 1000 100M 1   # + every source pushed by
 #                                           # another pidx into a second database, and that
 #                                           # pidx's `stats` timed there, side by side
@@ -131,6 +134,51 @@ incremental() {
 }
 incremental ""
 Q=("$T/pidx" --pg "$PIDX_BENCH_PG")
+# PgBouncer in session mode: each `pidx` run is one session, served by a backend the pool keeps
+# between runs, whose catalog caches are warm (a new backend reads every partition's and
+# index's description before its first plans: most of a search's time at 100,000 sessions).
+B=()
+if [[ -n "${PIDX_BENCH_BOUNCER:-}" && -n "${PG_TMP:-}" ]]; then
+  if ! command -v pgbouncer >/dev/null && ! [[ -x /usr/sbin/pgbouncer ]]; then
+    (apt-get install -y -qq pgbouncer >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq pgbouncer >/dev/null 2>&1)) || true
+  fi
+  if [[ -x /usr/sbin/pgbouncer ]]; then
+    mkdir -p "$W/pgb"
+    bport=$((PG_PORT + 1))
+    cat >"$W/pgb/pgbouncer.ini" <<INI
+[databases]
+pidx = host=$PG_TMP port=$PG_PORT dbname=pidx
+[pgbouncer]
+listen_addr =
+unix_socket_dir = $W/pgb
+listen_port = $bport
+auth_type = trust
+auth_file = $W/pgb/users.txt
+pool_mode = session
+server_reset_query = DISCARD ALL
+logfile = $W/pgb/pgbouncer.log
+pidfile = $W/pgb/pgbouncer.pid
+INI
+    printf '"pidx_writer" ""\n' >"$W/pgb/users.txt"
+    chmod 755 "$W" "$W/pgb"
+    [[ $(id -u) -eq 0 ]] && chown -R postgres "$W/pgb"
+    "${PG_RUN[@]}" /usr/sbin/pgbouncer -d "$W/pgb/pgbouncer.ini"
+    trap 'kill "$(cat "$W/pgb/pgbouncer.pid" 2>/dev/null)" 2>/dev/null; pg_stop; rm -rf "$W"' EXIT
+    B=("$T/pidx" --pg "postgresql:///pidx?host=$W/pgb&port=$bport&user=pidx_writer")
+  else
+    echo "PIDX_BENCH_BOUNCER: no pgbouncer and apt-get could not install it; the reads only direct"
+  fi
+fi
+# A row of the reads' table: its median direct, and through PgBouncer when there is one.
+row() {
+  local label=$1
+  shift
+  if (( ${#B[@]} )); then
+    echo "| $label | $(median "${Q[@]}" "$@") ms | $(median "${B[@]}" "$@") ms |"
+  else
+    echo "| $label | $(median "${Q[@]}" "$@") ms |"
+  fi
+}
 # The reading commands over what the server holds now (the sources pushed so far) and its size.
 queries() {
   local total size
@@ -138,20 +186,25 @@ queries() {
   size=$("${Q[@]}" sql "SELECT pg_database_size(current_database()) AS b" --json | tr -dc '0-9')
   echo
   echo "server: $1 sources, $total sessions, $pushed_mb MB of JSONL pushed, database $(echo "scale=1; $size / 1000000" | bc) MB; $(date -u +%T), load average now: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "| query | median of 5 |"
-  echo "|---|---|"
-  echo "| \`list --all --limit 50\` (first page) | $(median "${Q[@]}" list --all --limit 50) ms |"
-  echo "| \`search jalapeño\` (rare word, top 20) | $(median "${Q[@]}" search jalapeño) ms |"
-  echo "| \`search regression\` (mid-frequency word, top 20) | $(median "${Q[@]}" search regression) ms |"
-  echo "| \`search function\` (common word, top 20) | $(median "${Q[@]}" search function) ms |"
-  echo "| \`search '\"the borrow\"'\` (phrase, top 20) | $(median "${Q[@]}" search '"the borrow"') ms |"
-  echo "| \`search 'fil*'\` (prefix, top 20) | $(median "${Q[@]}" search 'fil*') ms |"
-  echo "| \`search 'filter OR value'\` (top 20) | $(median "${Q[@]}" search 'filter OR value') ms |"
-  echo "| \`search --literal 'filter is'\` (newest 20) | $(median "${Q[@]}" search --literal 'filter is') ms |"
-  echo "| \`search 're:filter \\w+ value'\` (newest 20) | $(median "${Q[@]}" search 're:filter \w+ value') ms |"
-  echo "| \`stats\` | $(median "${Q[@]}" stats) ms |"
-  echo "| \`stats --by source\` | $(median "${Q[@]}" stats --by source) ms |"
-  echo "| \`stats --by day\` | $(median "${Q[@]}" stats --by day) ms |"
+  if (( ${#B[@]} )); then
+    echo "| query | median of 5 | through PgBouncer |"
+    echo "|---|---|---|"
+  else
+    echo "| query | median of 5 |"
+    echo "|---|---|"
+  fi
+  row "\`list --all --limit 50\` (first page)" list --all --limit 50
+  row "\`search jalapeño\` (rare word, top 20)" search jalapeño
+  row "\`search regression\` (mid-frequency word, top 20)" search regression
+  row "\`search function\` (common word, top 20)" search function
+  row "\`search '\"the borrow\"'\` (phrase, top 20)" search '"the borrow"'
+  row "\`search 'fil*'\` (prefix, top 20)" search 'fil*'
+  row "\`search 'filter OR value'\` (top 20)" search 'filter OR value'
+  row "\`search --literal 'filter is'\` (newest 20)" search --literal 'filter is'
+  row "\`search 're:filter \\w+ value'\` (newest 20)" search 're:filter \w+ value'
+  row "\`stats\`" stats
+  row "\`stats --by source\`" stats --by source
+  row "\`stats --by day\`" stats --by day
   if (( total <= 20000 )); then # reads each session's text from the server: minutes beyond that
     a=$(now); "${Q[@]}" list --all --query 'function' --limit 20 >/dev/null 2>&1 || true; b=$(now)
     echo "| \`list --all --query function --limit 20\` (one run: each session's text read from the server) | $(echo "($b - $a) * 1000" | bc | xargs printf '%.0f') ms |"
