@@ -199,17 +199,18 @@ pub fn check_readable(client: &mut Client) -> Result<()> {
     Ok(())
 }
 
-/// The server's schema version (0 without one), read without writing.
+/// The server's schema version (0 without one), read without writing. Every command asks it
+/// on connecting: each statement in one round trip (`query_typed`, as `pg::typed`).
 fn current(client: &mut Client) -> Result<i32> {
     let exists: bool = client
-        .query_one("SELECT to_regclass('pidx_schema') IS NOT NULL", &[])
+        .query_typed_one("SELECT to_regclass('pidx_schema') IS NOT NULL", &[])
         .map_err(server_err)?
         .get(0);
     if !exists {
         return Ok(0);
     }
     let row = client
-        .query_one("SELECT coalesce(max(version), 0) FROM pidx_schema", &[])
+        .query_typed_one("SELECT coalesce(max(version), 0) FROM pidx_schema", &[])
         .map_err(server_err)?;
     Ok(row.get(0))
 }

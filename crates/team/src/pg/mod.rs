@@ -10,6 +10,7 @@ pub mod lines;
 pub mod migrate;
 pub mod postings;
 pub mod rights;
+pub mod typed;
 pub mod values;
 pub mod words;
 pub mod writer;

@@ -7,6 +7,7 @@ use postgres::Transaction;
 
 use super::on::key;
 use crate::pg::server_err;
+use crate::pg::typed;
 use pidx_core::error::Result;
 use pidx_core::query::handle::{named, Around, Ids, Session};
 use pidx_core::query::resolve::Resolved;
@@ -88,13 +89,13 @@ fn around(
     ids.sort_unstable();
     ids.dedup();
     let rows = match source {
-        Some(source) => tx.query(
+        Some(source) => typed::query(
+            tx,
             &AROUND.replace("{source}", "AND s.source = $2"),
             &[&ids, &source],
         ),
-        None => tx.query(&AROUND.replace("{source}", ""), &[&ids]),
-    }
-    .map_err(server_err)?;
+        None => typed::query(tx, &AROUND.replace("{source}", ""), &[&ids]),
+    }?;
     Ok(rows
         .iter()
         .map(|r| {

@@ -26,6 +26,7 @@ use postgres::Transaction;
 use super::unlisted::Mode;
 use crate::pg::postings::{decode, undecoded, Posting};
 use crate::pg::server_err;
+use crate::pg::typed;
 use pidx_core::error::Result;
 
 /// A text: its source (an index into [`Matching::sources`]), file, entry and kind.
@@ -369,10 +370,7 @@ pub(super) fn whole(tx: &mut Transaction, source: Option<&str>, postings: bool) 
         "SELECT bool_and(NOT $2 OR postings) AND NOT pidx_read_limited(current_user)
          FROM sources WHERE $1::text IS NULL OR name = $1"
     };
-    let all: Option<bool> = tx
-        .query_one(sql, &[&source, &postings])
-        .map_err(server_err)?
-        .get(0);
+    let all: Option<bool> = typed::query_one(tx, sql, &[&source, &postings])?.get(0);
     Ok(all.unwrap_or(false))
 }
 
@@ -458,7 +456,7 @@ pub(super) fn table(tx: &mut Transaction, source: Option<&str>) -> Result<Option
     // Kept per source by push (pg 0005's triggers); a limited reader sums the sources it sees.
     let sql = "SELECT coalesce(sum(texts), 0)::int8, coalesce(sum(tokens), 0)::int8
                FROM sources WHERE $1::text IS NULL OR name = $1";
-    let r = tx.query_one(sql, &[&source]).map_err(server_err)?;
+    let r = typed::query_one(tx, sql, &[&source])?;
     let (rows, tokens): (i64, i64) = (r.get(0), r.get(1));
     Ok((rows > 0).then_some((rows, tokens)))
 }

@@ -32,7 +32,7 @@ use super::unlisted::{Mode, ROOM};
 use crate::pg::postings::{
     blocks, bounds, decode, decode_block, decode_positioned, undecoded, Block, Bound, Posting,
 };
-use crate::pg::server_err;
+use crate::pg::typed;
 use pidx_core::error::Result;
 use pidx_core::query::search::{blend, most, Hit, SearchOptions};
 
@@ -288,7 +288,8 @@ fn listing(
     } else {
         "NULL::int4"
     };
-    tx.query(
+    typed::query(
+        tx,
         &format!(
             "SELECT source, term, n, {data}, tableoid, ctid::text, {skips},
                     octet_length(data), {pos_len}, {bounds}
@@ -297,7 +298,6 @@ fn listing(
         ),
         &[&words, &source],
     )
-    .map_err(server_err)
 }
 
 /// Each phrase's terms (its words, or pg 0025's grams where it holds a common word), each
@@ -819,10 +819,9 @@ impl<'a> Read<'a> {
         } else {
             "NULL::bytea"
         };
-        let params: [&(dyn postgres::types::ToSql + Sync); 8] =
-            [&tables, &tids, &first, &count, &d0, &dl, &p0, &pl];
-        let rows = tx
-            .query(
+        let params: [&dyn typed::Param; 8] = [&tables, &tids, &first, &count, &d0, &dl, &p0, &pl];
+        let rows = typed::query(
+                tx,
                 &format!(
                     "SELECT x.first + g.j, substring(w.data FROM ($5::int4[])[x.first + g.j] FOR ($6::int4[])[x.first + g.j]),
                             {pos}
@@ -834,8 +833,7 @@ impl<'a> Read<'a> {
                 ),
                 // The positions' ranges only when the statement reads them.
                 &params[..if placed { 8 } else { 6 }],
-            )
-            .map_err(server_err)?;
+            )?;
         let mut out: Vec<Option<PartBytes>> = vec![None; parts.len()];
         for r in rows {
             let i: i32 = r.get(0);

@@ -35,6 +35,7 @@ use super::on as server;
 use super::search::{filters, on_path, quoted_term, scoped, times_alias, tsquery, On};
 use super::unlisted::chunks;
 use crate::pg::server_err;
+use crate::pg::typed;
 use crate::pg::words::{lexeme, shown_tokens, words, Counter};
 use pidx_core::error::Result;
 use pidx_core::pi::js;
@@ -515,8 +516,7 @@ pub(super) fn looked_up<T: Wanted>(
     let mut c = scoped(on, q);
     filters(q, on, &mut c, "e");
     let keys = keys.to_string();
-    let mut params = server::params(&c);
-    params.push(&keys);
+    let params = typed::where_params(&c, &[&keys]);
     // The keys in a subquery kept whole (`OFFSET 0`), for a limited reader's plan to probe
     // by them under its row-level policy (`matching::Chunk::within`): 1.2 s -> 34 ms for the
     // 64 keys of a word at 1,000 sessions; the same plan for anyone else.
@@ -533,7 +533,7 @@ pub(super) fn looked_up<T: Wanted>(
         params.len(),
         c.pg_sql(),
     );
-    let rows = tx.query(sql.as_str(), &params).map_err(server_err)?;
+    let rows = typed::query(tx, &sql, &params)?;
     let mut found: HashMap<(String, i64, i64, i16), &postgres::Row> = rows
         .iter()
         .map(|r| ((r.get(0), r.get(10), r.get(13), r.get(6)), r))
@@ -713,17 +713,17 @@ fn snippets(
     if keys.is_empty() {
         return Ok(());
     }
-    let rows = tx
-        .query(
-            "SELECT k.i, t.body
+    let keys = serde_json::Value::Array(keys).to_string();
+    let rows = typed::query(
+        tx,
+        "SELECT k.i, t.body
              FROM (SELECT (k->>4)::int8 AS i, k->>0 AS source, (k->>1)::int8 AS fid,
                           (k->>2)::int8 AS seq, (k->>3)::int2 AS kind
                    FROM jsonb_array_elements($1::text::jsonb) k OFFSET 0) k
              JOIN entry_text t ON t.source = k.source AND t.fid = k.fid
                               AND t.seq = k.seq AND t.kind = k.kind",
-            &[&serde_json::Value::Array(keys).to_string()],
-        )
-        .map_err(server_err)?;
+        &[&keys],
+    )?;
     let highlight = terms_regex(terms);
     for r in &rows {
         let at = usize::try_from(r.get::<_, i64>(0)).unwrap_or(usize::MAX);
@@ -744,10 +744,7 @@ struct Copies {
 
 impl Copies {
     fn new(tx: &mut Transaction) -> Result<Copies> {
-        let sources: i64 = tx
-            .query_one("SELECT count(*) FROM sources", &[])
-            .map_err(server_err)?
-            .get(0);
+        let sources: i64 = typed::query_one(tx, "SELECT count(*) FROM sources", &[])?.get(0);
         Ok(Copies { sources })
     }
 
@@ -781,9 +778,10 @@ impl Copies {
         // other than its own comes before it. Probed per candidate and per source, a text
         // that 100 sources hold took 99 probes a copy, 20 s for a rare word at 1,000,000
         // sessions.
-        let rows = tx
-            .query(
-                "WITH k AS MATERIALIZED (
+        let keys = serde_json::Value::Array(keys).to_string();
+        let rows = typed::query(
+            tx,
+            "WITH k AS MATERIALIZED (
                      SELECT (e->>0)::int8 AS i, e->>1 AS source, e->>2 AS id, e->>3 AS ts,
                             coalesce((e->>4)::int8, 9223372036854775807) AS created,
                             e->>5 AS path
@@ -810,9 +808,8 @@ impl Copies {
                  WHERE EXISTS (SELECT 1 FROM two b
                                WHERE b.id = k.id AND b.ts = k.ts AND b.source <> k.source
                                  AND (b.created, b.path) < (k.created, k.path))",
-                &[&serde_json::Value::Array(keys).to_string()],
-            )
-            .map_err(server_err)?;
+            &[&keys],
+        )?;
         for r in &rows {
             if let Some(e) = usize::try_from(r.get::<_, i64>(0))
                 .ok()
@@ -1017,13 +1014,12 @@ fn phrase_counts(
         }
         let q = p.words_tsquery();
         if let ([word], true) = (p.words.as_slice(), counted && one_word(p)) {
-            let r = tx
-                .query_one(
-                    "SELECT coalesce(sum(n), 0)::int8 FROM word_texts
-                     WHERE term = $1 AND ($2::text IS NULL OR source = $2)",
-                    &[word, &source],
-                )
-                .map_err(server_err)?;
+            let r = typed::query_one(
+                tx,
+                "SELECT coalesce(sum(n), 0)::int8 FROM word_texts
+                 WHERE term = $1 AND ($2::text IS NULL OR source = $2)",
+                &[word, &source],
+            )?;
             hits.push(r.get::<_, i64>(0));
             continue;
         }
