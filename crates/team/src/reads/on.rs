@@ -2,8 +2,6 @@
 //! and its conditions over `sessions s`, bound as every query binds them (`store::filter::Where`,
 //! numbered for PostgreSQL by `Where::pg_sql`).
 
-use rusqlite::types::Value;
-
 use pidx_core::query::resolve::Resolved;
 use pidx_core::store::filter::{text, Where};
 
@@ -47,20 +45,11 @@ pub fn cwd(w: &mut Where, cwd: &str) {
     );
 }
 
-/// `w`'s values to bind on PostgreSQL, in placeholder order (`Where::pg_sql` numbers them).
+/// `w`'s values to bind on PostgreSQL, in placeholder order (`Where::pg_sql` numbers them),
+/// for a statement prepared first (`pg::typed::where_params` for one sent with their types).
 pub fn params(w: &Where) -> Vec<&(dyn postgres::types::ToSql + Sync)> {
-    /// A NULL (typed as text: the server infers the placeholder's type from its use).
-    static NULL: Option<String> = None;
-    w.values()
-        .iter()
-        .map(|v| -> &(dyn postgres::types::ToSql + Sync) {
-            match v {
-                Value::Null => &NULL,
-                Value::Integer(i) => i,
-                Value::Real(r) => r,
-                Value::Text(t) => t,
-                Value::Blob(b) => b,
-            }
-        })
+    crate::pg::typed::where_params(w, &[])
+        .into_iter()
+        .map(|p| p as &(dyn postgres::types::ToSql + Sync))
         .collect()
 }
