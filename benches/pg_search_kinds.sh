@@ -8,8 +8,10 @@
 #
 #   bash benches/pg_search_kinds.sh                   # 10,000 sessions, 200M, 5 runs
 #   bash benches/pg_search_kinds.sh 10000 200M 7
-#   PIDX_BIN=/path/to/other/pidx bash benches/pg_search_kinds.sh   # another build (run both
-#                                                     # one after the other to compare)
+#   PIDX_BIN=/path/to/other/pidx bash benches/pg_search_kinds.sh   # another build
+#   PIDX_BENCH_OLD=/path/to/old/pidx bash benches/pg_search_kinds.sh
+#                                 # each search by that build too, on the same server, the two
+#                                 # runs alternating: a second median and the ratio
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SESSIONS=${1:-10000}
@@ -31,20 +33,33 @@ PSQL=("$BIN/psql" -h "$PG_TMP" -p "$PG_PORT" -U postgres pidx)
   -c "SELECT count(*) || ' texts' FROM entry_text"
 q() {
   local name=$1; shift
-  local ts=() n=0
+  local ts=() old=() n=0 m=0
   for _ in $(seq 1 "$runs"); do
     s=$(date +%s%N)
     n=$(HOME=$W "${L[@]}" --no-sync --pg "$URL" --json search --limit 20 "$@" 2>/dev/null | grep -o '"path"' | wc -l)
     e=$(date +%s%N)
     ts+=($(( (e - s) / 1000000 )))
+    if [[ -n "${PIDX_BENCH_OLD:-}" ]]; then
+      s=$(date +%s%N)
+      m=$(HOME=$W "$PIDX_BENCH_OLD" --db "$W/index.db" --root "$C" --no-sync --pg "$URL" --json search --limit 20 "$@" 2>/dev/null | grep -o '"path"' | wc -l)
+      e=$(date +%s%N)
+      old+=($(( (e - s) / 1000000 )))
+    fi
   done
   med=$(printf "%s\n" "${ts[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")
-  printf "%-34s median %5d ms  (hits %s; %s)\n" "$name" "$med" "$n" "${ts[*]}"
+  if [[ -n "${PIDX_BENCH_OLD:-}" ]]; then
+    omed=$(printf "%s\n" "${old[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")
+    printf "%-34s median %5d ms, old %5d ms (%sx)  (hits %s, old %s; %s / %s)\n" "$name" "$med" "$omed" \
+      "$(echo "scale=1; $omed / ($med + 0.001)" | bc)" "$n" "$m" "${ts[*]}" "${old[*]}"
+  else
+    printf "%-34s median %5d ms  (hits %s; %s)\n" "$name" "$med" "$n" "${ts[*]}"
+  fi
 }
 q "literal 'filter is'" --literal "filter is"
 q "literal 'src/components'" --literal "src/components"
 q "literal 'read fles' (a prefix)" --literal "read fles"
 q "literal 'quigrichu' (in a word)" --literal "quigrichu"
+q "literal 'unwrap()' (a word's end)" --literal "unwrap()"
 q "regex 'filter \\w+ value'" 're:filter \w+ value'
 q "regex 'fil+ter' (no run)" 're:fil+ter'
 q "prefix 'fil*'" "fil*"

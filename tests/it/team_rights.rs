@@ -319,6 +319,32 @@ fn a_limited_reader_sees_only_its_sources_and_projects() {
     let hers = search(&carol, None);
     assert!(!hers.is_empty());
     assert_eq!(hers, search(&s.url, Some("a@x")));
+    // Her literals and patterns take their candidates from the same postings, each text
+    // probed by its key under her row-level policy (`Chunk::probed`): the writer's hits of her
+    // source, newest first, snippets and all.
+    let found = |url: &str, source: Option<&str>, query: &[&str]| -> Value {
+        let mut c = pidx(ta.path(), &ra);
+        c.args(["--pg", url]);
+        if let Some(source) = source {
+            c.args(["--source", source]);
+        }
+        json_of(c.args(["search", "--limit", "50"]).args(query))
+    };
+    for query in [
+        &["--literal", "some words 3"][..],
+        &["--literal", "me words"][..],
+        &["re:words [35]$"][..],
+    ] {
+        let hers = found(&carol, None, query);
+        let n = hers.as_array().unwrap().len();
+        assert!(n > 0, "{query:?}");
+        assert_eq!(hers, found(&s.url, Some("a@x"), query), "{query:?}");
+        // Everyone's search finds more: the other source's texts.
+        assert!(
+            found(&s.url, None, query).as_array().unwrap().len() > n,
+            "{query:?}"
+        );
+    }
     // Dave: project /home/u/p1 of every source (odd sessions: 2 of a@x, 3 of b@y).
     let rows = listed(&dave);
     assert_eq!(rows.len(), 5, "{rows:?}");

@@ -349,12 +349,16 @@ pub(super) fn every_match(
         None => Box::new(std::iter::once(None)),
     };
     for chunk in runs {
-        let mut c = c.clone();
-        if let Some(chunk) = chunk {
-            c.and(chunk.within("t"), [text(chunk.keys)]);
-        }
         let mut params = server::params(&c);
         let columns = count_columns(&mut params, singles.as_ref().map(|w| (w, &lexemes[..])));
+        // A chunk's texts probed by their keys before the words are tested (`Chunk::probed`).
+        let texts = match &chunk {
+            Some(chunk) => {
+                params.push(&chunk.keys);
+                chunk.probed("t", params.len())
+            }
+            None => "entry_text t".to_string(),
+        };
         // The entry only for its time and silence, which pg 0018's texts carry themselves.
         let entry = if times == "e" {
             "JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq"
@@ -363,7 +367,7 @@ pub(super) fn every_match(
         };
         let sql = format!(
             "SELECT t.source, t.fid, t.seq, t.kind, {times}.ts_ms, {columns}
-             FROM entry_text t
+             FROM {texts}
              {entry}
              JOIN sessions s ON s.source = t.source AND s.fid = t.fid
              WHERE {}",

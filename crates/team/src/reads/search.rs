@@ -21,7 +21,7 @@ use std::collections::{HashMap, HashSet};
 use postgres::Transaction;
 use regex::Regex;
 
-use super::matching::Matching;
+use super::matching::{Chunk, Matching};
 use super::on as server;
 use crate::pg::server_err;
 use crate::pg::words::{lexeme, phrase, word_char, words};
@@ -71,29 +71,38 @@ const BATCH: i32 = 256;
 pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hit>> {
     let mut c = scoped(on, q);
     let (matcher, score, body, mut words) = candidates(q, &mut c)?;
-    // A literal starting inside a word: its first piece ends one of the words its texts hold.
-    if let (Query::Literal(needle), Some(rest)) = (&q.query, &words) {
+    // A literal starting inside a word: its first piece ends one of the words its texts hold
+    // (alone, `unwrap()`, it is the only word the needle gives, as the local plan takes it).
+    if let Query::Literal(needle) = &q.query {
         if let Some(piece) = first_piece(needle) {
             match Matching::ending(tx, on.source, &piece)? {
                 Some(ends) if ends.is_empty() => return Ok(Vec::new()),
                 Some(ends) => {
                     let any: Vec<String> = ends.iter().map(|e| lexeme(e)).collect();
-                    words = Some(format!("({}) & {rest}", any.join(" | ")));
+                    let any = format!("({})", any.join(" | "));
+                    words = Some(match words {
+                        Some(rest) => format!("{any} & {rest}"),
+                        None => any,
+                    });
                 }
                 None => {}
             }
         }
     }
     filters(q, on, &mut c, "e");
-    let sql_of = |c: &Where| {
+    let sql_of = |run: &Run| {
+        let texts = match &run.keys {
+            Some(chunk) => chunk.probed("t", run.c.values().len() + 1),
+            None => "entry_text t".to_string(),
+        };
         format!(
             "SELECT s.source, s.path, s.session_id, s.cwd, e.id, e.line, t.kind, e.role, e.ts_ms,
                     {score} AS score, {body}, s.fid, s.name, {TITLE}, e.seq, e.dup
-             FROM entry_text t
+             FROM {texts}
              JOIN entries e ON e.source = t.source AND e.fid = t.fid AND e.seq = t.seq
              JOIN sessions s ON s.source = t.source AND s.fid = t.fid
              WHERE {} ORDER BY score DESC, e.ts_ms DESC NULLS LAST, t.fid DESC, t.seq DESC, t.kind DESC",
-            c.pg_sql(),
+            run.c.pg_sql(),
         )
     };
     let matching = match (&words, &q.query) {
@@ -109,10 +118,9 @@ pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hi
     // not say which, every text (under the words' `tsquery`) a window of times at a time.
     let hits = match (matching, words) {
         (Some(m), _) => {
-            let mut chunks = m.into_chunks().map(move |chunk| {
-                let mut c = c.clone();
-                c.and(chunk.within("t"), [text(chunk.keys)]);
-                c
+            let mut chunks = m.into_chunks().map(move |chunk| Run {
+                c: c.clone(),
+                keys: Some(chunk),
             });
             // Read from a cursor whatever the query: a fork's copied entry is one hit (as
             // locally), so a plain `LIMIT` could leave the page short.
@@ -123,7 +131,9 @@ pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hi
                 c.and("t.tsv @@ (?::text)::tsquery", [text(w)]);
             }
             let mut windows = Windows::default();
-            confirmed(tx, |tx| windows.next(tx, &c), sql_of, q, &matcher)?
+            let mut next =
+                |tx: &mut Transaction| Ok(windows.next(tx, &c)?.map(|c| Run { c, keys: None }));
+            confirmed(tx, &mut next, sql_of, q, &matcher)?
         }
     };
     Ok(group_by_session(hits))
@@ -223,22 +233,31 @@ pub(super) fn times_alias(text: &'static str) -> &'static str {
     }
 }
 
+/// One statement of a search: the texts under `c`, or only those a chunk of candidates keys
+/// (each probed by its key, `Chunk::probed`).
+struct Run {
+    c: Where,
+    keys: Option<Chunk>,
+}
+
 /// The first `limit` candidates the matcher confirms (and, with `--branch`, on their
 /// session's current path), each copied entry once, read from a cursor a batch at a time.
 fn confirmed(
     tx: &mut Transaction,
-    mut runs: impl FnMut(&mut Transaction) -> Result<Option<Where>>,
-    sql_of: impl Fn(&Where) -> String,
+    mut runs: impl FnMut(&mut Transaction) -> Result<Option<Run>>,
+    sql_of: impl Fn(&Run) -> String,
     q: &SearchOptions,
     matcher: &Matcher,
 ) -> Result<Vec<Hit>> {
     let mut paths: HashMap<i64, HashSet<i64>> = HashMap::new();
     let mut hits = OneHitPerCopy::new(q.limit);
-    while let Some(c) = runs(tx)? {
-        let sql = sql_of(&c);
-        let portal = tx
-            .bind(sql.as_str(), &server::params(&c))
-            .map_err(server_err)?;
+    while let Some(run) = runs(tx)? {
+        let sql = sql_of(&run);
+        let mut params = server::params(&run.c);
+        if let Some(chunk) = &run.keys {
+            params.push(&chunk.keys);
+        }
+        let portal = tx.bind(sql.as_str(), &params).map_err(server_err)?;
         loop {
             let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
             for r in &rows {
@@ -490,15 +509,15 @@ pub(super) fn tsquery(fts: &str) -> Result<String> {
     Ok(out)
 }
 
-/// The first piece of a needle that starts inside a word and holds more than one (a piece
-/// `literal_words` drops: it may end a longer word), folded as the words are.
+/// The first piece of a needle that starts inside a word and ends before the needle does (a
+/// piece `literal_words` drops: it may end a longer word), folded as the words are. A needle
+/// of one piece only is inside a word at both ends (`piece_of_a_word`).
 fn first_piece(needle: &str) -> Option<String> {
-    if !needle.chars().next().is_some_and(word_char) {
+    if !needle.chars().next().is_some_and(word_char) || needle.chars().all(word_char) {
         return None;
     }
-    let mut words = words(needle);
-    let piece = words.next()?.into_owned();
-    (words.next().is_some() && piece.len() <= 2047).then_some(piece)
+    let piece = words(needle).next()?.into_owned();
+    (piece.len() <= 2047).then_some(piece)
 }
 
 /// A needle of letters and digits only (inside one word at both ends), folded as the words
@@ -583,6 +602,9 @@ mod tests {
         assert_eq!(first_piece(" filter is"), None);
         assert_eq!(first_piece("okeni"), None);
         assert_eq!(first_piece("src/main.rs"), Some("src".into()));
+        // One piece ended inside the needle: the words ending with it are its candidates.
+        assert_eq!(first_piece("unwrap()"), Some("unwrap".into()));
+        assert_eq!(literal_words("unwrap()"), None);
         assert_eq!(literal_words("->"), None);
     }
 }
