@@ -283,6 +283,9 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         // (`lorem`, `keystone`), among those of the rest (pg 0028).
         &["--literal", "orem ipsum"],
         &["--literal", "ystone audit"],
+        // One piece ending inside the needle: the texts of the words ending with it alone.
+        &["--literal", "nswer "],
+        &["--literal", "orem "],
         &["re:pars(e|ing) \\w+"],
         &["re:the (answer|test)"],
         &["re:(walrus|zebra) \\w+"],
