@@ -126,6 +126,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         30,
         include_str!("../../../../migrations/pg/0030_stale_files_only_gone.sql"),
     ),
+    (
+        31,
+        include_str!("../../../../migrations/pg/0031_whole_sources_once.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server
