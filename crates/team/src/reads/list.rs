@@ -5,7 +5,7 @@ use postgres::Transaction;
 use serde_json::Value;
 
 use super::on::{self as server, MODIFIED};
-use crate::pg::{server_err, LISTING_BODY, LISTING_TEXT};
+use crate::pg::{server_err, typed, LISTING_BODY, LISTING_TEXT};
 use pidx_core::error::Result;
 use pidx_core::pi::rawjson::member;
 use pidx_core::query::list::{GatewayInfo, ProjectCount, SessionInfo};
@@ -36,9 +36,9 @@ pub fn list_sessions(
             c.pg_sql(),
             n - 1
         );
-        if let Some(row) = tx
-            .query_opt(&sql, &server::params(&c))
-            .map_err(server_err)?
+        if let Some(row) = typed::query(tx, &sql, &typed::where_params(&c, &[]))?
+            .into_iter()
+            .next()
         {
             let boundary: i64 = row.get(0);
             c.and(format!("{MODIFIED} >= ?"), [int(boundary)]);
@@ -52,7 +52,7 @@ pub fn list_sessions(
          FROM sessions s WHERE {} ORDER BY modified DESC, s.mtime_ns DESC",
         c.pg_sql()
     );
-    let rows = tx.query(&sql, &server::params(&c)).map_err(server_err)?;
+    let rows = typed::query(tx, &sql, &typed::where_params(&c, &[]))?;
     let mut out: Vec<(SessionInfo, i64, String)> = rows.iter().map(listed).collect();
     let by_name = cwd.is_some();
     out.sort_by(|a, b| {
@@ -88,7 +88,7 @@ pub fn projects(tx: &mut Transaction, source: Option<&str>) -> Result<Vec<(Strin
          GROUP BY s.source, s.cwd",
         c.pg_sql()
     );
-    let rows = tx.query(&sql, &server::params(&c)).map_err(server_err)?;
+    let rows = typed::query(tx, &sql, &typed::where_params(&c, &[]))?;
     Ok(rows
         .iter()
         .map(|r| {

@@ -5,7 +5,7 @@ use postgres::Transaction;
 
 use super::handle;
 use super::on::{self as server, MODIFIED};
-use crate::pg::server_err;
+use crate::pg::typed;
 use pidx_core::error::{Error, Result};
 use pidx_core::query::handle::Session;
 use pidx_core::query::resolve::{candidate_line, Resolved};
@@ -55,10 +55,8 @@ pub fn resolve(tx: &mut Transaction, source: Option<&str>, arg: &str) -> Result<
         SHOWN + 1,
         n = c.values().len() + 1
     );
-    let mut params = server::params(&c);
     let arg_owned = arg.to_string();
-    params.push(&arg_owned);
-    let rows = tx.query(&sql, &params).map_err(server_err)?;
+    let rows = typed::query(tx, &sql, &typed::where_params(&c, &[&arg_owned]))?;
     let found: Vec<(Candidate, bool)> = rows
         .iter()
         .map(|r| {

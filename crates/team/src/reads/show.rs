@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::on::key;
 use super::on::MODIFIED;
-use crate::pg::server_err;
+use crate::pg::typed;
 use pidx_core::error::{Error, Result};
 use pidx_core::pi::js;
 use pidx_core::query::resolve::Resolved;
@@ -47,17 +47,18 @@ FROM entries WHERE source = $1 AND fid = $2";
 /// `NotFound` when it is gone; server errors.
 pub fn show(tx: &mut Transaction, s: &Resolved, handle: String) -> Result<SessionDetail> {
     let (source, fid) = key(s);
-    let r = tx
-        .query_opt(
-            &format!(
-                "SELECT s.state, s.excluded, s.loadable, s.version, s.header, s.session_id, s.cwd,
-                        s.name, s.created_ms, {MODIFIED}, s.entry_count, s.leaf_id
-                 FROM sessions s WHERE s.source = $1 AND s.fid = $2"
-            ),
-            &[&source, &fid],
-        )
-        .map_err(server_err)?
-        .ok_or_else(|| Error::NotFound(s.path.clone()))?;
+    let r = typed::query(
+        tx,
+        &format!(
+            "SELECT s.state, s.excluded, s.loadable, s.version, s.header, s.session_id, s.cwd,
+                    s.name, s.created_ms, {MODIFIED}, s.entry_count, s.leaf_id
+             FROM sessions s WHERE s.source = $1 AND s.fid = $2"
+        ),
+        &[&source, &fid],
+    )?
+    .into_iter()
+    .next()
+    .ok_or_else(|| Error::NotFound(s.path.clone()))?;
     let state: i32 = r.get(0);
     let header: Option<Value> = r
         .get::<_, Option<String>>(4)
@@ -99,9 +100,7 @@ pub fn show(tx: &mut Transaction, s: &Resolved, handle: String) -> Result<Sessio
         )?),
         leaf_id: r.get(11),
         stats: stats(tx, s)?,
-        models: tx
-            .query(MODELS, &[&source, &fid])
-            .map_err(server_err)?
+        models: typed::query(tx, MODELS, &[&source, &fid])?
             .iter()
             .map(|r| ModelUsage {
                 model: r.get(0),
@@ -120,7 +119,7 @@ pub fn show(tx: &mut Transaction, s: &Resolved, handle: String) -> Result<Sessio
 
 fn stats(tx: &mut Transaction, s: &Resolved) -> Result<SessionStats> {
     let (source, fid) = key(s);
-    let r = tx.query_one(STATS, &[&source, &fid]).map_err(server_err)?;
+    let r = typed::query_one(tx, STATS, &[&source, &fid])?;
     let tokens = Tokens {
         input: r.get(4),
         output: r.get(5),
@@ -146,14 +145,13 @@ fn stats(tx: &mut Transaction, s: &Resolved) -> Result<SessionStats> {
 /// entry, nor which keys it deleted).
 fn gateway(tx: &mut Transaction, s: &Resolved) -> Result<Option<Value>> {
     let (source, fid) = key(s);
-    let r = tx
-        .query_one(
-            "SELECT agent_id, session_key, key_current, channel, chat_type, peer, display_name,
-                    subject, thread_id
-             FROM sessions WHERE source = $1 AND fid = $2",
-            &[&source, &fid],
-        )
-        .map_err(server_err)?;
+    let r = typed::query_one(
+        tx,
+        "SELECT agent_id, session_key, key_current, channel, chat_type, peer, display_name,
+                subject, thread_id
+         FROM sessions WHERE source = $1 AND fid = $2",
+        &[&source, &fid],
+    )?;
     Ok(r.get::<_, Option<String>>(0).map(|agent| {
         serde_json::json!({
             "agentId": agent,
@@ -176,9 +174,7 @@ where
     B: for<'a> FromSql<'a>,
 {
     let (source, fid) = key(s);
-    Ok(tx
-        .query(sql, &[&source, &fid])
-        .map_err(server_err)?
+    Ok(typed::query(tx, sql, &[&source, &fid])?
         .iter()
         .map(|r| (r.get(0), r.get(1)))
         .collect())

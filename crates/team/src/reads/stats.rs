@@ -6,7 +6,7 @@
 use postgres::Transaction;
 
 use super::on as server;
-use crate::pg::server_err;
+use crate::pg::{server_err, typed};
 use pidx_core::error::{Error, Result};
 use pidx_core::query::stats::{order, Figures, Row, StatsOptions, Zone, SERVER_DIMS};
 use pidx_core::store::filter::{int, text, Where};
@@ -132,7 +132,7 @@ fn stats_of(tx: &mut Transaction, o: &PgStats) -> Result<Vec<Row>> {
     } else {
         query_sql(o, &keys, &c.pg_sql())
     };
-    let rows = tx.query(&sql, &server::params(&c)).map_err(server_err)?;
+    let rows = typed::query(tx, &sql, &typed::where_params(&c, &[]))?;
     let n = keys.len();
     let mut out: Vec<Row> = rows
         .iter()
