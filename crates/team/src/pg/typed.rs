@@ -91,6 +91,15 @@ pub fn query(tx: &mut Transaction, sql: &str, params: &[&dyn Param]) -> Result<V
     tx.query_typed(sql, &with_types(params)).map_err(server_err)
 }
 
+/// The first row of `sql` with `params`, if any, in one round trip (a statement of at most one
+/// row: a key, or `LIMIT 1`).
+///
+/// # Errors
+/// Server errors.
+pub fn query_opt(tx: &mut Transaction, sql: &str, params: &[&dyn Param]) -> Result<Option<Row>> {
+    Ok(query(tx, sql, params)?.into_iter().next())
+}
+
 /// The one row of `sql` with `params`, in one round trip.
 ///
 /// # Errors

@@ -36,10 +36,7 @@ pub fn list_sessions(
             c.pg_sql(),
             n - 1
         );
-        if let Some(row) = typed::query(tx, &sql, &typed::where_params(&c, &[]))?
-            .into_iter()
-            .next()
-        {
+        if let Some(row) = typed::query_opt(tx, &sql, &typed::where_params(&c, &[]))? {
             let boundary: i64 = row.get(0);
             c.and(format!("{MODIFIED} >= ?"), [int(boundary)]);
         }

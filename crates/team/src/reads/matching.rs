@@ -23,6 +23,7 @@ use std::collections::HashSet;
 
 use postgres::Transaction;
 
+use super::on::read_limited;
 use super::unlisted::Mode;
 use crate::pg::postings::{decode, undecoded, Posting};
 use crate::pg::server_err;
@@ -287,9 +288,7 @@ impl Matching {
         // (not leakproof) may be: the look-up read them all (1.1-1.2 s at 10,000 sessions),
         // where the texts of the needle's other words, probed by key, serve it in a fraction
         // of that (`--literal 'filter is'` 2.9 -> 0.4 s, `'me words'` 2.6 s -> 60 ms).
-        let limited: bool =
-            typed::query_one(tx, "SELECT pidx_read_limited(current_user)", &[])?.get(0);
-        if limited {
+        if read_limited(tx)? {
             return Ok(None);
         }
         let reversed: String = piece.chars().rev().collect();
@@ -319,14 +318,10 @@ impl Matching {
         mut texts: Texts,
     ) -> Result<Matching> {
         texts.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        let limited: bool = tx
-            .query_one("SELECT pidx_read_limited(current_user)", &[])
-            .map_err(server_err)?
-            .get(0);
         Ok(Matching {
             sources,
             texts,
-            limited,
+            limited: read_limited(tx)?,
         })
     }
     /// The candidates as JSON arrays of `[source, fid, seq, kind]`, made as they are asked

@@ -45,6 +45,16 @@ pub fn cwd(w: &mut Where, cwd: &str) {
     );
 }
 
+/// Whether the reader is a limited one (`team add-member --reads`, `--reads-project`): its
+/// row-level policies keep rows from it, so the ways that read every row of a table it may
+/// not see whole are not open to it.
+///
+/// # Errors
+/// Server errors.
+pub fn read_limited(tx: &mut postgres::Transaction) -> pidx_core::error::Result<bool> {
+    Ok(crate::pg::typed::query_one(tx, "SELECT pidx_read_limited(current_user)", &[])?.get(0))
+}
+
 /// `w`'s values to bind on PostgreSQL, in placeholder order (`Where::pg_sql` numbers them),
 /// for a statement prepared first (`pg::typed::where_params` for one sent with their types).
 pub fn params(w: &Where) -> Vec<&(dyn postgres::types::ToSql + Sync)> {

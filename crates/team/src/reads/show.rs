@@ -47,7 +47,7 @@ FROM entries WHERE source = $1 AND fid = $2";
 /// `NotFound` when it is gone; server errors.
 pub fn show(tx: &mut Transaction, s: &Resolved, handle: String) -> Result<SessionDetail> {
     let (source, fid) = key(s);
-    let r = typed::query(
+    let r = typed::query_opt(
         tx,
         &format!(
             "SELECT s.state, s.excluded, s.loadable, s.version, s.header, s.session_id, s.cwd,
@@ -56,8 +56,6 @@ pub fn show(tx: &mut Transaction, s: &Resolved, handle: String) -> Result<Sessio
         ),
         &[&source, &fid],
     )?
-    .into_iter()
-    .next()
     .ok_or_else(|| Error::NotFound(s.path.clone()))?;
     let state: i32 = r.get(0);
     let header: Option<Value> = r

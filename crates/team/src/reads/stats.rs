@@ -6,7 +6,7 @@
 use postgres::Transaction;
 
 use super::on as server;
-use crate::pg::{server_err, typed};
+use crate::pg::typed;
 use pidx_core::error::{Error, Result};
 use pidx_core::query::stats::{order, Figures, Row, StatsOptions, Zone, SERVER_DIMS};
 use pidx_core::store::filter::{int, text, Where};
@@ -269,11 +269,7 @@ fn periods_answer(tx: &mut Transaction, o: &PgStats) -> Result<bool> {
 /// Whether the reader reads every row (a limited one, `--reads`, `--reads-project`, reads
 /// none of the rollups by source, see pg 0009, nor the counts of texts per word, pg 0019).
 pub(super) fn unlimited(tx: &mut Transaction) -> Result<bool> {
-    let limited: bool = tx
-        .query_one("SELECT pidx_read_limited(current_user)", &[])
-        .map_err(server_err)?
-        .get(0);
-    Ok(!limited)
+    Ok(!server::read_limited(tx)?)
 }
 
 /// The figures per period (`keys`: [`dim_sql`]'s day, week and month over `e.ts_ms`) without
