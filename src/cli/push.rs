@@ -71,8 +71,20 @@ pub fn summary(r: &PushReport, took: std::time::Duration) -> String {
             thousands(r.skipped)
         ));
     }
+    let m = &r.meaning;
+    let meaning = if m.files == 0 {
+        String::new()
+    } else if m.withheld == 0 {
+        format!(", {} passages", thousands(m.passages))
+    } else {
+        format!(
+            ", {} passages ({} kept here: their text holds a secret)",
+            thousands(m.passages),
+            thousands(m.withheld)
+        )
+    };
     format!(
-        "pushed {} as {}: {}; {} entries in {:.2} s",
+        "pushed {} as {}: {}; {} entries{meaning} in {:.2} s",
         thousands(r.changed()),
         crate::term::one_line(&r.source),
         parts.join(", "),

@@ -129,17 +129,10 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
         model: args.embed_model.as_deref(),
         quiet: false,
     };
-    // By meaning (or fused with it) where the local index has embeddings; the team server
-    // holds none, so it ranks by words.
-    let by_meaning = match &reader {
-        Reader::Local { conn, scope, .. } => {
-            crate::app::meaning::ranked_stats(conn, scope, &opts, &how, &stop)?
-        }
-        Reader::Server(_) if args.meaning => {
-            bail!("--meaning needs the local index's embeddings; the team server has none (leave out --pg)")
-        }
-        Reader::Server(_) => None,
-    };
+    // By meaning (or fused with it) where the index holds embeddings: the local index's, or
+    // on the team server the vectors its sources pushed.
+    let by_meaning =
+        crate::app::meaning::ranked_by(&mut reader, &opts, args.include_silent, &how, &stop)?;
     // `--explain` describes both halves: the words search's plan, then what meaning added.
     let (mut hits, explain, meaning) = match by_meaning {
         Some((hits, meaning)) if args.explain => {

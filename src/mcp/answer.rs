@@ -215,7 +215,7 @@ pub fn search_sessions(c: &Call, a: SearchArgs) -> Answer {
 
 /// Hits ranked by meaning (`meaning: true`) or fused (a words query when the index holds
 /// vectors of the configured model); `None` when words alone rank. The choice is the CLI's and
-/// the web page's (`app::meaning::ranked`); only the wording of a misuse is the tool's.
+/// the web page's (`app::meaning::ranked_by`); only the wording of a misuse is the tool's.
 fn by_meaning(
     c: &Call,
     opts: &SearchOptions,
@@ -224,13 +224,6 @@ fn by_meaning(
     if a.meaning && !matches!(opts.query, search::Query::Words { .. }) {
         return Err("meaning ranks words by meaning: leave out literal and regex".into());
     }
-    let Some((conn, scope)) = c.index() else {
-        return if a.meaning {
-            Err("meaning ranks by this machine's embeddings, which the team server does not hold: leave meaning out, or run pidx mcp without --pg".into())
-        } else {
-            Ok(None)
-        };
-    };
     let how = crate::app::meaning::Ranking {
         text: &a.query,
         meaning: a.meaning,
@@ -238,7 +231,11 @@ fn by_meaning(
         model: None,
         quiet: false,
     };
-    crate::app::meaning::ranked(conn, &scope, opts, &how, c.stop).map_err(|e| format!("{e:#}"))
+    let mut reader = c.reader.borrow_mut();
+    let silent = matches!(&*reader, Reader::Local { scope, .. } if scope.include_silent);
+    crate::app::meaning::ranked_by(&mut reader, opts, silent, &how, c.stop)
+        .map(|r| r.map(|(hits, _)| hits))
+        .map_err(|e| format!("{e:#}"))
 }
 
 /// Hits grouped by session in the order sessions first appear (the search ranks a session's

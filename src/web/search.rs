@@ -149,16 +149,8 @@ fn results(
         quiet: false,
     };
     let started = Instant::now();
-    let ranked = match reader {
-        Reader::Local { conn, scope, .. } => {
-            crate::app::meaning::ranked(conn, scope, &opts, &how, &ctx.stop)
-        }
-        // The team server holds no embeddings: it ranks by words.
-        _ if q.meaning => Err(anyhow::anyhow!(
-            "by meaning needs the local index's embeddings; the team server has none"
-        )),
-        _ => Ok(None),
-    };
+    let ranked = crate::app::meaning::ranked_by(reader, &opts, false, &how, &ctx.stop)
+        .map(|r| r.map(|(hits, _)| hits));
     let ranked = match ranked {
         Ok(r) => r,
         Err(e) => return Ok(html! { p.error { (ctx.clean(&format!("{e:#}"))) } }),

@@ -37,6 +37,7 @@ mod openclaw_watch;
 mod overflow;
 mod pg;
 mod pg_many;
+mod pg_meaning;
 mod pg_rank;
 mod pg_reads;
 mod pg_scale;

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use crate::common::{pidx, resync};
 
 /// The real model's folder, or `None` after saying loudly that `test` is skipped.
-fn model(test: &str) -> Option<PathBuf> {
+pub(crate) fn model(test: &str) -> Option<PathBuf> {
     made("PIDX_TEST_MODEL", "model")
         .map_err(|dir| {
             eprintln!(
@@ -74,7 +74,7 @@ fn dir(root: &Path) -> PathBuf {
 
 /// The lines of session `name` (header, then `texts` alternately user and assistant), its
 /// entries' ids `{id_prefix}{i}`.
-fn lines(name: &str, day: usize, id_prefix: &str, texts: &[&str]) -> Vec<String> {
+pub(crate) fn lines(name: &str, day: usize, id_prefix: &str, texts: &[&str]) -> Vec<String> {
     let mut out = vec![json!({"type": "session", "version": 3, "id": name,
         "timestamp": format!("2026-01-{day:02}T00:00:00.000Z"), "cwd": "/home/u/app"})
     .to_string()];
@@ -106,7 +106,7 @@ fn write(path: &Path, lines: &[String]) {
     std::fs::write(path, lines.join("\n") + "\n").unwrap();
 }
 
-fn corpus(root: &Path) {
+pub(crate) fn corpus(root: &Path) {
     for (i, (name, texts)) in TOPICS.iter().enumerate() {
         write(&file(root, name, i + 1), &lines(name, i + 1, name, texts));
     }

@@ -139,7 +139,10 @@ fn the_team_server_is_served_with_its_sources_as_a_column_and_a_filter() {
         "{on_alpha}"
     );
     let meaning = ok("/search?q=token&meaning=true");
-    assert!(meaning.contains("the team server has none"), "{meaning}");
+    assert!(
+        meaning.contains("no source on the team server holds vectors"),
+        "{meaning}"
+    );
 
     // Usage by machine: pidx --pg stats --by source's figures.
     let usage = ok("/usage?by=source&figure=sessions");

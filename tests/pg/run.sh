@@ -15,4 +15,4 @@ export PIDX_TEST_PG_URL="postgresql:///pidx?host=$PG_TMP&port=$PG_PORT&user=pidx
 export PIDX_TEST_PG_READER_URL="postgresql:///pidx?host=$PG_TMP&port=$PG_PORT&user=pidx_reader"
 export PIDX_TEST_PG_ADMIN_URL="postgresql:///postgres?host=$PG_TMP&port=$PG_PORT&user=postgres"
 export PIDX_TEST_PG_PSQL="$BIN/psql"
-cargo test --test it -- --ignored --test-threads=1 pg:: pg_many:: pg_rank:: pg_reads:: pg_scale:: team_rights:: "$@"
+cargo test --test it -- --ignored --test-threads=1 pg:: pg_many:: pg_meaning:: pg_rank:: pg_reads:: pg_scale:: team_rights:: "$@"

@@ -280,6 +280,113 @@ pub fn ranked_stats(
     Ok(Some((hits, Meaning { model, stats })))
 }
 
+/// [`ranked_stats`] over whichever index `reader` reads: on the team server, the sources
+/// whose pushed vectors are of the user's model rank by meaning (`TeamReads::search_meaning`),
+/// fused with the words as locally; a source of another model ranks by words (a note says
+/// so), and a server without vectors ranks by words alone.
+///
+/// # Errors
+/// As [`ranked_stats`]; server errors.
+pub fn ranked_by(
+    reader: &mut crate::query::Reader,
+    opts: &crate::query::search::SearchOptions,
+    include_silent: bool,
+    how: &Ranking,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Option<(Vec<crate::query::search::Hit>, Meaning)>> {
+    match reader {
+        crate::query::Reader::Local { conn, scope, .. } => {
+            ranked_stats(conn, scope, opts, how, stop)
+        }
+        crate::query::Reader::Server(reads) => on_server(reads.as_mut(), opts, include_silent, how),
+    }
+}
+
+fn on_server(
+    reads: &mut dyn crate::query::TeamReads,
+    opts: &crate::query::search::SearchOptions,
+    include_silent: bool,
+    how: &Ranking,
+) -> Result<Option<(Vec<crate::query::search::Hit>, Meaning)>> {
+    use crate::query::search::{fuse, group_by_session, MeaningStats, Query};
+    let say = |msg: &str| {
+        if !how.quiet {
+            crate::term::say(msg);
+        }
+    };
+    let words = matches!(opts.query, Query::Words { .. });
+    if how.meaning && !words {
+        anyhow::bail!("--meaning ranks words by meaning: leave out --literal and re:");
+    }
+    if !how.meaning && (!words || how.words_only) {
+        return Ok(None);
+    }
+    let held = reads.embedded()?;
+    if held.is_empty() {
+        if how.meaning {
+            anyhow::bail!("no source on the team server holds vectors: push from an index embedded with `pidx sync --embed`");
+        }
+        return Ok(None);
+    }
+    let model = match load_model(how.model) {
+        Ok(m) => m,
+        Err(e) if how.meaning => return Err(e),
+        Err(e) => {
+            say(&format!("pidx: ranking by words only: {e}"));
+            return Ok(None);
+        }
+    };
+    let others: Vec<&str> = (held.iter())
+        .filter(|(_, m)| m != model.id())
+        .map(|(s, _)| s.as_str())
+        .collect();
+    if others.len() == held.len() {
+        let theirs = held[0].1.as_str();
+        let why = format!(
+            "the team server's vectors are of model {theirs}, not {}",
+            model.id()
+        );
+        if how.meaning {
+            anyhow::bail!("{why}");
+        }
+        say(&format!("pidx: ranking by words only: {why}"));
+        return Ok(None);
+    }
+    if !others.is_empty() {
+        say(&format!(
+            "pidx: by words only in {}: {} vectors of another model than {}",
+            others.join(", "),
+            if others.len() == 1 { "its" } else { "their" },
+            model.id()
+        ));
+    }
+    let id = model.id().to_string();
+    let mut wide = opts.clone();
+    if !how.meaning {
+        wide.limit = opts.limit.saturating_mul(3).max(50);
+    }
+    let (meaning, stats) = match model.embed(how.text) {
+        Some(q) if model.knows_a_word(how.text) => {
+            reads.search_meaning(&wide, include_silent, &q, &id)?
+        }
+        _ => (
+            Vec::new(),
+            MeaningStats {
+                floor: crate::meaning::embedder::floor(),
+                no_known_word: !model.knows_a_word(how.text),
+                ..MeaningStats::default()
+            },
+        ),
+    };
+    let hits = if how.meaning {
+        meaning
+    } else {
+        let words = reads.search(&wide, include_silent)?;
+        group_by_session(fuse(words, meaning, opts.limit))
+    };
+    Ok(Some((hits, Meaning { model: id, stats })))
+}
+
 /// The meaning half of a search: the model it embedded the query with and what it did.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "camelCase")]

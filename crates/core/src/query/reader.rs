@@ -17,7 +17,7 @@ use crate::query::context::ContextPlan;
 use crate::query::handle::Session;
 use crate::query::list::{ProjectCount, SessionInfo};
 use crate::query::resolve::Resolved;
-use crate::query::search::{Hit, SearchOptions};
+use crate::query::search::{Hit, MeaningStats, SearchOptions};
 use crate::query::show::SessionDetail;
 use crate::query::sql::Table;
 use crate::query::stats::{Row, StatsOptions};
@@ -88,6 +88,20 @@ pub trait TeamReads {
 
     /// Search hits, ranked as the local search ranks them.
     fn search(&mut self, opts: &SearchOptions, include_silent: bool) -> Result<Vec<Hit>>;
+
+    /// The sources this reader sees whose vectors the server holds (pg 0032), with the model
+    /// of each: (source, model).
+    fn embedded(&mut self) -> Result<Vec<(String, String)>>;
+
+    /// `search --meaning` over the sources whose vectors are of `model`, for the unit query
+    /// vector `q` that model made; grouped by session as the local search by meaning.
+    fn search_meaning(
+        &mut self,
+        opts: &SearchOptions,
+        include_silent: bool,
+        q: &[f32],
+        model: &str,
+    ) -> Result<(Vec<Hit>, MeaningStats)>;
 
     /// Figures grouped as `opts` asks.
     fn stats(&mut self, opts: &StatsOptions) -> Result<Vec<Row>>;

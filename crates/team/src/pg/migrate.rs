@@ -130,6 +130,10 @@ const MIGRATIONS: &[(i32, &str)] = &[
         31,
         include_str!("../../../../migrations/pg/0031_whole_sources_once.sql"),
     ),
+    (
+        32,
+        include_str!("../../../../migrations/pg/0032_meaning.sql"),
+    ),
 ];
 
 /// The newest schema this pidx knows, or the one `PIDX_PG_SCHEMA` names when older: a server

@@ -8,6 +8,7 @@ mod conn;
 pub mod heads;
 pub mod lines;
 pub mod migrate;
+pub mod passages;
 pub mod postings;
 pub mod rights;
 pub mod typed;
@@ -115,6 +116,14 @@ pub const WORDS_BY_SUFFIX: i32 = 28;
 /// Whether the schema this pidx writes and reads (`migrate::latest`) has [`WORDS_BY_SUFFIX`].
 pub fn words_by_suffix() -> bool {
     migrate::latest() >= WORDS_BY_SUFFIX
+}
+
+/// The first schema that holds sources' embeddings (`passages`, `embed_sources`).
+pub const MEANING: i32 = 32;
+
+/// Whether the schema this pidx writes and reads (`migrate::latest`) has [`MEANING`].
+pub fn meaning_held() -> bool {
+    migrate::latest() >= MEANING
 }
 
 /// Whether the schema this pidx writes and reads (`migrate::latest`) has [`WORD_POSTINGS`].

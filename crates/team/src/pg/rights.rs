@@ -28,6 +28,9 @@ fn written() -> String {
     if super::stale_files_listed() {
         tables.push_str(", stale_files");
     }
+    if super::meaning_held() {
+        tables.push_str(", passages, passage_files, embed_sources");
+    }
     tables
 }
 const READ: &str = "pidx_schema, v_sessions, v_entries, v_messages, v_usage, v_tool_calls";

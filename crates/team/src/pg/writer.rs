@@ -987,7 +987,11 @@ pub const CHILD_TABLES: [&str; 6] = [
 
 /// Deletes every row of these transcripts but their `sessions` row.
 fn delete_children(tx: &mut Transaction, source: &str, fids: &[i64]) -> Result<()> {
-    for table in CHILD_TABLES {
+    let meaning = super::meaning_held().then_some(["passages", "passage_files"]);
+    for table in CHILD_TABLES
+        .into_iter()
+        .chain(meaning.into_iter().flatten())
+    {
         tx.execute(
             &format!("DELETE FROM {table} WHERE source = $1 AND fid = ANY($2)"),
             &[&source, &fids],

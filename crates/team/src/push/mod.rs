@@ -7,6 +7,7 @@
 //! redacted before anything leaves (`local`), unless `PushOptions::redact` is off.
 
 mod local;
+pub mod meaning;
 pub mod worker;
 
 use std::collections::{HashMap, HashSet};
@@ -51,6 +52,8 @@ pub struct PushReport {
     pub entries: usize,
     /// Schema versions this push applied.
     pub migrated: Vec<i32>,
+    /// The embeddings sent (pg 0032), when the local index holds some.
+    pub meaning: meaning::Sent,
 }
 
 impl PushReport {
@@ -209,6 +212,9 @@ pub fn push(
     }
     writer::write_batch(&mut tx, source, &batch, &mut words)?;
     words.write(&mut tx, source)?;
+    if crate::pg::meaning_held() {
+        report.meaning = meaning::push(conn, &mut tx, source, &files, opts.redact)?;
+    }
     if crate::pg::postings_blocked() {
         writer::reblock(&mut tx, source)?;
     }

@@ -14,7 +14,7 @@ use pidx_core::query::context::ContextPlan;
 use pidx_core::query::handle::Session;
 use pidx_core::query::list::{ProjectCount, SessionInfo};
 use pidx_core::query::resolve::Resolved;
-use pidx_core::query::search::{Hit, Query, SearchOptions};
+use pidx_core::query::search::{Hit, MeaningStats, Query, SearchOptions};
 use pidx_core::query::show::SessionDetail;
 use pidx_core::query::sql::Table;
 use pidx_core::query::stats::{Row, StatsOptions};
@@ -28,6 +28,7 @@ pub mod handle;
 mod heads;
 pub mod list;
 mod matching;
+mod meaning;
 pub mod on;
 mod postings;
 pub mod ranked;
@@ -152,6 +153,27 @@ impl TeamReads for PgReads<'_> {
             Query::Words { fts, terms } => heads::search(&mut self.tx, &on, opts, fts, terms),
             _ => search::search(&mut self.tx, &on, opts),
         }
+    }
+
+    fn embedded(&mut self) -> Result<Vec<(String, String)>> {
+        if !crate::pg::meaning_held() {
+            return Ok(Vec::new());
+        }
+        meaning::embedded(&mut self.tx, self.source.as_deref())
+    }
+
+    fn search_meaning(
+        &mut self,
+        opts: &SearchOptions,
+        include_silent: bool,
+        q: &[f32],
+        model: &str,
+    ) -> Result<(Vec<Hit>, MeaningStats)> {
+        let on = search::On {
+            source: self.source.as_deref(),
+            include_silent,
+        };
+        meaning::search(&mut self.tx, &on, opts, q, model)
     }
 
     fn stats(&mut self, opts: &StatsOptions) -> Result<Vec<Row>> {

@@ -42,9 +42,11 @@ pub struct On<'a> {
 }
 
 /// How a candidate text is confirmed and its snippet cut.
-enum Matcher {
+pub(super) enum Matcher {
     Literal(String),
     Regex(Regex),
+    /// Every text (a meaning hit), its snippet from its start as locally.
+    Whole,
 }
 
 impl Matcher {
@@ -55,6 +57,7 @@ impl Matcher {
                 None => Snippet::around(body, None),
             }),
             Matcher::Regex(re) => re.find(body).map(|m| Snippet::at(body, m.start(), m.end())),
+            Matcher::Whole => Some(Snippet::around(body, None)),
         }
     }
 }
@@ -413,7 +416,7 @@ pub(super) fn on_path(
 
 /// A result row as the local search's hit, with its snippet cut here; `None` when the text
 /// does not match after all (a regular expression's candidate).
-fn hit(r: &postgres::Row, matcher: &Matcher) -> Option<Hit> {
+pub(super) fn hit(r: &postgres::Row, matcher: &Matcher) -> Option<Hit> {
     let body: &str = r.get(10);
     let snippet = matcher.snippet(body)?;
     let ts_ms: Option<i64> = r.get(8);

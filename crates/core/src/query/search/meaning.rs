@@ -45,7 +45,8 @@ pub struct MeaningStats {
 }
 
 impl MeaningStats {
-    fn saw(&mut self, s: f32) {
+    /// Counts a text scored `s` (the team server's search by meaning counts its own).
+    pub fn saw(&mut self, s: f32) {
         self.scored += 1;
         if s >= self.floor {
             self.above_floor += 1;
@@ -240,7 +241,7 @@ fn ranked<'c>(
         let mut st = stats.borrow_mut();
         scored.iter().for_each(|(_, s)| st.saw(*s));
         return Ok(Box::new(
-            best_first(scored)
+            best_first(conn, scored)?
                 .take_while(|(_, s)| *s >= stats.borrow().floor)
                 .map(Ok),
         ));
@@ -281,10 +282,35 @@ fn exact(
     Ok(best)
 }
 
-/// `best` by score, best first.
-fn best_first(mut best: Vec<(i64, f32)>) -> impl Iterator<Item = (i64, f32)> {
+/// `best` by score, best first; texts of one score (the same words in several sessions) the
+/// newest entry first, then the later row. By time, not by row alone: the team server holds
+/// other row numbers, and gives the same order (`reads::meaning`).
+fn best_first(
+    conn: &Connection,
+    mut best: Vec<(i64, f32)>,
+) -> Result<std::vec::IntoIter<(i64, f32)>> {
     best.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.cmp(&a.0)));
-    best.into_iter()
+    let mut stmt = conn.prepare_cached("SELECT ts_ms FROM entries WHERE rid = ?1")?;
+    let mut at = 0;
+    while at < best.len() {
+        let end = at + best[at..].iter().take_while(|x| x.1 == best[at].1).count();
+        if end - at > 1 {
+            let mut tied = Vec::with_capacity(end - at);
+            for &(rowid, score) in &best[at..end] {
+                let ts: Option<i64> = stmt
+                    .query_row([crate::store::schema::fts_entry(rowid).0], |r| r.get(0))
+                    .optional()?
+                    .flatten();
+                tied.push((ts, rowid, score));
+            }
+            tied.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+            for (slot, (_, rowid, score)) in best[at..end].iter_mut().zip(tied) {
+                *slot = (rowid, score);
+            }
+        }
+        at = end;
+    }
+    Ok(best.into_iter())
 }
 
 /// Every text `wanted` keeps with the Hamming distance of its nearest passage's sign code to
@@ -396,7 +422,7 @@ impl<'c> Reranked<'c> {
                 self.taken = self.near.len();
             }
         }
-        Ok(best_first(out).collect())
+        Ok(best_first(self.conn, out)?.collect())
     }
 }
 
@@ -471,7 +497,7 @@ pub fn search_hybrid_stats(
 ///
 /// `score` stays in one order: above 1 for hits found by words, the similarity (at most 1)
 /// for hits found by meaning alone.
-pub(crate) fn fuse(words: Vec<Hit>, meaning: Vec<Hit>, limit: usize) -> Vec<Hit> {
+pub fn fuse(words: Vec<Hit>, meaning: Vec<Hit>, limit: usize) -> Vec<Hit> {
     let key = |h: &Hit| (h.path.clone(), h.line, h.kind);
     let mut by_meaning: HashMap<(String, i64, &'static str), Hit> =
         meaning.iter().map(|h| (key(h), h.clone())).collect();
@@ -522,7 +548,7 @@ pub fn exact_top(conn: &Connection, q: &[f32], k: usize) -> Result<Vec<(i64, f32
             _ => all.push((rowid, s)),
         }
     }
-    Ok(best_first(all).take(k).collect())
+    Ok(best_first(conn, all)?.take(k).collect())
 }
 
 /// The `k` texts nearest to `q` as a search finds them (the codes, then `candidates` texts

@@ -36,7 +36,7 @@ use crate::store::schema::{fts_entry_sql, fts_kind_sql, fts_rowid_sql, ANCESTORS
 use crate::store::Scope;
 pub use blocked::BlocksRead;
 pub use meaning::{
-    center, codes_top, exact_top, search_hybrid, search_hybrid_stats, search_meaning,
+    center, codes_top, exact_top, fuse, search_hybrid, search_hybrid_stats, search_meaning,
     search_meaning_stats, MeaningStats, Scorer,
 };
 pub use newest::LOOSE_READS;
