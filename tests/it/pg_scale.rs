@@ -703,9 +703,9 @@ fn a_server_of_schema_9_is_partitioned_by_source_and_answers_the_same() {
     );
     assert_eq!(
         partitioned(&mut s.admin),
-        (12, 96),
-        "twelve tables (pg 0019's counts of texts per word and pg 0020's postings too), eight \
-         partitions each"
+        (14, 112),
+        "fourteen tables (pg 0019's counts of texts per word, pg 0020's postings and pg 0032's \
+         passages and their marks too), eight partitions each"
     );
     // The same rows, but that pg 0016 marks transcripts with text past ASCII to be sent again
     // (`ino` -1) and pg 0018 gives each text its entry's time and silence, which must be the
