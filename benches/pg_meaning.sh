@@ -12,6 +12,7 @@
 #   PIDX_BENCH_SESSIONS=10000 PIDX_BENCH_SIZE=200M bash benches/pg_meaning.sh
 #                                              # generated sessions instead (gen_corpus --seed 1)
 #   PIDX_BIN=/path/to/pidx bash benches/pg_meaning.sh
+#   PIDX_BENCH_NO_REDACT=1 bash benches/pg_meaning.sh   # push --no-redact: every passage sent
 #
 # The published transcripts are the real meaning evaluation's corpus (862 pi/OpenClaw session
 # files rebuilt by tests/meaning/real/corpus.py from their repositories' snapshots, nothing of
@@ -42,8 +43,8 @@ echo "jsonl: $(du -sb "$W/s" | cut -f1) bytes"
 PSQL=("$BIN/psql" -h "$PG_TMP" -p "$PG_PORT" -U postgres)
 "${PSQL[@]}" -d postgres -qc "CREATE DATABASE before OWNER pidx_writer"
 BEFORE=${URL/\/\/\/pidx\?/\/\/\/before?}
-size() { "${PSQL[@]}" -d "$1" -Atc "VACUUM ANALYZE" -c "SELECT pg_database_size(current_database())"; }
-push() { /usr/bin/time -f "%e" "$@" --db "$W/i.db" --root "$W/s" --no-sync push --source a 2>&1 >/dev/null | tail -1; }
+size() { "${PSQL[@]}" -d "$1" -qAtc "VACUUM ANALYZE" -c "SELECT pg_database_size(current_database())"; }
+push() { /usr/bin/time -f "%e" "$@" --db "$W/i.db" --root "$W/s" --no-sync push --source a ${PIDX_BENCH_NO_REDACT:+--no-redact} 2>&1 >/dev/null | tail -1; }
 t_before=$(PIDX_PG_SCHEMA=31 push "$P" --pg "$BEFORE")
 t_after=$(push "$P" --pg "$URL")
 echo "push without vectors (pg 0031): $t_before s, $(size before) bytes"
@@ -80,7 +81,9 @@ for name, extra in [("by meaning (--meaning)", ["--meaning"]), ("fused (the defa
         if got == want:
             same += 1
         else:
-            print(f"  differs: {q!r}\n    local:  {want[:3]}\n    server: {got[:3]}")
+            at = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+            print(f"  differs: {q!r} from hit {at + 1} (local {len(want)}, server {len(got)} hits)\n"
+                  f"    local:  {want[at:at + 2]}\n    server: {got[at:at + 2]}")
     print(f"{name}: {same}/{len(qs)} top 20 identical ({hits} hits); median of the queries' medians "
           f"local {statistics.median(local_t)*1000:.0f} ms, server {statistics.median(server_t)*1000:.0f} ms; "
           f"p90 local {sorted(local_t)[int(len(local_t)*0.9)]*1000:.0f} ms, server {sorted(server_t)[int(len(server_t)*0.9)]*1000:.0f} ms")

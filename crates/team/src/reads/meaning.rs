@@ -95,32 +95,39 @@ pub fn search(
     params.push(&codes_of);
     let mut out = OneHitPerCopy::new(q.limit);
     let mut paths: HashMap<i64, HashSet<i64>> = HashMap::new();
-    let (mut offset, mut round) = (0i64, CANDIDATES.max(q.limit.saturating_mul(10)) as i64);
+    // Each source's farthest code distance taken so far: a round takes the texts past it.
+    let mut after: Vec<i64> = vec![-1; names.len()];
+    let mut round = CANDIDATES.max(q.limit.saturating_mul(10)) as i64;
     loop {
         let mut p = params.clone();
-        p.push(&offset);
+        p.push(&after);
         p.push(&round);
         let rows = tx.query(scan.as_str(), &p).map_err(server_err)?;
-        // Each text's best passage, and how many texts each source gave.
+        // Each text's best passage, how many texts each source gave, and how far they went.
         let mut best: HashMap<(String, i64, i64, i16), f32> = HashMap::new();
-        let mut each: HashMap<String, usize> = HashMap::new();
+        let mut each: HashMap<String, (usize, i64)> = HashMap::new();
         for r in &rows {
             let source: String = r.get(0);
             let Some(scorer) = scorers.get(&source) else {
                 continue;
             };
-            let (scale, vec): (f32, &[u8]) = (r.get(4), r.get(5));
+            let (scale, vec): (f32, &[u8]) = (r.get(5), r.get(6));
             let s = scorer.score(f64::from(scale), vec);
             let key = (source, r.get(1), r.get(2), r.get(3));
+            let e = each.entry(key.0.clone()).or_default();
             if !best.contains_key(&key) {
-                *each.entry(key.0.clone()).or_default() += 1;
+                e.0 += 1;
             }
+            e.1 = e.1.max(r.get(4));
             let e = best.entry(key).or_insert(s);
             *e = e.max(s);
         }
-        let exhausted = names
-            .iter()
-            .all(|n| each.get(n).copied().unwrap_or(0) < round as usize);
+        let exhausted = (names.iter()).all(|n| each.get(n).map_or(0, |e| e.0) < round as usize);
+        for (n, a) in names.iter().zip(after.iter_mut()) {
+            if let Some(e) = each.get(n) {
+                *a = e.1;
+            }
+        }
         let mut scored: Vec<Scored> = best.into_iter().collect();
         scored.iter().for_each(|(_, s)| stats.saw(*s));
         scored.retain(|(_, s)| *s >= stats.floor);
@@ -169,7 +176,6 @@ pub fn search(
         if out.full() || scored.is_empty() || exhausted {
             break;
         }
-        offset += round;
         round = round.saturating_mul(2);
     }
     Ok(finish(out.hits, stats))
@@ -237,9 +243,11 @@ fn joined(q: &SearchOptions) -> bool {
         || q.model.is_some()
 }
 
-/// Each source's `$n+3` nearest texts after the first `$n+2` by their nearest passage's code
-/// (`$n`: the sources, `$n+1` the query's code about each one's center), with every passage of
-/// those texts: what pidx scores exactly.
+/// Each source's nearest texts past code distance `$n+3` (one a source), at least `$n+4` of
+/// them and every text as near as the farthest of those (`$n+1`: the sources, `$n+2` the
+/// query's code about each one's center), with their distance and every passage of them: what
+/// pidx scores exactly. As the local round (`query::search::meaning`'s `Reranked`), which takes
+/// the texts tied at its last distance too.
 fn scan_sql(c: &Where, joined: bool) -> String {
     let n = c.values().len();
     let (from, cond) = if joined {
@@ -255,15 +263,17 @@ fn scan_sql(c: &Where, joined: bool) -> String {
         ("passages p", "true".to_string())
     };
     format!(
-        "SELECT near.source, near.fid, near.seq, near.kind, x.scale, x.vec
-         FROM unnest(${a}::text[], ${b}::text[]::varbit[]) AS q(source, code)
+        "SELECT near.source, near.fid, near.seq, near.kind, near.d, x.scale, x.vec
+         FROM unnest(${a}::text[], ${b}::text[]::varbit[], ${o}::int8[]) AS q(source, code, after)
          CROSS JOIN LATERAL (
-             SELECT p.source, p.fid, p.seq, p.kind, min(bit_count(p.code # q.code)) AS d
-             FROM {from}
-             WHERE p.source = q.source AND {cond}
-             GROUP BY p.source, p.fid, p.seq, p.kind
-             ORDER BY d, p.fid DESC, p.seq DESC, p.kind DESC
-             OFFSET ${o} LIMIT ${l}) near
+             SELECT w.source, w.fid, w.seq, w.kind, w.d FROM (
+                 SELECT n.*, rank() OVER (ORDER BY n.d) AS r FROM (
+                     SELECT p.source, p.fid, p.seq, p.kind, min(bit_count(p.code # q.code)) AS d
+                     FROM {from}
+                     WHERE p.source = q.source AND {cond}
+                     GROUP BY p.source, p.fid, p.seq, p.kind) n
+                 WHERE n.d > q.after) w
+             WHERE w.r <= ${l}) near
          JOIN passages x ON x.source = near.source AND x.fid = near.fid AND x.seq = near.seq
                         AND x.kind = near.kind",
         a = n + 1,

@@ -383,9 +383,20 @@ impl<'c> Reranked<'c> {
     /// The next round's texts, scored and sorted.
     fn next_round(&mut self) -> Result<Vec<(i64, f32)>> {
         let rest = &mut self.near[self.taken..];
-        let n = self.round.min(rest.len());
+        let mut n = self.round.min(rest.len());
         if n < rest.len() {
             rest.select_nth_unstable(n);
+            // Every text as near as the farthest taken is taken too: which of the texts at that
+            // distance (many, the distances being whole numbers) made the round would otherwise
+            // depend on the rows' numbers, which the team server does not share.
+            let bound = rest[..n].iter().map(|x| x.0).max().unwrap_or(0);
+            let start = n;
+            for i in start..rest.len() {
+                if rest[i].0 <= bound {
+                    rest.swap(i, n);
+                    n += 1;
+                }
+            }
         }
         let mut stmt = self
             .conn
