@@ -47,7 +47,8 @@ pub struct SearchArgs {
     #[arg(long)]
     pub explain: bool,
     /// Rank by meaning only (embedding similarity; needs `pidx sync --embed`): finds what a
-    /// session was about in other words.
+    /// session was about in other words. With `--pg`, over the vectors the sources pushed
+    /// (those of your model), each scored as its own index scores it.
     #[arg(long, conflicts_with_all = ["literal", "lexical"])]
     pub meaning: bool,
     /// Rank by words only, even when the index holds embeddings (the default then fuses words

@@ -234,6 +234,46 @@ fn meaning_on_the_server_is_each_source_s_local_meaning() {
     let again = push(&topics, &topics_root, &s.url, &["--source", "topics"]);
     assert_eq!(again["meaning"]["files"], 0, "{again}");
 
+    // A reader of one source (`team add-member --reads`) ranks by meaning over that source's
+    // vectors alone, as the writer does with `--source`.
+    let (code, _, err) = outcome(pidx(&topics, &topics_root).args([
+        "team",
+        "add-member",
+        "pm_carol",
+        "--reads",
+        "topics",
+        "--admin",
+        &admin_url(&s.db),
+    ]));
+    assert_eq!(code, Some(0), "{err}");
+    let carol = s.url.replacen("user=pidx_writer", "user=pm_carol", 1);
+    for args in [
+        &["the tests", "--meaning"][..],
+        &["logging in fails sometimes", "--meaning"],
+    ] {
+        let as_carol = json(
+            pidx(&topics, &topics_root)
+                .env("PIDX_MODEL", &model)
+                .args(["--pg", &carol, "search"])
+                .args(args),
+        );
+        let writer = shown(&search(&topics, &topics_root, args, Some("topics")));
+        assert_eq!(shown(&as_carol), writer, "{args:?}");
+        assert!(
+            args[0] == "the tests" || !writer.is_empty(),
+            "{args:?} finds nothing"
+        );
+    }
+    let everyone = json(
+        pidx(&topics, &topics_root)
+            .env("PIDX_MODEL", &model)
+            .args(["--pg", &s.url, "search", "the tests", "--meaning"]),
+    );
+    assert!(
+        shown(&everyone).iter().any(|h| h.contains("/corpus/")),
+        "the writer finds the other source's texts: {everyone}"
+    );
+
     // Vectors of another model are never compared: `--meaning` says so in one line, and the
     // default ranks by words with a note.
     admin
