@@ -5,8 +5,9 @@
 //! texts of the reader's filters, best passage per text), their vectors sent to pidx and scored
 //! exactly with that source's [`Scorer`]. A source's hits so score as in its own local index;
 //! the sources' hits are merged by score. The nearest texts come in rounds, as locally: the
-//! first [`CANDIDATES`] (or ten times the limit) of each source, then twice as many, while
-//! the hits are short and the round found texts above the floor.
+//! first [`CANDIDATES`] (or ten times the limit) of each source and every text as near as the
+//! farthest of them, then twice as many past that distance, while the hits are short and the
+//! round found texts above the floor.
 
 use std::collections::{HashMap, HashSet};
 
