@@ -264,11 +264,13 @@ fn meaning_on_the_server_is_each_source_s_local_meaning() {
             "{args:?} finds nothing"
         );
     }
-    let everyone = json(
-        pidx(&topics, &topics_root)
-            .env("PIDX_MODEL", &model)
-            .args(["--pg", &s.url, "search", "the tests", "--meaning"]),
-    );
+    let everyone = json(pidx(&topics, &topics_root).env("PIDX_MODEL", &model).args([
+        "--pg",
+        &s.url,
+        "search",
+        "the tests",
+        "--meaning",
+    ]));
     assert!(
         shown(&everyone).iter().any(|h| h.contains("/corpus/")),
         "the writer finds the other source's texts: {everyone}"
