@@ -258,19 +258,15 @@ pub fn ranked_stats(
     how: &Ranking,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<Option<(Vec<crate::query::search::Hit>, Meaning)>> {
-    use crate::query::search::{search_hybrid_stats, search_meaning_stats, Query};
-    let words = matches!(opts.query, Query::Words { .. });
+    use crate::query::search::{search_hybrid_stats, search_meaning_stats};
+    if !asks_meaning(opts, how)? {
+        return Ok(None);
+    }
     if how.meaning {
-        if !words {
-            anyhow::bail!("--meaning ranks words by meaning: leave out --literal and re:");
-        }
         let model = model_for_meaning(conn, how.model)?;
         let (hits, stats) = search_meaning_stats(conn, scope, opts, &model, how.text, stop)?;
         let model = model.id().to_string();
         return Ok(Some((hits, Meaning { model, stats })));
-    }
-    if !words || how.words_only {
-        return Ok(None);
     }
     let Some(model) = model_for_ranking(conn, how.model, how.quiet)? else {
         return Ok(None);
@@ -308,17 +304,13 @@ fn on_server(
     include_silent: bool,
     how: &Ranking,
 ) -> Result<Option<(Vec<crate::query::search::Hit>, Meaning)>> {
-    use crate::query::search::{fuse, group_by_session, MeaningStats, Query};
+    use crate::query::search::{fuse, group_by_session, widened, MeaningStats};
     let say = |msg: &str| {
         if !how.quiet {
             crate::term::say(msg);
         }
     };
-    let words = matches!(opts.query, Query::Words { .. });
-    if how.meaning && !words {
-        anyhow::bail!("--meaning ranks words by meaning: leave out --literal and re:");
-    }
-    if !how.meaning && (!words || how.words_only) {
+    if !asks_meaning(opts, how)? {
         return Ok(None);
     }
     let held = reads.embedded()?;
@@ -361,19 +353,19 @@ fn on_server(
         ));
     }
     let id = model.id().to_string();
-    let mut wide = opts.clone();
-    if !how.meaning {
-        wide.limit = opts.limit.saturating_mul(3).max(50);
-    }
+    let wide = if how.meaning {
+        opts.clone()
+    } else {
+        widened(opts)
+    };
+    let known = model.knows_a_word(how.text);
     let (meaning, stats) = match model.embed(how.text) {
-        Some(q) if model.knows_a_word(how.text) => {
-            reads.search_meaning(&wide, include_silent, &q, &id)?
-        }
+        Some(q) if known => reads.search_meaning(&wide, include_silent, &q, &id)?,
         _ => (
             Vec::new(),
             MeaningStats {
                 floor: crate::meaning::embedder::floor(),
-                no_known_word: !model.knows_a_word(how.text),
+                no_known_word: !known,
                 ..MeaningStats::default()
             },
         ),
@@ -385,6 +377,17 @@ fn on_server(
         group_by_session(fuse(words, meaning, opts.limit))
     };
     Ok(Some((hits, Meaning { model: id, stats })))
+}
+
+/// Whether a search asked to be ranked as `how` says ranks by meaning at all (the index
+/// permitting): `--meaning` of a words query, or a words query fused by default; `--meaning`
+/// of a literal or a pattern is an error. Local index and team server alike.
+fn asks_meaning(opts: &crate::query::search::SearchOptions, how: &Ranking) -> Result<bool> {
+    let words = matches!(opts.query, crate::query::search::Query::Words { .. });
+    if how.meaning && !words {
+        anyhow::bail!("--meaning ranks words by meaning: leave out --literal and re:");
+    }
+    Ok(how.meaning || (words && !how.words_only))
 }
 
 /// The meaning half of a search: the model it embedded the query with and what it did.

@@ -488,11 +488,18 @@ pub fn search_hybrid_stats(
     query: &str,
     stop: &AtomicBool,
 ) -> Result<(Vec<Hit>, MeaningStats)> {
-    let mut wide = opts.clone();
-    wide.limit = opts.limit.saturating_mul(3).max(50);
+    let wide = widened(opts);
     let words = super::search_until(conn, scope, &wide, stop)?;
     let (meaning, stats) = search_meaning_stats(conn, scope, &wide, model, query, stop)?;
     Ok((group_by_session(fuse(words, meaning, opts.limit)), stats))
+}
+
+/// The options of each half of a fused search: more hits than the limit asks, so that
+/// [`fuse`] can fill it (the team server's fused search asks the same).
+pub fn widened(opts: &SearchOptions) -> SearchOptions {
+    let mut wide = opts.clone();
+    wide.limit = opts.limit.saturating_mul(3).max(50);
+    wide
 }
 
 /// Words first, then meaning: the hits the words found, in the words' order, then the hits

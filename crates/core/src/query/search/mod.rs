@@ -37,7 +37,7 @@ use crate::store::Scope;
 pub use blocked::BlocksRead;
 pub use meaning::{
     center, codes_top, exact_top, fuse, search_hybrid, search_hybrid_stats, search_meaning,
-    search_meaning_stats, MeaningStats, Scorer,
+    search_meaning_stats, widened, MeaningStats, Scorer,
 };
 pub use newest::LOOSE_READS;
 pub use parse::{parse, Query};
