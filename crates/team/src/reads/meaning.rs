@@ -9,16 +9,16 @@
 //! farthest of them, then twice as many past that distance, while the hits are short and the
 //! round found texts above the floor.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use postgres::Transaction;
 
-use super::search::{filters, hit, on_path, scoped, times_alias, Matcher, On};
+use super::search::{filters, scoped, times_alias, Feed, Matcher, On};
 use crate::pg::passages::code_bits;
 use crate::pg::server_err;
 use pidx_core::error::Result;
 use pidx_core::meaning::codes;
-use pidx_core::query::search::{group_by_session, By, Hit, MeaningStats, OneHitPerCopy};
+use pidx_core::query::search::{group_by_session, By, Hit, MeaningStats};
 use pidx_core::query::search::{Scorer, SearchOptions};
 use pidx_core::store::filter::Where;
 use pidx_core::store::schema::TITLE;
@@ -94,8 +94,7 @@ pub fn search(
     let mut params = super::on::params(&picked);
     params.push(&names);
     params.push(&codes_of);
-    let mut out = OneHitPerCopy::new(q.limit);
-    let mut paths: HashMap<i64, HashSet<i64>> = HashMap::new();
+    let mut out = Feed::new(q);
     // Each source's farthest code distance taken so far: a round takes the texts past it.
     let mut after: Vec<i64> = vec![-1; names.len()];
     let mut round = CANDIDATES.max(q.limit.saturating_mul(10)) as i64;
@@ -154,21 +153,13 @@ pub fn search(
             ]);
             for r in tx.query(hits_sql.as_str(), &p).map_err(server_err)? {
                 let similarity: f64 = r.get(9);
-                let ts: Option<i64> = r.get(8);
-                if out.done_before(similarity, ts) {
-                    return Ok(finish(out.hits, stats));
-                }
-                if q.branch
-                    && !on_path(tx, &mut paths, &r.get::<_, String>(0), r.get(11), r.get(14))?
-                {
-                    continue;
-                }
-                if let Some(mut h) = hit(&r, &Matcher::Whole) {
+                let took = out.take(tx, &r, similarity, &Matcher::Whole, |h| {
                     h.score = similarity;
                     h.similarity = Some(similarity);
                     h.by = By::Meaning;
-                    let key = h.entry_id.clone().zip(ts).map(|(id, ts)| (id, ts, h.kind));
-                    out.add(h, key, r.get(15));
+                })?;
+                if !took {
+                    return Ok(finish(out.hits(), stats));
                 }
             }
         }
@@ -179,7 +170,7 @@ pub fn search(
         }
         round = round.saturating_mul(2);
     }
-    Ok(finish(out.hits, stats))
+    Ok(finish(out.hits(), stats))
 }
 
 /// A scored text: (source, fid, seq, kind) and its similarity.

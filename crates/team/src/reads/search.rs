@@ -252,8 +252,7 @@ fn confirmed(
     q: &SearchOptions,
     matcher: &Matcher,
 ) -> Result<Vec<Hit>> {
-    let mut paths: HashMap<i64, HashSet<i64>> = HashMap::new();
-    let mut hits = OneHitPerCopy::new(q.limit);
+    let mut hits = Feed::new(q);
     while let Some(run) = runs(tx)? {
         let sql = sql_of(&run);
         let mut params = server::params(&run.c);
@@ -264,20 +263,10 @@ fn confirmed(
         loop {
             let rows = tx.query_portal(&portal, BATCH).map_err(server_err)?;
             for r in &rows {
-                // Newest first (a hit's score is its time): once the hits are full, only a
-                // candidate of the last one's time may still settle a copy (`OneHitPerCopy`).
+                // Newest first: a hit's score is its time.
                 let ts: Option<i64> = r.get(8);
-                if hits.done_before(ts.unwrap_or(0) as f64, ts) {
-                    return Ok(hits.hits);
-                }
-                if q.branch
-                    && !on_path(tx, &mut paths, &r.get::<_, String>(0), r.get(11), r.get(14))?
-                {
-                    continue;
-                }
-                if let Some(h) = hit(r, matcher) {
-                    let key = h.entry_id.clone().zip(ts).map(|(id, ts)| (id, ts, h.kind));
-                    hits.add(h, key, r.get(15));
+                if !hits.take(tx, r, ts.unwrap_or(0) as f64, matcher, |_| ())? {
+                    return Ok(hits.hits());
                 }
             }
             if rows.len() < BATCH as usize {
@@ -290,7 +279,69 @@ fn confirmed(
             break;
         }
     }
-    Ok(hits.hits)
+    Ok(hits.hits())
+}
+
+/// Candidate rows (the columns [`hit`] reads) taken in the hits' order into the hits the
+/// local rules show: `--branch`'s current path, each copied entry once, `--limit`
+/// (`OneHitPerCopy`). A literal's, a pattern's and a meaning search's rows go this way.
+pub(super) struct Feed {
+    hits: OneHitPerCopy,
+    branch: bool,
+    /// Each session's current path (`--branch`), by file id (unique across sources).
+    paths: HashMap<i64, HashSet<i64>>,
+}
+
+impl Feed {
+    pub(super) fn new(q: &SearchOptions) -> Feed {
+        Feed {
+            hits: OneHitPerCopy::new(q.limit),
+            branch: q.branch,
+            paths: HashMap::new(),
+        }
+    }
+
+    /// Takes row `r`, which scores `score`, as a hit of `matcher` (`shape` then sets what the
+    /// row does not say); `false` once no later row can change the hits: they are full and
+    /// `score` is below the last one's (a candidate tying it may still settle which copy of
+    /// an entry is shown).
+    ///
+    /// # Errors
+    /// Server errors (`--branch`'s paths).
+    pub(super) fn take(
+        &mut self,
+        tx: &mut Transaction,
+        r: &postgres::Row,
+        score: f64,
+        matcher: &Matcher,
+        shape: impl FnOnce(&mut Hit),
+    ) -> Result<bool> {
+        let ts: Option<i64> = r.get(8);
+        if self.hits.done_before(score, ts) {
+            return Ok(false);
+        }
+        if self.branch {
+            let source: &str = r.get(0);
+            if !on_path(tx, &mut self.paths, source, r.get(11), r.get(14))? {
+                return Ok(true);
+            }
+        }
+        if let Some(mut h) = hit(r, matcher) {
+            shape(&mut h);
+            let key = h.entry_id.clone().zip(ts).map(|(id, ts)| (id, ts, h.kind));
+            self.hits.add(h, key, r.get(15));
+        }
+        Ok(true)
+    }
+
+    /// Whether `--limit` hits are taken.
+    pub(super) fn full(&self) -> bool {
+        self.hits.full()
+    }
+
+    pub(super) fn hits(self) -> Vec<Hit> {
+        self.hits.hits
+    }
 }
 
 /// A search that reads every text it sees, a window of its entries' times at a time, newest
