@@ -12,6 +12,8 @@
 #   PIDX_BENCH_OLD=/path/to/old/pidx bash benches/pg_search_kinds.sh
 #                                 # each search by that build too, on the same server, the two
 #                                 # runs alternating: a second median and the ratio
+# Each line ends with the same search's median on the local index that was pushed (the runs
+# alternating with the server's): what the server's answer costs beside the local one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SESSIONS=${1:-10000}
@@ -33,8 +35,12 @@ PSQL=("$BIN/psql" -h "$PG_TMP" -p "$PG_PORT" -U postgres pidx)
   -c "SELECT count(*) || ' texts' FROM entry_text"
 q() {
   local name=$1; shift
-  local ts=() old=() n=0 m=0
+  local ts=() old=() loc=() n=0 m=0
   for _ in $(seq 1 "$runs"); do
+    s=$(date +%s%N)
+    HOME=$W "${L[@]}" --no-sync --json search --limit 20 "$@" >/dev/null 2>&1 || true
+    e=$(date +%s%N)
+    loc+=($(( (e - s) / 1000000 )))
     s=$(date +%s%N)
     n=$(HOME=$W "${L[@]}" --no-sync --pg "$URL" --json search --limit 20 "$@" 2>/dev/null | grep -o '"path"' | wc -l) || true  # no hit: pidx and grep exit 1
     e=$(date +%s%N)
@@ -47,12 +53,13 @@ q() {
     fi
   done
   med=$(printf "%s\n" "${ts[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")
+  lmed=$(printf "%s\n" "${loc[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")
   if [[ -n "${PIDX_BENCH_OLD:-}" ]]; then
     omed=$(printf "%s\n" "${old[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")
-    printf "%-34s median %5d ms, old %5d ms (%sx)  (hits %s, old %s; %s / %s)\n" "$name" "$med" "$omed" \
-      "$(echo "scale=1; $omed / ($med + 0.001)" | bc)" "$n" "$m" "${ts[*]}" "${old[*]}"
+    printf "%-34s median %5d ms, old %5d ms (%sx)  (hits %s, old %s; %s / %s); local %d ms\n" "$name" "$med" "$omed" \
+      "$(echo "scale=1; $omed / ($med + 0.001)" | bc)" "$n" "$m" "${ts[*]}" "${old[*]}" "$lmed"
   else
-    printf "%-34s median %5d ms  (hits %s; %s)\n" "$name" "$med" "$n" "${ts[*]}"
+    printf "%-34s median %5d ms  (hits %s; %s); local %d ms\n" "$name" "$med" "$n" "${ts[*]}" "$lmed"
   fi
 }
 q "literal 'filter is'" --literal "filter is"

@@ -289,6 +289,11 @@ fn words_rank_on_the_server_as_on_one_local_index_of_every_source() {
         &["re:pars(e|ing) \\w+"],
         &["re:the (answer|test)"],
         &["re:(walrus|zebra) \\w+"],
+        // Runs starting inside a word: the texts of the words ending with their first piece
+        // too, as a literal's (`lorem`, `keystone`).
+        &["re:orem \\w+"],
+        &["re:ystone (audit|rotate)"],
+        &["re:(?i)ORem ipsum"],
         // Patterns with no literal run read every text (no candidates from the postings), and
         // hits of one time (an entry's several texts, one line's entries) come in the local
         // order there too. (Standalone numbers only: the digits inside the keys session's

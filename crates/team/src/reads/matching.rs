@@ -44,8 +44,12 @@ pub(super) const CHUNK: usize = 4096;
 const MOST_WORDS_INSIDE: i64 = 10_000;
 
 /// The words ending with a literal's first piece narrow its candidates when they are in at
-/// most one text in this many ([`Matching::ending`]).
+/// most one text in this many ([`Matching::ending`]) ...
 const FEW_TEXTS: i64 = 20;
+
+/// ... or, beside the needle's other words, in at most one in this many and in no more texts
+/// than the rarest of those words.
+const FEWER_TEXTS: i64 = 4;
 
 /// Candidates in the first chunk.
 const FIRST_CHUNK: usize = 256;
@@ -267,11 +271,14 @@ impl Matching {
     }
 
     /// The words ending with `piece` (letters and digits, folded as words are: the first piece
-    /// of a literal that starts inside a word), from each source's words (pg 0028's index of
-    /// them reversed); `None` when the postings are not readable, the server has no such
-    /// index, or the piece narrows little: more than [`MOST_WORDS_INSIDE`] words end so, or
-    /// their texts are more than one in [`FEW_TEXTS`] of those the reader sees (`is` ends
-    /// `this` and `is`: reading their postings would cost more than the texts they rule out),
+    /// of a literal, or of a pattern's literal run, that starts inside a word), from each
+    /// source's words (pg 0028's index of them reversed); `None` when the postings are not
+    /// readable, the server has no such index, or the piece narrows little: more than
+    /// [`MOST_WORDS_INSIDE`] words end so, or their texts are more than one in [`FEW_TEXTS`]
+    /// of those the reader sees, or with `others` (the words, and prefixes, every candidate
+    /// holds besides) more than one in [`FEWER_TEXTS`] or more than the rarest of those hold
+    /// (`is` ends `this` and `is`: reading their postings would cost more than the texts they
+    /// rule out; `filter` in a tenth of the texts beside `is` in half of them rules out most),
     /// or the reader is a limited one.
     ///
     /// # Errors
@@ -280,6 +287,7 @@ impl Matching {
         tx: &mut Transaction,
         source: Option<&str>,
         piece: &str,
+        others: &[(String, bool)],
     ) -> Result<Option<Vec<String>>> {
         if !crate::pg::words_by_suffix() || !readable(tx, source)? {
             return Ok(None);
@@ -306,10 +314,12 @@ impl Matching {
         }
         let held: i64 = rows.iter().map(|r| r.get::<_, i64>(1)).sum();
         let texts = table(tx, source)?.map_or(0, |(texts, _)| texts);
-        if held > texts / FEW_TEXTS {
-            return Ok(None);
-        }
-        Ok(Some(rows.iter().map(|r| r.get(0)).collect()))
+        let narrows = if others.is_empty() {
+            held <= texts / FEW_TEXTS
+        } else {
+            held <= texts / FEWER_TEXTS && held <= rarest(tx, source, others)?
+        };
+        Ok(narrows.then(|| rows.iter().map(|r| r.get(0)).collect()))
     }
 
     fn newest_first(
@@ -551,6 +561,30 @@ fn union(a: Texts, b: Texts) -> Texts {
 }
 
 /// `word` with LIKE's wildcards and escape character escaped.
+/// The fewest texts any of `words` is in (a prefix's: its words' texts summed, each text
+/// counted once a word), of the sources a search reads.
+///
+/// # Errors
+/// Server errors.
+fn rarest(tx: &mut Transaction, source: Option<&str>, words: &[(String, bool)]) -> Result<i64> {
+    let mut fewest = i64::MAX;
+    for (word, prefix) in words {
+        // `starts_with`, leakproof, as a prefix's words are listed (`Decoded::read`).
+        let sql = if *prefix {
+            "SELECT coalesce(sum(n), 0)::int8 FROM word_texts
+             WHERE starts_with(term, $1) AND ($2::text IS NULL OR source = $2)"
+        } else {
+            "SELECT coalesce(sum(n), 0)::int8 FROM word_texts
+             WHERE term = $1 AND ($2::text IS NULL OR source = $2)"
+        };
+        let n: i64 = (tx.query_one(sql, &[word, &source]))
+            .map_err(server_err)?
+            .get(0);
+        fewest = fewest.min(n);
+    }
+    Ok(fewest)
+}
+
 fn like_escaped(word: &str) -> String {
     let mut out = String::with_capacity(word.len());
     for c in word.chars() {

@@ -75,10 +75,22 @@ pub fn search(tx: &mut Transaction, on: &On, q: &SearchOptions) -> Result<Vec<Hi
     let mut c = scoped(on, q);
     let (matcher, score, body, mut words) = candidates(q, &mut c)?;
     // A literal starting inside a word: its first piece ends one of the words its texts hold
-    // (alone, `unwrap()`, it is the only word the needle gives, as the local plan takes it).
-    if let Query::Literal(needle) = &q.query {
+    // (alone, `unwrap()`, it is the only word the needle gives, as the local plan takes it);
+    // so does each literal run of a pattern (`re:filter \w+ value`), planned as a literal is,
+    // as locally (`query::search::required`).
+    let needles = match &q.query {
+        Query::Literal(needle) => vec![needle.clone()],
+        Query::Regex(re) => required_runs(re.as_str()),
+        Query::Words { .. } => Vec::new(),
+    };
+    let others: Vec<(String, bool)> = needles
+        .iter()
+        .filter_map(|n| needle_words(n))
+        .flatten()
+        .collect();
+    for needle in &needles {
         if let Some(piece) = first_piece(needle) {
-            match Matching::ending(tx, on.source, &piece)? {
+            match Matching::ending(tx, on.source, &piece, &others)? {
                 Some(ends) if ends.is_empty() => return Ok(Vec::new()),
                 Some(ends) => {
                     let any: Vec<String> = ends.iter().map(|e| lexeme(e)).collect();
@@ -590,6 +602,25 @@ fn piece_of_a_word(needle: &str) -> Option<String> {
 /// word (it may end a longer one), the last is a prefix when it ends inside one. ANDed rather
 /// than a phrase: positions past the server's limits (16,383, 256 per word) are not kept.
 fn literal_words(needle: &str) -> Option<String> {
+    let usable = needle_words(needle)?;
+    Some(
+        (usable.iter())
+            .map(|(w, prefix)| {
+                let l = lexeme(w);
+                if *prefix {
+                    l + ":*"
+                } else {
+                    l
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" & "),
+    )
+}
+
+/// [`literal_words`] as words, each with whether it is a prefix (the last one, when the needle
+/// ends inside a word).
+fn needle_words(needle: &str) -> Option<Vec<(String, bool)>> {
     let word_at = |c: Option<char>| c.is_some_and(word_char);
     let starts_inside = word_at(needle.chars().next());
     let ends_inside = word_at(needle.chars().next_back());
@@ -600,19 +631,9 @@ fn literal_words(needle: &str) -> Option<String> {
     }
     let last = usable.len() - 1;
     Some(
-        usable
-            .iter()
-            .enumerate()
-            .map(|(i, w)| {
-                let l = lexeme(w);
-                if i == last && ends_inside {
-                    l + ":*"
-                } else {
-                    l
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" & "),
+        (usable.iter().enumerate())
+            .map(|(i, w)| (w.clone(), i == last && ends_inside))
+            .collect(),
     )
 }
 
