@@ -129,6 +129,7 @@ pub fn run(env: &Env, args: &SearchArgs, out: &mut Out) -> Result<Found> {
         words_only: args.lexical,
         model: args.embed_model.as_deref(),
         quiet: false,
+        typing: false,
     };
     // By meaning (or fused with it) where the index holds embeddings: the local index's, or
     // on the team server the vectors its sources pushed.

@@ -230,6 +230,7 @@ fn by_meaning(
         words_only: false,
         model: None,
         quiet: false,
+        typing: false,
     };
     let mut reader = c.reader.borrow_mut();
     let silent = matches!(&*reader, Reader::Local { scope, .. } if scope.include_silent);

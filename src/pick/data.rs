@@ -138,6 +138,7 @@ impl Source {
             words_only: false,
             model: None,
             quiet: true,
+            typing: false,
         };
         let stop = std::sync::atomic::AtomicBool::new(false);
         let ranked =

@@ -140,13 +140,15 @@ fn results(
     opts.cwd = q.project.clone();
     opts.redact = ctx.redact;
     // As `pidx search`: by meaning (`&meaning=true`), or words and meaning fused where the index
-    // holds vectors of a usable model, else by words (`&lexical=true` asks for words alone).
+    // holds vectors of a usable model, else by words (`&lexical=true` asks for words alone);
+    // as you type over the team server, by words (`Ranking::typing`).
     let how = crate::app::meaning::Ranking {
         text: &q.q,
         meaning: q.meaning,
         words_only: q.lexical,
         model: None,
         quiet: false,
+        typing: q.frag.is_some(),
     };
     let started = Instant::now();
     let ranked = crate::app::meaning::ranked_by(reader, &opts, false, &how, &ctx.stop)

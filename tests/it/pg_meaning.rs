@@ -156,6 +156,35 @@ fn meaning_on_the_server_is_each_source_s_local_meaning() {
     }
     assert!(found >= 40, "too few hits to compare: {found}");
 
+    // `serve --pg`: a search sent whole fuses meaning as `pidx search` does; an answer given
+    // as you type ranks by words alone over the server (`Ranking::typing`), unless by meaning
+    // was asked for.
+    let (tmp, root, _) = sources[0];
+    std::fs::write(
+        tmp.join("no-config.toml"),
+        format!("model = {:?}\n", model.display().to_string()),
+    )
+    .unwrap();
+    let web = crate::serve::serve(
+        root,
+        &tmp.join("index.db"),
+        &["--pg", &s.url, "--listen", "127.0.0.1:0"],
+    );
+    let page = |path: &str| {
+        let a = crate::serve::get(web.port, path, None, &[]);
+        assert_eq!(a.status, 200, "{path}: {}", a.body);
+        a.body
+    };
+    let q = "q=logging+in+fails+sometimes&source=topics";
+    let whole = page(&format!("/search?{q}"));
+    assert!(whole.contains(">by meaning"), "{whole}");
+    let typed = page(&format!("/search?frag=1&{q}"));
+    assert!(typed.contains(" hits in "), "{typed}");
+    assert!(!typed.contains("class=\"by\""), "{typed}");
+    let asked = page(&format!("/search?frag=1&meaning=true&{q}"));
+    assert!(asked.contains(">by meaning"), "{asked}");
+    drop(web);
+
     // Source `keys`: the six topics again and a session whose question holds a key. Its text is found by meaning
     // locally; its passage stays on this machine, so the server does not find it so.
     let keys = parent.path().join("keys");
