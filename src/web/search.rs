@@ -157,8 +157,10 @@ fn results(
         Ok(r) => r,
         Err(e) => return Ok(html! { p.error { (ctx.clean(&format!("{e:#}"))) } }),
     };
-    // Each hit says how it was found when meaning took part.
+    // Each hit says how it was found when meaning took part; an answer given as you type over
+    // the team server says when Enter would bring meaning in.
     let marks = ranked.is_some();
+    let deferred = !marks && crate::app::meaning::deferred(reader, &opts, &how).unwrap_or(false);
     let hits = match ranked {
         Some(hits) => hits,
         None => search::run(reader, &opts, false, &ctx.stop)?.0,
@@ -175,7 +177,8 @@ fn results(
     Ok(html! {
         p.meta #count { (hits.len()) " hits in " (groups.len()) " sessions"
             @if hits.len() == limit && limit < HITS { " · the best " (limit) " · " a #all-hits href=(full_url(q)) { "the best " (HITS) } }
-            @else if hits.len() == limit { " · the best " (limit) " shown: narrow the search for more" } }
+            @else if hits.len() == limit { " · the best " (limit) " shown: narrow the search for more" }
+            @if deferred { " · by words as you type: Enter adds meaning" } }
         @for (_, group) in &groups {
             @let first = group[0];
             section.group {

@@ -181,8 +181,12 @@ fn meaning_on_the_server_is_each_source_s_local_meaning() {
     let typed = page(&format!("/search?frag=1&{q}"));
     assert!(typed.contains(" hits in "), "{typed}");
     assert!(!typed.contains("class=\"by\""), "{typed}");
+    assert!(typed.contains("Enter adds meaning"), "{typed}");
+    assert!(!whole.contains("Enter adds meaning"), "{whole}");
     let asked = page(&format!("/search?frag=1&meaning=true&{q}"));
     assert!(asked.contains(">by meaning"), "{asked}");
+    let words = page(&format!("/search?frag=1&lexical=true&{q}"));
+    assert!(!words.contains("Enter adds meaning"), "{words}");
     drop(web);
 
     // Source `keys`: the six topics again and a session whose question holds a key. Its text is found by meaning

@@ -384,6 +384,26 @@ fn on_server(
     Ok(Some((hits, Meaning { model: id, stats })))
 }
 
+/// Whether a search given as you type ranked by words alone only because it was given so
+/// ([`Ranking::typing`]): a words query over the team server, meaning not refused
+/// (`--lexical`) nor asked for, and a source there holding vectors. Sent whole, meaning would
+/// take part where the reader's model is theirs (`serve` says so under the answer).
+///
+/// # Errors
+/// Server errors.
+pub fn deferred(
+    reader: &mut crate::query::Reader,
+    opts: &crate::query::search::SearchOptions,
+    how: &Ranking,
+) -> Result<bool> {
+    match reader {
+        crate::query::Reader::Server(reads) if how.typing && !how.meaning => {
+            Ok(asks_meaning(opts, how)? && !reads.embedded()?.is_empty())
+        }
+        _ => Ok(false),
+    }
+}
+
 /// Whether a search asked to be ranked as `how` says ranks by meaning at all (the index
 /// permitting): `--meaning` of a words query, or a words query fused by default; `--meaning`
 /// of a literal or a pattern is an error. Local index and team server alike.
