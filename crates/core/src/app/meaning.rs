@@ -236,6 +236,13 @@ pub struct Ranking<'a> {
     pub typing: bool,
 }
 
+impl Ranking<'_> {
+    /// Typed, not asked by meaning: words alone rank it on the team server.
+    fn by_words_while_typing(&self) -> bool {
+        self.typing && !self.meaning
+    }
+}
+
 /// The hits of a search ranked by meaning (`--meaning`) or by words and meaning fused (the
 /// default for a words query when the index holds vectors of a usable model); `None` when
 /// words alone rank it.
@@ -315,7 +322,7 @@ fn on_server(
             crate::term::say(msg);
         }
     };
-    if !asks_meaning(opts, how)? || (how.typing && !how.meaning) {
+    if !asks_meaning(opts, how)? || how.by_words_while_typing() {
         return Ok(None);
     }
     let held = reads.embedded()?;
@@ -397,7 +404,7 @@ pub fn deferred(
     how: &Ranking,
 ) -> Result<bool> {
     match reader {
-        crate::query::Reader::Server(reads) if how.typing && !how.meaning => {
+        crate::query::Reader::Server(reads) if how.by_words_while_typing() => {
             Ok(asks_meaning(opts, how)? && !reads.embedded()?.is_empty())
         }
         _ => Ok(false),

@@ -560,7 +560,6 @@ fn union(a: Texts, b: Texts) -> Texts {
     out
 }
 
-/// `word` with LIKE's wildcards and escape character escaped.
 /// The fewest texts any of `words` is in (a prefix's: its words' texts summed, each text
 /// counted once a word), of the sources a search reads.
 ///
@@ -569,22 +568,31 @@ fn union(a: Texts, b: Texts) -> Texts {
 fn rarest(tx: &mut Transaction, source: Option<&str>, words: &[(String, bool)]) -> Result<i64> {
     let mut fewest = i64::MAX;
     for (word, prefix) in words {
-        // `starts_with`, leakproof, as a prefix's words are listed (`Decoded::read`).
-        let sql = if *prefix {
-            "SELECT coalesce(sum(n), 0)::int8 FROM word_texts
-             WHERE starts_with(term, $1) AND ($2::text IS NULL OR source = $2)"
+        let n = if *prefix {
+            // `starts_with`, leakproof, as a prefix's words are listed (`Decoded::read`).
+            let sql = "SELECT coalesce(sum(n), 0)::int8 FROM word_texts
+                       WHERE starts_with(term, $1) AND ($2::text IS NULL OR source = $2)";
+            typed::query_one(tx, sql, &[word, &source])?.get(0)
         } else {
-            "SELECT coalesce(sum(n), 0)::int8 FROM word_texts
-             WHERE term = $1 AND ($2::text IS NULL OR source = $2)"
+            word_texts(tx, source, word)?
         };
-        let n: i64 = (tx.query_one(sql, &[word, &source]))
-            .map_err(server_err)?
-            .get(0);
         fewest = fewest.min(n);
     }
     Ok(fewest)
 }
 
+/// The texts holding `word`, from each source's counts of texts per word (pg 0019), of the
+/// sources a search reads.
+///
+/// # Errors
+/// Server errors.
+pub(super) fn word_texts(tx: &mut Transaction, source: Option<&str>, word: &str) -> Result<i64> {
+    let sql = "SELECT coalesce(sum(n), 0)::int8 FROM word_texts
+               WHERE term = $1 AND ($2::text IS NULL OR source = $2)";
+    Ok(typed::query_one(tx, sql, &[&word, &source])?.get(0))
+}
+
+/// `word` with LIKE's wildcards and escape character escaped.
 fn like_escaped(word: &str) -> String {
     let mut out = String::with_capacity(word.len());
     for c in word.chars() {

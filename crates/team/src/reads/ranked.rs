@@ -1018,13 +1018,7 @@ fn phrase_counts(
         }
         let q = p.words_tsquery();
         if let ([word], true) = (p.words.as_slice(), counted && one_word(p)) {
-            let r = typed::query_one(
-                tx,
-                "SELECT coalesce(sum(n), 0)::int8 FROM word_texts
-                 WHERE term = $1 AND ($2::text IS NULL OR source = $2)",
-                &[word, &source],
-            )?;
-            hits.push(r.get::<_, i64>(0));
+            hits.push(super::matching::word_texts(tx, source, word)?);
             continue;
         }
         if let ([word], true) = (p.words.as_slice(), p.prefix) {
